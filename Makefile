@@ -1,0 +1,28 @@
+# The two commands of the README: `make demo` runs the main job, `make test` the tests.
+# Both do the set-up first (idempotent, quick when already done).
+.PHONY: setup demo test lint unit integration clean
+
+VENV := .venv/bin
+
+setup:
+	@scripts/setup.sh
+
+demo: setup
+	$(VENV)/encbench run
+
+lint: setup
+	$(VENV)/ruff check encbench tests
+	$(VENV)/ruff format --check encbench tests
+	$(VENV)/mypy encbench
+
+unit: setup
+	$(VENV)/pytest -q -m "not integration"
+
+integration: setup
+	$(VENV)/pytest -q -m integration
+
+test: lint
+	$(VENV)/pytest -q
+
+clean:
+	$(VENV)/encbench clean

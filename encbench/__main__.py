@@ -1,0 +1,3 @@
+from encbench.cli import main
+
+main()

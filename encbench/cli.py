@@ -1,0 +1,144 @@
+"""encbench's command line: run, report, doctor, clean.
+
+Every error encbench expects ends in one line on stderr and an exit status (2 for bad
+input); SIGINT and SIGTERM unwind through every context manager, so servers are stopped and
+what was measured stays on disk."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import NoReturn
+
+import click
+
+from encbench import __version__, environment, preflight
+from encbench import profile as profiles
+from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
+from encbench.progress import RunProgress
+from encbench.results.store import ResultStore
+from encbench.servers import registry
+from encbench.study import plan
+from encbench.study.at_rest import AtRestStudy, render_documents
+from encbench.study.servers import check_disk
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
+    # Once: a second Ctrl-C must not cut short the clean-up that the first one started
+    # (every stop step has its own timeout, so the clean-up cannot hang).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was measured is kept")
+
+
+def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
+    message = str(exc)
+    if isinstance(exc, ToolError) and log_dir is not None and log_dir.is_dir():
+        detail = log_dir / "error.log"
+        detail.write_text(exc.details() + "\n")
+        message += f" (details: {detail})"
+    click.echo(f"encbench: {message}", err=True)
+    sys.exit(exc.exit_code)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="encbench")
+def main() -> None:
+    """What does encryption cost MariaDB on this machine, and is the difference real?"""
+
+
+@main.command()
+@click.argument("profile", required=False)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    help="Results directory (default: results/PROFILE-TIMESTAMP).",
+)
+@click.option(
+    "--resume",
+    "resume",
+    type=click.Path(path_type=Path),
+    help="Continue the run stored in this results directory.",
+)
+def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
+    """Measure encrypted vs plain servers with PROFILE (a built-in name or a .toml file;
+    default: quick) and write runs.jsonl, summary.json and report.md."""
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+    signal.signal(signal.SIGINT, _raise_interrupted)
+    store: ResultStore | None = None
+    try:
+        if resume is not None:
+            if profile is not None or out is not None:
+                raise BadInput(
+                    "--resume takes the profile and directory from DIR: "
+                    "give no PROFILE or --out with it"
+                )
+            store = ResultStore.open(resume)
+            prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
+        else:
+            prof, text = profiles.load(profile or profiles.DEFAULT_PROFILE)
+            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+            out = out or Path("results") / f"{prof.name}-{stamp}"
+            preflight.require_tools()
+            check_disk(out, prof)
+            store = ResultStore.create(out, prof.name, text)
+        preflight.require_tools()
+        check_disk(store.path, prof)
+        click.echo(
+            f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
+        )
+        with RunProgress(plan.estimated_seconds(prof)) as progress:
+            AtRestStudy(store, prof, progress).run()
+    except EncbenchError as exc:
+        _fail(exc, store.path / "logs" if store else None)
+    click.echo(str(store.path / "report.md"))
+
+
+@main.command()
+@click.argument("directory", type=click.Path(path_type=Path))
+def report(directory: Path) -> None:
+    """Re-render summary.json and report.md of a results DIRECTORY from its runs.jsonl."""
+    try:
+        store = ResultStore.open(directory)
+        prof = profiles.parse(store.profile_text, str(directory / "profile.toml"))
+        render_documents(store, prof)
+    except EncbenchError as exc:
+        _fail(exc)
+    click.echo(str(directory / "report.md"))
+
+
+@main.command()
+def doctor() -> None:
+    """Check tools, versions, AES flags and free disk; say how to fix what is missing."""
+    checks = preflight.tool_checks() + preflight.machine_checks(Path.cwd())
+    env = environment.collect()
+    for check in checks:
+        mark = "ok " if check.ok else "MISSING"
+        line = f"{mark:8} {check.name}: {check.detail}"
+        if check.fix:
+            line += f" — fix: {check.fix}"
+        click.echo(line)
+    click.echo(
+        f"versions: MariaDB {env['mariadb']}, {env['openssl']}, sysbench "
+        f"{env['sysbench']}, kernel {env['kernel']}"
+    )
+    click.echo(f"cpu: {env['cpu']['model']} ({env['cpu']['cores']} cores)")
+    sys.exit(0 if all(c.ok for c in checks) else 1)
+
+
+@main.command()
+@click.option(
+    "--all",
+    "include_live",
+    is_flag=True,
+    help="Also stop sandboxes whose encbench run is still alive.",
+)
+def clean(include_live: bool) -> None:
+    """Stop servers and delete sandboxes that a killed run left behind."""
+    actions = registry.clean(include_live_runs=include_live)
+    for line in actions or ["nothing to clean"]:
+        click.echo(line)

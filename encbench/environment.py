@@ -1,0 +1,61 @@
+"""The machine and software a result set was measured on, recorded once per results."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.errors import EncbenchError
+
+CRYPTO_FLAGS = ("aes", "vaes", "pclmulqdq", "vpclmulqdq", "avx2", "avx512f", "sha_ni")
+
+
+def cpu_info() -> dict[str, Any]:
+    text = Path("/proc/cpuinfo").read_text(errors="replace")
+    model = re.search(r"^model name\s*:\s*(.*)$", text, re.M)
+    flags_line = re.search(r"^flags\s*:\s*(.*)$", text, re.M)
+    flags = set(flags_line[1].split()) if flags_line else set()
+    return {
+        "model": model[1].strip() if model else platform.processor(),
+        "cores": os.cpu_count() or 1,
+        "flags": {flag: flag in flags for flag in CRYPTO_FLAGS},
+    }
+
+
+def tool_version(argv: list[str], pattern: str = r"(.+)") -> str | None:
+    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
+        return None
+    try:
+        out = proc.run(argv, phase=f"{argv[0]} version", timeout_s=30, check=False).stdout
+    except EncbenchError:
+        return None
+    match = re.search(pattern, out)
+    return match[1].strip() if match else out.strip().splitlines()[0] if out.strip() else None
+
+
+def collect(server_version: str | None = None) -> dict[str, Any]:
+    mariadbd = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+    return {
+        "cpu": cpu_info(),
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "kernel": platform.release(),
+        "os": _os_release(),
+        "python": platform.python_version(),
+        "mariadb": server_version or tool_version([mariadbd, "--version"], r"Ver\s+(\S+)"),
+        "openssl": tool_version(["openssl", "version"]),
+        "sysbench": tool_version(["sysbench", "--version"], r"sysbench\s+(\S+)"),
+    }
+
+
+def _os_release() -> str:
+    try:
+        text = Path("/etc/os-release").read_text()
+    except OSError:
+        return platform.system()
+    match = re.search(r'^PRETTY_NAME="?([^"\n]*)"?', text, re.M)
+    return match[1] if match else platform.system()

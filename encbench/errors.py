@@ -1,0 +1,65 @@
+"""The small tree of errors encbench raises; each message says what to do about it.
+
+`BadInput` is the user's to fix (exit 2, one line).  `ToolError` means an external program
+failed; it carries the command, phase and the tail of its output.  `ProofError` means a
+variant is not what it claims to be (encrypted when it should be plain, or the reverse).
+"""
+
+from __future__ import annotations
+
+
+class EncbenchError(Exception):
+    """Base of every error encbench reports without a traceback."""
+
+    exit_code = 1
+
+
+class BadInput(EncbenchError):
+    """The user asked for something impossible; the message names the problem and the fix."""
+
+    exit_code = 2
+
+
+class ToolError(EncbenchError):
+    """An external program failed or timed out."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: list[str] | None = None,
+        returncode: int | None = None,
+        phase: str = "",
+        tail: str = "",
+        hint: str = "",
+    ) -> None:
+        self.argv = argv or []
+        self.returncode = returncode
+        self.phase = phase
+        self.tail = tail
+        self.hint = hint
+        parts = [f"{phase}: {message}" if phase else message]
+        if returncode is not None:
+            parts.append(f"(exit {returncode})")
+        if hint:
+            parts.append(f"— {hint}")
+        super().__init__(" ".join(parts))
+
+    def details(self) -> str:
+        """Multi-line detail for logs: the command and the tail of what it printed."""
+        lines = [str(self)]
+        if self.argv:
+            lines.append("command: " + " ".join(self.argv))
+        if self.tail:
+            lines.append("last output:\n" + self.tail)
+        return "\n".join(lines)
+
+
+class ProofError(EncbenchError):
+    """A variant failed the proof that it is (or is not) encrypted; measuring it would lie."""
+
+
+class Interrupted(EncbenchError):
+    """SIGINT or SIGTERM arrived; raised in the main thread so every context manager unwinds."""
+
+    exit_code = 130

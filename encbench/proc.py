@@ -1,0 +1,153 @@
+"""The one way encbench runs external programs: no shell, output to files, a timeout, errors
+that carry the command, the exit code, the phase and the tail of stderr.
+
+Every child gets the ENCBENCH_OWNER marker in its environment and its own process group, so
+that `encbench clean` and the interrupt path can find and stop exactly what encbench started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from encbench.errors import ToolError
+
+OWNER_ENV = "ENCBENCH_OWNER"
+
+
+def which(name: str) -> str | None:
+    """PATH lookup, plus the sbin directories that a non-root PATH often lacks (mariadbd)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for directory in ("/usr/sbin", "/sbin"):
+        candidate = os.path.join(directory, name)
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env[OWNER_ENV] = str(os.getpid())
+    env.setdefault("LC_ALL", "C")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    phase: str,
+    timeout_s: float,
+    cwd: Path | None = None,
+    stdout_path: Path | None = None,
+    stdin_text: str | None = None,
+    env: Mapping[str, str] | None = None,
+    hint: str = "",
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    """Run argv to completion.  Output goes to `stdout_path` when given (kept for the record),
+    else is captured.  On timeout the child's whole process group is killed."""
+    argv = list(argv)
+    out_file = open(stdout_path, "w") if stdout_path else None  # noqa: SIM115
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
+            stdout=out_file or subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=child_env(env),
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        if out_file:
+            out_file.close()
+        raise ToolError(f"{argv[0]} not found", argv=argv, phase=phase, hint=hint) from exc
+    try:
+        out, _ = proc.communicate(stdin_text, timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        kill_group(proc.pid)
+        proc.wait()
+        raise ToolError(
+            f"{os.path.basename(argv[0])} did not finish within {timeout_s:.0f} s",
+            argv=argv,
+            phase=phase,
+            tail=tail(stdout_path) if stdout_path else "",
+            hint=hint,
+        ) from exc
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM): the child must not outlive us.
+        kill_group(proc.pid)
+        proc.wait()
+        raise
+    finally:
+        if out_file:
+            out_file.close()
+    text = (
+        out if out is not None else (stdout_path.read_text(errors="replace") if stdout_path else "")
+    )
+    if check and proc.returncode != 0:
+        raise ToolError(
+            f"{os.path.basename(argv[0])} failed",
+            argv=argv,
+            returncode=proc.returncode,
+            phase=phase,
+            tail="\n".join(text.splitlines()[-15:]),
+            hint=hint,
+        )
+    return subprocess.CompletedProcess(argv, proc.returncode, text, "")
+
+
+def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Signal the process group led by pid (children are started as group leaders)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie is dead for our purposes.
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def wait_gone(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return not pid_alive(pid)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of one process, from /proc (no polling inside a measured window)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks

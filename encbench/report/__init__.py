@@ -1,0 +1,1 @@
+"""From runs to what people read: summary.json, report.md."""

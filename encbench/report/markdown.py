@@ -1,0 +1,197 @@
+"""report.md: per workload and regime a table shaped like the seed study's
+(Threads | encrypted | no encryption | overhead) with a CI and a verdict, then cost and
+regime evidence, a summary in words and the setup."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    if x is None:
+        return "–"
+    return f"{x:,.{digits}f}"
+
+
+def _table(header: list[str], rows: Iterable[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _threads(n: int) -> str:
+    return f"{n} thread" if n == 1 else f"{n} threads"
+
+
+def _pair(enc: dict[str, Any], plain: dict[str, Any], metric: str, digits: int = 2) -> str:
+    return f"{_fmt(enc[metric]['mean'], digits)} / {_fmt(plain[metric]['mean'], digits)}"
+
+
+def _overhead(comp: dict[str, Any]) -> str:
+    ci = comp.get("overhead_ci_pct")
+    if not ci:
+        return f"{comp['overhead_pct']:+.1f}%"
+    return f"{comp['overhead_pct']:+.1f}% ({ci[0]:+.1f} … {ci[1]:+.1f})"
+
+
+def _groups(cells: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for cell in cells:
+        groups.setdefault((cell["workload"], cell["regime"]), []).append(cell)
+    return groups
+
+
+def throughput_table(cells: list[dict[str, Any]]) -> str:
+    rows = []
+    for c in cells:
+        if not c["rounds"]:
+            rows.append([str(c["threads"]), "–", "–", "–", c["status"], "0"])
+            continue
+        v, comp = c["variants"], c["comparisons"]["tps"]
+        rows.append(
+            [
+                str(c["threads"]),
+                _fmt(v["encrypted"]["tps"]["mean"]),
+                _fmt(v["plain"]["tps"]["mean"]),
+                _overhead(comp),
+                comp["verdict"],
+                str(c["rounds"]),
+            ]
+        )
+    return _table(
+        ["Threads", "encrypted TPS", "no encryption TPS", "overhead (95% CI)", "verdict", "rounds"],
+        rows,
+    )
+
+
+def cost_table(cells: list[dict[str, Any]]) -> str:
+    rows = []
+    for c in cells:
+        if not c["rounds"]:
+            continue
+        v, comps = c["variants"], c["comparisons"]
+        enc, pla = v["encrypted"], v["plain"]
+        rows.append(
+            [
+                str(c["threads"]),
+                _pair(enc, pla, "latency_p95_ms"),
+                _overhead(comps["latency_p95_ms"]),
+                _pair(enc, pla, "cpu_ms_per_txn", 3),
+                _overhead(comps["cpu_ms_per_txn"]),
+                comps["cpu_ms_per_txn"]["verdict"],
+                f"{enc['hit_ratio']['mean'] * 100:.2f}% / {pla['hit_ratio']['mean'] * 100:.2f}%",
+                _pair(enc, pla, "pages_read_per_txn"),
+                f"{enc['errors']} / {pla['errors']}",
+                c["status"],
+            ]
+        )
+    return _table(
+        [
+            "Threads",
+            "p95 latency ms (enc / plain)",
+            "p95 change (95% CI)",
+            "server CPU ms/txn (enc / plain)",
+            "CPU change (95% CI)",
+            "CPU verdict",
+            "buffer pool hit ratio (enc / plain)",
+            "pages read/txn (enc / plain)",
+            "errors (enc / plain)",
+            "cell ended",
+        ],
+        rows,
+    )
+
+
+def summary_in_words(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
+    lines = []
+    for (workload, regime), cells in groups.items():
+        done = [c for c in cells if c["rounds"]]
+        if not done:
+            lines.append(f"- **{workload}, {regime}**: not measured yet.")
+            continue
+        parts = []
+        for c in done:
+            verdict = c["comparisons"]["tps"]["verdict"]
+            cpu = c["comparisons"]["cpu_ms_per_txn"]["verdict"]
+            parts.append(
+                f"{_threads(c['threads'])}: throughput {verdict}; server CPU per transaction {cpu}"
+            )
+        lines.append(f"- **{workload}, {regime}**: " + "; ".join(parts) + ".")
+    return lines
+
+
+def render(summary: dict[str, Any]) -> str:
+    cells = summary["cells"]
+    groups = _groups(cells)
+    servers = summary.get("servers") or {}
+    env = summary.get("environment") or {}
+    out = [f"# encbench: data-at-rest encryption — profile `{summary['profile']}`", ""]
+    out += ["## Summary", ""]
+    out += summary_in_words(groups)
+    out += [
+        "",
+        "Overhead is the cost of encryption: positive means the encrypted server is slower "
+        "(TPS) or spends more (latency, CPU). Values are means over paired rounds; the 95% "
+        "CI comes from the per-round ratios.",
+        "",
+    ]
+    for (workload, regime), group in groups.items():
+        out += [f"## {workload}, {regime}", "", throughput_table(group), ""]
+        cost = cost_table(group)
+        if cost.count("\n") > 1:
+            out += ["Cost and regime evidence:", "", cost, ""]
+    out += ["## Setup", ""]
+    data = servers.get("data", {})
+    enc = servers.get("encryption", {})
+    if data:
+        out.append(
+            f"- Data: {data['tables']} tables × {data['table_size']:,} rows "
+            f"({data['size_mb']} MB), sysbench `--rand-type` as in the profile."
+        )
+    for regime, rec in (servers.get("regimes") or {}).items():
+        out.append(
+            f"- Regime {regime}: innodb_buffer_pool_size = {rec['buffer_pool_mb']} MB, "
+            "innodb_flush_method = O_DIRECT."
+        )
+    if enc:
+        out.append(
+            f"- Encryption: file_key_management, {enc['algorithm']}, scope `{enc['scope']}`."
+        )
+    diff = servers.get("option_difference") or {}
+    if diff:
+        out.append(
+            "- The only server options that differ (encrypted adds): "
+            + ", ".join(f"`{k}={v}`" for k, v in diff.items())
+            + "."
+        )
+    for variant, p in (servers.get("proofs") or {}).items():
+        out.append(
+            f"- Proof, {variant}: {p['explanation']} (files scanned: "
+            f"{', '.join(p['files_scanned'])})."
+        )
+    cpu = env.get("cpu", {})
+    if cpu:
+        flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in cpu.get("flags", {}).items())
+        out.append(
+            f"- Machine: {cpu.get('model', '?')}, {cpu.get('cores', '?')} cores; "
+            f"CPU flags: {flags or '?'}."
+        )
+        out.append(
+            f"- Software: {env.get('os')}, kernel {env.get('kernel')}, MariaDB "
+            f"{servers.get('mariadb_version') or env.get('mariadb')}, "
+            f"{env.get('openssl')}, sysbench {env.get('sysbench')}."
+        )
+    out.append(
+        f"- Statistics: {summary['method']}; rounds interleaved A B, B A, … and added "
+        f"until the CI half-width reaches ±{summary['target_halfwidth_pct']:g}% or the "
+        "cell's time budget ends."
+    )
+    out.append(f"- Write workloads: {summary['write_workload_state']}")
+    h = summary["harness"]
+    out.append(
+        f"- encbench's own CPU during measured windows: {h['cpu_s']:.2f} s over "
+        f"{h['measured_wall_s']:.0f} s measured = {h['share_of_machine_pct']:.2f}% of "
+        "the machine."
+    )
+    return "\n".join(out) + "\n"

@@ -1,0 +1,1 @@
+"""Throwaway servers and the secrets they need: sandboxed MariaDB, keys, the variants."""

@@ -1,0 +1,43 @@
+"""Secrets of one run: encryption key files and passwords, in the run's private directory.
+
+Files are created with mode 0600 from the start (os.open with the mode, never chmod after
+writing) so that no other user can read them even for an instant.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+
+def private_dir(run_dir: Path) -> Path:
+    path = run_dir / "private"
+    path.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+def write_secret(path: Path, text: str) -> Path:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o600)
+    return path
+
+
+def key_file(directory: Path, name: str = "encryption.keys") -> Path:
+    """A file_key_management key file: key id 1, a random 256-bit AES key in hex."""
+    path = directory / name
+    if not path.exists():
+        write_secret(path, f"1;{secrets.token_hex(32)}\n")
+    return path
+
+
+def password(directory: Path, name: str) -> str:
+    path = directory / f"{name}.password"
+    if path.exists():
+        return path.read_text().strip()
+    value = secrets.token_urlsafe(24)
+    write_secret(path, value + "\n")
+    return value

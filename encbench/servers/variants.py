@@ -1,0 +1,132 @@
+"""The two variants of the at-rest study and the exact server options of each.
+
+`plain` and `encrypted` differ only in encryption: everything else (binary log, buffer pool,
+flush method) is rendered from the same function, so a diff of the two option sets is the
+whole difference, and it is recorded with the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+Variant = Literal["plain", "encrypted"]
+VARIANTS: tuple[Variant, Variant] = ("plain", "encrypted")
+Algorithm = Literal["AES_CTR", "AES_CBC"]
+Scope = Literal["tables", "all"]
+
+
+@dataclass(frozen=True)
+class EncryptionSpec:
+    algorithm: Algorithm = "AES_CTR"
+    scope: Scope = "tables"
+
+
+@dataclass(frozen=True)
+class SandboxPaths:
+    datadir: Path
+    tmpdir: Path
+    socket: Path
+    pid_file: Path
+    error_log: Path
+
+
+def common_options(
+    paths: SandboxPaths, *, port: int, buffer_pool_mb: int, run_as_root: bool, binlog: bool
+) -> dict[str, str]:
+    options = {
+        "datadir": str(paths.datadir),
+        "tmpdir": str(paths.tmpdir),
+        "socket": str(paths.socket),
+        "pid-file": str(paths.pid_file),
+        "log-error": str(paths.error_log),
+        "port": str(port),
+        "bind-address": "127.0.0.1",
+        "skip-name-resolve": "ON",
+        "innodb_buffer_pool_size": f"{buffer_pool_mb}M",
+        # O_DIRECT: in the io-bound regime reads must reach the device, not the OS page cache.
+        "innodb_flush_method": "O_DIRECT",
+        # Each regime starts from a cold, known buffer pool, not from a dump of the last one.
+        "innodb_buffer_pool_dump_at_shutdown": "OFF",
+        "innodb_buffer_pool_load_at_startup": "OFF",
+        # Less background noise on a small machine; not part of what is measured.
+        "performance_schema": "OFF",
+        "max_connections": "600",
+    }
+    if run_as_root:
+        options["user"] = "root"
+    if binlog:
+        options.update({"log_bin": "binlog", "server_id": "1", "binlog_format": "ROW"})
+    else:
+        options["skip-log-bin"] = "ON"
+    return options
+
+
+def encryption_options(spec: EncryptionSpec, key_file: Path) -> dict[str, str]:
+    options = {
+        "plugin_load_add": "file_key_management",
+        "file_key_management_filename": str(key_file),
+        "file_key_management_encryption_algorithm": spec.algorithm,
+        "innodb_encrypt_tables": "ON",
+        # Threads are needed for the background (re-)encryption of pre-existing tablespaces.
+        "innodb_encryption_threads": "2",
+    }
+    if spec.scope == "all":
+        options.update(
+            {
+                "innodb_encrypt_log": "ON",
+                "innodb_encrypt_temporary_tables": "ON",
+                "encrypt_tmp_disk_tables": "ON",
+                "encrypt_tmp_files": "ON",
+                "encrypt_binlog": "ON",
+            }
+        )
+    return options
+
+
+def server_options(
+    variant: Variant,
+    spec: EncryptionSpec,
+    paths: SandboxPaths,
+    *,
+    port: int,
+    buffer_pool_mb: int,
+    key_file: Path,
+    run_as_root: bool,
+) -> dict[str, str]:
+    # The binary log exists in both variants when scope is `all`, so that encrypting it is
+    # the only difference, not having it.
+    options = common_options(
+        paths,
+        port=port,
+        buffer_pool_mb=buffer_pool_mb,
+        run_as_root=run_as_root,
+        binlog=spec.scope == "all",
+    )
+    if variant == "encrypted":
+        options.update(encryption_options(spec, key_file))
+    return options
+
+
+def render_cnf(options: dict[str, str]) -> str:
+    lines = ["[mariadbd]"]
+    lines += [f"{key}={value}" for key, value in options.items()]
+    return "\n".join(lines) + "\n"
+
+
+# Options that name this sandbox's own files and port: different by construction, not a
+# difference between the variants.
+PER_SANDBOX = frozenset({"datadir", "tmpdir", "socket", "pid-file", "log-error", "port"})
+
+
+def option_difference(plain: dict[str, str], encrypted: dict[str, str]) -> dict[str, str]:
+    """Options the encrypted variant sets beyond plain, with paths reduced to placeholders
+    so that the report shows the settings, not this run's directories."""
+    diff = {}
+    for key, value in encrypted.items():
+        if key in PER_SANDBOX:
+            continue
+        if plain.get(key) != value:
+            diff[key] = "<key file>" if key == "file_key_management_filename" else value
+    return diff

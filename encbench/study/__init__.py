@@ -1,0 +1,1 @@
+"""Studies: what to measure, in which order, and when to stop."""

@@ -1,0 +1,190 @@
+"""The data-at-rest study: provision → prove → for each regime, workload and thread count,
+paired rounds until the interval is tight enough or the cell's budget ends.
+
+Lifecycle per cell: warm-up (both variants) → (round: A then B, or B then A → append each
+run to runs.jsonl → rewrite summary.json and report.md)* → next cell.  Nothing is measured
+twice on --resume: finished rounds are read back and the stopping rule continues from them.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from encbench import environment, proc
+from encbench.profile import Profile
+from encbench.progress import RunProgress
+from encbench.report import markdown, summary
+from encbench.results.schema import CellKey, RunRecord
+from encbench.results.store import ResultStore
+from encbench.servers.variants import VARIANTS, Variant
+from encbench.study import plan
+from encbench.study.servers import ServerPair
+from encbench.workloads import sysbench
+
+
+def _self_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _status_counters(status: dict[str, str]) -> dict[str, int]:
+    keys = (
+        "Innodb_buffer_pool_read_requests",
+        "Innodb_buffer_pool_reads",
+        "Innodb_pages_read",
+        "Innodb_pages_written",
+    )
+    return {k: int(status.get(k, 0)) for k in keys}
+
+
+class AtRestStudy:
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.progress = progress
+        self.session = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
+        self.runs: list[RunRecord] = store.runs()
+
+    # -- the whole study -------------------------------------------------------------------
+    def run(self) -> None:
+        if self.store.read_json("environment.json") is None:
+            self.store.write_json("environment.json", environment.collect())
+        todo = [c for c in plan.cells(self.profile) if not self._finished(c)]
+        self.progress.advance(
+            sum(
+                plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
+                for c in plan.cells(self.profile)
+                if c not in todo
+            )
+        )
+        if not todo:
+            self.progress.log("every cell is already finished; nothing to measure")
+            self.write_documents()
+            return
+        with ServerPair(self.store, self.profile) as pair:
+            pair.provision(self.progress.log)
+            self.write_documents()
+            for cell in todo:
+                pair.configure(cell.regime, self.progress.log)  # type: ignore[arg-type]
+                self.measure_cell(pair, cell)
+        self.write_documents()
+
+    def _finished(self, cell: CellKey) -> bool:
+        rounds = plan.complete_rounds(self.runs, cell)
+        return plan.stop_reason(rounds, self.profile) is not None
+
+    # -- one cell --------------------------------------------------------------------------
+    def measure_cell(self, pair: ServerPair, cell: CellKey) -> None:
+        m = self.profile.measure
+        budget_share = plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
+        started = time.monotonic()
+        if m.warmup_s:
+            self.progress.status(f"{cell.label}: warm-up")
+            for variant in VARIANTS:
+                self._sysbench(
+                    pair, cell, variant, m.warmup_s, self._raw(cell, f"warmup-{variant}")
+                )
+        while True:
+            rounds = plan.complete_rounds(self.runs, cell)
+            reason = plan.stop_reason(rounds, self.profile)
+            estimate = plan.tps_estimate(rounds)
+            if reason is not None:
+                break
+            number = plan.next_round_number(self.runs, cell)
+            hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
+            self.progress.status(f"{cell.label}: round {len(rounds) + 1}, CI so far {hw}")
+            for position, variant in enumerate(plan.round_order(number)):
+                record = self.measure_run(pair, cell, number, variant, position)
+                self.store.append(record)
+                self.runs.append(record)
+                self.progress.advance(record.wall_s)
+            self.write_documents()
+        elapsed = time.monotonic() - started
+        self.progress.advance(max(0.0, budget_share - elapsed))
+        verdict = summary.summarize_cell(rounds, self.profile)["comparisons"]["tps"]["verdict"]
+        self.progress.log(f"{cell.label}: {verdict} [{len(rounds)} rounds, {reason}]")
+
+    def _raw(self, cell: CellKey, name: str) -> Path:
+        return self.store.raw_path(f"{cell.slug}-{name}.txt")
+
+    def _sysbench(
+        self, pair: ServerPair, cell: CellKey, variant: Variant, time_s: int, log: Path
+    ) -> sysbench.SysbenchResult:
+        d = self.profile.data
+        return sysbench.run(
+            pair.connection(variant),
+            cell.workload,
+            tables=d.tables,
+            table_size=d.table_size,
+            threads=cell.threads,
+            time_s=time_s,
+            rand_type=self.profile.measure.rand_type,
+            log=log,
+        )
+
+    def measure_run(
+        self, pair: ServerPair, cell: CellKey, number: int, variant: Variant, position: int
+    ) -> RunRecord:
+        server = pair.servers[variant]
+        raw = self._raw(cell, f"r{number:03d}-{variant}")
+        before = _status_counters(server.global_status())
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        # The measured window: nothing but reading two clocks around sysbench.
+        server_cpu0, self_cpu0, t0 = proc.cpu_seconds(server.pid), _self_cpu_s(), time.monotonic()
+        result = self._sysbench(pair, cell, variant, self.profile.measure.run_s, raw)
+        wall, self_cpu1, server_cpu1 = (
+            time.monotonic() - t0,
+            _self_cpu_s(),
+            proc.cpu_seconds(server.pid),
+        )
+        after = _status_counters(server.global_status())
+        delta = {k: after[k] - before[k] for k in after}
+        server_cpu = server_cpu1 - server_cpu0
+        return RunRecord(
+            cell=cell,
+            round=number,
+            variant=variant,
+            position=position,
+            session=self.session,
+            started_at=started_at,
+            wall_s=wall,
+            tps=result.tps,
+            qps=result.qps,
+            transactions=result.transactions,
+            ignored_errors=result.ignored_errors,
+            reconnects=result.reconnects,
+            latency_avg_ms=result.latency_avg_ms,
+            latency_p95_ms=result.latency_p95_ms,
+            latency_max_ms=result.latency_max_ms,
+            server_cpu_s=server_cpu,
+            cpu_ms_per_txn=1000.0 * server_cpu / result.transactions,
+            harness_cpu_s=self_cpu1 - self_cpu0,
+            bp_read_requests=delta["Innodb_buffer_pool_read_requests"],
+            bp_reads=delta["Innodb_buffer_pool_reads"],
+            pages_read=delta["Innodb_pages_read"],
+            pages_written=delta["Innodb_pages_written"],
+            raw_output=str(raw.relative_to(self.store.path)),
+        )
+
+    # -- documents -------------------------------------------------------------------------
+    def write_documents(self) -> dict[str, Any]:
+        return render_documents(self.store, self.profile, self.runs)
+
+
+def render_documents(
+    store: ResultStore, profile: Profile, runs: list[RunRecord] | None = None
+) -> dict[str, Any]:
+    data = summary.build(
+        runs if runs is not None else store.runs(),
+        profile,
+        store.read_json("servers.json"),
+        store.read_json("environment.json"),
+    )
+    store.write_json("summary.json", data)
+    store.write_text("report.md", markdown.render(data))
+    return data

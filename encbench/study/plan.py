@@ -1,0 +1,90 @@
+"""Which cells a profile asks for, how rounds are ordered, and when a cell is done.
+Pure functions: the runner and the report share them, so a re-rendered report says exactly
+what the run decided."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from encbench import stats
+from encbench.profile import Profile
+from encbench.results.schema import CellKey, RunRecord
+from encbench.servers.variants import VARIANTS, Variant
+
+
+def cells(profile: Profile) -> list[CellKey]:
+    m = profile.measure
+    return [
+        CellKey(workload, regime, threads)
+        for regime in m.regimes
+        for workload in m.workloads
+        for threads in m.threads
+    ]
+
+
+def round_order(round_no: int) -> tuple[Variant, ...]:
+    """A B, B A, A B, … : over two rounds each variant is first once (ABBA), so a trend in the
+    machine's speed during a round does not favour one side."""
+    return VARIANTS if round_no % 2 == 0 else tuple(reversed(VARIANTS))
+
+
+@dataclass(frozen=True)
+class Round:
+    number: int
+    runs: dict[str, RunRecord]
+
+    @property
+    def wall_s(self) -> float:
+        return sum(r.wall_s for r in self.runs.values())
+
+
+def complete_rounds(runs: Iterable[RunRecord], cell: CellKey) -> list[Round]:
+    """Rounds of this cell in which both variants finished; a half round (interrupted between
+    its two runs) is not paired with anything and is measured again."""
+    by_round: dict[int, dict[str, RunRecord]] = defaultdict(dict)
+    for run in runs:
+        if run.cell == cell:
+            by_round[run.round][run.variant] = run
+    return [Round(n, rs) for n, rs in sorted(by_round.items()) if all(v in rs for v in VARIANTS)]
+
+
+def next_round_number(runs: Iterable[RunRecord], cell: CellKey) -> int:
+    numbers = [r.round for r in runs if r.cell == cell]
+    return max(numbers) + 1 if numbers else 0
+
+
+def tps_estimate(rounds: list[Round]) -> stats.RatioEstimate | None:
+    if not rounds:
+        return None
+    return stats.paired_ratio(
+        [r.runs["encrypted"].tps for r in rounds], [r.runs["plain"].tps for r in rounds]
+    )
+
+
+def stop_reason(rounds: list[Round], profile: Profile) -> str | None:
+    """Why this cell needs no more rounds, or None when it needs another."""
+    m = profile.measure
+    n = len(rounds)
+    if n >= m.max_rounds:
+        return f"max rounds ({m.max_rounds}) reached"
+    if n < m.min_rounds:
+        return None
+    estimate = tps_estimate(rounds)
+    assert estimate is not None
+    if estimate.halfwidth_pct <= m.target_halfwidth_pct:
+        return f"target ±{m.target_halfwidth_pct:g}% reached"
+    elapsed = sum(r.wall_s for r in rounds)
+    last = rounds[-1].wall_s
+    # Stop when one more round would overrun the budget, not after overrunning it.
+    if elapsed + last > m.cell_budget_s:
+        return f"time budget ({m.cell_budget_s:g} s) ended"
+    return None
+
+
+def estimated_seconds(profile: Profile) -> float:
+    """An upper bound of the measuring time, for the progress display's ETA."""
+    m = profile.measure
+    per_cell = max(m.cell_budget_s, m.min_rounds * 2 * (m.run_s + 1))
+    return len(cells(profile)) * (per_cell + 2 * m.warmup_s)

@@ -1,0 +1,194 @@
+"""The pair of sandboxed servers of the at-rest study: provisioned, filled and proven once,
+then restarted per regime with that regime's buffer pool."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from encbench import proof
+from encbench.errors import BadInput
+from encbench.profile import Profile, Regime
+from encbench.results.store import ResultStore
+from encbench.servers import keys
+from encbench.servers.mariadb import SandboxServer
+from encbench.servers.variants import (
+    VARIANTS,
+    EncryptionSpec,
+    Variant,
+    option_difference,
+    server_options,
+)
+from encbench.workloads import sysbench
+
+# sysbench's row: int id, int k, char(120) c, char(60) pad, plus the k index and page slack.
+BYTES_PER_ROW_ESTIMATE = 260
+SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema per server
+IN_MEMORY_RESERVE_MB = 64
+
+
+def check_disk(path: Path, profile: Profile) -> None:
+    """Refuse a data set that cannot fit, before anything is created or loaded."""
+    rows = profile.data.tables * profile.data.table_size
+    need = len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
+    existing = path.absolute()
+    while not existing.exists():
+        existing = existing.parent
+    free = shutil.disk_usage(existing).free
+    if free < need * 1.2:
+        raise BadInput(
+            f"not enough disk at {path}: the data set needs about {need / 2**30:.1f} GiB "
+            f"and {free / 2**30:.1f} GiB is free; choose another --out or a smaller data size"
+        )
+
+
+class ServerPair:
+    """Both variants, identical but for encryption.  A context manager: on any exit (success,
+    error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted."""
+
+    def __init__(self, store: ResultStore, profile: Profile) -> None:
+        self.store = store
+        self.profile = profile
+        self.spec = EncryptionSpec(
+            algorithm=profile.server.encryption_algorithm, scope=profile.server.encryption_scope
+        )
+        self.private = keys.private_dir(store.path)
+        self.key_file = keys.key_file(self.private)
+        sandbox = store.path / "sandbox"
+        self.servers: dict[Variant, SandboxServer] = {
+            v: SandboxServer(v, sandbox / v) for v in VARIANTS
+        }
+        self.data_mb = 0.0
+        self.regime: Regime | None = None
+        self.record: dict[str, Any] = store.read_json("servers.json") or {"regimes": {}}
+
+    def __enter__(self) -> ServerPair:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for server in self.servers.values():
+            server.destroy(keep_log_in=self.store.path / "logs")
+        sandbox = self.store.path / "sandbox"
+        if sandbox.is_dir() and not any(sandbox.iterdir()):
+            sandbox.rmdir()
+
+    def connection(self, variant: Variant) -> sysbench.Connection:
+        server = self.servers[variant]
+        return sysbench.Connection(server.paths.socket, server.user, server.database)
+
+    def options(self, variant: Variant, buffer_pool_mb: int) -> dict[str, str]:
+        server = self.servers[variant]
+        return server_options(
+            variant,
+            self.spec,
+            server.paths,
+            port=server.port,
+            buffer_pool_mb=buffer_pool_mb,
+            key_file=self.key_file,
+            run_as_root=os.geteuid() == 0,
+        )
+
+    def provision(self, log: Any) -> None:
+        """Init, start, fill with sysbench's tables and prove each variant."""
+        data = self.profile.data
+        rows = data.tables * data.table_size
+        load_bp = max(64, math.ceil(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20))
+        proofs = {}
+        for variant, server in self.servers.items():
+            log(f"provisioning the {variant} server")
+            opts = self.options(variant, load_bp)
+            server.initialize(opts)
+            server.start(opts)
+            server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
+            # A TCP account with a generated password, for clients that cannot use the socket.
+            secret = keys.password(self.private, f"{variant}-encbench")
+            server.query(
+                "CREATE USER IF NOT EXISTS 'encbench'@'127.0.0.1' IDENTIFIED BY %s", (secret,)
+            )
+            server.query("GRANT ALL ON *.* TO 'encbench'@'127.0.0.1'")
+            log(f"loading {data.tables} × {data.table_size:,} rows into {variant}")
+            sysbench.prepare(
+                self.connection(variant),
+                tables=data.tables,
+                table_size=data.table_size,
+                log=self.store.path / "logs" / f"prepare-{variant}.log",
+                timeout_s=max(600, rows / 2000),
+            )
+            log(f"proving that {variant} is {variant}")
+            proofs[variant] = proof.prove(server, variant, self.spec, data.tables).to_json()
+        self.data_mb = self._data_mb(self.servers["plain"])
+        self.record.update(
+            {
+                "encryption": {"algorithm": self.spec.algorithm, "scope": self.spec.scope},
+                "data": {
+                    "tables": data.tables,
+                    "table_size": data.table_size,
+                    "size_mb": round(self.data_mb, 1),
+                },
+                "proofs": proofs,
+                "mariadb_version": self.servers["plain"].version(),
+                "option_difference": option_difference(
+                    self.options("plain", load_bp), self.options("encrypted", load_bp)
+                ),
+            }
+        )
+        self.store.write_json("servers.json", self.record)
+
+    def _data_mb(self, server: SandboxServer) -> float:
+        rows = server.query(
+            "SELECT SUM(DATA_LENGTH + INDEX_LENGTH) FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME LIKE 'sbtest%%'",
+            (server.database,),
+        )
+        return float(rows[0][0] or 0) / 2**20
+
+    def buffer_pool_mb(self, regime: Regime) -> int:
+        spec = self.profile.regime
+        if regime == "in-memory":
+            # + a constant: InnoDB keeps part of a small pool for itself (adaptive hash
+            # index, locks), so a pool of 2 × 5 MB does not hold 5 MB of pages.
+            size = math.ceil(self.data_mb * spec.in_memory_headroom) + IN_MEMORY_RESERVE_MB
+        else:
+            size = math.floor(self.data_mb * spec.io_bound_fraction)
+        return max(spec.min_buffer_pool_mb, size)
+
+    def configure(self, regime: Regime, log: Any) -> None:
+        """Restart both servers with the regime's buffer pool; preload it when in-memory."""
+        if self.regime == regime:
+            return
+        bp = self.buffer_pool_mb(regime)
+        log(f"{regime}: buffer pool {bp} MB for {self.data_mb:.0f} MB of data")
+        regime_record: dict[str, Any] = {"buffer_pool_mb": bp, "options": {}}
+        for variant, server in self.servers.items():
+            opts = self.options(variant, bp)
+            server.restart(opts)
+            regime_record["options"][variant] = {
+                k: v for k, v in opts.items() if k != "file_key_management_filename"
+            } | (
+                {"file_key_management_filename": "<key file in private/>"}
+                if "file_key_management_filename" in opts
+                else {}
+            )
+            if regime == "in-memory":
+                self._preload(server)
+        self.record["regimes"][regime] = regime_record
+        self.store.write_json("servers.json", self.record)
+        self.regime = regime
+
+    def _preload(self, server: SandboxServer) -> None:
+        # Full scans of the clustered and the secondary index bring every page in.
+        for i in range(1, self.profile.data.tables + 1):
+            server.query(f"SELECT SUM(LENGTH(c)) FROM {server.database}.sbtest{i}")
+            server.query(f"SELECT SUM(k) FROM {server.database}.sbtest{i} FORCE INDEX (k_{i})")

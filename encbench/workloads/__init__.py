@@ -1,0 +1,1 @@
+"""Wrappers around the external load tools; one module per tool."""

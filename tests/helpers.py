@@ -1,0 +1,59 @@
+"""Shared by the tests: run the real CLI as a user would, and find what it left running."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from encbench.proc import OWNER_ENV
+
+
+def encbench(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "encbench", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        cwd=cwd,
+        timeout=timeout,
+    )
+
+
+def processes_owned_by(owner_pid: int) -> list[str]:
+    """Live processes whose environment carries encbench's marker for this owner."""
+    found = []
+    marker = f"{OWNER_ENV}={owner_pid}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0") and state != "Z":
+            found.append(f"{entry.name} {cmdline}")
+    return found
+
+
+def tiny_profile(path: Path, **measure: object) -> Path:
+    """A profile small enough for a test: one table, one regime, short rounds."""
+    settings = {
+        "workloads": '["oltp_point_select"]',
+        "regimes": '["in-memory"]',
+        "threads": "[2]",
+        "warmup_s": "0",
+        "run_s": "1",
+        "min_rounds": "2",
+        "max_rounds": "2",
+        "cell_budget_s": "60",
+    }
+    settings.update({k: str(v) for k, v in measure.items()})
+    body = "\n".join(f"{k} = {v}" for k, v in settings.items())
+    path.write_text(f'name = "tiny"\n[data]\ntables = 1\ntable_size = 2000\n[measure]\n{body}\n')
+    return path

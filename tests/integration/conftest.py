@@ -1,0 +1,31 @@
+"""Integration tests run real sandboxed MariaDB servers and the real sysbench."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from encbench import proc
+
+NEEDED = ("mariadbd", "mariadb-install-db", "sysbench")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    missing = [name for name in NEEDED if proc.which(name) is None]
+    for item in items:
+        if "integration" in str(item.fspath):
+            item.add_marker(pytest.mark.integration)
+            if missing:
+                item.add_marker(
+                    pytest.mark.skip(reason=f"{', '.join(missing)} not installed: run `make setup`")
+                )
+
+
+@pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private sandbox registry, so tests never see (or clean) a real user's sandboxes."""
+    path = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(path))
+    yield path

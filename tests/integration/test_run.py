@@ -1,0 +1,133 @@
+"""End to end through the CLI, as a user runs it: a short paired run, an interrupted run that
+leaves nothing behind and resumes, and `encbench clean` after a run was killed outright."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from encbench.servers import registry
+from tests.helpers import encbench, processes_owned_by, tiny_profile
+
+
+def runs_of(out: Path) -> list[dict]:  # type: ignore[type-arg]
+    path = out / "runs.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_a_short_paired_run_writes_runs_summary_and_report(tmp_path: Path, state_dir: Path) -> None:
+    prof = tiny_profile(tmp_path / "tiny.toml", threads="[1, 2]", warmup_s=1)
+    out = tmp_path / "out"
+    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(out.absolute() / "report.md")
+
+    runs = runs_of(out)
+    assert len(runs) == 2 * 2 * 2  # 2 cells × 2 rounds × 2 variants
+    assert [r["variant"] for r in runs[:4]] == ["plain", "encrypted", "encrypted", "plain"]
+    assert all(r["tps"] > 0 and r["cpu_ms_per_txn"] > 0 for r in runs)
+    summary = json.loads((out / "summary.json").read_text())
+    assert [c["rounds"] for c in summary["cells"]] == [2, 2]
+    assert all(c["comparisons"]["tps"]["verdict"] for c in summary["cells"])
+    assert summary["servers"]["proofs"]["encrypted"]["passed"]
+    assert summary["harness"]["share_of_machine_pct"] < 5
+
+    report = (out / "report.md").read_text()
+    assert "| Threads | encrypted TPS | no encryption TPS | overhead (95% CI) |" in report
+    assert "`innodb_encrypt_tables=ON`" in report
+    # nothing left behind, secrets private, no secret in the report
+    assert not (out / "sandbox").exists()
+    assert registry.entries() == []
+    key = (out / "private" / "encryption.keys").read_text().split(";")[1].strip()
+    assert key not in report and key not in (out / "summary.json").read_text()
+    assert oct((out / "private" / "encryption.keys").stat().st_mode & 0o777) == "0o600"
+
+    # the report re-renders from the results alone, identically
+    before = (out / "report.md").read_text()
+    again = encbench("report", str(out))
+    assert again.returncode == 0, again.stderr
+    assert (out / "report.md").read_text() == before
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_run_leaves_nothing_running_keeps_its_runs_and_resumes(
+    tmp_path: Path, state_dir: Path, sig: signal.Signals
+) -> None:
+    prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=4, max_rounds=4)
+    out = tmp_path / "out"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", str(prof), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+    )
+    deadline = time.monotonic() + 180
+    while len(runs_of(out)) < 3 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.2)
+    assert len(runs_of(out)) >= 3, child.stderr.read() if child.stderr else ""
+    assert processes_owned_by(child.pid), "a server and sysbench should be running"
+    child.send_signal(sig)
+    _, stderr = child.communicate(timeout=120)
+
+    assert child.returncode == 130, stderr
+    assert "stopped by" in stderr and "Traceback" not in stderr
+    assert processes_owned_by(child.pid) == []
+    assert not (out / "sandbox").exists()
+    assert registry.entries() == []
+    kept = runs_of(out)
+    assert len(kept) >= 3
+
+    result = encbench("run", "--resume", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+    after = runs_of(out)
+    assert after[: len(kept)] == kept  # nothing measured was lost or rewritten
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cells"][0]["rounds"] == 4
+    assert len({r["session"] for r in after}) == 2
+
+
+def test_clean_stops_the_server_of_a_run_that_was_killed(tmp_path: Path, state_dir: Path) -> None:
+    # A run killed with SIGKILL cannot stop its servers: they outlive it in their own groups.
+    script = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from encbench.servers.mariadb import SandboxServer\n"
+        "from encbench.servers.variants import server_options, EncryptionSpec\n"
+        "s = SandboxServer('plain', Path(sys.argv[1]))\n"
+        "o = server_options('plain', EncryptionSpec(), s.paths, port=s.port, buffer_pool_mb=16,"
+        " key_file=Path('/nonexistent'), run_as_root=os.geteuid() == 0)\n"
+        "s.initialize(o); s.start(o)\n"
+        "print(s.pid, flush=True)\n"
+        "os.kill(os.getpid(), 9)\n"
+    )
+    root = tmp_path / "sandbox"
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+        timeout=120,
+    )
+    assert result.returncode == -9
+    server_pid = int(result.stdout.strip())
+    os.kill(server_pid, 0)  # the orphan is alive
+
+    cleaned = encbench("clean", env={"XDG_STATE_HOME": str(state_dir)})
+    assert cleaned.returncode == 0
+    assert f"stopped plain (pid {server_pid})" in cleaned.stdout
+    with pytest.raises(ProcessLookupError):
+        for _ in range(100):
+            os.kill(server_pid, 0)
+            time.sleep(0.1)
+    assert not root.exists()
+    assert "nothing to clean" in encbench("clean", env={"XDG_STATE_HOME": str(state_dir)}).stdout

@@ -1,0 +1,90 @@
+"""Bad input gets one line naming the problem and the fix, and exit status 2."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import encbench, tiny_profile
+
+
+def assert_one_line_error(result, *fragments: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_unknown_profile(tmp_path: Path) -> None:
+    assert_one_line_error(
+        encbench("run", "nosuch", cwd=tmp_path), "unknown profile 'nosuch'", "quick"
+    )
+
+
+def test_bad_toml(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n[measure\n')
+    assert_one_line_error(encbench("run", str(bad)), "not valid TOML")
+
+
+def test_threads_not_positive(tmp_path: Path) -> None:
+    prof = tiny_profile(tmp_path / "p.toml", threads="[4, 0]")
+    assert_one_line_error(encbench("run", str(prof)), "measure.threads.1", "greater than 0")
+
+
+def test_unknown_workload(tmp_path: Path) -> None:
+    prof = tiny_profile(tmp_path / "p.toml", workloads='["oltp_fast"]')
+    assert_one_line_error(encbench("run", str(prof)), "unknown workload 'oltp_fast'")
+
+
+def test_output_directory_with_foreign_files(tmp_path: Path) -> None:
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("keep me")
+    prof = tiny_profile(tmp_path / "p.toml")
+    assert_one_line_error(
+        encbench("run", str(prof), "--out", str(tmp_path / "out")), "is not an empty directory"
+    )
+    assert (tmp_path / "out" / "notes.txt").read_text() == "keep me"
+
+
+def test_resume_of_a_directory_that_is_no_run(tmp_path: Path) -> None:
+    assert_one_line_error(
+        encbench("run", "--resume", str(tmp_path)), "not an encbench results directory"
+    )
+
+
+def test_missing_sysbench_names_the_package(tmp_path: Path) -> None:
+    # A PATH with every tool but sysbench (stand-ins: only their presence is checked first).
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("mariadbd", "mariadb-install-db", "openssl"):
+        (bindir / name).write_text("#!/bin/sh\nexit 0\n")
+        (bindir / name).chmod(0o755)
+    prof = tiny_profile(tmp_path / "p.toml")
+    result = encbench("run", str(prof), "--out", str(tmp_path / "o"), env={"PATH": str(bindir)})
+    assert_one_line_error(result, "sysbench not found", "apt-get install sysbench")
+
+
+def test_missing_mariadbd_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    from encbench import preflight, proc
+    from encbench.errors import BadInput
+
+    monkeypatch.setattr(proc, "which", lambda name: None if name == "mariadbd" else "/bin/x")
+    with pytest.raises(BadInput, match="mariadbd not found: apt-get install mariadb-server"):
+        preflight.require_tools()
+
+
+def test_data_set_larger_than_the_disk(tmp_path: Path) -> None:
+    prof = tmp_path / "huge.toml"
+    prof.write_text('name = "huge"\n[data]\ntables = 1000\ntable_size = 1000000000\n')
+    result = encbench("run", str(prof), "--out", str(tmp_path / "o"))
+    assert_one_line_error(result, "not enough disk", "GiB")
+    assert not (tmp_path / "o").exists()
+
+
+def test_every_command_has_help() -> None:
+    for command in ("run", "report", "doctor", "clean"):
+        result = encbench(command, "--help")
+        assert result.returncode == 0
+        assert "Usage:" in result.stdout

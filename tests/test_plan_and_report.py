@@ -1,0 +1,80 @@
+"""Round order, stopping rule, and the report built from runs alone."""
+
+from encbench import profile
+from encbench.report import markdown, summary
+from encbench.results.schema import CellKey
+from encbench.study import plan
+from tests.test_store import record
+
+PROFILE = profile.parse(
+    'name = "t"\n[measure]\nworkloads = ["oltp_read_only"]\nregimes = ["in-memory"]\n'
+    "threads = [4]\nmin_rounds = 3\nmax_rounds = 6\ncell_budget_s = 1000\n",
+    "t.toml",
+)
+CELL = CellKey("oltp_read_only", "in-memory", 4)
+
+
+def rounds_of(pairs: list[tuple[float, float]]) -> list:
+    runs = []
+    for n, (enc, plain) in enumerate(pairs):
+        runs += [record(n, "plain", plain), record(n, "encrypted", enc)]
+    return runs
+
+
+def test_rounds_alternate_abba() -> None:
+    orders = [plan.round_order(n) for n in range(4)]
+    assert orders == [("plain", "encrypted"), ("encrypted", "plain")] * 2
+
+
+def test_a_half_round_is_not_paired() -> None:
+    runs = [*rounds_of([(90, 100), (91, 100)]), record(2, "plain", 100)]
+    assert len(plan.complete_rounds(runs, CELL)) == 2
+    assert plan.next_round_number(runs, CELL) == 3
+
+
+def test_cell_goes_on_until_min_rounds_then_stops_at_target() -> None:
+    two = plan.complete_rounds(rounds_of([(90, 100)] * 2), CELL)
+    assert plan.stop_reason(two, PROFILE) is None
+    three = plan.complete_rounds(rounds_of([(90, 100)] * 3), CELL)
+    assert plan.stop_reason(three, PROFILE) == "target ±2% reached"
+
+
+def test_noisy_cell_stops_at_max_rounds() -> None:
+    noisy = [(80, 100), (120, 100)] * 3
+    rounds = plan.complete_rounds(rounds_of(noisy), CELL)
+    assert plan.stop_reason(rounds[:5], PROFILE) is None
+    assert plan.stop_reason(rounds, PROFILE) == "max rounds (6) reached"
+
+
+def test_noisy_cell_stops_before_overrunning_its_budget() -> None:
+    tight = PROFILE.model_copy(
+        update={"measure": PROFILE.measure.model_copy(update={"cell_budget_s": 35})}
+    )
+    rounds = plan.complete_rounds(rounds_of([(80, 100), (120, 100), (80, 100)]), CELL)
+    # three rounds of 2 × 5 s = 30 s; a fourth would end at 40 s > 35 s.
+    assert plan.stop_reason(rounds, tight) == "time budget (35 s) ended"
+
+
+def test_report_has_a_seed_shaped_row_with_verdict() -> None:
+    runs = rounds_of([(90, 100), (91, 100), (89, 100)])
+    data = summary.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
+    cell = data["cells"][0]
+    assert cell["rounds"] == 3
+    assert cell["comparisons"]["tps"]["verdict"].startswith("10.0% slower (95% CI")
+    text = markdown.render(data)
+    assert "| Threads | encrypted TPS | no encryption TPS | overhead (95% CI) |" in text
+    assert "| 4 | 90.00 | 100.00 | +10.0% (" in text
+    assert "geometric mean of per-round paired ratios" in text
+
+
+def test_harness_share_is_its_cpu_over_the_machine() -> None:
+    runs = rounds_of([(90, 100)])
+    share = summary.harness_share(runs, cores=2)
+    # 2 runs × 0.01 s over 2 × 5 s on 2 cores
+    assert share["share_of_machine_pct"] == 100 * 0.02 / (10 * 2)
+
+
+def test_unmeasured_cells_say_so() -> None:
+    data = summary.build([], PROFILE, None, None)
+    assert data["cells"][0]["status"] == "not measured"
+    assert "not measured yet" in markdown.render(data)

@@ -1,0 +1,49 @@
+"""Profiles: the built-ins load, and every bad value is refused with its key named."""
+
+import pytest
+
+from encbench import profile
+from encbench.errors import BadInput
+
+
+def test_every_builtin_profile_loads() -> None:
+    assert {"smoke", "quick", "seed-2019-decryption"} <= set(profile.builtin_names())
+    for name in profile.builtin_names():
+        prof, text = profile.load(name)
+        assert prof.name == name
+        assert text.strip()
+
+
+def test_quick_is_read_only_in_both_regimes_over_the_issued_thread_sweep() -> None:
+    prof, _ = profile.load("quick")
+    assert prof.measure.workloads == ["oltp_read_only"]
+    assert set(prof.measure.regimes) == {"in-memory", "io-bound"}
+    assert prof.measure.threads == [1, 4, 16, 64]
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        ('name = "x"\n[measure]\nthreads = [0]\n', "measure.threads.0"),
+        ('name = "x"\n[measure]\nthreads = [-4]\n', "measure.threads.0"),
+        ('name = "x"\n[measure]\nworkloads = ["oltp_nope"]\n', "unknown workload 'oltp_nope'"),
+        ('name = "x"\n[measure]\nthread = [1]\n', "measure.thread: unknown key"),
+        ('name = "x"\n[server]\nencryption_algorithm = "ROT13"\n', "server.encryption_algorithm"),
+        ('name = "x"\n[measure]\nmin_rounds = 9\nmax_rounds = 3\n', "min_rounds"),
+        ("[data]\ntables = 1\n", "name: Field required"),
+        ('name = "x"\n[data\n', "not valid TOML"),
+    ],
+)
+def test_bad_values_name_their_key(toml: str, message: str) -> None:
+    with pytest.raises(BadInput, match=message):
+        profile.parse(toml, "my.toml")
+
+
+def test_unknown_profile_lists_the_builtins() -> None:
+    with pytest.raises(BadInput, match=r"unknown profile .nosuch.: use one of .*quick"):
+        profile.load("nosuch")
+
+
+def test_a_toml_path_that_does_not_exist_is_named() -> None:
+    with pytest.raises(BadInput, match=r"cannot read profile /nonexistent/p\.toml"):
+        profile.load("/nonexistent/p.toml")

@@ -1,0 +1,74 @@
+"""The parser against the real sysbench 1.0.20's own output (tests/golden/sysbench/)."""
+
+from pathlib import Path
+
+import pytest
+
+from encbench.errors import ToolError
+from encbench.workloads import sysbench
+
+GOLDEN = Path(__file__).parent / "golden" / "sysbench"
+
+
+def test_reads_every_figure_of_a_read_only_report() -> None:
+    result = sysbench.parse_report((GOLDEN / "oltp_read_only_4threads.txt").read_text())
+    assert result.threads == 4
+    assert result.transactions == 3486
+    assert result.tps == pytest.approx(696.44)
+    assert result.queries == 55776
+    assert result.qps == pytest.approx(11142.99)
+    assert result.ignored_errors == 0
+    assert result.reconnects == 0
+    assert result.total_time_s == pytest.approx(5.0050)
+    assert result.latency_min_ms == pytest.approx(2.55)
+    assert result.latency_avg_ms == pytest.approx(5.74)
+    assert result.latency_max_ms == pytest.approx(13.06)
+    assert result.latency_p95_ms == pytest.approx(7.56)
+
+
+@pytest.mark.parametrize(
+    ("name", "threads"),
+    [
+        ("oltp_point_select_2threads.txt", 2),
+        ("oltp_read_write_2threads.txt", 2),
+        ("oltp_write_only_2threads.txt", 2),
+        ("oltp_update_index_2threads.txt", 2),
+    ],
+)
+def test_parses_the_report_of_every_stock_oltp_script(name: str, threads: int) -> None:
+    result = sysbench.parse_report((GOLDEN / name).read_text())
+    assert result.threads == threads
+    assert result.transactions > 0
+    # sysbench's own rate is its count over its own total time.
+    assert result.tps == pytest.approx(result.transactions / result.total_time_s, rel=0.01)
+    assert result.latency_min_ms <= result.latency_avg_ms <= result.latency_max_ms
+    assert result.latency_p95_ms <= result.latency_max_ms
+
+
+def test_write_only_report_counts_writes_not_reads() -> None:
+    text = (GOLDEN / "oltp_write_only_2threads.txt").read_text()
+    assert "read:                            0" in text
+    assert sysbench.parse_report(text).transactions == 2489
+
+
+def test_a_failed_run_names_sysbenchs_first_fatal_line() -> None:
+    with pytest.raises(ToolError, match="unable to connect to MySQL server on socket"):
+        sysbench.parse_report((GOLDEN / "error_no_server.txt").read_text())
+
+
+def test_run_command_uses_the_stock_script_and_no_password() -> None:
+    conn = sysbench.Connection(Path("/tmp/s.sock"), "root", "sbtest")
+    argv = sysbench.run_args(
+        conn,
+        "oltp_read_only",
+        tables=4,
+        table_size=1000,
+        threads=8,
+        time_s=5,
+        rand_type="uniform",
+    )
+    assert argv[-2:] == ["oltp_read_only", "run"]
+    assert "--threads=8" in argv
+    assert "--time=5" in argv
+    assert "--rand-type=uniform" in argv
+    assert not any(a.startswith("--mysql-password") for a in argv)

@@ -1,0 +1,72 @@
+"""Option rendering: the two variants differ only in encryption."""
+
+from pathlib import Path
+
+from encbench.servers.variants import (
+    EncryptionSpec,
+    SandboxPaths,
+    option_difference,
+    render_cnf,
+    server_options,
+)
+
+PATHS = SandboxPaths(
+    datadir=Path("/s/data"),
+    tmpdir=Path("/s/tmp"),
+    socket=Path("/t/x.sock"),
+    pid_file=Path("/s/pid"),
+    error_log=Path("/s/err"),
+)
+KEY = Path("/private/keys")
+
+
+def options(variant: str, spec: EncryptionSpec) -> dict[str, str]:
+    return server_options(
+        variant,  # type: ignore[arg-type]
+        spec,
+        PATHS,
+        port=3307,
+        buffer_pool_mb=64,
+        key_file=KEY,
+        run_as_root=False,
+    )
+
+
+def test_plain_has_no_encryption_option() -> None:
+    plain = options("plain", EncryptionSpec())
+    assert not any("encrypt" in k or "key_management" in k for k in plain)
+    assert plain["innodb_flush_method"] == "O_DIRECT"
+    assert plain["innodb_buffer_pool_size"] == "64M"
+    assert plain["bind-address"] == "127.0.0.1"
+
+
+def test_table_scope_differs_only_in_table_encryption() -> None:
+    spec = EncryptionSpec(algorithm="AES_CBC", scope="tables")
+    diff = option_difference(options("plain", spec), options("encrypted", spec))
+    assert diff == {
+        "plugin_load_add": "file_key_management",
+        "file_key_management_filename": "<key file>",
+        "file_key_management_encryption_algorithm": "AES_CBC",
+        "innodb_encrypt_tables": "ON",
+        "innodb_encryption_threads": "2",
+    }
+
+
+def test_scope_all_encrypts_logs_and_temporary_files_and_both_keep_a_binlog() -> None:
+    spec = EncryptionSpec(scope="all")
+    plain, enc = options("plain", spec), options("encrypted", spec)
+    assert plain["log_bin"] == enc["log_bin"] == "binlog"
+    for key in (
+        "innodb_encrypt_log",
+        "encrypt_tmp_files",
+        "encrypt_tmp_disk_tables",
+        "innodb_encrypt_temporary_tables",
+        "encrypt_binlog",
+    ):
+        assert enc[key] == "ON"
+        assert key not in plain
+
+
+def test_cnf_has_one_line_per_option_under_the_server_group() -> None:
+    text = render_cnf({"a": "1", "skip-log-bin": "ON"})
+    assert text == "[mariadbd]\na=1\nskip-log-bin=ON\n"
