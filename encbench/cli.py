@@ -6,6 +6,7 @@ what was measured stays on disk."""
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from datetime import UTC, datetime
@@ -128,6 +129,30 @@ def doctor() -> None:
     )
     click.echo(f"cpu: {env['cpu']['model']} ({env['cpu']['cores']} cores)")
     sys.exit(0 if all(c.ok for c in checks) else 1)
+
+
+@main.command(name="crypto")
+@click.option("--quick", is_flag=True, help="A few seconds: AES-GCM with and without AES-NI, RSA.")
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="Also write the figures as JSON."
+)
+def crypto_command(quick: bool, json_path: Path | None) -> None:
+    """Measure this machine's crypto capacity with openssl speed: ciphers with and without
+    AES-NI, RSA/ECDSA signatures, one core and all cores."""
+    from encbench import crypto
+
+    signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        if json_path is not None and json_path.exists():
+            raise BadInput(f"{json_path} exists: choose another --json path")
+        capacity = crypto.measure_capacity(
+            quick=quick, progress=lambda m: click.echo(m, err=True)
+        ).to_json()
+    except EncbenchError as exc:
+        _fail(exc)
+    if json_path is not None:
+        json_path.write_text(json.dumps(capacity, indent=2) + "\n")
+    click.echo(crypto.render_markdown(capacity))
 
 
 @main.command()

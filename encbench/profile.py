@@ -55,12 +55,12 @@ class MeasureSpec(Strict):
         64,
     ]
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
-    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 5
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 5
-    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 3
-    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 40
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 3
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 1
+    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 5
+    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 400
     target_halfwidth_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
-    cell_budget_s: Annotated[float, Field(gt=0)] = 90
+    cell_budget_s: Annotated[float, Field(gt=0)] = 85
 
     @field_validator("workloads")
     @classmethod

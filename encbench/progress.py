@@ -49,5 +49,5 @@ class RunProgress:
     def status(self, description: str) -> None:
         self._progress.update(self._task, description=description)
 
-    def advance(self, seconds: float) -> None:
-        self._progress.advance(self._task, seconds)
+    def set_completed(self, seconds: float) -> None:
+        self._progress.update(self._task, completed=seconds)

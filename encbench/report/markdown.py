@@ -103,6 +103,35 @@ def cost_table(cells: list[dict[str, Any]]) -> str:
     )
 
 
+def prediction_table(cells: list[dict[str, Any]]) -> str:
+    rows = []
+    for c in cells:
+        p = c.get("prediction")
+        if not c["rounds"] or not p:
+            continue
+        rows.append(
+            [
+                str(c["threads"]),
+                _fmt(p["pages_per_txn"]),
+                _fmt(p["cipher_ms_per_txn"], 4),
+                f"{p['predicted_pct']:.1f}%",
+                _overhead(c["comparisons"]["tps"]),
+                p["agreement"],
+            ]
+        )
+    return _table(
+        [
+            "Threads",
+            "pages read + written/txn (enc)",
+            "cipher work ms/txn",
+            "predicted ceiling",
+            "measured TPS overhead (95% CI)",
+            "measurement vs prediction",
+        ],
+        rows,
+    )
+
+
 def summary_in_words(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
     lines = []
     for (workload, regime), cells in groups.items():
@@ -141,6 +170,14 @@ def render(summary: dict[str, Any]) -> str:
         cost = cost_table(group)
         if cost.count("\n") > 1:
             out += ["Cost and regime evidence:", "", cost, ""]
+        predicted = prediction_table(group)
+        if predicted.count("\n") > 1:
+            out += [
+                "The cipher's own work, from this machine's `openssl speed`:",
+                "",
+                predicted,
+                "",
+            ]
     out += ["## Setup", ""]
     data = servers.get("data", {})
     enc = servers.get("encryption", {})
@@ -181,6 +218,15 @@ def render(summary: dict[str, Any]) -> str:
             f"- Software: {env.get('os')}, kernel {env.get('kernel')}, MariaDB "
             f"{servers.get('mariadb_version') or env.get('mariadb')}, "
             f"{env.get('openssl')}, sysbench {env.get('sysbench')}."
+        )
+    cap = summary.get("crypto") or {}
+    predictions = [c["prediction"] for c in cells if c.get("prediction")]
+    if cap and predictions:
+        p = predictions[0]
+        out.append(
+            f"- Cipher capacity: {p['cipher']} at 16 KiB pages, {p['cipher_mb_per_s']:,.0f} MB/s "
+            "on one core (`openssl speed -evp`, this machine, this run); the predicted ceiling "
+            "is that work as a share of the plain server's mean transaction latency."
         )
     out.append(
         f"- Statistics: {summary['method']}; rounds interleaved A B, B A, … and added "

@@ -8,6 +8,7 @@ from typing import Any
 
 from encbench import stats
 from encbench.profile import Profile
+from encbench.report import prediction
 from encbench.results.schema import SUMMARY_SCHEMA, RunRecord
 from encbench.servers.variants import VARIANTS
 from encbench.study import plan
@@ -32,7 +33,7 @@ def summarize_cell(rounds: list[plan.Round], profile: Profile) -> dict[str, Any]
     for v in VARIANTS:
         runs = [r.runs[v] for r in rounds]
         entry: dict[str, Any] = {}
-        for name in (*METRICS, "hit_ratio", "pages_read_per_txn"):
+        for name in (*METRICS, "hit_ratio", "pages_read_per_txn", "pages_written_per_txn"):
             mean, stdev = stats.mean_and_stdev([_metric(r, name) for r in runs])
             entry[name] = {"mean": mean, "stdev": stdev}
         entry["errors"] = sum(r.ignored_errors for r in runs)
@@ -70,6 +71,7 @@ def build(
     profile: Profile,
     servers: dict[str, Any] | None,
     environment: dict[str, Any] | None,
+    crypto: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     cells = []
     for cell in plan.cells(profile):
@@ -85,6 +87,9 @@ def build(
             reason = plan.stop_reason(rounds, profile)
             entry["status"] = reason or "incomplete (run stopped before the cell finished)"
             entry.update(summarize_cell(rounds, profile))
+            entry["prediction"] = prediction.predict(
+                entry, crypto, profile.server.encryption_algorithm
+            )
         else:
             entry["status"] = "not measured"
         cells.append(entry)
@@ -98,6 +103,7 @@ def build(
         "environment": environment,
         "servers": servers,
         "harness": harness_share(runs, cores),
+        "crypto": crypto,
         "cells": cells,
     }
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import environment, proc
+from encbench import crypto, environment, proc
 from encbench.profile import Profile
 from encbench.progress import RunProgress
 from encbench.report import markdown, summary
@@ -49,19 +49,20 @@ class AtRestStudy:
         self.progress = progress
         self.session = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
         self.runs: list[RunRecord] = store.runs()
+        self.cells_done = 0
 
     # -- the whole study -------------------------------------------------------------------
     def run(self) -> None:
         if self.store.read_json("environment.json") is None:
             self.store.write_json("environment.json", environment.collect())
+        if self.store.read_json("crypto.json") is None:
+            self.progress.status("measuring the cipher's speed (openssl speed)")
+            cipher_plan = crypto.fingerprint_plan(self.profile.server.encryption_algorithm)
+            capacity = crypto.measure_capacity(plan=cipher_plan)
+            self.store.write_json("crypto.json", capacity.to_json())
         todo = [c for c in plan.cells(self.profile) if not self._finished(c)]
-        self.progress.advance(
-            sum(
-                plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
-                for c in plan.cells(self.profile)
-                if c not in todo
-            )
-        )
+        self.cells_done = len(plan.cells(self.profile)) - len(todo)
+        self.progress.set_completed(self.cells_done * self._cell_share())
         if not todo:
             self.progress.log("every cell is already finished; nothing to measure")
             self.write_documents()
@@ -74,6 +75,9 @@ class AtRestStudy:
                 self.measure_cell(pair, cell)
         self.write_documents()
 
+    def _cell_share(self) -> float:
+        return plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
+
     def _finished(self, cell: CellKey) -> bool:
         rounds = plan.complete_rounds(self.runs, cell)
         return plan.stop_reason(rounds, self.profile) is not None
@@ -81,7 +85,6 @@ class AtRestStudy:
     # -- one cell --------------------------------------------------------------------------
     def measure_cell(self, pair: ServerPair, cell: CellKey) -> None:
         m = self.profile.measure
-        budget_share = plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
         started = time.monotonic()
         if m.warmup_s:
             self.progress.status(f"{cell.label}: warm-up")
@@ -102,10 +105,11 @@ class AtRestStudy:
                 record = self.measure_run(pair, cell, number, variant, position)
                 self.store.append(record)
                 self.runs.append(record)
-                self.progress.advance(record.wall_s)
             self.write_documents()
-        elapsed = time.monotonic() - started
-        self.progress.advance(max(0.0, budget_share - elapsed))
+            within = min(time.monotonic() - started, self._cell_share())
+            self.progress.set_completed(self.cells_done * self._cell_share() + within)
+        self.cells_done += 1
+        self.progress.set_completed(self.cells_done * self._cell_share())
         verdict = summary.summarize_cell(rounds, self.profile)["comparisons"]["tps"]["verdict"]
         self.progress.log(f"{cell.label}: {verdict} [{len(rounds)} rounds, {reason}]")
 
@@ -184,6 +188,7 @@ def render_documents(
         profile,
         store.read_json("servers.json"),
         store.read_json("environment.json"),
+        store.read_json("crypto.json"),
     )
     store.write_json("summary.json", data)
     store.write_text("report.md", markdown.render(data))

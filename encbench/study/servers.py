@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -44,6 +45,14 @@ def check_disk(path: Path, profile: Profile) -> None:
             f"not enough disk at {path}: the data set needs about {need / 2**30:.1f} GiB "
             f"and {free / 2**30:.1f} GiB is free; choose another --out or a smaller data size"
         )
+
+
+def redact(options: dict[str, str]) -> dict[str, str]:
+    """Options as recorded with the results: the key file's path is not published."""
+    return {
+        k: "<key file in private/>" if k == "file_key_management_filename" else v
+        for k, v in options.items()
+    }
 
 
 class ServerPair:
@@ -100,7 +109,7 @@ class ServerPair:
             run_as_root=os.geteuid() == 0,
         )
 
-    def provision(self, log: Any) -> None:
+    def provision(self, log: Callable[[str], None]) -> None:
         """Init, start, fill with sysbench's tables and prove each variant."""
         data = self.profile.data
         rows = data.tables * data.table_size
@@ -164,7 +173,7 @@ class ServerPair:
             size = math.floor(self.data_mb * spec.io_bound_fraction)
         return max(spec.min_buffer_pool_mb, size)
 
-    def configure(self, regime: Regime, log: Any) -> None:
+    def configure(self, regime: Regime, log: Callable[[str], None]) -> None:
         """Restart both servers with the regime's buffer pool; preload it when in-memory."""
         if self.regime == regime:
             return
@@ -174,13 +183,7 @@ class ServerPair:
         for variant, server in self.servers.items():
             opts = self.options(variant, bp)
             server.restart(opts)
-            regime_record["options"][variant] = {
-                k: v for k, v in opts.items() if k != "file_key_management_filename"
-            } | (
-                {"file_key_management_filename": "<key file in private/>"}
-                if "file_key_management_filename" in opts
-                else {}
-            )
+            regime_record["options"][variant] = redact(opts)
             if regime == "in-memory":
                 self._preload(server)
         self.record["regimes"][regime] = regime_record
