@@ -1,14 +1,14 @@
 """The results directory: created before the first measurement, appended to as runs finish.
 
-  DIR/meta.json         what this directory is (schema, profile, encbench version)
-  DIR/profile.toml      the profile as run (so --resume measures the same thing)
-  DIR/environment.json  machine, kernel, versions, CPU flags: stored once
-  DIR/servers.json      exact server options per variant and regime, data size, proofs
-  DIR/runs.jsonl        one line per finished run, flushed and fsynced at once
-  DIR/summary.json      rewritten after every round
-  DIR/report.md         rewritten after every round
-  DIR/raw/              sysbench's own output of every run
-  DIR/private/          keys and passwords, mode 0700/0600; never copied into a report
+DIR/meta.json         what this directory is (schema, profile, encbench version)
+DIR/profile.toml      the profile as run (so --resume measures the same thing)
+DIR/environment.json  machine, kernel, versions, CPU flags: stored once
+DIR/servers.json      exact server options per variant and regime, data size, proofs
+DIR/runs.jsonl        one line per finished run, flushed and fsynced at once
+DIR/summary.json      rewritten after every round
+DIR/report.md         rewritten after every round
+DIR/raw/              sysbench's own output of every run
+DIR/private/          keys and passwords, mode 0700/0600; never copied into a report
 """
 
 from __future__ import annotations
@@ -63,8 +63,12 @@ class ResultStore:
         write_text(path / "profile.toml", profile_text)
         write_json(
             path / "meta.json",
-            {"kind": META_KIND, "runs_schema": RUNS_SCHEMA, "profile": profile_name,
-             "encbench": __version__},
+            {
+                "kind": META_KIND,
+                "runs_schema": RUNS_SCHEMA,
+                "profile": profile_name,
+                "encbench": __version__,
+            },
         )
         (path / "runs.jsonl").touch()
         return store
