@@ -22,6 +22,7 @@ integration: setup
 	$(VENV)/pytest -q -m integration
 
 test: lint
+	@scripts/setup-test-extras.sh
 	$(VENV)/pytest -q
 
 clean:

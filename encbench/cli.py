@@ -95,6 +95,9 @@ def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
         with RunProgress(plan.estimated_seconds(prof)) as progress:
             AtRestStudy(store, prof, progress).run()
     except EncbenchError as exc:
+        if isinstance(exc, Interrupted) and store is not None:
+            # What was measured is on disk; give it its report.html too.
+            render_documents(store, prof, with_html=True)
         _fail(exc, store.path / "logs" if store else None)
     click.echo(str(store.path / "report.md"))
 
@@ -102,14 +105,60 @@ def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path))
 def report(directory: Path) -> None:
-    """Re-render summary.json and report.md of a results DIRECTORY from its runs.jsonl."""
+    """Re-render summary.json, report.md and report.html of a results DIRECTORY from its
+    runs.jsonl."""
     try:
         store = ResultStore.open(directory)
         prof = profiles.parse(store.profile_text, str(directory / "profile.toml"))
-        render_documents(store, prof)
+        render_documents(store, prof, with_html=True)
     except EncbenchError as exc:
         _fail(exc)
     click.echo(str(directory / "report.md"))
+    click.echo(str(directory / "report.html"))
+
+
+@main.command(name="compare")
+@click.argument("dir_a", type=click.Path(path_type=Path))
+@click.argument("dir_b", type=click.Path(path_type=Path))
+@click.option("--label-a", help="Name of the first result set (default: its directory name).")
+@click.option("--label-b", help="Name of the second result set (default: its directory name).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="Write comparison.json, comparison.md and comparison.html into this new directory.",
+)
+def compare_command(
+    dir_a: Path, dir_b: Path, label_a: str | None, label_b: str | None, out: Path | None
+) -> None:
+    """The same cells of two result sets side by side (two machines, two versions, AES_CTR
+    vs AES_CBC): the change in overhead and whether it is significant."""
+    from encbench.report import compare
+
+    try:
+        summaries = []
+        for directory in (dir_a, dir_b):
+            data = ResultStore.open(directory).read_json("summary.json")
+            if data is None:
+                raise BadInput(
+                    f"{directory} has no summary.json: run `encbench report {directory}`"
+                )
+            summaries.append(data)
+        if out is not None and out.exists():
+            raise BadInput(f"{out} exists: choose another --out")
+        result = compare.compare(
+            summaries[0], summaries[1], label_a or dir_a.name, label_b or dir_b.name
+        )
+    except EncbenchError as exc:
+        _fail(exc)
+    text = compare.render_markdown(result)
+    if out is None:
+        click.echo(text)
+        return
+    out.mkdir(parents=True)
+    (out / "comparison.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "comparison.md").write_text(text)
+    (out / "comparison.html").write_text(compare.render_html(result))
+    click.echo(str(out / "comparison.html"))
 
 
 @main.command()

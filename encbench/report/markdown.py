@@ -14,7 +14,7 @@ def _fmt(x: float | None, digits: int = 2) -> str:
     return f"{x:,.{digits}f}"
 
 
-def _table(header: list[str], rows: Iterable[list[str]]) -> str:
+def table(header: list[str], rows: Iterable[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)
@@ -28,14 +28,14 @@ def _pair(enc: dict[str, Any], plain: dict[str, Any], metric: str, digits: int =
     return f"{_fmt(enc[metric]['mean'], digits)} / {_fmt(plain[metric]['mean'], digits)}"
 
 
-def _overhead(comp: dict[str, Any]) -> str:
+def overhead_cell(comp: dict[str, Any]) -> str:
     ci = comp.get("overhead_ci_pct")
     if not ci:
         return f"{comp['overhead_pct']:+.1f}%"
     return f"{comp['overhead_pct']:+.1f}% ({ci[0]:+.1f} … {ci[1]:+.1f})"
 
 
-def _groups(cells: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def groups(cells: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for cell in cells:
         groups.setdefault((cell["workload"], cell["regime"]), []).append(cell)
@@ -54,12 +54,12 @@ def throughput_table(cells: list[dict[str, Any]]) -> str:
                 str(c["threads"]),
                 _fmt(v["encrypted"]["tps"]["mean"]),
                 _fmt(v["plain"]["tps"]["mean"]),
-                _overhead(comp),
+                overhead_cell(comp),
                 comp["verdict"],
                 str(c["rounds"]),
             ]
         )
-    return _table(
+    return table(
         ["Threads", "encrypted TPS", "no encryption TPS", "overhead (95% CI)", "verdict", "rounds"],
         rows,
     )
@@ -76,9 +76,9 @@ def cost_table(cells: list[dict[str, Any]]) -> str:
             [
                 str(c["threads"]),
                 _pair(enc, pla, "latency_p95_ms"),
-                _overhead(comps["latency_p95_ms"]),
+                overhead_cell(comps["latency_p95_ms"]),
                 _pair(enc, pla, "cpu_ms_per_txn", 3),
-                _overhead(comps["cpu_ms_per_txn"]),
+                overhead_cell(comps["cpu_ms_per_txn"]),
                 comps["cpu_ms_per_txn"]["verdict"],
                 f"{enc['hit_ratio']['mean'] * 100:.2f}% / {pla['hit_ratio']['mean'] * 100:.2f}%",
                 _pair(enc, pla, "pages_read_per_txn"),
@@ -86,7 +86,7 @@ def cost_table(cells: list[dict[str, Any]]) -> str:
                 c["status"],
             ]
         )
-    return _table(
+    return table(
         [
             "Threads",
             "p95 latency ms (enc / plain)",
@@ -115,11 +115,11 @@ def prediction_table(cells: list[dict[str, Any]]) -> str:
                 _fmt(p["pages_per_txn"]),
                 _fmt(p["cipher_ms_per_txn"], 4),
                 f"{p['predicted_pct']:.1f}%",
-                _overhead(c["comparisons"]["tps"]),
+                overhead_cell(c["comparisons"]["tps"]),
                 p["agreement"],
             ]
         )
-    return _table(
+    return table(
         [
             "Threads",
             "pages read + written/txn (enc)",
@@ -152,12 +152,12 @@ def summary_in_words(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> lis
 
 def render(summary: dict[str, Any]) -> str:
     cells = summary["cells"]
-    groups = _groups(cells)
+    by_group = groups(cells)
     servers = summary.get("servers") or {}
     env = summary.get("environment") or {}
     out = [f"# encbench: data-at-rest encryption — profile `{summary['profile']}`", ""]
     out += ["## Summary", ""]
-    out += summary_in_words(groups)
+    out += summary_in_words(by_group)
     out += [
         "",
         "Overhead is the cost of encryption: positive means the encrypted server is slower "
@@ -165,7 +165,7 @@ def render(summary: dict[str, Any]) -> str:
         "CI comes from the per-round ratios.",
         "",
     ]
-    for (workload, regime), group in groups.items():
+    for (workload, regime), group in by_group.items():
         out += [f"## {workload}, {regime}", "", throughput_table(group), ""]
         cost = cost_table(group)
         if cost.count("\n") > 1:

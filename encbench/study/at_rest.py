@@ -65,7 +65,7 @@ class AtRestStudy:
         self.progress.set_completed(self.cells_done * self._cell_share())
         if not todo:
             self.progress.log("every cell is already finished; nothing to measure")
-            self.write_documents()
+            self.write_documents(with_html=True)
             return
         with ServerPair(self.store, self.profile) as pair:
             pair.provision(self.progress.log)
@@ -73,7 +73,7 @@ class AtRestStudy:
             for cell in todo:
                 pair.configure(cell.regime, self.progress.log)  # type: ignore[arg-type]
                 self.measure_cell(pair, cell)
-        self.write_documents()
+        self.write_documents(with_html=True)
 
     def _cell_share(self) -> float:
         return plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
@@ -176,13 +176,18 @@ class AtRestStudy:
         )
 
     # -- documents -------------------------------------------------------------------------
-    def write_documents(self) -> dict[str, Any]:
-        return render_documents(self.store, self.profile, self.runs)
+    def write_documents(self, with_html: bool = False) -> dict[str, Any]:
+        return render_documents(self.store, self.profile, self.runs, with_html)
 
 
 def render_documents(
-    store: ResultStore, profile: Profile, runs: list[RunRecord] | None = None
+    store: ResultStore,
+    profile: Profile,
+    runs: list[RunRecord] | None = None,
+    with_html: bool = False,
 ) -> dict[str, Any]:
+    """summary.json and report.md (cheap: after every round); report.html on request, since
+    drawing its plots takes a second or two of CPU that must not land between rounds."""
     data = summary.build(
         runs if runs is not None else store.runs(),
         profile,
@@ -192,4 +197,8 @@ def render_documents(
     )
     store.write_json("summary.json", data)
     store.write_text("report.md", markdown.render(data))
+    if with_html:
+        from encbench.report import html  # imports matplotlib: slow, and only needed here
+
+        store.write_text("report.html", html.render_html(data, store.read_json("crypto.json")))
     return data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "integration" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
-            if missing:
+            # CI installs them (make test): there a missing tool fails the tests, not skips.
+            if missing and not os.environ.get("CI"):
                 item.add_marker(
                     pytest.mark.skip(reason=f"{', '.join(missing)} not installed: run `make setup`")
                 )

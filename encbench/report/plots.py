@@ -1,0 +1,358 @@
+"""The HTML reports' plots: matplotlib figures returned as inline `<svg>` text.
+
+Each function takes plain data as summary.json (or a comparison) holds it and returns one
+`<svg>` element, or None when there is nothing to draw: no files, no network.  matplotlib is
+imported inside the functions: its import costs about half a second that `encbench run` and
+report.md need not pay.  Figures are built with `Figure()` rather than pyplot, so no GUI
+backend is chosen and no global state is left behind.
+
+Conventions, as in pyperf, hyperfine and sysbench: units in the axis labels; the variants are
+named `encrypted` and `no encryption` as in the tables; series differ in marker and line style
+as well as colour (readable in grey); text stays text (`svg.fonttype: none`); the output is
+byte-for-byte reproducible (a fixed `svg.hashsalt`, no date), so snapshots are stable.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+Cell = Mapping[str, Any]
+
+# Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
+VARIANT_STYLE: dict[str, dict[str, Any]] = {
+    "encrypted": {"label": "encrypted", "color": "#d55e00", "marker": "o", "linestyle": "-"},
+    "plain": {"label": "no encryption", "color": "#0072b2", "marker": "s", "linestyle": "--"},
+}
+METRIC_STYLE: dict[str, dict[str, Any]] = {
+    "tps": {"label": "throughput (TPS)", "color": "#222222", "marker": "o", "linestyle": "-"},
+    "cpu_ms_per_txn": {
+        "label": "server CPU per txn",
+        "color": "#009e73",
+        "marker": "D",
+        "linestyle": ":",
+    },
+}
+SIDE_STYLE: tuple[dict[str, Any], dict[str, Any]] = (
+    {"color": "#0072b2", "marker": "o", "linestyle": "-"},
+    {"color": "#e69f00", "marker": "s", "linestyle": "--"},
+)
+COST_LABEL = "cost of encryption (%)\n> 0: slower / more CPU"
+SIZE = (4.8, 3.1)
+
+# Any keys: matplotlib types rcParams keys as a Literal of every known name.
+_RC: dict[Any, Any] = {
+    "svg.fonttype": "none",
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Liberation Sans", "Arial"],
+    "font.size": 8.5,
+    "axes.titlesize": 9.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "legend.frameon": False,
+    "legend.fontsize": 8,
+    "lines.linewidth": 1.4,
+    "lines.markersize": 5,
+}
+
+
+def render_svg(
+    draw: Callable[[Figure], None], name: str, size: tuple[float, float], label: str
+) -> str:
+    """Draw into a fresh figure and return it as an `<svg>` element for inlining in HTML.
+
+    `name` salts matplotlib's element ids and prefixes every id: several SVGs in one page share
+    one id namespace, and a clip path from one plot must not clip another.  `label` is what a
+    screen reader says for the picture."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    prefix = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-") or "plot"
+    with matplotlib.rc_context({**_RC, "svg.hashsalt": prefix}):
+        fig = Figure(figsize=size, layout="constrained")
+        draw(fig)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="svg", metadata={"Date": None})
+    svg = buf.getvalue().decode("utf-8")
+    # The XML prolog and DOCTYPE (which names a URL) are not allowed inside HTML; the metadata
+    # block only carries matplotlib's name and URL.
+    svg = svg[svg.index("<svg") :]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    svg = re.sub(r'\bid="([^"]+)"', rf'id="{prefix}-\1"', svg)
+    svg = re.sub(r'href="#([^"]+)"', rf'href="#{prefix}-\1"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{prefix}-\1)", svg)
+    aria = html.escape(label)
+    return svg.replace("<svg ", f'<svg role="img" aria-label="{aria}" ', 1).strip()
+
+
+def t_quantile(n: int, confidence: float = 0.95) -> float:
+    """Student-t quantile for a two-sided interval from n samples (n − 1 degrees of freedom)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(n - 1, 0.5 + confidence / 2.0))
+
+
+def mean_band(mean: float, stdev: float, n: int) -> tuple[float, float] | None:
+    """95% CI of a mean (mean ± t·stdev/√n); None below two samples."""
+    if n < 2 or not math.isfinite(stdev):
+        return None
+    half = t_quantile(n) * stdev / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def measured(cells: Sequence[Cell]) -> list[Cell]:
+    return sorted((c for c in cells if c.get("rounds") and "variants" in c), key=_threads)
+
+
+def _threads(cell: Cell) -> int:
+    return int(cell["threads"])
+
+
+def threads_axis(ax: Axes, threads: Sequence[int]) -> None:
+    """Log₂ thread axis with exactly the measured counts as ticks, as sysbench sweeps double."""
+    from matplotlib.ticker import NullLocator
+
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(threads), [str(t) for t in threads])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlim(min(threads) / 1.5, max(threads) * 1.5)
+    ax.set_xlabel("client threads (sysbench --threads, log₂ scale)")
+
+
+def _variant_lines(ax: Axes, cells: list[Cell], metric: str) -> None:
+    threads = [_threads(c) for c in cells]
+    for variant in ("encrypted", "plain"):
+        style = VARIANT_STYLE[variant]
+        means = [float(c["variants"][variant][metric]["mean"]) for c in cells]
+        bands = [
+            mean_band(m, float(c["variants"][variant][metric]["stdev"]), int(c["rounds"]))
+            for m, c in zip(means, cells, strict=True)
+        ]
+        ax.plot(threads, means, **style)
+        if len(cells) > 1:
+            # A cell of one round has no CI: the band breaks there (NaN) rather than lying.
+            low = [b[0] if b else math.nan for b in bands]
+            high = [b[1] if b else math.nan for b in bands]
+            ax.fill_between(threads, low, high, color=style["color"], alpha=0.18, linewidth=0)
+        elif bands[0] is not None:
+            ax.errorbar(
+                threads,
+                means,
+                yerr=[[means[0] - bands[0][0]], [bands[0][1] - means[0]]],
+                color=style["color"],
+                capsize=3,
+                linestyle="none",
+            )
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best")
+    threads_axis(ax, threads)
+
+
+def throughput_svg(cells: Sequence[Cell], title: str) -> str | None:
+    """TPS against threads for both variants, with the 95% CI of each variant's mean."""
+    done = measured(cells)
+    if not done:
+        return None
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        _variant_lines(ax, done, "tps")
+        ax.set_ylabel("throughput (transactions/s)")
+        ax.set_title(f"Throughput, {title}\nband: 95% CI of the mean")
+
+    return render_svg(draw, f"tps-{title}", SIZE, f"throughput against threads, {title}")
+
+
+def cpu_per_txn_svg(cells: Sequence[Cell], title: str) -> str | None:
+    """Server CPU milliseconds per transaction against threads for both variants."""
+    done = measured(cells)
+    if not done:
+        return None
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        _variant_lines(ax, done, "cpu_ms_per_txn")
+        ax.set_ylabel("server CPU per transaction (ms)")
+        ax.set_title(f"Server CPU per transaction, {title}\nband: 95% CI of the mean")
+
+    return render_svg(
+        draw, f"cpu-{title}", SIZE, f"server CPU per transaction against threads, {title}"
+    )
+
+
+def cost_points(
+    ax: Axes, threads: Sequence[float], comps: Sequence[Mapping[str, Any]], style: dict[str, Any]
+) -> None:
+    """Overhead points with 95% CI bars; filled where the CI excludes 0, hollow where not."""
+    ys = [float(c["overhead_pct"]) for c in comps]
+    cis = [c.get("overhead_ci_pct") for c in comps]
+    low = [y - ci[0] if ci else 0.0 for y, ci in zip(ys, cis, strict=True)]
+    high = [ci[1] - y if ci else 0.0 for y, ci in zip(ys, cis, strict=True)]
+    color = style["color"]
+    ax.errorbar(
+        threads,
+        ys,
+        yerr=[low, high],
+        color=color,
+        marker=style["marker"],
+        linestyle=style["linestyle"],
+        capsize=3,
+        label=style["label"],
+        markerfacecolor="white",
+    )
+    sig = [(t, y) for t, y, ci in zip(threads, ys, cis, strict=True) if ci and ci[0] * ci[1] > 0]
+    if sig:
+        # Above errorbar's own markers, which it draws a little above the default zorder.
+        ax.plot(
+            *zip(*sig, strict=True), linestyle="none", marker=style["marker"], color=color, zorder=4
+        )
+
+
+def _dodge(threads: Sequence[int], k: int, of: int) -> list[float]:
+    """Shift series sideways on the log axis so their CI bars do not hide each other."""
+    step = 2 ** (0.07 * (k - (of - 1) / 2))
+    return [t * step for t in threads]
+
+
+def _zero_line(ax: Axes) -> None:
+    # Above the grid (zorder 1.5), below the data.
+    ax.axhline(0.0, color="black", linewidth=0.8, zorder=1.8)
+
+
+def overhead_svg(cells: Sequence[Cell], title: str) -> str | None:
+    """The cost of encryption in % (> 0: encrypted is slower, or spends more server CPU per
+    transaction) against threads, with 95% CIs, for TPS and CPU per transaction."""
+    done = measured(cells)
+    if not done:
+        return None
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        threads = [_threads(c) for c in done]
+        for k, metric in enumerate(METRIC_STYLE):
+            comps = [c["comparisons"][metric] for c in done]
+            cost_points(ax, _dodge(threads, k, len(METRIC_STYLE)), comps, METRIC_STYLE[metric])
+        _zero_line(ax)
+        threads_axis(ax, threads)
+        ax.set_ylabel(COST_LABEL)
+        ax.set_title(f"Cost of encryption, {title}\nbars: 95% CI; filled: CI excludes 0")
+        ax.legend(loc="best")
+
+    return render_svg(draw, f"cost-{title}", SIZE, f"cost of encryption against threads, {title}")
+
+
+def comparison_svg(
+    groups: Sequence[tuple[Sequence[int], Mapping[str, Sequence[Mapping[str, Any]]]]],
+    labels: tuple[str, str],
+    title: str,
+) -> str | None:
+    """Two panels (TPS, server CPU per transaction): the cost of encryption in A and in B
+    against threads.  `groups` holds, per side, its thread counts and per metric the
+    summary.json comparison entries (overhead_pct, overhead_ci_pct)."""
+    if not any(threads for threads, _ in groups):
+        return None
+
+    def draw(fig: Figure) -> None:
+        axes = fig.subplots(1, 2, sharex=True)
+        every = sorted({t for threads, _ in groups for t in threads})
+        for ax, metric in zip(axes, METRIC_STYLE, strict=True):
+            for k, ((threads, comps), label) in enumerate(zip(groups, labels, strict=True)):
+                if threads:
+                    style = {**SIDE_STYLE[k], "label": label}
+                    cost_points(ax, _dodge(threads, k, 2), comps[metric], style)
+            _zero_line(ax)
+            threads_axis(ax, every)
+            ax.set_title(METRIC_STYLE[metric]["label"])
+        axes[0].set_ylabel(COST_LABEL)
+        axes[0].legend(loc="best")
+        fig.suptitle(f"Cost of encryption, {title} (bars: 95% CI; filled: CI excludes 0)")
+
+    return render_svg(
+        draw, f"compare-{title}", (9.6, 3.3), f"cost of encryption, {labels[0]} and {labels[1]}"
+    )
+
+
+def crypto_svg(crypto: Mapping[str, Any]) -> str | None:
+    """Crypto capacity bars from `CryptoCapacity.to_json()`: MB/s per cipher at 16 KiB (an
+    InnoDB page) with and without AES-NI, and signatures/s for RSA/ECDSA; one core each."""
+    from encbench.crypto import PAGE_BYTES
+
+    ciphers = [
+        c
+        for c in crypto.get("ciphers", [])
+        if c.get("cores") == 1 and c.get("block_bytes") == PAGE_BYTES
+    ]
+    asym = [a for a in crypto.get("asymmetric", []) if a.get("cores") == 1 and a.get("accel")]
+    if not ciphers and not asym:
+        return None
+    names = list(dict.fromkeys(_cipher_label(c) for c in ciphers))
+    rows = max(len(names), len(asym))
+
+    def draw(fig: Figure) -> None:
+        axes = fig.subplots(1, int(bool(names)) + int(bool(asym)), squeeze=False)[0]
+        if names:
+            _cipher_bars(axes[0], ciphers, names)
+        if asym:
+            _sign_bars(axes[-1], asym)
+
+    return render_svg(draw, "crypto", (9.6, 1.3 + 0.36 * rows), "crypto capacity bars")
+
+
+def _cipher_label(entry: Mapping[str, Any]) -> str:
+    direction = entry.get("direction", "encrypt")
+    return str(entry["cipher"]) + ("" if direction == "encrypt" else f" ({direction})")
+
+
+def _cipher_bars(ax: Axes, ciphers: list[Mapping[str, Any]], names: list[str]) -> None:
+    by_key = {(_cipher_label(c), bool(c.get("accel"))): c for c in ciphers}
+    height = 0.38
+    for accel, shift, fill, hatch in ((True, -0.2, "#0072b2", ""), (False, 0.2, "white", "////")):
+        ys, values = [], []
+        for i, name in enumerate(names):
+            entry = by_key.get((name, accel))
+            if entry is not None and entry.get("mb_per_s_mean") is not None:
+                ys.append(i + shift)
+                values.append(float(entry["mb_per_s_mean"]))
+        if not ys:
+            continue
+        bars = ax.barh(
+            ys,
+            values,
+            height=height,
+            color=fill,
+            edgecolor="#0072b2",
+            hatch=hatch,
+            label="AES-NI on" if accel else "AES-NI off",
+        )
+        ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], padding=2, fontsize=7.5)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.grid(axis="y", visible=False)
+    ax.margins(x=0.18)
+    ax.set_xlabel("MB/s, 16 KiB blocks, one core (MB = 10⁶ bytes)")
+    ax.set_title("Symmetric ciphers (openssl speed)")
+    ax.legend(loc="lower right")
+
+
+def _sign_bars(ax: Axes, asym: list[Mapping[str, Any]]) -> None:
+    names = [str(a["algorithm"]) for a in asym]
+    values = [float(a["sign_per_s_mean"]) for a in asym]
+    bars = ax.barh(range(len(names)), values, height=0.5, color="#cc79a7", edgecolor="#7a3d63")
+    ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], padding=2, fontsize=7.5)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.grid(axis="y", visible=False)
+    ax.margins(x=0.18)
+    ax.set_xlabel("signatures/s, one core")
+    ax.set_title("Public-key signing (openssl speed)")
