@@ -11,8 +11,8 @@ demo: setup
 	$(VENV)/encbench run
 
 lint: setup
-	$(VENV)/ruff check encbench tests
-	$(VENV)/ruff format --check encbench tests
+	$(VENV)/ruff check encbench tests benchmarks
+	$(VENV)/ruff format --check encbench tests benchmarks
 	$(VENV)/mypy encbench
 
 unit: setup

@@ -303,7 +303,7 @@ def test_measuring_runs_repeats_round_robin_and_aggregates_mean_and_stdev(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fake = FakeOpenssl()
-    monkeypatch.setattr(crypto, "run", fake)
+    monkeypatch.setattr(crypto.measure, "run", fake)
     plan = crypto.Plan(
         (
             crypto.SpeedJob("aes-128-gcm", (16, 16384)),
@@ -329,7 +329,7 @@ def test_measuring_runs_repeats_round_robin_and_aggregates_mean_and_stdev(
 
 
 def test_a_multi_core_run_that_lost_a_child_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(crypto, "run", FakeOpenssl(children=1))
+    monkeypatch.setattr(crypto.measure, "run", FakeOpenssl(children=1))
     plan = crypto.Plan((crypto.SpeedJob("aes-256-gcm", (16384,), cores=2),), 1, 1, False)
     with pytest.raises(ToolError, match="1 of 2 openssl processes"):
         crypto.measure_speeds(plan)
@@ -339,7 +339,7 @@ def test_output_for_another_cipher_than_asked_is_an_error(monkeypatch: pytest.Mo
     def wrong(argv: Sequence[str], **_: Any) -> subprocess.CompletedProcess[str]:
         return subprocess.CompletedProcess(list(argv), 0, "+H:16384\n+F:25:AES-128-CBC:1.0\n", "")
 
-    monkeypatch.setattr(crypto, "run", wrong)
+    monkeypatch.setattr(crypto.measure, "run", wrong)
     plan = crypto.Plan((crypto.SpeedJob("aes-128-gcm", (16384,)),), 1, 1, False)
     with pytest.raises(ToolError, match="could not read openssl speed output"):
         crypto.measure_speeds(plan)

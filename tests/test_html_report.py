@@ -9,7 +9,6 @@ import random
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -170,7 +169,8 @@ def test_plots_are_identical_when_drawn_twice() -> None:
     assert plots.crypto_svg(golden_crypto()) == plots.crypto_svg(golden_crypto())
 
 
-def test_a_thousand_runs_render_in_under_five_seconds() -> None:
+def test_a_thousand_runs_render_every_plot() -> None:
+    # How long it takes is a benchmark, not a test: benchmarks/report_render.py.
     prof = profile.parse(
         'name = "big"\n[measure]\nworkloads = ["oltp_read_only", "oltp_point_select"]\n'
         'regimes = ["in-memory", "io-bound"]\nthreads = [1, 4, 16, 64]\nmax_rounds = 1000\n',
@@ -181,13 +181,9 @@ def test_a_thousand_runs_render_in_under_five_seconds() -> None:
     effects = {c: (32 if i < 4 else 31, 0.05 * (i % 3), 0.03) for i, c in enumerate(cells)}
     runs = synthetic_runs(effects)
     assert len(runs) == 1000
-    started = time.perf_counter()
     data = summary.build(runs, prof, None, {"cpu": {"cores": 2}})
     page = html_report.render_html(data, golden_crypto())
-    elapsed = time.perf_counter() - started
-    print(f"summary.build + render_html of 1000 runs: {elapsed:.2f} s")
     assert page.count("<svg") == 3 * 4 + 1
-    assert elapsed < 5.0
 
 
 # ------------------------------------------------------------------ as a user sees it

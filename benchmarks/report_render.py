@@ -1,0 +1,70 @@
+"""Benchmark (not a test): how long `encbench report DIR` takes for a results directory of
+1000 runs, as a user runs it (a fresh process: imports included).  The goal is < 5 s.
+
+    .venv/bin/python -m benchmarks.report_render [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from encbench import profile
+from encbench.results.store import ResultStore
+from encbench.study import plan
+from tests.test_html_report import synthetic_runs
+
+PROFILE = """name = "big"
+[measure]
+workloads = ["oltp_read_only", "oltp_point_select"]
+regimes = ["in-memory", "io-bound"]
+threads = [1, 4, 16, 64]
+max_rounds = 1000
+"""
+GOLDEN = Path(__file__).parent.parent / "tests" / "golden" / "report"
+
+
+def make_results(directory: Path) -> None:
+    prof = profile.parse(PROFILE, "big.toml")
+    cells = plan.cells(prof)
+    # 16 cells × 31 or 32 rounds × 2 variants = 1000 runs
+    effects = {c: (32 if i < 4 else 31, 0.05 * (i % 3), 0.03) for i, c in enumerate(cells)}
+    store = ResultStore.create(directory, prof.name, PROFILE)
+    for run in synthetic_runs(effects):
+        store.append(run)
+    for name in ("servers.json", "environment.json", "crypto.json"):
+        shutil.copy(GOLDEN / name, directory / name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        results = Path(tmp) / "r"
+        make_results(results)
+        times = []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            subprocess.run(
+                [sys.executable, "-m", "encbench", "report", str(results)],
+                check=True,
+                capture_output=True,
+            )
+            times.append(time.perf_counter() - started)
+        runs = len(ResultStore.open(results).runs())
+    print(
+        f"encbench report, {runs} runs: mean {statistics.mean(times):.2f} s, "
+        f"stdev {statistics.stdev(times):.2f} s, min {min(times):.2f} s, "
+        f"max {max(times):.2f} s over {args.repeat} runs"
+    )
+
+
+if __name__ == "__main__":
+    main()
