@@ -67,11 +67,11 @@ def is_our_server(entry: Entry) -> bool:
     return entry.defaults_file.encode() in cmdline
 
 
-def remove_sandbox_files(root: Path, socket_dir: Path) -> None:
+def remove_sandbox_files(root: Path, socket_dir: Path | None = None) -> None:
     """Delete a sandbox directory, but only one that encbench created (it holds the marker)."""
     if (root / SANDBOX_MARKER).exists():
         shutil.rmtree(root, ignore_errors=True)
-    if socket_dir.name.startswith("encbench-") and socket_dir.is_dir():
+    if socket_dir and socket_dir.name.startswith("encbench-") and socket_dir.is_dir():
         shutil.rmtree(socket_dir, ignore_errors=True)
 
 

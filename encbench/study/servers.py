@@ -11,11 +11,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from encbench import proof
+from encbench import proc, proof
 from encbench.errors import BadInput
 from encbench.profile import Profile, Regime
 from encbench.results.store import ResultStore
-from encbench.servers import keys
+from encbench.servers import keys, registry
 from encbench.servers.mariadb import SandboxServer
 from encbench.servers.variants import (
     VARIANTS,
@@ -47,6 +47,21 @@ def check_disk(path: Path, profile: Profile) -> None:
         )
 
 
+def clear_stale_sandbox(root: Path) -> None:
+    """A run killed outright (SIGKILL, power loss) leaves its sandbox behind, perhaps with its
+    server still running on it; --resume must neither start a second server on that data
+    directory nor silently kill the first."""
+    if not root.exists():
+        return
+    for entry in registry.entries():
+        if Path(entry.root) == root and proc.pid_alive(entry.server_pid):
+            raise BadInput(
+                f"a server from an earlier run still uses {root} (pid {entry.server_pid}): "
+                "run `encbench clean` first"
+            )
+    registry.remove_sandbox_files(root)
+
+
 def redact(options: dict[str, str]) -> dict[str, str]:
     """Options as recorded with the results: the key file's path is not published."""
     return {
@@ -68,6 +83,8 @@ class ServerPair:
         self.private = keys.private_dir(store.path)
         self.key_file = keys.key_file(self.private)
         sandbox = store.path / "sandbox"
+        for variant in VARIANTS:
+            clear_stale_sandbox(sandbox / variant)
         self.servers: dict[Variant, SandboxServer] = {
             v: SandboxServer(v, sandbox / v) for v in VARIANTS
         }

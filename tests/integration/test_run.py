@@ -131,3 +131,36 @@ def test_clean_stops_the_server_of_a_run_that_was_killed(tmp_path: Path, state_d
             time.sleep(0.1)
     assert not root.exists()
     assert "nothing to clean" in encbench("clean", env={"XDG_STATE_HOME": str(state_dir)}).stdout
+
+
+def test_a_run_killed_outright_resumes_after_clean(tmp_path: Path, state_dir: Path) -> None:
+    prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=3, max_rounds=3)
+    out = tmp_path / "out"
+    env = {"XDG_STATE_HOME": str(state_dir)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", str(prof), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+    deadline = time.monotonic() + 180
+    while len(runs_of(out)) < 2 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.2)
+    child.kill()  # SIGKILL: no clean-up runs; its servers outlive it
+    child.wait()
+    orphans = [p for p in processes_owned_by(child.pid) if "mariadbd" in p]
+    assert orphans, "the killed run's servers should still be running"
+
+    refused = encbench("run", "--resume", str(out), env=env)
+    assert refused.returncode == 2
+    assert "run `encbench clean` first" in refused.stderr
+
+    assert encbench("clean", env=env).returncode == 0
+    for _ in range(100):
+        if not processes_owned_by(child.pid):
+            break
+        time.sleep(0.1)
+    assert processes_owned_by(child.pid) == []
+    resumed = encbench("run", "--resume", str(out), env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((out / "summary.json").read_text())["cells"][0]["rounds"] == 3
