@@ -4,7 +4,6 @@ readable as a user sees it in a browser."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import shutil
@@ -20,6 +19,7 @@ from encbench.report import html as html_report
 from encbench.report import plots, summary
 from encbench.results.schema import CellKey, RunRecord
 from encbench.study import plan
+from tests.helpers import skip_unless_ci
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
 
@@ -192,11 +192,7 @@ def test_a_thousand_runs_render_every_plot() -> None:
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
     if found is None:
-        reason = "chromium is not installed: run scripts/setup-test-extras.sh (as root)"
-        # CI installs it (make test): there a missing browser is a failure, not a skip.
-        if os.environ.get("CI"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        skip_unless_ci("chromium is not installed: run scripts/setup-test-extras.sh (as root)")
     return found
 
 

@@ -218,6 +218,9 @@ class SandboxServer:
             database=database,
             connect_timeout=int(timeout_s),
             autocommit=True,
+            # PyMySQL negotiates TLS whenever the server offers it, even over the socket: the
+            # harness's own status reads must not be TLS handshakes on a server under study.
+            ssl_disabled=True,
         )
 
     @contextlib.contextmanager

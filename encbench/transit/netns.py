@@ -1,0 +1,238 @@
+"""Two emulated hosts on one machine: network namespaces `encb-<id>-c` (client) and
+`encb-<id>-s` (server) joined by a veth pair on a /30 of 10.213.0.0/16, with netem delay on both
+ends (half the round-trip time each, so a request and its answer each pay one half) and an
+optional rate limit.
+
+Every link is recorded under $XDG_STATE_HOME/encbench/netns/ with the pid of the run that made
+it, so that `clean_stale()` can remove what a killed run left, and only that.  Where the
+machine forbids namespaces (not root, no CAP_NET_ADMIN, a kernel without veth or netem),
+`NetnsUnavailable` says so; the caller can then report loopback results only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.errors import BadInput, EncbenchError, ToolError
+
+PREFIX = "encb-"
+MAX_DELAY_MS = 10_000.0
+CLONE_NEWNET = 0x40000000
+IP_HINT = "needs root and iproute2 (apt-get install iproute2)"
+
+
+class NetnsUnavailable(EncbenchError):
+    """Namespaces or delay emulation are not possible here; measure on loopback only."""
+
+
+@dataclass(frozen=True)
+class Link:
+    id: str
+    client_ns: str
+    server_ns: str
+    client_addr: str
+    server_addr: str
+    rtt_ms: float
+    rate_mbit: float | None
+    owner_pid: int
+
+
+def check_delay(rtt_ms: float) -> float:
+    if not 0 <= rtt_ms <= MAX_DELAY_MS:
+        raise BadInput(
+            f"round-trip time {rtt_ms} ms is out of range: use 0 to {MAX_DELAY_MS:.0f} ms"
+        )
+    return rtt_ms
+
+
+def check_rate(rate_mbit: float | None) -> float | None:
+    if rate_mbit is not None and not 0 < rate_mbit <= 100_000:
+        raise BadInput(f"rate limit {rate_mbit} Mbit/s is out of range: use 0 < rate ≤ 100000")
+    return rate_mbit
+
+
+def exec_prefix(ns: str) -> list[str]:
+    """Prefix for argv to run a program inside a namespace; `ip netns exec` execs the program
+    itself, so the pid a caller gets from Popen is the program's."""
+    return [_ip(), "netns", "exec", ns]
+
+
+def run_in(ns: str, argv: Sequence[str], *, phase: str, timeout_s: float = 30) -> str:
+    return proc.run([*exec_prefix(ns), *argv], phase=phase, timeout_s=timeout_s).stdout
+
+
+def _ip() -> str:
+    found = proc.which("ip")
+    if found is None:
+        raise NetnsUnavailable(f"`ip` not found: {IP_HINT}")
+    return found
+
+
+def _ipcmd(*args: str, phase: str) -> None:
+    proc.run([_ip(), *args], phase=phase, timeout_s=30)
+
+
+def namespaces() -> list[str]:
+    out = proc.run([_ip(), "netns", "list"], phase="ip netns list", timeout_s=30).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+# -- registry ---------------------------------------------------------------------------------
+def registry_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    path = Path(base) / "encbench" / "netns"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _record(link: Link) -> Path:
+    return registry_dir() / f"{link.id}.json"
+
+
+def recorded() -> list[Link]:
+    found = []
+    for path in sorted(registry_dir().glob("*.json")):
+        try:
+            found.append(Link(**json.loads(path.read_text())))
+        except (OSError, ValueError, TypeError):
+            continue
+    return found
+
+
+def clean_stale() -> list[str]:
+    """Remove the namespaces of recorded links whose run is dead; one line per action."""
+    actions = []
+    for link in recorded():
+        if proc.pid_alive(link.owner_pid):
+            continue
+        actions += _remove(link)
+        _record(link).unlink(missing_ok=True)
+        actions.append(f"forgot link {link.id} of dead run {link.owner_pid}")
+    return actions
+
+
+# -- the link ---------------------------------------------------------------------------------
+def _new_link(rtt_ms: float, rate_mbit: float | None) -> Link:
+    link_id = secrets.token_hex(3)
+    third, fourth = secrets.randbelow(256), 4 * secrets.randbelow(64)
+    return Link(
+        id=link_id,
+        client_ns=f"{PREFIX}{link_id}-c",
+        server_ns=f"{PREFIX}{link_id}-s",
+        client_addr=f"10.213.{third}.{fourth + 1}",
+        server_addr=f"10.213.{third}.{fourth + 2}",
+        rtt_ms=rtt_ms,
+        rate_mbit=rate_mbit,
+        owner_pid=os.getpid(),
+    )
+
+
+def _shape(ns: str, dev: str, rtt_ms: float, rate_mbit: float | None) -> None:
+    """netem for delay (with its own rate option); tbf when only a rate is asked, which also
+    works on kernels built without netem."""
+    if rtt_ms > 0:
+        qdisc = ["netem", "delay", f"{rtt_ms / 2:.3f}ms", "limit", "100000"]
+        if rate_mbit is not None:
+            qdisc += ["rate", f"{rate_mbit}mbit"]
+    elif rate_mbit is not None:
+        qdisc = ["tbf", "rate", f"{rate_mbit}mbit", "burst", "256kbit", "latency", "1s"]
+    else:
+        return
+    try:
+        run_in(ns, ["tc", "qdisc", "add", "dev", dev, "root", *qdisc], phase="tc qdisc add")
+    except ToolError as exc:
+        raise NetnsUnavailable(
+            f"cannot emulate the link ({' '.join(qdisc[:1])}): {exc.tail.strip() or exc}; "
+            "this kernel may lack sch_netem — loopback results only"
+        ) from exc
+
+
+def _create(link: Link) -> None:
+    dev_c, dev_s = f"encb{link.id}c", f"encb{link.id}s"
+    _ipcmd("netns", "add", link.client_ns, phase="ip netns add")
+    _ipcmd("netns", "add", link.server_ns, phase="ip netns add")
+    _ipcmd("link", "add", dev_c, "type", "veth", "peer", "name", dev_s, phase="ip link add veth")
+    for ns, dev, addr in (
+        (link.client_ns, dev_c, link.client_addr),
+        (link.server_ns, dev_s, link.server_addr),
+    ):
+        _ipcmd("link", "set", dev, "netns", ns, phase="ip link set netns")
+        _ipcmd("-n", ns, "addr", "add", f"{addr}/30", "dev", dev, phase="ip addr add")
+        _ipcmd("-n", ns, "link", "set", dev, "up", phase="ip link up")
+        _ipcmd("-n", ns, "link", "set", "lo", "up", phase="ip link up lo")
+        _shape(ns, dev, link.rtt_ms, link.rate_mbit)
+
+
+def _remove(link: Link) -> list[str]:
+    """Delete both namespaces; deleting a namespace destroys the veth end inside it, and a veth
+    pair dies with either end, so nothing else is left.  Never raises."""
+    actions = []
+    present = set(namespaces())
+    for ns in (link.client_ns, link.server_ns):
+        if ns in present and ns.startswith(PREFIX):
+            with contextlib.suppress(ToolError):
+                _ipcmd("netns", "del", ns, phase="ip netns del")
+                actions.append(f"removed namespace {ns}")
+    # A veth created before it was moved into a namespace lives in ours; remove it too.
+    with contextlib.suppress(ToolError):
+        proc.run(
+            [_ip(), "link", "del", f"encb{link.id}c"],
+            phase="ip link del",
+            timeout_s=30,
+            check=False,
+        )
+    return actions
+
+
+@contextlib.contextmanager
+def two_hosts(rtt_ms: float = 0.0, rate_mbit: float | None = None) -> Iterator[Link]:
+    """Create the link, yield it, and remove it on success, error, KeyboardInterrupt or the
+    Interrupted that the CLI raises on SIGTERM."""
+    check_delay(rtt_ms)
+    check_rate(rate_mbit)
+    if os.geteuid() != 0:
+        raise NetnsUnavailable(f"network namespaces {IP_HINT}; loopback results only")
+    link = _new_link(rtt_ms, rate_mbit)
+    # Recorded before creation: a run killed half-way still leaves a record to clean.
+    _record(link).write_text(json.dumps(asdict(link)))
+    try:
+        try:
+            _create(link)
+        except ToolError as exc:
+            raise NetnsUnavailable(
+                f"cannot create network namespaces here ({exc}); loopback results only"
+            ) from exc
+        yield link
+    finally:
+        _remove(link)
+        _record(link).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def entered(ns: str) -> Iterator[None]:
+    """Switch the calling thread into namespace `ns` and back.  Children started meanwhile
+    (a sandboxed mariadbd started by SandboxServer, which has no argv prefix hook) are born
+    inside it; sockets opened before stay where they were."""
+    libc: Any = ctypes.CDLL(None, use_errno=True)
+    original = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    target = os.open(f"/run/netns/{ns}", os.O_RDONLY)
+    try:
+        if libc.setns(target, CLONE_NEWNET) != 0:
+            raise NetnsUnavailable(f"setns({ns}) failed: {os.strerror(ctypes.get_errno())}")
+        try:
+            yield
+        finally:
+            if libc.setns(original, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "could not return to the original namespace")
+    finally:
+        os.close(target)
+        os.close(original)

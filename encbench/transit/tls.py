@@ -1,0 +1,165 @@
+"""MariaDB's TLS options for one run, and the proof that a connection was (or was not) encrypted.
+
+The proof is the server's own view: `SHOW SESSION STATUS` run on the connection being judged
+reports the protocol and cipher the server negotiated for it (empty for a plain connection),
+and the global `Ssl_finished_accepts` counter grows by one per completed TLS handshake, so a
+run's delta says how many of its connections were encrypted without trusting the client.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from encbench import proc
+from encbench.errors import BadInput, ProofError
+from encbench.transit.pki import Pki
+
+# TLS 1.0 and 1.1 are left out on purpose: Debian's OpenSSL 3 refuses them at its default
+# security level, so a server configured for them would start and then fail every handshake.
+TLS_VERSIONS = ("TLSv1.2", "TLSv1.3")
+CLIENT_HINT = "install it: apt-get install mariadb-client"
+
+
+def check_tls_version(version: str) -> str:
+    if version not in TLS_VERSIONS:
+        raise BadInput(
+            f"TLS version {version!r} is not usable with this server: choose one of "
+            f"{', '.join(TLS_VERSIONS)}"
+        )
+    return version
+
+
+def server_options(
+    pki: Pki,
+    *,
+    tls_version: str = "TLSv1.3",
+    cipher: str | None = None,
+    require_secure_transport: bool = False,
+) -> dict[str, str]:
+    """Options to merge into a sandbox's option dict (as variants.server_options renders them).
+
+    `cipher` is an OpenSSL TLS 1.2 cipher name (e.g. the seed's DHE-RSA-AES256-SHA); TLS 1.3
+    suites are not chosen through ssl_cipher, so a cipher with TLSv1.3 is refused rather than
+    silently ignored."""
+    check_tls_version(tls_version)
+    options = {
+        "ssl_cert": str(pki.server_cert),
+        "ssl_key": str(pki.server_key),
+        "ssl_ca": str(pki.ca_cert),
+        "tls_version": tls_version,
+    }
+    if cipher is not None:
+        if tls_version != "TLSv1.2":
+            raise BadInput(f"ssl cipher {cipher!r} needs tls_version TLSv1.2 (TLS 1.3 ignores it)")
+        options["ssl_cipher"] = cipher
+    if require_secure_transport:
+        # Makes a plain connection fail instead of quietly measuring the wrong thing.
+        options["require_secure_transport"] = "ON"
+    return options
+
+
+@dataclass(frozen=True)
+class SessionTls:
+    """What the server negotiated for one connection; empty strings for a plain one."""
+
+    version: str
+    cipher: str
+
+    @property
+    def encrypted(self) -> bool:
+        return bool(self.cipher)
+
+
+def parse_session(text: str) -> SessionTls:
+    """Read Ssl_version and Ssl_cipher from `name=value` lines (connect.lua --proof) or from
+    the mariadb client's tab-separated `SHOW SESSION STATUS` output."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        for sep in ("=", "\t"):
+            name, found, value = line.partition(sep)
+            if found and name.strip() in ("Ssl_version", "Ssl_cipher"):
+                values[name.strip()] = value.strip()
+                break
+    if set(values) != {"Ssl_version", "Ssl_cipher"}:
+        raise ProofError("the server's Ssl_version/Ssl_cipher were not in the probe's output")
+    return SessionTls(values["Ssl_version"], values["Ssl_cipher"])
+
+
+def prove(session: SessionTls, *, encrypted: bool, what: str) -> None:
+    if encrypted and not session.encrypted:
+        raise ProofError(f"{what}: the server reports a plain connection, expected TLS")
+    if not encrypted and session.encrypted:
+        raise ProofError(
+            f"{what}: the server reports {session.version} {session.cipher}, expected plain"
+        )
+
+
+PROOF_SQL = "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cipher')"
+
+
+def client_session(
+    host: str, port: int, user: str, password: str, pki: Pki | None, workdir: Path
+) -> SessionTls:
+    """Connect with the mariadb client (TLS when `pki` is given, verifying the server
+    certificate against the run's CA) and ask the server what it negotiated.  The password
+    travels in MYSQL_PWD, not argv, where every local user could read it."""
+    argv = [proc.which("mariadb") or "mariadb", "--no-defaults", f"-h{host}", f"-P{port}"]
+    argv += [f"-u{user}", "--batch", "--skip-column-names"]
+    if pki is None:
+        argv.append("--skip-ssl")
+    else:
+        argv += ["--ssl", f"--ssl-ca={pki.ca_cert}", "--ssl-verify-server-cert"]
+        argv += [f"--ssl-cert={pki.client_cert}", f"--ssl-key={pki.client_key}"]
+    out = proc.run(
+        [*argv, "-e", PROOF_SQL],
+        phase="TLS proof (mariadb client)",
+        timeout_s=60,
+        cwd=workdir,
+        env={"MYSQL_PWD": password},
+        hint=CLIENT_HINT,
+    ).stdout
+    return parse_session(out)
+
+
+@dataclass(frozen=True)
+class TlsCounters:
+    """Server-wide handshake and session-resumption counters (MariaDB 10.11 names)."""
+
+    accepts: int
+    finished_accepts: int
+    sessions_reused: int
+    session_cache_hits: int
+    session_cache_misses: int
+
+    def minus(self, before: TlsCounters) -> TlsCounters:
+        return TlsCounters(
+            accepts=self.accepts - before.accepts,
+            finished_accepts=self.finished_accepts - before.finished_accepts,
+            sessions_reused=self.sessions_reused - before.sessions_reused,
+            session_cache_hits=self.session_cache_hits - before.session_cache_hits,
+            session_cache_misses=self.session_cache_misses - before.session_cache_misses,
+        )
+
+
+COUNTERS = {
+    "accepts": "Ssl_accepts",
+    "finished_accepts": "Ssl_finished_accepts",
+    "sessions_reused": "Ssl_sessions_reused",
+    "session_cache_hits": "Ssl_session_cache_hits",
+    "session_cache_misses": "Ssl_session_cache_misses",
+}
+
+
+def counters(status: Mapping[str, str]) -> TlsCounters:
+    """From SHOW GLOBAL STATUS; a server without TLS reports no such rows, read as zero."""
+    return TlsCounters(**{field: int(status.get(name) or 0) for field, name in COUNTERS.items()})
+
+
+def client_env(password: str) -> dict[str, str]:
+    """Environment for sysbench, connloop and the mariadb client: libmariadb reads MYSQL_PWD
+    when no password is given, which keeps it out of argv (only the same user can read a
+    process's environment)."""
+    return {"MYSQL_PWD": password, "HOME": os.environ.get("HOME", "/")}

@@ -1,0 +1,392 @@
+"""Encryption outside the server: stunnel (TLS) and an SSH port forward, each a context manager
+that owns its processes.
+
+Every daemon runs in its own process group with the ENCBENCH_OWNER marker, keeps its files
+(configuration, keys, log) in a private run directory, is ready when its port is in LISTEN
+state, and is stopped with SIGTERM, then SIGKILL, by its own pid.  Readiness is read from
+/proc/PID/net/tcp rather than by connecting: a probe connection would make stunnel or ssh
+open a real connection to MariaDB and count as an aborted connect in the server's status.
+That file shows the sockets of the daemon's own network namespace, so it also works for a
+daemon started inside one (see netns.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from encbench import proc
+from encbench.errors import BadInput, ToolError
+from encbench.servers import keys
+from encbench.transit.pki import Pki
+
+STUNNEL_HINT = "install it: apt-get install stunnel4"
+SSH_HINT = "install them: apt-get install openssh-server openssh-client"
+SSH_CIPHERS = (
+    "aes128-ctr",
+    "aes192-ctr",
+    "aes256-ctr",
+    "aes128-gcm@openssh.com",
+    "aes256-gcm@openssh.com",
+    "chacha20-poly1305@openssh.com",
+)
+SSH_KEY_TYPES = {"ed25519": ("-t", "ed25519"), "rsa4096": ("-t", "rsa", "-b", "4096")}
+SSH_KEY_TYPES |= {
+    "rsa2048": ("-t", "rsa", "-b", "2048"),
+    "ecdsa-p256": ("-t", "ecdsa", "-b", "256"),
+}
+PRIVSEP_DIR = Path("/run/sshd")
+_LISTEN = "0A"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def listening(pid: int, port: int) -> bool:
+    """Whether a TCP socket in pid's network namespace listens on `port`."""
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if fields[3] == _LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+class Daemon:
+    """One long-running helper process: started in its own group, stopped by its pid."""
+
+    def __init__(self, name: str, argv: Sequence[str], log: Path, port: int) -> None:
+        self.name = name
+        self.argv = list(argv)
+        self.log = log
+        self.port = port
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout_s: float = 20) -> None:
+        with open(self.log, "ab") as out:
+            try:
+                self.process = subprocess.Popen(
+                    self.argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=proc.child_env(),
+                    start_new_session=True,
+                )
+            except FileNotFoundError as exc:
+                raise BadInput(f"{self.argv[0]} not found") from exc
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self.stop()
+                raise ToolError(
+                    f"{self.name} exited during start-up",
+                    argv=self.argv,
+                    phase=f"start {self.name}",
+                    tail=proc.tail(self.log),
+                    hint=f"see {self.log}",
+                )
+            if listening(self.process.pid, self.port):
+                return
+            time.sleep(0.02)
+        self.stop()
+        raise ToolError(
+            f"{self.name} did not listen on port {self.port} within {timeout_s:.0f} s",
+            argv=self.argv,
+            phase=f"start {self.name}",
+            tail=proc.tail(self.log),
+        )
+
+    def stop(self) -> None:
+        """SIGTERM to the group, then SIGKILL; never raises."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
+            proc.kill_group(process.pid, sig)
+            try:
+                process.wait(timeout=wait_s)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        # Children (an sshd session process) live in the same group and must go too.
+        proc.kill_group(process.pid, signal.SIGKILL)
+
+    @property
+    def pid(self) -> int:
+        if self.process is None:
+            raise RuntimeError(f"{self.name} is not running")
+        return self.process.pid
+
+
+@contextlib.contextmanager
+def running(daemon: Daemon) -> Iterator[Daemon]:
+    daemon.start()
+    try:
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+def _run_dir(run_dir: Path, name: str) -> Path:
+    path = keys.private_dir(run_dir) / name
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+# -- stunnel ----------------------------------------------------------------------------------
+def stunnel_conf(
+    *,
+    client: bool,
+    accept: tuple[str, int],
+    connect: tuple[str, int],
+    pki: Pki,
+    log: Path,
+    tls_version: str = "TLSv1.3",
+) -> str:
+    """stunnel configuration; foreground and no pid file, so the Popen pid is the daemon."""
+    lines = ["foreground = yes", "pid =", f"output = {log}", "debug = notice", "[mariadb]"]
+    lines += [f"accept = {accept[0]}:{accept[1]}", f"connect = {connect[0]}:{connect[1]}"]
+    lines += [f"sslVersion = {tls_version}", f"CAfile = {pki.ca_cert}"]
+    # The MariaDB handshake is a ping-pong of small packets: no Nagle delay on either socket.
+    lines += ["socket = l:TCP_NODELAY=1", "socket = r:TCP_NODELAY=1"]
+    if client:
+        # Verify the server like a careful client would, against the run's own CA.
+        lines += ["client = yes", "verifyChain = yes", f"checkIP = {connect[0]}"]
+        lines += [f"cert = {pki.client_cert}", f"key = {pki.client_key}"]
+    else:
+        lines += [f"cert = {pki.server_cert}", f"key = {pki.server_key}"]
+    return "\n".join(lines) + "\n"
+
+
+def _stunnel(run_dir: Path, name: str, conf_text: str, port: int, prefix: Sequence[str]) -> Daemon:
+    binary = proc.which("stunnel4") or proc.which("stunnel")
+    if binary is None:
+        raise BadInput(f"stunnel not found: {STUNNEL_HINT}")
+    conf = run_dir / f"{name}.conf"
+    conf.write_text(conf_text)
+    return Daemon(name, [*prefix, binary, str(conf)], run_dir / f"{name}.out", port)
+
+
+@contextlib.contextmanager
+def stunnel(
+    run_dir: Path,
+    pki: Pki,
+    *,
+    db: tuple[str, int],
+    server_listen: tuple[str, int] | None = None,
+    tls_version: str = "TLSv1.3",
+    server_prefix: Sequence[str] = (),
+    client_prefix: Sequence[str] = (),
+) -> Iterator[int]:
+    """A server-side stunnel in front of MariaDB's TCP port `db` and a client-side stunnel
+    connecting to it; yields the client's loopback port, where clients connect in plain.
+
+    The prefixes (e.g. netns.exec_prefix(name)) place each side on its own emulated host."""
+    directory = _run_dir(run_dir, "stunnel")
+    server_listen = server_listen or (db[0], free_port(db[0]))
+    local = ("127.0.0.1", free_port())
+    server_conf = stunnel_conf(
+        client=False,
+        accept=server_listen,
+        connect=db,
+        pki=pki,
+        log=directory / "server.log",
+        tls_version=tls_version,
+    )
+    client_conf = stunnel_conf(
+        client=True,
+        accept=local,
+        connect=server_listen,
+        pki=pki,
+        log=directory / "client.log",
+        tls_version=tls_version,
+    )
+    server = _stunnel(directory, "stunnel-server", server_conf, server_listen[1], server_prefix)
+    client = _stunnel(directory, "stunnel-client", client_conf, local[1], client_prefix)
+    with running(server), running(client):
+        yield local[1]
+
+
+# -- ssh --------------------------------------------------------------------------------------
+def check_cipher(cipher: str) -> str:
+    if cipher not in SSH_CIPHERS:
+        raise BadInput(f"unknown SSH cipher {cipher!r}: choose one of {', '.join(SSH_CIPHERS)}")
+    return cipher
+
+
+def _keygen(path: Path, key_type: str) -> Path:
+    if key_type not in SSH_KEY_TYPES:
+        raise BadInput(
+            f"unknown SSH key type {key_type!r}: choose one of {', '.join(SSH_KEY_TYPES)}"
+        )
+    if not path.exists():
+        proc.run(
+            [
+                "ssh-keygen",
+                "-q",
+                *SSH_KEY_TYPES[key_type],
+                "-N",
+                "",
+                "-C",
+                "encbench",
+                "-f",
+                str(path),
+            ],
+            phase="ssh-keygen",
+            timeout_s=120,
+            hint=SSH_HINT,
+        )
+    return path
+
+
+def sshd_config(
+    *,
+    listen: tuple[str, int],
+    host_key: Path,
+    authorized_keys: Path,
+    cipher: str,
+    user: str,
+    db: tuple[str, int],
+) -> str:
+    return (
+        "\n".join(
+            [
+                f"ListenAddress {listen[0]}:{listen[1]}",
+                f"HostKey {host_key}",
+                "PidFile none",
+                # PAM would consult the system's login stack; public keys are all we need.
+                "UsePAM no",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "PubkeyAuthentication yes",
+                f"AuthorizedKeysFile {authorized_keys}",
+                # The key files sit in a temporary run directory, not a home directory.
+                "StrictModes no",
+                f"AllowUsers {user}",
+                "PermitRootLogin prohibit-password",
+                f"Ciphers {cipher}",
+                "AllowTcpForwarding local",
+                f"PermitOpen {db[0]}:{db[1]}",
+                "PermitTTY no",
+                "X11Forwarding no",
+                "AllowAgentForwarding no",
+                "LogLevel ERROR",
+            ]
+        )
+        + "\n"
+    )
+
+
+@contextlib.contextmanager
+def _privsep_dir() -> Iterator[None]:
+    """sshd started as root insists on its privilege-separation directory; Debian creates it
+    only when the ssh service starts, which we must not do.  Made if missing, removed after."""
+    created = False
+    if os.geteuid() == 0 and not PRIVSEP_DIR.exists():
+        PRIVSEP_DIR.mkdir(mode=0o755)
+        created = True
+    try:
+        yield
+    finally:
+        if created:
+            with contextlib.suppress(OSError):
+                PRIVSEP_DIR.rmdir()
+
+
+@contextlib.contextmanager
+def ssh_tunnel(
+    run_dir: Path,
+    *,
+    db: tuple[str, int],
+    cipher: str = "aes128-gcm@openssh.com",
+    key_type: str = "ed25519",
+    sshd_listen: tuple[str, int] | None = None,
+    server_prefix: Sequence[str] = (),
+    client_prefix: Sequence[str] = (),
+) -> Iterator[int]:
+    """A private sshd (generated host and client keys, one explicit cipher) and `ssh -N -L`
+    forwarding a loopback port to MariaDB's `db` address; yields that local port."""
+    check_cipher(cipher)
+    sshd_bin = proc.which("sshd")
+    if sshd_bin is None or proc.which("ssh") is None:
+        raise BadInput(f"sshd/ssh not found: {SSH_HINT}")
+    directory = _run_dir(run_dir, "ssh")
+    host_key = _keygen(directory / f"host_{key_type}", key_type)
+    client_key = _keygen(directory / f"client_{key_type}", key_type)
+    authorized = directory / "authorized_keys"
+    authorized.write_text(Path(f"{client_key}.pub").read_text())
+    listen = sshd_listen or ("127.0.0.1", free_port())
+    user = _user()
+    config = directory / "sshd_config"
+    config.write_text(
+        sshd_config(
+            listen=listen,
+            host_key=host_key,
+            authorized_keys=authorized,
+            cipher=cipher,
+            user=user,
+            db=db,
+        )
+    )
+    known_hosts = directory / "known_hosts"
+    host_pub = Path(f"{host_key}.pub").read_text().split()
+    known_hosts.write_text(f"[{listen[0]}]:{listen[1]} {host_pub[0]} {host_pub[1]}\n")
+    local = free_port()
+    sshd = Daemon(
+        "sshd",
+        [*server_prefix, sshd_bin, "-D", "-e", "-f", str(config)],
+        directory / "sshd.log",
+        listen[1],
+    )
+    client = Daemon(
+        "ssh",
+        [
+            *client_prefix,
+            proc.which("ssh") or "ssh",
+            "-N",
+            "-F",
+            "/dev/null",
+            "-i",
+            str(client_key),
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            f"UserKnownHostsFile={known_hosts}",
+            "-o",
+            f"Ciphers={cipher}",
+            "-o",
+            "ExitOnForwardFailure=yes",
+            "-L",
+            f"127.0.0.1:{local}:{db[0]}:{db[1]}",
+            "-p",
+            str(listen[1]),
+            f"{user}@{listen[0]}",
+        ],
+        directory / "ssh.log",
+        local,
+    )
+    with _privsep_dir(), running(sshd), running(client):
+        yield local
+
+
+def _user() -> str:
+    return pwd.getpwuid(os.geteuid()).pw_name
