@@ -132,6 +132,42 @@ def prediction_table(cells: list[dict[str, Any]]) -> str:
     )
 
 
+def _metric_in_words(cells: list[dict[str, Any]], metric: str, noun: str) -> str:
+    """One clause per metric: the significant effects with their size, then where there was
+    none, then where the noise left it open — the reader's three questions, in that order."""
+    effects, none, open_ = [], [], []
+    for c in cells:
+        comp = c["comparisons"][metric]
+        verdict: str = comp["verdict"]
+        if verdict.startswith("no measurable"):
+            none.append(c)
+        elif verdict.startswith("inconclusive"):
+            open_.append(c)
+        else:
+            effects.append(f"{verdict.split(' (')[0]} at {_threads(c['threads'])}")
+    parts = list(effects)
+    if none:
+        widest = max(c["comparisons"][metric]["halfwidth_pct"] for c in none)
+        parts.append(f"no measurable difference at {_thread_list(none)} (±{widest:.1f}% or less)")
+    if open_:
+        # A cell of one round has no interval (None): it has no noise figure to offer.
+        noise = [hw for c in open_ if (hw := c["comparisons"][metric]["halfwidth_pct"])]
+        if not noise:
+            span = "fewer than 2 rounds"
+        elif len(noise) == 1:
+            span = f"noise ±{noise[0]:.1f}%"
+        else:
+            span = f"noise ±{min(noise):.1f}–{max(noise):.1f}%"
+        parts.append(f"inconclusive at {_thread_list(open_)} ({span})")
+    return f"{noun}: " + "; ".join(parts)
+
+
+def _thread_list(cells: list[dict[str, Any]]) -> str:
+    counts = [str(c["threads"]) for c in cells]
+    joined = counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+    return f"{joined} thread{'s' if counts != ['1'] else ''}"
+
+
 def summary_in_words(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> list[str]:
     lines = []
     for (workload, regime), cells in groups.items():
@@ -139,14 +175,9 @@ def summary_in_words(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> lis
         if not done:
             lines.append(f"- **{workload}, {regime}**: not measured yet.")
             continue
-        parts = []
-        for c in done:
-            verdict = c["comparisons"]["tps"]["verdict"]
-            cpu = c["comparisons"]["cpu_ms_per_txn"]["verdict"]
-            parts.append(
-                f"{_threads(c['threads'])}: throughput {verdict}; server CPU per transaction {cpu}"
-            )
-        lines.append(f"- **{workload}, {regime}**: " + "; ".join(parts) + ".")
+        throughput = _metric_in_words(done, "tps", "throughput")
+        cpu = _metric_in_words(done, "cpu_ms_per_txn", "server CPU per transaction")
+        lines.append(f"- **{workload}, {regime}**: {throughput}. {cpu[0].upper()}{cpu[1:]}.")
     return lines
 
 
