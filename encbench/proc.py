@@ -151,3 +151,21 @@ def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def parse_proc_stat(text: str, ticks_per_s: float) -> tuple[float, float]:
+    """(busy, steal) seconds summed over all CPUs from the `cpu` line of /proc/stat: user
+    nice system idle iowait irq softirq steal [guest guest_nice]; guest time is already in
+    user, idle and iowait are not busy."""
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and fields[0] == "cpu":
+            v = [int(x) for x in fields[1:]] + [0] * 8
+            busy = v[0] + v[1] + v[2] + v[5] + v[6]
+            return busy / ticks_per_s, v[7] / ticks_per_s
+    raise ValueError("no aggregate 'cpu' line in /proc/stat")
+
+
+def machine_cpu_s() -> tuple[float, float]:
+    """(busy, steal) CPU seconds of the whole machine so far, all CPUs together."""
+    return parse_proc_stat(Path("/proc/stat").read_text(), os.sysconf("SC_CLK_TCK"))

@@ -47,7 +47,6 @@ from encbench.crypto.parse import (
     parse_evp_speed,
     parse_ldd,
     parse_openssl_version,
-    parse_proc_stat,
 )
 from encbench.crypto.plan import (
     HEADLINE_BLOCKS,
@@ -68,6 +67,7 @@ from encbench.crypto.results import (
     LinkedLib,
     Stat,
 )
+from encbench.proc import parse_proc_stat  # lives in proc: the at-rest study reads it too
 
 __all__ = [
     "ASYMMETRIC",

@@ -25,7 +25,6 @@ from encbench.crypto.parse import (
     parse_evp_speed,
     parse_ldd,
     parse_openssl_version,
-    parse_proc_stat,
 )
 from encbench.crypto.plan import Plan, SpeedJob, default_plan, quick_plan
 from encbench.crypto.results import (
@@ -37,7 +36,7 @@ from encbench.crypto.results import (
     Stat,
 )
 from encbench.errors import EncbenchError, ToolError
-from encbench.proc import run
+from encbench.proc import machine_cpu_s, run
 
 
 def _ia32cap_env(accel: bool) -> dict[str, str]:
@@ -197,7 +196,7 @@ def read_openssl_version() -> OpensslVersion:
 
 def _cpu_snapshot() -> CpuTimes | None:
     try:
-        busy, steal = parse_proc_stat(Path("/proc/stat").read_text(), os.sysconf("SC_CLK_TCK"))
+        busy, steal = machine_cpu_s()
     except (OSError, ValueError):
         return None
     t = os.times()

@@ -83,6 +83,7 @@ def cost_table(cells: list[dict[str, Any]]) -> str:
                 f"{enc['hit_ratio']['mean'] * 100:.2f}% / {pla['hit_ratio']['mean'] * 100:.2f}%",
                 _pair(enc, pla, "pages_read_per_txn"),
                 f"{enc['errors']} / {pla['errors']}",
+                f"{c.get('other_load_pct', 0.0):.1f}%",
                 c["status"],
             ]
         )
@@ -97,6 +98,7 @@ def cost_table(cells: list[dict[str, Any]]) -> str:
             "buffer pool hit ratio (enc / plain)",
             "pages read/txn (enc / plain)",
             "errors (enc / plain)",
+            "other load",
             "cell ended",
         ],
         rows,
@@ -178,6 +180,15 @@ def summary_in_words(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> lis
         throughput = _metric_in_words(done, "tps", "throughput")
         cpu = _metric_in_words(done, "cpu_ms_per_txn", "server CPU per transaction")
         lines.append(f"- **{workload}, {regime}**: {throughput}. {cpu[0].upper()}{cpu[1:]}.")
+    loaded = [c for cs in groups.values() for c in cs if c.get("other_load_pct", 0.0) > 5.0]
+    if loaded:
+        worst = max(c["other_load_pct"] for c in loaded)
+        lines.append(
+            f"- **Shared machine**: other processes used up to {worst:.0f}% of the CPU during "
+            f"{len(loaded)} cell(s) (column 'other load'). Paired rounds absorb steady load, "
+            "not bursts that hit one side: read those cells' intervals with care, or rerun "
+            "them on a quiet machine."
+        )
     return lines
 
 

@@ -55,6 +55,15 @@ def summarize_cell(rounds: list[plan.Round], profile: Profile) -> dict[str, Any]
     return {"variants": variants, "comparisons": comparisons}
 
 
+def other_load_pct(rounds: list[plan.Round], cores: int) -> float:
+    """Other processes' CPU (and stolen CPU) during this cell's measured runs, as a share of
+    the machine: the load its rounds had to share the machine with."""
+    runs = [run for r in rounds for run in r.runs.values()]
+    wall = sum(r.wall_s for r in runs)
+    other = sum(r.other_cpu_s + r.steal_s for r in runs)
+    return 100.0 * other / (wall * cores) if wall > 0 else 0.0
+
+
 def harness_share(runs: list[RunRecord], cores: int) -> dict[str, float]:
     """encbench's own CPU while sysbench was measuring, as a share of the whole machine."""
     wall = sum(r.wall_s for r in runs)
@@ -73,6 +82,7 @@ def build(
     environment: dict[str, Any] | None,
     crypto: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    cores = int((environment or {}).get("cpu", {}).get("cores", 1))
     cells = []
     for cell in plan.cells(profile):
         rounds = plan.complete_rounds(runs, cell)
@@ -84,6 +94,7 @@ def build(
             "measured_s": sum(r.wall_s for r in rounds),
         }
         if rounds:
+            entry["other_load_pct"] = other_load_pct(rounds, cores)
             reason = plan.stop_reason(rounds, profile)
             entry["status"] = reason or "incomplete (run stopped before the cell finished)"
             entry.update(summarize_cell(rounds, profile))
@@ -93,7 +104,6 @@ def build(
         else:
             entry["status"] = "not measured"
         cells.append(entry)
-    cores = int((environment or {}).get("cpu", {}).get("cores", 1))
     return {
         "schema": SUMMARY_SCHEMA,
         "profile": profile.name,

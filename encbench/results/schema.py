@@ -1,7 +1,8 @@
 """The record of one measured run, as written to runs.jsonl.
 
 Schema versions (RUNS_SCHEMA):
-  1 — first version: one line per sysbench run of one variant in one round of one cell.
+  1 — first version: one line per sysbench run of one variant in one round of one cell;
+      client_cpu_s, other_cpu_s and steal_s were added later with default 0.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ class RunRecord:
     pages_read: int
     pages_written: int
     raw_output: str
+    # Added within schema 1 (older lines read as 0): sysbench's own CPU, other processes' CPU
+    # and stolen CPU during the window: the load this run shared the machine with.
+    client_cpu_s: float = 0.0
+    other_cpu_s: float = 0.0
+    steal_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

@@ -9,13 +9,12 @@ twice on --resume: finished rounds are read back and the stopping rule continues
 from __future__ import annotations
 
 import os
-import resource
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import crypto, environment, proc
+from encbench import crypto, environment
 from encbench.profile import Profile
 from encbench.progress import RunProgress
 from encbench.report import markdown, summary
@@ -23,13 +22,9 @@ from encbench.results.schema import CellKey, RunRecord
 from encbench.results.store import ResultStore
 from encbench.servers.variants import VARIANTS, Variant
 from encbench.study import plan
+from encbench.study.clocks import Clocks, Window
 from encbench.study.servers import ServerPair
 from encbench.workloads import sysbench
-
-
-def _self_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 def _status_counters(status: dict[str, str]) -> dict[str, int]:
@@ -138,17 +133,12 @@ class AtRestStudy:
         raw = self._raw(cell, f"r{number:03d}-{variant}")
         before = _status_counters(server.global_status())
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        # The measured window: nothing but reading two clocks around sysbench.
-        server_cpu0, self_cpu0, t0 = proc.cpu_seconds(server.pid), _self_cpu_s(), time.monotonic()
+        # The measured window: nothing but reading the clocks around sysbench.
+        start = Clocks.read(server.pid)
         result = self._sysbench(pair, cell, variant, self.profile.measure.run_s, raw)
-        wall, self_cpu1, server_cpu1 = (
-            time.monotonic() - t0,
-            _self_cpu_s(),
-            proc.cpu_seconds(server.pid),
-        )
+        window = Window.between(start, Clocks.read(server.pid))
         after = _status_counters(server.global_status())
         delta = {k: after[k] - before[k] for k in after}
-        server_cpu = server_cpu1 - server_cpu0
         return RunRecord(
             cell=cell,
             round=number,
@@ -156,7 +146,7 @@ class AtRestStudy:
             position=position,
             session=self.session,
             started_at=started_at,
-            wall_s=wall,
+            wall_s=window.wall_s,
             tps=result.tps,
             qps=result.qps,
             transactions=result.transactions,
@@ -165,9 +155,12 @@ class AtRestStudy:
             latency_avg_ms=result.latency_avg_ms,
             latency_p95_ms=result.latency_p95_ms,
             latency_max_ms=result.latency_max_ms,
-            server_cpu_s=server_cpu,
-            cpu_ms_per_txn=1000.0 * server_cpu / result.transactions,
-            harness_cpu_s=self_cpu1 - self_cpu0,
+            server_cpu_s=window.server_cpu_s,
+            cpu_ms_per_txn=1000.0 * window.server_cpu_s / result.transactions,
+            harness_cpu_s=window.harness_cpu_s,
+            client_cpu_s=window.client_cpu_s,
+            other_cpu_s=window.other_cpu_s,
+            steal_s=window.steal_s,
             bp_read_requests=delta["Innodb_buffer_pool_read_requests"],
             bp_reads=delta["Innodb_buffer_pool_reads"],
             pages_read=delta["Innodb_pages_read"],
