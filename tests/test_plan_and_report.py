@@ -1,5 +1,9 @@
 """Round order, stopping rule, and the report built from runs alone."""
 
+import dataclasses
+
+import pytest
+
 from encbench import profile
 from encbench.report import markdown, summary
 from encbench.results.schema import CellKey
@@ -78,3 +82,29 @@ def test_unmeasured_cells_say_so() -> None:
     data = summary.build([], PROFILE, None, None)
     assert data["cells"][0]["status"] == "not measured"
     assert "not measured yet" in markdown.render(data)
+
+
+def test_other_load_is_what_the_machine_spent_beyond_server_client_and_harness() -> None:
+    from encbench.study.clocks import Clocks, Window
+
+    start = Clocks(100.0, 10.0, 1.0, 5.0, 500.0, 2.0)
+    end = Clocks(101.0, 10.6, 1.01, 5.3, 501.5, 2.1)
+    w = Window.between(start, end)
+    assert w.wall_s == pytest.approx(1.0)
+    assert w.client_cpu_s == pytest.approx(0.3)
+    assert w.other_cpu_s == pytest.approx(1.5 - 0.6 - 0.01 - 0.3)
+    assert w.steal_s == pytest.approx(0.1)
+    # tick granularity can make the remainder negative: it is no load, not negative load
+    quiet = Clocks(101.0, 10.6, 1.01, 5.3, 500.85, 2.0)
+    assert Window.between(start, quiet).other_cpu_s == 0.0
+
+
+def test_a_cell_reports_its_other_load_as_a_share_of_the_machine() -> None:
+    runs = [
+        dataclasses.replace(r, other_cpu_s=0.5, steal_s=0.1)
+        for r in rounds_of([(90, 100), (91, 100), (89, 100)])
+    ]
+    data = summary.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
+    # (0.5 + 0.1) s per 5 s run on 2 cores
+    assert data["cells"][0]["other_load_pct"] == pytest.approx(6.0)
+    assert "**Shared machine**: other processes used up to 6%" in markdown.render(data)
