@@ -15,6 +15,7 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from encbench.errors import ToolError
 
@@ -114,6 +115,26 @@ def run(
             hint=hint,
         )
     return subprocess.CompletedProcess(argv, proc.returncode, text, "")
+
+
+def stop_group(process: subprocess.Popen[Any], steps: Sequence[tuple[int | None, float]]) -> None:
+    """Stop a child that leads its own process group, escalating: each step sends a signal
+    to the group (None: send nothing, just wait, e.g. after a clean shutdown was asked for)
+    and waits up to its timeout.  Whatever is left in the group is killed at the end, so
+    helpers the child forked cannot outlive it.  Never raises."""
+    for sig, wait_s in steps:
+        if process.poll() is not None:
+            break
+        if sig is not None:
+            kill_group(process.pid, sig)
+        try:
+            process.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    kill_group(process.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

@@ -176,16 +176,9 @@ class SandboxServer:
                 conn.cursor() as cur,
             ):
                 cur.execute("SHUTDOWN")
-            for sig, wait_s in ((None, timeout_s), (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)):
-                if sig is not None:
-                    proc.kill_group(process.pid, sig)
-                try:
-                    process.wait(timeout=wait_s)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        # Helpers the server forked into its group (none expected) must not outlive it.
-        proc.kill_group(process.pid, signal.SIGKILL)
+        proc.stop_group(
+            process, ((None, timeout_s), (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
+        )
         if self._entry is not None:
             registry.unregister(self._entry)
             self._entry = None

@@ -116,15 +116,8 @@ class Daemon:
         process, self.process = self.process, None
         if process is None:
             return
-        for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
-            proc.kill_group(process.pid, sig)
-            try:
-                process.wait(timeout=wait_s)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        # Children (an sshd session process) live in the same group and must go too.
-        proc.kill_group(process.pid, signal.SIGKILL)
+        # Children (an sshd session process) live in the same group and go with it.
+        proc.stop_group(process, ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)))
 
     @property
     def pid(self) -> int:
