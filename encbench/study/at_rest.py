@@ -66,7 +66,7 @@ class AtRestStudy:
             pair.provision(self.progress.log)
             self.write_documents()
             for cell in todo:
-                pair.configure(cell.regime, self.progress.log)  # type: ignore[arg-type]
+                pair.configure(cell.regime, self.progress.log)
                 self.measure_cell(pair, cell)
         self.write_documents(with_html=True)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from encbench import proc, proof
 from encbench.errors import BadInput
-from encbench.profile import Profile, Regime
+from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
 from encbench.servers.mariadb import SandboxServer
@@ -89,7 +89,7 @@ class ServerPair:
             v: SandboxServer(v, sandbox / v) for v in VARIANTS
         }
         self.data_mb = 0.0
-        self.regime: Regime | None = None
+        self.regime: str | None = None
         self.record: dict[str, Any] = store.read_json("servers.json") or {"regimes": {}}
 
     def __enter__(self) -> ServerPair:
@@ -180,7 +180,7 @@ class ServerPair:
         )
         return float(rows[0][0] or 0) / 2**20
 
-    def buffer_pool_mb(self, regime: Regime) -> int:
+    def buffer_pool_mb(self, regime: str) -> int:
         spec = self.profile.regime
         if regime == "in-memory":
             # + a constant: InnoDB keeps part of a small pool for itself (adaptive hash
@@ -190,7 +190,7 @@ class ServerPair:
             size = math.floor(self.data_mb * spec.io_bound_fraction)
         return max(spec.min_buffer_pool_mb, size)
 
-    def configure(self, regime: Regime, log: Callable[[str], None]) -> None:
+    def configure(self, regime: str, log: Callable[[str], None]) -> None:
         """Restart both servers with the regime's buffer pool; preload it when in-memory."""
         if self.regime == regime:
             return
