@@ -83,15 +83,16 @@ def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
                 )
             store = ResultStore.open(resume)
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
+            preflight.require_tools()
+            check_disk(store.path, prof)
         else:
             prof, text = profiles.load(profile or profiles.DEFAULT_PROFILE)
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
             out = out or Path("results") / f"{prof.name}-{stamp}"
+            # Both before the directory exists: a run that cannot start leaves nothing behind.
             preflight.require_tools()
             check_disk(out, prof)
             store = ResultStore.create(out, prof.name, text)
-        preflight.require_tools()
-        check_disk(store.path, prof)
         click.echo(
             f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
         )

@@ -9,22 +9,17 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from encbench import proc
+from encbench import crypto, proc
 from encbench.errors import EncbenchError
-
-CRYPTO_FLAGS = ("aes", "vaes", "pclmulqdq", "vpclmulqdq", "avx2", "avx512f", "sha_ni")
 
 
 def cpu_info() -> dict[str, Any]:
-    text = Path("/proc/cpuinfo").read_text(errors="replace")
-    model = re.search(r"^model name\s*:\s*(.*)$", text, re.M)
-    flags_line = re.search(r"^flags\s*:\s*(.*)$", text, re.M)
-    flags = set(flags_line[1].split()) if flags_line else set()
-    return {
-        "model": model[1].strip() if model else platform.processor(),
-        "cores": os.cpu_count() or 1,
-        "flags": {flag: flag in flags for flag in CRYPTO_FLAGS},
-    }
+    """Model, cores and the CPU flags that decide what encryption costs (read by crypto's
+    parser, so the report and `encbench crypto` can never disagree about them)."""
+    flags = crypto.read_cpu_flags().to_json()
+    model = flags.pop("model") or platform.processor()
+    flags.pop("avx512_flags")
+    return {"model": model, "cores": os.cpu_count() or 1, "flags": flags}
 
 
 def tool_version(argv: list[str], pattern: str = r"(.+)") -> str | None:
