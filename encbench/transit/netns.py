@@ -12,21 +12,18 @@ machine forbids namespaces (not root, no CAP_NET_ADMIN, a kernel without veth or
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError, ToolError
 
 PREFIX = "encb-"
 MAX_DELAY_MS = 10_000.0
-CLONE_NEWNET = 0x40000000
 IP_HINT = "needs root and iproute2 (apt-get install iproute2)"
 
 
@@ -215,24 +212,3 @@ def two_hosts(rtt_ms: float = 0.0, rate_mbit: float | None = None) -> Iterator[L
     finally:
         _remove(link)
         _record(link).unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def entered(ns: str) -> Iterator[None]:
-    """Switch the calling thread into namespace `ns` and back.  Children started meanwhile
-    (a sandboxed mariadbd started by SandboxServer, which has no argv prefix hook) are born
-    inside it; sockets opened before stay where they were."""
-    libc: Any = ctypes.CDLL(None, use_errno=True)
-    original = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    target = os.open(f"/run/netns/{ns}", os.O_RDONLY)
-    try:
-        if libc.setns(target, CLONE_NEWNET) != 0:
-            raise NetnsUnavailable(f"setns({ns}) failed: {os.strerror(ctypes.get_errno())}")
-        try:
-            yield
-        finally:
-            if libc.setns(original, CLONE_NEWNET) != 0:
-                raise OSError(ctypes.get_errno(), "could not return to the original namespace")
-    finally:
-        os.close(target)
-        os.close(original)

@@ -195,10 +195,3 @@ def run(
             tail=proc.tail(log),
         )
     return parsed
-
-
-def version() -> str:
-    out = proc.run(
-        ["sysbench", "--version"], phase="sysbench --version", timeout_s=30, hint=INSTALL_HINT
-    ).stdout
-    return out.strip()
