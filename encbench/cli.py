@@ -6,6 +6,7 @@ what was measured stays on disk."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import sys
@@ -16,15 +17,18 @@ from typing import NoReturn
 
 import click
 
-from encbench import __version__, environment, preflight
+from encbench import __version__, environment, preflight, proc
 from encbench import profile as profiles
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.progress import RunProgress
+from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
 from encbench.servers import registry
-from encbench.study import plan
-from encbench.study.at_rest import AtRestStudy, render_documents
+from encbench.study import plan, transit_plan
+from encbench.study.at_rest import AtRestStudy
 from encbench.study.servers import check_disk
+from encbench.study.transit import TransitStudy
+from encbench.transit import netns
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
@@ -96,8 +100,15 @@ def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
         click.echo(
             f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
         )
-        with RunProgress(plan.estimated_seconds(prof)) as progress:
-            AtRestStudy(store, prof, progress).run()
+        total = plan.estimated_seconds(prof) + transit_plan.estimated_seconds(prof)
+        with RunProgress(total) as progress:
+            if "at-rest" in prof.studies:
+                AtRestStudy(store, prof, progress).run()
+            if "in-transit" in prof.studies:
+                moving = TransitStudy(store, prof, progress)
+                moving.on_documents = lambda: render_documents(store, prof)
+                moving.run()
+            render_documents(store, prof, with_html=True)
     except EncbenchError as exc:
         if isinstance(exc, Interrupted) and store is not None:
             # What was measured is on disk; give it its report.html too.
@@ -216,7 +227,12 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     help="Also stop sandboxes whose encbench run is still alive.",
 )
 def clean(include_live: bool) -> None:
-    """Stop servers and delete sandboxes that a killed run left behind."""
+    """Stop servers and delete sandboxes, tunnels and network namespaces that a killed run
+    left behind."""
     actions = registry.clean(include_live_runs=include_live)
+    actions += proc.stop_orphans()
+    # Without `ip`, encbench cannot have made namespaces either.
+    with contextlib.suppress(netns.NetnsUnavailable):
+        actions += netns.clean_stale()
     for line in actions or ["nothing to clean"]:
         click.echo(line)

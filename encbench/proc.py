@@ -13,7 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,29 +58,34 @@ def run(
     timeout_s: float,
     cwd: Path | None = None,
     stdout_path: Path | None = None,
+    stderr_path: Path | None = None,
     stdin_text: str | None = None,
     env: Mapping[str, str] | None = None,
     hint: str = "",
     check: bool = True,
 ) -> subprocess.CompletedProcess[str]:
     """Run argv to completion.  Output goes to `stdout_path` when given (kept for the record),
-    else is captured.  On timeout the child's whole process group is killed."""
+    else is captured; stderr goes with it, or to `stderr_path` (so that stdout can be
+    os.devnull while errors are kept).  On timeout the child's whole process group is killed."""
     argv = list(argv)
     out_file = open(stdout_path, "w") if stdout_path else None  # noqa: SIM115
+    err_file = open(stderr_path, "w") if stderr_path else None  # noqa: SIM115
+    error_log = stderr_path or stdout_path
     try:
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             stdout=out_file or subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=err_file or subprocess.STDOUT,
             text=True,
             env=child_env(env),
             start_new_session=True,
         )
     except FileNotFoundError as exc:
-        if out_file:
-            out_file.close()
+        for f in (out_file, err_file):
+            if f:
+                f.close()
         raise ToolError(f"{argv[0]} not found", argv=argv, phase=phase, hint=hint) from exc
     try:
         out, _ = proc.communicate(stdin_text, timeout=timeout_s)
@@ -91,7 +96,7 @@ def run(
             f"{os.path.basename(argv[0])} did not finish within {timeout_s:.0f} s",
             argv=argv,
             phase=phase,
-            tail=tail(stdout_path) if stdout_path else "",
+            tail=tail(error_log) if error_log else "",
             hint=hint,
         ) from exc
     except BaseException:
@@ -100,8 +105,9 @@ def run(
         proc.wait()
         raise
     finally:
-        if out_file:
-            out_file.close()
+        for f in (out_file, err_file):
+            if f:
+                f.close()
     text = (
         out if out is not None else (stdout_path.read_text(errors="replace") if stdout_path else "")
     )
@@ -111,7 +117,7 @@ def run(
             argv=argv,
             returncode=proc.returncode,
             phase=phase,
-            tail="\n".join(text.splitlines()[-15:]),
+            tail=tail(stderr_path) if stderr_path else "\n".join(text.splitlines()[-15:]),
             hint=hint,
         )
     return subprocess.CompletedProcess(argv, proc.returncode, text, "")
@@ -190,3 +196,68 @@ def parse_proc_stat(text: str, ticks_per_s: float) -> tuple[float, float]:
 def machine_cpu_s() -> tuple[float, float]:
     """(busy, steal) CPU seconds of the whole machine so far, all CPUs together."""
     return parse_proc_stat(Path("/proc/stat").read_text(), os.sysconf("SC_CLK_TCK"))
+
+
+def tree_cpu_seconds(roots: Iterable[int]) -> float:
+    """CPU of the given processes and all their live descendants (an sshd's session child),
+    plus what their reaped children used: a daemon's whole cost, whatever it forks."""
+    parent: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    wanted = set(roots)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry.name)
+        parent[pid] = int(fields[1])
+        # utime stime cutime cstime: fields 14-17 of stat, 11-14 after the name.
+        cpu[pid] = sum(int(x) for x in fields[11:15]) / tick
+    total = 0.0
+    for pid, value in cpu.items():
+        ancestor, hops = pid, 0
+        while ancestor not in wanted and ancestor in parent and hops < 64:
+            ancestor, hops = parent[ancestor], hops + 1
+        if ancestor in wanted:
+            total += value
+    return total
+
+
+def orphans() -> list[tuple[int, str]]:
+    """Processes encbench started (they carry its marker) whose encbench run is dead: what a
+    run killed outright (SIGKILL) left behind, e.g. a tunnel or a delay relay."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                environ = f.read().split(b"\0")
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        for item in environ:
+            if item.startswith(f"{OWNER_ENV}=".encode()):
+                owner = int(item.split(b"=", 1)[1] or 0)
+                if owner and owner != os.getpid() and not pid_alive(owner):
+                    found.append((int(entry.name), cmdline))
+                break
+    return found
+
+
+def stop_orphans() -> list[str]:
+    """SIGTERM, then SIGKILL, each orphan by its pid; one line per process stopped."""
+    actions = []
+    for pid, cmdline in orphans():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGTERM)
+        if not wait_gone(pid, 5):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        actions.append(f"stopped pid {pid} left by a dead run: {cmdline[:80]}")
+    return actions

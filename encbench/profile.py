@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from encbench.errors import BadInput
 from encbench.servers.variants import Algorithm, Scope
+from encbench.transit import netns, pki, tunnels
 from encbench.workloads.sysbench import OLTP_WORKLOADS
 
 DEFAULT_PROFILE = "quick"
@@ -73,13 +74,89 @@ class MeasureSpec(Strict):
         return value
 
 
+Study = Literal["at-rest", "in-transit"]
+TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
+TransitMethod = Literal["tls", "stunnel", "ssh"]
+Threads = Annotated[list[Annotated[int, Field(gt=0, le=1024)]], Field(min_length=1)]
+
+
+class TransitSpec(Strict):
+    """The in-transit study: plain TCP vs TLS (or a tunnel) against one sandboxed server."""
+
+    tests: Annotated[list[TransitTest], Field(min_length=1)] = ["connect", "oltp_point_select"]
+    # Native TLS: one cell group per server key type (the whole chain uses that type).
+    key_types: Annotated[list[str], Field(min_length=1)] = ["rsa2048"]
+    tls_version: Literal["TLSv1.2", "TLSv1.3"] = "TLSv1.3"
+    # TLS 1.2 cipher suites for the bulk test, chosen on the server (ssl_cipher); empty = the
+    # server's default.  Needs tls_version = "TLSv1.2" (TLS 1.3 suites ignore ssl_cipher).
+    bulk_ciphers: list[str] = []
+    methods: Annotated[list[TransitMethod], Field(min_length=1)] = ["tls"]
+    tunnel_key_type: str = "rsa2048"
+    ssh_ciphers: Annotated[list[str], Field(min_length=1)] = ["aes128-gcm@openssh.com"]
+    connect_threads: Threads = [1, 4]
+    query_threads: Threads = [1, 4, 16]
+    # Round-trip times for the connection test; 0 = loopback on one host.
+    rtt_ms: Annotated[list[float], Field(min_length=1)] = [0]
+    rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    table_size: Annotated[int, Field(gt=0)] = 10_000
+    bulk_mb: Annotated[int, Field(gt=0, le=65_536)] = 128
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 1
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 1
+    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 5
+    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 400
+    target_halfwidth_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
+    cell_budget_s: Annotated[float, Field(gt=0)] = 30
+
+    @field_validator("key_types")
+    @classmethod
+    def known_key_types(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in pki.KEY_TYPES:
+                raise ValueError(
+                    f"unknown TLS key type {name!r}; choose from {', '.join(pki.KEY_TYPES)}"
+                )
+        return value
+
+    @field_validator("tunnel_key_type")
+    @classmethod
+    def known_tunnel_key(cls, value: str) -> str:
+        if value not in tunnels.SSH_KEY_TYPES:
+            raise ValueError(
+                f"unknown tunnel key type {value!r}; choose from {', '.join(tunnels.SSH_KEY_TYPES)}"
+            )
+        return value
+
+    @field_validator("ssh_ciphers")
+    @classmethod
+    def known_ssh_ciphers(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name not in tunnels.SSH_CIPHERS:
+                raise ValueError(
+                    f"unknown SSH cipher {name!r}; choose from {', '.join(tunnels.SSH_CIPHERS)}"
+                )
+        return value
+
+    @field_validator("rtt_ms")
+    @classmethod
+    def delays_in_range(cls, value: list[float]) -> list[float]:
+        for rtt in value:
+            if not 0 <= rtt <= netns.MAX_DELAY_MS:
+                raise ValueError(
+                    f"round-trip time {rtt:g} ms is out of range; use 0 to "
+                    f"{netns.MAX_DELAY_MS:g} ms"
+                )
+        return value
+
+
 class Profile(Strict):
     name: str
     description: str = ""
+    studies: Annotated[list[Study], Field(min_length=1)] = ["at-rest"]
     data: DataSpec = DataSpec()
     server: ServerSpec = ServerSpec()
     regime: RegimeSpec = RegimeSpec()
     measure: MeasureSpec = MeasureSpec()
+    transit: TransitSpec = TransitSpec()
 
 
 def builtin_names() -> list[str]:
@@ -110,6 +187,14 @@ def parse(text: str, origin: str) -> Profile:
         raise BadInput(_first_error(exc, origin)) from exc
     if profile.measure.min_rounds > profile.measure.max_rounds:
         raise BadInput(f"{origin}: measure.min_rounds is larger than measure.max_rounds")
+    t = profile.transit
+    if t.min_rounds > t.max_rounds:
+        raise BadInput(f"{origin}: transit.min_rounds is larger than transit.max_rounds")
+    if t.bulk_ciphers and t.tls_version != "TLSv1.2":
+        raise BadInput(
+            f'{origin}: transit.bulk_ciphers needs transit.tls_version = "TLSv1.2" '
+            "(TLS 1.3 suites are not chosen by ssl_cipher)"
+        )
     return profile
 
 

@@ -193,12 +193,29 @@ def summary_in_words(groups: dict[tuple[str, str], list[dict[str, Any]]]) -> lis
 
 
 def render(summary: dict[str, Any]) -> str:
+    from encbench.report import transit  # it uses this module's table()
+
+    cells = summary["cells"]
+    moving = summary.get("transit")
+    if not cells and moving:
+        title = "in-transit encryption"
+    elif moving:
+        title = "data-at-rest and in-transit encryption"
+    else:
+        title = "data-at-rest encryption"
+    out = [f"# encbench: {title} — profile `{summary['profile']}`", ""]
+    if cells:
+        out += render_at_rest(summary)
+    if moving:
+        out += transit.render_section(moving)
+    out += render_setup(summary)
+    return "\n".join(out) + "\n"
+
+
+def render_at_rest(summary: dict[str, Any]) -> list[str]:
     cells = summary["cells"]
     by_group = groups(cells)
-    servers = summary.get("servers") or {}
-    env = summary.get("environment") or {}
-    out = [f"# encbench: data-at-rest encryption — profile `{summary['profile']}`", ""]
-    out += ["## Summary", ""]
+    out = ["## Summary", ""]
     out += summary_in_words(by_group)
     out += [
         "",
@@ -220,7 +237,14 @@ def render(summary: dict[str, Any]) -> str:
                 predicted,
                 "",
             ]
-    out += ["## Setup", ""]
+    return out
+
+
+def render_setup(summary: dict[str, Any]) -> list[str]:
+    cells = summary["cells"]
+    servers = summary.get("servers") or {}
+    env = summary.get("environment") or {}
+    out = ["## Setup", ""]
     data = servers.get("data", {})
     enc = servers.get("encryption", {})
     if data:
@@ -275,11 +299,12 @@ def render(summary: dict[str, Any]) -> str:
         f"until the CI half-width reaches ±{summary['target_halfwidth_pct']:g}% or the "
         "cell's time budget ends."
     )
-    out.append(f"- Write workloads: {summary['write_workload_state']}")
+    if cells:
+        out.append(f"- Write workloads: {summary['write_workload_state']}")
     h = summary["harness"]
     out.append(
         f"- encbench's own CPU during measured windows: {h['cpu_s']:.2f} s over "
         f"{h['measured_wall_s']:.0f} s measured = {h['share_of_machine_pct']:.2f}% of "
         "the machine."
     )
-    return "\n".join(out) + "\n"
+    return out

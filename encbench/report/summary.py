@@ -95,7 +95,7 @@ def build(
         }
         if rounds:
             entry["other_load_pct"] = other_load_pct(rounds, cores)
-            reason = plan.stop_reason(rounds, profile)
+            reason = plan.stop_reason(rounds, profile.measure)
             entry["status"] = reason or "incomplete (run stopped before the cell finished)"
             entry.update(summarize_cell(rounds, profile))
             entry["prediction"] = prediction.predict(

@@ -98,3 +98,100 @@ class RunRecord:
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         fields["cell"] = CellKey(**data["cell"])
         return cls(**fields)
+
+
+# -- the in-transit study -----------------------------------------------------------------------
+# transit.jsonl, schema TRANSIT_SCHEMA:
+#   1 — first version.
+TRANSIT_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class TransitCell:
+    """One row of the in-transit tables: a test through one method (native TLS with a key type
+    and cipher, stunnel, or an SSH tunnel with a cipher) at one distance and thread count.
+    Its two variants are `plain` (plain TCP to the same server) and `encrypted`."""
+
+    test: str  # connect | oltp_point_select | oltp_read_only | bulk | dump
+    method: str  # tls | stunnel | ssh
+    key_type: str  # the TLS chain's key type, or the SSH host key type
+    cipher: str  # TLS 1.2 suite or SSH cipher; "" = the default
+    rtt_ms: float
+    threads: int
+
+    @property
+    def label(self) -> str:
+        cipher = f" {self.cipher}" if self.cipher else ""
+        distance = f" rtt {self.rtt_ms:g} ms" if self.rtt_ms else ""
+        return f"{self.test} {self.method} {self.key_type}{cipher}{distance} {self.threads} thr"
+
+    @property
+    def slug(self) -> str:
+        cipher = self.cipher.replace("@", "_").replace("/", "_") or "default"
+        return (
+            f"{self.test}-{self.method}-{self.key_type}-{cipher}-rtt{self.rtt_ms:g}-t{self.threads}"
+        )
+
+    @property
+    def unit(self) -> str:
+        return {"connect": "conn/s", "bulk": "MB/s", "dump": "MB/s"}.get(self.test, "txn/s")
+
+
+@dataclass(frozen=True)
+class TransitRecord:
+    """One measured run of one variant in one round of an in-transit cell."""
+
+    cell: TransitCell
+    round: int
+    variant: str  # plain | encrypted
+    position: int
+    session: str
+    started_at: str
+    wall_s: float
+    rate: float  # per second, in cell.unit: connections, transactions or MB (2^20 bytes)
+    events: int  # connections, transactions, or result sets/dumps read
+    bytes: int  # bytes read by the client (bulk, dump); 0 otherwise
+    errors: int
+    latency_avg_ms: float
+    latency_p95_ms: float
+    server_cpu_s: float
+    tunnel_cpu_s: float  # stunnel/ssh/sshd/delay relay processes, both ends
+    client_cpu_s: float
+    harness_cpu_s: float
+    other_cpu_s: float
+    steal_s: float
+    tls_handshakes: int  # the server's Ssl_finished_accepts delta: the per-run proof
+    tunnel_handshakes: int  # TLS sessions the server-side stunnel negotiated (stunnel only)
+    sessions_reused: int  # the server's Ssl_sessions_reused delta
+    raw_output: str
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.events <= 0 or self.rate <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"{self.events} events in {self.wall_s:.1f} s"
+            )
+
+    @property
+    def server_cpu_ms_per_event(self) -> float:
+        return 1000.0 * self.server_cpu_s / self.events
+
+    @property
+    def encryption_cpu_ms_per_event(self) -> float:
+        """Server plus tunnel CPU per event: where the encryption work lands on the server
+        side, whichever method does it."""
+        return 1000.0 * (self.server_cpu_s + self.tunnel_cpu_s) / self.events
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = TRANSIT_SCHEMA
+        data["server_cpu_ms_per_event"] = self.server_cpu_ms_per_event
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TransitRecord:
+        if data.get("schema") != TRANSIT_SCHEMA:
+            raise ValueError(f"transit.jsonl schema {data.get('schema')!r} is not {TRANSIT_SCHEMA}")
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["cell"] = TransitCell(**data["cell"])
+        return cls(**fields)

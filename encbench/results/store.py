@@ -5,6 +5,7 @@ DIR/profile.toml      the profile as run (so --resume measures the same thing)
 DIR/environment.json  machine, kernel, versions, CPU flags: stored once
 DIR/servers.json      exact server options per variant and regime, data size, proofs
 DIR/runs.jsonl        one line per finished run, flushed and fsynced at once
+DIR/transit.jsonl     the same for the in-transit study's runs
 DIR/summary.json      rewritten after every round
 DIR/report.md         rewritten after every round
 DIR/raw/              sysbench's own output of every run
@@ -15,14 +16,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from encbench import __version__
 from encbench.errors import BadInput
-from encbench.results.schema import RUNS_SCHEMA, RunRecord
+from encbench.results.schema import RUNS_SCHEMA, RunRecord, TransitRecord
 
 META_KIND = "encbench-results"
+R = TypeVar("R")
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -96,23 +99,30 @@ class ResultStore:
         return (self.path / "profile.toml").read_text()
 
     # -- runs ------------------------------------------------------------------------------
-    def append(self, record: RunRecord) -> None:
+    def append(self, record: RunRecord | TransitRecord) -> None:
+        name = "transit.jsonl" if isinstance(record, TransitRecord) else "runs.jsonl"
         line = json.dumps(record.to_json(), separators=(",", ":")) + "\n"
-        with open(self.path / "runs.jsonl", "a") as f:
+        with open(self.path / name, "a") as f:
             f.write(line)
             f.flush()
             os.fsync(f.fileno())
 
     def runs(self) -> list[RunRecord]:
-        records: list[RunRecord] = []
-        path = self.path / "runs.jsonl"
+        return self._records("runs.jsonl", RunRecord.from_json)
+
+    def transit_runs(self) -> list[TransitRecord]:
+        return self._records("transit.jsonl", TransitRecord.from_json)
+
+    def _records(self, name: str, parse: Callable[[dict[str, Any]], R]) -> list[R]:
+        records: list[R] = []
+        path = self.path / name
         if not path.exists():
             return records
         for line in path.read_text().splitlines():
             if not line.strip():
                 continue
             try:
-                records.append(RunRecord.from_json(json.loads(line)))
+                records.append(parse(json.loads(line)))
             except (ValueError, KeyError, TypeError):
                 # A line cut short by a crash: the run it describes is measured again.
                 continue

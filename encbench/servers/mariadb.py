@@ -18,7 +18,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +49,18 @@ def free_port() -> int:
 class SandboxServer:
     """One mariadbd on a private data directory, a unix socket and a free loopback port."""
 
-    def __init__(self, name: str, root: Path, *, database: str = "sbtest") -> None:
+    def __init__(
+        self,
+        name: str,
+        root: Path,
+        *,
+        database: str = "sbtest",
+        launch_prefix: Sequence[str] = (),
+    ) -> None:
         self.name = name
+        # e.g. netns.exec_prefix(ns): the server then listens in that namespace (the harness
+        # still reaches it through its unix socket, which namespaces do not separate).
+        self.launch_prefix = list(launch_prefix)
         self.root = root
         self.database = database
         self.socket_dir = Path(tempfile.mkdtemp(prefix="encbench-"))
@@ -106,7 +116,7 @@ class SandboxServer:
         self.paths.error_log.touch()
         log_offset = self.paths.error_log.stat().st_size
         self.process = subprocess.Popen(
-            [find_binary("mariadbd"), f"--defaults-file={self.defaults_file}"],
+            [*self.launch_prefix, find_binary("mariadbd"), f"--defaults-file={self.defaults_file}"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -17,7 +17,8 @@ from typing import Any
 from encbench import crypto, environment
 from encbench.profile import Profile
 from encbench.progress import RunProgress
-from encbench.report import markdown, summary
+from encbench.report import summary
+from encbench.report.documents import render_documents
 from encbench.results.schema import CellKey, RunRecord
 from encbench.results.store import ResultStore
 from encbench.servers.variants import VARIANTS, Variant
@@ -60,7 +61,7 @@ class AtRestStudy:
         self.progress.set_completed(self.cells_done * self._cell_share())
         if not todo:
             self.progress.log("every cell is already finished; nothing to measure")
-            self.write_documents(with_html=True)
+            self.write_documents()
             return
         with ServerPair(self.store, self.profile) as pair:
             pair.provision(self.progress.log)
@@ -68,14 +69,14 @@ class AtRestStudy:
             for cell in todo:
                 pair.configure(cell.regime, self.progress.log)
                 self.measure_cell(pair, cell)
-        self.write_documents(with_html=True)
+        self.write_documents()
 
     def _cell_share(self) -> float:
         return plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
 
     def _finished(self, cell: CellKey) -> bool:
         rounds = plan.complete_rounds(self.runs, cell)
-        return plan.stop_reason(rounds, self.profile) is not None
+        return plan.stop_reason(rounds, self.profile.measure) is not None
 
     # -- one cell --------------------------------------------------------------------------
     def measure_cell(self, pair: ServerPair, cell: CellKey) -> None:
@@ -89,7 +90,7 @@ class AtRestStudy:
                 )
         while True:
             rounds = plan.complete_rounds(self.runs, cell)
-            reason = plan.stop_reason(rounds, self.profile)
+            reason = plan.stop_reason(rounds, self.profile.measure)
             estimate = plan.tps_estimate(rounds)
             if reason is not None:
                 break
@@ -171,27 +172,3 @@ class AtRestStudy:
     # -- documents -------------------------------------------------------------------------
     def write_documents(self, with_html: bool = False) -> dict[str, Any]:
         return render_documents(self.store, self.profile, self.runs, with_html)
-
-
-def render_documents(
-    store: ResultStore,
-    profile: Profile,
-    runs: list[RunRecord] | None = None,
-    with_html: bool = False,
-) -> dict[str, Any]:
-    """summary.json and report.md (cheap: after every round); report.html on request, since
-    drawing its plots takes a second or two of CPU that must not land between rounds."""
-    data = summary.build(
-        runs if runs is not None else store.runs(),
-        profile,
-        store.read_json("servers.json"),
-        store.read_json("environment.json"),
-        store.read_json("crypto.json"),
-    )
-    store.write_json("summary.json", data)
-    store.write_text("report.md", markdown.render(data))
-    if with_html:
-        from encbench.report import html  # imports matplotlib: slow, and only needed here
-
-        store.write_text("report.html", html.render_html(data, store.read_json("crypto.json")))
-    return data

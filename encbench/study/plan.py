@@ -5,16 +5,46 @@ what the run decided."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from encbench import stats
 from encbench.profile import Profile
-from encbench.results.schema import CellKey, RunRecord
+from encbench.results.schema import CellKey
 from encbench.servers.variants import VARIANTS, Variant
 
 
+class Measured(Protocol):
+    """What pairing needs of a run record: both studies' records have it."""
+
+    @property
+    def cell(self) -> Hashable: ...
+    @property
+    def round(self) -> int: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def wall_s(self) -> float: ...
+
+
+class StopRule(Protocol):
+    """The stopping settings: the at-rest [measure] and the [transit] sections both have them."""
+
+    @property
+    def min_rounds(self) -> int: ...
+    @property
+    def max_rounds(self) -> int: ...
+    @property
+    def target_halfwidth_pct(self) -> float: ...
+    @property
+    def cell_budget_s(self) -> float: ...
+
+
 def cells(profile: Profile) -> list[CellKey]:
+    """The at-rest study's cells (none when the profile does not run that study)."""
+    if "at-rest" not in profile.studies:
+        return []
     m = profile.measure
     return [
         CellKey(workload, regime, threads)
@@ -33,45 +63,46 @@ def round_order(round_no: int) -> tuple[Variant, ...]:
 @dataclass(frozen=True)
 class Round:
     number: int
-    runs: dict[str, RunRecord]
+    runs: dict[str, Any]  # variant → the run record of either study
 
     @property
     def wall_s(self) -> float:
-        return sum(r.wall_s for r in self.runs.values())
+        return float(sum(r.wall_s for r in self.runs.values()))
 
 
-def complete_rounds(runs: Iterable[RunRecord], cell: CellKey) -> list[Round]:
+def complete_rounds(runs: Iterable[Measured], cell: Hashable) -> list[Round]:
     """Rounds of this cell in which both variants finished; a half round (interrupted between
     its two runs) is not paired with anything and is measured again."""
-    by_round: dict[int, dict[str, RunRecord]] = defaultdict(dict)
+    by_round: dict[int, dict[str, Any]] = defaultdict(dict)
     for run in runs:
         if run.cell == cell:
             by_round[run.round][run.variant] = run
     return [Round(n, rs) for n, rs in sorted(by_round.items()) if all(v in rs for v in VARIANTS)]
 
 
-def next_round_number(runs: Iterable[RunRecord], cell: CellKey) -> int:
+def next_round_number(runs: Iterable[Measured], cell: Hashable) -> int:
     numbers = [r.round for r in runs if r.cell == cell]
     return max(numbers) + 1 if numbers else 0
 
 
-def tps_estimate(rounds: list[Round]) -> stats.RatioEstimate | None:
+def tps_estimate(rounds: list[Round], metric: str = "tps") -> stats.RatioEstimate | None:
+    """The paired ratio of the cell's main throughput metric (tps; rate for in-transit)."""
     if not rounds:
         return None
     return stats.paired_ratio(
-        [r.runs["encrypted"].tps for r in rounds], [r.runs["plain"].tps for r in rounds]
+        [getattr(r.runs["encrypted"], metric) for r in rounds],
+        [getattr(r.runs["plain"], metric) for r in rounds],
     )
 
 
-def stop_reason(rounds: list[Round], profile: Profile) -> str | None:
+def stop_reason(rounds: list[Round], m: StopRule, metric: str = "tps") -> str | None:
     """Why this cell needs no more rounds, or None when it needs another."""
-    m = profile.measure
     n = len(rounds)
     if n >= m.max_rounds:
         return f"max rounds ({m.max_rounds}) reached"
     if n < m.min_rounds:
         return None
-    estimate = tps_estimate(rounds)
+    estimate = tps_estimate(rounds, metric)
     assert estimate is not None
     if estimate.halfwidth_pct <= m.target_halfwidth_pct:
         return f"target ±{m.target_halfwidth_pct:g}% reached"
@@ -88,3 +119,8 @@ def estimated_seconds(profile: Profile) -> float:
     m = profile.measure
     per_cell = max(m.cell_budget_s, m.min_rounds * 2 * (m.run_s + 1))
     return len(cells(profile)) * (per_cell + 2 * m.warmup_s)
+
+
+def upper_bound_s(rule: StopRule, run_s: float, warmup_s: float) -> float:
+    """One cell's measuring time at most: its budget, or its minimum rounds if longer."""
+    return max(rule.cell_budget_s, rule.min_rounds * 2 * (run_s + 1)) + 2 * warmup_s

@@ -9,6 +9,7 @@ to TCP), with the password in MYSQL_PWD rather than on the command line.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,8 +55,18 @@ def create_user(
 
 
 def sysbench_args(
-    target: Target, *, ssl: bool, threads: int, time_s: int, events: int = 0, proof: bool = False
+    target: Target,
+    *,
+    ssl: bool,
+    threads: int,
+    time_s: int,
+    events: int = 0,
+    proof: bool = False,
+    script: str = str(LUA_SCRIPT),
+    extra: Sequence[str] = (),
 ) -> list[str]:
+    """sysbench over TCP: connect.lua by default, or a stock script (oltp_point_select) with
+    its `extra` options (--tables, --table-size)."""
     if threads <= 0 or time_s < 0 or events < 0:
         raise BadInput(
             f"threads must be > 0 and time/events ≥ 0 (got {threads}, {time_s}, {events})"
@@ -72,7 +83,8 @@ def sysbench_args(
         f"--time={time_s}",
         f"--events={events}",
         "--percentile=95",
-        str(LUA_SCRIPT),
+        *extra,
+        script,
     ]
     if proof:
         argv.insert(-1, "--proof=on")
@@ -80,11 +92,17 @@ def sysbench_args(
 
 
 def _run_sysbench(
-    argv: list[str], workdir: Path, password: str, log: Path, timeout_s: float
+    argv: list[str],
+    workdir: Path,
+    password: str,
+    log: Path,
+    timeout_s: float,
+    prefix: Sequence[str] = (),
 ) -> str:
-    """workdir is sysbench's cwd: with --mysql-ssl=on it reads the client PEM files there."""
+    """workdir is sysbench's cwd: with --mysql-ssl=on it reads the client PEM files there.
+    `prefix` (netns.exec_prefix) runs it on another emulated host."""
     result = proc.run(
-        argv,
+        [*prefix, *argv],
         phase="sysbench connect.lua",
         timeout_s=timeout_s,
         cwd=workdir,
@@ -104,6 +122,25 @@ def _run_sysbench(
     return result.stdout
 
 
+def run_tcp(
+    target: Target,
+    *,
+    ssl: bool,
+    threads: int,
+    time_s: int,
+    workdir: Path,
+    password: str,
+    log: Path,
+    script: str = str(LUA_SCRIPT),
+    extra: Sequence[str] = (),
+    prefix: Sequence[str] = (),
+) -> sysbench.SysbenchResult:
+    argv = sysbench_args(
+        target, ssl=ssl, threads=threads, time_s=time_s, script=script, extra=extra
+    )
+    return sysbench.parse_report(_run_sysbench(argv, workdir, password, log, time_s + 120, prefix))
+
+
 def measure(
     target: Target,
     *,
@@ -113,9 +150,18 @@ def measure(
     workdir: Path,
     password: str,
     log: Path,
+    prefix: Sequence[str] = (),
 ) -> ConnRate:
-    argv = sysbench_args(target, ssl=ssl, threads=threads, time_s=time_s)
-    report = sysbench.parse_report(_run_sysbench(argv, workdir, password, log, time_s + 120))
+    report = run_tcp(
+        target,
+        ssl=ssl,
+        threads=threads,
+        time_s=time_s,
+        workdir=workdir,
+        password=password,
+        log=log,
+        prefix=prefix,
+    )
     return ConnRate(
         client="sysbench",
         ssl=ssl,
@@ -128,11 +174,17 @@ def measure(
 
 
 def sysbench_session(
-    target: Target, *, ssl: bool, workdir: Path, password: str, log: Path
+    target: Target,
+    *,
+    ssl: bool,
+    workdir: Path,
+    password: str,
+    log: Path,
+    prefix: Sequence[str] = (),
 ) -> tls.SessionTls:
     """The server's view of one connection made exactly as measure() makes them."""
     argv = sysbench_args(target, ssl=ssl, threads=1, time_s=0, events=1, proof=True)
-    return tls.parse_session(_run_sysbench(argv, workdir, password, log, 60))
+    return tls.parse_session(_run_sysbench(argv, workdir, password, log, 60, prefix))
 
 
 def build_connloop(out_dir: Path) -> Path:

@@ -1,11 +1,24 @@
 """Two emulated hosts on one machine: network namespaces `encb-<id>-c` (client) and
-`encb-<id>-s` (server) joined by a veth pair on a /30 of 10.213.0.0/16, with netem delay on both
-ends (half the round-trip time each, so a request and its answer each pay one half) and an
-optional rate limit.
+`encb-<id>-s` (server) joined by a veth pair on a /30 of 10.213.0.0/16, with a round-trip
+delay and an optional rate limit.
+
+How the delay is done is recorded in `Link.delay_method`:
+
+* "netem": netem on both veth ends, half the round-trip time each, so a request and its answer
+  each pay one half; clients dial the server directly.
+* "relay": the kernel has no netem (tc says the qdisc kind is unknown), so nothing on the link
+  delays; the caller must dial through `delay.relay(run_dir, upstream=(link.server_addr, port),
+  rtt_ms=link.rtt_ms, prefix=exec_prefix(link.client_ns))`, a userspace relay in the client
+  namespace that delays each direction and the TCP handshake (see delay.py).  A client that
+  dials the server directly on such a link sees no delay at all.
+* "none": the round-trip time is 0.
+
+A rate limit is netem's own rate option with netem, otherwise tbf (kernels without netem
+usually still have it).
 
 Every link is recorded under $XDG_STATE_HOME/encbench/netns/ with the pid of the run that made
 it, so that `clean_stale()` can remove what a killed run left, and only that.  Where the
-machine forbids namespaces (not root, no CAP_NET_ADMIN, a kernel without veth or netem),
+machine forbids namespaces (not root, no CAP_NET_ADMIN, a kernel without veth or tbf),
 `NetnsUnavailable` says so; the caller can then report loopback results only.
 """
 
@@ -16,7 +29,7 @@ import json
 import os
 import secrets
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from encbench import proc
@@ -25,6 +38,7 @@ from encbench.errors import BadInput, EncbenchError, ToolError
 PREFIX = "encb-"
 MAX_DELAY_MS = 10_000.0
 IP_HINT = "needs root and iproute2 (apt-get install iproute2)"
+UNKNOWN_QDISC = "qdisc kind is unknown"
 
 
 class NetnsUnavailable(EncbenchError):
@@ -41,6 +55,7 @@ class Link:
     rtt_ms: float
     rate_mbit: float | None
     owner_pid: int
+    delay_method: str = "none"  # "none", "netem" or "relay": see the module docstring
 
 
 def check_delay(rtt_ms: float) -> float:
@@ -99,8 +114,11 @@ def recorded() -> list[Link]:
     found = []
     for path in sorted(registry_dir().glob("*.json")):
         try:
-            found.append(Link(**json.loads(path.read_text())))
-        except (OSError, ValueError, TypeError):
+            data = json.loads(path.read_text())
+            # Records from before delay_method existed: a delay was then always netem.
+            data.setdefault("delay_method", "netem" if data.get("rtt_ms") else "none")
+            found.append(Link(**data))
+        except (OSError, ValueError, TypeError, AttributeError):
             continue
     return found
 
@@ -133,27 +151,59 @@ def _new_link(rtt_ms: float, rate_mbit: float | None) -> Link:
     )
 
 
-def _shape(ns: str, dev: str, rtt_ms: float, rate_mbit: float | None) -> None:
-    """netem for delay (with its own rate option); tbf when only a rate is asked, which also
-    works on kernels built without netem."""
+def _tc(ns: str, dev: str, qdisc: list[str]) -> None:
+    run_in(ns, ["tc", "qdisc", "add", "dev", dev, "root", *qdisc], phase="tc qdisc add")
+
+
+def _unavailable(qdisc: list[str], exc: ToolError) -> NetnsUnavailable:
+    return NetnsUnavailable(
+        f"cannot emulate the link ({qdisc[0]}): {exc.tail.strip() or exc}; loopback results only"
+    )
+
+
+def _devices(link: Link) -> tuple[tuple[str, str], tuple[str, str]]:
+    return (link.client_ns, f"encb{link.id}c"), (link.server_ns, f"encb{link.id}s")
+
+
+def set_delay(link: Link, rtt_ms: float) -> str:
+    """Change the link's round-trip time for the next measurements; returns the method that
+    now provides it ("netem", or "relay" when the kernel has none: the caller then dials
+    through delay.relay).  The old root qdisc is replaced, rate limit included."""
+    check_delay(rtt_ms)
+    methods = []
+    for ns, dev in _devices(link):
+        with contextlib.suppress(ToolError):
+            run_in(ns, ["tc", "qdisc", "del", "dev", dev, "root"], phase="tc qdisc del")
+        methods.append(_shape(ns, dev, rtt_ms, link.rate_mbit))
+    return methods[0] if rtt_ms > 0 else "none"
+
+
+def _shape(ns: str, dev: str, rtt_ms: float, rate_mbit: float | None) -> str:
+    """Shape one end; returns the delay method.  netem is tried rather than looked up: the
+    kernel config is not always readable and a module may load on first use.  Without netem
+    the delay is left to the relay and tbf alone limits the rate."""
     if rtt_ms > 0:
         qdisc = ["netem", "delay", f"{rtt_ms / 2:.3f}ms", "limit", "100000"]
         if rate_mbit is not None:
             qdisc += ["rate", f"{rate_mbit}mbit"]
-    elif rate_mbit is not None:
+        try:
+            _tc(ns, dev, qdisc)
+            return "netem"
+        except ToolError as exc:
+            if UNKNOWN_QDISC not in exc.tail:
+                raise _unavailable(qdisc, exc) from exc
+    if rate_mbit is not None:
         qdisc = ["tbf", "rate", f"{rate_mbit}mbit", "burst", "256kbit", "latency", "1s"]
-    else:
-        return
-    try:
-        run_in(ns, ["tc", "qdisc", "add", "dev", dev, "root", *qdisc], phase="tc qdisc add")
-    except ToolError as exc:
-        raise NetnsUnavailable(
-            f"cannot emulate the link ({' '.join(qdisc[:1])}): {exc.tail.strip() or exc}; "
-            "this kernel may lack sch_netem — loopback results only"
-        ) from exc
+        try:
+            _tc(ns, dev, qdisc)
+        except ToolError as exc:
+            raise _unavailable(qdisc, exc) from exc
+    return "relay" if rtt_ms > 0 else "none"
 
 
-def _create(link: Link) -> None:
+def _create(link: Link) -> Link:
+    """Build the link; returns it with the delay method its client end got."""
+    methods = []
     dev_c, dev_s = f"encb{link.id}c", f"encb{link.id}s"
     _ipcmd("netns", "add", link.client_ns, phase="ip netns add")
     _ipcmd("netns", "add", link.server_ns, phase="ip netns add")
@@ -166,7 +216,8 @@ def _create(link: Link) -> None:
         _ipcmd("-n", ns, "addr", "add", f"{addr}/30", "dev", dev, phase="ip addr add")
         _ipcmd("-n", ns, "link", "set", dev, "up", phase="ip link up")
         _ipcmd("-n", ns, "link", "set", "lo", "up", phase="ip link up lo")
-        _shape(ns, dev, link.rtt_ms, link.rate_mbit)
+        methods.append(_shape(ns, dev, link.rtt_ms, link.rate_mbit))
+    return replace(link, delay_method=methods[0])
 
 
 def _remove(link: Link) -> list[str]:
@@ -193,7 +244,8 @@ def _remove(link: Link) -> list[str]:
 @contextlib.contextmanager
 def two_hosts(rtt_ms: float = 0.0, rate_mbit: float | None = None) -> Iterator[Link]:
     """Create the link, yield it, and remove it on success, error, KeyboardInterrupt or the
-    Interrupted that the CLI raises on SIGTERM."""
+    Interrupted that the CLI raises on SIGTERM.  With link.delay_method == "relay" clients
+    must dial through delay.relay (see the module docstring)."""
     check_delay(rtt_ms)
     check_rate(rate_mbit)
     if os.geteuid() != 0:
@@ -203,11 +255,12 @@ def two_hosts(rtt_ms: float = 0.0, rate_mbit: float | None = None) -> Iterator[L
     _record(link).write_text(json.dumps(asdict(link)))
     try:
         try:
-            _create(link)
+            link = _create(link)
         except ToolError as exc:
             raise NetnsUnavailable(
                 f"cannot create network namespaces here ({exc}); loopback results only"
             ) from exc
+        _record(link).write_text(json.dumps(asdict(link)))
         yield link
     finally:
         _remove(link)

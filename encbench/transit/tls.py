@@ -9,7 +9,7 @@ run's delta says how many of its connections were encrypted without trusting the
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,7 +101,13 @@ PROOF_SQL = "SHOW SESSION STATUS WHERE Variable_name IN ('Ssl_version', 'Ssl_cip
 
 
 def client_session(
-    host: str, port: int, user: str, password: str, pki: Pki | None, workdir: Path
+    host: str,
+    port: int,
+    user: str,
+    password: str,
+    pki: Pki | None,
+    workdir: Path,
+    prefix: Sequence[str] = (),
 ) -> SessionTls:
     """Connect with the mariadb client (TLS when `pki` is given, verifying the server
     certificate against the run's CA) and ask the server what it negotiated.  The password
@@ -114,7 +120,7 @@ def client_session(
         argv += ["--ssl", f"--ssl-ca={pki.ca_cert}", "--ssl-verify-server-cert"]
         argv += [f"--ssl-cert={pki.client_cert}", f"--ssl-key={pki.client_key}"]
     out = proc.run(
-        [*argv, "-e", PROOF_SQL],
+        [*prefix, *argv, "-e", PROOF_SQL],
         phase="TLS proof (mariadb client)",
         timeout_s=60,
         cwd=workdir,

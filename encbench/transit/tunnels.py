@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import os
 import pwd
+import re
 import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from encbench import proc
@@ -30,6 +32,8 @@ from encbench.transit.pki import Pki
 STUNNEL_HINT = "install it: apt-get install stunnel4"
 SSH_HINT = "install them: apt-get install openssh-server openssh-client"
 SSH_CIPHERS = (
+    "aes128-cbc",  # the seed's "apples to apples" match for DHE-RSA-AES256-SHA's CBC mode
+    "aes256-cbc",
     "aes128-ctr",
     "aes192-ctr",
     "aes256-ctr",
@@ -126,6 +130,39 @@ class Daemon:
         return self.process.pid
 
 
+@dataclass(frozen=True)
+class Tunnel:
+    """A running tunnel: clients dial `port` on loopback in plain; `daemons` are its processes
+    (for their CPU); `proof_log` is the log in which the tunnel names each session's cipher."""
+
+    port: int
+    daemons: tuple[Daemon, ...]
+    proof_log: Path
+    proof_pattern: re.Pattern[str]
+
+    @property
+    def pids(self) -> list[int]:
+        return [d.pid for d in self.daemons]
+
+    def sessions(self) -> tuple[int, str]:
+        """How many encrypted sessions (stunnel) or forwarded channels (ssh) the log shows so
+        far, and the last cipher it names: the tunnel's own proof that it encrypts."""
+        try:
+            text = self.proof_log.read_text(errors="replace")
+        except OSError:
+            return 0, ""
+        ciphers = self.proof_pattern.findall(text)
+        return len(ciphers), ciphers[-1] if ciphers else ""
+
+
+# stunnel at `debug = info` logs every handshake's suite on the accepting (server) side, e.g.
+# "TLSv1.3 ciphersuite: TLS_AES_256_GCM_SHA384 (256-bit encryption)".
+STUNNEL_PROOF = re.compile(r"(TLSv1\.[23] ciphersuite: \S+)")
+# ssh -v logs the negotiated cipher once and opens one direct-tcpip channel per connection.
+SSH_CIPHER = re.compile(r"kex: client->server cipher: (\S+)")
+SSH_CHANNEL = re.compile(r"(channel \d+: new direct-tcpip)")
+
+
 @contextlib.contextmanager
 def running(daemon: Daemon) -> Iterator[Daemon]:
     daemon.start()
@@ -151,8 +188,10 @@ def stunnel_conf(
     log: Path,
     tls_version: str = "TLSv1.3",
 ) -> str:
-    """stunnel configuration; foreground and no pid file, so the Popen pid is the daemon."""
-    lines = ["foreground = yes", "pid =", f"output = {log}", "debug = notice", "[mariadb]"]
+    """stunnel configuration; foreground and no pid file, so the Popen pid is the daemon.  The
+    server side logs at `info`, one line per handshake naming its suite: the per-run proof."""
+    level = "notice" if client else "info"
+    lines = ["foreground = yes", "pid =", f"output = {log}", f"debug = {level}", "[mariadb]"]
     lines += [f"accept = {accept[0]}:{accept[1]}", f"connect = {connect[0]}:{connect[1]}"]
     lines += [f"sslVersion = {tls_version}", f"CAfile = {pki.ca_cert}"]
     # The MariaDB handshake is a ping-pong of small packets: no Nagle delay on either socket.
@@ -185,9 +224,9 @@ def stunnel(
     tls_version: str = "TLSv1.3",
     server_prefix: Sequence[str] = (),
     client_prefix: Sequence[str] = (),
-) -> Iterator[int]:
+) -> Iterator[Tunnel]:
     """A server-side stunnel in front of MariaDB's TCP port `db` and a client-side stunnel
-    connecting to it; yields the client's loopback port, where clients connect in plain.
+    connecting to it; yields the tunnel, whose loopback port clients dial in plain.
 
     The prefixes (e.g. netns.exec_prefix(name)) place each side on its own emulated host."""
     directory = _run_dir(run_dir, "stunnel")
@@ -212,7 +251,7 @@ def stunnel(
     server = _stunnel(directory, "stunnel-server", server_conf, server_listen[1], server_prefix)
     client = _stunnel(directory, "stunnel-client", client_conf, local[1], client_prefix)
     with running(server), running(client):
-        yield local[1]
+        yield Tunnel(local[1], (server, client), directory / "server.log", STUNNEL_PROOF)
 
 
 # -- ssh --------------------------------------------------------------------------------------
@@ -311,9 +350,9 @@ def ssh_tunnel(
     sshd_listen: tuple[str, int] | None = None,
     server_prefix: Sequence[str] = (),
     client_prefix: Sequence[str] = (),
-) -> Iterator[int]:
+) -> Iterator[Tunnel]:
     """A private sshd (generated host and client keys, one explicit cipher) and `ssh -N -L`
-    forwarding a loopback port to MariaDB's `db` address; yields that local port."""
+    forwarding a loopback port to MariaDB's `db` address; yields the tunnel."""
     check_cipher(cipher)
     sshd_bin = proc.which("sshd")
     if sshd_bin is None or proc.which("ssh") is None:
@@ -352,6 +391,7 @@ def ssh_tunnel(
             *client_prefix,
             proc.which("ssh") or "ssh",
             "-N",
+            "-v",
             "-F",
             "/dev/null",
             "-i",
@@ -378,7 +418,16 @@ def ssh_tunnel(
         local,
     )
     with _privsep_dir(), running(sshd), running(client):
-        yield local
+        yield Tunnel(local, (sshd, client), directory / "ssh.log", SSH_CHANNEL)
+
+
+def ssh_cipher(tunnel: Tunnel) -> str:
+    """The cipher the ssh client negotiated, from its -v log."""
+    try:
+        found = SSH_CIPHER.findall(tunnel.proof_log.read_text(errors="replace"))
+    except OSError:
+        return ""
+    return found[-1] if found else ""
 
 
 def _user() -> str:

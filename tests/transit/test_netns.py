@@ -66,13 +66,23 @@ def test_the_link_is_removed_when_the_body_fails(state_dir: Path) -> None:
 
 
 @needs_netns
-def test_a_delay_is_emulated_or_refused_with_a_clear_reason(state_dir: Path) -> None:
-    try:
-        with netns.two_hosts(40) as link:
-            qdisc = netns.run_in(link.client_ns, ["tc", "qdisc", "show"], phase="test")
+def test_a_delay_is_emulated_by_netem_or_left_to_the_relay(state_dir: Path) -> None:
+    with netns.two_hosts(40) as link:
+        qdisc = netns.run_in(link.client_ns, ["tc", "qdisc", "show"], phase="test")
+        if link.delay_method == "netem":
             assert "delay 20ms" in qdisc
-    except netns.NetnsUnavailable as exc:
-        assert "netem" in str(exc) and "loopback results only" in str(exc)
+        else:
+            assert link.delay_method == "relay" and "netem" not in qdisc
+
+
+@needs_netns
+def test_set_delay_changes_the_round_trip_and_keeps_the_rate_limit(state_dir: Path) -> None:
+    with netns.two_hosts(0, rate_mbit=100) as link:
+        method = netns.set_delay(link, 80)
+        assert method in ("netem", "relay")
+        qdisc = netns.run_in(link.client_ns, ["tc", "qdisc", "show"], phase="test")
+        assert ("delay 40ms" in qdisc) if method == "netem" else ("tbf" in qdisc)
+        assert netns.set_delay(link, 0) == "none"
 
 
 CHILD = textwrap.dedent(

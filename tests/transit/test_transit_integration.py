@@ -138,13 +138,18 @@ def test_tls_costs_connection_rate_and_both_clients_measure_it(
 
 def test_stunnel_carries_a_connection_and_stops_leaving_no_process(bench: Bench) -> None:
     db = (bench.target.host, bench.target.port)
-    with tunnels.stunnel(bench.root, bench.pki, db=db) as port:
-        through = connrate.Target("127.0.0.1", port, bench.target.user, bench.target.database)
+    with tunnels.stunnel(bench.root, bench.pki, db=db) as tunnel:
+        through = connrate.Target(
+            "127.0.0.1", tunnel.port, bench.target.user, bench.target.database
+        )
         session = connrate.sysbench_session(
             through, ssl=False, workdir=bench.workdir, password=bench.password, log=bench.root / "s"
         )
-        # MariaDB sees the tunnel's plain connection; the encryption is stunnel's.
+        # MariaDB sees the tunnel's plain connection; the encryption is stunnel's, and its
+        # server side names the suite of that one handshake.
         assert not session.encrypted
+        count, suite = tunnel.sessions()
+        assert count == 1 and suite.startswith("TLSv1.3 ciphersuite: TLS_")
         assert any("stunnel" in p for p in processes_owned_by(os.getpid()))
     assert not [p for p in processes_owned_by(os.getpid()) if "stunnel" in p]
 
@@ -156,8 +161,10 @@ def test_an_ssh_tunnel_carries_a_connection_and_stops_leaving_no_process(
     if proc.which("sshd") is None:
         skip_unless_ci("sshd not installed: run scripts/setup-test-extras.sh")
     db = (bench.target.host, bench.target.port)
-    with tunnels.ssh_tunnel(bench.root, db=db, cipher=cipher) as port:
-        through = connrate.Target("127.0.0.1", port, bench.target.user, bench.target.database)
+    with tunnels.ssh_tunnel(bench.root, db=db, cipher=cipher) as tunnel:
+        through = connrate.Target(
+            "127.0.0.1", tunnel.port, bench.target.user, bench.target.database
+        )
         rate = connrate.measure(
             through,
             ssl=False,
@@ -168,6 +175,8 @@ def test_an_ssh_tunnel_carries_a_connection_and_stops_leaving_no_process(
             log=bench.root / "ssh.log",
         )
         assert rate.connections > 0 and rate.errors == 0
+        assert tunnels.ssh_cipher(tunnel) == cipher
+        assert tunnel.sessions()[0] >= rate.connections
     left = subprocess.run(["pgrep", "-a", "sshd"], capture_output=True, text=True).stdout
     assert str(bench.root) not in left
     assert not [p for p in processes_owned_by(os.getpid()) if "ssh" in p]

@@ -1,0 +1,487 @@
+"""The in-transit study: one sandboxed server that accepts both plain and TLS connections;
+per cell, paired rounds of the same client over plain TCP and over TLS (or a tunnel).
+
+Lifecycle: [two hosts, when a distance is asked] → provision (server, user, sysbench table,
+bulk table) → per server TLS configuration (key type, cipher): restart → per cell: open its
+routes (tunnel, delay relay) → prove both routes → warm-up → paired rounds until the
+interval is tight enough or the budget ends → close the routes.  Every run is proven again
+from the server's own counters: a plain run made no TLS handshake, a TLS run made at least
+one per connection, a tunnel run went through the tunnel's own handshakes.
+
+One server for both variants, on purpose: the server is identical by construction, and the
+only difference between the two runs of a round is the path the client takes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.errors import ProofError
+from encbench.profile import Profile
+from encbench.progress import RunProgress
+from encbench.results.schema import TransitCell, TransitRecord
+from encbench.results.store import ResultStore
+from encbench.servers import keys
+from encbench.servers.mariadb import SandboxServer
+from encbench.servers.variants import VARIANTS, EncryptionSpec, server_options
+from encbench.study import plan, transit_plan
+from encbench.study.clocks import Clocks, Window
+from encbench.study.servers import clear_stale_sandbox, redact
+from encbench.transit import bulk, connrate, delay, netns, pki, tls, tunnels
+from encbench.workloads import sysbench
+
+USER = "encbench"
+BYTES_PER_ROW_ESTIMATE = 260
+
+
+@dataclass
+class Route:
+    """How one variant of a cell reaches the server."""
+
+    target: connrate.Target
+    ssl: bool
+    prefix: list[str] = field(default_factory=list)  # the client's host (namespace)
+    tunnel: tunnels.Tunnel | None = None
+    daemon_pids: list[int] = field(default_factory=list)  # tunnel processes, for their CPU
+
+
+@dataclass
+class Hosts:
+    """Where clients run: `local` on the server's host, `remote` across the emulated link."""
+
+    link: netns.Link | None
+    local: list[str]
+    remote: list[str]
+    unavailable: str = ""  # why distances are not measured, when they are not
+
+
+class TransitStudy:
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.spec = profile.transit
+        self.progress = progress
+        self.session = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
+        self.runs: list[TransitRecord] = store.transit_runs()
+        self.private = keys.private_dir(store.path)
+        self.password = keys.password(self.private, "transit-client")
+        self.record: dict[str, Any] = store.read_json("transit.json") or {
+            "proofs": {},
+            "skipped": {},
+            "pki": {},
+        }
+        self.pkis: dict[str, pki.Pki] = {}
+        self.cells_done = 0
+        self.share = plan.upper_bound_s(self.spec, self.spec.run_s, self.spec.warmup_s)
+        self.on_documents: Callable[[], object] = lambda: None
+
+    # -- the whole study -------------------------------------------------------------------
+    def run(self) -> None:
+        every = transit_plan.cells(self.profile)
+        todo = [c for c in every if not self._finished(c) and c.slug not in self.record["skipped"]]
+        self.cells_done = len(every) - len(todo)
+        if not todo:
+            self.progress.log("in-transit: every cell is already finished")
+            return
+        with contextlib.ExitStack() as stack:
+            hosts = self._hosts(stack, todo)
+            server = self._provision(stack, hosts, todo)
+            for (key_type, cipher), group in transit_plan.groups(todo, self.spec):
+                self._configure(server, hosts, key_type, cipher)
+                for cell in group:
+                    if cell.rtt_ms > 0 and hosts.link is None:
+                        self._skip(cell, hosts.unavailable)
+                        continue
+                    with self._routes(cell, server, hosts) as routes:
+                        self._prove(cell, server, routes)
+                        self.measure_cell(cell, server, routes)
+
+    def _finished(self, cell: TransitCell) -> bool:
+        rounds = plan.complete_rounds(self.runs, cell)
+        return plan.stop_reason(rounds, self.spec, "rate") is not None
+
+    def _skip(self, cell: TransitCell, why: str) -> None:
+        self.record["skipped"][cell.slug] = why
+        self._save_record()
+        self.progress.log(f"{cell.label}: not measured — {why}")
+
+    def _save_record(self) -> None:
+        self.store.write_json("transit.json", self.record)
+        self.on_documents()
+
+    # -- hosts and the server --------------------------------------------------------------
+    def _hosts(self, stack: contextlib.ExitStack, todo: list[TransitCell]) -> Hosts:
+        if not any(c.rtt_ms > 0 for c in todo):
+            return Hosts(None, [], [])
+        for line in netns.clean_stale():
+            self.progress.log(line)
+        try:
+            link = stack.enter_context(netns.two_hosts(0.0, self.spec.rate_mbit))
+        except netns.NetnsUnavailable as exc:
+            self.progress.log(f"in-transit: {exc}")
+            return Hosts(None, [], [], unavailable=str(exc))
+        self.record["link"] = {
+            "client": link.client_addr,
+            "server": link.server_addr,
+            "rate_mbit": link.rate_mbit,
+        }
+        return Hosts(link, netns.exec_prefix(link.server_ns), netns.exec_prefix(link.client_ns))
+
+    def _server_options(self, server: SandboxServer, hosts: Hosts, bp_mb: int) -> dict[str, str]:
+        options = server_options(
+            "plain",
+            EncryptionSpec(),
+            server.paths,
+            port=server.port,
+            buffer_pool_mb=bp_mb,
+            key_file=keys.key_file(self.private),
+            run_as_root=os.geteuid() == 0,
+        )
+        if hosts.link is not None:
+            # Inside its namespace the server has only loopback and the veth end.
+            options["bind-address"] = "0.0.0.0"
+        return options
+
+    def _provision(
+        self, stack: contextlib.ExitStack, hosts: Hosts, todo: list[TransitCell]
+    ) -> SandboxServer:
+        root = self.store.path / "sandbox" / "transit"
+        clear_stale_sandbox(root)
+        server = SandboxServer("transit", root, launch_prefix=hosts.local)
+        stack.callback(server.destroy, keep_log_in=self.store.path / "logs")
+        tests = {c.test for c in todo}
+        data_mb = self.spec.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
+        if tests & {"bulk", "dump"}:
+            data_mb += self.spec.bulk_mb
+        # Everything in memory: this study is about the wire, not the disk.
+        self.buffer_pool_mb = max(64, int(data_mb * 1.5) + 64)
+        self.progress.log(f"in-transit: provisioning the server ({self.buffer_pool_mb} MB pool)")
+        options = self._server_options(server, hosts, self.buffer_pool_mb)
+        server.initialize(options)
+        server.start(options)
+        self.server_options = options
+        server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
+        self.target = connrate.Target("127.0.0.1", server.port, USER, server.database)
+        clients = ["127.0.0.1"] + ([hosts.link.client_addr] if hosts.link else [])
+        connrate.create_user(server, self.target, self.password, tuple(clients))
+        if tests & set(transit_plan.QUERY_TESTS):
+            self.progress.log(f"in-transit: loading 1 × {self.spec.table_size:,} rows")
+            sysbench.prepare(
+                sysbench.Connection(server.paths.socket, server.user, server.database),
+                tables=1,
+                table_size=self.spec.table_size,
+                log=self.store.path / "logs" / "prepare-transit.log",
+                timeout_s=600,
+            )
+        if tests & {"bulk", "dump"}:
+            self.progress.log(f"in-transit: creating a {self.spec.bulk_mb} MB table to stream")
+            table = bulk.create_table(server, server.database, self.spec.bulk_mb)
+            self.record["bulk_table"] = {"rows": table.rows, "bytes": table.payload_bytes}
+        self.table_bytes = int((self.record.get("bulk_table") or {}).get("bytes", 0))
+        self.record["mariadb_version"] = server.version()
+        self._save_record()
+        return server
+
+    def _pki(self, key_type: str, hosts: Hosts) -> pki.Pki:
+        if key_type not in self.pkis:
+            ips = ("127.0.0.1",) + ((hosts.link.server_addr,) if hosts.link else ())
+            self.progress.log(f"in-transit: generating a {key_type} CA, server and client cert")
+            made = pki.generate(self.store.path, key_type, server_ips=ips)
+            self.pkis[key_type] = made
+            self.record["pki"][key_type] = {
+                "server_key": pki.describe(made.server_cert),
+                "chain": "private CA, server and client certificates of the same key type",
+            }
+        return self.pkis[key_type]
+
+    def _workdir(self, key_type: str) -> Path:
+        return self.private / f"client-{key_type}"
+
+    def _configure(self, server: SandboxServer, hosts: Hosts, key_type: str, cipher: str) -> None:
+        made = self._pki(key_type, hosts)
+        pki.sysbench_dir(made, self._workdir(key_type))
+        options = dict(self.server_options)
+        options |= tls.server_options(
+            made, tls_version=self.spec.tls_version, cipher=cipher or None
+        )
+        self.progress.log(
+            f"in-transit: server TLS {self.spec.tls_version}, {key_type} "
+            f"{'cipher ' + cipher if cipher else 'default cipher'}"
+        )
+        server.restart(options)
+        self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = redact(
+            {k: v for k, v in options.items() if k.startswith(("ssl", "tls", "bind"))}
+        )
+        self.current_pki = made
+
+    # -- routes ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _routes(
+        self, cell: TransitCell, server: SandboxServer, hosts: Hosts
+    ) -> Iterator[dict[str, Route]]:
+        db = ("127.0.0.1", server.port)
+        with contextlib.ExitStack() as stack:
+            plain = Route(self.target, ssl=False, prefix=hosts.local)
+            if cell.rtt_ms > 0:
+                assert hosts.link is not None
+                upstream = (hosts.link.server_addr, server.port)
+                method = netns.set_delay(hosts.link, cell.rtt_ms)
+                self.record.setdefault("delay_method", {})[f"{cell.rtt_ms:g}"] = method
+                if method == "relay":
+                    host, port = stack.enter_context(
+                        delay.relay(
+                            self.store.path,
+                            upstream=upstream,
+                            rtt_ms=cell.rtt_ms,
+                            prefix=hosts.remote,
+                        )
+                    )
+                else:
+                    host, port = upstream
+                target = connrate.Target(host, port, USER, server.database)
+                plain = Route(target, ssl=False, prefix=hosts.remote)
+            if cell.method == "tls":
+                encrypted = Route(plain.target, ssl=True, prefix=plain.prefix)
+            else:
+                tunnel = stack.enter_context(self._tunnel(cell, db, hosts))
+                through = connrate.Target("127.0.0.1", tunnel.port, USER, server.database)
+                encrypted = Route(
+                    through, ssl=False, prefix=hosts.local, tunnel=tunnel, daemon_pids=tunnel.pids
+                )
+            yield {"plain": plain, "encrypted": encrypted}
+
+    def _tunnel(
+        self, cell: TransitCell, db: tuple[str, int], hosts: Hosts
+    ) -> contextlib.AbstractContextManager[tunnels.Tunnel]:
+        if cell.method == "stunnel":
+            return tunnels.stunnel(
+                self.store.path,
+                self._pki(cell.key_type, hosts),
+                db=db,
+                tls_version=self.spec.tls_version,
+                server_prefix=hosts.local,
+                client_prefix=hosts.local,
+            )
+        return tunnels.ssh_tunnel(
+            self.store.path,
+            db=db,
+            cipher=cell.cipher,
+            key_type=cell.key_type,
+            server_prefix=hosts.local,
+            client_prefix=hosts.local,
+        )
+
+    # -- proof -----------------------------------------------------------------------------
+    def _prove(self, cell: TransitCell, server: SandboxServer, routes: dict[str, Route]) -> None:
+        """The server's view of one connection per route, made exactly as the runs make them
+        (sysbench for connect and per-query tests, the mariadb client for bulk and dump)."""
+        found: dict[str, str] = {}
+        for variant, route in routes.items():
+            session = self._session(cell, route, variant)
+            if cell.method == "tls" or variant == "plain":
+                tls.prove(session, encrypted=route.ssl, what=f"{cell.label}, {variant}")
+                found[variant] = f"{session.version} {session.cipher}".strip() or "plain"
+                if route.ssl and cell.cipher and session.cipher != cell.cipher:
+                    raise ProofError(
+                        f"{cell.label}: the server negotiated {session.cipher}, not {cell.cipher}"
+                    )
+                continue
+            # A tunnel: MariaDB sees plain TCP from the tunnel's end; the tunnel names its own
+            # cipher for the session it carried.
+            tls.prove(session, encrypted=False, what=f"{cell.label}, behind the tunnel")
+            assert route.tunnel is not None
+            count, suite = route.tunnel.sessions()
+            if cell.method == "ssh":
+                suite = tunnels.ssh_cipher(route.tunnel)
+                if suite != cell.cipher:
+                    raise ProofError(f"{cell.label}: ssh negotiated {suite!r}, not {cell.cipher}")
+            if count < 1 or not suite:
+                raise ProofError(f"{cell.label}: the tunnel's log shows no encrypted session")
+            found[variant] = f"{cell.method}: {suite}"
+        self.record["proofs"][cell.slug] = found
+        self._save_record()
+
+    def _session(self, cell: TransitCell, route: Route, variant: str) -> tls.SessionTls:
+        log = self.store.raw_path(f"transit-{cell.slug}-proof-{variant}.txt")
+        if cell.test == "dump":
+            t = route.target
+            return tls.client_session(
+                t.host,
+                t.port,
+                t.user,
+                self.password,
+                self.current_pki if route.ssl else None,
+                self._workdir(self.current_pki.key_type),
+                prefix=route.prefix,
+            )
+        return connrate.sysbench_session(
+            route.target,
+            ssl=route.ssl,
+            workdir=self._workdir(self.current_pki.key_type),
+            password=self.password,
+            log=log,
+            prefix=route.prefix,
+        )
+
+    # -- one cell --------------------------------------------------------------------------
+    def measure_cell(
+        self, cell: TransitCell, server: SandboxServer, routes: dict[str, Route]
+    ) -> None:
+        if self.spec.warmup_s:
+            self.progress.status(f"{cell.label}: warm-up")
+            for variant in VARIANTS:
+                self._client(
+                    cell,
+                    server,
+                    routes[variant],
+                    self._raw(cell, f"warmup-{variant}"),
+                    self.spec.warmup_s,
+                )
+        while True:
+            rounds = plan.complete_rounds(self.runs, cell)
+            reason = plan.stop_reason(rounds, self.spec, "rate")
+            if reason is not None:
+                break
+            number = plan.next_round_number(self.runs, cell)
+            estimate = plan.tps_estimate(rounds, "rate")
+            hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
+            self.progress.status(f"{cell.label}: round {len(rounds) + 1}, CI so far {hw}")
+            for position, variant in enumerate(plan.round_order(number)):
+                record = self.measure_run(cell, server, routes[variant], number, variant, position)
+                self.store.append(record)
+                self.runs.append(record)
+            self.on_documents()
+        self.cells_done += 1
+        estimate = plan.tps_estimate(rounds, "rate")
+        assert estimate is not None
+        from encbench import stats
+
+        verdict = stats.verdict(estimate, self.spec.target_halfwidth_pct, "higher_is_better")
+        self.progress.log(f"{cell.label}: {verdict} [{len(rounds)} rounds, {reason}]")
+
+    def _raw(self, cell: TransitCell, name: str) -> Path:
+        return self.store.raw_path(f"transit-{cell.slug}-{name}.txt")
+
+    def _client(
+        self, cell: TransitCell, server: SandboxServer, route: Route, log: Path, time_s: int
+    ) -> tuple[int, float, int, float, float]:
+        """Run the cell's client once: (events, rate, bytes, latency avg, latency p95)."""
+        workdir = self._workdir(self.current_pki.key_type)
+        if cell.test == "dump":
+            got = bulk.dump(
+                route.target,
+                database=server.database,
+                pki=self.current_pki if route.ssl else None,
+                password=self.password,
+                workdir=workdir,
+                log=log,
+                timeout_s=600,
+                prefix=route.prefix,
+            )
+            mib = max(1, round(got.bytes / bulk.MIB))
+            return mib, got.mb_per_s, got.bytes, 1000 * got.seconds, 1000 * got.seconds
+        extra: list[str] = []
+        script = str(connrate.LUA_SCRIPT)
+        if cell.test == "bulk":
+            script = str(bulk.LUA_SCRIPT)
+            # Whole reads only: a few per run, so give each run at least two seconds.
+            time_s = max(time_s, 2)
+        elif cell.test != "connect":
+            script = cell.test
+            extra = ["--tables=1", f"--table-size={self.spec.table_size}", "--rand-type=uniform"]
+        result = connrate.run_tcp(
+            route.target,
+            ssl=route.ssl,
+            threads=cell.threads,
+            time_s=time_s,
+            workdir=workdir,
+            password=self.password,
+            log=log,
+            script=script,
+            extra=extra,
+            prefix=route.prefix,
+        )
+        if cell.test == "bulk":
+            # Events are whole reads of the table; counted in MiB so that CPU per event is
+            # CPU per MiB, comparable with the dump's.
+            nbytes = result.transactions * self.table_bytes
+            mib = max(1, round(nbytes / bulk.MIB))
+            rate = result.tps * self.table_bytes / bulk.MIB
+            return mib, rate, nbytes, result.latency_avg_ms, result.latency_p95_ms
+        return result.transactions, result.tps, 0, result.latency_avg_ms, result.latency_p95_ms
+
+    def measure_run(
+        self,
+        cell: TransitCell,
+        server: SandboxServer,
+        route: Route,
+        number: int,
+        variant: str,
+        position: int,
+    ) -> TransitRecord:
+        raw = self._raw(cell, f"r{number:03d}-{variant}")
+        before = tls.counters(server.global_status())
+        tunnel_before = route.tunnel.sessions()[0] if route.tunnel else 0
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        # The measured window: the clocks, the tunnel's CPU and the client run.
+        tunnel_cpu = proc.tree_cpu_seconds(route.daemon_pids) if route.daemon_pids else 0.0
+        start = Clocks.read(server.pid)
+        events, rate, nbytes, lat_avg, lat_p95 = self._client(
+            cell, server, route, raw, self.spec.run_s
+        )
+        window = Window.between(start, Clocks.read(server.pid))
+        if route.daemon_pids:
+            tunnel_cpu = proc.tree_cpu_seconds(route.daemon_pids) - tunnel_cpu
+        after = tls.counters(server.global_status()).minus(before)
+        tunnel_sessions = (route.tunnel.sessions()[0] - tunnel_before) if route.tunnel else 0
+        self._check_run(cell, variant, route, events, after.finished_accepts, tunnel_sessions)
+        return TransitRecord(
+            cell=cell,
+            round=number,
+            variant=variant,
+            position=position,
+            session=self.session,
+            started_at=started_at,
+            wall_s=window.wall_s,
+            rate=rate,
+            events=events,
+            bytes=nbytes,
+            errors=0,
+            latency_avg_ms=lat_avg,
+            latency_p95_ms=lat_p95,
+            server_cpu_s=window.server_cpu_s,
+            tunnel_cpu_s=tunnel_cpu,
+            client_cpu_s=window.client_cpu_s,
+            harness_cpu_s=window.harness_cpu_s,
+            other_cpu_s=max(0.0, window.other_cpu_s - tunnel_cpu),
+            steal_s=window.steal_s,
+            tls_handshakes=after.finished_accepts,
+            tunnel_handshakes=tunnel_sessions,
+            sessions_reused=after.sessions_reused,
+            raw_output=str(raw.relative_to(self.store.path)),
+        )
+
+    @staticmethod
+    def _check_run(
+        cell: TransitCell, variant: str, route: Route, events: int, handshakes: int, tunneled: int
+    ) -> None:
+        """Every run proven by counters the client cannot fake: the server's handshakes, and
+        for tunnels the tunnel's own sessions."""
+        what = f"{cell.label}, {variant} run"
+        if not route.ssl and handshakes:
+            raise ProofError(f"{what}: the server counted {handshakes} TLS handshakes, expected 0")
+        # A connection test makes one connection per event; the others one per client thread.
+        expected = events if cell.test == "connect" else 1
+        if route.ssl and handshakes < expected:
+            raise ProofError(
+                f"{what}: {handshakes} TLS handshakes for {expected} connections expected"
+            )
+        if route.tunnel is not None and tunneled < expected:
+            raise ProofError(f"{what}: the tunnel carried {tunneled} sessions, expected {expected}")

@@ -1,0 +1,77 @@
+"""Which in-transit cells a profile asks for, in the order they are measured.
+
+Cells are grouped by the server's TLS configuration (key type, cipher), because changing it
+means restarting the server; within a group the cells run as listed.  The key type matters
+for setting up connections, not for what a persistent connection costs per query, so the
+per-query, bulk and dump tests use the first key type only, and the distance sweep is done
+for the connection test (the seed's second table).
+"""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from encbench.profile import Profile, TransitSpec
+from encbench.results.schema import TransitCell
+from encbench.study import plan
+
+QUERY_TESTS = ("oltp_point_select", "oltp_read_only")
+
+
+def cells(profile: Profile) -> list[TransitCell]:
+    if "in-transit" not in profile.studies:
+        return []
+    t = profile.transit
+    found: list[TransitCell] = []
+    first_key = t.key_types[0]
+    if "tls" in t.methods:
+        for key in t.key_types:
+            if "connect" in t.tests:
+                found += [
+                    TransitCell("connect", "tls", key, "", rtt, threads)
+                    for rtt in t.rtt_ms
+                    for threads in t.connect_threads
+                ]
+        for test in QUERY_TESTS:
+            if test in t.tests:
+                found += [TransitCell(test, "tls", first_key, "", 0, n) for n in t.query_threads]
+        if "bulk" in t.tests:
+            found += [
+                TransitCell("bulk", "tls", first_key, c, 0, 1) for c in t.bulk_ciphers or [""]
+            ]
+        if "dump" in t.tests:
+            found.append(TransitCell("dump", "tls", first_key, "", 0, 1))
+    tunnels = [("stunnel", "")] if "stunnel" in t.methods else []
+    tunnels += [("ssh", cipher) for cipher in t.ssh_ciphers] if "ssh" in t.methods else []
+    for method, cipher in tunnels:
+        if "connect" in t.tests:
+            found += [
+                TransitCell("connect", method, t.tunnel_key_type, cipher, 0, n)
+                for n in t.connect_threads
+            ]
+        if "bulk" in t.tests:
+            found.append(TransitCell("bulk", method, t.tunnel_key_type, cipher, 0, 1))
+    return sorted(found, key=lambda c: server_tls(c, t))
+
+
+def server_tls(cell: TransitCell, spec: TransitSpec) -> tuple[str, str]:
+    """(key type, TLS cipher) the server runs with for this cell.  Tunnel cells do not use the
+    server's TLS; they run with the first native configuration to save a restart."""
+    if cell.method == "tls":
+        return cell.key_type, cell.cipher
+    return spec.key_types[0], ""
+
+
+def groups(
+    todo: list[TransitCell], spec: TransitSpec
+) -> list[tuple[tuple[str, str], list[TransitCell]]]:
+    return [(k, list(g)) for k, g in groupby(todo, key=lambda c: server_tls(c, spec))]
+
+
+def needs_two_hosts(profile: Profile) -> bool:
+    return any(c.rtt_ms > 0 for c in cells(profile))
+
+
+def estimated_seconds(profile: Profile) -> float:
+    t = profile.transit
+    return len(cells(profile)) * plan.upper_bound_s(t, t.run_s, t.warmup_s)
