@@ -138,6 +138,7 @@ def build(
         "link": record.get("link"),
         "bulk_table": record.get("bulk_table"),
         "mariadb_version": record.get("mariadb_version"),
+        "notes": record.get("notes"),
         "target_halfwidth_pct": t.target_halfwidth_pct,
         "sessions_reused": sum(r.sessions_reused for r in runs),
         "tls_handshakes": sum(r.tls_handshakes for r in runs),
@@ -263,8 +264,10 @@ def render_section(transit: dict[str, Any]) -> list[str]:
         f"- Server: MariaDB {transit.get('mariadb_version') or '?'}, one sandbox for both "
         f"variants, `tls_version={transit['tls_version']}`, cipher chosen on the server."
     )
+    notes = transit.get("notes") or {}
     for key, info in (transit.get("pki") or {}).items():
-        out.append(f"- PKI {key}: {info['server_key']}; {info['chain']}.")
+        note = f" {notes[key]}." if key in notes else ""
+        out.append(f"- PKI {key}: {info['server_key']}; {info['chain']}.{note}")
     bulk_table = transit.get("bulk_table")
     if bulk_table:
         out.append(

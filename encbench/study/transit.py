@@ -62,6 +62,13 @@ class Hosts:
     unavailable: str = ""  # why distances are not measured, when they are not
 
 
+def _restore_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
+
+
 class TransitStudy:
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         self.store = store
@@ -91,6 +98,7 @@ class TransitStudy:
             self.progress.log("in-transit: every cell is already finished")
             return
         with contextlib.ExitStack() as stack:
+            stack.callback(_restore_env, "OPENSSL_CONF", os.environ.get("OPENSSL_CONF"))
             hosts = self._hosts(stack, todo)
             server = self._provision(stack, hosts, todo)
             for (key_type, cipher), group in transit_plan.groups(todo, self.spec):
@@ -215,6 +223,15 @@ class TransitStudy:
             f"in-transit: server TLS {self.spec.tls_version}, {key_type} "
             f"{'cipher ' + cipher if cipher else 'default cipher'}"
         )
+        # Every child inherits the harness's environment (proc.child_env): setting it here
+        # gives the server and all clients of this group the same OpenSSL settings.
+        os.environ.pop("OPENSSL_CONF", None)
+        os.environ.update(pki.openssl_env(made))
+        if "OPENSSL_CONF" in os.environ:
+            self.record.setdefault("notes", {})[key_type] = (
+                "OpenSSL security level lowered to 1 for this key type (Debian's default, "
+                "level 2, refuses RSA keys under 2048 bits)"
+            )
         server.restart(options)
         self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = redact(
             {k: v for k, v in options.items() if k.startswith(("ssl", "tls", "bind"))}
