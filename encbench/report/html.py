@@ -249,13 +249,37 @@ def crypto_section(cap: Mapping[str, Any], summary: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
+def transit_section(data: Mapping[str, Any]) -> str:
+    """The in-transit section: its Markdown (tables, setup, proof) with a plot per test."""
+    from encbench.report import transit, transit_plots
+
+    md = "\n".join(transit.render_section(dict(data)))
+    parts = []
+    for block in re.split(r"(?m)^(?=### )", md):
+        parts.append(md_to_html(block))
+        heading = block.splitlines()[0] if block else ""
+        for test, title in transit.TEST_TITLES.items():
+            if heading == f"### {title}":
+                cells = [c for c in data["cells"] if c["test"] == test and c["rtt_ms"] == 0]
+                short = title.split(":")[0]
+                parts.append(figure(transit_plots.rates_svg(cells, short), title))
+        if heading.startswith("### Connection rate lost to TLS"):
+            caption = "% of connections per second lost to TLS, by round-trip time"
+            parts.append(figure(transit_plots.distance_svg(data["cells"]), caption))
+    return "\n".join(parts)
+
+
 def render_html(summary: dict[str, Any], crypto: dict[str, Any] | None = None) -> str:
     """The whole report as one HTML document; `crypto` is a `CryptoCapacity.to_json()`."""
     title, sections = _sections(markdown.render(summary))
     groups = markdown.groups(summary["cells"])
-    body = [f"<h1>{inline(title)}</h1>", "<h2>At a glance</h2>", LEGEND, glance(groups)]
-    body.append(md_to_html(sections.get("Summary", "")))
-    body += [group_section(w, r, cells) for (w, r), cells in groups.items()]
+    body = [f"<h1>{inline(title)}</h1>"]
+    if groups:
+        body += ["<h2>At a glance</h2>", LEGEND, glance(groups)]
+        body.append(md_to_html(sections.get("Summary", "")))
+        body += [group_section(w, r, cells) for (w, r), cells in groups.items()]
+    if summary.get("transit"):
+        body.append(transit_section(summary["transit"]))
     if crypto:
         body.append(crypto_section(crypto, summary))
     body += ["<h2>Setup, environment and method</h2>", md_to_html(sections.get("Setup", ""))]

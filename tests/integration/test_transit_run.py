@@ -1,0 +1,160 @@
+"""The in-transit study end to end through the CLI: native TLS, stunnel and an SSH tunnel on
+one host and at an emulated distance, every run proven; and an interrupted run that leaves
+no server, tunnel, relay or namespace behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from encbench import proc
+from encbench.servers import registry
+from encbench.transit import netns
+from tests.helpers import encbench, processes_owned_by, skip_unless_ci
+
+
+def transit_profile(path: Path, **settings: str) -> Path:
+    values = {
+        "tests": '["connect", "bulk"]',
+        "methods": '["tls"]',
+        "connect_threads": "[1]",
+        "rtt_ms": "[0]",
+        "bulk_mb": "8",
+        "warmup_s": "0",
+        "min_rounds": "2",
+        "max_rounds": "2",
+    }
+    values.update(settings)
+    body = "\n".join(f"{k} = {v}" for k, v in values.items())
+    path.write_text(f'name = "tiny-transit"\nstudies = ["in-transit"]\n[transit]\n{body}\n')
+    return path
+
+
+def records(out: Path) -> list[dict]:  # type: ignore[type-arg]
+    path = out / "transit.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def our_namespaces() -> list[str]:
+    try:
+        return [ns for ns in netns.namespaces() if ns.startswith(netns.PREFIX)]
+    except netns.NetnsUnavailable:
+        return []
+
+
+def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_dir: Path) -> None:
+    needed = [n for n in ("stunnel4", "sshd") if proc.which(n) is None]
+    if needed:
+        skip_unless_ci(f"{', '.join(needed)} not installed: run scripts/setup-test-extras.sh")
+    prof = transit_profile(tmp_path / "t.toml", methods='["tls", "stunnel", "ssh"]')
+    out = tmp_path / "out"
+    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+
+    runs = records(out)
+    # connect and bulk, each through tls, stunnel and ssh: 6 cells × 2 rounds × 2 variants
+    assert len(runs) == 6 * 2 * 2
+    for run in runs:
+        if run["variant"] == "plain":
+            assert run["tls_handshakes"] == 0 and run["tunnel_handshakes"] == 0
+        elif run["cell"]["method"] == "tls":
+            assert run["tls_handshakes"] >= (
+                run["events"] if run["cell"]["test"] == "connect" else 1
+            )
+        else:  # MariaDB sees plain TCP from the tunnel; the tunnel did the handshakes
+            assert run["tls_handshakes"] == 0 and run["tunnel_handshakes"] >= 1
+    connect_tls = [
+        r for r in runs if r["cell"]["test"] == "connect" and r["cell"]["method"] == "tls"
+    ]
+    plain = [r["rate"] for r in connect_tls if r["variant"] == "plain"]
+    tls = [r["rate"] for r in connect_tls if r["variant"] == "encrypted"]
+    assert max(tls) < min(plain)  # an RSA handshake per connection is not free anywhere
+
+    summary = json.loads((out / "summary.json").read_text())
+    proofs = [c["proof"] for c in summary["transit"]["cells"]]
+    assert all(p and p["plain"] == "plain" for p in proofs)
+    assert any(p["encrypted"].startswith("TLSv1.3 TLS_") for p in proofs)
+    assert any(
+        p["encrypted"].startswith("ssh: channel") or "ssh:" in p["encrypted"] for p in proofs
+    )
+    report = (out / "report.md").read_text()
+    assert "### Connection setup: connect, SELECT 1, disconnect" in report
+    assert "| method | threads | plain conn/s (95% CI) |" in report
+    assert "Ssl_sessions_reused" in report and "cannot be measured" in report
+    password = (out / "private" / "transit-client.password").read_text().strip()
+    for name in ("report.md", "summary.json", "report.html"):
+        assert password not in (out / name).read_text()
+    assert processes_owned_by(os.getpid()) == []
+    assert registry.entries() == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_a_distance_is_measured_through_two_namespaces_and_removed(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    prof = transit_profile(tmp_path / "t.toml", tests='["connect"]', rtt_ms="[0, 30]")
+    out = tmp_path / "out"
+    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+    far = [r for r in records(out) if r["cell"]["rtt_ms"] == 30]
+    near = [r for r in records(out) if r["cell"]["rtt_ms"] == 0]
+    assert far and near
+    # At 30 ms a connection takes several round trips: the rate is bounded by the distance.
+    assert max(r["rate"] for r in far) < 1000 / 30
+    assert min(r["rate"] for r in near) > 1000 / 30
+    report = (out / "report.md").read_text()
+    assert "### Connection rate lost to TLS, by network distance" in report
+    assert "RTT 30 ms" in report
+    assert our_namespaces() == []
+    assert processes_owned_by(os.getpid()) == []
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
+    tmp_path: Path, state_dir: Path, sig: signal.Signals
+) -> None:
+    if proc.which("stunnel4") is None:
+        skip_unless_ci("stunnel4 not installed: run scripts/setup-test-extras.sh")
+    rtts = "[0, 20]" if os.geteuid() == 0 else "[0]"
+    prof = transit_profile(
+        tmp_path / "t.toml",
+        tests='["connect"]',
+        methods='["stunnel", "tls"]',
+        rtt_ms=rtts,
+        min_rounds="50",
+        max_rounds="50",
+    )
+    out = tmp_path / "out"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", str(prof), "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+    )
+    deadline = time.monotonic() + 180
+    # Wait until a tunnel is up and measuring (stunnel runs after the first native cells).
+    while time.monotonic() < deadline and child.poll() is None:
+        if any("stunnel" in p for p in processes_owned_by(child.pid)) and records(out):
+            break
+        time.sleep(0.2)
+    assert records(out), child.stderr.read() if child.stderr else ""
+    child.send_signal(sig)
+    _, stderr = child.communicate(timeout=120)
+
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert processes_owned_by(child.pid) == []
+    assert our_namespaces() == []
+    assert registry.entries() == []
+    assert records(out)  # what was measured is kept
+    assert (out / "report.md").exists()

@@ -1,0 +1,162 @@
+"""The in-transit study's cells, its per-run proof and its report, on made-up records."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from encbench import profile as profiles
+from encbench.errors import ProofError
+from encbench.report import markdown, transit
+from encbench.results.schema import TransitCell, TransitRecord
+from encbench.results.store import ResultStore
+from encbench.study import plan, transit_plan
+from encbench.study.transit import Route, TransitStudy
+from encbench.transit.connrate import Target
+
+
+def load(body: str) -> profiles.Profile:
+    return profiles.parse(f'name = "t"\nstudies = ["in-transit"]\n[transit]\n{body}', "test")
+
+
+SEED = load(
+    'tests = ["connect", "oltp_point_select", "bulk"]\n'
+    'key_types = ["rsa1024", "rsa4096"]\nmethods = ["tls", "ssh"]\n'
+    'ssh_ciphers = ["aes256-cbc"]\nconnect_threads = [1]\nquery_threads = [1, 8]\n'
+    "rtt_ms = [0, 40]\nmin_rounds = 2\n"
+)
+
+
+def test_cells_are_grouped_by_server_tls_so_each_configuration_starts_once() -> None:
+    cells = transit_plan.cells(SEED)
+    configs = [transit_plan.server_tls(c, SEED.transit) for c in cells]
+    assert [k for k, _ in itertools.groupby(configs)] == [("rsa1024", ""), ("rsa4096", "")]
+    # per query and bulk: the first key only; distances: the connection test only
+    assert {c.key_type for c in cells if c.test != "connect" and c.method == "tls"} == {"rsa1024"}
+    assert {c.threads for c in cells if c.test == "oltp_point_select"} == {1, 8}
+    assert all(c.rtt_ms == 0 for c in cells if c.test != "connect")
+    assert {(c.key_type, c.rtt_ms) for c in cells if c.method == "tls" and c.test == "connect"} == {
+        ("rsa1024", 0),
+        ("rsa1024", 40),
+        ("rsa4096", 0),
+        ("rsa4096", 40),
+    }
+    ssh = [c for c in cells if c.method == "ssh"]
+    assert {c.test for c in ssh} == {"connect", "bulk"} and {c.cipher for c in ssh} == {
+        "aes256-cbc"
+    }
+
+
+def test_an_at_rest_profile_has_no_transit_cells_and_the_reverse() -> None:
+    assert plan.cells(SEED) == []
+    at_rest = profiles.parse('name = "a"\n', "test")
+    assert transit_plan.cells(at_rest) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        ('key_types = ["rsa512"]', "unknown TLS key type 'rsa512'"),
+        ('tls_version = "TLSv1.1"', "transit.tls_version"),
+        ("rtt_ms = [0, 20000]", "out of range"),
+        ('ssh_ciphers = ["rot13"]', "unknown SSH cipher 'rot13'"),
+        ('bulk_ciphers = ["AES128-SHA"]', 'needs transit.tls_version = "TLSv1.2"'),
+    ],
+)
+def test_bad_transit_settings_are_refused_naming_the_key(body: str, fragment: str) -> None:
+    with pytest.raises(profiles.BadInput) as caught:
+        load(body + "\n")
+    assert fragment in str(caught.value)
+
+
+def record(cell: TransitCell, n: int, variant: str, rate: float, **kw: int) -> TransitRecord:
+    values = {
+        "cell": cell,
+        "round": n,
+        "variant": variant,
+        "position": 0,
+        "session": "s",
+        "started_at": "t",
+        "wall_s": 1.0,
+        "rate": rate,
+        "events": max(1, int(rate)),
+        "bytes": 0,
+        "errors": 0,
+        "latency_avg_ms": 1000 / rate,
+        "latency_p95_ms": 1000 / rate,
+        "server_cpu_s": 0.5,
+        "tunnel_cpu_s": 0.0,
+        "client_cpu_s": 0.1,
+        "harness_cpu_s": 0.0,
+        "other_cpu_s": 0.0,
+        "steal_s": 0.0,
+        "tls_handshakes": max(1, int(rate)) if variant == "encrypted" else 0,
+        "tunnel_handshakes": 0,
+        "sessions_reused": 0,
+        "raw_output": "raw/x",
+    }
+    values.update(kw)
+    return TransitRecord(**values)  # type: ignore[arg-type]
+
+
+def fake_runs() -> list[TransitRecord]:
+    runs = []
+    for cell in transit_plan.cells(SEED):
+        near = cell.rtt_ms == 0
+        for n in range(3):
+            plain = (3000.0 if near else 6.0) * (1 + 0.01 * n)
+            lost = {"rsa1024": 0.9, "rsa4096": 0.97}.get(cell.key_type, 0.5) if near else 0.3
+            runs.append(record(cell, n, "plain", plain))
+            runs.append(record(cell, n, "encrypted", plain * (1 - lost) * (1 + 0.002 * n)))
+    return runs
+
+
+def test_the_report_has_the_seed_tables_with_ci_and_the_loss_per_distance() -> None:
+    data = transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}, "pki": {}})
+    assert data is not None
+    text = "\n".join(transit.render_section(data))
+    assert "| MariaDB TLS rsa1024 | 1 | 3,030.0 (" in text
+    assert "### Connection rate lost to TLS, by network distance" in text
+    assert "| key | RTT 0 ms, 1 thr | RTT 40 ms, 1 thr |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| rsa4096 |"))
+    assert "97.0%" in row and "29.9%" in row
+    assert "Ssl_sessions_reused counter stayed at 0" in text
+    whole = markdown.render(
+        {
+            "profile": "t",
+            "cells": [],
+            "transit": data,
+            "method": "m",
+            "target_halfwidth_pct": 2,
+            "harness": {"cpu_s": 0, "measured_wall_s": 0, "share_of_machine_pct": 0},
+        }
+    )
+    assert whole.startswith("# encbench: in-transit encryption")
+
+
+def test_transit_records_round_trip_and_a_cut_line_is_measured_again(tmp_path: Path) -> None:
+    store = ResultStore.create(tmp_path / "out", "t", 'name = "t"\n')
+    first = fake_runs()[0]
+    store.append(first)
+    with open(store.path / "transit.jsonl", "a") as f:
+        f.write('{"cell": {"test": "conn')  # a crash in the middle of a line
+    assert store.transit_runs() == [first]
+    assert store.runs() == []
+
+
+@pytest.mark.parametrize(
+    ("ssl", "events", "handshakes", "fragment"),
+    [
+        (False, 100, 1, "expected 0"),
+        (True, 100, 99, "99 TLS handshakes for 100"),
+    ],
+)
+def test_a_run_whose_counters_contradict_its_path_is_refused(
+    ssl: bool, events: int, handshakes: int, fragment: str
+) -> None:
+    cell = TransitCell("connect", "tls", "rsa2048", "", 0, 1)
+    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=ssl)
+    with pytest.raises(ProofError, match=fragment):
+        TransitStudy._check_run(cell, "encrypted" if ssl else "plain", route, events, handshakes, 0)
