@@ -88,14 +88,14 @@ def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
                 )
             store = ResultStore.open(resume)
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
-            preflight.require_tools()
+            preflight.require_tools(prof)
             check_disk(store.path, prof)
         else:
             prof, text = profiles.load(profile or profiles.DEFAULT_PROFILE)
             stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
             out = out or Path("results") / f"{prof.name}-{stamp}"
             # Both before the directory exists: a run that cannot start leaves nothing behind.
-            preflight.require_tools()
+            preflight.require_tools(prof)
             check_disk(out, prof)
             store = ResultStore.create(out, prof.name, text)
         click.echo(
@@ -108,6 +108,7 @@ def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
             if "in-transit" in prof.studies:
                 moving = TransitStudy(store, prof, progress)
                 moving.on_documents = lambda: render_documents(store, prof)
+                moving.progress_base_s = plan.estimated_seconds(prof)
                 moving.run()
             render_documents(store, prof, with_html=True)
     except EncbenchError as exc:

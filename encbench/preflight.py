@@ -9,6 +9,7 @@ from pathlib import Path
 
 from encbench import environment, proc
 from encbench.errors import BadInput
+from encbench.profile import Profile
 
 PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
 
@@ -74,7 +75,67 @@ def machine_checks(path: Path) -> list[Check]:
     ]
 
 
-def require_tools() -> None:
-    for check in tool_checks():
+def transit_checks(profile: Profile) -> list[Check]:
+    """The tools the profile's in-transit cells use, beyond the at-rest study's."""
+    if "in-transit" not in profile.studies:
+        return []
+    t = profile.transit
+    checks = [_binary("mariadb", "mariadb-client")]
+    if "dump" in t.tests:
+        checks.append(_binary("mariadb-dump", "mariadb-client"))
+    if "stunnel" in t.methods:
+        checks.append(_binary("stunnel4", "stunnel4"))
+    if "ssh" in t.methods:
+        checks += [_binary("sshd", "openssh-server"), _binary("ssh", "openssh-client")]
+    return checks
+
+
+def check_ciphers(profile: Profile) -> None:
+    """Each TLS 1.2 suite of the profile must be one this OpenSSL knows and one the key type
+    can sign for: otherwise the server would refuse to start or every handshake would fail."""
+    if "in-transit" not in profile.studies:
+        return
+    key = profile.transit.key_types[0]
+    wanted = "RSA" if key.startswith("rsa") else "ECDSA"  # ed25519 signs like ECDSA suites
+    for cipher in profile.transit.bulk_ciphers:
+        out = proc.run(
+            ["openssl", "ciphers", "-v", "-tls1_2", cipher],
+            phase="openssl ciphers",
+            timeout_s=30,
+            check=False,
+        )
+        # The list also names the TLS 1.3 suites, which come first whatever is asked.
+        found = [x for x in out.stdout.splitlines() if x.startswith(cipher + " ")]
+        line = found[0] if found else ""
+        if out.returncode != 0 or not line:
+            raise BadInput(
+                f"transit.bulk_ciphers: {cipher!r} is not a TLS 1.2 suite this OpenSSL "
+                "offers; list them with `openssl ciphers -s -tls1_2`"
+            )
+        if f"Au={wanted}" not in line:
+            raise BadInput(
+                f"transit.bulk_ciphers: {cipher!r} cannot be used with a {key} key "
+                f"({line.split()[3]}); choose a suite with Au={wanted}"
+            )
+
+
+def check_cells(profile: Profile) -> None:
+    """A profile whose studies ask for nothing is a mistake, not a run of zero seconds."""
+    from encbench.study import plan, transit_plan
+
+    if "at-rest" in profile.studies and not plan.cells(profile):
+        raise BadInput("the profile's [measure] section asks for no cells")
+    if "in-transit" in profile.studies and not transit_plan.cells(profile):
+        raise BadInput(
+            "the profile's [transit] section asks for no cells: the tunnel methods take only "
+            'tests "connect" and "bulk", the others need method "tls"'
+        )
+
+
+def require_tools(profile: Profile | None = None) -> None:
+    for check in tool_checks() + (transit_checks(profile) if profile else []):
         if not check.ok:
             raise BadInput(f"{check.name} {check.detail}: {check.fix}")
+    if profile is not None:
+        check_cells(profile)
+        check_ciphers(profile)

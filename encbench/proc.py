@@ -198,6 +198,38 @@ def machine_cpu_s() -> tuple[float, float]:
     return parse_proc_stat(Path("/proc/stat").read_text(), os.sysconf("SC_CLK_TCK"))
 
 
+def _parents() -> dict[int, int]:
+    found = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat") as f:
+                    found[int(entry.name)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Live processes below pid, whatever group or session they moved to."""
+    parent = _parents()
+    found, frontier = [], {pid}
+    while frontier:
+        children = {p for p, pp in parent.items() if pp in frontier and p not in found}
+        found += sorted(children)
+        frontier = children
+    return found
+
+
+def kill_pids(pids: Iterable[int], wait_s: float = 5.0) -> None:
+    """SIGKILL each pid still alive and wait for it to go; never raises."""
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        wait_gone(pid, wait_s)
+
+
 def tree_cpu_seconds(roots: Iterable[int]) -> float:
     """CPU of the given processes and all their live descendants (an sshd's session child),
     plus what their reaped children used: a daemon's whole cost, whatever it forks."""
@@ -243,7 +275,8 @@ def orphans() -> list[tuple[int, str]]:
             continue
         for item in environ:
             if item.startswith(f"{OWNER_ENV}=".encode()):
-                owner = int(item.split(b"=", 1)[1] or 0)
+                value = item.split(b"=", 1)[1]
+                owner = int(value) if value.isdigit() else 0
                 if owner and owner != os.getpid() and not pid_alive(owner):
                     found.append((int(entry.name), cmdline))
                 break

@@ -88,3 +88,31 @@ def test_every_command_has_help() -> None:
         result = encbench(command, "--help")
         assert result.returncode == 0
         assert "Usage:" in result.stdout
+
+
+def transit_profile(path: Path, line: str) -> Path:
+    path.write_text(f'name = "t"\nstudies = ["in-transit"]\n[transit]\n{line}\n')
+    return path
+
+
+@pytest.mark.parametrize(
+    ("line", "fragments"),
+    [
+        ('key_types = ["rsa999"]', ("transit.key_types", "unknown TLS key type 'rsa999'")),
+        ('tls_version = "TLSv1.0"', ("transit.tls_version", "TLSv1.2")),
+        ("rtt_ms = [0, -5]", ("transit.rtt_ms", "out of range")),
+        ('methods = ["wireguard"]', ("transit.methods.0",)),
+        (
+            'tls_version = "TLSv1.2"\nbulk_ciphers = ["ECDHE-ECDSA-AES128-GCM-SHA256"]',
+            ("cannot be used with a rsa2048 key", "Au=RSA"),
+        ),
+        ('tls_version = "TLSv1.2"\nbulk_ciphers = ["NO-SUCH-SUITE"]', ("openssl ciphers",)),
+    ],
+)
+def test_bad_transit_settings_get_one_line_and_exit_2(
+    tmp_path: Path, line: str, fragments: tuple[str, ...]
+) -> None:
+    prof = transit_profile(tmp_path / "t.toml", line)
+    out = tmp_path / "out"
+    assert_one_line_error(encbench("run", str(prof), "--out", str(out)), *fragments)
+    assert not out.exists()  # refused before anything was created

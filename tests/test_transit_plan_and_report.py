@@ -94,7 +94,8 @@ def record(cell: TransitCell, n: int, variant: str, rate: float, **kw: int) -> T
         "steal_s": 0.0,
         "tls_handshakes": max(1, int(rate)) if variant == "encrypted" else 0,
         "tunnel_handshakes": 0,
-        "sessions_reused": 0,
+        "tunnel_resumed": 0,
+        "session_cache_hits": 0,
         "raw_output": "raw/x",
     }
     values.update(kw)
@@ -122,7 +123,7 @@ def test_the_report_has_the_seed_tables_with_ci_and_the_loss_per_distance() -> N
     assert "| key | RTT 0 ms, 1 thr | RTT 40 ms, 1 thr |" in text
     row = next(line for line in text.splitlines() if line.startswith("| rsa4096 |"))
     assert "97.0%" in row and "29.9%" in row
-    assert "Ssl_sessions_reused counter stayed at 0" in text
+    assert "Ssl_session_cache_hits grew by 0" in text
     whole = markdown.render(
         {
             "profile": "t",
@@ -160,3 +161,63 @@ def test_a_run_whose_counters_contradict_its_path_is_refused(
     route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=ssl)
     with pytest.raises(ProofError, match=fragment):
         TransitStudy._check_run(cell, "encrypted" if ssl else "plain", route, events, handshakes, 0)
+
+
+def test_a_tunnel_run_without_its_own_handshakes_is_refused() -> None:
+    from encbench.transit import tunnels
+
+    cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1)
+    tunnel = tunnels.Tunnel(1, (), Path("/nonexistent"), tunnels.STUNNEL_PROOF)
+    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=False, tunnel=tunnel)
+    with pytest.raises(ProofError, match="the tunnel carried 10 sessions, expected 11"):
+        TransitStudy._check_run(cell, "encrypted", route, 11, 0, 10)
+    TransitStudy._check_run(cell, "encrypted", route, 11, 0, 11)  # one per connection: fine
+
+
+def test_per_query_runs_need_one_handshake_per_client_thread() -> None:
+    cell = TransitCell("oltp_point_select", "tls", "rsa2048", "", 0, 4)
+    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=True)
+    with pytest.raises(ProofError, match="3 TLS handshakes for 4"):
+        TransitStudy._check_run(cell, "encrypted", route, 50_000, 3, 0)
+
+
+@pytest.mark.parametrize(
+    ("key", "cipher", "ok"),
+    [
+        ("ecdsa-p256", "ECDHE-ECDSA-AES128-GCM-SHA256", True),
+        ("ecdsa-p256", "ECDHE-RSA-AES128-GCM-SHA256", False),
+        ("ed25519", "ECDHE-ECDSA-AES128-GCM-SHA256", True),
+        ("rsa2048", "ECDHE-RSA-CHACHA20-POLY1305", True),
+    ],
+)
+def test_a_bulk_cipher_must_suit_the_key_type(key: str, cipher: str, ok: bool) -> None:
+    from encbench import preflight, proc
+
+    if proc.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    prof = load(f'key_types = ["{key}"]\ntls_version = "TLSv1.2"\nbulk_ciphers = ["{cipher}"]\n')
+    if ok:
+        preflight.check_ciphers(prof)
+    else:
+        with pytest.raises(profiles.BadInput, match="choose a suite with Au=ECDSA"):
+            preflight.check_ciphers(prof)
+
+
+def test_the_report_says_how_often_stunnel_resumed_when_allowed() -> None:
+    prof = load(
+        'methods = ["stunnel"]\nstunnel_resume = [false, true]\ntests = ["connect"]\n'
+        "connect_threads = [1]\n"
+    )
+    runs = []
+    for cell in transit_plan.cells(prof):
+        for n in range(2):
+            runs.append(record(cell, n, "plain", 3000.0))
+            resumed = 45 if cell.resume else 0
+            runs.append(
+                record(cell, n, "encrypted", 50.0, tunnel_handshakes=50, tunnel_resumed=resumed)
+            )
+    data = transit.build(runs, prof, {})
+    assert data is not None
+    text = "\n".join(transit.render_section(data))
+    assert "| stunnel (rsa2048) resumed | 1 |" in text
+    assert "(90 of 100 handshakes there were resumptions)" in text

@@ -262,7 +262,7 @@ def transit_section(data: Mapping[str, Any]) -> str:
             if heading == f"### {title}":
                 cells = [c for c in data["cells"] if c["test"] == test and c["rtt_ms"] == 0]
                 short = title.split(":")[0]
-                parts.append(figure(transit_plots.rates_svg(cells, short), title))
+                parts.append(figure(transit_plots.rates_svg(cells, short, test), title))
         if heading.startswith("### Connection rate lost to TLS"):
             caption = "% of connections per second lost to TLS, by round-trip time"
             parts.append(figure(transit_plots.distance_svg(data["cells"]), caption))

@@ -294,14 +294,17 @@ def render_setup(summary: dict[str, Any]) -> list[str]:
             "on one core (`openssl speed -evp`, this machine, this run); the predicted ceiling "
             "is that work as a share of the plain server's mean transaction latency."
         )
+    moving = summary.get("transit") or {}
+    target = summary["target_halfwidth_pct"] if cells else moving.get("target_halfwidth_pct")
     out.append(
         f"- Statistics: {summary['method']}; rounds interleaved A B, B A, … and added "
-        f"until the CI half-width reaches ±{summary['target_halfwidth_pct']:g}% or the "
-        "cell's time budget ends."
+        f"until the CI half-width reaches ±{target:g}% or the cell's time budget ends."
     )
     if cells:
         out.append(f"- Write workloads: {summary['write_workload_state']}")
     h = summary["harness"]
+    if not cells:
+        return out  # the in-transit section gives its own harness figure
     out.append(
         f"- encbench's own CPU during measured windows: {h['cpu_s']:.2f} s over "
         f"{h['measured_wall_s']:.0f} s measured = {h['share_of_machine_pct']:.2f}% of "

@@ -13,6 +13,7 @@ from typing import Any
 from encbench import stats
 from encbench.profile import Profile
 from encbench.report.markdown import table
+from encbench.report.plots import mean_band
 from encbench.results.schema import TransitCell, TransitRecord
 from encbench.servers.variants import VARIANTS
 from encbench.study import plan, transit_plan
@@ -32,10 +33,15 @@ TEST_TITLES = {
 EVENT_NAMES = {"connect": "connection", "bulk": "MiB", "dump": "MiB"}
 METHOD_NAMES = {"tls": "MariaDB TLS", "stunnel": "stunnel", "ssh": "SSH tunnel"}
 REUSE_NOTE = (
-    "TLS session reuse: sysbench and the mariadb client (libmariadb) open every connection "
-    "with a full handshake; libmariadb has no way to offer a saved session, so the rate with "
-    "reuse cannot be measured with these clients. The server's Ssl_sessions_reused counter "
-    "stayed at {reused} over {handshakes:,} handshakes in this run."
+    "TLS session reuse: sysbench and mariadb-dump (libmariadb) open every connection with a "
+    "full handshake; libmariadb cannot offer a saved session, so MariaDB's own TLS cannot be "
+    "measured with reuse. The server's Ssl_session_cache_hits grew by {hits} over "
+    "{handshakes:,} TLS handshakes in this run."
+)
+STUNNEL_REUSE_NOTE = (
+    "stunnel's client resumes sessions by default: rows marked 'resumed' allow it ({resumed:,} "
+    "of {handshakes:,} handshakes there were resumptions), the other stunnel rows refuse it "
+    "(`sessionResume = no`), so each of their connections pays a full handshake."
 )
 
 
@@ -47,16 +53,9 @@ def _mean(records: Iterable[TransitRecord], attr: str) -> dict[str, float]:
 def _rate_ci(records: list[TransitRecord]) -> list[float] | None:
     """The 95% CI of one variant's mean rate (t interval over rounds), as the seed's table
     gives a mean with its spread."""
-    values = [r.rate for r in records]
-    if len(values) < 2:
-        return None
-    import numpy as np
-    from scipy.special import stdtrit
-
-    mean = float(np.mean(values))
-    half = float(stdtrit(len(values) - 1, 0.975)) * float(np.std(values, ddof=1))
-    half /= len(values) ** 0.5
-    return [mean - half, mean + half]
+    mean, stdev = stats.mean_and_stdev([r.rate for r in records])
+    band = mean_band(mean, stdev, len(records))
+    return list(band) if band else None
 
 
 def summarize_cell(cell: TransitCell, rounds: list[plan.Round], profile: Profile) -> dict[str, Any]:
@@ -93,7 +92,8 @@ def summarize_cell(cell: TransitCell, rounds: list[plan.Round], profile: Profile
             "encryption_cpu_ms_per_event": _mean(runs, "encryption_cpu_ms_per_event"),
             "tls_handshakes": sum(r.tls_handshakes for r in runs),
             "tunnel_handshakes": sum(r.tunnel_handshakes for r in runs),
-            "sessions_reused": sum(r.sessions_reused for r in runs),
+            "tunnel_resumed": sum(r.tunnel_resumed for r in runs),
+            "session_cache_hits": sum(r.session_cache_hits for r in runs),
             "events": sum(r.events for r in runs),
         }
     entry["variants"] = variants
@@ -146,7 +146,9 @@ def build(
         "mariadb_version": record.get("mariadb_version"),
         "notes": record.get("notes"),
         "target_halfwidth_pct": t.target_halfwidth_pct,
-        "sessions_reused": sum(r.sessions_reused for r in runs),
+        "session_cache_hits": sum(r.session_cache_hits for r in runs),
+        "harness_cpu_s": sum(r.harness_cpu_s for r in runs),
+        "measured_wall_s": sum(r.wall_s for r in runs),
         "tls_handshakes": sum(r.tls_handshakes for r in runs),
     }
 
@@ -165,16 +167,17 @@ def _lost(comp: dict[str, Any]) -> str:
 
 
 def method_name(cell: Mapping[str, Any], short: bool = False) -> str:
+    resumed = " resumed" if cell.get("resume") else ""
     if short:  # for plot labels
         cipher = str(cell["cipher"]).split("@")[0]
         return {"tls": f"TLS {cell['key_type']} {cipher}", "ssh": f"SSH {cipher}"}.get(
-            cell["method"], f"stunnel {cell['key_type']}"
+            cell["method"], f"stunnel {cell['key_type']}{resumed}"
         ).strip()
     name = METHOD_NAMES[cell["method"]]
     if cell["method"] == "ssh":
         return f"{name} {cell['cipher']} ({cell['key_type']} host key)"
     if cell["method"] == "stunnel":
-        return f"{name} ({cell['key_type']})"
+        return f"{name} ({cell['key_type']}){resumed}"
     return f"{name} {cell['key_type']}" + (f" {cell['cipher']}" if cell["cipher"] else "")
 
 
@@ -314,9 +317,41 @@ def render_section(transit: dict[str, Any]) -> list[str]:
     ]
     if proofs:
         out.append("- Negotiated: " + "; ".join(proofs) + ".")
+    if transit.get("measured_wall_s"):
+        out.append(
+            f"- encbench's own CPU during the measured windows: {transit['harness_cpu_s']:.2f} s "
+            f"over {transit['measured_wall_s']:.0f} s measured (CPU of one core: "
+            f"{100 * transit['harness_cpu_s'] / transit['measured_wall_s']:.2f}%)."
+        )
+    if any(c["method"] == "ssh" for c in cells):
+        out.append(
+            "- SSH tunnel: a private sshd with generated keys and one cipher, and `ssh -tt -L` "
+            "holding a terminal session, as a DBA's `ssh -L` with a shell open does. OpenSSH "
+            "turns Nagle's algorithm off only for interactive sessions: measured with `ssh -N` "
+            "instead, every forwarded connect stalled on a delayed ACK (about 23 conn/s). The "
+            "ssh client logs each forwarded channel (`-v`), the per-run count of the proof."
+        )
+    stunnel = [c for c in cells if c["method"] == "stunnel" and c.get("rounds")]
+    if stunnel:
+        out.append(
+            "- stunnel: a server-side and a client-side stunnel (client verifies the server "
+            "against the run's CA, TCP_NODELAY on both sockets), each handshake logged at "
+            "`info` and counted (one log line per connection, inside the measured path); "
+            "tunnel CPU is both stunnels' CPU."
+        )
+        resumed_rows = [c["variants"]["encrypted"] for c in stunnel if c.get("resume")]
+        out.append(
+            "- "
+            + STUNNEL_REUSE_NOTE.format(
+                resumed=sum(v["tunnel_resumed"] for v in resumed_rows),
+                handshakes=sum(v["tunnel_handshakes"] for v in resumed_rows),
+            )
+        )
     out.append(
         "- "
-        + REUSE_NOTE.format(reused=transit["sessions_reused"], handshakes=transit["tls_handshakes"])
+        + REUSE_NOTE.format(
+            hits=transit["session_cache_hits"], handshakes=transit["tls_handshakes"]
+        )
     )
     out.append("")
     return out

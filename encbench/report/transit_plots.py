@@ -25,13 +25,13 @@ def _name(cell: Cell) -> str:
     return f"{method_name(cell, short=True)}, {cell['threads']} thr"
 
 
-def rates_svg(cells: Sequence[Cell], title: str) -> str | None:
+def rates_svg(cells: Sequence[Cell], title: str, name: str) -> str | None:
     """Horizontal bars, encrypted and plain per path, with the 95% CI of each mean; a log
     axis when the two differ by more than 10× (a TLS handshake against a plain connect)."""
     rows = [c for c in cells if c.get("rounds") and "variants" in c]
     if not rows:
         return None
-    names = [_name(c) for c in rows]
+    labels = [_name(c) for c in rows]
     unit = rows[0]["unit"]
 
     def draw(fig: Figure) -> None:
@@ -62,12 +62,13 @@ def rates_svg(cells: Sequence[Cell], title: str) -> str | None:
             )
         if min(spread) > 0 and max(spread) / min(spread) > 10:
             ax.set_xscale("log")
-        _bar_axes(ax, names, f"{unit}, mean with 95% CI (higher is better)", title)
+        _bar_axes(ax, labels, f"{unit}, mean with 95% CI (higher is better)", title)
         # Outside the axes: inside, it would hide the bars of the last row.
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
     height = max(SIZE[1], 0.9 + 0.45 * len(rows))
-    return render_svg(draw, f"transit-{title}", (6.4, height), title, auto_layout=True)
+    # `name` (the test) salts the SVG ids: two plots may share a title.
+    return render_svg(draw, f"transit-{name}", (6.4, height), title, auto_layout=True)
 
 
 def distance_svg(cells: Sequence[Cell]) -> str | None:

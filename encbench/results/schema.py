@@ -118,16 +118,19 @@ class TransitCell:
     cipher: str  # TLS 1.2 suite or SSH cipher; "" = the default
     rtt_ms: float
     threads: int
+    resume: bool = False  # stunnel: TLS session resumption allowed (its client's default)
 
     @property
     def label(self) -> str:
         cipher = f" {self.cipher}" if self.cipher else ""
+        cipher += " resumed" if self.resume else ""
         distance = f" rtt {self.rtt_ms:g} ms" if self.rtt_ms else ""
         return f"{self.test} {self.method} {self.key_type}{cipher}{distance} {self.threads} thr"
 
     @property
     def slug(self) -> str:
         cipher = self.cipher.replace("@", "_").replace("/", "_") or "default"
+        cipher += "-resume" if self.resume else ""
         return (
             f"{self.test}-{self.method}-{self.key_type}-{cipher}-rtt{self.rtt_ms:g}-t{self.threads}"
         )
@@ -155,14 +158,16 @@ class TransitRecord:
     latency_avg_ms: float
     latency_p95_ms: float
     server_cpu_s: float
-    tunnel_cpu_s: float  # stunnel/ssh/sshd/delay relay processes, both ends
+    tunnel_cpu_s: float  # stunnel (both ends) or ssh + sshd with its session children
     client_cpu_s: float
     harness_cpu_s: float
     other_cpu_s: float
     steal_s: float
     tls_handshakes: int  # the server's Ssl_finished_accepts delta: the per-run proof
-    tunnel_handshakes: int  # TLS sessions the server-side stunnel negotiated (stunnel only)
-    sessions_reused: int  # the server's Ssl_sessions_reused delta
+    # stunnel: handshakes its server side logged; ssh: channels its client's -v log opened
+    tunnel_handshakes: int
+    tunnel_resumed: int  # stunnel handshakes that resumed an earlier session
+    session_cache_hits: int  # the server's Ssl_session_cache_hits delta: resumed TLS
     raw_output: str
 
     def __post_init__(self) -> None:

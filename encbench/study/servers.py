@@ -34,8 +34,16 @@ IN_MEMORY_RESERVE_MB = 64
 
 def check_disk(path: Path, profile: Profile) -> None:
     """Refuse a data set that cannot fit, before anything is created or loaded."""
-    rows = profile.data.tables * profile.data.table_size
-    need = len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
+    need = 0
+    if "at-rest" in profile.studies:
+        rows = profile.data.tables * profile.data.table_size
+        need += len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
+    if "in-transit" in profile.studies:
+        t = profile.transit
+        # One server: sysbench's table, the bulk table and, while it lasts, its dump (≈ its
+        # size again).
+        bulk = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
+        need += t.table_size * BYTES_PER_ROW_ESTIMATE + bulk + SYSTEM_FILES_ESTIMATE
     existing = path.absolute()
     while not existing.exists():
         existing = existing.parent

@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import proc
-from encbench.errors import ProofError
+from encbench import environment, proc, stats
+from encbench.errors import ProofError, ToolError
 from encbench.profile import Profile
 from encbench.progress import RunProgress
 from encbench.results.schema import TransitCell, TransitRecord
@@ -88,18 +88,25 @@ class TransitStudy:
         self.cells_done = 0
         self.share = plan.upper_bound_s(self.spec, self.spec.run_s, self.spec.warmup_s)
         self.on_documents: Callable[[], object] = lambda: None
+        self.progress_base_s = 0.0
+        self.user_openssl_conf = os.environ.get("OPENSSL_CONF")
 
     # -- the whole study -------------------------------------------------------------------
     def run(self) -> None:
+        if self.store.read_json("environment.json") is None:
+            self.store.write_json("environment.json", environment.collect())
         every = transit_plan.cells(self.profile)
-        todo = [c for c in every if not self._finished(c) and c.slug not in self.record["skipped"]]
+        # Cells skipped before (no namespaces then) are tried again: --resume may run elsewhere.
+        todo = [c for c in every if not self._finished(c)]
         self.cells_done = len(every) - len(todo)
         if not todo:
             self.progress.log("in-transit: every cell is already finished")
             return
         with contextlib.ExitStack() as stack:
-            stack.callback(_restore_env, "OPENSSL_CONF", os.environ.get("OPENSSL_CONF"))
-            hosts = self._hosts(stack, todo)
+            stack.callback(_restore_env, "OPENSSL_CONF", self.user_openssl_conf)
+            # From every cell, not only those left: a resumed run keeps the same topology, so
+            # its loopback rows run on the same host (namespace) as before.
+            hosts = self._hosts(stack, every)
             server = self._provision(stack, hosts, todo)
             for (key_type, cipher), group in transit_plan.groups(todo, self.spec):
                 self._configure(server, hosts, key_type, cipher)
@@ -107,9 +114,17 @@ class TransitStudy:
                     if cell.rtt_ms > 0 and hosts.link is None:
                         self._skip(cell, hosts.unavailable)
                         continue
-                    with self._routes(cell, server, hosts) as routes:
-                        self._prove(cell, server, routes)
-                        self.measure_cell(cell, server, routes)
+                    try:
+                        with self._routes(cell, server, hosts) as routes:
+                            self._prove(cell, server, routes)
+                            self.measure_cell(cell, server, routes)
+                    except netns.NetnsUnavailable as exc:  # the delay could not be set
+                        self._skip(cell, str(exc))
+
+    def _progress(self, within_cell_s: float = 0.0) -> None:
+        """Progress after the at-rest study's share (`progress_base_s`) of the whole run."""
+        done = self.cells_done * self.share + min(within_cell_s, self.share)
+        self.progress.set_completed(self.progress_base_s + done)
 
     def _finished(self, cell: TransitCell) -> bool:
         rounds = plan.complete_rounds(self.runs, cell)
@@ -119,6 +134,8 @@ class TransitStudy:
         self.record["skipped"][cell.slug] = why
         self._save_record()
         self.progress.log(f"{cell.label}: not measured — {why}")
+        self.cells_done += 1
+        self._progress()
 
     def _save_record(self) -> None:
         self.store.write_json("transit.json", self.record)
@@ -213,6 +230,8 @@ class TransitStudy:
         return self.private / f"client-{key_type}"
 
     def _configure(self, server: SandboxServer, hosts: Hosts, key_type: str, cipher: str) -> None:
+        # The user's own OpenSSL settings, not the last group's, while making this group's PKI.
+        _restore_env("OPENSSL_CONF", self.user_openssl_conf)
         made = self._pki(key_type, hosts)
         pki.sysbench_dir(made, self._workdir(key_type))
         options = dict(self.server_options)
@@ -224,13 +243,13 @@ class TransitStudy:
             f"{'cipher ' + cipher if cipher else 'default cipher'}"
         )
         # Every child inherits the harness's environment (proc.child_env): setting it here
-        # gives the server and all clients of this group the same OpenSSL settings.
-        os.environ.pop("OPENSSL_CONF", None)
-        os.environ.update(pki.openssl_env(made))
-        if "OPENSSL_CONF" in os.environ:
+        # gives the server, the tunnels and all clients of this group the same settings.
+        weak = pki.openssl_env(made)
+        os.environ.update(weak)
+        if weak:
             self.record.setdefault("notes", {})[key_type] = (
-                "OpenSSL security level lowered to 1 for this key type (Debian's default, "
-                "level 2, refuses RSA keys under 2048 bits)"
+                "OpenSSL security level lowered to 1 for this key type and the tunnel rows "
+                "run in its group (Debian's default, level 2, refuses RSA keys under 2048 bits)"
             )
         server.restart(options)
         self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = redact(
@@ -283,6 +302,7 @@ class TransitStudy:
                 self._pki(cell.key_type, hosts),
                 db=db,
                 tls_version=self.spec.tls_version,
+                resume=cell.resume,
                 server_prefix=hosts.local,
                 client_prefix=hosts.local,
             )
@@ -297,14 +317,19 @@ class TransitStudy:
 
     # -- proof -----------------------------------------------------------------------------
     def _prove(self, cell: TransitCell, server: SandboxServer, routes: dict[str, Route]) -> None:
-        """The server's view of one connection per route, made exactly as the runs make them
-        (sysbench for connect and per-query tests, the mariadb client for bulk and dump)."""
+        """The server's view of one connection per route, made by the cell's own client's
+        library (sysbench for connect, per-query and bulk; the mariadb client for dump)."""
         found: dict[str, str] = {}
         for variant, route in routes.items():
             session = self._session(cell, route, variant)
             if cell.method == "tls" or variant == "plain":
                 tls.prove(session, encrypted=route.ssl, what=f"{cell.label}, {variant}")
                 found[variant] = f"{session.version} {session.cipher}".strip() or "plain"
+                if route.ssl and session.version != self.spec.tls_version:
+                    raise ProofError(
+                        f"{cell.label}: the server negotiated {session.version}, "
+                        f"not {self.spec.tls_version}"
+                    )
                 if route.ssl and cell.cipher and session.cipher != cell.cipher:
                     raise ProofError(
                         f"{cell.label}: the server negotiated {session.cipher}, not {cell.cipher}"
@@ -375,11 +400,11 @@ class TransitStudy:
                 self.store.append(record)
                 self.runs.append(record)
             self.on_documents()
+            self._progress(sum(r.wall_s for r in plan.complete_rounds(self.runs, cell)))
         self.cells_done += 1
         estimate = plan.tps_estimate(rounds, "rate")
         assert estimate is not None
-        from encbench import stats
-
+        self._progress()
         verdict = stats.verdict(estimate, self.spec.target_halfwidth_pct, "higher_is_better")
         self.progress.log(f"{cell.label}: {verdict} [{len(rounds)} rounds, {reason}]")
 
@@ -446,6 +471,7 @@ class TransitStudy:
         raw = self._raw(cell, f"r{number:03d}-{variant}")
         before = tls.counters(server.global_status())
         tunnel_before = route.tunnel.sessions()[0] if route.tunnel else 0
+        resumed_before = route.tunnel.resumed() if route.tunnel else 0
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         # The measured window: the clocks, the tunnel's CPU and the client run.
         tunnel_cpu = proc.tree_cpu_seconds(route.daemon_pids) if route.daemon_pids else 0.0
@@ -458,7 +484,17 @@ class TransitStudy:
             tunnel_cpu = proc.tree_cpu_seconds(route.daemon_pids) - tunnel_cpu
         after = tls.counters(server.global_status()).minus(before)
         tunnel_sessions = (route.tunnel.sessions()[0] - tunnel_before) if route.tunnel else 0
+        resumed = (route.tunnel.resumed() - resumed_before) if route.tunnel else 0
+        if events <= 0 or rate <= 0:
+            raise ToolError(
+                f"{cell.label}, {variant} run: the client completed nothing "
+                f"in {window.wall_s:.1f} s",
+                phase="in-transit run",
+                tail=proc.tail(raw),
+            )
         self._check_run(cell, variant, route, events, after.finished_accepts, tunnel_sessions)
+        if route.tunnel is not None and not cell.resume and resumed:
+            raise ProofError(f"{cell.label}: stunnel resumed {resumed} sessions, expected none")
         return TransitRecord(
             cell=cell,
             round=number,
@@ -481,7 +517,8 @@ class TransitStudy:
             steal_s=window.steal_s,
             tls_handshakes=after.finished_accepts,
             tunnel_handshakes=tunnel_sessions,
-            sessions_reused=after.sessions_reused,
+            tunnel_resumed=resumed,
+            session_cache_hits=after.session_cache_hits,
             raw_output=str(raw.relative_to(self.store.path)),
         )
 
@@ -489,13 +526,19 @@ class TransitStudy:
     def _check_run(
         cell: TransitCell, variant: str, route: Route, events: int, handshakes: int, tunneled: int
     ) -> None:
-        """Every run proven by counters the client cannot fake: the server's handshakes, and
-        for tunnels the tunnel's own sessions."""
+        """Every run checked against counters outside the measuring client: the server's
+        completed handshakes, and for tunnels the tunnel's own log (stunnel's server side;
+        for ssh, its client's -v log, as sshd logs nothing per channel)."""
         what = f"{cell.label}, {variant} run"
         if not route.ssl and handshakes:
             raise ProofError(f"{what}: the server counted {handshakes} TLS handshakes, expected 0")
-        # A connection test makes one connection per event; the others one per client thread.
-        expected = events if cell.test == "connect" else 1
+        # connect: one connection per event; per query: one per client thread, opened at its
+        # start; bulk (one thread) and dump (mariadb-dump): at least one.
+        expected = 1
+        if cell.test == "connect":
+            expected = events
+        elif cell.test in transit_plan.QUERY_TESTS:
+            expected = cell.threads
         if route.ssl and handshakes < expected:
             raise ProofError(
                 f"{what}: {handshakes} TLS handshakes for {expected} connections expected"

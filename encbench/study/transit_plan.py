@@ -41,16 +41,16 @@ def cells(profile: Profile) -> list[TransitCell]:
             ]
         if "dump" in t.tests:
             found.append(TransitCell("dump", "tls", first_key, "", 0, 1))
-    tunnels = [("stunnel", "")] if "stunnel" in t.methods else []
-    tunnels += [("ssh", cipher) for cipher in t.ssh_ciphers] if "ssh" in t.methods else []
-    for method, cipher in tunnels:
+    tunnels = [("stunnel", "", r) for r in t.stunnel_resume] if "stunnel" in t.methods else []
+    tunnels += [("ssh", c, False) for c in t.ssh_ciphers] if "ssh" in t.methods else []
+    for method, cipher, resume in tunnels:
         if "connect" in t.tests:
             found += [
-                TransitCell("connect", method, t.tunnel_key_type, cipher, 0, n)
+                TransitCell("connect", method, t.tunnel_key_type, cipher, 0, n, resume)
                 for n in t.connect_threads
             ]
         if "bulk" in t.tests:
-            found.append(TransitCell("bulk", method, t.tunnel_key_type, cipher, 0, 1))
+            found.append(TransitCell("bulk", method, t.tunnel_key_type, cipher, 0, 1, resume))
     return sorted(found, key=lambda c: server_tls(c, t))
 
 
@@ -66,10 +66,6 @@ def groups(
     todo: list[TransitCell], spec: TransitSpec
 ) -> list[tuple[tuple[str, str], list[TransitCell]]]:
     return [(k, list(g)) for k, g in groupby(todo, key=lambda c: server_tls(c, spec))]
-
-
-def needs_two_hosts(profile: Profile) -> bool:
-    return any(c.rtt_ms > 0 for c in cells(profile))
 
 
 def estimated_seconds(profile: Profile) -> float:

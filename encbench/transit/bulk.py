@@ -35,7 +35,6 @@ TABLE = "encbench_bulk"
 ROW_BYTES = 1024  # ~1 KiB rows: a row-by-row stream, not a few huge packets
 CHUNK_ROWS = 256 * 256  # rows per INSERT, so a large table is not one huge transaction
 MIB = 2**20
-READ_SQL = f"SELECT id, payload FROM {TABLE}"
 # GRANT ALL ON db.* (connrate.create_user) is enough for dump(): SELECT, SHOW VIEW and
 # TRIGGER for the objects; --single-transaction alone takes no FLUSH TABLES WITH READ LOCK
 # (only --master-data/--flush-logs do), so neither RELOAD nor LOCK TABLES is needed.
@@ -112,11 +111,6 @@ def sequence_loaded(server: SandboxServer) -> bool:
 def _size(server: SandboxServer, table: str) -> BulkTable:
     count, payload = server.query(f"SELECT COUNT(*), SUM(LENGTH(payload)) FROM {table}")[0]
     return BulkTable(int(count), int(payload or 0) + 4 * int(count))
-
-
-def tls_handshakes(server: SandboxServer) -> int:
-    """Completed TLS handshakes so far; the harness's socket reads add none (no TLS)."""
-    return tls.counters(server.global_status()).finished_accepts
 
 
 def connection_args(target: Target, pki: Pki | None) -> list[str]:

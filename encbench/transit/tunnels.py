@@ -81,6 +81,15 @@ class Daemon:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 20) -> None:
+        """Start and wait for the port; on any failure or interrupt while waiting (Ctrl-C,
+        SIGTERM) the process is stopped before the exception goes on."""
+        try:
+            self._start(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _start(self, timeout_s: float) -> None:
         with open(self.log, "ab") as out:
             try:
                 self.process = subprocess.Popen(
@@ -116,12 +125,15 @@ class Daemon:
         )
 
     def stop(self) -> None:
-        """SIGTERM to the group, then SIGKILL; never raises."""
+        """SIGTERM to the group, then SIGKILL; never raises.  Descendants that left the group
+        (sshd's per-connection child calls setsid(), and the session's command has a pty
+        session of its own) are found by parentage first and killed by pid after."""
         process, self.process = self.process, None
         if process is None:
             return
-        # Children (an sshd session process) live in the same group and go with it.
+        offspring = proc.descendants(process.pid)
         proc.stop_group(process, ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)))
+        proc.kill_pids(offspring)
 
     @property
     def pid(self) -> int:
@@ -145,8 +157,9 @@ class Tunnel:
         return [d.pid for d in self.daemons]
 
     def sessions(self) -> tuple[int, str]:
-        """How many encrypted sessions (stunnel) or forwarded channels (ssh) the log shows so
-        far, and the last cipher it names: the tunnel's own proof that it encrypts."""
+        """How many encrypted sessions (stunnel's server side) or forwarded channels (the ssh
+        client's -v log: sshd itself logs nothing per channel) the log shows so far, and the
+        last cipher it names: the tunnel's own account that it encrypts."""
         try:
             text = self.proof_log.read_text(errors="replace")
         except OSError:
@@ -154,18 +167,27 @@ class Tunnel:
         ciphers = self.proof_pattern.findall(text)
         return len(ciphers), ciphers[-1] if ciphers else ""
 
+    def resumed(self) -> int:
+        """Handshakes the stunnel server resumed from an earlier session (0 for ssh)."""
+        try:
+            return len(STUNNEL_RESUMED.findall(self.proof_log.read_text(errors="replace")))
+        except OSError:
+            return 0
+
 
 # stunnel at `debug = info` logs every handshake's suite on the accepting (server) side, e.g.
 # "TLSv1.3 ciphersuite: TLS_AES_256_GCM_SHA384 (256-bit encryption)".
 STUNNEL_PROOF = re.compile(r"(TLSv1\.[23] ciphersuite: \S+)")
-# ssh -v logs the negotiated cipher once and opens one direct-tcpip channel per connection.
+STUNNEL_RESUMED = re.compile(r"TLS accepted: previous session reused")
+# ssh -v logs the negotiated cipher once and opens one direct-tcpip channel per connection
+# ("channel 1: new direct-tcpip [direct-tcpip]" in OpenSSH 9; "new [direct-tcpip]" before).
 SSH_CIPHER = re.compile(r"kex: client->server cipher: (\S+)")
-SSH_CHANNEL = re.compile(r"(channel \d+: new direct-tcpip)")
+SSH_CHANNEL = re.compile(r"(channel \d+: new (?:direct-tcpip|\[direct-tcpip\]))")
 
 
 @contextlib.contextmanager
 def running(daemon: Daemon) -> Iterator[Daemon]:
-    daemon.start()
+    daemon.start()  # stops what it started if it fails or is interrupted
     try:
         yield daemon
     finally:
@@ -187,15 +209,20 @@ def stunnel_conf(
     pki: Pki,
     log: Path,
     tls_version: str = "TLSv1.3",
+    resume: bool = False,
 ) -> str:
     """stunnel configuration; foreground and no pid file, so the Popen pid is the daemon.  The
-    server side logs at `info`, one line per handshake naming its suite: the per-run proof."""
+    server side logs at `info`, one line per handshake naming its suite: the per-run proof.
+
+    stunnel's client resumes TLS sessions by default (tickets); with resume=False the server
+    refuses resumption, so every connection pays a full handshake as MariaDB's clients do."""
     level = "notice" if client else "info"
     lines = ["foreground = yes", "pid =", f"output = {log}", f"debug = {level}", "[mariadb]"]
     lines += [f"accept = {accept[0]}:{accept[1]}", f"connect = {connect[0]}:{connect[1]}"]
     lines += [f"sslVersion = {tls_version}", f"CAfile = {pki.ca_cert}"]
     # The MariaDB handshake is a ping-pong of small packets: no Nagle delay on either socket.
     lines += ["socket = l:TCP_NODELAY=1", "socket = r:TCP_NODELAY=1"]
+    lines.append(f"sessionResume = {'yes' if resume else 'no'}")
     if client:
         # Verify the server like a careful client would, against the run's own CA.
         lines += ["client = yes", "verifyChain = yes", f"checkIP = {connect[0]}"]
@@ -222,6 +249,7 @@ def stunnel(
     db: tuple[str, int],
     server_listen: tuple[str, int] | None = None,
     tls_version: str = "TLSv1.3",
+    resume: bool = False,
     server_prefix: Sequence[str] = (),
     client_prefix: Sequence[str] = (),
 ) -> Iterator[Tunnel]:
@@ -239,6 +267,7 @@ def stunnel(
         pki=pki,
         log=directory / "server.log",
         tls_version=tls_version,
+        resume=resume,
     )
     client_conf = stunnel_conf(
         client=True,
@@ -247,6 +276,7 @@ def stunnel(
         pki=pki,
         log=directory / "client.log",
         tls_version=tls_version,
+        resume=resume,
     )
     server = _stunnel(directory, "stunnel-server", server_conf, server_listen[1], server_prefix)
     client = _stunnel(directory, "stunnel-client", client_conf, local[1], client_prefix)

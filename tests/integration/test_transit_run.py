@@ -17,7 +17,7 @@ import pytest
 from encbench import proc
 from encbench.servers import registry
 from encbench.transit import netns
-from tests.helpers import encbench, processes_owned_by, skip_unless_ci
+from tests.helpers import processes_owned_by, skip_unless_ci
 
 
 def transit_profile(path: Path, **settings: str) -> Path:
@@ -44,6 +44,19 @@ def records(out: Path) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def run_cli(*args: str, state_dir: Path) -> tuple[subprocess.CompletedProcess[str], int]:
+    """encbench as a user runs it; also its pid, which marks every process it starts."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+    )
+    out, err = child.communicate(timeout=900)
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err), child.pid
+
+
 def our_namespaces() -> list[str]:
     try:
         return [ns for ns in netns.namespaces() if ns.startswith(netns.PREFIX)]
@@ -55,45 +68,62 @@ def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_di
     needed = [n for n in ("stunnel4", "sshd") if proc.which(n) is None]
     if needed:
         skip_unless_ci(f"{', '.join(needed)} not installed: run scripts/setup-test-extras.sh")
-    prof = transit_profile(tmp_path / "t.toml", methods='["tls", "stunnel", "ssh"]')
+    prof = transit_profile(
+        tmp_path / "t.toml", methods='["tls", "stunnel", "ssh"]', stunnel_resume="[false, true]"
+    )
     out = tmp_path / "out"
-    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    result, pid = run_cli("run", str(prof), "--out", str(out), state_dir=state_dir)
     assert result.returncode == 0, result.stderr
 
     runs = records(out)
-    # connect and bulk, each through tls, stunnel and ssh: 6 cells × 2 rounds × 2 variants
-    assert len(runs) == 6 * 2 * 2
+    # connect and bulk, each through tls, stunnel (without and with resumption) and ssh:
+    # 8 cells × 2 rounds × 2 variants
+    assert len(runs) == 8 * 2 * 2
     for run in runs:
+        cell = run["cell"]
         if run["variant"] == "plain":
             assert run["tls_handshakes"] == 0 and run["tunnel_handshakes"] == 0
-        elif run["cell"]["method"] == "tls":
-            assert run["tls_handshakes"] >= (
-                run["events"] if run["cell"]["test"] == "connect" else 1
-            )
+        elif cell["method"] == "tls":
+            assert run["tls_handshakes"] >= (run["events"] if cell["test"] == "connect" else 1)
         else:  # MariaDB sees plain TCP from the tunnel; the tunnel did the handshakes
             assert run["tls_handshakes"] == 0 and run["tunnel_handshakes"] >= 1
-    connect_tls = [
-        r for r in runs if r["cell"]["test"] == "connect" and r["cell"]["method"] == "tls"
-    ]
-    plain = [r["rate"] for r in connect_tls if r["variant"] == "plain"]
-    tls = [r["rate"] for r in connect_tls if r["variant"] == "encrypted"]
-    assert max(tls) < min(plain)  # an RSA handshake per connection is not free anywhere
+        if cell["method"] == "stunnel" and run["variant"] == "encrypted":
+            if cell["resume"] and cell["test"] == "connect":
+                assert run["tunnel_resumed"] > 0  # stunnel's client resumes when allowed
+            if not cell["resume"]:
+                assert run["tunnel_resumed"] == 0
+
+    def mean_rate(method: str, variant: str) -> float:
+        rates = [
+            r["rate"]
+            for r in runs
+            if r["cell"]["test"] == "connect"
+            and r["cell"]["method"] == method
+            and not r["cell"]["resume"]
+            and r["variant"] == variant
+        ]
+        return sum(rates) / len(rates)
+
+    # An RSA handshake per connection costs far more than a plain connect, on any machine.
+    assert mean_rate("tls", "encrypted") < mean_rate("tls", "plain") / 2
 
     summary = json.loads((out / "summary.json").read_text())
-    proofs = [c["proof"] for c in summary["transit"]["cells"]]
-    assert all(p and p["plain"] == "plain" for p in proofs)
-    assert any(p["encrypted"].startswith("TLSv1.3 TLS_") for p in proofs)
-    assert any(
-        p["encrypted"].startswith("ssh: channel") or "ssh:" in p["encrypted"] for p in proofs
+    proofs = {c["label"]: c["proof"] for c in summary["transit"]["cells"]}
+    assert all(p and p["plain"] == "plain" for p in proofs.values())
+    assert proofs["connect tls rsa2048 1 thr"]["encrypted"].startswith("TLSv1.3 TLS_")
+    ssh = proofs["connect ssh rsa2048 aes128-gcm@openssh.com 1 thr"]["encrypted"]
+    assert ssh == "ssh: aes128-gcm@openssh.com"
+    assert proofs["connect stunnel rsa2048 1 thr"]["encrypted"].startswith(
+        "stunnel: TLSv1.3 ciphersuite: TLS_"
     )
     report = (out / "report.md").read_text()
     assert "### Connection setup: connect, SELECT 1, disconnect" in report
     assert "| method | threads | plain conn/s (95% CI) |" in report
-    assert "Ssl_sessions_reused" in report and "cannot be measured" in report
+    assert "Ssl_session_cache_hits" in report and "cannot be measured with reuse" in report
     password = (out / "private" / "transit-client.password").read_text().strip()
     for name in ("report.md", "summary.json", "report.html"):
         assert password not in (out / name).read_text()
-    assert processes_owned_by(os.getpid()) == []
+    assert processes_owned_by(pid) == []
     assert registry.entries() == []
 
 
@@ -103,7 +133,7 @@ def test_a_distance_is_measured_through_two_namespaces_and_removed(
 ) -> None:
     prof = transit_profile(tmp_path / "t.toml", tests='["connect"]', rtt_ms="[0, 30]")
     out = tmp_path / "out"
-    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    result, pid = run_cli("run", str(prof), "--out", str(out), state_dir=state_dir)
     assert result.returncode == 0, result.stderr
     far = [r for r in records(out) if r["cell"]["rtt_ms"] == 30]
     near = [r for r in records(out) if r["cell"]["rtt_ms"] == 0]
@@ -115,7 +145,7 @@ def test_a_distance_is_measured_through_two_namespaces_and_removed(
     assert "### Connection rate lost to TLS, by network distance" in report
     assert "RTT 30 ms" in report
     assert our_namespaces() == []
-    assert processes_owned_by(os.getpid()) == []
+    assert processes_owned_by(pid) == []
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -143,11 +173,12 @@ def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
     )
     deadline = time.monotonic() + 180
     # Wait until a tunnel is up and measuring (stunnel runs after the first native cells).
-    while time.monotonic() < deadline and child.poll() is None:
-        if any("stunnel" in p for p in processes_owned_by(child.pid)) and records(out):
-            break
+    tunnel_up = False
+    while time.monotonic() < deadline and child.poll() is None and not tunnel_up:
+        tunnel_up = any("stunnel" in p for p in processes_owned_by(child.pid))
+        tunnel_up = tunnel_up and bool(records(out))
         time.sleep(0.2)
-    assert records(out), child.stderr.read() if child.stderr else ""
+    assert tunnel_up, child.stderr.read() if child.stderr else "no stunnel within 180 s"
     child.send_signal(sig)
     _, stderr = child.communicate(timeout=120)
 

@@ -101,7 +101,7 @@ def test_tls_counters_read_missing_rows_as_zero_and_subtract() -> None:
     before = tls.counters({"Ssl_accepts": "3", "Ssl_finished_accepts": "3"})
     after = tls.counters({"Ssl_accepts": "13", "Ssl_finished_accepts": "12"})
     delta = after.minus(before)
-    assert (delta.accepts, delta.finished_accepts, delta.sessions_reused) == (10, 9, 0)
+    assert (delta.accepts, delta.finished_accepts, delta.session_cache_hits) == (10, 9, 0)
 
 
 def test_connect_lua_report_reads_as_connections_per_second() -> None:

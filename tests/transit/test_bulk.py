@@ -135,7 +135,7 @@ def measured(bench: Bench, run: str, pki_: pki.Pki | None) -> tuple[bulk.BulkRea
         "log": bench.root / f"{run}.log",
         "timeout_s": 120.0,
     }
-    before = bulk.tls_handshakes(bench.server)
+    before = tls.counters(bench.server.global_status()).finished_accepts
     if run == "read":
         if pki_ is not None:
             pki.sysbench_dir(pki_, bench.workdir)
@@ -153,7 +153,7 @@ def measured(bench: Bench, run: str, pki_: pki.Pki | None) -> tuple[bulk.BulkRea
         result = bulk.BulkRead(report.total_time_s, nbytes, nbytes / bulk.MIB / report.total_time_s)
     else:
         result = bulk.dump(bench.target, database="sbtest", **common)  # type: ignore[arg-type]
-    return result, bulk.tls_handshakes(bench.server) - before
+    return result, tls.counters(bench.server.global_status()).finished_accepts - before
 
 
 @pytest.mark.integration

@@ -156,8 +156,9 @@ def test_a_zero_delay_relay_is_a_plain_fast_relay(
 ) -> None:
     with delay.relay(tmp_path, upstream=echo_server, rtt_ms=0) as (host, port):
         result = measure(host, port)
-    assert result["greeting_ms"] < 50
-    assert all(ms < 50 for ms in result["echo_ms"])
+    # Far below any delay the other tests set (100 ms), with room for a busy machine.
+    assert result["greeting_ms"] < 90
+    assert all(ms < 90 for ms in result["echo_ms"])
 
 
 @pytest.mark.integration
@@ -178,8 +179,9 @@ def test_bytes_in_flight_are_pipelined_not_sent_one_delay_at_a_time(
         while len(got) < 20:
             got += conn.recv(64)
         elapsed_ms = (time.perf_counter() - start) * 1000
-    # The last ping left at ~80 ms and pays one RTT; five RTTs in a row would be 500 ms.
-    assert got == b"ping" * 5 and elapsed_ms < 350
+    # The last ping left at ~80 ms and pays one RTT (~180 ms); five RTTs in a row would be
+    # 500 ms or more.
+    assert got == b"ping" * 5 and elapsed_ms < 450
 
 
 @pytest.mark.integration
