@@ -160,8 +160,9 @@ def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
         tests='["connect"]',
         methods='["stunnel", "tls"]',
         rtt_ms=rtts,
-        min_rounds="50",
-        max_rounds="50",
+        # Short native cells, then a stunnel cell long enough to be interrupted in.
+        max_rounds="100",
+        cell_budget_s="8",
     )
     out = tmp_path / "out"
     child = subprocess.Popen(
