@@ -74,8 +74,9 @@ def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
     report.md and report.html.
 
     PROFILE is a built-in — smoke (about 2 min), quick (the default, under 15 min),
-    seed-2019-decryption (about 50 min), seed-2013-ssl (in transit, under 20 min) — or the
-    path of a .toml file."""
+    seed-2019-decryption (about 50 min), seed-2013-ssl (connection rate by key size and
+    distance, about 7 min), in-transit (every in-transit test, about 11 min) — or the path of
+    a .toml file."""
     signal.signal(signal.SIGTERM, _raise_interrupted)
     signal.signal(signal.SIGINT, _raise_interrupted)
     store: ResultStore | None = None
