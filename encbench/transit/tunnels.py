@@ -380,9 +380,16 @@ def ssh_tunnel(
     sshd_listen: tuple[str, int] | None = None,
     server_prefix: Sequence[str] = (),
     client_prefix: Sequence[str] = (),
+    terminal: bool = True,
 ) -> Iterator[Tunnel]:
-    """A private sshd (generated host and client keys, one explicit cipher) and `ssh -N -L`
-    forwarding a loopback port to MariaDB's `db` address; yields the tunnel."""
+    """A private sshd (generated host and client keys, one explicit cipher) and `ssh -L`
+    forwarding a loopback port to MariaDB's `db` address; yields the tunnel.
+
+    terminal=True holds a terminal session (`ssh -tt … sleep`), False forwards only
+    (`ssh -N`): OpenSSH turns Nagle's algorithm off (TCP_NODELAY) only for interactive
+    sessions, and without it every forwarded MariaDB connect stalls on a delayed ACK
+    (benchmarks/ssh_nodelay.py measures both).  A DBA's `ssh -L` with a shell open is the
+    interactive case, and the default."""
     check_cipher(cipher)
     sshd_bin = proc.which("sshd")
     if sshd_bin is None or proc.which("ssh") is None:
@@ -420,11 +427,7 @@ def ssh_tunnel(
         [
             *client_prefix,
             proc.which("ssh") or "ssh",
-            # A terminal session, not -N: OpenSSH turns Nagle's algorithm off (TCP_NODELAY) only
-            # for interactive sessions.  Measured here: with -N a forwarded MariaDB connect
-            # stalls on a delayed ACK each time (about 23 conn/s); with a tty, 1,065 conn/s.
-            # A DBA's `ssh -L` with a shell open is the interactive case.
-            "-tt",
+            "-tt" if terminal else "-N",
             "-v",
             "-F",
             "/dev/null",
@@ -448,7 +451,7 @@ def ssh_tunnel(
             str(listen[1]),
             f"{user}@{listen[0]}",
             # The session's command: it only keeps the session (and its pty) open.
-            "sleep 2147483647",
+            *(["sleep 2147483647"] if terminal else []),
         ],
         directory / "ssh.log",
         local,

@@ -1,0 +1,79 @@
+"""Benchmark (not a test): the connection rate through an SSH tunnel that holds a terminal
+session (`ssh -tt -L … sleep`, encbench's default) against one that only forwards
+(`ssh -N -L`).  OpenSSH sets TCP_NODELAY only for interactive sessions; without it, the small
+packets of a MariaDB connect wait for delayed ACKs.
+
+    .venv/bin/python -m benchmarks.ssh_nodelay [--rounds 5] [--seconds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+from pathlib import Path
+
+from encbench.servers import keys
+from encbench.servers.mariadb import SandboxServer
+from encbench.servers.variants import EncryptionSpec, server_options
+from encbench.transit import connrate, tunnels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=2)
+    parser.add_argument("--cipher", default="aes128-ctr")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="encbench-bench-") as tmp:
+        root = Path(tmp)
+        os.environ["XDG_STATE_HOME"] = str(root / "state")
+        server = SandboxServer("bench", root / "sandbox")
+        options = server_options(
+            "plain",
+            EncryptionSpec(),
+            server.paths,
+            port=server.port,
+            buffer_pool_mb=64,
+            key_file=keys.key_file(keys.private_dir(root)),
+            run_as_root=os.geteuid() == 0,
+        )
+        server.initialize(options)
+        try:
+            server.start(options)
+            server.query("CREATE DATABASE sbtest")
+            target = connrate.Target("127.0.0.1", server.port, "bench", "sbtest")
+            password = keys.password(keys.private_dir(root), "bench")
+            connrate.create_user(server, target, password, ("127.0.0.1",))
+            db = (target.host, target.port)
+            for threads in (1, 4):
+                rates: dict[bool, list[float]] = {True: [], False: []}
+                for _ in range(args.rounds):
+                    for terminal in (True, False):
+                        with tunnels.ssh_tunnel(
+                            root, db=db, cipher=args.cipher, terminal=terminal
+                        ) as tunnel:
+                            through = connrate.Target("127.0.0.1", tunnel.port, "bench", "sbtest")
+                            rates[terminal].append(
+                                connrate.measure(
+                                    through,
+                                    ssl=False,
+                                    threads=threads,
+                                    time_s=args.seconds,
+                                    workdir=root,
+                                    password=password,
+                                    log=root / "client.log",
+                                ).per_s
+                            )
+                print(
+                    f"{threads} thread(s), {args.cipher}, median of {args.rounds}: "
+                    f"ssh -tt (terminal session) {statistics.median(rates[True]):,.0f} conn/s, "
+                    f"ssh -N {statistics.median(rates[False]):,.0f} conn/s"
+                )
+        finally:
+            server.destroy()
+
+
+if __name__ == "__main__":
+    main()
