@@ -195,6 +195,13 @@ def doctor() -> None:
         f"{env['sysbench']}, kernel {env['kernel']}"
     )
     click.echo(f"cpu: {env['cpu']['model']} ({env['cpu']['cores']} cores)")
+    # What only some in-transit profiles use: reported, but not a failure.
+    for check in preflight.optional_transit_checks():
+        mark = "ok " if check.ok else "optional"
+        line = f"{mark:8} {check.name}: {check.detail}"
+        click.echo(
+            line + (f" — for in-transit tunnels and dumps: {check.fix}" if check.fix else "")
+        )
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 

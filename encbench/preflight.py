@@ -76,18 +76,27 @@ def machine_checks(path: Path) -> list[Check]:
 
 
 def transit_checks(profile: Profile) -> list[Check]:
-    """The tools the profile's in-transit cells use, beyond the at-rest study's."""
+    """The tools the profile's in-transit cells use, beyond the at-rest study's (without `ip`,
+    distance rows are skipped with the reason, not refused)."""
     if "in-transit" not in profile.studies:
         return []
     t = profile.transit
-    checks = [_binary("mariadb", "mariadb-client")]
-    if "dump" in t.tests:
-        checks.append(_binary("mariadb-dump", "mariadb-client"))
-    if "stunnel" in t.methods:
-        checks.append(_binary("stunnel4", "stunnel4"))
-    if "ssh" in t.methods:
-        checks += [_binary("sshd", "openssh-server"), _binary("ssh", "openssh-client")]
-    return checks
+    needed = {"mariadb"}
+    needed |= {"mariadb-dump"} if "dump" in t.tests else set()
+    needed |= {"stunnel4"} if "stunnel" in t.methods else set()
+    needed |= {"sshd", "ssh"} if "ssh" in t.methods else set()
+    return [c for c in optional_transit_checks() if c.name in needed]
+
+
+def optional_transit_checks() -> list[Check]:
+    return [
+        _binary("mariadb", "mariadb-client"),
+        _binary("mariadb-dump", "mariadb-client"),
+        _binary("stunnel4", "stunnel4"),
+        _binary("sshd", "openssh-server"),
+        _binary("ssh", "openssh-client"),
+        _binary("ip", "iproute2"),
+    ]
 
 
 def check_ciphers(profile: Profile) -> None:
