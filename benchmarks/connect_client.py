@@ -17,10 +17,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from encbench.servers import keys
-from encbench.servers.mariadb import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.transit import connrate
+from tests.transit.sandbox import tcp_sandbox
 
 
 def main() -> None:
@@ -31,23 +29,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="encbench-bench-") as tmp:
         root = Path(tmp)
         os.environ["XDG_STATE_HOME"] = str(root / "state")
-        server = SandboxServer("bench", root / "sandbox")
-        options = server_options(
-            "plain",
-            EncryptionSpec(),
-            server.paths,
-            port=server.port,
-            buffer_pool_mb=64,
-            key_file=keys.key_file(keys.private_dir(root)),
-            run_as_root=os.geteuid() == 0,
-        )
-        server.initialize(options)
-        try:
-            server.start(options)
-            server.query("CREATE DATABASE sbtest")
-            target = connrate.Target("127.0.0.1", server.port, "bench", "sbtest")
-            password = keys.password(keys.private_dir(root), "bench")
-            connrate.create_user(server, target, password, ("127.0.0.1",))
+        with tcp_sandbox(root) as box:
+            target, password = box.target, box.password
             binary = connrate.build_connloop(root)
             common = {"workdir": root, "password": password, "log": root / "client.log"}
             for threads in (1, 4):
@@ -76,8 +59,6 @@ def main() -> None:
                     f"Lua/C median {statistics.median(ratios):.1%} "
                     f"(min {min(ratios):.1%}, max {max(ratios):.1%})"
                 )
-        finally:
-            server.destroy()
 
 
 if __name__ == "__main__":

@@ -14,10 +14,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from encbench.servers import keys
-from encbench.servers.mariadb import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.transit import connrate, tunnels
+from tests.transit.sandbox import tcp_sandbox
 
 
 def main() -> None:
@@ -29,23 +27,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="encbench-bench-") as tmp:
         root = Path(tmp)
         os.environ["XDG_STATE_HOME"] = str(root / "state")
-        server = SandboxServer("bench", root / "sandbox")
-        options = server_options(
-            "plain",
-            EncryptionSpec(),
-            server.paths,
-            port=server.port,
-            buffer_pool_mb=64,
-            key_file=keys.key_file(keys.private_dir(root)),
-            run_as_root=os.geteuid() == 0,
-        )
-        server.initialize(options)
-        try:
-            server.start(options)
-            server.query("CREATE DATABASE sbtest")
-            target = connrate.Target("127.0.0.1", server.port, "bench", "sbtest")
-            password = keys.password(keys.private_dir(root), "bench")
-            connrate.create_user(server, target, password, ("127.0.0.1",))
+        with tcp_sandbox(root) as box:
+            target, password = box.target, box.password
             db = (target.host, target.port)
             for threads in (1, 4):
                 rates: dict[bool, list[float]] = {True: [], False: []}
@@ -71,8 +54,6 @@ def main() -> None:
                     f"ssh -tt (terminal session) {statistics.median(rates[True]):,.0f} conn/s, "
                     f"ssh -N {statistics.median(rates[False]):,.0f} conn/s"
                 )
-        finally:
-            server.destroy()
 
 
 if __name__ == "__main__":

@@ -12,11 +12,10 @@ import pytest
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
-from encbench.servers import keys
 from encbench.servers.mariadb import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.transit import bulk, connrate, pki, tls
 from tests.helpers import processes_owned_by, skip_unless_ci
+from tests.transit.sandbox import tcp_sandbox
 from tests.transit.test_building_blocks import fake_pki
 
 MB = 8
@@ -80,30 +79,11 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_STATE_HOME", str(root / "state"))
         made = pki.generate(root, "rsa2048")
-        server = SandboxServer("bulk", root / "sandbox")
-        options = server_options(
-            "plain",
-            EncryptionSpec(),
-            server.paths,
-            port=server.port,
-            buffer_pool_mb=32,
-            key_file=keys.key_file(keys.private_dir(root)),
-            run_as_root=os.geteuid() == 0,
-        )
-        options |= tls.server_options(made, tls_version="TLSv1.3")
-        server.initialize(options)
-        try:
-            server.start(options)
-            server.query("CREATE DATABASE sbtest")
-            target = connrate.Target("127.0.0.1", server.port, "bench", "sbtest")
-            password = keys.password(keys.private_dir(root), "bench")
-            connrate.create_user(server, target, password, ("127.0.0.1",))
+        with tcp_sandbox(root, name="bulk", made=made, buffer_pool_mb=32) as box:
             workdir = root / "client"
             workdir.mkdir(mode=0o700)
-            table = bulk.create_table(server, "sbtest", MB)
-            yield Bench(server, made, target, password, workdir, root, table)
-        finally:
-            server.destroy()
+            table = bulk.create_table(box.server, "sbtest", MB)
+            yield Bench(box.server, made, box.target, box.password, workdir, root, table)
     assert not [p for p in processes_owned_by(os.getpid()) if "mariadb" in p]
 
 

@@ -11,11 +11,10 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
-from encbench.servers import keys
 from encbench.servers.mariadb import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.transit import connrate, pki, tls, tunnels
 from tests.helpers import processes_owned_by, skip_unless_ci
+from tests.transit.sandbox import tcp_sandbox
 
 pytestmark = pytest.mark.integration
 
@@ -39,28 +38,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_STATE_HOME", str(root / "state"))
         made = pki.generate(root, "rsa2048")
-        server = SandboxServer("transit", root / "sandbox")
-        options = server_options(
-            "plain",
-            EncryptionSpec(),
-            server.paths,
-            port=server.port,
-            buffer_pool_mb=32,
-            key_file=keys.key_file(keys.private_dir(root)),
-            run_as_root=os.geteuid() == 0,
-        )
-        options |= tls.server_options(made, tls_version="TLSv1.3")
-        server.initialize(options)
-        try:
-            server.start(options)
-            server.query("CREATE DATABASE sbtest")
-            target = connrate.Target("127.0.0.1", server.port, "bench", "sbtest")
-            password = keys.password(keys.private_dir(root), "bench")
-            connrate.create_user(server, target, password, ("127.0.0.1",))
+        with tcp_sandbox(root, name="transit", made=made, buffer_pool_mb=32) as box:
             workdir = pki.sysbench_dir(made, root / "client")
-            yield Bench(server, made, target, password, workdir, root)
-        finally:
-            server.destroy()
+            yield Bench(box.server, made, box.target, box.password, workdir, root)
 
 
 def test_a_tls_connection_is_proven_encrypted_and_a_plain_one_plain(bench: Bench) -> None:
