@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import time
@@ -24,6 +23,7 @@ import pytest
 from encbench.errors import BadInput
 from encbench.transit import delay, netns, tunnels
 from tests.helpers import processes_owned_by
+from tests.transit.test_netns import needs_netns
 
 # Speaks first like mariadbd (a greeting on accept), then echoes until EOF and closes.
 SERVER = textwrap.dedent(
@@ -261,31 +261,10 @@ def test_sigterm_ends_the_relay_with_exit_0_and_a_silent_log(
 
 
 # -- between two emulated hosts ---------------------------------------------------------------
-def usable() -> str | None:
-    """Why namespaces cannot be tested here, or None."""
-    if os.geteuid() != 0:
-        return "network namespaces need root"
-    saved = os.environ.get("XDG_STATE_HOME")
-    # Probed at collection time: keep its record out of the real user's state directory.
-    with tempfile.TemporaryDirectory() as state:
-        os.environ["XDG_STATE_HOME"] = state
-        try:
-            with netns.two_hosts(0):
-                return None
-        except netns.NetnsUnavailable as exc:
-            return str(exc)
-        finally:
-            if saved is None:
-                del os.environ["XDG_STATE_HOME"]
-            else:
-                os.environ["XDG_STATE_HOME"] = saved
-
-
-REASON = usable()
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(REASON is not None, reason=f"{REASON}: loopback results only")
+@needs_netns
 def test_an_80ms_link_delays_a_client_in_its_namespace_through_the_relay(
     tmp_path: Path, state_dir: Path
 ) -> None:
@@ -333,7 +312,7 @@ def test_old_link_records_without_a_delay_method_are_still_read(state_dir: Path)
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(REASON is not None, reason=f"{REASON}: loopback results only")
+@needs_netns
 def test_without_netem_a_rate_limit_still_applies_on_a_relay_link(state_dir: Path) -> None:
     with netns.two_hosts(rtt_ms=40, rate_mbit=100) as link:
         qdisc = netns.run_in(link.client_ns, ["tc", "qdisc", "show"], phase="test")
