@@ -188,5 +188,14 @@ def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
     assert processes_owned_by(child.pid) == []
     assert our_namespaces() == []
     assert registry.entries() == []
-    assert records(out)  # what was measured is kept
+    kept = records(out)
+    assert kept  # what was measured is kept
     assert (out / "report.md").exists()
+
+    resumed, pid = run_cli("run", "--resume", str(out), state_dir=state_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    after = records(out)
+    assert after[: len(kept)] == kept  # nothing measured was lost or rewritten
+    summary = json.loads((out / "summary.json").read_text())
+    assert all(c["rounds"] >= 2 for c in summary["transit"]["cells"])
+    assert processes_owned_by(pid) == [] and our_namespaces() == []
