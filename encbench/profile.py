@@ -193,6 +193,11 @@ def parse(text: str, origin: str) -> Profile:
     t = profile.transit
     if t.min_rounds > t.max_rounds:
         raise BadInput(f"{origin}: transit.min_rounds is larger than transit.max_rounds")
+    if t.rate_mbit is not None and not any(rtt > 0 for rtt in t.rtt_ms):
+        raise BadInput(
+            f"{origin}: transit.rate_mbit limits the emulated link, which only rows with "
+            "transit.rtt_ms > 0 use: add a distance or remove the rate"
+        )
     if t.bulk_ciphers and t.tls_version != "TLSv1.2":
         raise BadInput(
             f'{origin}: transit.bulk_ciphers needs transit.tls_version = "TLSv1.2" '

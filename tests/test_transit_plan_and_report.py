@@ -221,3 +221,28 @@ def test_the_report_says_how_often_stunnel_resumed_when_allowed() -> None:
     text = "\n".join(transit.render_section(data))
     assert "| stunnel (rsa2048) resumed | 1 |" in text
     assert "(90 of 100 handshakes there were resumptions)" in text
+
+
+def test_a_rate_limit_without_a_distance_is_refused() -> None:
+    with pytest.raises(profiles.BadInput, match="add a distance or remove the rate"):
+        load("rate_mbit = 100\n")
+
+
+def test_the_html_report_has_the_transit_tables_and_a_plot_per_test() -> None:
+    from encbench.report import html
+
+    data = transit.build(fake_runs(), SEED, {})
+    page = html.render_html(
+        {
+            "profile": "t",
+            "cells": [],
+            "transit": data,
+            "method": "m",
+            "target_halfwidth_pct": 2,
+            "harness": {"cpu_s": 0, "measured_wall_s": 0, "share_of_machine_pct": 0},
+        }
+    )
+    assert page.count("<svg") == 4  # connect, point select, bulk, and loss by distance
+    assert "<h3>Connection rate lost to TLS, by network distance</h3>" in page
+    ids = [m for m in page.split('id="')[1:]]
+    assert len({i.split('"')[0] for i in ids}) == len(ids)  # no clashing ids between plots
