@@ -46,7 +46,18 @@ class RegimeSpec(Strict):
     min_buffer_pool_mb: Annotated[int, Field(ge=6)] = 8
 
 
-class MeasureSpec(Strict):
+class Rounds(Strict):
+    """Paired rounds and when a cell stops: shared by both studies (plan.StopRule)."""
+
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 3
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 1
+    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 5
+    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 400
+    target_halfwidth_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
+    cell_budget_s: Annotated[float, Field(gt=0)] = 85
+
+
+class MeasureSpec(Rounds):
     workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_read_only"]
     regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]
     threads: Annotated[list[Annotated[int, Field(gt=0, le=4096)]], Field(min_length=1)] = [
@@ -56,12 +67,6 @@ class MeasureSpec(Strict):
         64,
     ]
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
-    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 3
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 1
-    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 5
-    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 400
-    target_halfwidth_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
-    cell_budget_s: Annotated[float, Field(gt=0)] = 85
 
     @field_validator("workloads")
     @classmethod
@@ -80,7 +85,7 @@ TransitMethod = Literal["tls", "stunnel", "ssh"]
 Threads = Annotated[list[Annotated[int, Field(gt=0, le=1024)]], Field(min_length=1)]
 
 
-class TransitSpec(Strict):
+class TransitSpec(Rounds):
     """The in-transit study: plain TCP vs TLS (or a tunnel) against one sandboxed server."""
 
     tests: Annotated[list[TransitTest], Field(min_length=1)] = ["connect", "oltp_point_select"]
@@ -103,11 +108,8 @@ class TransitSpec(Strict):
     rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
     table_size: Annotated[int, Field(gt=0)] = 10_000
     bulk_mb: Annotated[int, Field(gt=0, le=8192)] = 128
+    # Shorter than at rest: a cell is one path, and a study has many.
     warmup_s: Annotated[int, Field(ge=0, le=3600)] = 1
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 1
-    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 5
-    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 400
-    target_halfwidth_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
     cell_budget_s: Annotated[float, Field(gt=0)] = 30
 
     @field_validator("key_types")
@@ -188,11 +190,11 @@ def parse(text: str, origin: str) -> Profile:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:
         raise BadInput(_first_error(exc, origin)) from exc
-    if profile.measure.min_rounds > profile.measure.max_rounds:
-        raise BadInput(f"{origin}: measure.min_rounds is larger than measure.max_rounds")
+    for section in ("measure", "transit"):
+        rounds = getattr(profile, section)
+        if rounds.min_rounds > rounds.max_rounds:
+            raise BadInput(f"{origin}: {section}.min_rounds is larger than {section}.max_rounds")
     t = profile.transit
-    if t.min_rounds > t.max_rounds:
-        raise BadInput(f"{origin}: transit.min_rounds is larger than transit.max_rounds")
     if t.rate_mbit is not None and not any(rtt > 0 for rtt in t.rtt_ms):
         raise BadInput(
             f"{origin}: transit.rate_mbit limits the emulated link, which only rows with "
