@@ -246,3 +246,30 @@ def test_the_html_report_has_the_transit_tables_and_a_plot_per_test() -> None:
     assert "<h3>Connection rate lost to TLS, by network distance</h3>" in page
     ids = [m for m in page.split('id="')[1:]]
     assert len({i.split('"')[0] for i in ids}) == len(ids)  # no clashing ids between plots
+
+
+def test_a_stunnel_run_that_resumed_where_resumption_is_refused_is_refused() -> None:
+    from encbench.transit import tunnels
+
+    cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1, resume=False)
+    tunnel = tunnels.Tunnel(1, (), Path("/nonexistent"), tunnels.STUNNEL_PROOF)
+    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=False, tunnel=tunnel)
+    with pytest.raises(ProofError, match="stunnel resumed 3 sessions, expected none"):
+        TransitStudy._check_run(cell, "encrypted", route, 10, 0, 10, resumed=3)
+    allowed = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1, resume=True)
+    TransitStudy._check_run(allowed, "encrypted", route, 10, 0, 10, resumed=3)
+
+
+def test_ignored_errors_are_named_in_the_report() -> None:
+    prof = load('tests = ["connect"]\nconnect_threads = [1]\n')
+    cell = transit_plan.cells(prof)[0]
+    runs = [
+        record(cell, n, v, 100.0, errors=2 if v == "encrypted" else 0)
+        for n in range(2)
+        for v in ("plain", "encrypted")
+    ]
+    data = transit.build(runs, prof, {})
+    assert data is not None
+    assert "ignored and went on after: connect tls rsa2048 1 thr encrypted 4." in "\n".join(
+        transit.render_section(data)
+    )

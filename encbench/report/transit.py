@@ -95,6 +95,7 @@ def summarize_cell(cell: TransitCell, rounds: list[plan.Round], profile: Profile
             "tunnel_resumed": sum(r.tunnel_resumed for r in runs),
             "session_cache_hits": sum(r.session_cache_hits for r in runs),
             "events": sum(r.events for r in runs),
+            "errors": sum(r.errors for r in runs),
         }
     entry["variants"] = variants
     comparisons: dict[str, Any] = {}
@@ -317,6 +318,15 @@ def render_section(transit: dict[str, Any]) -> list[str]:
     ]
     if proofs:
         out.append("- Negotiated: " + "; ".join(proofs) + ".")
+    erred = [
+        f"{c['label']} {v} {c['variants'][v]['errors']:,}"
+        for c in cells
+        if c.get("rounds")
+        for v in ("plain", "encrypted")
+        if c["variants"][v]["errors"]
+    ]
+    if erred:
+        out.append("- Errors sysbench ignored and went on after: " + "; ".join(erred) + ".")
     if transit.get("measured_wall_s"):
         out.append(
             f"- encbench's own CPU during the measured windows: {transit['harness_cpu_s']:.2f} s "

@@ -49,7 +49,18 @@ class Route:
     ssl: bool
     prefix: list[str] = field(default_factory=list)  # the client's host (namespace)
     tunnel: tunnels.Tunnel | None = None
-    daemon_pids: list[int] = field(default_factory=list)  # tunnel processes, for their CPU
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    """What one run of a cell's client reports, in the cell's unit."""
+
+    events: int  # connections, transactions, or MiB (bulk, dump)
+    rate: float
+    bytes: int
+    latency_avg_ms: float
+    latency_p95_ms: float
+    errors: int  # errors sysbench ignored and went on; a failing dump raises instead
 
 
 @dataclass
@@ -288,9 +299,7 @@ class TransitStudy:
             else:
                 tunnel = stack.enter_context(self._tunnel(cell, db, hosts))
                 through = connrate.Target("127.0.0.1", tunnel.port, USER, server.database)
-                encrypted = Route(
-                    through, ssl=False, prefix=hosts.local, tunnel=tunnel, daemon_pids=tunnel.pids
-                )
+                encrypted = Route(through, ssl=False, prefix=hosts.local, tunnel=tunnel)
             yield {"plain": plain, "encrypted": encrypted}
 
     def _tunnel(
@@ -413,8 +422,8 @@ class TransitStudy:
 
     def _client(
         self, cell: TransitCell, server: SandboxServer, route: Route, log: Path, time_s: int
-    ) -> tuple[int, float, int, float, float]:
-        """Run the cell's client once: (events, rate, bytes, latency avg, latency p95)."""
+    ) -> ClientRun:
+        """Run the cell's client once."""
         workdir = self._workdir(self.current_pki.key_type)
         if cell.test == "dump":
             got = bulk.dump(
@@ -428,7 +437,8 @@ class TransitStudy:
                 prefix=route.prefix,
             )
             mib = max(1, round(got.bytes / bulk.MIB))
-            return mib, got.mb_per_s, got.bytes, 1000 * got.seconds, 1000 * got.seconds
+            ms = 1000 * got.seconds
+            return ClientRun(mib, got.mb_per_s, got.bytes, ms, ms, 0)
         extra: list[str] = []
         script = str(connrate.LUA_SCRIPT)
         if cell.test == "bulk":
@@ -454,10 +464,18 @@ class TransitStudy:
             # Events are whole reads of the table; counted in MiB so that CPU per event is
             # CPU per MiB, comparable with the dump's.
             nbytes = result.transactions * self.table_bytes
-            mib = max(1, round(nbytes / bulk.MIB))
+            events = max(1, round(nbytes / bulk.MIB))
             rate = result.tps * self.table_bytes / bulk.MIB
-            return mib, rate, nbytes, result.latency_avg_ms, result.latency_p95_ms
-        return result.transactions, result.tps, 0, result.latency_avg_ms, result.latency_p95_ms
+        else:
+            nbytes, events, rate = 0, result.transactions, result.tps
+        return ClientRun(
+            events,
+            rate,
+            nbytes,
+            result.latency_avg_ms,
+            result.latency_p95_ms,
+            result.ignored_errors,
+        )
 
     def measure_run(
         self,
@@ -474,27 +492,26 @@ class TransitStudy:
         resumed_before = route.tunnel.resumed() if route.tunnel else 0
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         # The measured window: the clocks, the tunnel's CPU and the client run.
-        tunnel_cpu = proc.tree_cpu_seconds(route.daemon_pids) if route.daemon_pids else 0.0
+        pids = route.tunnel.pids if route.tunnel else []
+        tunnel_cpu = proc.tree_cpu_seconds(pids) if pids else 0.0
         start = Clocks.read(server.pid)
-        events, rate, nbytes, lat_avg, lat_p95 = self._client(
-            cell, server, route, raw, self.spec.run_s
-        )
+        got = self._client(cell, server, route, raw, self.spec.run_s)
         window = Window.between(start, Clocks.read(server.pid))
-        if route.daemon_pids:
-            tunnel_cpu = proc.tree_cpu_seconds(route.daemon_pids) - tunnel_cpu
+        if pids:
+            tunnel_cpu = proc.tree_cpu_seconds(pids) - tunnel_cpu
         after = tls.counters(server.global_status()).minus(before)
         tunnel_sessions = (route.tunnel.sessions()[0] - tunnel_before) if route.tunnel else 0
         resumed = (route.tunnel.resumed() - resumed_before) if route.tunnel else 0
-        if events <= 0 or rate <= 0:
+        if got.events <= 0 or got.rate <= 0:
             raise ToolError(
                 f"{cell.label}, {variant} run: the client completed nothing "
                 f"in {window.wall_s:.1f} s",
                 phase="in-transit run",
                 tail=proc.tail(raw),
             )
-        self._check_run(cell, variant, route, events, after.finished_accepts, tunnel_sessions)
-        if route.tunnel is not None and not cell.resume and resumed:
-            raise ProofError(f"{cell.label}: stunnel resumed {resumed} sessions, expected none")
+        self._check_run(
+            cell, variant, route, got.events, after.finished_accepts, tunnel_sessions, resumed
+        )
         return TransitRecord(
             cell=cell,
             round=number,
@@ -503,12 +520,12 @@ class TransitStudy:
             session=self.session,
             started_at=started_at,
             wall_s=window.wall_s,
-            rate=rate,
-            events=events,
-            bytes=nbytes,
-            errors=0,
-            latency_avg_ms=lat_avg,
-            latency_p95_ms=lat_p95,
+            rate=got.rate,
+            events=got.events,
+            bytes=got.bytes,
+            errors=got.errors,
+            latency_avg_ms=got.latency_avg_ms,
+            latency_p95_ms=got.latency_p95_ms,
             server_cpu_s=window.server_cpu_s,
             tunnel_cpu_s=tunnel_cpu,
             client_cpu_s=window.client_cpu_s,
@@ -524,7 +541,13 @@ class TransitStudy:
 
     @staticmethod
     def _check_run(
-        cell: TransitCell, variant: str, route: Route, events: int, handshakes: int, tunneled: int
+        cell: TransitCell,
+        variant: str,
+        route: Route,
+        events: int,
+        handshakes: int,
+        tunneled: int,
+        resumed: int = 0,
     ) -> None:
         """Every run checked against counters outside the measuring client: the server's
         completed handshakes, and for tunnels the tunnel's own log (stunnel's server side;
@@ -545,3 +568,5 @@ class TransitStudy:
             )
         if route.tunnel is not None and tunneled < expected:
             raise ProofError(f"{what}: the tunnel carried {tunneled} sessions, expected {expected}")
+        if resumed and not cell.resume:
+            raise ProofError(f"{what}: stunnel resumed {resumed} sessions, expected none")
