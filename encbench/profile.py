@@ -8,6 +8,7 @@ key, e.g. `measure.threads.0: must be > 0`.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
@@ -71,12 +72,14 @@ class MeasureSpec(Rounds):
     @field_validator("workloads")
     @classmethod
     def known_workloads(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in OLTP_WORKLOADS:
-                raise ValueError(
-                    f"unknown workload {name!r}; choose from {', '.join(OLTP_WORKLOADS)}"
-                )
-        return value
+        return _all_known(value, OLTP_WORKLOADS, "workload")
+
+
+def _all_known(values: list[str], choices: Iterable[str], what: str) -> list[str]:
+    for name in values:
+        if name not in choices:
+            raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(choices)}")
+    return values
 
 
 Study = Literal["at-rest", "in-transit"]
@@ -115,31 +118,18 @@ class TransitSpec(Rounds):
     @field_validator("key_types")
     @classmethod
     def known_key_types(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in pki.KEY_TYPES:
-                raise ValueError(
-                    f"unknown TLS key type {name!r}; choose from {', '.join(pki.KEY_TYPES)}"
-                )
-        return value
+        return _all_known(value, pki.KEY_TYPES, "TLS key type")
 
     @field_validator("tunnel_key_type")
     @classmethod
     def known_tunnel_key(cls, value: str) -> str:
-        if value not in tunnels.SSH_KEY_TYPES:
-            raise ValueError(
-                f"unknown tunnel key type {value!r}; choose from {', '.join(tunnels.SSH_KEY_TYPES)}"
-            )
+        _all_known([value], tunnels.SSH_KEY_TYPES, "tunnel key type")
         return value
 
     @field_validator("ssh_ciphers")
     @classmethod
     def known_ssh_ciphers(cls, value: list[str]) -> list[str]:
-        for name in value:
-            if name not in tunnels.SSH_CIPHERS:
-                raise ValueError(
-                    f"unknown SSH cipher {name!r}; choose from {', '.join(tunnels.SSH_CIPHERS)}"
-                )
-        return value
+        return _all_known(value, tunnels.SSH_CIPHERS, "SSH cipher")
 
     @field_validator("rtt_ms")
     @classmethod
