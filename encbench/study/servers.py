@@ -70,6 +70,13 @@ def clear_stale_sandbox(root: Path) -> None:
     registry.remove_sandbox_files(root)
 
 
+def remove_empty_sandbox_dir(store: ResultStore) -> None:
+    """DIR/sandbox once its last server is destroyed: a finished run leaves only results."""
+    sandbox = store.path / "sandbox"
+    if sandbox.is_dir() and not any(sandbox.iterdir()):
+        sandbox.rmdir()
+
+
 def redact(options: dict[str, str]) -> dict[str, str]:
     """Options as recorded with the results: the key file's path is not published."""
     return {
@@ -114,9 +121,7 @@ class ServerPair:
     def close(self) -> None:
         for server in self.servers.values():
             server.destroy(keep_log_in=self.store.path / "logs")
-        sandbox = self.store.path / "sandbox"
-        if sandbox.is_dir() and not any(sandbox.iterdir()):
-            sandbox.rmdir()
+        remove_empty_sandbox_dir(self.store)
 
     def connection(self, variant: Variant) -> sysbench.Connection:
         server = self.servers[variant]

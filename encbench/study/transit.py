@@ -33,7 +33,7 @@ from encbench.servers.mariadb import SandboxServer
 from encbench.servers.variants import VARIANTS, EncryptionSpec, server_options
 from encbench.study import plan, transit_plan
 from encbench.study.clocks import Clocks, Window
-from encbench.study.servers import clear_stale_sandbox, redact
+from encbench.study.servers import clear_stale_sandbox, redact, remove_empty_sandbox_dir
 from encbench.transit import bulk, connrate, delay, netns, pki, tls, tunnels
 from encbench.workloads import sysbench
 
@@ -191,6 +191,8 @@ class TransitStudy:
         root = self.store.path / "sandbox" / "transit"
         clear_stale_sandbox(root)
         server = SandboxServer("transit", root, launch_prefix=hosts.local)
+        # Last in, first out: the server is destroyed, then its empty parent removed.
+        stack.callback(remove_empty_sandbox_dir, self.store)
         stack.callback(server.destroy, keep_log_in=self.store.path / "logs")
         tests = {c.test for c in todo}
         data_mb = self.spec.table_size * BYTES_PER_ROW_ESTIMATE / 2**20

@@ -125,6 +125,7 @@ def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_di
         assert password not in (out / name).read_text()
     assert processes_owned_by(pid) == []
     assert registry.entries() == []
+    assert not (out / "sandbox").exists()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
@@ -188,6 +189,7 @@ def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
     assert processes_owned_by(child.pid) == []
     assert our_namespaces() == []
     assert registry.entries() == []
+    assert not (out / "sandbox").exists()
     kept = records(out)
     assert kept  # what was measured is kept
     assert (out / "report.md").exists()
