@@ -17,7 +17,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from encbench.transit import connrate
+from encbench.workloads import connrate
 from tests.transit.sandbox import tcp_sandbox
 
 

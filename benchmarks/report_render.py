@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 from encbench import profile
+from encbench.engine import rounds as plan
 from encbench.results.store import ResultStore
-from encbench.study import plan
 from tests.test_html_report import synthetic_runs
 
 PROFILE = """name = "big"

@@ -14,7 +14,8 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from encbench.transit import connrate, tunnels
+from encbench.net import tunnels
+from encbench.workloads import connrate
 from tests.transit.sandbox import tcp_sandbox
 
 

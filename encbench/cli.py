@@ -19,16 +19,17 @@ import click
 
 from encbench import __version__, environment, preflight, proc
 from encbench import profile as profiles
+from encbench.engine import rounds as plan
+from encbench.engine.progress import RunProgress
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
-from encbench.progress import RunProgress
+from encbench.net import netns
 from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
 from encbench.servers import registry
-from encbench.study import plan, transit_plan
-from encbench.study.at_rest import AtRestStudy
-from encbench.study.servers import check_disk
-from encbench.study.transit import TransitStudy
-from encbench.transit import netns
+from encbench.studies.at_rest.pair import check_disk
+from encbench.studies.at_rest.study import AtRestStudy
+from encbench.studies.in_transit import cells as transit_plan
+from encbench.studies.in_transit.study import TransitStudy
 
 
 def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
@@ -213,7 +214,7 @@ def doctor() -> None:
 def crypto_command(quick: bool, json_path: Path | None) -> None:
     """Measure this machine's crypto capacity with openssl speed: ciphers with and without
     AES-NI, RSA/ECDSA signatures, one core and all cores."""
-    from encbench import crypto
+    from encbench import capacity as crypto
 
     signal.signal(signal.SIGTERM, _raise_interrupted)
     try:

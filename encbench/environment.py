@@ -9,7 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from encbench import crypto, proc
+from encbench import capacity as crypto
+from encbench import proc
 from encbench.errors import EncbenchError
 
 

@@ -130,7 +130,8 @@ def check_ciphers(profile: Profile) -> None:
 
 def check_cells(profile: Profile) -> None:
     """A profile whose studies ask for nothing is a mistake, not a run of zero seconds."""
-    from encbench.study import plan, transit_plan
+    from encbench.engine import rounds as plan
+    from encbench.studies.in_transit import cells as transit_plan
 
     if "at-rest" in profile.studies and not plan.cells(profile):
         raise BadInput("the profile's [measure] section asks for no cells")

@@ -16,8 +16,9 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from encbench.errors import BadInput
+from encbench.net import netns, tunnels
+from encbench.servers import pki
 from encbench.servers.variants import Algorithm, Scope
-from encbench.transit import netns, pki, tunnels
 from encbench.workloads.sysbench import OLTP_WORKLOADS
 
 DEFAULT_PROFILE = "quick"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from encbench import crypto
+from encbench import capacity as crypto
 from encbench.errors import ToolError
 
 GOLDEN = Path(__file__).parent / "golden" / "openssl"

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from encbench import profile
+from encbench.engine import rounds as plan
 from encbench.report import html as html_report
 from encbench.report import plots, summary
 from encbench.results.schema import CellKey, RunRecord
-from encbench.study import plan
 from tests.helpers import skip_unless_ci
 
 GOLDEN = Path(__file__).parent / "golden" / "report"

@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 
 from encbench import profile
+from encbench.engine import rounds as plan
 from encbench.report import markdown, summary
 from encbench.results.schema import CellKey
-from encbench.study import plan
 from tests.test_store import record
 
 PROFILE = profile.parse(
@@ -85,7 +85,7 @@ def test_unmeasured_cells_say_so() -> None:
 
 
 def test_other_load_is_what_the_machine_spent_beyond_server_client_and_harness() -> None:
-    from encbench.study.clocks import Clocks, Window
+    from encbench.engine.clocks import Clocks, Window
 
     start = Clocks(100.0, 10.0, 1.0, 5.0, 500.0, 2.0)
     end = Clocks(101.0, 10.6, 1.01, 5.3, 501.5, 2.1)

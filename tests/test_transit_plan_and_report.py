@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 
 from encbench import profile as profiles
+from encbench.engine import rounds as plan
 from encbench.errors import ProofError
 from encbench.report import markdown, transit
 from encbench.results.schema import TransitCell, TransitRecord
 from encbench.results.store import ResultStore
-from encbench.study import plan, transit_plan
-from encbench.study.transit import Route, TransitStudy
-from encbench.transit.connrate import Target
+from encbench.studies.in_transit import cells as transit_plan
+from encbench.studies.in_transit.study import Route, TransitStudy
+from encbench.workloads.connrate import Target
 
 
 def load(body: str) -> profiles.Profile:
@@ -164,7 +165,7 @@ def test_a_run_whose_counters_contradict_its_path_is_refused(
 
 
 def test_a_tunnel_run_without_its_own_handshakes_is_refused() -> None:
-    from encbench.transit import tunnels
+    from encbench.net import tunnels
 
     cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1)
     tunnel = tunnels.Tunnel(1, (), Path("/nonexistent"), tunnels.STUNNEL_PROOF)
@@ -249,7 +250,7 @@ def test_the_html_report_has_the_transit_tables_and_a_plot_per_test() -> None:
 
 
 def test_a_stunnel_run_that_resumed_where_resumption_is_refused_is_refused() -> None:
-    from encbench.transit import tunnels
+    from encbench.net import tunnels
 
     cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1, resume=False)
     tunnel = tunnels.Tunnel(1, (), Path("/nonexistent"), tunnels.STUNNEL_PROOF)

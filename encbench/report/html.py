@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from encbench import crypto as capacity
+from encbench import capacity
 from encbench.report import markdown, plots
 
 MARKS = {"cost": "▲", "gain": "▼", "same": "=", "unsure": "?", "na": "–"}

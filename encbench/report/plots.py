@@ -301,7 +301,7 @@ def comparison_svg(
 def crypto_svg(crypto: Mapping[str, Any]) -> str | None:
     """Crypto capacity bars from `CryptoCapacity.to_json()`: MB/s per cipher at 16 KiB (an
     InnoDB page) with and without AES-NI, and signatures/s for RSA/ECDSA; one core each."""
-    from encbench.crypto import PAGE_BYTES
+    from encbench.capacity import PAGE_BYTES
 
     ciphers = [
         c

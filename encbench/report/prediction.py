@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench import crypto
+from encbench import capacity as crypto
 
 
 def predict(

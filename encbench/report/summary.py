@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from encbench import stats
+from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report import prediction
 from encbench.results.schema import SUMMARY_SCHEMA, RunRecord
 from encbench.servers.variants import VARIANTS
-from encbench.study import plan
 
 # metric name → (how to read it from a run, which direction is good)
 METRICS: dict[str, stats.Direction] = {

@@ -11,12 +11,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from encbench import stats
+from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report.markdown import table
 from encbench.report.plots import mean_band
 from encbench.results.schema import TransitCell, TransitRecord
 from encbench.servers.variants import VARIANTS
-from encbench.study import plan, transit_plan
+from encbench.studies.in_transit import cells as transit_plan
 
 METRICS: dict[str, stats.Direction] = {
     "rate": "higher_is_better",

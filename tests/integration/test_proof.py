@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from encbench import proof
 from encbench.errors import ProofError
+from encbench.proof import at_rest as proof
 from encbench.servers import keys
-from encbench.servers.mariadb import SandboxServer
+from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, Variant, server_options
 from encbench.workloads import sysbench
 

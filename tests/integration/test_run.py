@@ -101,7 +101,7 @@ def test_clean_stops_the_server_of_a_run_that_was_killed(tmp_path: Path, state_d
     script = (
         "import os, sys\n"
         "from pathlib import Path\n"
-        "from encbench.servers.mariadb import SandboxServer\n"
+        "from encbench.servers.sandbox import SandboxServer\n"
         "from encbench.servers.variants import server_options, EncryptionSpec\n"
         "s = SandboxServer('plain', Path(sys.argv[1]))\n"
         "o = server_options('plain', EncryptionSpec(), s.paths, port=s.port, buffer_pool_mb=16,"

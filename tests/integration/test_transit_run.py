@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
+from encbench.net import netns
 from encbench.servers import registry
-from encbench.transit import netns
 from tests.helpers import processes_owned_by, skip_unless_ci
 
 

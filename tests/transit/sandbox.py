@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from encbench.proof import tls
 from encbench.servers import keys
-from encbench.servers.mariadb import SandboxServer
+from encbench.servers.pki import Pki
+from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, server_options
-from encbench.transit import connrate, tls
-from encbench.transit.pki import Pki
+from encbench.workloads import connrate
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput, ProofError
-from encbench.transit import connrate, netns, pki, tls, tunnels
+from encbench.net import netns, tunnels
+from encbench.proof import tls
+from encbench.servers import pki
+from encbench.workloads import connrate
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "transit"
 

@@ -12,8 +12,10 @@ import pytest
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
-from encbench.servers.mariadb import SandboxServer
-from encbench.transit import bulk, connrate, pki, tls
+from encbench.proof import tls
+from encbench.servers import pki
+from encbench.servers.sandbox import SandboxServer
+from encbench.workloads import bulk, connrate
 from tests.helpers import processes_owned_by, skip_unless_ci
 from tests.transit.sandbox import tcp_sandbox
 from tests.transit.test_building_blocks import fake_pki

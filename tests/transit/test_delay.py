@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from encbench.errors import BadInput
-from encbench.transit import delay, netns, tunnels
+from encbench.net import delay, netns, tunnels
 from tests.helpers import processes_owned_by
 from tests.transit.test_netns import needs_netns
 
@@ -77,7 +77,7 @@ CLIENT = textwrap.dedent(
 
 
 def relays() -> list[str]:
-    return [p for p in processes_owned_by(os.getpid()) if "encbench.transit.delay" in p]
+    return [p for p in processes_owned_by(os.getpid()) if "encbench.net.delay" in p]
 
 
 def measure(host: str, port: int, prefix: Sequence[str] = ()) -> dict[str, Any]:
@@ -118,7 +118,7 @@ def echo_server(tmp_path: Path) -> Iterator[tuple[str, int]]:
 def test_bad_arguments_exit_2_with_one_line(flag: str, value: str, complaint: str) -> None:
     args = {"--listen": "127.0.0.1:1", "--connect": "127.0.0.1:2", "--rtt-ms": "10"}
     args[flag] = value
-    argv = [sys.executable, "-m", "encbench.transit.delay"]
+    argv = [sys.executable, "-m", "encbench.net.delay"]
     argv += [part for item in args.items() for part in item]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert done.returncode == 2
@@ -238,7 +238,7 @@ def test_sigterm_ends_the_relay_with_exit_0_and_a_silent_log(
     echo_server: tuple[str, int],
 ) -> None:
     port = tunnels.free_port()
-    argv = [sys.executable, "-m", "encbench.transit.delay", "--listen", f"127.0.0.1:{port}"]
+    argv = [sys.executable, "-m", "encbench.net.delay", "--listen", f"127.0.0.1:{port}"]
     argv += ["--connect", f"{echo_server[0]}:{echo_server[1]}", "--rtt-ms", "10"]
     child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

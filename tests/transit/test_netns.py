@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench.transit import netns
+from encbench.net import netns
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +89,7 @@ CHILD = textwrap.dedent(
     """
     import signal, sys, time
     from encbench.errors import Interrupted
-    from encbench.transit import netns
+    from encbench.net import netns
 
     def stop(signum, frame):
         raise Interrupted("stopped")

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
-from encbench.servers.mariadb import SandboxServer
-from encbench.transit import connrate, pki, tls, tunnels
+from encbench.net import tunnels
+from encbench.proof import tls
+from encbench.servers import pki
+from encbench.servers.sandbox import SandboxServer
+from encbench.workloads import connrate
 from tests.helpers import processes_owned_by, skip_unless_ci
 from tests.transit.sandbox import tcp_sandbox
 

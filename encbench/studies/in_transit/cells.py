@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from itertools import groupby
 
+from encbench.engine import rounds as plan
 from encbench.profile import Profile, TransitSpec
 from encbench.results.schema import TransitCell
-from encbench.study import plan
 
 QUERY_TESTS = ("oltp_point_select", "oltp_read_only")
 

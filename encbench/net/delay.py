@@ -1,6 +1,6 @@
 """A userspace delay relay: emulates a link's round-trip time where the kernel has no netem.
 
-`python -m encbench.transit.delay --listen HOST:PORT --connect HOST:PORT --rtt-ms R` accepts
+`python -m encbench.net.delay --listen HOST:PORT --connect HOST:PORT --rtt-ms R` accepts
 connections on --listen and relays each one to --connect.  The client dials the relay instead
 of the server; run inside the client's namespace (netns.exec_prefix), the relay's upstream leg
 still crosses the veth, so the server sees the client host's address and any tbf rate limit.
@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from encbench.errors import BadInput
+from encbench.net import netns, tunnels
 from encbench.servers import keys
-from encbench.transit import netns, tunnels
 
 CHUNK = 64 * 1024
 HIGH_WATER = 4 * 1024 * 1024
@@ -154,7 +154,7 @@ def _rtt(text: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _Parser(prog="encbench.transit.delay", description="TCP relay adding a delay")
+    parser = _Parser(prog="encbench.net.delay", description="TCP relay adding a delay")
     parser.add_argument("--listen", type=_address, required=True)
     parser.add_argument("--connect", type=_address, required=True)
     parser.add_argument("--rtt-ms", type=_rtt, required=True)
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         asyncio.run(_serve(args.listen, args.connect, args.rtt_ms / 1000))
     except OSError as exc:
-        print(f"encbench.transit.delay: cannot listen on {args.listen}: {exc}", file=sys.stderr)
+        print(f"encbench.net.delay: cannot listen on {args.listen}: {exc}", file=sys.stderr)
         return 1
     return 0
 
@@ -182,7 +182,7 @@ def relay(
     directory.mkdir(mode=0o700, exist_ok=True)
     # Free on the host's loopback; inside a fresh namespace every port is free.
     listen = ("127.0.0.1", tunnels.free_port())
-    argv = [*prefix, sys.executable, "-m", "encbench.transit.delay"]
+    argv = [*prefix, sys.executable, "-m", "encbench.net.delay"]
     argv += ["--listen", f"{listen[0]}:{listen[1]}", "--connect", f"{upstream[0]}:{upstream[1]}"]
     argv += ["--rtt-ms", repr(float(rtt_ms))]
     daemon = tunnels.Daemon("delay relay", argv, directory / f"relay-{listen[1]}.log", listen[1])

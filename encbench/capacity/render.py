@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from encbench.crypto.parse import CONTENDED_SHARE, Direction
-from encbench.crypto.plan import HEADLINE_BLOCKS
+from encbench.capacity.parse import CONTENDED_SHARE, Direction
+from encbench.capacity.plan import HEADLINE_BLOCKS
 
 
 def cipher_mb_per_s(

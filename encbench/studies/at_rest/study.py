@@ -14,17 +14,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import crypto, environment
+from encbench import capacity as crypto
+from encbench import environment
+from encbench.engine import rounds as plan
+from encbench.engine.clocks import Clocks, Window
+from encbench.engine.progress import RunProgress
 from encbench.profile import Profile
-from encbench.progress import RunProgress
 from encbench.report import summary
 from encbench.report.documents import render_documents
 from encbench.results.schema import CellKey, RunRecord
 from encbench.results.store import ResultStore
 from encbench.servers.variants import VARIANTS, Variant
-from encbench.study import plan
-from encbench.study.clocks import Clocks, Window
-from encbench.study.servers import ServerPair
+from encbench.studies.at_rest.pair import ServerPair
 from encbench.workloads import sysbench
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from encbench.errors import ProofError
-from encbench.servers.mariadb import SandboxServer
+from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, Variant
 
 PROOF_TABLE = "encbench_proof"

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from encbench.crypto.parse import (
+from encbench.capacity.parse import (
     ASYMMETRIC,
     CIPHERS,
     FULL_IA32CAP,
@@ -26,8 +26,8 @@ from encbench.crypto.parse import (
     parse_ldd,
     parse_openssl_version,
 )
-from encbench.crypto.plan import Plan, SpeedJob, default_plan, quick_plan
-from encbench.crypto.results import (
+from encbench.capacity.plan import Plan, SpeedJob, default_plan, quick_plan
+from encbench.capacity.results import (
     AsymResult,
     CipherResult,
     CryptoCapacity,

@@ -25,12 +25,12 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput
-from encbench.servers.mariadb import SandboxServer
-from encbench.transit import tls
-from encbench.transit.connrate import Target
-from encbench.transit.pki import Pki
+from encbench.proof import tls
+from encbench.servers.pki import Pki
+from encbench.servers.sandbox import SandboxServer
+from encbench.workloads.connrate import Target
 
-LUA_SCRIPT = Path(__file__).with_name("bulk.lua")
+LUA_SCRIPT = Path(__file__).parent / "lua" / "bulk.lua"
 TABLE = "encbench_bulk"
 ROW_BYTES = 1024  # ~1 KiB rows: a row-by-row stream, not a few huge packets
 CHUNK_ROWS = 256 * 256  # rows per INSERT, so a large table is not one huge transaction

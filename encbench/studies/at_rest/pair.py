@@ -11,12 +11,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from encbench import proc, proof
+from encbench import proc
 from encbench.errors import BadInput
 from encbench.profile import Profile
+from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
-from encbench.servers.mariadb import SandboxServer
+from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import (
     VARIANTS,
     EncryptionSpec,

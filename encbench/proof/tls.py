@@ -15,7 +15,7 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, ProofError
-from encbench.transit.pki import Pki
+from encbench.servers.pki import Pki
 
 # TLS 1.0 and 1.1 are left out on purpose: Debian's OpenSSL 3 refuses them at its default
 # security level, so a server configured for them would start and then fail every handshake.

@@ -13,7 +13,7 @@ tests/golden/openssl/; `parse`), the aggregated results (`results`), a small pla
 without re-measuring.
 """
 
-from encbench.crypto.measure import (
+from encbench.capacity.measure import (
     linked_tls_libs,
     measure_capacity,
     measure_speeds,
@@ -22,7 +22,7 @@ from encbench.crypto.measure import (
     read_openssl_version,
     speed_argv,
 )
-from encbench.crypto.parse import (
+from encbench.capacity.parse import (
     ASYMMETRIC,
     BLOCK_SIZES,
     CIPHERS,
@@ -48,7 +48,7 @@ from encbench.crypto.parse import (
     parse_ldd,
     parse_openssl_version,
 )
-from encbench.crypto.plan import (
+from encbench.capacity.plan import (
     HEADLINE_BLOCKS,
     PAGE_BYTES,
     SERVER_CIPHERS,
@@ -58,8 +58,8 @@ from encbench.crypto.plan import (
     fingerprint_plan,
     quick_plan,
 )
-from encbench.crypto.render import cipher_mb_per_s, render_markdown
-from encbench.crypto.results import (
+from encbench.capacity.render import cipher_mb_per_s, render_markdown
+from encbench.capacity.results import (
     AsymResult,
     CipherResult,
     CryptoCapacity,

@@ -27,7 +27,7 @@ from pathlib import Path
 from encbench import proc
 from encbench.errors import BadInput, ToolError
 from encbench.servers import keys
-from encbench.transit.pki import Pki
+from encbench.servers.pki import Pki
 
 STUNNEL_HINT = "install it: apt-get install stunnel4"
 SSH_HINT = "install them: apt-get install openssh-server openssh-client"

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
-from encbench.servers.mariadb import SandboxServer
-from encbench.transit import tls
+from encbench.proof import tls
+from encbench.servers.sandbox import SandboxServer
 from encbench.workloads import sysbench
 
-LUA_SCRIPT = Path(__file__).with_name("connect.lua")
+LUA_SCRIPT = Path(__file__).parent / "lua" / "connect.lua"
 C_SOURCE = Path(__file__).with_name("connloop.c")
 CC_HINT = "install a C compiler and the client headers: apt-get install gcc libmariadb-dev"
 

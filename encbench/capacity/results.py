@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from encbench.crypto.parse import (
+from encbench.capacity.parse import (
     FULL_IA32CAP,
     NO_AESNI_IA32CAP,
     OPENSSL,

@@ -23,19 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from encbench import environment, proc, stats
+from encbench.engine import rounds as plan
+from encbench.engine.clocks import Clocks, Window
+from encbench.engine.progress import RunProgress
 from encbench.errors import ProofError, ToolError
+from encbench.net import delay, netns, tunnels
 from encbench.profile import Profile
-from encbench.progress import RunProgress
+from encbench.proof import tls
 from encbench.results.schema import TransitCell, TransitRecord
 from encbench.results.store import ResultStore
-from encbench.servers import keys
-from encbench.servers.mariadb import SandboxServer
+from encbench.servers import keys, pki
+from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import VARIANTS, EncryptionSpec, server_options
-from encbench.study import plan, transit_plan
-from encbench.study.clocks import Clocks, Window
-from encbench.study.servers import clear_stale_sandbox, redact, remove_empty_sandbox_dir
-from encbench.transit import bulk, connrate, delay, netns, pki, tls, tunnels
-from encbench.workloads import sysbench
+from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
+from encbench.studies.in_transit import cells as transit_plan
+from encbench.workloads import bulk, connrate, sysbench
 
 USER = "encbench"
 BYTES_PER_ROW_ESTIMATE = 260

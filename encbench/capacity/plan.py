@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from encbench.crypto.parse import ASYMMETRIC, CIPHERS, Direction
+from encbench.capacity.parse import ASYMMETRIC, CIPHERS, Direction
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""Namespaces, links, the delay relay and tunnels: what data in transit travels through."""
