@@ -1,19 +1,31 @@
 """Profiles: what a study measures, as a TOML file validated field by field.
 
 Built-in profiles live in encbench/profiles/*.toml; a user may pass a path instead.  Unknown
-keys are refused (a typo must not silently fall back to a default) and every error names the
-key, e.g. `measure.threads.0: must be > 0`.
+keys are refused (a typo must not silently fall back to a default), types are strict (`"4"` is
+not 4, `true` is not 1, `nan` is no number), a list never names a value twice, and every error
+is one line that names the key and the fix, e.g. `p.toml: measure.threads: 4 is listed twice;
+list each value once`.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import tomllib
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+from pydantic_core import ErrorDetails
 
 from encbench.errors import BadInput
 from encbench.net import netns, tunnels
@@ -25,8 +37,52 @@ DEFAULT_PROFILE = "quick"
 Regime = Literal["in-memory", "io-bound"]
 
 
+# The sandboxed servers' max_connections (servers/variants.py renders it; a test keeps the
+# two equal).  Some are kept for encbench's own status and proof queries, and for
+# disconnects the server has not finished yet when a connect test opens the next one.
+SERVER_MAX_CONNECTIONS = 600
+HARNESS_CONNECTIONS = 10
+MAX_CLIENT_THREADS = SERVER_MAX_CONNECTIONS - HARNESS_CONNECTIONS
+
+# The name becomes a directory, results/{name}-{stamp}: nothing that could leave results/.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+NAME_CHARACTERS = "letters, digits, '.', '_' and '-' (starting with a letter or digit, at most 64)"
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: TOML has types, and "4" or true where a number belongs is a mistake to name,
+    # not a value to coerce; an int is still a float.  No nan or inf: no setting means them.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+    @field_validator("*")
+    @classmethod
+    def no_repeats(cls, value: Any) -> Any:
+        """Every list is a set of choices: a value twice would measure a cell twice."""
+        if isinstance(value, list):
+            seen: list[Any] = []
+            for item in value:
+                if item in seen:
+                    raise ValueError(f"{_toml_value(item)} is listed twice; list each value once")
+                seen.append(item)
+        return value
+
+
+def _within_connections(threads: list[int]) -> list[int]:
+    for n in threads:
+        if n > MAX_CLIENT_THREADS:
+            raise ValueError(
+                f"{n} threads need {n} connections and the sandboxed server allows "
+                f"{MAX_CLIENT_THREADS} client connections (max_connections = "
+                f"{SERVER_MAX_CONNECTIONS}, {HARNESS_CONNECTIONS} kept for encbench); "
+                f"use at most {MAX_CLIENT_THREADS}"
+            )
+    return threads
+
+
+# One client connection per thread, all open at once on one server.
+Threads = Annotated[
+    list[Annotated[int, Field(gt=0)]], Field(min_length=1), AfterValidator(_within_connections)
+]
 
 
 class DataSpec(Strict):
@@ -62,12 +118,7 @@ class Rounds(Strict):
 class MeasureSpec(Rounds):
     workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_read_only"]
     regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]
-    threads: Annotated[list[Annotated[int, Field(gt=0, le=4096)]], Field(min_length=1)] = [
-        1,
-        4,
-        16,
-        64,
-    ]
+    threads: Threads = [1, 4, 16, 64]
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
 
     @field_validator("workloads")
@@ -86,7 +137,6 @@ def _all_known(values: list[str], choices: Iterable[str], what: str) -> list[str
 Study = Literal["at-rest", "in-transit"]
 TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
 TransitMethod = Literal["tls", "stunnel", "ssh"]
-Threads = Annotated[list[Annotated[int, Field(gt=0, le=1024)]], Field(min_length=1)]
 
 
 class TransitSpec(Rounds):
@@ -154,6 +204,16 @@ class Profile(Strict):
     measure: MeasureSpec = MeasureSpec()
     transit: TransitSpec = TransitSpec()
 
+    @field_validator("name")
+    @classmethod
+    def safe_name(cls, value: str) -> str:
+        if not NAME_PATTERN.fullmatch(value) or ".." in value:
+            raise ValueError(
+                f"{_toml_value(value)} cannot name the results directory results/NAME-TIMESTAMP; "
+                f"use only {NAME_CHARACTERS}, and no '..'"
+            )
+        return value
+
 
 def builtin_names() -> list[str]:
     return sorted(
@@ -163,13 +223,63 @@ def builtin_names() -> list[str]:
     )
 
 
+def _toml_value(value: Any) -> str:
+    """A value as it was written in the TOML file, for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        # JSON's escapes are TOML's, and no control character can break the one line.
+        return json.dumps(value)
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+# pydantic's type errors: what was expected there.
+_EXPECTED = {
+    "int_type": "a whole number",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+}
+
+
+def _type_fix(kind: str, given: Any) -> str:
+    if kind == "list_type":
+        return "put it in brackets, e.g. [1, 4]"
+    if kind == "string_type":
+        return 'put it in double quotes, e.g. "value"'
+    if isinstance(given, str):
+        return "write it without quotes"
+    if isinstance(given, bool):
+        return "write a number such as 1, not true or false"
+    if kind == "int_type" and isinstance(given, float):
+        return "write a whole number, without a decimal point"
+    return "write a number such as 4" if kind != "bool_type" else "write true or false"
+
+
+def _message(err: ErrorDetails) -> str:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return "unknown key; check its spelling against the built-in profiles"
+    if kind == "value_error":
+        return str(err.get("ctx", {}).get("error", err["msg"]))
+    if kind == "finite_number":
+        return f"{_toml_value(err['input'])} is not a finite number; give a finite value"
+    if kind in _EXPECTED:
+        given = err["input"]
+        return f"expected {_EXPECTED[kind]}, got {_toml_value(given)}; {_type_fix(kind, given)}"
+    return str(err["msg"])
+
+
+def _key(part: int | str) -> str:
+    text = str(part)
+    return text if re.fullmatch(r"[A-Za-z0-9_-]+", text) else json.dumps(text)
+
+
 def _first_error(exc: ValidationError, origin: str) -> str:
     err = exc.errors()[0]
-    where = ".".join(str(part) for part in err["loc"]) or "(top level)"
-    message = err["msg"]
-    if err["type"] == "extra_forbidden":
-        message = "unknown key; check its spelling against the built-in profiles"
-    return f"{origin}: {where}: {message}"
+    where = ".".join(_key(part) for part in err["loc"]) or "(top level)"
+    return f"{origin}: {where}: {_message(err)}"
 
 
 def parse(text: str, origin: str) -> Profile:
@@ -184,7 +294,10 @@ def parse(text: str, origin: str) -> Profile:
     for section in ("measure", "transit"):
         rounds = getattr(profile, section)
         if rounds.min_rounds > rounds.max_rounds:
-            raise BadInput(f"{origin}: {section}.min_rounds is larger than {section}.max_rounds")
+            raise BadInput(
+                f"{origin}: {section}.min_rounds is larger than {section}.max_rounds; "
+                f"lower {section}.min_rounds or raise {section}.max_rounds"
+            )
     t = profile.transit
     if t.rate_mbit is not None and not any(rtt > 0 for rtt in t.rtt_ms):
         raise BadInput(
@@ -199,6 +312,23 @@ def parse(text: str, origin: str) -> Profile:
     return profile
 
 
+def _read_text(path: Path) -> str:
+    if path.is_dir():
+        raise BadInput(f"profile {path} is a directory; give the path of a .toml file")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot read profile {path}: {exc.strerror}") from exc
+    try:
+        # utf-8-sig: an editor's byte-order mark is no reason to refuse a profile.
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadInput(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "save the profile as UTF-8 TOML"
+        ) from exc
+
+
 def load(name_or_path: str) -> tuple[Profile, str]:
     """Returns the profile and its TOML text (kept with the results for --resume)."""
     if name_or_path in builtin_names():
@@ -206,10 +336,7 @@ def load(name_or_path: str) -> tuple[Profile, str]:
         return parse(text, f"profile {name_or_path}"), text
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise BadInput(f"cannot read profile {path}: {exc.strerror}") from exc
+        text = _read_text(path)
         return parse(text, str(path)), text
     raise BadInput(
         f"unknown profile {name_or_path!r}: use one of {', '.join(builtin_names())} "
