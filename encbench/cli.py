@@ -8,36 +8,23 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from types import FrameType
 from typing import NoReturn
 
 import click
 
 from encbench import __version__, environment, preflight, proc
 from encbench import profile as profiles
-from encbench.engine import rounds as plan
 from encbench.engine.progress import RunProgress
+from encbench.engine.runner import Runner, estimated_seconds, stop_on_signals
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.net import netns
 from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
-from encbench.servers import registry
-from encbench.studies.at_rest.pair import check_disk
-from encbench.studies.at_rest.study import AtRestStudy
-from encbench.studies.in_transit import cells as transit_plan
-from encbench.studies.in_transit.study import TransitStudy
-
-
-def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
-    # Once: a second Ctrl-C must not cut short the clean-up that the first one started
-    # (every stop step has its own timeout, so the clean-up cannot hang).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was measured is kept")
+from encbench.servers import keys, registry
+from encbench.studies import build_studies, check_disk
 
 
 def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
@@ -70,55 +57,85 @@ def main() -> None:
     type=click.Path(path_type=Path),
     help="Continue the run stored in this results directory.",
 )
-def run(profile: str | None, out: Path | None, resume: Path | None) -> None:
-    """Measure encrypted vs plain servers with PROFILE and write runs.jsonl, summary.json,
-    report.md and report.html.
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --resume: continue although DIR/profile.toml changed since the run began.",
+)
+def run(profile: str | None, out: Path | None, resume: Path | None, force: bool) -> None:
+    """Measure encrypted vs plain servers with PROFILE and write DIR/<study>.jsonl,
+    summary.json, report.md and report.html.
 
     PROFILE is a built-in — smoke (about 2 min), quick (the default, under 15 min),
     seed-2019-decryption (about 50 min), seed-2013-ssl (connection rate by key size and
     distance, about 7 min), in-transit (every in-transit test, about 11 min) — or the path of
     a .toml file."""
-    signal.signal(signal.SIGTERM, _raise_interrupted)
-    signal.signal(signal.SIGINT, _raise_interrupted)
     store: ResultStore | None = None
-    try:
-        if resume is not None:
-            if profile is not None or out is not None:
-                raise BadInput(
-                    "--resume takes the profile and directory from DIR: "
-                    "give no PROFILE or --out with it"
-                )
-            store = ResultStore.open(resume)
+    with stop_on_signals():
+        try:
+            store, prof = _open_store(profile, out, resume, force)
+            click.echo(
+                f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
+            )
+            _measure(store, prof)
+        except EncbenchError as exc:
+            if isinstance(exc, Interrupted) and store is not None:
+                # What was measured is on disk; give it its report.html too.
+                render_documents(store, prof, with_html=True)
+            _fail(exc, store.path / "logs" if store else None)
+        finally:
+            if store is not None:
+                store.unlock()
+    click.echo(str(store.path / "report.md"))
+
+
+def _open_store(
+    profile: str | None, out: Path | None, resume: Path | None, force: bool
+) -> tuple[ResultStore, profiles.Profile]:
+    """The results directory, locked for this run: a new one, or the one to resume.  Every
+    check runs before a new directory exists: a run that cannot start leaves nothing."""
+    if resume is not None:
+        if profile is not None or out is not None:
+            raise BadInput(
+                "--resume takes the profile and directory from DIR: give no PROFILE or --out "
+                "with it"
+            )
+        store = ResultStore.open(resume)
+        store.lock()
+        try:
+            store.check_profile_unchanged(force)
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
             preflight.require_tools(prof)
             check_disk(store.path, prof)
-        else:
-            prof, text = profiles.load(profile or profiles.DEFAULT_PROFILE)
-            stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-            out = out or Path("results") / f"{prof.name}-{stamp}"
-            # Both before the directory exists: a run that cannot start leaves nothing behind.
-            preflight.require_tools(prof)
-            check_disk(out, prof)
-            store = ResultStore.create(out, prof.name, text)
-        click.echo(
-            f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
+        except BaseException:
+            store.unlock()
+            raise
+        return store, prof
+    if force:
+        raise BadInput("--force goes with --resume: it accepts a changed profile.toml")
+    prof, text = profiles.load(profile or profiles.DEFAULT_PROFILE)
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    out = out or Path("results") / f"{prof.name}-{stamp}"
+    preflight.require_tools(prof)
+    check_disk(out, prof)
+    return ResultStore.create(out, prof.name, text), prof
+
+
+def _measure(store: ResultStore, prof: profiles.Profile) -> None:
+    """Every study the profile names, one after the other, on the one runner."""
+    with RunProgress(0) as progress:
+        studies = build_studies(store, prof, progress)
+        progress.set_total(estimated_seconds(studies))
+        runner = Runner(
+            store,
+            progress,
+            documents=lambda with_html: render_documents(store, prof, with_html=with_html),
         )
-        total = plan.estimated_seconds(prof) + transit_plan.estimated_seconds(prof)
-        with RunProgress(total) as progress:
-            if "at-rest" in prof.studies:
-                AtRestStudy(store, prof, progress).run()
-            if "in-transit" in prof.studies:
-                moving = TransitStudy(store, prof, progress)
-                moving.on_documents = lambda: render_documents(store, prof)
-                moving.progress_base_s = plan.estimated_seconds(prof)
-                moving.run()
-            render_documents(store, prof, with_html=True)
-    except EncbenchError as exc:
-        if isinstance(exc, Interrupted) and store is not None:
-            # What was measured is on disk; give it its report.html too.
-            render_documents(store, prof, with_html=True)
-        _fail(exc, store.path / "logs" if store else None)
-    click.echo(str(store.path / "report.md"))
+        runner.run(studies)
+        render_documents(store, prof, with_html=True)
+    if runner.complete:
+        # Every cell is measured: --resume has nothing left to need the keys for.
+        keys.remove_private(store.path)
 
 
 @main.command()
@@ -216,13 +233,13 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     AES-NI, RSA/ECDSA signatures, one core and all cores."""
     from encbench import capacity as crypto
 
-    signal.signal(signal.SIGTERM, _raise_interrupted)
     try:
         if json_path is not None and json_path.exists():
             raise BadInput(f"{json_path} exists: choose another --json path")
-        capacity = crypto.measure_capacity(
-            quick=quick, progress=lambda m: click.echo(m, err=True)
-        ).to_json()
+        with stop_on_signals():
+            capacity = crypto.measure_capacity(
+                quick=quick, progress=lambda m: click.echo(m, err=True)
+            ).to_json()
     except EncbenchError as exc:
         _fail(exc)
     if json_path is not None:

@@ -49,5 +49,8 @@ class RunProgress:
     def status(self, description: str) -> None:
         self._progress.update(self._task, description=description)
 
+    def set_total(self, seconds: float) -> None:
+        self._progress.update(self._task, total=seconds)
+
     def set_completed(self, seconds: float) -> None:
         self._progress.update(self._task, completed=seconds)

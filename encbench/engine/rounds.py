@@ -1,4 +1,4 @@
-"""Which cells a profile asks for, how rounds are ordered, and when a cell is done.
+"""How rounds are ordered, which runs pair up, and when a cell is done.
 Pure functions: the runner and the report share them, so a re-rendered report says exactly
 what the run decided."""
 
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from encbench import stats
-from encbench.profile import Profile
-from encbench.results.schema import CellKey
-from encbench.servers.variants import VARIANTS, Variant
+
+# The two sides of every paired comparison: `plain` is the control.
+VARIANTS = ("plain", "encrypted")
 
 
 class Measured(Protocol):
@@ -29,7 +29,7 @@ class Measured(Protocol):
 
 
 class StopRule(Protocol):
-    """The stopping settings: the at-rest [measure] and the [transit] sections both have them."""
+    """The stopping settings: every study's profile section has them (profile.Rounds)."""
 
     @property
     def min_rounds(self) -> int: ...
@@ -41,20 +41,7 @@ class StopRule(Protocol):
     def cell_budget_s(self) -> float: ...
 
 
-def cells(profile: Profile) -> list[CellKey]:
-    """The at-rest study's cells (none when the profile does not run that study)."""
-    if "at-rest" not in profile.studies:
-        return []
-    m = profile.measure
-    return [
-        CellKey(workload, regime, threads)
-        for regime in m.regimes
-        for workload in m.workloads
-        for threads in m.threads
-    ]
-
-
-def round_order(round_no: int) -> tuple[Variant, ...]:
+def round_order(round_no: int) -> tuple[str, ...]:
     """A B, B A, A B, … : over two rounds each variant is first once (ABBA), so a trend in the
     machine's speed during a round does not favour one side."""
     return VARIANTS if round_no % 2 == 0 else tuple(reversed(VARIANTS))
@@ -112,13 +99,6 @@ def stop_reason(rounds: list[Round], m: StopRule, metric: str = "tps") -> str | 
     if elapsed + last > m.cell_budget_s:
         return f"time budget ({m.cell_budget_s:g} s) ended"
     return None
-
-
-def estimated_seconds(profile: Profile) -> float:
-    """An upper bound of the measuring time, for the progress display's ETA."""
-    m = profile.measure
-    per_cell = max(m.cell_budget_s, m.min_rounds * 2 * (m.run_s + 1))
-    return len(cells(profile)) * (per_cell + 2 * m.warmup_s)
 
 
 def upper_bound_s(rule: StopRule, run_s: float, warmup_s: float) -> float:

@@ -1,17 +1,53 @@
-"""The record of one measured run, as written to runs.jsonl.
+"""The records of measured runs, one file per study (`<study>.jsonl`), and the metrics each
+study compares.  The record type names its study, its file's schema version and its metrics,
+so that the runner, the store and the report share one definition.
 
-Schema versions (RUNS_SCHEMA):
-  1 — first version: one line per sysbench run of one variant in one round of one cell;
-      client_cpu_s, other_cpu_s and steal_s were added later with default 0.
+at-rest.jsonl, schema RUNS_SCHEMA:
+  1 — first version (then runs.jsonl): one line per sysbench run of one variant in one round
+      of one cell; client_cpu_s, other_cpu_s and steal_s were added later with default 0.
+in-transit.jsonl, schema TRANSIT_SCHEMA:
+  1 — first version (then transit.jsonl).
+  2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
+      version 1 called "MB/s".
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
+
+from encbench.stats import Direction
 
 RUNS_SCHEMA = 1
-SUMMARY_SCHEMA = 1
+TRANSIT_SCHEMA = 2
+# summary.json:
+#   1 — one study at the top level, the in-transit part under "transit".
+#   2 — every study under "studies": {"at-rest": {...}, "in-transit": {...}}.
+SUMMARY_SCHEMA = 2
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One quantity compared between the variants of a cell: a field of the study's record."""
+
+    name: str  # the record's attribute
+    unit: str
+    direction: Direction
+    primary: bool = False  # the stopping rule and the headline verdict use this one
+
+
+AT_REST_METRICS = (
+    Metric("tps", "txn/s", "higher_is_better", primary=True),
+    Metric("qps", "queries/s", "higher_is_better"),
+    Metric("latency_avg_ms", "ms", "lower_is_better"),
+    Metric("latency_p95_ms", "ms", "lower_is_better"),
+    Metric("cpu_ms_per_txn", "ms", "lower_is_better"),
+)
+TRANSIT_METRICS = (Metric("rate", "per s (rate_unit)", "higher_is_better", primary=True),)
+
+
+def primary_metric(metrics: tuple[Metric, ...]) -> Metric:
+    return next(m for m in metrics if m.primary)
 
 
 @dataclass(frozen=True)
@@ -33,6 +69,12 @@ class CellKey:
 
 @dataclass(frozen=True)
 class RunRecord:
+    """One sysbench run of one variant in one round of an at-rest cell."""
+
+    STUDY: ClassVar[str] = "at-rest"
+    SCHEMA: ClassVar[int] = RUNS_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = AT_REST_METRICS
+
     cell: CellKey
     round: int
     variant: str
@@ -94,16 +136,13 @@ class RunRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
         if data.get("schema") != RUNS_SCHEMA:
-            raise ValueError(f"runs.jsonl schema {data.get('schema')!r} is not {RUNS_SCHEMA}")
+            raise ValueError(f"schema {data.get('schema')!r} is not {RUNS_SCHEMA}")
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         fields["cell"] = CellKey(**data["cell"])
         return cls(**fields)
 
 
 # -- the in-transit study -----------------------------------------------------------------------
-# transit.jsonl, schema TRANSIT_SCHEMA:
-#   1 — first version.
-TRANSIT_SCHEMA = 1
 
 
 @dataclass(frozen=True)
@@ -137,12 +176,16 @@ class TransitCell:
 
     @property
     def unit(self) -> str:
-        return {"connect": "conn/s", "bulk": "MB/s", "dump": "MB/s"}.get(self.test, "txn/s")
+        return {"connect": "conn/s", "bulk": "MiB/s", "dump": "MiB/s"}.get(self.test, "txn/s")
 
 
 @dataclass(frozen=True)
 class TransitRecord:
     """One measured run of one variant in one round of an in-transit cell."""
+
+    STUDY: ClassVar[str] = "in-transit"
+    SCHEMA: ClassVar[int] = TRANSIT_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = TRANSIT_METRICS
 
     cell: TransitCell
     round: int
@@ -151,7 +194,7 @@ class TransitRecord:
     session: str
     started_at: str
     wall_s: float
-    rate: float  # per second, in cell.unit: connections, transactions or MB (2^20 bytes)
+    rate: float  # per second, in rate_unit: connections, transactions or MiB (2^20 bytes)
     events: int  # connections, transactions, or result sets/dumps read
     bytes: int  # bytes read by the client (bulk, dump); 0 otherwise
     errors: int
@@ -169,8 +212,11 @@ class TransitRecord:
     tunnel_resumed: int  # stunnel handshakes that resumed an earlier session
     session_cache_hits: int  # the server's Ssl_session_cache_hits delta: resumed TLS
     raw_output: str
+    rate_unit: str = ""  # conn/s, txn/s or MiB/s: the cell's unit, named in the record
 
     def __post_init__(self) -> None:
+        if not self.rate_unit:
+            object.__setattr__(self, "rate_unit", self.cell.unit)
         if self.wall_s <= 0 or self.events <= 0 or self.rate <= 0:
             raise ValueError(
                 f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
@@ -196,7 +242,7 @@ class TransitRecord:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TransitRecord:
         if data.get("schema") != TRANSIT_SCHEMA:
-            raise ValueError(f"transit.jsonl schema {data.get('schema')!r} is not {TRANSIT_SCHEMA}")
+            raise ValueError(f"schema {data.get('schema')!r} is not {TRANSIT_SCHEMA}")
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         fields["cell"] = TransitCell(**data["cell"])
         return cls(**fields)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 from pathlib import Path
 
 
@@ -41,3 +42,11 @@ def password(directory: Path, name: str) -> str:
     value = secrets.token_urlsafe(24)
     write_secret(path, value + "\n")
     return value
+
+
+def remove_private(run_dir: Path) -> None:
+    """Delete the run's keys, passwords and certificates once every cell is measured: kept
+    until then only so that --resume can restart the same servers."""
+    path = run_dir / "private"
+    if path.is_dir():
+        shutil.rmtree(path)

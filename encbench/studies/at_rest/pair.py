@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -21,7 +20,6 @@ from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import (
     VARIANTS,
     EncryptionSpec,
-    Variant,
     option_difference,
     server_options,
 )
@@ -33,27 +31,10 @@ SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema per se
 IN_MEMORY_RESERVE_MB = 64
 
 
-def check_disk(path: Path, profile: Profile) -> None:
-    """Refuse a data set that cannot fit, before anything is created or loaded."""
-    need = 0
-    if "at-rest" in profile.studies:
-        rows = profile.data.tables * profile.data.table_size
-        need += len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
-    if "in-transit" in profile.studies:
-        t = profile.transit
-        # One server: sysbench's table, the bulk table and, while it lasts, its dump (≈ its
-        # size again).
-        bulk = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
-        need += t.table_size * BYTES_PER_ROW_ESTIMATE + bulk + SYSTEM_FILES_ESTIMATE
-    existing = path.absolute()
-    while not existing.exists():
-        existing = existing.parent
-    free = shutil.disk_usage(existing).free
-    if free < need * 1.2:
-        raise BadInput(
-            f"not enough disk at {path}: the data set needs about {need / 2**30:.1f} GiB "
-            f"and {free / 2**30:.1f} GiB is free; choose another --out or a smaller data size"
-        )
+def disk_bytes(profile: Profile) -> int:
+    """What the pair's two data directories need at most."""
+    rows = profile.data.tables * profile.data.table_size
+    return len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
 
 
 def clear_stale_sandbox(root: Path) -> None:
@@ -101,12 +82,12 @@ class ServerPair:
         sandbox = store.path / "sandbox"
         for variant in VARIANTS:
             clear_stale_sandbox(sandbox / variant)
-        self.servers: dict[Variant, SandboxServer] = {
+        self.servers: dict[str, SandboxServer] = {
             v: SandboxServer(v, sandbox / v) for v in VARIANTS
         }
         self.data_mb = 0.0
         self.regime: str | None = None
-        self.record: dict[str, Any] = store.read_json("servers.json") or {"regimes": {}}
+        self.record: dict[str, Any] = store.read_json("at-rest.json") or {"regimes": {}}
 
     def __enter__(self) -> ServerPair:
         return self
@@ -124,11 +105,11 @@ class ServerPair:
             server.destroy(keep_log_in=self.store.path / "logs")
         remove_empty_sandbox_dir(self.store)
 
-    def connection(self, variant: Variant) -> sysbench.Connection:
+    def connection(self, variant: str) -> sysbench.Connection:
         server = self.servers[variant]
         return sysbench.Connection(server.paths.socket, server.user, server.database)
 
-    def options(self, variant: Variant, buffer_pool_mb: int) -> dict[str, str]:
+    def options(self, variant: str, buffer_pool_mb: int) -> dict[str, str]:
         server = self.servers[variant]
         return server_options(
             variant,
@@ -184,7 +165,7 @@ class ServerPair:
                 ),
             }
         )
-        self.store.write_json("servers.json", self.record)
+        self.store.write_json("at-rest.json", self.record)
 
     def _data_mb(self, server: SandboxServer) -> float:
         rows = server.query(
@@ -218,7 +199,7 @@ class ServerPair:
             if regime == "in-memory":
                 self._preload(server)
         self.record["regimes"][regime] = regime_record
-        self.store.write_json("servers.json", self.record)
+        self.store.write_json("at-rest.json", self.record)
         self.regime = regime
 
     def _preload(self, server: SandboxServer) -> None:

@@ -1,152 +1,121 @@
-"""The data-at-rest study: provision → prove → for each regime, workload and thread count,
-paired rounds until the interval is tight enough or the cell's budget ends.
+"""The data-at-rest study: a plain and an encrypted sandboxed server, identical but for the
+encryption options, provisioned, filled and proven once; per regime both are restarted with
+that regime's buffer pool; a run is one sysbench run of one workload at one thread count.
 
-Lifecycle per cell: warm-up (both variants) → (round: A then B, or B then A → append each
-run to runs.jsonl → rewrite summary.json and report.md)* → next cell.  Nothing is measured
-twice on --resume: finished rounds are read back and the stopping rule continues from them.
+Its own parts only (engine/study.py): cells, the server pair, one run, its metrics.
 """
 
 from __future__ import annotations
 
-import os
-import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from encbench import capacity as crypto
-from encbench import environment
-from encbench.engine import rounds as plan
+from encbench import capacity, environment
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.profile import Profile
-from encbench.report import summary
-from encbench.report.documents import render_documents
-from encbench.results.schema import CellKey, RunRecord
+from encbench.engine.study import Run
+from encbench.profile import MeasureSpec, Profile
+from encbench.results.schema import CellKey, Metric, RunRecord
 from encbench.results.store import ResultStore
-from encbench.servers.variants import VARIANTS, Variant
+from encbench.studies.at_rest import cells
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.workloads import sysbench
 
+STATUS_COUNTERS = (
+    "Innodb_buffer_pool_read_requests",
+    "Innodb_buffer_pool_reads",
+    "Innodb_pages_read",
+    "Innodb_pages_written",
+)
+
 
 def _status_counters(status: dict[str, str]) -> dict[str, int]:
-    keys = (
-        "Innodb_buffer_pool_read_requests",
-        "Innodb_buffer_pool_reads",
-        "Innodb_pages_read",
-        "Innodb_pages_written",
-    )
-    return {k: int(status.get(k, 0)) for k in keys}
+    return {k: int(status.get(k, 0)) for k in STATUS_COUNTERS}
 
 
 class AtRestStudy:
+    name = "at-rest"
+    record_type = RunRecord
+
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         self.store = store
         self.profile = profile
         self.progress = progress
-        self.session = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
-        self.runs: list[RunRecord] = store.runs()
-        self.cells_done = 0
+        self.rule: MeasureSpec = profile.measure
+        self.pair: ServerPair | None = None
 
-    # -- the whole study -------------------------------------------------------------------
-    def run(self) -> None:
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return RunRecord.METRICS
+
+    def cells(self) -> Sequence[CellKey]:
+        return cells.cells(self.profile)
+
+    # -- once per run ----------------------------------------------------------------------
+    def prepare(self) -> None:
         if self.store.read_json("environment.json") is None:
             self.store.write_json("environment.json", environment.collect())
         if self.store.read_json("crypto.json") is None:
             self.progress.status("measuring the cipher's speed (openssl speed)")
-            cipher_plan = crypto.fingerprint_plan(self.profile.server.encryption_algorithm)
-            capacity = crypto.measure_capacity(plan=cipher_plan)
-            self.store.write_json("crypto.json", capacity.to_json())
-        todo = [c for c in plan.cells(self.profile) if not self._finished(c)]
-        self.cells_done = len(plan.cells(self.profile)) - len(todo)
-        self.progress.set_completed(self.cells_done * self._cell_share())
-        if not todo:
-            self.progress.log("every cell is already finished; nothing to measure")
-            self.write_documents()
-            return
+            plan = capacity.fingerprint_plan(self.profile.server.encryption_algorithm)
+            self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
+
+    @contextmanager
+    def setup(self, todo: Sequence[CellKey]) -> Iterator[ServerPair]:
         with ServerPair(self.store, self.profile) as pair:
             pair.provision(self.progress.log)
-            self.write_documents()
-            for cell in todo:
-                pair.configure(cell.regime, self.progress.log)
-                self.measure_cell(pair, cell)
-        self.write_documents()
+            self.pair = pair
+            try:
+                yield pair
+            finally:
+                self.pair = None
 
-    def _cell_share(self) -> float:
-        return plan.estimated_seconds(self.profile) / len(plan.cells(self.profile))
+    @contextmanager
+    def open_cell(self, cell: CellKey) -> Iterator[None]:
+        self._pair().configure(cell.regime, self.progress.log)
+        yield
 
-    def _finished(self, cell: CellKey) -> bool:
-        rounds = plan.complete_rounds(self.runs, cell)
-        return plan.stop_reason(rounds, self.profile.measure) is not None
+    def _pair(self) -> ServerPair:
+        assert self.pair is not None, "a cell is measured inside setup()"
+        return self.pair
 
-    # -- one cell --------------------------------------------------------------------------
-    def measure_cell(self, pair: ServerPair, cell: CellKey) -> None:
-        m = self.profile.measure
-        started = time.monotonic()
-        if m.warmup_s:
-            self.progress.status(f"{cell.label}: warm-up")
-            for variant in VARIANTS:
-                self._sysbench(
-                    pair, cell, variant, m.warmup_s, self._raw(cell, f"warmup-{variant}")
-                )
-        while True:
-            rounds = plan.complete_rounds(self.runs, cell)
-            reason = plan.stop_reason(rounds, self.profile.measure)
-            estimate = plan.tps_estimate(rounds)
-            if reason is not None:
-                break
-            number = plan.next_round_number(self.runs, cell)
-            hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
-            self.progress.status(f"{cell.label}: round {len(rounds) + 1}, CI so far {hw}")
-            for position, variant in enumerate(plan.round_order(number)):
-                record = self.measure_run(pair, cell, number, variant, position)
-                self.store.append(record)
-                self.runs.append(record)
-            self.write_documents()
-            within = min(time.monotonic() - started, self._cell_share())
-            self.progress.set_completed(self.cells_done * self._cell_share() + within)
-        self.cells_done += 1
-        self.progress.set_completed(self.cells_done * self._cell_share())
-        verdict = summary.summarize_cell(rounds, self.profile)["comparisons"]["tps"]["verdict"]
-        self.progress.log(f"{cell.label}: {verdict} [{len(rounds)} rounds, {reason}]")
-
-    def _raw(self, cell: CellKey, name: str) -> Path:
-        return self.store.raw_path(f"{cell.slug}-{name}.txt")
-
+    # -- one run ---------------------------------------------------------------------------
     def _sysbench(
-        self, pair: ServerPair, cell: CellKey, variant: Variant, time_s: int, log: Path
+        self, cell: CellKey, variant: str, seconds: int, log: Path
     ) -> sysbench.SysbenchResult:
         d = self.profile.data
         return sysbench.run(
-            pair.connection(variant),
+            self._pair().connection(variant),
             cell.workload,
             tables=d.tables,
             table_size=d.table_size,
             threads=cell.threads,
-            time_s=time_s,
+            time_s=seconds,
             rand_type=self.profile.measure.rand_type,
             log=log,
         )
 
-    def measure_run(
-        self, pair: ServerPair, cell: CellKey, number: int, variant: Variant, position: int
-    ) -> RunRecord:
-        server = pair.servers[variant]
-        raw = self._raw(cell, f"r{number:03d}-{variant}")
+    def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
+        self._sysbench(cell, variant, seconds, raw)
+
+    def measure(self, run: Run) -> RunRecord:
+        server = self._pair().servers[run.variant]
         before = _status_counters(server.global_status())
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         # The measured window: nothing but reading the clocks around sysbench.
         start = Clocks.read(server.pid)
-        result = self._sysbench(pair, cell, variant, self.profile.measure.run_s, raw)
+        result = self._sysbench(run.cell, run.variant, run.seconds, run.raw)
         window = Window.between(start, Clocks.read(server.pid))
         after = _status_counters(server.global_status())
         delta = {k: after[k] - before[k] for k in after}
         return RunRecord(
-            cell=cell,
-            round=number,
-            variant=variant,
-            position=position,
-            session=self.session,
+            cell=run.cell,
+            round=run.round,
+            variant=run.variant,
+            position=run.position,
+            session=run.session,
             started_at=started_at,
             wall_s=window.wall_s,
             tps=result.tps,
@@ -167,9 +136,10 @@ class AtRestStudy:
             bp_reads=delta["Innodb_buffer_pool_reads"],
             pages_read=delta["Innodb_pages_read"],
             pages_written=delta["Innodb_pages_written"],
-            raw_output=str(raw.relative_to(self.store.path)),
+            raw_output=str(run.raw.relative_to(self.store.path)),
         )
 
-    # -- documents -------------------------------------------------------------------------
-    def write_documents(self, with_html: bool = False) -> dict[str, Any]:
-        return render_documents(self.store, self.profile, self.runs, with_html)
+    def prove(self, record: RunRecord) -> None:
+        """The variants were proven once, after loading (proof/at_rest.py): InnoDB's own view
+        of every table and the raw files.  Nothing in one run's counters can undo that: the
+        servers' encryption options do not change between runs."""

@@ -16,31 +16,32 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import environment, proc, stats
-from encbench.engine import rounds as plan
+from encbench import environment, proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
+from encbench.engine.study import CellSkipped, Run
 from encbench.errors import ProofError, ToolError
 from encbench.net import delay, netns, tunnels
-from encbench.profile import Profile
+from encbench.profile import Profile, TransitSpec
 from encbench.proof import tls
-from encbench.results.schema import TransitCell, TransitRecord
+from encbench.results.schema import Metric, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.variants import VARIANTS, EncryptionSpec, server_options
+from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.workloads import bulk, connrate, sysbench
 
 USER = "encbench"
 BYTES_PER_ROW_ESTIMATE = 260
+SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
 
 
 @dataclass
@@ -75,6 +76,14 @@ class Hosts:
     unavailable: str = ""  # why distances are not measured, when they are not
 
 
+def disk_bytes(profile: Profile) -> int:
+    """One server: sysbench's table, the bulk table and, while it lasts, its dump (about its
+    size again)."""
+    t = profile.transit
+    bulk_bytes = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
+    return t.table_size * BYTES_PER_ROW_ESTIMATE + bulk_bytes + SYSTEM_FILES_ESTIMATE
+
+
 def _restore_env(name: str, value: str | None) -> None:
     if value is None:
         os.environ.pop(name, None)
@@ -83,76 +92,88 @@ def _restore_env(name: str, value: str | None) -> None:
 
 
 class TransitStudy:
+    name = "in-transit"
+    record_type = TransitRecord
+
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         self.store = store
         self.profile = profile
         self.spec = profile.transit
+        self.rule: TransitSpec = profile.transit
         self.progress = progress
-        self.session = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
-        self.runs: list[TransitRecord] = store.transit_runs()
         self.private = keys.private_dir(store.path)
         self.password = keys.password(self.private, "transit-client")
-        self.record: dict[str, Any] = store.read_json("transit.json") or {
+        self.record: dict[str, Any] = store.read_json("in-transit.json") or {
             "proofs": {},
             "skipped": {},
             "pki": {},
         }
         self.pkis: dict[str, pki.Pki] = {}
-        self.cells_done = 0
-        self.share = plan.upper_bound_s(self.spec, self.spec.run_s, self.spec.warmup_s)
-        self.on_documents: Callable[[], object] = lambda: None
-        self.progress_base_s = 0.0
         self.user_openssl_conf = os.environ.get("OPENSSL_CONF")
+        self.server: SandboxServer | None = None
+        self.hosts = Hosts(None, [], [])
+        self.tls_group: tuple[str, str] | None = None
+        self.routes: dict[str, Route] = {}
 
-    # -- the whole study -------------------------------------------------------------------
-    def run(self) -> None:
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return TransitRecord.METRICS
+
+    def cells(self) -> Sequence[TransitCell]:
+        return transit_plan.cells(self.profile)
+
+    def prepare(self) -> None:
         if self.store.read_json("environment.json") is None:
             self.store.write_json("environment.json", environment.collect())
-        every = transit_plan.cells(self.profile)
-        # Cells skipped before (no namespaces then) are tried again: --resume may run elsewhere.
-        todo = [c for c in every if not self._finished(c)]
-        self.cells_done = len(every) - len(todo)
-        if not todo:
-            self.progress.log("in-transit: every cell is already finished")
-            return
+
+    @contextlib.contextmanager
+    def setup(self, todo: Sequence[TransitCell]) -> Iterator[SandboxServer]:
         with contextlib.ExitStack() as stack:
             stack.callback(_restore_env, "OPENSSL_CONF", self.user_openssl_conf)
             # From every cell, not only those left: a resumed run keeps the same topology, so
             # its loopback rows run on the same host (namespace) as before.
-            hosts = self._hosts(stack, every)
-            server = self._provision(stack, hosts, todo)
-            for (key_type, cipher), group in transit_plan.groups(todo, self.spec):
-                self._configure(server, hosts, key_type, cipher)
-                for cell in group:
-                    if cell.rtt_ms > 0 and hosts.link is None:
-                        self._skip(cell, hosts.unavailable)
-                        continue
-                    try:
-                        with self._routes(cell, server, hosts) as routes:
-                            self._prove(cell, server, routes)
-                            self.measure_cell(cell, server, routes)
-                    except netns.NetnsUnavailable as exc:  # the delay could not be set
-                        self._skip(cell, str(exc))
+            self.hosts = self._hosts(stack, list(self.cells()))
+            self.server = self._provision(stack, self.hosts, list(todo))
+            try:
+                yield self.server
+            finally:
+                self.server, self.tls_group = None, None
 
-    def _progress(self, within_cell_s: float = 0.0) -> None:
-        """Progress after the at-rest study's share (`progress_base_s`) of the whole run."""
-        done = self.cells_done * self.share + min(within_cell_s, self.share)
-        self.progress.set_completed(self.progress_base_s + done)
+    @contextlib.contextmanager
+    def open_cell(self, cell: TransitCell) -> Iterator[dict[str, Route]]:
+        """The server's TLS set for the cell's group (a restart when it changes), the cell's
+        routes opened, and both proven with one connection each."""
+        server = self._server()
+        if cell.rtt_ms > 0 and self.hosts.link is None:
+            raise self._skip(cell, self.hosts.unavailable)
+        group = transit_plan.server_tls(cell, self.spec)
+        if group != self.tls_group:
+            self._configure(server, self.hosts, *group)
+            self.tls_group = group
+        with contextlib.ExitStack() as stack:
+            try:
+                self.routes = stack.enter_context(self._routes(cell, server, self.hosts))
+            except netns.NetnsUnavailable as exc:  # the delay could not be set
+                raise self._skip(cell, str(exc)) from exc
+            self._prove(cell, server, self.routes)
+            try:
+                yield self.routes
+            finally:
+                self.routes = {}
 
-    def _finished(self, cell: TransitCell) -> bool:
-        rounds = plan.complete_rounds(self.runs, cell)
-        return plan.stop_reason(rounds, self.spec, "rate") is not None
+    def _server(self) -> SandboxServer:
+        assert self.server is not None, "a cell is measured inside setup()"
+        return self.server
 
-    def _skip(self, cell: TransitCell, why: str) -> None:
+    def _skip(self, cell: TransitCell, why: str) -> CellSkipped:
+        """Cells skipped before (no namespaces then) are tried again: --resume may run
+        elsewhere."""
         self.record["skipped"][cell.slug] = why
         self._save_record()
-        self.progress.log(f"{cell.label}: not measured — {why}")
-        self.cells_done += 1
-        self._progress()
+        return CellSkipped(why)
 
     def _save_record(self) -> None:
-        self.store.write_json("transit.json", self.record)
-        self.on_documents()
+        self.store.write_json("in-transit.json", self.record)
 
     # -- hosts and the server --------------------------------------------------------------
     def _hosts(self, stack: contextlib.ExitStack, todo: list[TransitCell]) -> Hosts:
@@ -385,44 +406,9 @@ class TransitStudy:
             prefix=route.prefix,
         )
 
-    # -- one cell --------------------------------------------------------------------------
-    def measure_cell(
-        self, cell: TransitCell, server: SandboxServer, routes: dict[str, Route]
-    ) -> None:
-        if self.spec.warmup_s:
-            self.progress.status(f"{cell.label}: warm-up")
-            for variant in VARIANTS:
-                self._client(
-                    cell,
-                    server,
-                    routes[variant],
-                    self._raw(cell, f"warmup-{variant}"),
-                    self.spec.warmup_s,
-                )
-        while True:
-            rounds = plan.complete_rounds(self.runs, cell)
-            reason = plan.stop_reason(rounds, self.spec, "rate")
-            if reason is not None:
-                break
-            number = plan.next_round_number(self.runs, cell)
-            estimate = plan.tps_estimate(rounds, "rate")
-            hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
-            self.progress.status(f"{cell.label}: round {len(rounds) + 1}, CI so far {hw}")
-            for position, variant in enumerate(plan.round_order(number)):
-                record = self.measure_run(cell, server, routes[variant], number, variant, position)
-                self.store.append(record)
-                self.runs.append(record)
-            self.on_documents()
-            self._progress(sum(r.wall_s for r in plan.complete_rounds(self.runs, cell)))
-        self.cells_done += 1
-        estimate = plan.tps_estimate(rounds, "rate")
-        assert estimate is not None
-        self._progress()
-        verdict = stats.verdict(estimate, self.spec.target_halfwidth_pct, "higher_is_better")
-        self.progress.log(f"{cell.label}: {verdict} [{len(rounds)} rounds, {reason}]")
-
-    def _raw(self, cell: TransitCell, name: str) -> Path:
-        return self.store.raw_path(f"transit-{cell.slug}-{name}.txt")
+    # -- one run ---------------------------------------------------------------------------
+    def warm_up(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> None:
+        self._client(cell, self._server(), self.routes[variant], raw, seconds)
 
     def _client(
         self, cell: TransitCell, server: SandboxServer, route: Route, log: Path, time_s: int
@@ -481,16 +467,9 @@ class TransitStudy:
             result.ignored_errors,
         )
 
-    def measure_run(
-        self,
-        cell: TransitCell,
-        server: SandboxServer,
-        route: Route,
-        number: int,
-        variant: str,
-        position: int,
-    ) -> TransitRecord:
-        raw = self._raw(cell, f"r{number:03d}-{variant}")
+    def measure(self, run: Run) -> TransitRecord:
+        cell, variant, raw = run.cell, run.variant, run.raw
+        server, route = self._server(), self.routes[variant]
         before = tls.counters(server.global_status())
         tunnel_before = route.tunnel.sessions()[0] if route.tunnel else 0
         resumed_before = route.tunnel.resumed() if route.tunnel else 0
@@ -499,7 +478,7 @@ class TransitStudy:
         pids = route.tunnel.pids if route.tunnel else []
         tunnel_cpu = proc.tree_cpu_seconds(pids) if pids else 0.0
         start = Clocks.read(server.pid)
-        got = self._client(cell, server, route, raw, self.spec.run_s)
+        got = self._client(cell, server, route, raw, run.seconds)
         window = Window.between(start, Clocks.read(server.pid))
         if pids:
             tunnel_cpu = proc.tree_cpu_seconds(pids) - tunnel_cpu
@@ -513,15 +492,12 @@ class TransitStudy:
                 phase="in-transit run",
                 tail=proc.tail(raw),
             )
-        self._check_run(
-            cell, variant, route, got.events, after.finished_accepts, tunnel_sessions, resumed
-        )
         return TransitRecord(
             cell=cell,
-            round=number,
+            round=run.round,
             variant=variant,
-            position=position,
-            session=self.session,
+            position=run.position,
+            session=run.session,
             started_at=started_at,
             wall_s=window.wall_s,
             rate=got.rate,
@@ -544,33 +520,34 @@ class TransitStudy:
         )
 
     @staticmethod
-    def _check_run(
-        cell: TransitCell,
-        variant: str,
-        route: Route,
-        events: int,
-        handshakes: int,
-        tunneled: int,
-        resumed: int = 0,
-    ) -> None:
+    def prove(record: TransitRecord) -> None:
         """Every run checked against counters outside the measuring client: the server's
         completed handshakes, and for tunnels the tunnel's own log (stunnel's server side;
         for ssh, its client's -v log, as sshd logs nothing per channel)."""
+        cell, variant = record.cell, record.variant
+        encrypted = variant == "encrypted"
+        ssl = encrypted and cell.method == "tls"
+        tunnel = encrypted and cell.method != "tls"
+        handshakes, tunneled, resumed = (
+            record.tls_handshakes,
+            record.tunnel_handshakes,
+            record.tunnel_resumed,
+        )
         what = f"{cell.label}, {variant} run"
-        if not route.ssl and handshakes:
+        if not ssl and handshakes:
             raise ProofError(f"{what}: the server counted {handshakes} TLS handshakes, expected 0")
         # connect: one connection per event; per query: one per client thread, opened at its
         # start; bulk (one thread) and dump (mariadb-dump): at least one.
         expected = 1
         if cell.test == "connect":
-            expected = events
+            expected = record.events
         elif cell.test in transit_plan.QUERY_TESTS:
             expected = cell.threads
-        if route.ssl and handshakes < expected:
+        if ssl and handshakes < expected:
             raise ProofError(
                 f"{what}: {handshakes} TLS handshakes for {expected} connections expected"
             )
-        if route.tunnel is not None and tunneled < expected:
+        if tunnel and tunneled < expected:
             raise ProofError(f"{what}: the tunnel carried {tunneled} sessions, expected {expected}")
         if resumed and not cell.resume:
             raise ProofError(f"{what}: stunnel resumed {resumed} sessions, expected none")

@@ -1,0 +1,178 @@
+"""The paired-round runner: one loop for every study.
+
+Per study: read back the runs already on disk (--resume), leave out the cells that are
+finished, set the study up, and per cell: warm both variants up, then measure rounds — one
+run per variant, ordered A B, B A, … — until the stopping rule says the interval is tight
+enough or the cell's budget is spent.  Every run is proven and appended (fsynced) the moment
+it is measured; the documents are rewritten after every round, so an interrupt at any point
+loses at most the run in progress.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from types import FrameType
+from typing import Any, NoReturn
+
+from encbench import stats
+from encbench.engine import rounds
+from encbench.engine.progress import RunProgress
+from encbench.engine.study import CellSkipped, Run, Study
+from encbench.errors import Interrupted
+from encbench.results.schema import primary_metric
+from encbench.results.store import ResultStore
+
+# Closing the terminal (SIGHUP) must stop a run as cleanly as Ctrl-C or `kill`.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
+    # Once: a second signal must not cut short the clean-up that the first one started
+    # (every stop step has its own timeout, so the clean-up cannot hang).
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was measured is kept")
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP raise Interrupted in the main thread, so every context
+    manager unwinds (servers, tunnels, namespaces stopped); after the first, further signals
+    are ignored until the clean-up is done."""
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, _raise_interrupted)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def new_session() -> str:
+    """Names the process that measured a run: a resumed run has several sessions."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
+
+
+def cell_upper_bound_s(study: Study) -> float:
+    rule = study.rule
+    return rounds.upper_bound_s(rule, rule.run_s, rule.warmup_s)
+
+
+def estimated_seconds(studies: Sequence[Study]) -> float:
+    """An upper bound of the measuring time, for the progress display's ETA."""
+    return sum(len(s.cells()) * cell_upper_bound_s(s) for s in studies)
+
+
+@dataclass
+class _Progress:
+    """Where the ETA stands: finished cells count their whole share, the cell being measured
+    its measured seconds (capped at its share)."""
+
+    display: RunProgress
+    base_s: float = 0.0
+    done_s: float = 0.0
+
+    def cell_done(self, share_s: float) -> None:
+        self.done_s += share_s
+        self.display.set_completed(self.base_s + self.done_s)
+
+    def within(self, seconds: float, share_s: float) -> None:
+        self.display.set_completed(self.base_s + self.done_s + min(seconds, share_s))
+
+
+@dataclass
+class Runner:
+    store: ResultStore
+    progress: RunProgress
+    # Rewrites summary.json and report.md (and report.html when asked): given by the caller,
+    # so the engine knows nothing of the report.
+    documents: Callable[[bool], object]
+    session: str = field(default_factory=new_session)
+    complete: bool = False  # every cell of every study finished
+
+    def run(self, studies: Sequence[Study]) -> None:
+        state = _Progress(self.progress)
+        complete = True
+        for study in studies:
+            complete &= self.run_study(study, state)
+            state.base_s += state.done_s
+            state.done_s = 0.0
+        self.complete = complete
+
+    def run_study(self, study: Study, state: _Progress | None = None) -> bool:
+        """Measure what is left of one study; True when every cell is finished or skipped."""
+        state = state or _Progress(self.progress)
+        share = cell_upper_bound_s(study)
+        runs: list[Any] = self.store.runs(study.record_type)
+        every = list(study.cells())
+        todo = [c for c in every if not self._finished(study, runs, c)]
+        state.cell_done(share * (len(every) - len(todo)))
+        study.prepare()
+        if not todo:
+            self.progress.log(f"{study.name}: every cell is already finished")
+            return True
+        with study.setup(todo):
+            self.documents(False)
+            for cell in todo:
+                try:
+                    with study.open_cell(cell):
+                        self._measure_cell(study, cell, runs, state, share)
+                except CellSkipped as exc:
+                    self.progress.log(f"{cell.label}: not measured — {exc}")
+                    self.documents(False)
+                state.cell_done(share)
+        return True
+
+    def _finished(self, study: Study, runs: list[Any], cell: Any) -> bool:
+        done = rounds.complete_rounds(runs, cell)
+        return rounds.stop_reason(done, study.rule, self._primary(study)) is not None
+
+    @staticmethod
+    def _primary(study: Study) -> str:
+        return primary_metric(study.metrics).name
+
+    def _measure_cell(
+        self, study: Study, cell: Any, runs: list[Any], state: _Progress, share: float
+    ) -> None:
+        rule, metric = study.rule, self._primary(study)
+        if rule.warmup_s:
+            self.progress.status(f"{cell.label}: warm-up")
+            for variant in rounds.VARIANTS:
+                raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
+                study.warm_up(cell, variant, rule.warmup_s, raw)
+        started = time.monotonic()
+        while True:
+            done = rounds.complete_rounds(runs, cell)
+            reason = rounds.stop_reason(done, rule, metric)
+            if reason is not None:
+                break
+            number = rounds.next_round_number(runs, cell)
+            estimate = rounds.tps_estimate(done, metric)
+            hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
+            self.progress.status(f"{cell.label}: round {len(done) + 1}, CI so far {hw}")
+            for position, variant in enumerate(rounds.round_order(number)):
+                name = f"{study.name}-{cell.slug}-r{number:03d}-{variant}.txt"
+                run = Run(
+                    cell, number, variant, position, self.session, rule.run_s,
+                    self.store.raw_path(name),
+                )  # fmt: skip
+                record = study.measure(run)
+                # Proven before it is kept: a run that is not what its variant claims is no
+                # measurement of it (ProofError stops the study; the run is in raw/).
+                study.prove(record)
+                self.store.append(record)
+                runs.append(record)
+            self.documents(False)
+            state.within(time.monotonic() - started, share)
+        estimate = rounds.tps_estimate(done, metric)
+        assert estimate is not None
+        m = primary_metric(study.metrics)
+        verdict = stats.verdict(estimate, rule.target_halfwidth_pct, m.direction)
+        self.progress.log(f"{cell.label}: {verdict} [{len(done)} rounds, {reason}]")

@@ -1,0 +1,126 @@
+"""What a study is to the engine: its cells, its set-up, one run of one variant, the proof of
+that run, and its metrics.  Everything else — resume, warm-up, the order of the variants in
+a round, the stopping rule, appending to the results file, rewriting the documents, progress
+and signals — is the runner's (engine/runner.py), the same for every study.
+
+The lifecycle the runner drives, and which tests/test_engine.py proves with a fake study:
+
+    prepare
+    setup(cells to do) ⟮
+        open_cell(cell) ⟮                      (CellSkipped: recorded by the study, skipped)
+            warm_up(cell, variant) for each variant
+            ( measure(run) → prove(record) → append ) × 2 per round, A B / B A, …
+        ⟯ close
+    ⟯ teardown                                (on success, error, Ctrl-C, SIGTERM, SIGHUP)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from encbench.engine.rounds import StopRule
+from encbench.errors import EncbenchError
+from encbench.results.schema import Metric
+
+
+class CellSkipped(EncbenchError):
+    """This cell cannot be measured here (e.g. no network namespaces without root); the study
+    has recorded why, and the runner goes on with the next cell."""
+
+
+class Cell(Hashable, Protocol):
+    """One row of a study's tables: hashable, with a name for people and one for files."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def slug(self) -> str: ...
+
+
+class RunRecord(Protocol):
+    """What the runner reads of a study's record of one run."""
+
+    STUDY: str
+    SCHEMA: int
+
+    @property
+    def cell(self) -> Any: ...
+
+    @property
+    def round(self) -> int: ...
+
+    @property
+    def variant(self) -> str: ...
+
+    @property
+    def wall_s(self) -> float: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+class Rule(StopRule, Protocol):
+    """A study's stopping settings plus the length of its warm-up and of one run."""
+
+    @property
+    def warmup_s(self) -> int: ...
+
+    @property
+    def run_s(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run for a study to measure: which cell, round and variant, for how long, and where
+    the tool's own output goes."""
+
+    cell: Any
+    round: int
+    variant: str
+    position: int  # 0 = first of its round, 1 = second
+    session: str
+    seconds: int
+    raw: Path
+
+
+class Study(Protocol):
+    """A study: only its own parts.  `record_type` names the results file and the metrics."""
+
+    name: str  # as a profile's `studies` names it; also the results file's name
+    record_type: type[Any]
+
+    @property
+    def rule(self) -> Rule: ...
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]: ...
+
+    def cells(self) -> Sequence[Any]:
+        """Every cell the profile asks for, in the order they are measured."""
+        ...
+
+    def prepare(self) -> None:
+        """Once per run, before any server: what the study records about the machine."""
+        ...
+
+    def setup(self, todo: Sequence[Any]) -> AbstractContextManager[object]:
+        """Servers, hosts, data for the cells still to do; torn down on any exit."""
+        ...
+
+    def open_cell(self, cell: Any) -> AbstractContextManager[object]:
+        """Make the cell measurable (restart with its regime, open its routes, prove them)."""
+        ...
+
+    def warm_up(self, cell: Any, variant: str, seconds: int, raw: Path) -> None: ...
+
+    def measure(self, run: Run) -> Any:
+        """Measure one run of one variant; returns the study's record of it."""
+        ...
+
+    def prove(self, record: Any) -> None:
+        """The per-run proof: raise ProofError when the run was not what its variant claims."""
+        ...

@@ -1,0 +1,219 @@
+"""The runner's lifecycle, proven once with a fake study (like hyperfine's lifecycle test):
+the order of set-up, cells, warm-ups, rounds and teardown; resume after an interrupt without
+measuring a finished run again; a failing proof stops the study and keeps what was proven."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from encbench.engine.progress import RunProgress
+from encbench.engine.runner import Runner, estimated_seconds
+from encbench.engine.study import CellSkipped, Run
+from encbench.errors import Interrupted, ProofError
+from encbench.profile import Rounds
+from encbench.results.schema import CellKey, RunRecord
+from encbench.results.store import ResultStore
+
+
+def a_record(run: Run, tps: float) -> RunRecord:
+    return RunRecord(
+        cell=run.cell,
+        round=run.round,
+        variant=run.variant,
+        position=run.position,
+        session=run.session,
+        started_at="t",
+        wall_s=1.0,
+        tps=tps,
+        qps=tps,
+        transactions=int(tps),
+        ignored_errors=0,
+        reconnects=0,
+        latency_avg_ms=1.0,
+        latency_p95_ms=1.0,
+        latency_max_ms=1.0,
+        server_cpu_s=1.0,
+        cpu_ms_per_txn=1.0,
+        harness_cpu_s=0.0,
+        bp_read_requests=1,
+        bp_reads=0,
+        pages_read=0,
+        pages_written=0,
+        raw_output=str(run.raw.name),
+    )
+
+
+@dataclass
+class FakeStudy:
+    """Records every call; measures encrypted 10% slower with a little alternating noise."""
+
+    calls: list[str]
+    rule: Rounds
+    name: str = "at-rest"
+    record_type: type[RunRecord] = RunRecord
+    cell_list: Sequence[CellKey] = (
+        CellKey("oltp_read_only", "in-memory", 1),
+        CellKey("oltp_read_only", "in-memory", 2),
+    )
+    skip: CellKey | None = None
+    fail_proof_at: int | None = None  # the n-th measured run fails its proof
+    interrupt_at: int | None = None  # the n-th measured run is interrupted (Ctrl-C)
+    measured: int = 0
+
+    @property
+    def metrics(self) -> tuple[Any, ...]:
+        return RunRecord.METRICS
+
+    def cells(self) -> Sequence[CellKey]:
+        return self.cell_list
+
+    def prepare(self) -> None:
+        self.calls.append("prepare")
+
+    @contextmanager
+    def setup(self, todo: Sequence[CellKey]) -> Iterator[None]:
+        self.calls.append(f"setup {[c.threads for c in todo]}")
+        try:
+            yield
+        finally:
+            self.calls.append("teardown")
+
+    @contextmanager
+    def open_cell(self, cell: CellKey) -> Iterator[None]:
+        if cell == self.skip:
+            raise CellSkipped("no namespaces here")
+        self.calls.append(f"open {cell.threads}")
+        try:
+            yield
+        finally:
+            self.calls.append(f"close {cell.threads}")
+
+    def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
+        self.calls.append(f"warm-up {variant}")
+
+    def measure(self, run: Run) -> RunRecord:
+        self.measured += 1
+        if self.measured == self.interrupt_at:
+            raise Interrupted("stopped by SIGINT")
+        self.calls.append(f"measure r{run.round} {run.variant}")
+        noise = 1 if run.round % 2 else -1
+        return a_record(run, (90.0 if run.variant == "encrypted" else 100.0) + noise)
+
+    def prove(self, record: RunRecord) -> None:
+        self.calls.append(f"prove r{record.round} {record.variant}")
+        if self.measured == self.fail_proof_at:
+            raise ProofError(f"round {record.round} {record.variant} is not encrypted")
+
+
+RULE = Rounds(warmup_s=1, run_s=1, min_rounds=2, max_rounds=2, target_halfwidth_pct=2.0)
+
+
+def runner(tmp_path: Path, documents: list[bool] | None = None) -> Runner:
+    store_dir = tmp_path / "out"
+    store = (
+        ResultStore.open(store_dir)
+        if store_dir.exists()
+        else ResultStore.create(store_dir, "t", "")
+    )
+    written = documents if documents is not None else []
+    return Runner(store, RunProgress(estimated_seconds([])), documents=written.append)
+
+
+def test_the_runner_drives_every_study_through_one_lifecycle(tmp_path: Path) -> None:
+    calls: list[str] = []
+    documents: list[bool] = []
+    run = runner(tmp_path, documents)
+    run.run([FakeStudy(calls, RULE)])
+    per_cell = [
+        "warm-up plain",
+        "warm-up encrypted",
+        "measure r0 plain",
+        "prove r0 plain",
+        "measure r0 encrypted",
+        "prove r0 encrypted",
+        "measure r1 encrypted",  # B A: the second round starts with the other variant
+        "prove r1 encrypted",
+        "measure r1 plain",
+        "prove r1 plain",
+    ]
+    assert calls == [
+        "prepare",
+        "setup [1, 2]",
+        "open 1",
+        *per_cell,
+        "close 1",
+        "open 2",
+        *per_cell,
+        "close 2",
+        "teardown",
+    ]
+    assert run.complete
+    # documents rewritten before the first cell and after every round
+    assert documents == [False] * (1 + 2 * 2)
+    runs = run.store.runs(RunRecord)
+    assert len(runs) == 8
+    assert [r.position for r in runs[:4]] == [0, 1, 0, 1]
+
+
+def test_an_interrupted_study_resumes_without_measuring_a_kept_run_again(
+    tmp_path: Path,
+) -> None:
+    calls: list[str] = []
+    first = runner(tmp_path)
+    with pytest.raises(Interrupted):
+        first.run([FakeStudy(calls, RULE, interrupt_at=6)])  # cell 2, round 0, variant B
+    assert calls[-2:] == ["close 2", "teardown"], "the set-up is torn down on an interrupt"
+    kept = first.store.runs(RunRecord)
+    assert len(kept) == 5  # cell 1: 4 runs; cell 2: round 0's plain run (a half round)
+
+    calls.clear()
+    second = runner(tmp_path)
+    second.run([FakeStudy(calls, RULE)])
+    assert calls[:3] == ["prepare", "setup [2]", "open 2"], "only the unfinished cell"
+    measured = [c for c in calls if c.startswith("measure")]
+    # The half round 0 is never paired: round numbering goes on from 1.
+    assert measured == [
+        "measure r1 encrypted",
+        "measure r1 plain",
+        "measure r2 plain",
+        "measure r2 encrypted",
+    ]
+    runs = second.store.runs(RunRecord)
+    assert runs[:5] == kept, "the runs measured before the interrupt are unchanged"
+    assert len(runs) == 9
+
+
+def test_a_failing_proof_stops_the_study_and_the_run_is_not_kept(tmp_path: Path) -> None:
+    calls: list[str] = []
+    run = runner(tmp_path)
+    with pytest.raises(ProofError, match="round 1 encrypted"):
+        run.run([FakeStudy(calls, RULE, fail_proof_at=3)])
+    assert calls[-1] == "teardown"
+    assert "open 2" not in calls
+    runs = run.store.runs(RunRecord)
+    assert [(r.round, r.variant) for r in runs] == [(0, "plain"), (0, "encrypted")]
+    assert not run.complete
+
+
+def test_a_skipped_cell_is_passed_over_and_the_next_measured(tmp_path: Path) -> None:
+    calls: list[str] = []
+    study = FakeStudy(calls, RULE, skip=CellKey("oltp_read_only", "in-memory", 1))
+    runner(tmp_path).run([study])
+    assert "open 1" not in calls
+    assert "open 2" in calls
+    assert calls[-1] == "teardown"
+
+
+def test_a_finished_study_is_not_set_up_again(tmp_path: Path) -> None:
+    runner(tmp_path).run([FakeStudy([], RULE)])
+    calls: list[str] = []
+    again = runner(tmp_path)
+    again.run([FakeStudy(calls, RULE)])
+    assert calls == ["prepare"]
+    assert again.complete
