@@ -136,10 +136,10 @@ def check_ciphers(profile: Profile) -> None:
 
 def check_cells(profile: Profile) -> None:
     """A profile whose studies ask for nothing is a mistake, not a run of zero seconds."""
-    from encbench.engine import rounds as plan
+    from encbench.studies.at_rest.cells import cells as at_rest_cells
     from encbench.studies.in_transit import cells as transit_plan
 
-    if "at-rest" in profile.studies and not plan.cells(profile):
+    if "at-rest" in profile.studies and not at_rest_cells(profile):
         raise BadInput("the profile's [measure] section asks for no cells")
     if "in-transit" in profile.studies and not transit_plan.cells(profile):
         raise BadInput(
