@@ -107,6 +107,7 @@ def _open_store(
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
             preflight.require_tools(prof)
             check_disk(store.path, prof)
+            preflight.check_memory(prof)
         except BaseException:
             store.unlock()
             raise
@@ -118,6 +119,7 @@ def _open_store(
     out = out or Path("results") / f"{prof.name}-{stamp}"
     preflight.require_tools(prof)
     check_disk(out, prof)
+    preflight.check_memory(prof)
     return ResultStore.create(out, prof.name, text), prof
 
 
