@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from encbench.net import tunnels
-from encbench.workloads import connrate
+from encbench.workloads import connrate, sysbench
 from tests.transit.sandbox import tcp_sandbox
 
 
@@ -38,7 +38,9 @@ def main() -> None:
                         with tunnels.ssh_tunnel(
                             root, db=db, cipher=args.cipher, terminal=terminal
                         ) as tunnel:
-                            through = connrate.Target("127.0.0.1", tunnel.port, "bench", "sbtest")
+                            through = sysbench.Connection.tcp(
+                                "127.0.0.1", tunnel.port, "bench", "sbtest"
+                            )
                             rates[terminal].append(
                                 connrate.measure(
                                     through,

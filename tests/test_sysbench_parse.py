@@ -57,18 +57,36 @@ def test_a_failed_run_names_sysbenchs_first_fatal_line() -> None:
 
 
 def test_run_command_uses_the_stock_script_and_no_password() -> None:
-    conn = sysbench.Connection(Path("/tmp/s.sock"), "root", "sbtest")
-    argv = sysbench.run_args(
+    conn = sysbench.Connection.unix(Path("/tmp/s.sock"), "root", "sbtest")
+    argv = sysbench.command(
         conn,
         "oltp_read_only",
-        tables=4,
-        table_size=1000,
         threads=8,
         time_s=5,
-        rand_type="uniform",
+        options=sysbench.oltp_options(4, 1000, "uniform"),
     )
     assert argv[-2:] == ["oltp_read_only", "run"]
+    assert "--mysql-socket=/tmp/s.sock" in argv
+    assert not any(a.startswith(("--mysql-host", "--mysql-ssl")) for a in argv)
     assert "--threads=8" in argv
     assert "--time=5" in argv
     assert "--rand-type=uniform" in argv
     assert not any(a.startswith("--mysql-password") for a in argv)
+
+
+def test_one_wrapper_speaks_tcp_with_or_without_tls_for_any_script() -> None:
+    conn = sysbench.Connection.tcp("10.0.0.2", 3307, "bench", "sbtest")
+    plain = sysbench.command(conn, "oltp_point_select", threads=2, time_s=1)
+    encrypted = sysbench.command(conn, "oltp_point_select", threads=2, time_s=1, tls=True)
+    assert "--mysql-host=10.0.0.2" in plain and "--mysql-port=3307" in plain
+    assert "--mysql-ssl=off" in plain and "--mysql-ssl=on" in encrypted
+    assert not any(a.startswith("--mysql-socket") for a in plain)
+
+
+def test_prepare_has_a_fixed_seed_and_no_run_options() -> None:
+    conn = sysbench.Connection.unix(Path("/tmp/s.sock"), "root", "sbtest")
+    argv = sysbench.command(
+        conn, "oltp_read_only", threads=4, time_s=0, options=["--rand-seed=1"], action="prepare"
+    )
+    assert argv[-2:] == ["oltp_read_only", "prepare"] and "--rand-seed=1" in argv
+    assert not any(a.startswith(("--time", "--events", "--percentile")) for a in argv)

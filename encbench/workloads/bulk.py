@@ -28,7 +28,7 @@ from encbench.errors import BadInput
 from encbench.proof import tls
 from encbench.servers.pki import Pki
 from encbench.servers.sandbox import SandboxServer
-from encbench.workloads.connrate import Target
+from encbench.workloads.sysbench import Connection
 
 LUA_SCRIPT = Path(__file__).parent / "lua" / "bulk.lua"
 TABLE = "encbench_bulk"
@@ -113,7 +113,7 @@ def _size(server: SandboxServer, table: str) -> BulkTable:
     return BulkTable(int(count), int(payload or 0) + 4 * int(count))
 
 
-def connection_args(target: Target, pki: Pki | None) -> list[str]:
+def connection_args(target: Connection, pki: Pki | None) -> list[str]:
     """Options shared by mariadb and mariadb-dump (--no-defaults must come first); TCP even
     if host is 'localhost', which libmariadb would otherwise take as the unix socket."""
     args = ["--no-defaults", "--protocol=TCP", f"-h{target.host}", f"-P{target.port}"]
@@ -152,7 +152,7 @@ def _timed(
 
 
 def dump(
-    target: Target,
+    target: Connection,
     *,
     pki: Pki | None,
     password: str,

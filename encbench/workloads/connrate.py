@@ -18,18 +18,11 @@ from encbench.errors import BadInput, ToolError
 from encbench.proof import tls
 from encbench.servers.sandbox import SandboxServer
 from encbench.workloads import sysbench
+from encbench.workloads.sysbench import Connection
 
 LUA_SCRIPT = Path(__file__).parent / "lua" / "connect.lua"
 C_SOURCE = Path(__file__).with_name("connloop.c")
 CC_HINT = "install a C compiler and the client headers: apt-get install gcc libmariadb-dev"
-
-
-@dataclass(frozen=True)
-class Target:
-    host: str
-    port: int
-    user: str
-    database: str
 
 
 @dataclass(frozen=True)
@@ -44,7 +37,7 @@ class ConnRate:
 
 
 def create_user(
-    server: SandboxServer, target: Target, password: str, hosts: tuple[str, ...]
+    server: SandboxServer, target: Connection, password: str, hosts: tuple[str, ...]
 ) -> None:
     """A password user for TCP clients, allowed only from the given client addresses."""
     for host in hosts:
@@ -55,75 +48,25 @@ def create_user(
 
 
 def sysbench_args(
-    target: Target,
+    target: Connection,
     *,
     ssl: bool,
     threads: int,
     time_s: int,
     events: int = 0,
     proof: bool = False,
-    script: str = str(LUA_SCRIPT),
-    extra: Sequence[str] = (),
 ) -> list[str]:
-    """sysbench over TCP: connect.lua by default, or a stock script (oltp_point_select) with
-    its `extra` options (--tables, --table-size)."""
-    if threads <= 0 or time_s < 0 or events < 0:
-        raise BadInput(
-            f"threads must be > 0 and time/events ≥ 0 (got {threads}, {time_s}, {events})"
-        )
-    argv = [
-        "sysbench",
-        "--db-driver=mysql",
-        f"--mysql-host={target.host}",
-        f"--mysql-port={target.port}",
-        f"--mysql-user={target.user}",
-        f"--mysql-db={target.database}",
-        f"--mysql-ssl={'on' if ssl else 'off'}",
-        f"--threads={threads}",
-        f"--time={time_s}",
-        f"--events={events}",
-        "--percentile=95",
-        *extra,
-        script,
-    ]
-    if proof:
-        argv.insert(-1, "--proof=on")
-    return [*argv, "run"]
-
-
-def _run_sysbench(
-    argv: list[str],
-    workdir: Path,
-    password: str,
-    log: Path,
-    timeout_s: float,
-    prefix: Sequence[str] = (),
-) -> str:
-    """workdir is sysbench's cwd: with --mysql-ssl=on it reads the client PEM files there.
-    `prefix` (netns.exec_prefix) runs it on another emulated host."""
-    result = proc.run(
-        [*prefix, *argv],
-        phase="sysbench connect.lua",
-        timeout_s=timeout_s,
-        cwd=workdir,
-        stdout_path=log,
-        env=tls.client_env(password),
-        hint=sysbench.INSTALL_HINT,
-        check=False,
-    )
-    if result.returncode != 0:
-        raise ToolError(
-            "sysbench failed",
-            argv=argv,
-            returncode=result.returncode,
-            phase="sysbench connect.lua",
-            tail=proc.tail(log),
-        )
-    return result.stdout
+    """sysbench running connect.lua over TCP; with `proof`, one connection that prints the
+    server's view of its TLS session."""
+    options = ["--proof=on"] if proof else []
+    return sysbench.command(
+        target, str(LUA_SCRIPT), threads=threads, time_s=time_s, events=events, tls=ssl,
+        options=options,
+    )  # fmt: skip
 
 
 def run_tcp(
-    target: Target,
+    target: Connection,
     *,
     ssl: bool,
     threads: int,
@@ -135,14 +78,17 @@ def run_tcp(
     extra: Sequence[str] = (),
     prefix: Sequence[str] = (),
 ) -> sysbench.SysbenchResult:
-    argv = sysbench_args(
-        target, ssl=ssl, threads=threads, time_s=time_s, script=script, extra=extra
-    )
-    return sysbench.parse_report(_run_sysbench(argv, workdir, password, log, time_s + 120, prefix))
+    """sysbench over TCP as the password user: connect.lua by default, or a stock script
+    (oltp_point_select) with its `extra` options (--tables, --table-size).  workdir is its
+    cwd: with --mysql-ssl=on it reads the client PEM files there."""
+    return sysbench.run(
+        target, script, threads=threads, time_s=time_s, log=log, options=extra, tls=ssl,
+        env=tls.client_env(password), workdir=workdir, prefix=prefix,
+    )  # fmt: skip
 
 
 def measure(
-    target: Target,
+    target: Connection,
     *,
     ssl: bool,
     threads: int,
@@ -174,7 +120,7 @@ def measure(
 
 
 def sysbench_session(
-    target: Target,
+    target: Connection,
     *,
     ssl: bool,
     workdir: Path,
@@ -184,7 +130,11 @@ def sysbench_session(
 ) -> tls.SessionTls:
     """The server's view of one connection made exactly as measure() makes them."""
     argv = sysbench_args(target, ssl=ssl, threads=1, time_s=0, events=1, proof=True)
-    return tls.parse_session(_run_sysbench(argv, workdir, password, log, 60, prefix))
+    out = sysbench.execute(
+        argv, phase="sysbench connect.lua", log=log, timeout_s=60,
+        env=tls.client_env(password), workdir=workdir, prefix=prefix,
+    )  # fmt: skip
+    return tls.parse_session(out)
 
 
 def build_connloop(out_dir: Path) -> Path:
@@ -223,7 +173,7 @@ def parse_connloop(text: str, *, ssl: bool, threads: int) -> ConnRate:
 
 def measure_connloop(
     binary: Path,
-    target: Target,
+    target: Connection,
     *,
     ssl: bool,
     threads: int,

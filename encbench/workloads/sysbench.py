@@ -1,5 +1,6 @@
-"""sysbench 1.0.20: building the command line for the stock OLTP scripts and parsing the
-report it prints at the end of a run.
+"""sysbench 1.0.20, the one wrapper every study drives it through: over the unix socket or
+TCP, with or without TLS, the stock OLTP scripts or encbench's own Lua scripts (lua/); the
+command line, the run, and the report it prints at the end.
 
 We parse sysbench's standard final report rather than installing a Lua report hook so that
 the scripts run are exactly the stock ones users quote (/usr/share/sysbench/oltp_*.lua).  The
@@ -9,11 +10,12 @@ parser is tested on golden outputs of the real sysbench 1.0.20 (tests/golden/sys
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from encbench import proc
-from encbench.errors import ToolError
+from encbench.errors import BadInput, ToolError
 
 OLTP_WORKLOADS = (
     "oltp_read_only",
@@ -28,14 +30,39 @@ INSTALL_HINT = "install it: apt-get install sysbench (or run `make setup`)"
 
 @dataclass(frozen=True)
 class Connection:
-    """Where and as whom sysbench connects.  sysbench 1.0.20 takes a password only as
-    --mysql-password on its command line, where every user of the machine can read it; so it
-    connects over the sandbox's unix socket as the invoking OS user, whom MariaDB's
-    unix_socket plugin authenticates without any password."""
+    """Where and as whom a client connects: a unix socket or TCP.
 
-    socket: Path
+    Over the socket, as the invoking OS user, whom MariaDB's unix_socket plugin authenticates
+    without a password: sysbench 1.0.20 takes a password only as --mysql-password on its
+    command line, where every user of the machine can read it.  Over TCP (the unix_socket
+    plugin does not apply), as a password user whose password goes in MYSQL_PWD."""
+
     user: str
     database: str
+    socket: Path | None = None
+    host: str = ""
+    port: int = 0
+
+    @classmethod
+    def unix(cls, socket: Path, user: str, database: str) -> Connection:
+        return cls(user, database, socket=socket)
+
+    @classmethod
+    def tcp(cls, host: str, port: int, user: str, database: str) -> Connection:
+        return cls(user, database, host=host, port=port)
+
+    def sysbench_args(self) -> list[str]:
+        where = (
+            [f"--mysql-socket={self.socket}"]
+            if self.socket is not None
+            else [f"--mysql-host={self.host}", f"--mysql-port={self.port}"]
+        )
+        return [
+            "--db-driver=mysql",
+            *where,
+            f"--mysql-user={self.user}",
+            f"--mysql-db={self.database}",
+        ]
 
 
 @dataclass(frozen=True)
@@ -98,100 +125,107 @@ def parse_report(text: str) -> SysbenchResult:
     )
 
 
-def base_args(conn: Connection, tables: int, table_size: int) -> list[str]:
-    return [
-        "sysbench",
-        "--db-driver=mysql",
-        f"--mysql-socket={conn.socket}",
-        f"--mysql-user={conn.user}",
-        f"--mysql-db={conn.database}",
-        f"--tables={tables}",
-        f"--table-size={table_size}",
-    ]
+def oltp_options(tables: int, table_size: int, rand_type: str = "uniform") -> list[str]:
+    """The options of the stock OLTP scripts (oltp_common.lua)."""
+    return [f"--tables={tables}", f"--table-size={table_size}", f"--rand-type={rand_type}"]
 
 
-def run_args(
+def command(
     conn: Connection,
-    workload: str,
+    script: str,
     *,
-    tables: int,
-    table_size: int,
     threads: int,
     time_s: int,
-    rand_type: str,
+    events: int = 0,
+    tls: bool = False,
+    options: Sequence[str] = (),
+    action: str = "run",
 ) -> list[str]:
-    return [
-        *base_args(conn, tables, table_size),
-        f"--threads={threads}",
-        f"--time={time_s}",
-        "--events=0",
-        f"--rand-type={rand_type}",
-        "--percentile=95",
-        workload,
-        "run",
-    ]
+    """One sysbench command line.  With tls, --mysql-ssl=on: sysbench reads the client's PEM
+    files from its working directory."""
+    if threads <= 0 or time_s < 0 or events < 0:
+        raise BadInput(
+            f"threads must be > 0 and time/events ≥ 0 (got {threads}, {time_s}, {events})"
+        )
+    argv = ["sysbench", *conn.sysbench_args()]
+    if conn.socket is None:
+        argv.append(f"--mysql-ssl={'on' if tls else 'off'}")
+    argv.append(f"--threads={threads}")
+    if action == "run":
+        argv += [f"--time={time_s}", f"--events={events}", "--percentile=95"]
+    return [*argv, *options, script, action]
+
+
+def execute(
+    argv: list[str],
+    *,
+    phase: str,
+    log: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+    workdir: Path | None = None,
+    prefix: Sequence[str] = (),
+) -> str:
+    """Run sysbench (on another emulated host with a `prefix`: netns.exec_prefix); its
+    output goes to `log`.  A failure raises ToolError with the tail of that output."""
+    result = proc.run(
+        [*prefix, *argv],
+        phase=phase,
+        timeout_s=timeout_s,
+        cwd=workdir,
+        stdout_path=log,
+        env=env,
+        hint=INSTALL_HINT,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise ToolError(
+            "sysbench failed",
+            argv=argv,
+            returncode=result.returncode,
+            phase=phase,
+            tail=proc.tail(log),
+        )
+    return result.stdout
 
 
 def prepare(conn: Connection, *, tables: int, table_size: int, log: Path, timeout_s: float) -> None:
     """Create and fill the sbtest tables.  oltp_common's prepare is shared by every OLTP
     script, so the data set is the same whichever workload is measured later; a fixed seed
     makes it the same for both variants too."""
-    threads = min(tables, 4)
-    argv = [*base_args(conn, tables, table_size), f"--threads={threads}", "--rand-seed=1"]
-    proc.run(
-        [*argv, "oltp_read_only", "prepare"],
-        phase="sysbench prepare",
-        timeout_s=timeout_s,
-        stdout_path=log,
-        hint=INSTALL_HINT,
+    argv = command(
+        conn,
+        "oltp_read_only",
+        threads=min(tables, 4),
+        time_s=0,
+        options=[f"--tables={tables}", f"--table-size={table_size}", "--rand-seed=1"],
+        action="prepare",
     )
+    execute(argv, phase="sysbench prepare", log=log, timeout_s=timeout_s)
 
 
 def run(
     conn: Connection,
-    workload: str,
+    script: str,
     *,
-    tables: int,
-    table_size: int,
     threads: int,
     time_s: int,
-    rand_type: str,
     log: Path,
+    options: Sequence[str] = (),
+    tls: bool = False,
+    env: Mapping[str, str] | None = None,
+    workdir: Path | None = None,
+    prefix: Sequence[str] = (),
 ) -> SysbenchResult:
-    argv = run_args(
-        conn,
-        workload,
-        tables=tables,
-        table_size=table_size,
-        threads=threads,
-        time_s=time_s,
-        rand_type=rand_type,
-    )
+    """One measured run; its final report parsed."""
+    argv = command(conn, script, threads=threads, time_s=time_s, tls=tls, options=options)
+    phase = f"sysbench {Path(script).stem}"
     # Generous: sysbench stops itself at --time; the margin covers connecting 64 threads.
-    result = proc.run(
-        argv,
-        phase=f"sysbench {workload}",
-        timeout_s=time_s + 120,
-        stdout_path=log,
-        hint=INSTALL_HINT,
-        check=False,
-    )
+    out = execute(
+        argv, phase=phase, log=log, timeout_s=time_s + 120, env=env, workdir=workdir,
+        prefix=prefix,
+    )  # fmt: skip
     try:
-        parsed = parse_report(result.stdout)
+        return parse_report(out)
     except ToolError as exc:
-        raise ToolError(
-            str(exc),
-            argv=argv,
-            returncode=result.returncode,
-            phase=f"sysbench {workload}",
-            tail=proc.tail(log),
-        ) from exc
-    if result.returncode != 0:
-        raise ToolError(
-            "sysbench failed",
-            argv=argv,
-            returncode=result.returncode,
-            phase=f"sysbench {workload}",
-            tail=proc.tail(log),
-        )
-    return parsed
+        raise ToolError(str(exc), argv=argv, phase=phase, tail=proc.tail(log)) from exc

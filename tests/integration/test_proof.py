@@ -33,7 +33,7 @@ def start_filled(root: Path, name: str, options_of: Variant, spec: EncryptionSpe
     server.start(opts)
     server.query("CREATE DATABASE sbtest")
     sysbench.prepare(
-        sysbench.Connection(server.paths.socket, server.user, "sbtest"),
+        sysbench.Connection.unix(server.paths.socket, server.user, "sbtest"),
         tables=TABLES,
         table_size=2000,
         log=root / f"{name}-prepare.log",

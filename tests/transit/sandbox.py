@@ -14,13 +14,13 @@ from encbench.servers import keys
 from encbench.servers.pki import Pki
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, server_options
-from encbench.workloads import connrate
+from encbench.workloads import connrate, sysbench
 
 
 @dataclass(frozen=True)
 class TcpSandbox:
     server: SandboxServer
-    target: connrate.Target
+    target: sysbench.Connection
     password: str
 
 
@@ -47,7 +47,7 @@ def tcp_sandbox(
         server.initialize(options)
         server.start(options)
         server.query("CREATE DATABASE IF NOT EXISTS sbtest")
-        target = connrate.Target("127.0.0.1", server.port, "bench", "sbtest")
+        target = sysbench.Connection.tcp("127.0.0.1", server.port, "bench", "sbtest")
         password = keys.password(keys.private_dir(root), "bench")
         connrate.create_user(server, target, password, ("127.0.0.1",))
         yield TcpSandbox(server, target, password)

@@ -107,7 +107,7 @@ class ServerPair:
 
     def connection(self, variant: str) -> sysbench.Connection:
         server = self.servers[variant]
-        return sysbench.Connection(server.paths.socket, server.user, server.database)
+        return sysbench.Connection.unix(server.paths.socket, server.user, server.database)
 
     def options(self, variant: str, buffer_pool_mb: int) -> dict[str, str]:
         server = self.servers[variant]

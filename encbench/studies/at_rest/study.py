@@ -89,12 +89,10 @@ class AtRestStudy:
         return sysbench.run(
             self._pair().connection(variant),
             cell.workload,
-            tables=d.tables,
-            table_size=d.table_size,
             threads=cell.threads,
             time_s=seconds,
-            rand_type=self.profile.measure.rand_type,
             log=log,
+            options=sysbench.oltp_options(d.tables, d.table_size, self.profile.measure.rand_type),
         )
 
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:

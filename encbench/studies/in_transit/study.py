@@ -48,7 +48,7 @@ SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
 class Route:
     """How one variant of a cell reaches the server."""
 
-    target: connrate.Target
+    target: sysbench.Connection
     ssl: bool
     prefix: list[str] = field(default_factory=list)  # the client's host (namespace)
     tunnel: tunnels.Tunnel | None = None
@@ -229,13 +229,13 @@ class TransitStudy:
         server.start(options)
         self.server_options = options
         server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
-        self.target = connrate.Target("127.0.0.1", server.port, USER, server.database)
+        self.target = sysbench.Connection.tcp("127.0.0.1", server.port, USER, server.database)
         clients = ["127.0.0.1"] + ([hosts.link.client_addr] if hosts.link else [])
         connrate.create_user(server, self.target, self.password, tuple(clients))
         if tests & set(transit_plan.QUERY_TESTS):
             self.progress.log(f"in-transit: loading 1 × {self.spec.table_size:,} rows")
             sysbench.prepare(
-                sysbench.Connection(server.paths.socket, server.user, server.database),
+                sysbench.Connection.unix(server.paths.socket, server.user, server.database),
                 tables=1,
                 table_size=self.spec.table_size,
                 log=self.store.path / "logs" / "prepare-transit.log",
@@ -317,13 +317,13 @@ class TransitStudy:
                     )
                 else:
                     host, port = upstream
-                target = connrate.Target(host, port, USER, server.database)
+                target = sysbench.Connection.tcp(host, port, USER, server.database)
                 plain = Route(target, ssl=False, prefix=hosts.remote)
             if cell.method == "tls":
                 encrypted = Route(plain.target, ssl=True, prefix=plain.prefix)
             else:
                 tunnel = stack.enter_context(self._tunnel(cell, db, hosts))
-                through = connrate.Target("127.0.0.1", tunnel.port, USER, server.database)
+                through = sysbench.Connection.tcp("127.0.0.1", tunnel.port, USER, server.database)
                 encrypted = Route(through, ssl=False, prefix=hosts.local, tunnel=tunnel)
             yield {"plain": plain, "encrypted": encrypted}
 
