@@ -10,6 +10,9 @@ Two independent witnesses:
    ###########-###########-…) must likewise be visible in plain sbtest*.ibd files and
    invisible in encrypted ones.  With scope `all`, the redo log and binary logs of
    `encrypted` must not contain the marker either.
+
+The second witness needs the data directory (servers/target.py): on a target whose files are
+not readable from here it is not run, and the result says so instead of passing silently.
 """
 
 from __future__ import annotations
@@ -22,12 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from encbench.errors import ProofError
-from encbench.servers.sandbox import SandboxServer
-from encbench.servers.variants import EncryptionSpec, Variant
+from encbench.servers.target import Needs, Target
+from encbench.servers.variants import EncryptionSpec
 
 PROOF_TABLE = "encbench_proof"
 SYSBENCH_ROW = re.compile(rb"\d{11}-\d{11}-\d{11}-\d{11}")
 SCAN_LIMIT_BYTES = 64 << 20  # a plain sbtest file shows rows within its first pages
+RAW_FILES = Needs("the raw-file witness (marker and sysbench rows in the data files)", ("datadir",))
 
 
 @dataclass
@@ -40,6 +44,7 @@ class ProofResult:
     files_scanned: list[str] = field(default_factory=list)
     passed: bool = False
     explanation: str = ""
+    not_proven: list[str] = field(default_factory=list)  # witnesses the target could not give
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -53,7 +58,7 @@ def _contains(path: Path, needle: bytes | re.Pattern[bytes]) -> bool:
     return needle.search(data) is not None
 
 
-def write_marker(server: SandboxServer, tables: int) -> bytes:
+def write_marker(server: Target, tables: int) -> bytes:
     marker = f"ENCBENCH-MARKER-{secrets.token_hex(8)}"
     db = server.database
     with server.cursor(database=db) as cur:
@@ -69,7 +74,7 @@ def write_marker(server: SandboxServer, tables: int) -> bytes:
     return marker.encode()
 
 
-def wait_background_encryption(server: SandboxServer, timeout_s: float = 300) -> None:
+def wait_background_encryption(server: Target, timeout_s: float = 300) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         busy = server.query(
@@ -86,7 +91,7 @@ def wait_background_encryption(server: SandboxServer, timeout_s: float = 300) ->
         time.sleep(0.5)
 
 
-def encryption_schemes(server: SandboxServer, tables: int) -> dict[str, int]:
+def encryption_schemes(server: Target, tables: int) -> dict[str, int]:
     """ENCRYPTION_SCHEME per table; a table without crypt data counts as 0 (not encrypted)."""
     rows = server.query(
         "SELECT NAME, ENCRYPTION_SCHEME FROM information_schema.INNODB_TABLESPACES_ENCRYPTION "
@@ -98,10 +103,9 @@ def encryption_schemes(server: SandboxServer, tables: int) -> dict[str, int]:
     return {n: by_name.get(f"{server.database}/{n}", 0) for n in names}
 
 
-def prove(
-    server: SandboxServer, claimed: Variant, spec: EncryptionSpec, tables: int
-) -> ProofResult:
-    """Check both witnesses; raise ProofError (with the evidence) when the claim is false."""
+def prove(server: Target, claimed: str, spec: EncryptionSpec, tables: int) -> ProofResult:
+    """Check both witnesses (the second where the target's files are readable); raise
+    ProofError (with the evidence) when the claim is false."""
     if claimed == "encrypted":
         wait_background_encryption(server)
     marker = write_marker(server, tables)
@@ -111,13 +115,15 @@ def prove(
         tablespaces_checked=len(schemes),
         tablespaces_encrypted=sum(1 for s in schemes.values() if s == 1),
     )
-    dbdir = server.paths.datadir / server.database
-    files = [dbdir / f"{PROOF_TABLE}.ibd"] + [
-        dbdir / f"sbtest{i}.ibd" for i in range(1, tables + 1)
-    ]
-    if spec.scope == "all":
-        datadir = server.paths.datadir
-        files += sorted(datadir.glob("ib_logfile*")) + sorted(datadir.glob("binlog.[0-9]*"))
+    result.not_proven = RAW_FILES.missing(server)
+    files: list[Path] = []
+    if server.datadir is not None:
+        dbdir = server.datadir / server.database
+        files = [dbdir / f"{PROOF_TABLE}.ibd"]
+        files += [dbdir / f"sbtest{i}.ibd" for i in range(1, tables + 1)]
+        if spec.scope == "all":
+            logs = sorted(server.datadir.glob("ib_logfile*"))
+            files += logs + sorted(server.datadir.glob("binlog.[0-9]*"))
     for path in files:
         result.files_scanned.append(path.name)
         if _contains(path, marker):
@@ -139,7 +145,7 @@ def prove(
         encrypted = [n for n, s in schemes.items() if s == 1]
         if encrypted:
             problems.append(f"encrypted per the server: {', '.join(encrypted)}")
-        if f"{PROOF_TABLE}.ibd" not in result.marker_found_in:
+        if files and f"{PROOF_TABLE}.ibd" not in result.marker_found_in:
             problems.append(f"marker not readable in {PROOF_TABLE}.ibd")
         missing = sorted(set(sbtest_files) - set(result.sysbench_rows_found_in))
         if missing:
@@ -149,10 +155,14 @@ def prove(
         result.explanation = "; ".join(problems)
         raise ProofError(
             f"the {claimed} server is not what it claims: {result.explanation}. "
-            "Its options are in servers.json; refusing to measure it."
+            "Its options are in at-rest.json; refusing to measure it."
         )
     result.explanation = (
         f"{result.tablespaces_encrypted}/{result.tablespaces_checked} tablespaces encrypted; "
-        f"marker {'absent from' if claimed == 'encrypted' else 'found in'} raw files"
+        + (
+            f"marker {'absent from' if claimed == 'encrypted' else 'found in'} raw files"
+            if files
+            else "; ".join(result.not_proven)
+        )
     )
     return result

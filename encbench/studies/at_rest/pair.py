@@ -106,8 +106,7 @@ class ServerPair:
         remove_empty_sandbox_dir(self.store)
 
     def connection(self, variant: str) -> sysbench.Connection:
-        server = self.servers[variant]
-        return sysbench.Connection.unix(server.paths.socket, server.user, server.database)
+        return self.servers[variant].endpoint()
 
     def options(self, variant: str, buffer_pool_mb: int) -> dict[str, str]:
         server = self.servers[variant]

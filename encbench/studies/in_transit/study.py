@@ -235,7 +235,7 @@ class TransitStudy:
         if tests & set(transit_plan.QUERY_TESTS):
             self.progress.log(f"in-transit: loading 1 × {self.spec.table_size:,} rows")
             sysbench.prepare(
-                sysbench.Connection.unix(server.paths.socket, server.user, server.database),
+                server.endpoint(),
                 tables=1,
                 table_size=self.spec.table_size,
                 log=self.store.path / "logs" / "prepare-transit.log",

@@ -1,0 +1,69 @@
+"""What a study needs of a server it measures, whoever started it: the sandbox encbench
+starts itself (servers/sandbox.py), a node of a Galera cluster, or a user's own server.
+
+Every target can be connected to and asked for its status counters.  Only some can give a
+process id (to read the server's CPU from /proc: the server runs on this host) or a data
+directory (to scan its files for the proof: they are readable from here).  A proof or a
+measurement that needs one of those declares it (`Needs`), and where the target lacks it,
+the report says plainly what was not proven or measured, and why — it is never faked.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from encbench.workloads.sysbench import Connection
+
+Capability = Literal["pid", "datadir"]
+
+# Why a capability can be missing, in the words the report uses.
+MISSING: dict[Capability, str] = {
+    "pid": "the server's process is not on this host, so its CPU time cannot be read",
+    "datadir": "the server's data directory is not readable from here, so its files cannot "
+    "be scanned",
+}
+
+
+class Target(Protocol):
+    name: str  # as the report names it: "plain", "encrypted", "node 2", a DSN's host
+    database: str  # the database encbench created and owns on it
+
+    def endpoint(self) -> Connection:
+        """How clients (sysbench, the proofs) reach it."""
+        ...
+
+    def query(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]: ...
+
+    def cursor(self, database: str | None = None) -> AbstractContextManager[Any]:
+        """One session for statements that must share it (FLUSH … FOR EXPORT, UNLOCK)."""
+        ...
+
+    def global_status(self) -> dict[str, str]: ...
+
+    @property
+    def pid(self) -> int | None:
+        """The server's process on this host, or None."""
+        ...
+
+    @property
+    def datadir(self) -> Path | None:
+        """Its data directory when readable here, or None."""
+        ...
+
+
+@dataclass(frozen=True)
+class Needs:
+    """What one proof or measurement needs beyond a connection."""
+
+    what: str  # e.g. "the raw-file witness"
+    capabilities: tuple[Capability, ...] = ()
+
+    def missing(self, target: Target) -> list[str]:
+        """Why `target` cannot give this, one line per missing capability ([] when it can)."""
+        have = {"pid": target.pid is not None, "datadir": target.datadir is not None}
+        return [
+            f"{self.what} was not checked: {MISSING[c]}" for c in self.capabilities if not have[c]
+        ]
