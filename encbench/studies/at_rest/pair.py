@@ -132,12 +132,8 @@ class ServerPair:
             server.initialize(opts)
             server.start(opts)
             server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
-            # A TCP account with a generated password, for clients that cannot use the socket.
-            secret = keys.password(self.private, f"{variant}-encbench")
-            server.query(
-                "CREATE USER IF NOT EXISTS 'encbench'@'127.0.0.1' IDENTIFIED BY %s", (secret,)
-            )
-            server.query("GRANT ALL ON *.* TO 'encbench'@'127.0.0.1'")
+            # No TCP account: every client of this study connects over the unix socket as the
+            # OS user (unix_socket authentication), so no password exists to leak.
             log(f"loading {data.tables} × {data.table_size:,} rows into {variant}")
             sysbench.prepare(
                 self.connection(variant),
