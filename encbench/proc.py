@@ -1,8 +1,12 @@
-"""The one way encbench runs external programs: no shell, output to files, a timeout, errors
-that carry the command, the exit code, the phase and the tail of stderr.
+"""The one way encbench runs, watches and stops processes: no shell, output to files, a
+timeout, errors that carry the command, the exit code, the phase and the tail of stderr; one
+escalating stop for every child; and one reader of /proc (psutil, plus the per-namespace TCP
+table that psutil does not read).
 
 Every child gets the ENCBENCH_OWNER marker in its environment and its own process group, so
 that `encbench clean` and the interrupt path can find and stop exactly what encbench started.
+The marker names the run by its RunIdentity: a run id, the owning process's pid and that
+process's start time, so that a pid recycled after a run died never passes for the run.
 """
 
 from __future__ import annotations
@@ -12,16 +16,83 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+import psutil
 
 from encbench.errors import ToolError
 
 OWNER_ENV = "ENCBENCH_OWNER"
+_TCP_LISTEN = "0A"  # the state column of /proc/net/tcp for LISTEN
 
 
+# -- who we are -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunIdentity:
+    """One encbench run: its id (the results directory, once the CLI sets it), and its owning
+    process's pid and start time in clock ticks since boot (field 22 of /proc/PID/stat), which
+    together name one process for the whole uptime of the machine.  start_ticks is None in
+    records written before identities existed: only the pid can be checked then."""
+
+    run_id: str
+    pid: int
+    start_ticks: int | None
+
+    def alive(self) -> bool:
+        if self.start_ticks is None:
+            return pid_alive(self.pid)
+        return start_ticks(self.pid) == self.start_ticks
+
+    def marker(self) -> str:
+        return f"{self.pid}:{self.start_ticks}:{self.run_id}"
+
+    @classmethod
+    def from_marker(cls, value: str) -> RunIdentity | None:
+        """Parse marker(); a bare pid is the marker of encbench before identities."""
+        pid, _, rest = value.partition(":")
+        ticks, _, run_id = rest.partition(":")
+        if not pid.isdigit() or int(pid) <= 0:
+            return None
+        return cls(run_id, int(pid), int(ticks) if ticks.isdigit() else None)
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} (pid {self.pid})" if self.run_id else f"run of pid {self.pid}"
+
+
+_run_id = ""
+
+
+def set_run_id(run_id: str) -> None:
+    """Name this run (the CLI passes its results directory) before any child is started."""
+    global _run_id
+    _run_id = run_id
+
+
+def current_run() -> RunIdentity:
+    pid = os.getpid()
+    return RunIdentity(_run_id, pid, start_ticks(pid))
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot, or None when it is gone or a
+    zombie.  psutil gives it as boot time + ticks / CLK_TCK; both terms come from /proc and
+    rounding back to ticks is exact."""
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        since_boot = process.create_time() - psutil.boot_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+    return round(since_boot * os.sysconf("SC_CLK_TCK"))
+
+
+# -- running tools ----------------------------------------------------------------------------
 def which(name: str) -> str | None:
     """PATH lookup, plus the sbin directories that a non-root PATH often lacks (mariadbd)."""
     found = shutil.which(name)
@@ -36,7 +107,7 @@ def which(name: str) -> str | None:
 
 def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env[OWNER_ENV] = str(os.getpid())
+    env[OWNER_ENV] = current_run().marker()
     env.setdefault("LC_ALL", "C")
     if extra:
         env.update(extra)
@@ -66,7 +137,8 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     """Run argv to completion.  Output goes to `stdout_path` when given (kept for the record),
     else is captured; stderr goes with it, or to `stderr_path` (so that stdout can be
-    os.devnull while errors are kept).  On timeout the child's whole process group is killed."""
+    os.devnull while errors are kept).  On timeout the child's whole process group is
+    stopped."""
     argv = list(argv)
     out_file = open(stdout_path, "w") if stdout_path else None  # noqa: SIM115
     err_file = open(stderr_path, "w") if stderr_path else None  # noqa: SIM115
@@ -90,8 +162,7 @@ def run(
     try:
         out, _ = proc.communicate(stdin_text, timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
-        kill_group(proc.pid)
-        proc.wait()
+        stop_group(proc, TOOL_STOP)
         raise ToolError(
             f"{os.path.basename(argv[0])} did not finish within {timeout_s:.0f} s",
             argv=argv,
@@ -101,8 +172,7 @@ def run(
         ) from exc
     except BaseException:
         # Interrupted (Ctrl-C, SIGTERM): the child must not outlive us.
-        kill_group(proc.pid)
-        proc.wait()
+        stop_group(proc, TOOL_STOP)
         raise
     finally:
         for f in (out_file, err_file):
@@ -123,24 +193,90 @@ def run(
     return subprocess.CompletedProcess(argv, proc.returncode, text, "")
 
 
-def stop_group(process: subprocess.Popen[Any], steps: Sequence[tuple[int | None, float]]) -> None:
-    """Stop a child that leads its own process group, escalating: each step sends a signal
-    to the group (None: send nothing, just wait, e.g. after a clean shutdown was asked for)
-    and waits up to its timeout.  Whatever is left in the group is killed at the end, so
-    helpers the child forked cannot outlive it.  Never raises."""
-    for sig, wait_s in steps:
-        if process.poll() is not None:
-            break
-        if sig is not None:
-            kill_group(process.pid, sig)
+# -- stopping ---------------------------------------------------------------------------------
+# A tool that overran or was interrupted gets a moment to exit cleanly, then SIGKILL.
+TOOL_STOP: tuple[tuple[int | None, float], ...] = ((signal.SIGTERM, 2.0),)
+_DEFERRED = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then let them act as they would have.
+    Blocking them keeps them pending in the kernel; since a process-directed signal may still
+    reach another thread that does not block it (rich's refresh thread), handlers that only
+    note the signal stand in meanwhile, and what they noted is raised again afterwards.
+    Only the main thread may change signal handling; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted: list[int] = []
+    handlers = {sig: signal.signal(sig, lambda s, _f: noted.append(s)) for sig in _DEFERRED}
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        # Handlers first: a signal still pending in the kernel goes to the real one on unblock.
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for signum in dict.fromkeys(noted):
+            signal.raise_signal(signum)
+
+
+def _gone_within(process: subprocess.Popen[Any] | psutil.Process, wait_s: float) -> bool:
+    if isinstance(process, subprocess.Popen):
         try:
             process.wait(timeout=wait_s)
-            break
         except subprocess.TimeoutExpired:
-            continue
-    kill_group(process.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=10)
+            return False
+        return True
+    # Not our child: poll, and take a zombie (its parent may never reap it) or a pid now used
+    # by another process (psutil compares the start time) as gone.
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if not process.is_running() or process.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def _signal(process: subprocess.Popen[Any] | psutil.Process, sig: int, group: bool) -> None:
+    if isinstance(process, psutil.Process):
+        with contextlib.suppress(psutil.Error):
+            if not process.is_running():
+                return
+    if group:
+        kill_group(process.pid, sig)
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(process.pid, sig)
+
+
+def stop_group(
+    process: subprocess.Popen[Any] | psutil.Process,
+    steps: Sequence[tuple[int | None, float]],
+    *,
+    group: bool = True,
+) -> None:
+    """Stop a process that leads its own process group, escalating: each step sends a signal
+    to the group (None: send nothing, just wait, e.g. after a clean shutdown was asked for)
+    and waits up to its timeout.  Whatever is left in the group is killed at the end, so
+    helpers the process forked cannot outlive it.  `process` is our child (Popen) or, for
+    `encbench clean`, a process a dead run left (psutil.Process, which refuses a recycled
+    pid); group=False signals that one process only.  SIGINT and SIGTERM are held until the
+    stop is over: a second Ctrl-C must not cut it short before its SIGKILL.  Never raises."""
+    with _signals_deferred():
+        for sig, wait_s in steps:
+            if sig is not None:
+                _signal(process, sig, group)
+            if _gone_within(process, wait_s):
+                break
+        _signal(process, signal.SIGKILL, group)
+        _gone_within(process, 10)
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
@@ -149,19 +285,25 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
         os.killpg(pid, sig)
 
 
+def kill_pids(pids: Iterable[int], wait_s: float = 5.0) -> None:
+    """SIGKILL each pid still alive and wait for it to go; never raises."""
+    pids = list(pids)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in pids:
+        wait_gone(pid, wait_s)
+
+
+# -- reading /proc ----------------------------------------------------------------------------
 def pid_alive(pid: int) -> bool:
+    """Whether pid names a live process; a zombie is dead for our purposes."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
+    except psutil.AccessDenied:
         return True
-    # A zombie is dead for our purposes.
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
 
 
 def wait_gone(pid: int, timeout_s: float) -> bool:
@@ -174,60 +316,45 @@ def wait_gone(pid: int, timeout_s: float) -> bool:
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of one process, from /proc (no polling inside a measured window)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return (int(fields[11]) + int(fields[12])) / ticks
+    """utime + stime of one process (one read of /proc/PID/stat: cheap enough to take just
+    before and after a measured window, never inside it)."""
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)
 
 
-def parse_proc_stat(text: str, ticks_per_s: float) -> tuple[float, float]:
-    """(busy, steal) seconds summed over all CPUs from the `cpu` line of /proc/stat: user
-    nice system idle iowait irq softirq steal [guest guest_nice]; guest time is already in
-    user, idle and iowait are not busy."""
-    for line in text.splitlines():
-        fields = line.split()
-        if fields and fields[0] == "cpu":
-            v = [int(x) for x in fields[1:]] + [0] * 8
-            busy = v[0] + v[1] + v[2] + v[5] + v[6]
-            return busy / ticks_per_s, v[7] / ticks_per_s
-    raise ValueError("no aggregate 'cpu' line in /proc/stat")
+class _CpuTimes(Protocol):
+    @property
+    def user(self) -> float: ...
+    @property
+    def nice(self) -> float: ...
+    @property
+    def system(self) -> float: ...
+    @property
+    def irq(self) -> float: ...
+    @property
+    def softirq(self) -> float: ...
+    @property
+    def steal(self) -> float: ...
+
+
+def busy_and_steal(times: _CpuTimes) -> tuple[float, float]:
+    """(busy, steal) seconds from machine-wide CPU times: guest time is already in user, idle
+    and iowait are not busy."""
+    busy = times.user + times.nice + times.system + times.irq + times.softirq
+    return busy, times.steal
 
 
 def machine_cpu_s() -> tuple[float, float]:
     """(busy, steal) CPU seconds of the whole machine so far, all CPUs together."""
-    return parse_proc_stat(Path("/proc/stat").read_text(), os.sysconf("SC_CLK_TCK"))
-
-
-def _parents() -> dict[int, int]:
-    found = {}
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                with open(f"/proc/{entry.name}/stat") as f:
-                    found[int(entry.name)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    return found
+    return busy_and_steal(psutil.cpu_times())
 
 
 def descendants(pid: int) -> list[int]:
     """Live processes below pid, whatever group or session they moved to."""
-    parent = _parents()
-    found, frontier = [], {pid}
-    while frontier:
-        children = {p for p, pp in parent.items() if pp in frontier and p not in found}
-        found += sorted(children)
-        frontier = children
-    return found
-
-
-def kill_pids(pids: Iterable[int], wait_s: float = 5.0) -> None:
-    """SIGKILL each pid still alive and wait for it to go; never raises."""
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    for pid in pids:
-        wait_gone(pid, wait_s)
+    try:
+        return sorted(child.pid for child in psutil.Process(pid).children(recursive=True))
+    except psutil.NoSuchProcess:
+        return []
 
 
 def tree_cpu_seconds(roots: Iterable[int]) -> float:
@@ -235,20 +362,13 @@ def tree_cpu_seconds(roots: Iterable[int]) -> float:
     plus what their reaped children used: a daemon's whole cost, whatever it forks."""
     parent: dict[int, int] = {}
     cpu: dict[int, float] = {}
-    tick = os.sysconf("SC_CLK_TCK")
+    for process in psutil.process_iter(["ppid", "cpu_times"]):
+        times = process.info["cpu_times"]
+        if times is None or process.info["ppid"] is None:
+            continue  # gone, or not ours to read
+        parent[process.pid] = process.info["ppid"]
+        cpu[process.pid] = times.user + times.system + times.children_user + times.children_system
     wanted = set(roots)
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry.name)
-        parent[pid] = int(fields[1])
-        # utime stime cutime cstime: fields 14-17 of stat, 11-14 after the name.
-        cpu[pid] = sum(int(x) for x in fields[11:15]) / tick
     total = 0.0
     for pid, value in cpu.items():
         ancestor, hops = pid, 0
@@ -259,38 +379,50 @@ def tree_cpu_seconds(roots: Iterable[int]) -> float:
     return total
 
 
-def orphans() -> list[tuple[int, str]]:
-    """Processes encbench started (they carry its marker) whose encbench run is dead: what a
-    run killed outright (SIGKILL) left behind, e.g. a tunnel or a delay relay."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
+def listening(pid: int, port: int) -> bool:
+    """Whether a TCP socket in pid's network namespace listens on `port`.  Read from
+    /proc/PID/net/tcp by hand: psutil reads /proc/net/tcp, the table of the namespace encbench
+    itself is in, and so cannot see a daemon started inside another namespace."""
+    for table in ("tcp", "tcp6"):
         try:
-            with open(f"/proc/{entry.name}/environ", "rb") as f:
-                environ = f.read().split(b"\0")
-            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
-                cmdline = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
         except OSError:
             continue
-        for item in environ:
-            if item.startswith(f"{OWNER_ENV}=".encode()):
-                value = item.split(b"=", 1)[1]
-                owner = int(value) if value.isdigit() else 0
-                if owner and owner != os.getpid() and not pid_alive(owner):
-                    found.append((int(entry.name), cmdline))
-                break
+        for line in lines:
+            fields = line.split()
+            if fields[3] == _TCP_LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def owner_of(environ: Mapping[str, str] | None) -> RunIdentity | None:
+    """The run named by a process environment's marker, if it has one."""
+    value = (environ or {}).get(OWNER_ENV)
+    return RunIdentity.from_marker(value) if value else None
+
+
+def orphans() -> list[tuple[psutil.Process, str]]:
+    """Processes encbench started (they carry its marker) whose run is gone: what a run killed
+    outright (SIGKILL) left behind, e.g. a tunnel or a delay relay.  A run counts as alive
+    only while its pid still has the start time the marker names."""
+    found = []
+    for process in psutil.process_iter(["environ", "cmdline", "status"]):
+        owner = owner_of(process.info["environ"])
+        if owner is None or process.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if owner.alive():
+            continue
+        found.append((process, " ".join(process.info["cmdline"] or [])))
     return found
+
+
+ORPHAN_STOP: tuple[tuple[int | None, float], ...] = ((signal.SIGTERM, 5.0),)
 
 
 def stop_orphans() -> list[str]:
     """SIGTERM, then SIGKILL, each orphan by its pid; one line per process stopped."""
     actions = []
-    for pid, cmdline in orphans():
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGTERM)
-        if not wait_gone(pid, 5):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        actions.append(f"stopped pid {pid} left by a dead run: {cmdline[:80]}")
+    for process, cmdline in orphans():
+        stop_group(process, ORPHAN_STOP, group=False)
+        actions.append(f"stopped pid {process.pid} left by a dead run: {cmdline[:80]}")
     return actions

@@ -24,9 +24,10 @@ def encbench(
 
 
 def processes_owned_by(owner_pid: int) -> list[str]:
-    """Live processes whose environment carries encbench's marker for this owner."""
+    """Live processes whose environment carries encbench's marker for this owner (the marker
+    is `PID:START_TICKS:RUN_ID`, see proc.RunIdentity)."""
     found = []
-    marker = f"{OWNER_ENV}={owner_pid}".encode()
+    marker = f"{OWNER_ENV}={owner_pid}:".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -36,7 +37,7 @@ def processes_owned_by(owner_pid: int) -> list[str]:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if marker in environ.split(b"\0") and state != "Z":
+        if any(item.startswith(marker) for item in environ.split(b"\0")) and state != "Z":
             found.append(f"{entry.name} {cmdline}")
     return found
 

@@ -179,13 +179,6 @@ def test_dpkg_not_knowing_a_path_gives_no_package() -> None:
     assert crypto.parse_dpkg_search(text) == []
 
 
-def test_proc_stat_gives_busy_and_steal_seconds_without_idle_or_iowait() -> None:
-    text = "cpu  111272 0 57875 108490 11663 0 3025 114 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n"
-    busy, steal = crypto.parse_proc_stat(text, 100)
-    assert busy == pytest.approx((111272 + 57875 + 3025) / 100)
-    assert steal == pytest.approx(1.14)
-
-
 def test_contention_is_busy_cpu_time_that_was_not_ours_as_a_share_of_all() -> None:
     start = crypto.CpuTimes(busy_s=100.0, steal_s=1.0, ours_s=10.0)
     end = crypto.CpuTimes(busy_s=300.0, steal_s=11.0, ours_s=110.0)

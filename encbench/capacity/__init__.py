@@ -67,7 +67,6 @@ from encbench.capacity.results import (
     LinkedLib,
     Stat,
 )
-from encbench.proc import parse_proc_stat  # lives in proc: the at-rest study reads it too
 
 __all__ = [
     "ASYMMETRIC",
@@ -112,7 +111,6 @@ __all__ = [
     "parse_evp_speed",
     "parse_ldd",
     "parse_openssl_version",
-    "parse_proc_stat",
     "quick_plan",
     "read_cpu_flags",
     "read_openssl_version",

@@ -16,8 +16,9 @@ How the delay is done is recorded in `Link.delay_method`:
 A rate limit is netem's own rate option with netem, otherwise tbf (kernels without netem
 usually still have it).
 
-Every link is recorded under $XDG_STATE_HOME/encbench/netns/ with the pid of the run that made
-it, so that `clean_stale()` can remove what a killed run left, and only that.  Where the
+Every link is recorded under $XDG_STATE_HOME/encbench/netns/ with the identity of the run that
+made it (pid and start time: see proc.RunIdentity), so that `clean_stale()` can remove what a
+killed run left, and only that, even once its pid is recycled.  Where the
 machine forbids namespaces (not root, no CAP_NET_ADMIN, a kernel without veth or tbf),
 `NetnsUnavailable` says so; the caller can then report loopback results only.
 """
@@ -56,6 +57,13 @@ class Link:
     rate_mbit: float | None
     owner_pid: int
     delay_method: str = "none"  # "none", "netem" or "relay": see the module docstring
+    # None in records written before start times were: only the pid can be checked then.
+    owner_start_ticks: int | None = None
+    run_id: str = ""
+
+    @property
+    def owner(self) -> proc.RunIdentity:
+        return proc.RunIdentity(self.run_id, self.owner_pid, self.owner_start_ticks)
 
 
 def check_delay(rtt_ms: float) -> float:
@@ -127,17 +135,18 @@ def clean_stale() -> list[str]:
     """Remove the namespaces of recorded links whose run is dead; one line per action."""
     actions = []
     for link in recorded():
-        if proc.pid_alive(link.owner_pid):
+        if link.owner.alive():
             continue
         actions += _remove(link)
         _record(link).unlink(missing_ok=True)
-        actions.append(f"forgot link {link.id} of dead run {link.owner_pid}")
+        actions.append(f"forgot link {link.id} of dead {link.owner}")
     return actions
 
 
 # -- the link ---------------------------------------------------------------------------------
 def _new_link(rtt_ms: float, rate_mbit: float | None) -> Link:
     link_id = secrets.token_hex(3)
+    owner = proc.current_run()
     third, fourth = secrets.randbelow(256), 4 * secrets.randbelow(64)
     return Link(
         id=link_id,
@@ -147,7 +156,9 @@ def _new_link(rtt_ms: float, rate_mbit: float | None) -> Link:
         server_addr=f"10.213.{third}.{fourth + 2}",
         rtt_ms=rtt_ms,
         rate_mbit=rate_mbit,
-        owner_pid=os.getpid(),
+        owner_pid=owner.pid,
+        owner_start_ticks=owner.start_ticks,
+        run_id=owner.run_id,
     )
 
 

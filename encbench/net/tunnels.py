@@ -47,7 +47,6 @@ SSH_KEY_TYPES |= {
     "ecdsa-p256": ("-t", "ecdsa", "-b", "256"),
 }
 PRIVSEP_DIR = Path("/run/sshd")
-_LISTEN = "0A"
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -56,18 +55,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(s.getsockname()[1])
 
 
-def listening(pid: int, port: int) -> bool:
-    """Whether a TCP socket in pid's network namespace listens on `port`."""
-    for table in ("tcp", "tcp6"):
-        try:
-            lines = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            fields = line.split()
-            if fields[3] == _LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
+listening = proc.listening  # one reader of /proc: see proc.listening
 
 
 class Daemon:

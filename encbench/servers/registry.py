@@ -2,8 +2,11 @@
 (SIGKILL, power loss) left behind, and only that.
 
 One JSON file per sandbox under $XDG_STATE_HOME/encbench/sandboxes (default
-~/.local/state/...).  A server is only signalled when /proc shows that its command line still
-names the sandbox's own defaults file, so a recycled pid can never hit a stranger.
+~/.local/state/...).  The run that owns an entry is named by its RunIdentity (pid and start
+time), so a recycled pid never makes a dead run look alive.  A server is only signalled when
+its command line still names the sandbox's own defaults file and its start time is the one
+recorded, so a recycled pid can never hit a stranger.  An entry whose sandbox directory is
+gone and whose server is not running says nothing any more and is dropped on sight.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ import signal
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import psutil
+
 from encbench import proc
 
 SANDBOX_MARKER = ".encbench-sandbox"
+SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
 
 
 def registry_dir() -> Path:
@@ -35,6 +41,33 @@ class Entry:
     root: str
     socket_dir: str
     defaults_file: str
+    # None in entries written before start times were recorded: only pids can be checked.
+    owner_start_ticks: int | None = None
+    run_id: str = ""
+    server_start_ticks: int | None = None
+
+    @classmethod
+    def new(
+        cls, name: str, server_pid: int, root: Path, socket_dir: Path, defaults_file: Path
+    ) -> Entry:
+        """The entry of a server this run has just started (our unreaped child, so its pid
+        cannot have been recycled yet when its start time is read)."""
+        owner = proc.current_run()
+        return cls(
+            name=name,
+            server_pid=server_pid,
+            owner_pid=owner.pid,
+            root=str(root),
+            socket_dir=str(socket_dir),
+            defaults_file=str(defaults_file),
+            owner_start_ticks=owner.start_ticks,
+            run_id=owner.run_id,
+            server_start_ticks=proc.start_ticks(server_pid),
+        )
+
+    @property
+    def owner(self) -> proc.RunIdentity:
+        return proc.RunIdentity(self.run_id, self.owner_pid, self.owner_start_ticks)
 
     @property
     def path(self) -> Path:
@@ -49,7 +82,7 @@ def unregister(entry: Entry) -> None:
     entry.path.unlink(missing_ok=True)
 
 
-def entries() -> list[Entry]:
+def _recorded() -> list[Entry]:
     found = []
     for path in sorted(registry_dir().glob("*.json")):
         try:
@@ -59,37 +92,73 @@ def entries() -> list[Entry]:
     return found
 
 
-def is_our_server(entry: Entry) -> bool:
+def is_stale(entry: Entry) -> bool:
+    """Its sandbox directory is gone (deleted by hand or by remove_sandbox_files) and its server
+    is not running: nothing is left to stop or delete."""
+    return not Path(entry.root).exists() and not server_running(entry)
+
+
+def entries() -> list[Entry]:
+    """The recorded sandboxes; stale entries are forgotten on the way."""
+    found = []
+    for entry in _recorded():
+        if is_stale(entry):
+            unregister(entry)
+        else:
+            found.append(entry)
+    return found
+
+
+def _server(entry: Entry) -> psutil.Process | None:
+    """The entry's server process, if its pid still runs that server: the command line names
+    the sandbox's own defaults file and, where recorded, the start time matches."""
     try:
-        cmdline = Path(f"/proc/{entry.server_pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    return entry.defaults_file.encode() in cmdline
+        process = psutil.Process(entry.server_pid)
+        if entry.defaults_file not in " ".join(process.cmdline()):
+            return None
+    except psutil.Error:
+        return None
+    if entry.server_start_ticks is not None:
+        if proc.start_ticks(entry.server_pid) != entry.server_start_ticks:
+            return None
+    elif not proc.pid_alive(entry.server_pid):
+        return None
+    return process
+
+
+def server_running(entry: Entry) -> bool:
+    return _server(entry) is not None
 
 
 def remove_sandbox_files(root: Path, socket_dir: Path | None = None) -> None:
-    """Delete a sandbox directory, but only one that encbench created (it holds the marker)."""
+    """Delete a sandbox directory, but only one that encbench created (it holds the marker),
+    and forget the registry entries it leaves stale."""
     if (root / SANDBOX_MARKER).exists():
         shutil.rmtree(root, ignore_errors=True)
     if socket_dir and socket_dir.name.startswith("encbench-") and socket_dir.is_dir():
         shutil.rmtree(socket_dir, ignore_errors=True)
+    for entry in _recorded():
+        if Path(entry.root) == root and is_stale(entry):
+            unregister(entry)
 
 
 def clean(include_live_runs: bool = False) -> list[str]:
-    """Stop and remove sandboxes whose run is gone.  Returns one line per action."""
+    """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs).
+    Returns one line per action."""
     actions = []
-    for entry in entries():
-        if proc.pid_alive(entry.owner_pid) and not include_live_runs:
+    for entry in _recorded():
+        if is_stale(entry):
+            unregister(entry)
+            actions.append(f"forgot {entry.name} (pid {entry.server_pid}): {entry.root} is gone")
+            continue
+        if entry.owner.alive() and not include_live_runs:
             actions.append(
-                f"skipped {entry.name} (pid {entry.server_pid}): its run "
-                f"(pid {entry.owner_pid}) is still going"
+                f"skipped {entry.name} (pid {entry.server_pid}): its {entry.owner} is still going"
             )
             continue
-        if proc.pid_alive(entry.server_pid) and is_our_server(entry):
-            proc.kill_group(entry.server_pid, signal.SIGTERM)
-            if not proc.wait_gone(entry.server_pid, 30):
-                proc.kill_group(entry.server_pid, signal.SIGKILL)
-                proc.wait_gone(entry.server_pid, 10)
+        server = _server(entry)
+        if server is not None:
+            proc.stop_group(server, SERVER_STOP)
             actions.append(f"stopped {entry.name} (pid {entry.server_pid})")
         remove_sandbox_files(Path(entry.root), Path(entry.socket_dir))
         actions.append(f"removed {entry.root}")

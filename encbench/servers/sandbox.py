@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import getpass
-import os
 import shutil
 import signal
 import socket
@@ -123,13 +122,8 @@ class SandboxServer:
             env=proc.child_env(),
             start_new_session=True,
         )
-        self._entry = registry.Entry(
-            name=self.name,
-            server_pid=self.process.pid,
-            owner_pid=os.getpid(),
-            root=str(self.root),
-            socket_dir=str(self.socket_dir),
-            defaults_file=str(self.defaults_file),
+        self._entry = registry.Entry.new(
+            self.name, self.process.pid, self.root, self.socket_dir, self.defaults_file
         )
         registry.register(self._entry)
         try:

@@ -1,0 +1,108 @@
+"""`encbench clean` with real servers: it never touches a live run's server, even when the
+record's pid is alive, it stops a dead run's server once the pid in the record no longer has
+the recorded start time, and it forgets records whose sandbox is gone."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from encbench import proc
+from encbench.servers import registry
+from encbench.servers.sandbox import SandboxServer
+from encbench.servers.variants import EncryptionSpec, server_options
+from tests.helpers import encbench
+
+START = (
+    "import os, sys\n"
+    "from pathlib import Path\n"
+    "from encbench.servers.sandbox import SandboxServer\n"
+    "from encbench.servers.variants import server_options, EncryptionSpec\n"
+    "s = SandboxServer('plain', Path(sys.argv[1]))\n"
+    "o = server_options('plain', EncryptionSpec(), s.paths, port=s.port, buffer_pool_mb=16,"
+    " key_file=Path('/nonexistent'), run_as_root=os.geteuid() == 0)\n"
+    "s.initialize(o); s.start(o)\n"
+    "print(s.pid, flush=True)\n"
+    "os.kill(os.getpid(), 9)\n"
+)
+
+
+@pytest.fixture
+def server(tmp_path: Path, state_dir: Path) -> Iterator[SandboxServer]:
+    """A server of this very process: a live run, as far as `encbench clean` can tell."""
+    s = SandboxServer("plain", tmp_path / "sandbox")
+    options = server_options(
+        "plain",
+        EncryptionSpec(),
+        s.paths,
+        port=s.port,
+        buffer_pool_mb=16,
+        key_file=Path("/nonexistent"),
+        run_as_root=os.geteuid() == 0,
+    )
+    s.initialize(options)
+    s.start(options)
+    try:
+        yield s
+    finally:
+        s.destroy()
+
+
+def clean(state_dir: Path) -> str:
+    result = encbench("clean", env={"XDG_STATE_HOME": str(state_dir)}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_clean_leaves_a_live_runs_server_running(server: SandboxServer, state_dir: Path) -> None:
+    out = clean(state_dir)
+    assert f"skipped plain (pid {server.pid}): its {proc.current_run()} is still going" in out
+    assert server.query("SELECT 1") == [(1,)]
+    assert len(registry.entries()) == 1
+
+
+def test_clean_stops_a_server_whose_owner_pid_now_names_another_process(
+    server: SandboxServer, state_dir: Path
+) -> None:
+    # The record says the run was our pid with another start time: the run died and its pid
+    # went to someone else (us), so the server is an orphan.
+    [entry] = registry.entries()
+    assert entry.owner_start_ticks is not None
+    registry.register(dataclasses.replace(entry, owner_start_ticks=entry.owner_start_ticks - 1))
+    pid = server.pid
+    out = clean(state_dir)
+    assert f"stopped plain (pid {pid})" in out
+    assert not proc.pid_alive(pid)
+    assert not server.root.exists()
+    assert registry.entries() == []
+
+
+def test_clean_forgets_a_killed_runs_server_whose_sandbox_was_deleted(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    root = tmp_path / "sandbox"
+    killed = subprocess.run(
+        [sys.executable, "-c", START, str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+        timeout=120,
+    )
+    assert killed.returncode == -9, killed.stderr
+    server_pid = int(killed.stdout.strip())
+    # By hand, as a user would: the server is killed, its directory deleted.
+    os.kill(server_pid, signal.SIGKILL)
+    assert proc.wait_gone(server_pid, 30)
+    shutil.rmtree(root)
+    [entry] = registry._recorded()
+    assert f"forgot plain (pid {server_pid}): {root} is gone" in clean(state_dir)
+    assert not entry.path.exists()
+    assert "nothing to clean" in clean(state_dir)
