@@ -16,8 +16,9 @@ import time
 from pathlib import Path
 
 from encbench import profile
-from encbench.engine import rounds as plan
+from encbench.results.schema import RunRecord
 from encbench.results.store import ResultStore
+from encbench.studies.at_rest.cells import cells as at_rest_cells
 from tests.test_html_report import synthetic_runs
 
 PROFILE = """name = "big"
@@ -32,13 +33,13 @@ GOLDEN = Path(__file__).parent.parent / "tests" / "golden" / "report"
 
 def make_results(directory: Path) -> None:
     prof = profile.parse(PROFILE, "big.toml")
-    cells = plan.cells(prof)
+    cells = at_rest_cells(prof)
     # 16 cells × 31 or 32 rounds × 2 variants = 1000 runs
     effects = {c: (32 if i < 4 else 31, 0.05 * (i % 3), 0.03) for i, c in enumerate(cells)}
     store = ResultStore.create(directory, prof.name, PROFILE)
     for run in synthetic_runs(effects):
         store.append(run)
-    for name in ("servers.json", "environment.json", "crypto.json"):
+    for name in ("at-rest.json", "environment.json", "crypto.json"):
         shutil.copy(GOLDEN / name, directory / name)
 
 
@@ -58,7 +59,7 @@ def main() -> None:
                 capture_output=True,
             )
             times.append(time.perf_counter() - started)
-        runs = len(ResultStore.open(results).runs())
+        runs = len(ResultStore.open(results).runs(RunRecord))
     print(
         f"encbench report, {runs} runs: mean {statistics.mean(times):.2f} s, "
         f"stdev {statistics.stdev(times):.2f} s, min {min(times):.2f} s, "

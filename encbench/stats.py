@@ -9,6 +9,10 @@ Method: the geometric mean of the per-round ratios, with a Student-t 95% confide
 computed on the log ratios and transformed back (a ratio's log is symmetric around 0, the
 ratio itself is not).  With n rounds: mean m and standard deviation s of ln(ratio_i),
 CI = exp(m ± t(0.975, n-1) · s / √n).
+
+Also here: the Student-t interval of one variant's mean (mean_ci), and Welch's test of
+whether a ratio changed between two independent result sets (welch_log_ratios, for
+`encbench compare`).
 """
 
 from __future__ import annotations
@@ -58,6 +62,33 @@ class RatioEstimate:
         }
 
 
+def t_quantile(df: float, confidence: float = 0.95) -> float:
+    """Student's t quantile for a two-sided interval: t(0.5 + confidence/2, df).  `df` may be
+    fractional (Welch–Satterthwaite)."""
+    # scipy.special, not scipy.stats: the same quantile without seconds of import time.
+    from scipy.special import stdtrit
+
+    return float(stdtrit(df, 0.5 + confidence / 2.0))
+
+
+def t_two_sided_p(t: float, df: float) -> float:
+    """Two-sided p-value of Student's t statistic: 2·F_df(−|t|)."""
+    from scipy.special import stdtr
+
+    return float(2.0 * stdtr(df, -abs(t)))
+
+
+def mean_ci(
+    mean: float, stdev: float, n: int, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """Student-t confidence interval of a mean from n samples: mean ± t(n−1)·stdev/√n; None
+    below two samples (no spread to go by)."""
+    if n < 2 or not math.isfinite(stdev):
+        return None
+    half = t_quantile(n - 1, confidence) * stdev / math.sqrt(n)
+    return mean - half, mean + half
+
+
 def paired_ratio(
     encrypted: Sequence[float], plain: Sequence[float], confidence: float = 0.95
 ) -> RatioEstimate:
@@ -74,11 +105,8 @@ def paired_ratio(
     mean = float(np.mean(logs))
     if n < 2:
         return RatioEstimate(n, math.exp(mean), -math.inf, math.inf, confidence)
-    # scipy.special, not scipy.stats: the same quantile without seconds of import time.
-    from scipy.special import stdtrit
-
     sem = float(np.std(logs, ddof=1)) / math.sqrt(n)
-    t = float(stdtrit(n - 1, 0.5 + confidence / 2.0))
+    t = t_quantile(n - 1, confidence)
     return RatioEstimate(
         n, math.exp(mean), math.exp(mean - t * sem), math.exp(mean + t * sem), confidence
     )
@@ -137,3 +165,69 @@ def mean_and_stdev(values: Sequence[float]) -> tuple[float, float]:
     if len(arr) == 0:
         return math.nan, math.nan
     return float(np.mean(arr)), float(np.std(arr, ddof=1)) if len(arr) > 1 else 0.0
+
+
+def log_se_from_ci(
+    n: int, ci_low: float | None, ci_high: float | None, confidence: float = 0.95
+) -> float | None:
+    """The standard error of ln(ratio) behind a paired_ratio interval: that interval is
+    ln r ± t(n−1)·se on the log scale, so se = (ln hi − ln lo) / (2·t(n−1)).  None below two
+    rounds (no interval)."""
+    if n < 2 or not ci_low or not ci_high:
+        return None
+    return (math.log(ci_high) - math.log(ci_low)) / (2.0 * t_quantile(n - 1, confidence))
+
+
+@dataclass(frozen=True)
+class WelchTest:
+    """Welch's t-test of d = ln r_B − ln r_A between two independent paired-ratio estimates."""
+
+    log_difference: float
+    ratio_of_ratios: float
+    se_a: float | None = None
+    se_b: float | None = None
+    se: float | None = None
+    df: float | None = None
+    t: float | None = None
+    p: float | None = None
+    ratio_of_ratios_ci: tuple[float, float] | None = None
+    significant: bool | None = None  # None: cannot tell (see note)
+    note: str | None = None
+
+
+def welch_log_ratios(a: RatioEstimate, b: RatioEstimate, confidence: float = 0.95) -> WelchTest:
+    """Has the ratio changed from estimate A to estimate B (two independent result sets)?
+
+    Method: Welch's unequal-variances t-test on the log ratios.  Each side's standard error is
+    recovered from its CI (log_se_from_ci); d = ln r_B − ln r_A has se_d = √(se_A² + se_B²)
+    and Welch–Satterthwaite degrees of freedom ν = se_d⁴ / (se_A⁴/(n_A−1) + se_B⁴/(n_B−1));
+    t = d / se_d, two-sided p = 2·F_ν(−|t|); the CI of r_B / r_A is exp(d ± t(ν)·se_d).
+    Significant when p < 1 − confidence."""
+    d = math.log(b.ratio) - math.log(a.ratio)
+    se_a = log_se_from_ci(a.n, _finite(a.ci_low), _finite(a.ci_high), confidence)
+    se_b = log_se_from_ci(b.n, _finite(b.ci_low), _finite(b.ci_high), confidence)
+    if se_a is None or se_b is None:
+        return WelchTest(d, math.exp(d), note="cannot tell: a side has fewer than 2 rounds")
+    se = math.hypot(se_a, se_b)
+    if se == 0.0:
+        return WelchTest(d, math.exp(d), note="cannot tell: no spread on either side")
+    df = se**4 / (se_a**4 / (a.n - 1) + se_b**4 / (b.n - 1))
+    t = d / se
+    p = t_two_sided_p(t, df)
+    half = t_quantile(df, confidence) * se
+    return WelchTest(
+        log_difference=d,
+        ratio_of_ratios=math.exp(d),
+        se_a=se_a,
+        se_b=se_b,
+        se=se,
+        df=df,
+        t=t,
+        p=p,
+        ratio_of_ratios_ci=(math.exp(d - half), math.exp(d + half)),
+        significant=p < 1.0 - confidence,
+    )
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None

@@ -16,9 +16,11 @@ import pytest
 
 from encbench import profile
 from encbench.engine import rounds as plan
+from encbench.report import at_rest, documents, plots
 from encbench.report import html as html_report
-from encbench.report import plots, summary
+from encbench.report.models import AtRestCell, Summary
 from encbench.results.schema import CellKey, RunRecord
+from encbench.studies.at_rest.cells import cells as at_rest_cells
 from tests.helpers import skip_unless_ci
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
@@ -82,19 +84,21 @@ def _run(
     )
 
 
-def golden_summary() -> dict[str, Any]:
+def golden_summary() -> Summary:
+    """The summary of the golden at-rest runs (without crypto.json: no predicted ceiling)."""
     prof = profile.parse((GOLDEN / "profile.toml").read_text(), "profile.toml")
     runs = [
         RunRecord.from_json(json.loads(line))
-        for line in (GOLDEN / "runs.jsonl").read_text().splitlines()
+        for line in (GOLDEN / "at-rest.jsonl").read_text().splitlines()
         if line.strip()
     ]
-    return summary.build(
-        runs,
-        prof,
-        json.loads((GOLDEN / "servers.json").read_text()),
-        json.loads((GOLDEN / "environment.json").read_text()),
-    )
+    environment = json.loads((GOLDEN / "environment.json").read_text())
+    part = at_rest.build(runs, prof, json.loads((GOLDEN / "at-rest.json").read_text()), environment)
+    return documents.summarize(prof.name, environment, {"at-rest": part})
+
+
+def render_html(summary: Summary, crypto: dict[str, Any] | None = None) -> str:
+    return html_report.render(documents.document(summary, crypto))
 
 
 def golden_crypto() -> dict[str, Any]:
@@ -104,7 +108,7 @@ def golden_crypto() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def page() -> str:
-    return html_report.render_html(golden_summary(), golden_crypto())
+    return render_html(golden_summary(), golden_crypto())
 
 
 # ------------------------------------------------------------------------------- content
@@ -118,9 +122,9 @@ def test_the_page_loads_nothing_from_elsewhere(page: str) -> None:
 
 
 def test_the_page_has_each_groups_tables_and_three_plots_plus_the_crypto_bars(page: str) -> None:
-    data = golden_summary()
-    groups = {(c["workload"], c["regime"]) for c in data["cells"]}
-    measured = {(c["workload"], c["regime"]) for c in data["cells"] if c["rounds"]}
+    cells = golden_cells()
+    groups = {(c.workload, c.regime) for c in cells}
+    measured = {(c.workload, c.regime) for c in cells if c.rounds}
     assert page.count("<svg") == 3 * len(measured) + 1
     assert page.count("<th>overhead (95% CI)</th>") == len(groups)
     assert page.count("<th>server CPU ms/txn (enc / plain)</th>") == len(measured)
@@ -134,23 +138,39 @@ def test_verdict_cells_are_marked_cost_no_difference_or_inconclusive(page: str) 
     assert re.search(r'<td class="cost"><span class="mark"[^>]*>▲</span>\s*10\.\d% slower', page)
 
 
+def golden_cells() -> list[AtRestCell]:
+    part = golden_summary().studies.at_rest
+    assert part is not None
+    return part.cells
+
+
 def test_every_text_from_the_results_is_escaped() -> None:
     data = golden_summary()
-    data["profile"] = "<b>&evil</b>"
-    data["cells"][0]["status"] = "<script>alert(1)</script>"
-    page = html_report.render_html(data)
+    part = data.studies.at_rest
+    assert part is not None
+    cells = [part.cells[0].model_copy(update={"status": "<script>alert(1)</script>"})]
+    evil = data.model_copy(
+        update={
+            "profile": "<b>&evil</b>",
+            "studies": data.studies.model_copy(
+                update={"at_rest": part.model_copy(update={"cells": cells + part.cells[1:]})}
+            ),
+        }
+    )
+    page = render_html(evil)
     assert "<b>&evil" not in page and "&lt;b&gt;&amp;evil&lt;/b&gt;" in page
     assert "<script>" not in page
 
 
 def test_a_page_without_crypto_figures_has_no_crypto_section() -> None:
-    page = html_report.render_html(golden_summary())
+    page = render_html(golden_summary())
     assert "Crypto capacity" not in page
 
 
 def test_a_run_that_measured_nothing_yet_still_renders() -> None:
     prof = profile.parse((GOLDEN / "profile.toml").read_text(), "profile.toml")
-    page = html_report.render_html(summary.build([], prof, None, None))
+    part = at_rest.build([], prof, None, None)
+    page = render_html(documents.summarize(prof.name, None, {"at-rest": part}))
     assert "<svg" not in page
     assert page.count("not measured") >= 8
 
@@ -164,7 +184,7 @@ def test_crypto_bars_need_only_the_few_figures_of_a_quick_measurement() -> None:
 
 
 def test_plots_are_identical_when_drawn_twice() -> None:
-    cells = [c for c in golden_summary()["cells"] if c["regime"] == "io-bound"]
+    cells = [c for c in golden_cells() if c.regime == "io-bound"]
     assert plots.overhead_svg(cells, "x") == plots.overhead_svg(cells, "x")
     assert plots.crypto_svg(golden_crypto()) == plots.crypto_svg(golden_crypto())
 
@@ -176,13 +196,13 @@ def test_a_thousand_runs_render_every_plot() -> None:
         'regimes = ["in-memory", "io-bound"]\nthreads = [1, 4, 16, 64]\nmax_rounds = 1000\n',
         "big.toml",
     )
-    cells = plan.cells(prof)
+    cells = at_rest_cells(prof)
     # 16 cells × 31 or 32 rounds × 2 variants = 1000 runs
     effects = {c: (32 if i < 4 else 31, 0.05 * (i % 3), 0.03) for i, c in enumerate(cells)}
     runs = synthetic_runs(effects)
     assert len(runs) == 1000
-    data = summary.build(runs, prof, None, {"cpu": {"cores": 2}})
-    page = html_report.render_html(data, golden_crypto())
+    part = at_rest.build(runs, prof, None, {"cpu": {"cores": 2}})
+    page = render_html(documents.summarize(prof.name, None, {"at-rest": part}), golden_crypto())
     assert page.count("<svg") == 3 * 4 + 1
 
 
@@ -232,3 +252,11 @@ def test_in_a_browser_the_page_shows_its_tables_and_plots(page: str, tmp_path: P
     assert dom.count("<table") >= 4
     assert dom.count("<svg") == page.count("<svg")
     assert "no encryption TPS" in dom
+
+
+def test_the_crypto_tables_are_those_encbench_crypto_prints() -> None:
+    from encbench import capacity
+    from encbench.report import crypto, markdown
+
+    tables = crypto.tables(golden_crypto())
+    assert markdown.render_blocks(tables) == capacity.render_markdown(golden_crypto())

@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from encbench.report import markdown
-from tests.test_html_report import GOLDEN, golden_summary
+from encbench.report import documents, markdown
+from encbench.report.models import Summary
+from tests.test_html_report import GOLDEN, golden_cells, golden_summary
 
 UPDATE = os.environ.get("ENCBENCH_UPDATE_SNAPSHOTS") == "1"
 
@@ -50,7 +51,7 @@ def _differences(actual: Any, expected: Any, where: str = "") -> list[str]:
 
 
 def test_summary_json_matches_its_snapshot() -> None:
-    data = golden_summary()
+    data = golden_summary().to_json()
     text = json.dumps(data, indent=2) + "\n"
     expected = _check(GOLDEN / "summary.json", text)
     if expected is not None:
@@ -60,8 +61,13 @@ def test_summary_json_matches_its_snapshot() -> None:
         )
 
 
+def test_summary_json_reads_back_into_the_same_summary() -> None:
+    summary = golden_summary()
+    assert Summary.model_validate(json.loads(json.dumps(summary.to_json()))) == summary
+
+
 def test_report_md_matches_its_snapshot() -> None:
-    text = markdown.render(golden_summary())
+    text = markdown.render(documents.document(golden_summary()))
     expected = _check(GOLDEN / "report.md", text)
     assert expected is None or text == expected, (
         "report.md changed (ENCBENCH_UPDATE_SNAPSHOTS=1 to accept)"
@@ -69,10 +75,8 @@ def test_report_md_matches_its_snapshot() -> None:
 
 
 def test_the_fixture_holds_every_kind_of_cell() -> None:
-    verdicts = [
-        c["comparisons"]["tps"]["verdict"] for c in golden_summary()["cells"] if c["rounds"]
-    ]
-    statuses = [c["status"] for c in golden_summary()["cells"]]
+    verdicts = [c.comparisons["tps"].verdict for c in golden_cells() if c.rounds]
+    statuses = [c.status for c in golden_cells()]
     assert any(v.startswith("no measurable difference") for v in verdicts)
     assert any(v.startswith("inconclusive: noise") for v in verdicts)
     assert any(v == "inconclusive: fewer than 2 rounds" for v in verdicts)

@@ -71,3 +71,77 @@ def test_overhead_is_positive_when_encryption_costs() -> None:
     assert (over, low, high) == pytest.approx((10.0, 5.0, 15.0))
     cost = stats.RatioEstimate(n=5, ratio=1.1, ci_low=1.05, ci_high=1.15)
     assert stats.overhead_pct(cost, "lower_is_better") == pytest.approx((10.0, 5.0, 15.0))
+
+
+# Student-t 0.975 quantiles from the tables, for 3, 4, 9 and 13 degrees of freedom.
+T3, T4, T9, T13 = 3.182446305, 2.776445105, 2.262157163, 2.160368656
+
+
+def test_t_quantiles_match_the_tables() -> None:
+    for df, t in ((3, T3), (4, T4), (9, T9), (13, T13)):
+        assert stats.t_quantile(df) == pytest.approx(t, rel=1e-9)
+
+
+def test_mean_ci_is_mean_plus_minus_t_times_standard_error() -> None:
+    # 4 values, stdev 2: 10 ± t(3)·2/√4 = 10 ± 3.1824
+    low, high = stats.mean_ci(10.0, 2.0, 4) or (0.0, 0.0)
+    assert (low, high) == pytest.approx((10.0 - T3, 10.0 + T3))
+    assert stats.mean_ci(10.0, 2.0, 1) is None
+
+
+def estimate(ratio: float, se: float, n: int) -> stats.RatioEstimate:
+    """A paired-ratio estimate whose log-scale CI is ln(ratio) ± t(n−1)·se."""
+    t = {5: T4, 10: T9}[n]
+    low, high = math.exp(math.log(ratio) - t * se), math.exp(math.log(ratio) + t * se)
+    return stats.RatioEstimate(n, ratio, low, high)
+
+
+def t_pdf(x: float, df: float) -> float:
+    c = math.gamma((df + 1) / 2) / (math.sqrt(df * math.pi) * math.gamma(df / 2))
+    return float(c * (1 + x * x / df) ** (-(df + 1) / 2))
+
+
+def two_sided_p(t: float, df: float, steps: int = 4000) -> float:
+    """1 − 2·∫₀^|t| pdf, by Simpson's rule: independent of scipy."""
+    h = abs(t) / steps
+    s = t_pdf(0, df) + t_pdf(abs(t), df)
+    s += sum((4 if k % 2 else 2) * t_pdf(k * h, df) for k in range(1, steps))
+    return 1 - 2 * s * h / 3
+
+
+def test_each_sides_standard_error_is_recovered_from_its_ci() -> None:
+    a, b = estimate(0.9, 0.02, 5), estimate(0.8, 0.03, 10)
+    assert stats.log_se_from_ci(a.n, a.ci_low, a.ci_high) == pytest.approx(0.02, rel=1e-8)
+    assert stats.log_se_from_ci(b.n, b.ci_low, b.ci_high) == pytest.approx(0.03, rel=1e-8)
+    assert stats.log_se_from_ci(1, None, None) is None
+
+
+def test_welch_gives_the_hand_computed_t_degrees_of_freedom_and_p() -> None:
+    result = stats.welch_log_ratios(estimate(0.9, 0.02, 5), estimate(0.8, 0.03, 10))
+    d = math.log(0.8 / 0.9)
+    se = math.sqrt(0.02**2 + 0.03**2)
+    # (0.0004 + 0.0009)² / (0.0004²/4 + 0.0009²/9) = 1.69e-6 / 1.3e-7 = 13
+    assert result.df == pytest.approx(13.0, rel=1e-7)
+    assert result.t == pytest.approx(d / se, rel=1e-7)
+    assert result.t == pytest.approx(-3.26671, abs=1e-5)
+    assert result.p == pytest.approx(two_sided_p(d / se, 13.0), abs=1e-8)
+    assert stats.t_two_sided_p(d / se, 13.0) == pytest.approx(two_sided_p(d / se, 13.0), abs=1e-8)
+    assert result.significant is True
+    assert result.ratio_of_ratios_ci is not None
+    low, high = result.ratio_of_ratios_ci
+    assert low == pytest.approx(math.exp(d - T13 * se), rel=1e-7)
+    assert high == pytest.approx(math.exp(d + T13 * se), rel=1e-7)
+
+
+def test_overlapping_costs_are_not_a_significant_change() -> None:
+    result = stats.welch_log_ratios(estimate(0.9, 0.02, 5), estimate(0.89, 0.03, 10))
+    assert result.significant is False
+    assert result.t is not None and result.df is not None
+    assert result.p == pytest.approx(two_sided_p(result.t, result.df), abs=1e-8)
+
+
+def test_a_side_with_one_round_cannot_be_tested() -> None:
+    one = stats.RatioEstimate(1, 0.9, -math.inf, math.inf)
+    result = stats.welch_log_ratios(one, estimate(0.8, 0.03, 10))
+    assert result.significant is None
+    assert result.note is not None and "fewer than 2 rounds" in result.note

@@ -1,111 +1,209 @@
 """Compare two results directories (two machines, two versions, AES_CTR against AES_CBC): does
 encryption cost more in B than in A, and is the change real?
 
-Method.  Each side's cell holds the geometric mean r of its per-round ratios encrypted/plain
-and the 95% CI [lo, hi] from its n paired rounds (see encbench.stats), i.e. on the log scale
-ln r ± t(0.975, n−1)·se.  So each side's standard error is
-    se = (ln hi − ln lo) / (2·t(0.975, n−1)).
-The two sides are independent, so d = ln r_B − ln r_A has se_d = √(se_A² + se_B²) and
-Welch–Satterthwaite degrees of freedom ν = se_d⁴ / (se_A⁴/(n_A−1) + se_B⁴/(n_B−1));
-t = d / se_d, two-sided p = 2·F_ν(−|t|), and the 95% CI of r_B / r_A is
-exp(d ± t(0.975, ν)·se_d).  The change is significant when p < 0.05 (the CI excludes 1).
-It is shown in percentage points of overhead (B − A); the test is on the ratio of ratios.
+Cells are matched per study: at-rest by (workload, regime, threads), in-transit by (test,
+method, key type, cipher, RTT, threads, resumption).  Each side's cell holds the geometric
+mean r of its per-round ratios encrypted/plain with its 95% CI; the two sides are independent,
+so the change is tested with Welch's t-test on ln r_B − ln r_A (stats.welch_log_ratios).  It
+is shown in percentage points of overhead (B − A); the test is on the ratio of ratios.
 """
 
 from __future__ import annotations
 
-import html
-import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from functools import partial
+from typing import Any, Literal
 
-from encbench.errors import BadInput
+from pydantic import Field
+
+from encbench import stats
 from encbench.report import html as html_report
 from encbench.report import markdown, plots
-from encbench.results.schema import SUMMARY_SCHEMA
+from encbench.report.at_rest_section import overhead_cell
+from encbench.report.documents import read_summary
+from encbench.report.in_transit_section import TEST_TITLES, method_name
+from encbench.report.models import Estimate, Model, Summary
+from encbench.report.tables import (
+    Block,
+    Cell,
+    Document,
+    Legend,
+    Paragraph,
+    Plot,
+    Section,
+    Table,
+    row,
+)
 
-COMPARISON_SCHEMA = 1
+COMPARISON_SCHEMA = 2  # 2: groups of every study, each cell with its row label and metrics
 CONFIDENCE = 0.95
-METRICS = {"tps": "Throughput (TPS)", "cpu_ms_per_txn": "Server CPU per transaction"}
+METRICS = {
+    "at-rest": {"tps": "Throughput (TPS)", "cpu_ms_per_txn": "Server CPU per transaction"},
+    "in-transit": {"rate": "Rate lost to encryption (connections, transactions or MiB per s)"},
+}
 METHOD = (
     "per cell, each side's standard error of ln(encrypted/plain) is recovered from its 95% CI "
     "(se = (ln hi − ln lo) / (2·t(0.975, n−1))); the difference of the two log ratios is "
     "tested with Welch's t-test (Welch–Satterthwaite degrees of freedom), two-sided, at 95%; "
     "change = overhead in B − overhead in A, in percentage points"
 )
-Key = tuple[str, str, int]
+INTRO = (
+    "Overhead is the cost of encryption (positive: the encrypted server is slower, or spends "
+    "more server CPU per transaction). A change is B − A in percentage points."
+)
+Side = Literal["a", "b"]
 
 
-def side_se(comp: Mapping[str, Any]) -> float | None:
-    """The standard error of ln(ratio) behind a summary.json comparison's 95% CI."""
-    from scipy.special import stdtrit
+class MetricChange(Model):
+    a: Estimate | None
+    b: Estimate | None
+    change_pp: float | None = None
+    log_difference: float | None = None
+    ratio_of_ratios: float | None = None
+    se_a: float | None = None
+    se_b: float | None = None
+    se: float | None = None
+    df: float | None = None
+    t: float | None = None
+    p: float | None = None
+    ratio_of_ratios_ci: tuple[float, float] | None = None
+    significant: bool | None = None
+    note: str | None = None
 
-    n, low, high = int(comp["n"]), comp.get("ci_low"), comp.get("ci_high")
-    if n < 2 or not low or not high:
-        return None
-    t = float(stdtrit(n - 1, 0.5 + CONFIDENCE / 2.0))
-    return (math.log(high) - math.log(low)) / (2.0 * t)
-
-
-def welch(comp_a: Mapping[str, Any], comp_b: Mapping[str, Any]) -> dict[str, Any]:
-    """Welch's test of ln r_B − ln r_A from two summary.json comparison entries."""
-    from scipy.special import stdtr, stdtrit
-
-    d = math.log(comp_b["ratio"]) - math.log(comp_a["ratio"])
-    out: dict[str, Any] = {"log_difference": d, "ratio_of_ratios": math.exp(d)}
-    se_a, se_b = side_se(comp_a), side_se(comp_b)
-    if se_a is None or se_b is None:
-        return {**out, "significant": None, "note": "cannot tell: a side has fewer than 2 rounds"}
-    se = math.hypot(se_a, se_b)
-    if se == 0.0:
-        return {**out, "significant": None, "note": "cannot tell: no spread on either side"}
-    df = se**4 / (se_a**4 / (comp_a["n"] - 1) + se_b**4 / (comp_b["n"] - 1))
-    t = d / se
-    p = float(2.0 * stdtr(df, -abs(t)))
-    half = float(stdtrit(df, 0.5 + CONFIDENCE / 2.0)) * se
-    return {
-        **out,
-        "se_a": se_a,
-        "se_b": se_b,
-        "se": se,
-        "df": df,
-        "t": t,
-        "p": p,
-        "ratio_of_ratios_ci": [math.exp(d - half), math.exp(d + half)],
-        "significant": p < 1.0 - CONFIDENCE,
-        "note": None,
-    }
+    @classmethod
+    def of(cls, a: Estimate | None, b: Estimate | None) -> MetricChange:
+        if a is None or b is None:
+            return cls(a=a, b=b)
+        test = stats.welch_log_ratios(a.ratio_estimate(), b.ratio_estimate(), CONFIDENCE)
+        return cls(
+            a=a,
+            b=b,
+            change_pp=b.overhead_pct - a.overhead_pct,
+            log_difference=test.log_difference,
+            ratio_of_ratios=test.ratio_of_ratios,
+            se_a=test.se_a,
+            se_b=test.se_b,
+            se=test.se,
+            df=test.df,
+            t=test.t,
+            p=test.p,
+            ratio_of_ratios_ci=test.ratio_of_ratios_ci,
+            significant=test.significant,
+            note=test.note,
+        )
 
 
-def _side(comp: Mapping[str, Any]) -> dict[str, Any]:
-    keys = ("n", "ratio", "ci_low", "ci_high", "overhead_pct", "overhead_ci_pct", "verdict")
-    return {k: comp.get(k) for k in keys}
+class ComparedCell(Model):
+    label: str  # the row's first column
+    name: str  # the cell in words, for "measured only in"
+    threads: int
+    rounds: tuple[int | None, int | None]
+    only_in: Side | None = None
+    metrics: dict[str, MetricChange]
 
 
-def _cells(summary: Mapping[str, Any]) -> dict[Key, dict[str, Any]]:
-    return {
-        (c["workload"], c["regime"], int(c["threads"])): c
-        for c in summary["cells"]
-        if c.get("rounds") and "comparisons" in c
-    }
+class ComparedGroup(Model):
+    study: str
+    title: str
+    row_header: str
+    cells: list[ComparedCell]
 
 
-def compare_cell(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"threads": int(a["threads"]), "rounds": [a["rounds"], b["rounds"]]}
-    for metric in METRICS:
-        ca, cb = a["comparisons"][metric], b["comparisons"][metric]
-        out[metric] = {
-            "a": _side(ca),
-            "b": _side(cb),
-            "change_pp": cb["overhead_pct"] - ca["overhead_pct"],
-            **welch(ca, cb),
-        }
-    return out
+class SetupLine(Model):
+    what: str
+    a: str
+    b: str
+    differs: bool
 
 
-def _setup(summary: Mapping[str, Any]) -> dict[str, str]:
+class Labels(Model):
+    a: str
+    b: str
+
+
+class Comparison(Model):
+    kind: Literal["encbench-comparison"] = "encbench-comparison"
+    schema_: int = Field(default=COMPARISON_SCHEMA, alias="schema")
+    labels: Labels
+    method: str = METHOD
+    confidence: float = CONFIDENCE
+    setup: list[SetupLine]
+    groups: list[ComparedGroup]
+    only_in_a: list[str]
+    only_in_b: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+# -- matching cells -----------------------------------------------------------------------------
+class _Found(Model):
+    """One measured cell of one side: where it goes, and its estimates."""
+
+    group: tuple[str, str]  # (study, group title)
+    row_header: str
+    label: str
+    name: str
+    threads: int
+    rounds: int
+    comparisons: dict[str, Estimate]
+
+
+def _cells(summary: Summary) -> dict[tuple[Any, ...], _Found]:
+    found: dict[tuple[Any, ...], _Found] = {}
+    if summary.studies.at_rest:
+        for c in summary.studies.at_rest.cells:
+            if c.rounds and c.comparisons:
+                found[("at-rest", c.workload, c.regime, c.threads)] = _Found(
+                    group=("at-rest", f"{c.workload}, {c.regime}"),
+                    row_header="Threads",
+                    label=str(c.threads),
+                    name=f"{c.workload} {c.regime} {c.threads} thr",
+                    threads=c.threads,
+                    rounds=c.rounds,
+                    comparisons=c.comparisons,
+                )
+    if summary.studies.in_transit:
+        for t in summary.studies.in_transit.cells:
+            if t.rounds and t.comparisons:
+                rtt = f", RTT {t.rtt_ms:g} ms" if t.rtt_ms else ""
+                found[("in-transit", *t.key)] = _Found(
+                    group=("in-transit", f"in transit: {TEST_TITLES.get(t.test, t.test)}"),
+                    row_header="path",
+                    label=f"{method_name(t)}{rtt}, {t.threads} thr",
+                    name=t.label,
+                    threads=t.threads,
+                    rounds=t.rounds,
+                    comparisons=t.comparisons,
+                )
+    return found
+
+
+def _compare_cell(a: _Found | None, b: _Found | None) -> ComparedCell:
+    either = a or b
+    assert either is not None
+    metrics = METRICS[either.group[0]]
+    only: Side | None = None if a and b else ("a" if a else "b")
+    return ComparedCell(
+        label=either.label,
+        name=either.name,
+        threads=either.threads,
+        rounds=(a.rounds if a else None, b.rounds if b else None),
+        only_in=only,
+        metrics={
+            m: MetricChange.of(
+                a.comparisons.get(m) if a else None, b.comparisons.get(m) if b else None
+            )
+            for m in metrics
+        },
+    )
+
+
+def _setup(summary: Summary) -> dict[str, str]:
     """What a reader checks first when two runs differ: what was run, where, on what."""
-    servers, env = summary.get("servers") or {}, summary.get("environment") or {}
+    at_rest, moving = summary.studies.at_rest, summary.studies.in_transit
+    servers = (at_rest.servers if at_rest else None) or {}
+    env = summary.environment or {}
     enc, data, cpu = (
         servers.get("encryption") or {},
         servers.get("data") or {},
@@ -114,10 +212,13 @@ def _setup(summary: Mapping[str, Any]) -> dict[str, str]:
     pools = ", ".join(
         f"{r} {rec.get('buffer_pool_mb')} MB" for r, rec in (servers.get("regimes") or {}).items()
     )
+    mariadb = servers.get("mariadb_version") or (moving.mariadb_version if moving else None)
     return {
-        "profile": str(summary.get("profile", "?")),
+        "profile": summary.profile,
+        "studies": ", ".join(summary.studies.model_dump(by_alias=True)) or "?",
         "encryption": f"{enc.get('algorithm', '?')}, scope {enc.get('scope', '?')}",
-        "MariaDB": str(servers.get("mariadb_version") or env.get("mariadb") or "?"),
+        "TLS": moving.tls_version if moving else "?",
+        "MariaDB": str(mariadb or env.get("mariadb") or "?"),
         "CPU": f"{cpu.get('model', '?')}, {cpu.get('cores', '?')} cores",
         "OpenSSL": str(env.get("openssl") or "?"),
         "kernel": str(env.get("kernel") or "?"),
@@ -127,171 +228,147 @@ def _setup(summary: Mapping[str, Any]) -> dict[str, str]:
 
 
 def compare(
-    summary_a: dict[str, Any], summary_b: dict[str, Any], label_a: str, label_b: str
-) -> dict[str, Any]:
-    """Match the cells of two summary.json by (workload, regime, threads) and test, per cell,
-    whether the cost of encryption changed from A to B (TPS and server CPU per transaction)."""
-    for summary, label in ((summary_a, label_a), (summary_b, label_b)):
-        if summary.get("schema", SUMMARY_SCHEMA) != SUMMARY_SCHEMA:
-            raise BadInput(
-                f"{label}: summary.json schema {summary.get('schema')!r} is not "
-                f"{SUMMARY_SCHEMA}; re-render it with `encbench report DIR` first"
-            )
-    cells_a, cells_b = _cells(summary_a), _cells(summary_b)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    summary_a: Mapping[str, Any] | Summary,
+    summary_b: Mapping[str, Any] | Summary,
+    label_a: str,
+    label_b: str,
+) -> Comparison:
+    """Match the cells of two summary.json study by study, and test, per cell, whether the
+    cost of encryption changed from A to B."""
+    a, b = (
+        s if isinstance(s, Summary) else read_summary(s, label)
+        for s, label in ((summary_a, label_a), (summary_b, label_b))
+    )
+    cells_a, cells_b = _cells(a), _cells(b)
+    groups: dict[tuple[str, str], ComparedGroup] = {}
     for key in [*cells_a, *(k for k in cells_b if k not in cells_a)]:
-        a, b = cells_a.get(key), cells_b.get(key)
-        if a is not None and b is not None:
-            row = compare_cell(a, b)
-        else:
-            only, cell = ("a", a) if a is not None else ("b", b)
-            assert cell is not None
-            row = {"threads": key[2], "only_in": only}
-            row.update({m: {only: _side(cell["comparisons"][m])} for m in METRICS})
-        groups.setdefault(key[:2], []).append(row)
-    setup_a, setup_b = _setup(summary_a), _setup(summary_b)
-    return {
-        "kind": "encbench-comparison",
-        "schema": COMPARISON_SCHEMA,
-        "labels": {"a": label_a, "b": label_b},
-        "method": METHOD,
-        "confidence": CONFIDENCE,
-        "setup": [
-            {"what": k, "a": setup_a[k], "b": setup_b[k], "differs": setup_a[k] != setup_b[k]}
+        found_a, found_b = cells_a.get(key), cells_b.get(key)
+        either = found_a or found_b
+        assert either is not None
+        group = groups.setdefault(
+            either.group,
+            ComparedGroup(
+                study=either.group[0], title=either.group[1], row_header=either.row_header, cells=[]
+            ),
+        )
+        group.cells.append(_compare_cell(found_a, found_b))
+    for group in groups.values():
+        if group.study == "at-rest":
+            group.cells.sort(key=lambda c: c.threads)
+    setup_a, setup_b = _setup(a), _setup(b)
+    return Comparison(
+        labels=Labels(a=label_a, b=label_b),
+        setup=[
+            SetupLine(what=k, a=setup_a[k], b=setup_b[k], differs=setup_a[k] != setup_b[k])
             for k in setup_a
         ],
-        "groups": [
-            {"workload": w, "regime": r, "cells": sorted(rows, key=lambda row: row["threads"])}
-            for (w, r), rows in groups.items()
-        ],
-        "only_in_a": [list(k) for k in cells_a if k not in cells_b],
-        "only_in_b": [list(k) for k in cells_b if k not in cells_a],
-    }
+        groups=list(groups.values()),
+        only_in_a=[c.name for k, c in cells_a.items() if k not in cells_b],
+        only_in_b=[c.name for k, c in cells_b.items() if k not in cells_a],
+    )
 
 
-# ----------------------------------------------------------------------------- rendering
-
-
-def _significance(entry: Mapping[str, Any]) -> str:
-    if entry.get("significant") is None:
-        return str(entry.get("note") or "cannot tell")
-    p = entry["p"]
+# -- rendering ----------------------------------------------------------------------------------
+def _significance(entry: MetricChange) -> str:
+    if entry.significant is None or entry.p is None:
+        return entry.note or "cannot tell"
+    p = entry.p
     # Near the 5% threshold three decimals could show "no (p = 0.050)".
     digits = 4 if 0.045 <= p < 0.055 else 3
     shown = "p < 0.001" if p < 0.001 else f"p = {p:.{digits}f}"
-    return f"{'yes' if entry['significant'] else 'no'} ({shown})"
+    return f"{'yes' if entry.significant else 'no'} ({shown})"
 
 
-def _kind(entry: Mapping[str, Any], only: str | None) -> str:
-    """The verdict marks of report.html, for a change: ▲ costs more in B, ▼ less."""
-    if only:
+def _kind(entry: MetricChange) -> str:
+    """The verdict marks of the HTML page, for a change: ▲ costs more in B, ▼ less."""
+    if entry.a is None or entry.b is None:
         return "na"
-    if entry.get("significant") is None:
+    if entry.significant is None:
         return "unsure"
-    if not entry["significant"]:
+    if not entry.significant:
         return "same"
-    return "cost" if entry["change_pp"] > 0 else "gain"
+    return "cost" if (entry.change_pp or 0.0) > 0 else "gain"
 
 
-def metric_rows(
-    cells: list[dict[str, Any]], metric: str, labels: Mapping[str, str]
-) -> tuple[list[str], list[list[str]], list[dict[int, str]]]:
+def metric_table(group: ComparedGroup, metric: str, labels: Labels) -> Table:
     header = [
-        "Threads",
-        f"overhead {labels['a']} (95% CI)",
-        f"overhead {labels['b']} (95% CI)",
+        group.row_header,
+        f"overhead {labels.a} (95% CI)",
+        f"overhead {labels.b} (95% CI)",
         "change",
         "significant?",
     ]
-    rows, kinds = [], []
-    for cell in cells:
-        entry = cell[metric]
-        only = cell.get("only_in")
-        if only:
-            side = markdown.overhead_cell(entry[only])
-            row = [side, "not measured"] if only == "a" else ["not measured", side]
-            rows.append([str(cell["threads"]), *row, "–", f"only in {labels[only]}"])
+    rows = []
+    for cell in group.cells:
+        entry = cell.metrics[metric]
+        kind = {4: _kind(entry)}
+        if entry.a is not None and entry.b is not None:
+            a, b = overhead_cell(entry.a), overhead_cell(entry.b)
+            change = f"{entry.change_pp or 0.0:+.1f} pp"
+            rows.append(row(cell.label, a, b, change, _significance(entry), styles=kind))
         else:
-            rows.append(
-                [
-                    str(cell["threads"]),
-                    markdown.overhead_cell(entry["a"]),
-                    markdown.overhead_cell(entry["b"]),
-                    f"{entry['change_pp']:+.1f} pp",
-                    _significance(entry),
-                ]
-            )
-        kinds.append({4: _kind(entry, only)})
-    return header, rows, kinds
+            side = entry.a or entry.b
+            shown = overhead_cell(side) if side else "–"
+            pair = (shown, "not measured") if entry.a else ("not measured", shown)
+            only = labels.a if entry.a else labels.b
+            rows.append(row(cell.label, *pair, "–", f"only in {only}", styles=kind))
+    return Table(header, rows, caption=METRICS[group.study][metric])
 
 
-def render_markdown(comparison: dict[str, Any]) -> str:
-    labels = comparison["labels"]
-    out = [f"# encbench comparison: {labels['a']} (A) vs {labels['b']} (B)", ""]
-    out += [
-        "Overhead is the cost of encryption (positive: the encrypted server is slower, or spends "
-        "more server CPU per transaction). A change is B − A in percentage points.",
-        "",
-        f"Method: {comparison['method']}.",
-        "",
-        "## Setup",
-        "",
-    ]
-    setup = [
-        [s["what"], s["a"], s["b"], "differs" if s["differs"] else ""] for s in comparison["setup"]
-    ]
-    out += [markdown.table(["", labels["a"], labels["b"], ""], setup), ""]
-    for group in comparison["groups"]:
-        out += [f"## {group['workload']}, {group['regime']}", ""]
-        for metric, title in METRICS.items():
-            header, rows, _ = metric_rows(group["cells"], metric, labels)
-            out += [f"{title}:", "", markdown.table(header, rows), ""]
-    for side in ("a", "b"):
-        only = comparison[f"only_in_{side}"]
-        if only:
-            cells = ", ".join(f"{w} {r} {t} thr" for w, r, t in only)
-            out += [f"Measured only in {labels[side]}: {cells}.", ""]
-    return "\n".join(out)
-
-
-def _plot(group: Mapping[str, Any], labels: Mapping[str, str]) -> str | None:
+def _plot(group: ComparedGroup, labels: Labels) -> str | None:
     sides = []
     for side in ("a", "b"):
-        rows = [c for c in group["cells"] if side in c["tps"]]
-        comps = {m: [c[m][side] for c in rows] for m in METRICS}
-        sides.append(([int(c["threads"]) for c in rows], comps))
-    title = f"{group['workload']}, {group['regime']}"
-    return plots.comparison_svg(sides, (labels["a"], labels["b"]), title)
+        cells = [c for c in group.cells if getattr(c.metrics["tps"], side) is not None]
+        comps = {m: [getattr(c.metrics[m], side) for c in cells] for m in METRICS["at-rest"]}
+        sides.append(([c.threads for c in cells], comps))
+    return plots.comparison_svg(sides, (labels.a, labels.b), group.title)
 
 
-def render_html(comparison: dict[str, Any]) -> str:
-    """The comparison as one self-contained HTML page, with a plot of both overheads."""
-    labels = comparison["labels"]
-    title = f"encbench comparison: {labels['a']} (A) vs {labels['b']} (B)"
-    body = [f"<h1>{html.escape(title)}</h1>"]
-    body.append(
-        "<p>Overhead is the cost of encryption (positive: the encrypted server is slower, or "
-        "spends more server CPU per transaction). A change is B − A in percentage points; "
-        f"▲ costs more in {html.escape(labels['b'])}, ▼ less, = no significant change.</p>"
+def document(comparison: Comparison) -> Document:
+    labels = comparison.labels
+    title = f"encbench comparison: {labels.a} (A) vs {labels.b} (B)"
+    setup = Table(
+        ["", labels.a, labels.b, ""],
+        [
+            [
+                Cell(s.what),
+                Cell(s.a, "differs" if s.differs else None),
+                Cell(s.b, "differs" if s.differs else None),
+                Cell("differs" if s.differs else ""),
+            ]
+            for s in comparison.setup
+        ],
     )
-    body.append(f"<p>Method: {html.escape(comparison['method'])}.</p>")
-    setup = [[s["what"], s["a"], s["b"]] for s in comparison["setup"]]
-    kinds = [{1: "differs", 2: "differs"} if s["differs"] else {} for s in comparison["setup"]]
-    body += ["<h2>Setup</h2>", html_report.table_html(["", labels["a"], labels["b"]], setup, kinds)]
-    for group in comparison["groups"]:
-        body.append(f"<h2>{html.escape(group['workload'])}, {html.escape(group['regime'])}</h2>")
-        for metric, what in METRICS.items():
-            header, rows, kinds = metric_rows(group["cells"], metric, labels)
-            body += [f"<h3>{what}</h3>", html_report.table_html(header, rows, kinds)]
-        body.append(
-            html_report.figure(
-                _plot(group, labels), "Cost of encryption in A and in B; bars: 95% CI."
-            )
+    sections = [Section("Setup", [setup])]
+    for group in comparison.groups:
+        blocks: list[Block] = [metric_table(group, m, labels) for m in METRICS[group.study]]
+        if group.study == "at-rest":
+            caption = "Cost of encryption in A and in B; bars: 95% CI."
+            blocks.append(Plot(partial(_plot, group, labels), caption))
+        sections.append(Section(group.title, blocks))
+    only = [
+        Paragraph(f"Measured only in {label}: {', '.join(names)}.")
+        for label, names in ((labels.a, comparison.only_in_a), (labels.b, comparison.only_in_b))
+        if names
+    ]
+    if only:
+        sections[-1] = Section(sections[-1].title, [*sections[-1].blocks, *only])
+    legend = Legend(
+        (
+            ("cost", f"costs more in {labels.b}"),
+            ("gain", f"costs less in {labels.b}"),
+            ("same", "no significant change"),
+            ("unsure", "cannot tell"),
         )
-    for side in ("a", "b"):
-        if comparison[f"only_in_{side}"]:
-            cells = ", ".join(f"{w} {r} {t} thr" for w, r, t in comparison[f"only_in_{side}"])
-            body.append(
-                f"<p>Measured only in {html.escape(labels[side])}: {html.escape(cells)}.</p>"
-            )
-    return html_report.page(title, "\n".join(body))
+    )
+    intro: Iterable[Block] = (Paragraph(INTRO), Paragraph(f"Method: {comparison.method}."), legend)
+    return Document(title, sections, tuple(intro))
+
+
+def render_markdown(comparison: Comparison) -> str:
+    return markdown.render(document(comparison))
+
+
+def render_html(comparison: Comparison) -> str:
+    """The comparison as one self-contained HTML page, with a plot of both overheads."""
+    return html_report.render(document(comparison))

@@ -3,34 +3,115 @@ alone, so that `encbench report DIR` re-renders exactly what the run wrote."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
+from encbench import stats
+from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.report import markdown, summary, transit
-from encbench.results.schema import RunRecord
+from encbench.report import markdown
+from encbench.report.at_rest import cores_of
+from encbench.report.models import AtRestSummary, InTransitSummary, Record, Studies, Summary
+from encbench.report.sections import SECTIONS, total_harness
+from encbench.report.tables import Bullets, Document, Section
+from encbench.results.schema import SUMMARY_SCHEMA
 from encbench.results.store import ResultStore
 
 
-def render_documents(
-    store: ResultStore,
-    profile: Profile,
-    runs: list[RunRecord] | None = None,
-    with_html: bool = False,
-) -> dict[str, Any]:
+def render_documents(store: ResultStore, profile: Profile, with_html: bool = False) -> Summary:
     """summary.json and report.md (cheap: after every round); report.html on request, since
     drawing its plots takes a second or two of CPU that must not land between rounds."""
-    data = summary.build(
-        runs if runs is not None else store.runs(),
-        profile,
-        store.read_json("servers.json"),
-        store.read_json("environment.json"),
-        store.read_json("crypto.json"),
-    )
-    data["transit"] = transit.build(store.transit_runs(), profile, store.read_json("transit.json"))
-    store.write_json("summary.json", data)
-    store.write_text("report.md", markdown.render(data))
+    summary = build_summary(store, profile)
+    store.write_json("summary.json", summary.to_json())
+    crypto = store.read_json("crypto.json")
+    store.write_text("report.md", markdown.render(document(summary, crypto)))
     if with_html:
-        from encbench.report import html  # imports matplotlib: slow, and only needed here
+        from encbench.report import html  # the plots import matplotlib: slow, only needed here
 
-        store.write_text("report.html", html.render_html(data, store.read_json("crypto.json")))
-    return data
+        store.write_text("report.html", html.render(document(summary, crypto)))
+    return summary
+
+
+def build_summary(store: ResultStore, profile: Profile) -> Summary:
+    environment = store.read_json("environment.json")
+    parts: dict[str, AtRestSummary | InTransitSummary] = {
+        name: SECTIONS[name].build(store, profile, environment)
+        for name in profile.studies
+        if name in SECTIONS
+    }
+    return summarize(profile.name, environment, parts)
+
+
+def summarize(
+    profile_name: str,
+    environment: Record | None,
+    parts: Mapping[str, AtRestSummary | InTransitSummary],
+) -> Summary:
+    """The summary of the studies' parts, each under its study's name."""
+    return Summary(
+        profile=profile_name,
+        method=stats.METHOD,
+        environment=environment,
+        harness=total_harness(list(parts.values()), cores_of(environment)),
+        studies=Studies.model_validate(parts),
+    )
+
+
+def read_summary(data: object, where: str) -> Summary:
+    """summary.json as written by this encbench; another schema gets one line and the fix."""
+    schema = data.get("schema") if isinstance(data, dict) else None
+    if schema != SUMMARY_SCHEMA:
+        raise BadInput(
+            f"{where}: summary.json schema {schema!r} is not {SUMMARY_SCHEMA}: re-render it "
+            "with the encbench that wrote it (`encbench report DIR`)"
+        )
+    try:
+        return Summary.model_validate(data)
+    except ValueError as exc:
+        first = str(exc).splitlines()[0]
+        raise BadInput(
+            f"{where}: summary.json is damaged ({first}): run `encbench report DIR`"
+        ) from None
+
+
+def document(summary: Summary, crypto: Record | None = None) -> Document:
+    """The whole report: each study's sections, the crypto capacity (HTML only), the setup."""
+    studies = [s for s in SECTIONS.values() if s.part(summary) is not None]
+    words = " and ".join(s.words for s in studies)
+    title = f"encbench: {words} encryption — profile `{summary.profile}`"
+    sections = [section for s in studies for section in s.sections(summary)]
+    if crypto:
+        from encbench.report import crypto as crypto_section
+
+        at_rest = summary.studies.at_rest
+        servers = (at_rest.servers if at_rest else None) or {}
+        algorithm = (servers.get("encryption") or {}).get("algorithm")
+        sections.append(crypto_section.section(crypto, algorithm))
+    sections.append(setup_section(summary))
+    return Document(title, sections)
+
+
+def setup_section(summary: Summary) -> Section:
+    setups = [s.setup(summary) for s in SECTIONS.values() if s.part(summary) is not None]
+    env = summary.environment or {}
+    items = [line for s in setups for line in s.servers]
+    cpu = env.get("cpu", {})
+    if cpu:
+        flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in cpu.get("flags", {}).items())
+        mariadb = next((s.mariadb_version for s in setups if s.mariadb_version), None)
+        items += [
+            f"Machine: {cpu.get('model', '?')}, {cpu.get('cores', '?')} cores; "
+            f"CPU flags: {flags or '?'}.",
+            f"Software: {env.get('os')}, kernel {env.get('kernel')}, MariaDB "
+            f"{mariadb or env.get('mariadb')}, {env.get('openssl')}, sysbench "
+            f"{env.get('sysbench')}.",
+        ]
+    items += [line for s in setups for line in s.software]
+    parts = [p for s in SECTIONS.values() if (p := s.part(summary)) is not None]
+    if parts:
+        items.append(
+            f"Statistics: {summary.method}; rounds interleaved A B, B A, … and added until the "
+            f"CI half-width reaches ±{parts[0].target_halfwidth_pct:g}% or the cell's time "
+            "budget ends."
+        )
+    items += [line for s in setups for line in s.last]
+    return Section("Setup", [Bullets(items)])

@@ -1,7 +1,7 @@
 """The HTML reports' plots: matplotlib figures returned as inline `<svg>` text.
 
-Each function takes plain data as summary.json (or a comparison) holds it and returns one
-`<svg>` element, or None when there is nothing to draw: no files, no network.  matplotlib is
+Each function takes the summary's models (report/models.py) and returns one `<svg>` element,
+or None when there is nothing to draw: no files, no network.  matplotlib is
 imported inside the functions: its import costs about half a second that `encbench run` and
 report.md need not pay.  Figures are built with `Figure()` rather than pyplot, so no GUI
 backend is chosen and no global state is left behind.
@@ -21,11 +21,12 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from encbench import stats
+from encbench.report.models import AtRestCell, Estimate, Record
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-Cell = Mapping[str, Any]
 
 # Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
 VARIANT_STYLE: dict[str, dict[str, Any]] = {
@@ -108,27 +109,8 @@ def render_svg(
     return svg.replace("<svg ", f'<svg role="img" aria-label="{aria}" ', 1).strip()
 
 
-def t_quantile(n: int, confidence: float = 0.95) -> float:
-    """Student-t quantile for a two-sided interval from n samples (n − 1 degrees of freedom)."""
-    from scipy.special import stdtrit
-
-    return float(stdtrit(n - 1, 0.5 + confidence / 2.0))
-
-
-def mean_band(mean: float, stdev: float, n: int) -> tuple[float, float] | None:
-    """95% CI of a mean (mean ± t·stdev/√n); None below two samples."""
-    if n < 2 or not math.isfinite(stdev):
-        return None
-    half = t_quantile(n) * stdev / math.sqrt(n)
-    return mean - half, mean + half
-
-
-def measured(cells: Sequence[Cell]) -> list[Cell]:
-    return sorted((c for c in cells if c.get("rounds") and "variants" in c), key=_threads)
-
-
-def _threads(cell: Cell) -> int:
-    return int(cell["threads"])
+def measured(cells: Sequence[AtRestCell]) -> list[AtRestCell]:
+    return sorted((c for c in cells if c.rounds and c.variants), key=lambda c: c.threads)
 
 
 def threads_axis(ax: Axes, threads: Sequence[int]) -> None:
@@ -142,15 +124,19 @@ def threads_axis(ax: Axes, threads: Sequence[int]) -> None:
     ax.set_xlabel("client threads (sysbench --threads, log₂ scale)")
 
 
-def _variant_lines(ax: Axes, cells: list[Cell], metric: str) -> None:
-    threads = [_threads(c) for c in cells]
+def _spread(cell: AtRestCell, variant: str, metric: str) -> tuple[float, float]:
+    assert cell.variants is not None
+    spread = getattr(getattr(cell.variants, variant), metric)
+    return float(spread.mean), float(spread.stdev)
+
+
+def _variant_lines(ax: Axes, cells: list[AtRestCell], metric: str) -> None:
+    threads = [c.threads for c in cells]
     for variant in ("encrypted", "plain"):
         style = VARIANT_STYLE[variant]
-        means = [float(c["variants"][variant][metric]["mean"]) for c in cells]
-        bands = [
-            mean_band(m, float(c["variants"][variant][metric]["stdev"]), int(c["rounds"]))
-            for m, c in zip(means, cells, strict=True)
-        ]
+        spreads = [_spread(c, variant, metric) for c in cells]
+        means = [m for m, _ in spreads]
+        bands = [stats.mean_ci(m, sd, c.rounds) for (m, sd), c in zip(spreads, cells, strict=True)]
         ax.plot(threads, means, **style)
         if len(cells) > 1:
             # A cell of one round has no CI: the band breaks there (NaN) rather than lying.
@@ -172,7 +158,7 @@ def _variant_lines(ax: Axes, cells: list[Cell], metric: str) -> None:
 
 
 def _variant_metric_svg(
-    cells: Sequence[Cell], metric: str, ylabel: str, heading: str, slug: str
+    cells: Sequence[AtRestCell], metric: str, ylabel: str, heading: str, slug: str
 ) -> str | None:
     """One metric of both variants against threads, each with the 95% CI of its mean."""
     done = measured(cells)
@@ -188,14 +174,14 @@ def _variant_metric_svg(
     return render_svg(draw, slug, SIZE, f"{heading.lower()} against threads")
 
 
-def throughput_svg(cells: Sequence[Cell], title: str) -> str | None:
+def throughput_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
     """TPS against threads for both variants, with the 95% CI of each variant's mean."""
     return _variant_metric_svg(
         cells, "tps", "throughput (transactions/s)", f"Throughput, {title}", f"tps-{title}"
     )
 
 
-def cpu_per_txn_svg(cells: Sequence[Cell], title: str) -> str | None:
+def cpu_per_txn_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
     """Server CPU milliseconds per transaction against threads for both variants."""
     return _variant_metric_svg(
         cells,
@@ -207,11 +193,11 @@ def cpu_per_txn_svg(cells: Sequence[Cell], title: str) -> str | None:
 
 
 def cost_points(
-    ax: Axes, threads: Sequence[float], comps: Sequence[Mapping[str, Any]], style: dict[str, Any]
+    ax: Axes, threads: Sequence[float], comps: Sequence[Estimate], style: dict[str, Any]
 ) -> None:
     """Overhead points with 95% CI bars; filled where the CI excludes 0, hollow where not."""
-    ys = [float(c["overhead_pct"]) for c in comps]
-    cis = [c.get("overhead_ci_pct") for c in comps]
+    ys = [c.overhead_pct for c in comps]
+    cis = [c.overhead_ci_pct for c in comps]
     low = [y - ci[0] if ci else 0.0 for y, ci in zip(ys, cis, strict=True)]
     high = [ci[1] - y if ci else 0.0 for y, ci in zip(ys, cis, strict=True)]
     color = style["color"]
@@ -245,7 +231,7 @@ def _zero_line(ax: Axes) -> None:
     ax.axhline(0.0, color="black", linewidth=0.8, zorder=1.8)
 
 
-def overhead_svg(cells: Sequence[Cell], title: str) -> str | None:
+def overhead_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
     """The cost of encryption in % (> 0: encrypted is slower, or spends more server CPU per
     transaction) against threads, with 95% CIs, for TPS and CPU per transaction."""
     done = measured(cells)
@@ -254,9 +240,9 @@ def overhead_svg(cells: Sequence[Cell], title: str) -> str | None:
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
-        threads = [_threads(c) for c in done]
+        threads = [c.threads for c in done]
         for k, metric in enumerate(METRIC_STYLE):
-            comps = [c["comparisons"][metric] for c in done]
+            comps = [c.comparisons[metric] for c in done]
             cost_points(ax, _dodge(threads, k, len(METRIC_STYLE)), comps, METRIC_STYLE[metric])
         _zero_line(ax)
         threads_axis(ax, threads)
@@ -268,13 +254,13 @@ def overhead_svg(cells: Sequence[Cell], title: str) -> str | None:
 
 
 def comparison_svg(
-    groups: Sequence[tuple[Sequence[int], Mapping[str, Sequence[Mapping[str, Any]]]]],
+    groups: Sequence[tuple[Sequence[int], Mapping[str, Sequence[Estimate]]]],
     labels: tuple[str, str],
     title: str,
 ) -> str | None:
     """Two panels (TPS, server CPU per transaction): the cost of encryption in A and in B
     against threads.  `groups` holds, per side, its thread counts and per metric the
-    summary.json comparison entries (overhead_pct, overhead_ci_pct)."""
+    estimates of its cells."""
     if not any(threads for threads, _ in groups):
         return None
 
@@ -298,7 +284,7 @@ def comparison_svg(
     )
 
 
-def crypto_svg(crypto: Mapping[str, Any]) -> str | None:
+def crypto_svg(crypto: Record) -> str | None:
     """Crypto capacity bars from `CryptoCapacity.to_json()`: MB/s per cipher at 16 KiB (an
     InnoDB page) with and without AES-NI, and signatures/s for RSA/ECDSA; one core each."""
     from encbench.capacity import PAGE_BYTES
@@ -354,7 +340,7 @@ def _cipher_bars(ax: Axes, ciphers: list[Mapping[str, Any]], names: list[str]) -
             label="AES-NI on" if accel else "AES-NI off",
         )
         _label_bars(ax, bars, values)
-    _bar_axes(
+    bar_axes(
         ax,
         names,
         "MB/s, 16 KiB blocks, one core (MB = 10⁶ bytes)",
@@ -368,14 +354,14 @@ def _sign_bars(ax: Axes, asym: list[Mapping[str, Any]]) -> None:
     values = [float(a["sign_per_s_mean"]) for a in asym]
     bars = ax.barh(range(len(names)), values, height=0.5, color="#cc79a7", edgecolor="#7a3d63")
     _label_bars(ax, bars, values)
-    _bar_axes(ax, names, "signatures/s, one core", "Public-key signing (openssl speed)")
+    bar_axes(ax, names, "signatures/s, one core", "Public-key signing (openssl speed)")
 
 
 def _label_bars(ax: Axes, bars: Any, values: list[float]) -> None:
     ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], padding=2, fontsize=7.5)
 
 
-def _bar_axes(ax: Axes, names: list[str], xlabel: str, title: str) -> None:
+def bar_axes(ax: Axes, names: list[str], xlabel: str, title: str) -> None:
     """Horizontal bars read top-down in the given order, value labels room to the right."""
     ax.set_yticks(range(len(names)), names)
     ax.invert_yaxis()

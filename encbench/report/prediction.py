@@ -13,37 +13,38 @@ path, locks); below it means the work overlaps with waits that the latency alrea
 
 from __future__ import annotations
 
-from typing import Any
-
 from encbench import capacity as crypto
+from encbench.report.models import Prediction, Record
 
 
 def predict(
-    cell: dict[str, Any], capacity: dict[str, Any] | None, algorithm: str
-) -> dict[str, Any] | None:
-    if not capacity:
+    pages_per_txn: float,
+    plain_latency_ms: float,
+    measured_ci_pct: tuple[float, float] | None,
+    capacity: Record | None,
+    algorithm: str,
+) -> Prediction | None:
+    """`pages_per_txn`: the encrypted server's pages read + written per transaction;
+    `measured_ci_pct`: the 95% CI of the measured TPS overhead."""
+    if not capacity or algorithm not in crypto.SERVER_CIPHERS:
         return None
     cipher, direction = crypto.SERVER_CIPHERS[algorithm]
     mb_per_s = crypto.cipher_mb_per_s(capacity, cipher, crypto.PAGE_BYTES, direction=direction)
     if not mb_per_s:
         return None
-    enc = cell["variants"]["encrypted"]
-    pages = enc["pages_read_per_txn"]["mean"] + enc["pages_written_per_txn"]["mean"]
-    cipher_ms = pages * crypto.PAGE_BYTES / (mb_per_s * 1e6) * 1000.0
-    latency_ms = cell["variants"]["plain"]["latency_avg_ms"]["mean"]
-    predicted_pct = 100.0 * cipher_ms / latency_ms if latency_ms > 0 else 0.0
-    tps = cell["comparisons"]["tps"]
-    return {
-        "cipher": cipher,
-        "cipher_mb_per_s": mb_per_s,
-        "pages_per_txn": pages,
-        "cipher_ms_per_txn": cipher_ms,
-        "predicted_pct": predicted_pct,
-        "agreement": agreement(predicted_pct, tps.get("overhead_ci_pct")),
-    }
+    cipher_ms = pages_per_txn * crypto.PAGE_BYTES / (mb_per_s * 1e6) * 1000.0
+    predicted_pct = 100.0 * cipher_ms / plain_latency_ms if plain_latency_ms > 0 else 0.0
+    return Prediction(
+        cipher=cipher,
+        cipher_mb_per_s=mb_per_s,
+        pages_per_txn=pages_per_txn,
+        cipher_ms_per_txn=cipher_ms,
+        predicted_pct=predicted_pct,
+        agreement=agreement(predicted_pct, measured_ci_pct),
+    )
 
 
-def agreement(predicted_pct: float, measured_ci_pct: list[float] | None) -> str:
+def agreement(predicted_pct: float, measured_ci_pct: tuple[float, float] | None) -> str:
     if not measured_ci_pct:
         return "too few rounds to compare"
     low, high = measured_ci_pct

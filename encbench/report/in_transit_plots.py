@@ -4,35 +4,32 @@ TLS as the network distance grows (the seed's second table, as lines)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from encbench.report.plots import SIZE, VARIANT_STYLE, _bar_axes, render_svg
+from encbench.report.models import TransitCellSummary
+from encbench.report.plots import SIZE, VARIANT_STYLE, bar_axes, render_svg
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-Cell = Mapping[str, Any]
+Cell = TransitCellSummary
 KEY_STYLE: tuple[dict[str, Any], ...] = (
     {"marker": "o", "linestyle": "-"},
     {"marker": "s", "linestyle": "--"},
 )
 
 
-def _name(cell: Cell) -> str:
-    from encbench.report.transit import method_name
-
-    return f"{method_name(cell, short=True)}, {cell['threads']} thr"
-
-
-def rates_svg(cells: Sequence[Cell], title: str, name: str) -> str | None:
+def rates_svg(
+    cells: Sequence[Cell], title: str, name: str, label: Callable[[Cell], str]
+) -> str | None:
     """Horizontal bars, encrypted and plain per path, with the 95% CI of each mean; a log
     axis when the two differ by more than 10× (a TLS handshake against a plain connect)."""
-    rows = [c for c in cells if c.get("rounds") and "variants" in c]
+    rows = [c for c in cells if c.rounds and c.variants]
     if not rows:
         return None
-    labels = [_name(c) for c in rows]
-    unit = rows[0]["unit"]
+    labels = [label(c) for c in rows]
+    unit = rows[0].unit
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
@@ -42,11 +39,12 @@ def rates_svg(cells: Sequence[Cell], title: str, name: str) -> str | None:
             means: list[float] = []
             errors: list[list[float]] = [[], []]
             for c in rows:
-                rate = c["variants"][variant]["rate"]
-                means.append(rate["mean"])
-                ci = rate.get("ci95") or [rate["mean"], rate["mean"]]
-                errors[0].append(max(0.0, rate["mean"] - ci[0]))
-                errors[1].append(max(0.0, ci[1] - rate["mean"]))
+                assert c.variants is not None
+                rate = getattr(c.variants, variant).rate
+                means.append(rate.mean)
+                ci = rate.ci95 or (rate.mean, rate.mean)
+                errors[0].append(max(0.0, rate.mean - ci[0]))
+                errors[1].append(max(0.0, ci[1] - rate.mean))
             spread += means
             ax.barh(
                 [i + shift for i in range(len(rows))],
@@ -62,7 +60,7 @@ def rates_svg(cells: Sequence[Cell], title: str, name: str) -> str | None:
             )
         if min(spread) > 0 and max(spread) / min(spread) > 10:
             ax.set_xscale("log")
-        _bar_axes(ax, labels, f"{unit}, mean with 95% CI (higher is better)", title)
+        bar_axes(ax, labels, f"{unit}, mean with 95% CI (higher is better)", title)
         # Outside the axes: inside, it would hide the bars of the last row.
         ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
@@ -74,21 +72,21 @@ def rates_svg(cells: Sequence[Cell], title: str, name: str) -> str | None:
 def distance_svg(cells: Sequence[Cell]) -> str | None:
     """% of the connection rate lost to TLS against the round-trip time, one line per key
     type (and thread count), with the paired 95% CI as error bars."""
-    conn = [c for c in cells if c["test"] == "connect" and c["method"] == "tls" and c.get("rounds")]
-    if len({c["rtt_ms"] for c in conn}) < 2:
+    conn = [c for c in cells if c.test == "connect" and c.method == "tls" and c.rounds]
+    if len({c.rtt_ms for c in conn}) < 2:
         return None
     series: dict[tuple[str, int], list[Cell]] = {}
     for c in conn:
-        series.setdefault((c["key_type"], c["threads"]), []).append(c)
+        series.setdefault((c.key_type, c.threads), []).append(c)
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
         for i, ((key, threads), group) in enumerate(series.items()):
-            group = sorted(group, key=lambda c: c["rtt_ms"])
-            xs = [c["rtt_ms"] for c in group]
-            comps = [c["comparisons"]["rate"] for c in group]
-            ys = [comp["overhead_pct"] for comp in comps]
-            ci = [comp.get("overhead_ci_pct") or [y, y] for comp, y in zip(comps, ys, strict=True)]
+            group = sorted(group, key=lambda c: c.rtt_ms)
+            xs = [c.rtt_ms for c in group]
+            comps = [c.comparisons["rate"] for c in group]
+            ys = [comp.overhead_pct for comp in comps]
+            ci = [comp.overhead_ci_pct or (y, y) for comp, y in zip(comps, ys, strict=True)]
             err = [[y - lo for y, (lo, _) in zip(ys, ci, strict=True)]]
             err.append([hi - y for y, (_, hi) in zip(ys, ci, strict=True)])
             ax.errorbar(

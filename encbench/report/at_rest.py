@@ -1,0 +1,141 @@
+"""The at-rest part of summary.json: every cell's paired estimates and verdicts, built from
+at-rest.jsonl alone (plus the profile and the records of servers, environment and cipher
+speed), so that `encbench report DIR` re-renders exactly what the run wrote."""
+
+from __future__ import annotations
+
+from encbench.engine import rounds as plan
+from encbench.profile import Profile
+from encbench.report import prediction
+from encbench.report.models import (
+    AtRestCell,
+    AtRestSummary,
+    AtRestVariant,
+    Estimate,
+    Harness,
+    Pair,
+    Record,
+    Spread,
+)
+from encbench.results.schema import RunRecord
+from encbench.studies.at_rest.cells import cells as at_rest_cells
+
+# Shown per variant beside the compared metrics: what the regime did to the buffer pool.
+EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")
+WRITE_STATE_NOTE = (
+    "Both variants start from the same data (sysbench prepare with --rand-seed=1). Write "
+    "workloads are not reset between rounds; instead sysbench's write transactions keep the "
+    "row count and row width constant (DELETE+INSERT of the same id, UPDATEs of fixed-width "
+    "columns), so both variants keep the same data size, and interleaved rounds expose both "
+    "to the same drift over time."
+)
+
+
+def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
+    names = (*(m.name for m in RunRecord.METRICS), *EVIDENCE)
+    spreads = {name: Spread.of([float(getattr(r, name)) for r in runs]) for name in names}
+    return AtRestVariant(
+        **spreads,
+        errors=sum(r.ignored_errors for r in runs),
+        reconnects=sum(r.reconnects for r in runs),
+    )
+
+
+def comparisons(rounds: list[plan.Round], target_pct: float) -> dict[str, Estimate]:
+    return {
+        m.name: Estimate.paired(
+            [float(getattr(r.runs["encrypted"], m.name)) for r in rounds],
+            [float(getattr(r.runs["plain"], m.name)) for r in rounds],
+            m.direction,
+            target_pct,
+        )
+        for m in RunRecord.METRICS
+    }
+
+
+def other_load_pct(rounds: list[plan.Round], cores: int) -> float:
+    """Other processes' CPU (and stolen CPU) during this cell's measured runs, as a share of
+    the machine: the load its rounds had to share the machine with."""
+    runs = [run for r in rounds for run in r.runs.values()]
+    wall = sum(r.wall_s for r in runs)
+    other = sum(r.other_cpu_s + r.steal_s for r in runs)
+    return 100.0 * other / (wall * cores) if wall > 0 else 0.0
+
+
+def harness_share(runs: list[RunRecord], cores: int) -> Harness:
+    """encbench's own CPU while sysbench was measuring, as a share of the whole machine."""
+    return Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.wall_s for r in runs), cores)
+
+
+def summarize_cell(
+    rounds: list[plan.Round], profile: Profile, crypto: Record | None, cores: int
+) -> AtRestCell:
+    first = rounds[0].runs["plain"].cell
+    base = AtRestCell(
+        workload=first.workload,
+        regime=first.regime,
+        threads=first.threads,
+        rounds=len(rounds),
+        measured_s=sum(r.wall_s for r in rounds),
+        status="",
+    )
+    variants = Pair[AtRestVariant](
+        plain=variant_stats([r.runs["plain"] for r in rounds]),
+        encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
+    )
+    compared = comparisons(rounds, profile.measure.target_halfwidth_pct)
+    enc = variants.encrypted
+    return base.model_copy(
+        update={
+            "other_load_pct": other_load_pct(rounds, cores),
+            "status": plan.stop_reason(rounds, profile.measure)
+            or "incomplete (run stopped before the cell finished)",
+            "variants": variants,
+            "comparisons": compared,
+            "prediction": prediction.predict(
+                enc.pages_read_per_txn.mean + enc.pages_written_per_txn.mean,
+                variants.plain.latency_avg_ms.mean,
+                compared["tps"].overhead_ci_pct,
+                crypto,
+                profile.server.encryption_algorithm,
+            ),
+        }
+    )
+
+
+def build(
+    runs: list[RunRecord],
+    profile: Profile,
+    servers: Record | None,
+    environment: Record | None,
+    crypto: Record | None = None,
+) -> AtRestSummary:
+    cores = cores_of(environment)
+    cells = []
+    for cell in at_rest_cells(profile):
+        rounds = plan.complete_rounds(runs, cell)
+        if rounds:
+            cells.append(summarize_cell(rounds, profile, crypto, cores))
+        else:
+            cells.append(
+                AtRestCell(
+                    workload=cell.workload,
+                    regime=cell.regime,
+                    threads=cell.threads,
+                    rounds=0,
+                    measured_s=0.0,
+                    status="not measured",
+                )
+            )
+    return AtRestSummary(
+        target_halfwidth_pct=profile.measure.target_halfwidth_pct,
+        write_workload_state=WRITE_STATE_NOTE,
+        servers=servers,
+        crypto=crypto,
+        harness=harness_share(runs, cores),
+        cells=cells,
+    )
+
+
+def cores_of(environment: Record | None) -> int:
+    return int((environment or {}).get("cpu", {}).get("cores", 1))

@@ -1,0 +1,144 @@
+"""The HTML report's crypto capacity section: what this CPU encrypts per second (`openssl
+speed`), as the same tables `encbench crypto` prints (capacity.render_markdown; a test holds
+the two equal), with the bars plot."""
+
+from __future__ import annotations
+
+from encbench import capacity
+from encbench.capacity.plan import HEADLINE_BLOCKS
+from encbench.capacity.render import (
+    _cell,
+    _cipher_entry,
+    _num,
+    _ratio,
+    _render_environment,
+    _size,
+)
+from encbench.report import plots
+from encbench.report.models import Record
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+
+INTRO = (
+    "What this CPU encrypts per second (`openssl speed`): an upper bound for what the cipher "
+    "itself can cost; a measured slowdown far above it comes from something around the "
+    "crypto (copies, locks, I/O)."
+)
+
+
+def section(cap: Record, algorithm: str | None) -> Section:
+    blocks: list[Block] = [Paragraph(INTRO)]
+    if algorithm in capacity.SERVER_CIPHERS:
+        cipher, direction = capacity.SERVER_CIPHERS[algorithm]
+        mb = capacity.cipher_mb_per_s(cap, cipher, capacity.PAGE_BYTES, direction=direction)
+        if mb:
+            us = capacity.PAGE_BYTES / (mb * 1e6) * 1e6
+            blocks.append(
+                Paragraph(
+                    f"The server's {algorithm} is {cipher} ({direction}): {mb:,.0f} MB/s on "
+                    f"one core, i.e. {us:.1f} µs of CPU per 16 KiB page."
+                )
+            )
+    blocks.append(
+        Plot(lambda: plots.crypto_svg(cap), "One core; hatched: AES-NI off. MB = 10⁶ bytes.")
+    )
+    blocks += tables(cap)
+    return Section("Crypto capacity of this machine", blocks, html_only=True)
+
+
+def _label(cipher: str, direction: str) -> str:
+    return cipher if direction == "encrypt" else f"{cipher} ({direction})"
+
+
+def tables(cap: Record) -> list[Section]:
+    """capacity.render_markdown's subsections, as the document model."""
+    ciphers = list(cap.get("ciphers", []))
+    asym = list(cap.get("asymmetric", []))
+    single = [c for c in ciphers if c.get("cores") == 1]
+    # (cipher, direction) in first-seen order, which to_json keeps in CIPHERS order.
+    pairs = list(dict.fromkeys((c["cipher"], c.get("direction", "encrypt")) for c in single))
+    out = []
+    if pairs:
+        body = []
+        for cipher, direction in pairs:
+            cells = [_label(cipher, direction)]
+            for block in (16384, 16):
+                on = _cipher_entry(cap, cipher, block, True, 1, direction)
+                off = _cipher_entry(cap, cipher, block, False, 1, direction)
+                cells += [
+                    _cell(on, "mb_per_s"),
+                    _cell(off, "mb_per_s"),
+                    _ratio(
+                        on["mb_per_s_mean"] if on else None, off["mb_per_s_mean"] if off else None
+                    ),
+                ]
+            body.append(row(*cells))
+        header = ["cipher", "16 KiB", "16 KiB no AES-NI", "speed-up"]
+        header += ["16 B", "16 B no AES-NI", "speed-up"]
+        title = "Ciphers, one core: MB/s with and without AES-NI (mean ± stdev)"
+        out.append(Section(title, [Table(header, body)], level=3))
+        blocks = sorted({c["block_bytes"] for c in single if c.get("accel")})
+        if set(blocks) - set(HEADLINE_BLOCKS):
+            body = []
+            for cipher, direction in pairs:
+                found = (_cipher_entry(cap, cipher, b, True, 1, direction) for b in blocks)
+                values = [_num(e["mb_per_s_mean"]) if e else "—" for e in found]
+                body.append(row(_label(cipher, direction), *values))
+            header = ["cipher", *(_size(b) for b in blocks)]
+            title = "Ciphers by block size, one core, AES-NI on (MB/s)"
+            out.append(Section(title, [Table(header, body)], level=3))
+    single_asym = [a for a in asym if a.get("cores") == 1 and a.get("accel", True)]
+    if single_asym:
+        body = [
+            row(a["algorithm"], _cell(a, "sign_per_s"), _cell(a, "verify_per_s"))
+            for a in single_asym
+        ]
+        title = "Public-key operations, one core (per second, mean ± stdev)"
+        out.append(Section(title, [Table(["algorithm", "sign/s", "verify/s"], body)], level=3))
+    multi = _all_cores(cap, ciphers, asym)
+    if multi is not None:
+        out.append(multi)
+    lines = _render_environment(cap)  # ["### CPU and libraries", "", "- …", …, ""]
+    items = [line[2:] for line in lines if line.startswith("- ")]
+    out.append(Section(lines[0].removeprefix("### "), [Bullets(items)], level=3))
+    return out
+
+
+def _all_cores(cap: Record, ciphers: list[Record], asym: list[Record]) -> Section | None:
+    rows = []
+    cores_seen = sorted({int(e["cores"]) for e in [*ciphers, *asym] if int(e.get("cores", 1)) > 1})
+    for e in ciphers:
+        if e.get("cores", 1) > 1:
+            direction = e.get("direction", "encrypt")
+            one = _cipher_entry(cap, e["cipher"], e["block_bytes"], bool(e["accel"]), 1, direction)
+            one_v = one["mb_per_s_mean"] if one else None
+            rows.append(
+                row(
+                    f"{_label(e['cipher'], direction)} {_size(e['block_bytes'])} MB/s",
+                    str(e["cores"]),
+                    _num(one_v),
+                    _num(e["mb_per_s_mean"]),
+                    _ratio(e["mb_per_s_mean"], one_v),
+                )
+            )
+    for a in asym:
+        if a.get("cores", 1) > 1:
+            one_a = next(
+                (x for x in asym if x["algorithm"] == a["algorithm"] and x.get("cores") == 1),
+                None,
+            )
+            for key, unit in (("sign_per_s", "sign/s"), ("verify_per_s", "verify/s")):
+                base = one_a[f"{key}_mean"] if one_a else None
+                rows.append(
+                    row(
+                        f"{a['algorithm']} {unit}",
+                        str(a["cores"]),
+                        _num(base),
+                        _num(a[f"{key}_mean"]),
+                        _ratio(a[f"{key}_mean"], base),
+                    )
+                )
+    if not rows:
+        return None
+    header = ["measure", "cores", "1 core", "all cores", "scaling"]
+    title = f"All cores ({'/'.join(str(c) for c in cores_seen)}): totals, AES-NI on"
+    return Section(title, [Table(header, rows)], level=3)

@@ -1,0 +1,129 @@
+"""The in-transit part of summary.json, built from in-transit.jsonl alone (plus
+in-transit.json, the study's record of PKI, server TLS settings and proofs)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from encbench import stats
+from encbench.engine import rounds as plan
+from encbench.profile import Profile
+from encbench.report.models import (
+    Estimate,
+    Harness,
+    InTransitSummary,
+    Pair,
+    PerEvent,
+    Rate,
+    Record,
+    Spread,
+    TransitCellSummary,
+    TransitVariant,
+)
+from encbench.results.schema import Metric, TransitCell, TransitRecord
+from encbench.studies.in_transit import cells as transit_cells
+
+# Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
+EXTRA_METRICS = (
+    Metric("latency_avg_ms", "ms", "lower_is_better"),
+    Metric("encryption_cpu_ms_per_event", "ms", "lower_is_better"),
+)
+
+
+def _spread(records: Iterable[TransitRecord], attr: str) -> Spread:
+    return Spread.of([float(getattr(r, attr)) for r in records])
+
+
+def _rate(records: list[TransitRecord]) -> Rate:
+    """One variant's mean rate with its 95% CI (t interval over rounds), as the seed's table
+    gives a mean with its spread."""
+    mean, stdev = stats.mean_and_stdev([r.rate for r in records])
+    return Rate(mean=mean, stdev=stdev, ci95=stats.mean_ci(mean, stdev, len(records)))
+
+
+def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
+    events = sum(r.events for r in runs)
+    server_s = sum(r.server_cpu_s for r in runs)
+    return TransitVariant(
+        rate=_rate(runs),
+        latency_avg_ms=_spread(runs, "latency_avg_ms"),
+        server_cpu_ms_per_event=PerEvent(mean=1000 * server_s / events, total_s=server_s),
+        tunnel_cpu_ms_per_event=PerEvent(mean=1000 * sum(r.tunnel_cpu_s for r in runs) / events),
+        encryption_cpu_ms_per_event=_spread(runs, "encryption_cpu_ms_per_event"),
+        tls_handshakes=sum(r.tls_handshakes for r in runs),
+        tunnel_handshakes=sum(r.tunnel_handshakes for r in runs),
+        tunnel_resumed=sum(r.tunnel_resumed for r in runs),
+        session_cache_hits=sum(r.session_cache_hits for r in runs),
+        events=events,
+        errors=sum(r.errors for r in runs),
+    )
+
+
+def comparisons(rounds: list[plan.Round], target_pct: float) -> dict[str, Estimate]:
+    out = {}
+    for m in (*TransitRecord.METRICS, *EXTRA_METRICS):
+        enc = [float(getattr(r.runs["encrypted"], m.name)) for r in rounds]
+        pla = [float(getattr(r.runs["plain"], m.name)) for r in rounds]
+        if min(enc + pla) > 0:  # a ratio needs both sides above zero
+            out[m.name] = Estimate.paired(enc, pla, m.direction, target_pct)
+    return out
+
+
+def summarize_cell(
+    cell: TransitCell, rounds: list[plan.Round], profile: Profile, record: Record
+) -> TransitCellSummary:
+    runs = [run for r in rounds for run in r.runs.values()]
+    # The unit the records name (schema 2); the cell's own for a run without records yet.
+    unit = runs[0].rate_unit if runs else cell.unit
+    entry = TransitCellSummary(
+        **{k: getattr(cell, k) for k in TransitCell.__dataclass_fields__},
+        label=cell.label,
+        unit=unit,
+        rounds=len(rounds),
+        measured_s=sum(r.wall_s for r in rounds),
+        status="not measured",
+        proof=(record.get("proofs") or {}).get(cell.slug),
+    )
+    if not rounds:
+        skipped = (record.get("skipped") or {}).get(cell.slug)
+        return entry.model_copy(update={"status": f"not measured: {skipped}"}) if skipped else entry
+    wall = sum(r.wall_s for r in runs)
+    other = sum(r.other_cpu_s + r.steal_s for r in runs)
+    return entry.model_copy(
+        update={
+            "status": plan.stop_reason(rounds, profile.transit, "rate")
+            or "incomplete (run stopped before the cell finished)",
+            "variants": Pair[TransitVariant](
+                plain=variant_stats([r.runs["plain"] for r in rounds]),
+                encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
+            ),
+            "comparisons": comparisons(rounds, profile.transit.target_halfwidth_pct),
+            "other_load_pct_of_core": 100.0 * other / wall if wall > 0 else 0.0,
+        }
+    )
+
+
+def build(
+    runs: list[TransitRecord], profile: Profile, record: Record | None, cores: int = 1
+) -> InTransitSummary:
+    record = record or {}
+    cells = [
+        summarize_cell(cell, plan.complete_rounds(runs, cell), profile, record)
+        for cell in transit_cells.cells(profile)
+    ]
+    t = profile.transit
+    return InTransitSummary(
+        target_halfwidth_pct=t.target_halfwidth_pct,
+        tls_version=t.tls_version,
+        mariadb_version=record.get("mariadb_version"),
+        pki=record.get("pki"),
+        notes=record.get("notes"),
+        server_options=record.get("server_options"),
+        delay_method=record.get("delay_method"),
+        link=record.get("link"),
+        bulk_table=record.get("bulk_table"),
+        session_cache_hits=sum(r.session_cache_hits for r in runs),
+        tls_handshakes=sum(r.tls_handshakes for r in runs),
+        harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.wall_s for r in runs), cores),
+        cells=cells,
+    )

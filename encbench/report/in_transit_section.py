@@ -1,0 +1,254 @@
+"""The in-transit study's part of the report.
+
+The tables follow the seed study (Percona, 2013): connections per second, mean and 95% CI,
+per key size and method; then the share of the connection rate lost to TLS per distance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from encbench.report import in_transit_plots
+from encbench.report.models import Estimate, InTransitSummary, TransitCellSummary, TransitVariant
+from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
+
+TEST_TITLES = {
+    "connect": "Connection setup: connect, SELECT 1, disconnect",
+    "oltp_point_select": "Per query on persistent connections: oltp_point_select",
+    "oltp_read_only": "Per query on persistent connections: oltp_read_only",
+    "bulk": "Bulk streaming: one large result set through one connection",
+    "dump": "mariadb-dump of the data set",
+}
+EVENT_NAMES = {"connect": "connection", "bulk": "MiB", "dump": "MiB"}
+METHOD_NAMES = {"tls": "MariaDB TLS", "stunnel": "stunnel", "ssh": "SSH tunnel"}
+INTRO = (
+    "Each row pairs the same client over plain TCP and over the encrypted path, in "
+    "alternating rounds against one server. Rates are means over rounds with their 95% CI; "
+    "'lost' is the paired cost of encryption with its 95% CI."
+)
+RELAY_NOTE = (
+    "Delay emulated by encbench's userspace delay relay between the two network "
+    "namespaces (this kernel has no netem): each chunk is forwarded half an RTT "
+    "after it arrives, and the TCP handshake is charged 1.5 RTT."
+)
+PROOF_NOTE = (
+    "Proof: before each row, one connection per path asked the server for its "
+    "Ssl_version/Ssl_cipher (tunnels: the tunnel's own log named its cipher); every run "
+    "was checked against the server's Ssl_finished_accepts (0 for plain, one per "
+    "connection for TLS) and the tunnel's handshake count."
+)
+SSH_NOTE = (
+    "SSH tunnel: a private sshd with generated keys and one cipher, and `ssh -tt -L` "
+    "holding a terminal session, as a DBA's `ssh -L` with a shell open does. OpenSSH "
+    "turns Nagle's algorithm off only for interactive sessions: measured with `ssh -N` "
+    "instead, every forwarded connect stalled on a delayed ACK (about 23 conn/s). The "
+    "ssh client logs each forwarded channel (`-v`), the per-run count of the proof."
+)
+STUNNEL_NOTE = (
+    "stunnel: a server-side and a client-side stunnel (client verifies the server "
+    "against the run's CA, TCP_NODELAY on both sockets), each handshake logged at "
+    "`info` and counted (one log line per connection, inside the measured path); "
+    "tunnel CPU is both stunnels' CPU."
+)
+REUSE_NOTE = (
+    "TLS session reuse: sysbench and mariadb-dump (libmariadb) open every connection with a "
+    "full handshake; libmariadb cannot offer a saved session, so MariaDB's own TLS cannot be "
+    "measured with reuse. The server's Ssl_session_cache_hits grew by {hits} over "
+    "{handshakes:,} TLS handshakes in this run."
+)
+STUNNEL_REUSE_NOTE = (
+    "stunnel's client resumes sessions by default: rows marked 'resumed' allow it ({resumed:,} "
+    "of {handshakes:,} handshakes there were resumptions), the other stunnel rows refuse it "
+    "(`sessionResume = no`), so each of their connections pays a full handshake."
+)
+# The kernel counts a process's CPU in 10 ms ticks: below this total, a per-event figure is
+# mostly rounding.
+CPU_RESOLUTION_S = 0.2
+
+Cells = Sequence[TransitCellSummary]
+
+
+def method_name(cell: TransitCellSummary, short: bool = False) -> str:
+    resumed = " resumed" if cell.resume else ""
+    if short:  # for plot labels
+        cipher = cell.cipher.split("@")[0]
+        return {"tls": f"TLS {cell.key_type} {cipher}", "ssh": f"SSH {cipher}"}.get(
+            cell.method, f"stunnel {cell.key_type}{resumed}"
+        ).strip()
+    name = METHOD_NAMES[cell.method]
+    if cell.method == "ssh":
+        return f"{name} {cell.cipher} ({cell.key_type} host key)"
+    if cell.method == "stunnel":
+        return f"{name} ({cell.key_type}){resumed}"
+    return f"{name} {cell.key_type}" + (f" {cell.cipher}" if cell.cipher else "")
+
+
+def plot_label(cell: TransitCellSummary) -> str:
+    return f"{method_name(cell, short=True)}, {cell.threads} thr"
+
+
+def _rate(v: TransitVariant) -> str:
+    ci = v.rate.ci95
+    text = f"{v.rate.mean:,.1f}"
+    return f"{text} ({ci[0]:,.1f}–{ci[1]:,.1f})" if ci else text
+
+
+def lost(comp: Estimate) -> str:
+    ci = comp.overhead_ci_pct
+    text = f"{comp.overhead_pct:.1f}%"
+    return f"{text} ({ci[0]:.1f}–{ci[1]:.1f}%)" if ci else text
+
+
+def _cpu(encrypted: TransitVariant, plain: TransitVariant) -> str:
+    totals = [v.server_cpu_ms_per_event.total_s or 1.0 for v in (encrypted, plain)]
+    if min(totals) < CPU_RESOLUTION_S:
+        return "too little CPU to resolve"
+    return (
+        f"{encrypted.server_cpu_ms_per_event.mean:.3f} / {plain.server_cpu_ms_per_event.mean:.3f}"
+    )
+
+
+def method_table(cells: Cells, caption: str | None = None, notes: Sequence[str] = ()) -> Table:
+    """The seed's first table: rate of plain and of each method, mean and 95% CI."""
+    rows = []
+    far = any(c.rtt_ms for c in cells)
+    for c in cells:
+        where = [method_name(c), *([f"{c.rtt_ms:g}"] if far else []), f"{c.threads}"]
+        if not c.rounds or c.variants is None:
+            rows.append(row(*where, "–", "–", "–", c.status, "–", styles={len(where) + 3: "na"}))
+            continue
+        p, e, comp = c.variants.plain, c.variants.encrypted, c.comparisons["rate"]
+        tunnel = f" + tunnel {e.tunnel_cpu_ms_per_event.mean:.3f}" if c.method != "tls" else ""
+        rows.append(
+            row(
+                *where,
+                _rate(p),
+                _rate(e),
+                lost(comp),
+                comp.verdict,
+                _cpu(e, p) + tunnel,
+                styles={len(where) + 3: comp.kind},
+            )
+        )
+    unit = cells[0].unit
+    header = [
+        "method",
+        *(["RTT ms"] if far else []),
+        "threads",
+        f"plain {unit} (95% CI)",
+        f"encrypted {unit} (95% CI)",
+        "lost to encryption (95% CI)",
+        "verdict",
+        f"server CPU ms per {EVENT_NAMES.get(cells[0].test, 'transaction')}, encrypted / plain",
+    ]
+    return Table(header, rows, caption, notes)
+
+
+def distance_table(cells: Cells) -> Table:
+    """The seed's second table: % of the connection rate lost, key type × distance."""
+    conn = [c for c in cells if c.test == "connect" and c.method == "tls"]
+    rtts = sorted({c.rtt_ms for c in conn})
+    threads = sorted({c.threads for c in conn})
+    keys = list(dict.fromkeys(c.key_type for c in conn))
+    by_key = {(c.key_type, c.rtt_ms, c.threads): c for c in conn}
+    header = ["key", *[f"RTT {r:g} ms, {n} thr" for r in rtts for n in threads]]
+    rows = []
+    for key in keys:
+        line = [Cell(key)]
+        for rtt in rtts:
+            for n in threads:
+                cell = by_key.get((key, rtt, n))
+                comp = cell.comparisons.get("rate") if cell and cell.rounds else None
+                line.append(Cell(lost(comp), comp.kind) if comp else Cell("–", "na"))
+        rows.append(line)
+    return Table(header, rows)
+
+
+def _rates_svg(cells: Cells, title: str, test: str) -> str | None:
+    return in_transit_plots.rates_svg(cells, title.split(":")[0], test, plot_label)
+
+
+def sections(part: InTransitSummary) -> list[Section]:
+    cells = part.cells
+    blocks: list[Block] = [Paragraph(INTRO)]
+    for test, title in TEST_TITLES.items():
+        group = [c for c in cells if c.test == test and c.rtt_ms == 0]
+        if not group:
+            continue
+        plot = Plot(partial(_rates_svg, group, title, test), title)
+        blocks.append(Section(title, [method_table(group), plot], level=3))
+    far = [c for c in cells if c.rtt_ms > 0]
+    if far:
+        relay = "relay" in (part.delay_method or {}).values()
+        missing = list(dict.fromkeys(c.status for c in far if not c.rounds))
+        distance: list[Block] = [
+            distance_table(cells),
+            Plot(
+                lambda: in_transit_plots.distance_svg(cells),
+                "% of connections per second lost to TLS, by round-trip time",
+            ),
+            method_table(far, "Rates at a distance", [RELAY_NOTE] if relay else []),
+            Bullets(missing),
+        ]
+        blocks.append(
+            Section("Connection rate lost to TLS, by network distance", distance, level=3)
+        )
+    blocks.append(Section("In-transit setup and proof", [Bullets(setup(part))], level=3))
+    title = "In transit: what TLS costs connections, queries and bulk transfers"
+    return [Section(title, blocks)]
+
+
+def setup(part: InTransitSummary) -> list[str]:
+    cells = part.cells
+    out = [
+        f"Server: MariaDB {part.mariadb_version or '?'}, one sandbox for both "
+        f"variants, `tls_version={part.tls_version}`, cipher chosen on the server."
+    ]
+    notes = part.notes or {}
+    for key, info in (part.pki or {}).items():
+        note = f" {notes[key]}." if key in notes else ""
+        out.append(f"PKI {key}: {info['server_key']}; {info['chain']}.{note}")
+    if part.bulk_table:
+        out.append(
+            f"Bulk table: {part.bulk_table['rows']:,} rows of random bytes, "
+            f"{part.bulk_table['bytes'] / 2**20:,.0f} MiB."
+        )
+    out.append(PROOF_NOTE)
+    proofs = [
+        f"{c.label}: {', '.join(f'{k} = {v}' for k, v in c.proof.items())}"
+        for c in cells
+        if c.proof
+    ]
+    if proofs:
+        out.append("Negotiated: " + "; ".join(proofs) + ".")
+    erred = [
+        f"{c.label} {name} {v.errors:,}"
+        for c in cells
+        if c.variants
+        for name, v in (("plain", c.variants.plain), ("encrypted", c.variants.encrypted))
+        if v.errors
+    ]
+    if erred:
+        out.append("Errors sysbench ignored and went on after: " + "; ".join(erred) + ".")
+    h = part.harness
+    if h.measured_wall_s:
+        out.append(
+            f"encbench's own CPU during the measured windows: {h.cpu_s:.2f} s "
+            f"over {h.measured_wall_s:.0f} s measured (CPU of one core: "
+            f"{100 * h.cpu_s / h.measured_wall_s:.2f}%)."
+        )
+    if any(c.method == "ssh" for c in cells):
+        out.append(SSH_NOTE)
+    stunnel = [c for c in cells if c.method == "stunnel" and c.variants]
+    if stunnel:
+        out.append(STUNNEL_NOTE)
+        resumed = [c.variants.encrypted for c in stunnel if c.resume and c.variants]
+        out.append(
+            STUNNEL_REUSE_NOTE.format(
+                resumed=sum(v.tunnel_resumed for v in resumed),
+                handshakes=sum(v.tunnel_handshakes for v in resumed),
+            )
+        )
+    out.append(REUSE_NOTE.format(hits=part.session_cache_hits, handshakes=part.tls_handshakes))
+    return out
