@@ -1,8 +1,9 @@
 """The small tree of errors encbench raises; each message says what to do about it.
 
 `BadInput` is the user's to fix (exit 2, one line).  `ToolError` means an external program
-failed; it carries the command, phase and the tail of its output.  `ProofError` means a
-variant is not what it claims to be (encrypted when it should be plain, or the reverse).
+failed; it carries the command, phase and the tail of its output (`ServerError`: a server
+died or hung, with the tail of its error log).  `ProofError` means a variant is not what it
+claims to be (encrypted when it should be plain, or the reverse).
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ class ToolError(EncbenchError):
         if self.tail:
             lines.append("last output:\n" + self.tail)
         return "\n".join(lines)
+
+
+class ServerError(ToolError):
+    """A server encbench talks to died, stopped answering, or refused a statement.  The message
+    names the server and the cause in one line; details() adds the tail of its error log."""
 
 
 class ProofError(EncbenchError):

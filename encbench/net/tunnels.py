@@ -28,6 +28,7 @@ from encbench import proc
 from encbench.errors import BadInput, ToolError
 from encbench.servers import keys
 from encbench.servers.pki import Pki
+from encbench.servers.sandbox import check_path
 
 STUNNEL_HINT = "install it: apt-get install stunnel4"
 SSH_HINT = "install them: apt-get install openssh-server openssh-client"
@@ -61,9 +62,12 @@ listening = proc.listening  # one reader of /proc: see proc.listening
 class Daemon:
     """One long-running helper process: started in its own group, stopped by its pid."""
 
-    def __init__(self, name: str, argv: Sequence[str], log: Path, port: int) -> None:
+    def __init__(
+        self, name: str, argv: Sequence[str], log: Path, port: int, cwd: Path | None = None
+    ) -> None:
         self.name = name
         self.argv = list(argv)
+        self.cwd = cwd
         self.log = log
         self.port = port
         self.process: subprocess.Popen[bytes] | None = None
@@ -82,6 +86,7 @@ class Daemon:
             try:
                 self.process = subprocess.Popen(
                     self.argv,
+                    cwd=self.cwd,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -183,6 +188,11 @@ def running(daemon: Daemon) -> Iterator[Daemon]:
 
 
 def _run_dir(run_dir: Path, name: str) -> Path:
+    """The daemon's private directory, absolute: stunnel.conf takes a value verbatim but for
+    its leading and trailing blanks, and sshd reads a relative AuthorizedKeysFile from the
+    home directory.  check_path refuses what no configuration file can carry."""
+    run_dir = run_dir.absolute()
+    check_path(run_dir, "run directory")
     path = keys.private_dir(run_dir) / name
     path.mkdir(mode=0o700, exist_ok=True)
     return path
@@ -208,19 +218,20 @@ def stunnel_conf(
     # syslog = no: in the foreground stunnel also logs to syslog; with no /dev/log (no syslog
     # daemon, as on this machine) glibc writes to /dev/console, here a serial port.  Measured
     # with perf: that UART write took 73% of stunnel's CPU, about 17 ms per connection.
-    lines = ["foreground = yes", "syslog = no", "pid =", f"output = {log}", f"debug = {level}"]
+    lines = ["foreground = yes", "syslog = no", "pid =", f"output = {log.absolute()}"]
+    lines.append(f"debug = {level}")
     lines.append("[mariadb]")
     lines += [f"accept = {accept[0]}:{accept[1]}", f"connect = {connect[0]}:{connect[1]}"]
-    lines += [f"sslVersion = {tls_version}", f"CAfile = {pki.ca_cert}"]
+    lines += [f"sslVersion = {tls_version}", f"CAfile = {pki.ca_cert.absolute()}"]
     # The MariaDB handshake is a ping-pong of small packets: no Nagle delay on either socket.
     lines += ["socket = l:TCP_NODELAY=1", "socket = r:TCP_NODELAY=1"]
     lines.append(f"sessionResume = {'yes' if resume else 'no'}")
     if client:
         # Verify the server like a careful client would, against the run's own CA.
         lines += ["client = yes", "verifyChain = yes", f"checkIP = {connect[0]}"]
-        lines += [f"cert = {pki.client_cert}", f"key = {pki.client_key}"]
+        lines += [f"cert = {pki.client_cert.absolute()}", f"key = {pki.client_key.absolute()}"]
     else:
-        lines += [f"cert = {pki.server_cert}", f"key = {pki.server_key}"]
+        lines += [f"cert = {pki.server_cert.absolute()}", f"key = {pki.server_key.absolute()}"]
     return "\n".join(lines) + "\n"
 
 
@@ -308,6 +319,32 @@ def _keygen(path: Path, key_type: str) -> Path:
     return path
 
 
+# The session the tunnel holds open (see ssh_tunnel): the only command the key may run.
+SSH_SESSION_COMMAND = "sleep 2147483647"
+
+
+def sshd_quote(value: str) -> str:
+    r"""One sshd_config argument, read back verbatim by OpenSSH's argv_split(): in double quotes
+    `#` and spaces are kept, and `\\` and `\"` are its escapes (checked with `sshd -T` in
+    tests/test_option_files.py)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def authorized_key(public_key: str, db: tuple[str, int]) -> str:
+    """The client key's authorized_keys line: `restrict` takes every right away (forwarding,
+    agent, X11, pty, user rc), then only what the tunnel needs is given back: a pty for the
+    interactive session that turns Nagle off, local forwarding to MariaDB's address alone, and
+    one command, whatever the client asks to run."""
+    options = [
+        "restrict",
+        "pty",
+        "port-forwarding",
+        f'permitopen="{db[0]}:{db[1]}"',
+        f'command="{SSH_SESSION_COMMAND}"',
+    ]
+    return f"{','.join(options)} {public_key.strip()}\n"
+
+
 def sshd_config(
     *,
     listen: tuple[str, int],
@@ -321,24 +358,33 @@ def sshd_config(
         "\n".join(
             [
                 f"ListenAddress {listen[0]}:{listen[1]}",
-                f"HostKey {host_key}",
+                f"HostKey {sshd_quote(str(host_key))}",
                 "PidFile none",
                 # PAM would consult the system's login stack; public keys are all we need.
                 "UsePAM no",
                 "PasswordAuthentication no",
                 "KbdInteractiveAuthentication no",
                 "PubkeyAuthentication yes",
-                f"AuthorizedKeysFile {authorized_keys}",
+                # AuthorizedKeysFile expands %-tokens: a literal % is %%.
+                f"AuthorizedKeysFile {sshd_quote(str(authorized_keys).replace('%', '%%'))}",
                 # The key files sit in a temporary run directory, not a home directory.
                 "StrictModes no",
                 f"AllowUsers {user}",
                 "PermitRootLogin prohibit-password",
                 f"Ciphers {cipher}",
+                # The account can only forward to MariaDB (authorized_key says it again).
                 "AllowTcpForwarding local",
                 f"PermitOpen {db[0]}:{db[1]}",
+                "PermitListen none",
+                "GatewayPorts no",
+                "AllowStreamLocalForwarding no",
+                "PermitTunnel no",
                 "PermitTTY yes",  # the tunnel holds a terminal session: see ssh_tunnel
+                f"ForceCommand {SSH_SESSION_COMMAND}",
                 "X11Forwarding no",
                 "AllowAgentForwarding no",
+                "PermitUserEnvironment no",
+                "PermitUserRC no",
                 "LogLevel ERROR",
             ]
         )
@@ -390,7 +436,7 @@ def ssh_tunnel(
     host_key = _keygen(directory / f"host_{key_type}", key_type)
     client_key = _keygen(directory / f"client_{key_type}", key_type)
     authorized = directory / "authorized_keys"
-    authorized.write_text(Path(f"{client_key}.pub").read_text())
+    authorized.write_text(authorized_key(Path(f"{client_key}.pub").read_text(), db))
     listen = sshd_listen or ("127.0.0.1", free_port())
     user = _user()
     config = directory / "sshd_config"
@@ -423,8 +469,10 @@ def ssh_tunnel(
             "-v",
             "-F",
             "/dev/null",
+            # File names relative to the client's working directory: ssh expands %-tokens and
+            # ${VARIABLES} in -i and UserKnownHostsFile, so a full path could change meaning.
             "-i",
-            str(client_key),
+            client_key.name,
             "-o",
             "IdentitiesOnly=yes",
             "-o",
@@ -432,7 +480,7 @@ def ssh_tunnel(
             "-o",
             "StrictHostKeyChecking=yes",
             "-o",
-            f"UserKnownHostsFile={known_hosts}",
+            f"UserKnownHostsFile={known_hosts.name}",
             "-o",
             f"Ciphers={cipher}",
             "-o",
@@ -443,10 +491,11 @@ def ssh_tunnel(
             str(listen[1]),
             f"{user}@{listen[0]}",
             # The session's command: it only keeps the session (and its pty) open.
-            *(["sleep 2147483647"] if terminal else []),
+            *([SSH_SESSION_COMMAND] if terminal else []),
         ],
         directory / "ssh.log",
         local,
+        cwd=directory,
     )
     with _privsep_dir(), running(sshd), running(client):
         yield Tunnel(local, (sshd, client), directory / "ssh.log", SSH_CHANNEL)

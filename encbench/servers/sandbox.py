@@ -24,12 +24,74 @@ from typing import Any
 import pymysql
 
 from encbench import proc
-from encbench.errors import BadInput, ToolError
+from encbench.errors import BadInput, ServerError, ToolError
 from encbench.servers import registry
 from encbench.servers.variants import SandboxPaths, render_cnf
 
 INSTALL_HINT = "install it: apt-get install mariadb-server (or run `make setup`)"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
+CONNECT_TIMEOUT_S = 10.0
+# Every read and write of the harness's own connections has a timeout, so that a server that
+# hangs ends the run with its name instead of hanging it.  A statement may scan a whole table
+# (the in-memory preload, a bulk-load chunk): generous for those, short for status reads.
+QUERY_TIMEOUT_S = 600.0
+STATUS_TIMEOUT_S = 60.0
+# After a lost connection, how long a server that is going away gets to become reapable: the
+# kernel closes a killed process's sockets just before its exit status can be collected.
+EXIT_GRACE_S = 2.0
+SERVER_GOING_AWAY = frozenset({1053, 1927})  # ER_SERVER_SHUTDOWN, ER_CONNECTION_KILLED
+
+
+def _path_problem(char: str) -> str | None:
+    """Why `char` cannot be in a sandbox or run directory, or None if it can.  Measured
+    against the real programs (tests/test_option_files.py): my.cnf takes any character
+    quoted (variants.cnf_value), sshd_config too (tunnels.sshd_quote), stunnel.conf takes a
+    value verbatim up to the end of the line; but no option file can carry a line break,
+    and mariadb-install-db, a shell script, passes the defaults file and the error log
+    unquoted (`$defaults`, `$args`), so whitespace splits them into two arguments."""
+    if char in "\n\r":
+        return "cannot be written in the option files of mariadbd, sshd and stunnel"
+    if char.isspace():
+        return "cannot be passed to mariadb-install-db, which splits paths at whitespace"
+    if not char.isprintable():
+        return "(a control character) cannot be written in an option file"
+    return None
+
+
+def check_path(path: Path, what: str = "results directory") -> None:
+    """Refuse a directory whose path mariadbd, mariadb-install-db, stunnel or sshd would read
+    differently from what encbench wrote; call it before creating the directory."""
+    text = str(path.absolute())
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(
+            f"{what} {text!r}: a path that is not UTF-8 cannot be written in an option file; "
+            "choose a path without it"
+        ) from None
+    for char in text:
+        problem = _path_problem(char)
+        if problem is not None:
+            raise BadInput(f"{what} {text!r}: {char!r} {problem}; choose a path without it")
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """PyMySQL reports a socket timeout as an OperationalError; the timeout is in its chain."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, TimeoutError) or isinstance(
+            getattr(seen, "original_exception", None), TimeoutError
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _exit_status(returncode: int) -> str:
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-returncode).name}"
+    return f"exit {returncode}"
 
 
 def find_binary(name: str) -> str:
@@ -55,8 +117,15 @@ class SandboxServer:
         *,
         database: str = "sbtest",
         launch_prefix: Sequence[str] = (),
+        connect_timeout_s: float = CONNECT_TIMEOUT_S,
+        query_timeout_s: float = QUERY_TIMEOUT_S,
     ) -> None:
+        root = root.absolute()
+        check_path(root, "sandbox directory")
         self.name = name
+        self.connect_timeout_s = connect_timeout_s
+        self.query_timeout_s = query_timeout_s
+        self.status_timeout_s = min(STATUS_TIMEOUT_S, query_timeout_s)
         # e.g. netns.exec_prefix(ns): the server then listens in that namespace (the harness
         # still reaches it through its unix socket, which namespaces do not separate).
         self.launch_prefix = list(launch_prefix)
@@ -147,8 +216,9 @@ class SandboxServer:
                 )
             if self.paths.socket.exists():
                 try:
-                    with self.connect() as conn, conn.cursor() as cur:
-                        cur.execute("SELECT 1")
+                    with self._open(None, read_timeout_s=STATUS_TIMEOUT_S) as conn:
+                        with conn.cursor() as cur:
+                            cur.execute("SELECT 1")
                         return
                 except pymysql.MySQLError as exc:
                     last_error = str(exc)
@@ -169,20 +239,14 @@ class SandboxServer:
             return ""
 
     def stop(self, timeout_s: float = 60) -> None:
-        """Clean shutdown, then SIGTERM to the group, then SIGKILL; never raises."""
+        """Clean shutdown, then SIGTERM to the group, then SIGKILL; never raises.  A server
+        that does not take the SHUTDOWN (it hangs, or is gone) is not waited for."""
         process, self.process = self.process, None
         if process is None:
             return
-        if process.poll() is None:
-            with (
-                contextlib.suppress(pymysql.MySQLError, OSError),
-                self.connect(timeout_s=5) as conn,
-                conn.cursor() as cur,
-            ):
-                cur.execute("SHUTDOWN")
-        proc.stop_group(
-            process, ((None, timeout_s), (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
-        )
+        shutting_down = process.poll() is None and self._send_shutdown()
+        waits: tuple[tuple[int | None, float], ...] = ((None, timeout_s),) if shutting_down else ()
+        proc.stop_group(process, (*waits, (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)))
         if self._entry is not None:
             registry.unregister(self._entry)
             self._entry = None
@@ -208,30 +272,132 @@ class SandboxServer:
         return self.process.pid
 
     # -- SQL -------------------------------------------------------------------------------
-    def connect(self, timeout_s: float = 10, database: str | None = None) -> Any:
+    def _open(
+        self, database: str | None, *, read_timeout_s: float, connect_timeout_s: float = 0
+    ) -> Any:
+        """A raw PyMySQL connection (its errors are PyMySQL's); the greeting, every read and
+        every write wait at most read_timeout_s."""
         return pymysql.connect(
             unix_socket=str(self.paths.socket),
             user=self.user,
             database=database,
-            connect_timeout=int(timeout_s),
+            connect_timeout=connect_timeout_s or self.connect_timeout_s,
+            read_timeout=read_timeout_s,
+            write_timeout=read_timeout_s,
             autocommit=True,
             # PyMySQL negotiates TLS whenever the server offers it, even over the socket: the
             # harness's own status reads must not be TLS handshakes on a server under study.
             ssl_disabled=True,
         )
 
+    def _send_shutdown(self) -> bool:
+        try:
+            with self._open(None, read_timeout_s=5, connect_timeout_s=5) as conn:
+                with conn.cursor() as cur:
+                    cur.execute("SHUTDOWN")
+                return True
+        except (pymysql.MySQLError, OSError):
+            return False
+
     @contextlib.contextmanager
-    def cursor(self, database: str | None = None) -> Iterator[Any]:
-        with self.connect(database=database) as conn, conn.cursor() as cur:
+    def _failures_named(self, timeout_s: float) -> Iterator[None]:
+        try:
+            yield
+        except pymysql.MySQLError as exc:
+            raise self._failure(exc, timeout_s) from exc
+
+    def connect(
+        self,
+        timeout_s: float | None = None,
+        database: str | None = None,
+        *,
+        read_timeout_s: float | None = None,
+    ) -> Any:
+        """A connection with connect, read and write timeouts; failing to connect raises a
+        ServerError that names this server and says whether it died or hangs.  (Errors of
+        statements run on the connection are PyMySQL's: use cursor() or query() to have
+        them named too.)"""
+        read_timeout = read_timeout_s or self.query_timeout_s
+        with self._failures_named(read_timeout):
+            return self._open(
+                database, read_timeout_s=read_timeout, connect_timeout_s=timeout_s or 0
+            )
+
+    @contextlib.contextmanager
+    def cursor(self, database: str | None = None, timeout_s: float | None = None) -> Iterator[Any]:
+        """A cursor on a new connection; any PyMySQL error inside the block becomes one
+        ServerError naming this server (died, did not answer within timeout_s, refused)."""
+        read_timeout = timeout_s or self.query_timeout_s
+        with (
+            self._failures_named(read_timeout),
+            self._open(database, read_timeout_s=read_timeout) as conn,
+            conn.cursor() as cur,
+        ):
             yield cur
 
-    def query(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
-        with self.cursor() as cur:
+    def query(
+        self, sql: str, args: Any = None, *, timeout_s: float | None = None
+    ) -> list[tuple[Any, ...]]:
+        with self.cursor(timeout_s=timeout_s) as cur:
             cur.execute(sql, args)
             return list(cur.fetchall())
 
     def global_status(self) -> dict[str, str]:
-        return {str(k): str(v) for k, v in self.query("SHOW GLOBAL STATUS")}
+        rows = self.query("SHOW GLOBAL STATUS", timeout_s=self.status_timeout_s)
+        return {str(k): str(v) for k, v in rows}
+
+    # -- health ------------------------------------------------------------------------------
+    def check_alive(self, timeout_s: float | None = None) -> None:
+        """Raise the ServerError that explains a client's failure (sysbench's "lost
+        connection"): the server died (its exit status and the end of its log), or it does not
+        answer `SELECT 1` within timeout_s (default: the status timeout).  Returns quietly
+        when it is well."""
+        if self.process is None:
+            raise ServerError(f"the {self.name} server is not running", tail=self._log_tail())
+        if self.process.poll() is not None:
+            raise self._died(self.process)
+        self.query("SELECT 1", timeout_s=timeout_s or self.status_timeout_s)
+
+    def _failure(self, exc: pymysql.MySQLError, timeout_s: float) -> ServerError:
+        process = self.process
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        # Codes below 2000 are the server's own answer: it is alive and refused the statement
+        # (but for "shutdown in progress" and "connection was killed": it is going away).
+        if code is not None and code < 2000 and code not in SERVER_GOING_AWAY:
+            return ServerError(
+                f"the {self.name} server refused a statement: {exc.args[-1]} (error {code})",
+                tail=self._log_tail(),
+            )
+        if process is None:
+            return ServerError(f"the {self.name} server is not running ({exc})")
+        timed_out = _timed_out(exc)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(timeout=0 if timed_out else EXIT_GRACE_S)
+        if process.returncode is not None:
+            return self._died(process)
+        if timed_out:
+            return ServerError(
+                f"the {self.name} server (pid {process.pid}) did not answer within {timeout_s:g} s",
+                tail=self._log_tail(),
+                hint=f"its error log: {self.paths.error_log}",
+            )
+        return ServerError(
+            f"the {self.name} server (pid {process.pid}) lost the connection: {exc.args[-1]}",
+            tail=self._log_tail(),
+            hint=f"its error log: {self.paths.error_log}",
+        )
+
+    def _died(self, process: subprocess.Popen[bytes]) -> ServerError:
+        tail = self._log_tail()
+        last = tail.splitlines()[-1].strip() if tail else "(nothing)"
+        return ServerError(
+            f"the {self.name} server (pid {process.pid}) died "
+            f"({_exit_status(process.returncode)}): its log ends: {last}",
+            tail=tail,
+        )
+
+    def _log_tail(self) -> str:
+        return "\n".join(line for line in proc.tail(self.paths.error_log).splitlines() if line)
 
     def version(self) -> str:
         return str(self.query("SELECT VERSION()")[0][0])

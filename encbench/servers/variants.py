@@ -7,6 +7,7 @@ whole difference, and it is recorded with the results.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -109,9 +110,27 @@ def server_options(
     return options
 
 
+# Values made only of these are written bare, so the usual options stay readable.
+_BARE_VALUE = re.compile(r"[A-Za-z0-9_./:,+@%-]+")
+
+
+def cnf_value(value: str) -> str:
+    r"""One value as MariaDB's option-file reader (mysys/my_default.c) gives it back verbatim.
+
+    Bare, a value ends at `#` (a comment) and loses its outer spaces.  In double quotes, `#`
+    and spaces are kept, and the reader turns `\\` into `\` and `\"` into `"`; escaping those two
+    carries every other character (checked against my_print_defaults in
+    tests/test_option_files.py).  A line break cannot be carried: check_path refuses it."""
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"a line break cannot be written in my.cnf: {value!r}")
+    if _BARE_VALUE.fullmatch(value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def render_cnf(options: dict[str, str]) -> str:
     lines = ["[mariadbd]"]
-    lines += [f"{key}={value}" for key, value in options.items()]
+    lines += [f"{key}={cnf_value(value)}" for key, value in options.items()]
     return "\n".join(lines) + "\n"
 
 
