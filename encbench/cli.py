@@ -24,7 +24,8 @@ from encbench.net import netns
 from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
-from encbench.studies import build_studies, check_disk
+from encbench.servers.sandbox import check_path
+from encbench.studies import build_studies, check_disk, check_memory
 
 
 def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
@@ -74,6 +75,9 @@ def run(profile: str | None, out: Path | None, resume: Path | None, force: bool)
     with stop_on_signals():
         try:
             store, prof = _open_store(profile, out, resume, force)
+            # Before any child starts: every process, sandbox and namespace of this run is
+            # marked with it, so `encbench clean` can tell a live run from a dead one.
+            proc.set_run_id(str(store.path))
             click.echo(
                 f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
             )
@@ -107,7 +111,7 @@ def _open_store(
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
             preflight.require_tools(prof)
             check_disk(store.path, prof)
-            preflight.check_memory(prof)
+            check_memory(prof)
         except BaseException:
             store.unlock()
             raise
@@ -117,9 +121,10 @@ def _open_store(
     prof, text = profiles.load(profile or profiles.DEFAULT_PROFILE)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     out = out or Path("results") / f"{prof.name}-{stamp}"
+    check_path(out)
     preflight.require_tools(prof)
     check_disk(out, prof)
-    preflight.check_memory(prof)
+    check_memory(prof)
     return ResultStore.create(out, prof.name, text), prof
 
 
@@ -144,7 +149,7 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
 @click.argument("directory", type=click.Path(path_type=Path))
 def report(directory: Path) -> None:
     """Re-render summary.json, report.md and report.html of a results DIRECTORY from its
-    runs.jsonl."""
+    results files (<study>.jsonl)."""
     try:
         store = ResultStore.open(directory)
         prof = profiles.parse(store.profile_text, str(directory / "profile.toml"))
@@ -193,7 +198,7 @@ def compare_command(
         click.echo(text)
         return
     out.mkdir(parents=True)
-    (out / "comparison.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
     (out / "comparison.md").write_text(text)
     (out / "comparison.html").write_text(compare.render_html(result))
     click.echo(str(out / "comparison.html"))

@@ -3,8 +3,6 @@ an hour, each with the command that fixes it.  `encbench doctor` prints the same
 
 from __future__ import annotations
 
-import math
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +12,6 @@ from encbench.errors import BadInput
 from encbench.profile import Profile
 
 PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
-MEMINFO = Path("/proc/meminfo")
-# mariadbd's own memory beyond its buffer pool (threads, log buffer, dictionary): an
-# allowance so that two pools that just fit do not leave the servers themselves to swap.
-SERVER_ALLOWANCE_MB = 128
 
 
 @dataclass(frozen=True)
@@ -155,44 +149,3 @@ def require_tools(profile: Profile | None = None) -> None:
     if profile is not None:
         check_cells(profile)
         check_ciphers(profile)
-
-
-def available_mb(meminfo: str) -> float | None:
-    """MemAvailable of /proc/meminfo in MB: what can be allocated without swapping."""
-    found = re.search(r"^MemAvailable:\s+(\d+) kB", meminfo, re.M)
-    return int(found[1]) / 1024 if found else None
-
-
-def in_memory_pool_mb(profile: Profile) -> int:
-    """The in-memory regime's buffer pool, estimated from the profile before any data exists
-    (ServerPair.buffer_pool_mb computes it from the loaded data's measured size)."""
-    from encbench.studies.at_rest.pair import BYTES_PER_ROW_ESTIMATE, IN_MEMORY_RESERVE_MB
-
-    rows = profile.data.tables * profile.data.table_size
-    data_mb = rows * BYTES_PER_ROW_ESTIMATE / 2**20
-    pool = math.ceil(data_mb * profile.regime.in_memory_headroom) + IN_MEMORY_RESERVE_MB
-    return max(profile.regime.min_buffer_pool_mb, pool)
-
-
-def check_memory(profile: Profile, meminfo: str | None = None) -> None:
-    """Refuse an in-memory regime whose two buffer pools (both variants run at once) do not
-    fit in the memory available now: it would swap, and measure the disk it claims to avoid."""
-    if "at-rest" not in profile.studies or "in-memory" not in profile.measure.regimes:
-        return
-    if meminfo is None:
-        try:
-            meminfo = MEMINFO.read_text()
-        except OSError:
-            return  # not Linux: nothing to check against
-    free = available_mb(meminfo)
-    if free is None:
-        return
-    pool = in_memory_pool_mb(profile)
-    need = 2 * (pool + SERVER_ALLOWANCE_MB)
-    if need > free:
-        raise BadInput(
-            f"measure.regimes: the in-memory regime needs about {need:,} MB (two servers, each "
-            f"a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB) and {free:,.0f} MB of "
-            "memory is available; use smaller data (data.tables, data.table_size), a smaller "
-            'regime.in_memory_headroom, or drop "in-memory" from measure.regimes'
-        )

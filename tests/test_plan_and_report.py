@@ -6,7 +6,8 @@ import pytest
 
 from encbench import profile
 from encbench.engine import rounds as plan
-from encbench.report import markdown, summary
+from encbench.report import at_rest, documents, markdown
+from encbench.report.models import AtRestSummary
 from encbench.results.schema import CellKey
 from tests.test_store import record
 
@@ -59,13 +60,17 @@ def test_noisy_cell_stops_before_overrunning_its_budget() -> None:
     assert plan.stop_reason(rounds, tight.measure) == "time budget (35 s) ended"
 
 
+def report_md(part: AtRestSummary) -> str:
+    return markdown.render(documents.document(documents.summarize("t", None, {"at-rest": part})))
+
+
 def test_report_has_a_seed_shaped_row_with_verdict() -> None:
     runs = rounds_of([(90, 100), (91, 100), (89, 100)])
-    data = summary.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
-    cell = data["cells"][0]
-    assert cell["rounds"] == 3
-    assert cell["comparisons"]["tps"]["verdict"].startswith("10.0% slower (95% CI")
-    text = markdown.render(data)
+    data = at_rest.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
+    cell = data.cells[0]
+    assert cell.rounds == 3
+    assert cell.comparisons["tps"].verdict.startswith("10.0% slower (95% CI")
+    text = report_md(data)
     assert "| Threads | encrypted TPS | no encryption TPS | overhead (95% CI) |" in text
     assert "| 4 | 90.00 | 100.00 | +10.0% (" in text
     assert "geometric mean of per-round paired ratios" in text
@@ -73,15 +78,15 @@ def test_report_has_a_seed_shaped_row_with_verdict() -> None:
 
 def test_harness_share_is_its_cpu_over_the_machine() -> None:
     runs = rounds_of([(90, 100)])
-    share = summary.harness_share(runs, cores=2)
+    share = at_rest.harness_share(runs, cores=2)
     # 2 runs × 0.01 s over 2 × 5 s on 2 cores
-    assert share["share_of_machine_pct"] == 100 * 0.02 / (10 * 2)
+    assert share.share_of_machine_pct == 100 * 0.02 / (10 * 2)
 
 
 def test_unmeasured_cells_say_so() -> None:
-    data = summary.build([], PROFILE, None, None)
-    assert data["cells"][0]["status"] == "not measured"
-    assert "not measured yet" in markdown.render(data)
+    data = at_rest.build([], PROFILE, None, None)
+    assert data.cells[0].status == "not measured"
+    assert "not measured yet" in report_md(data)
 
 
 def test_other_load_is_what_the_machine_spent_beyond_server_client_and_harness() -> None:
@@ -104,7 +109,7 @@ def test_a_cell_reports_its_other_load_as_a_share_of_the_machine() -> None:
         dataclasses.replace(r, other_cpu_s=0.5, steal_s=0.1)
         for r in rounds_of([(90, 100), (91, 100), (89, 100)])
     ]
-    data = summary.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
+    data = at_rest.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
     # (0.5 + 0.1) s per 5 s run on 2 cores
-    assert data["cells"][0]["other_load_pct"] == pytest.approx(6.0)
-    assert "**Shared machine**: other processes used up to 6%" in markdown.render(data)
+    assert data.cells[0].other_load_pct == pytest.approx(6.0)
+    assert "**Shared machine**: other processes used up to 6%" in report_md(data)

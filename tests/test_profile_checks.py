@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from encbench import preflight, profile
+from encbench import profile, studies
 from encbench.errors import BadInput
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
+from encbench.studies.at_rest import pair
 from tests.helpers import encbench
 
 
@@ -172,12 +173,16 @@ def big(regimes: str = '["in-memory", "io-bound"]') -> profile.Profile:
     )
 
 
+def in_memory_pool_mb(prof: profile.Profile) -> int:
+    return pair.pool_mb(pair.estimated_data_mb(prof), "in-memory", prof.regime)
+
+
 def test_refuses_an_in_memory_regime_larger_than_the_available_memory() -> None:
-    pool = preflight.in_memory_pool_mb(big())
+    pool = in_memory_pool_mb(big())
     with pytest.raises(BadInput) as caught:
-        preflight.check_memory(big(), meminfo(4 * 2**20))  # 4 GiB available
+        studies.check_memory(big(), meminfo(4 * 2**20))  # 4 GiB available
     message = str(caught.value)
-    assert message.startswith("measure.regimes: the in-memory regime needs about")
+    assert message.startswith("at-rest: the servers need about")
     assert f"each a {pool:,} MB buffer pool" in message
     assert "4,096 MB of memory is available" in message
     assert 'drop "in-memory" from measure.regimes' in message
@@ -185,20 +190,30 @@ def test_refuses_an_in_memory_regime_larger_than_the_available_memory() -> None:
 
 def test_the_in_memory_estimate_counts_both_servers_pools() -> None:
     prof = big()
-    pool = preflight.in_memory_pool_mb(prof)
+    pool = in_memory_pool_mb(prof)
     assert 3900 < pool < 4100  # 8M rows × 260 B × headroom 2 + 64 MB
-    need_kb = 2 * (pool + preflight.SERVER_ALLOWANCE_MB) * 1024
-    preflight.check_memory(prof, meminfo(need_kb))
+    need_kb = 2 * (pool + pair.SERVER_ALLOWANCE_MB) * 1024
+    studies.check_memory(prof, meminfo(need_kb))
     with pytest.raises(BadInput):
-        preflight.check_memory(prof, meminfo(need_kb - 1024))
+        studies.check_memory(prof, meminfo(need_kb - 1024))
 
 
 def test_accepts_big_data_when_the_in_memory_regime_is_not_asked_for() -> None:
-    preflight.check_memory(big('["io-bound"]'), meminfo(1024))
+    io_bound = big('["io-bound"]')
+    studies.check_memory(io_bound, meminfo(2 * (pair.SERVER_ALLOWANCE_MB + 500) * 1024))
+
+
+def test_the_in_transit_server_must_fit_too() -> None:
+    prof = profile.parse(
+        'name = "t"\nstudies = ["in-transit"]\n[transit]\ntests = ["bulk"]\nbulk_mb = 8000\n',
+        "t.toml",
+    )
+    with pytest.raises(BadInput, match=r"in-transit: .*transit.bulk_mb"):
+        studies.check_memory(prof, meminfo(4 * 2**20))
 
 
 def test_a_machine_without_memavailable_is_not_refused() -> None:
-    preflight.check_memory(big(), "MemTotal: 1024 kB\n")
+    studies.check_memory(big(), "MemTotal: 1024 kB\n")
 
 
 # -- 5. unreadable profile files -----------------------------------------------------------

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from encbench import profile as profiles
-from encbench.engine import rounds as plan
 from encbench.errors import ProofError
-from encbench.report import markdown, transit
-from encbench.results.schema import TransitCell, TransitRecord
+from encbench.report import documents, in_transit, markdown
+from encbench.report.models import InTransitSummary
+from encbench.results.schema import RunRecord, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
+from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.in_transit import cells as transit_plan
-from encbench.studies.in_transit.study import Route, TransitStudy
-from encbench.workloads.connrate import Target
+from encbench.studies.in_transit.study import TransitStudy
 
 
 def load(body: str) -> profiles.Profile:
@@ -51,7 +52,7 @@ def test_cells_are_grouped_by_server_tls_so_each_configuration_starts_once() -> 
 
 
 def test_an_at_rest_profile_has_no_transit_cells_and_the_reverse() -> None:
-    assert plan.cells(SEED) == []
+    assert at_rest_cells(SEED) == []
     at_rest = profiles.parse('name = "a"\n', "test")
     assert transit_plan.cells(at_rest) == []
 
@@ -115,26 +116,24 @@ def fake_runs() -> list[TransitRecord]:
     return runs
 
 
+def transit_report(part: InTransitSummary, html: bool = False) -> str:
+    """report.md (or report.html) of an in-transit-only summary."""
+    from encbench.report import html as html_report
+
+    doc = documents.document(documents.summarize("t", None, {"in-transit": part}))
+    return html_report.render(doc) if html else markdown.render(doc)
+
+
 def test_the_report_has_the_seed_tables_with_ci_and_the_loss_per_distance() -> None:
-    data = transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}, "pki": {}})
-    assert data is not None
-    text = "\n".join(transit.render_section(data))
+    data = in_transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}, "pki": {}})
+    text = transit_report(data)
     assert "| MariaDB TLS rsa1024 | 1 | 3,030.0 (" in text
     assert "### Connection rate lost to TLS, by network distance" in text
     assert "| key | RTT 0 ms, 1 thr | RTT 40 ms, 1 thr |" in text
     row = next(line for line in text.splitlines() if line.startswith("| rsa4096 |"))
     assert "97.0%" in row and "29.9%" in row
     assert "Ssl_session_cache_hits grew by 0" in text
-    whole = markdown.render(
-        {
-            "profile": "t",
-            "cells": [],
-            "transit": data,
-            "method": "m",
-            "target_halfwidth_pct": 2,
-            "harness": {"cpu_s": 0, "measured_wall_s": 0, "share_of_machine_pct": 0},
-        }
-    )
+    whole = text
     assert whole.startswith("# encbench: in-transit encryption")
 
 
@@ -142,10 +141,11 @@ def test_transit_records_round_trip_and_a_cut_line_is_measured_again(tmp_path: P
     store = ResultStore.create(tmp_path / "out", "t", 'name = "t"\n')
     first = fake_runs()[0]
     store.append(first)
-    with open(store.path / "transit.jsonl", "a") as f:
+    with open(store.path / "in-transit.jsonl", "a") as f:
         f.write('{"cell": {"test": "conn')  # a crash in the middle of a line
-    assert store.transit_runs() == [first]
-    assert store.runs() == []
+    assert store.runs(TransitRecord) == [first]
+    assert store.runs(RunRecord) == []
+    assert first.rate_unit == "conn/s"
 
 
 @pytest.mark.parametrize(
@@ -159,27 +159,25 @@ def test_a_run_whose_counters_contradict_its_path_is_refused(
     ssl: bool, events: int, handshakes: int, fragment: str
 ) -> None:
     cell = TransitCell("connect", "tls", "rsa2048", "", 0, 1)
-    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=ssl)
+    run = record(cell, 0, "encrypted" if ssl else "plain", 100, events=events)
     with pytest.raises(ProofError, match=fragment):
-        TransitStudy._check_run(cell, "encrypted" if ssl else "plain", route, events, handshakes, 0)
+        TransitStudy.prove(replace(run, tls_handshakes=handshakes))
 
 
 def test_a_tunnel_run_without_its_own_handshakes_is_refused() -> None:
-    from encbench.net import tunnels
 
     cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1)
-    tunnel = tunnels.Tunnel(1, (), Path("/nonexistent"), tunnels.STUNNEL_PROOF)
-    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=False, tunnel=tunnel)
+    run = record(cell, 0, "encrypted", 11, events=11, tls_handshakes=0)
     with pytest.raises(ProofError, match="the tunnel carried 10 sessions, expected 11"):
-        TransitStudy._check_run(cell, "encrypted", route, 11, 0, 10)
-    TransitStudy._check_run(cell, "encrypted", route, 11, 0, 11)  # one per connection: fine
+        TransitStudy.prove(replace(run, tunnel_handshakes=10))
+    TransitStudy.prove(replace(run, tunnel_handshakes=11))  # one per connection: fine
 
 
 def test_per_query_runs_need_one_handshake_per_client_thread() -> None:
     cell = TransitCell("oltp_point_select", "tls", "rsa2048", "", 0, 4)
-    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=True)
+    run = record(cell, 0, "encrypted", 50_000, events=50_000, tls_handshakes=3)
     with pytest.raises(ProofError, match="3 TLS handshakes for 4"):
-        TransitStudy._check_run(cell, "encrypted", route, 50_000, 3, 0)
+        TransitStudy.prove(run)
 
 
 @pytest.mark.parametrize(
@@ -217,9 +215,7 @@ def test_the_report_says_how_often_stunnel_resumed_when_allowed() -> None:
             runs.append(
                 record(cell, n, "encrypted", 50.0, tunnel_handshakes=50, tunnel_resumed=resumed)
             )
-    data = transit.build(runs, prof, {})
-    assert data is not None
-    text = "\n".join(transit.render_section(data))
+    text = transit_report(in_transit.build(runs, prof, {}))
     assert "| stunnel (rsa2048) resumed | 1 |" in text
     assert "(90 of 100 handshakes there were resumptions)" in text
 
@@ -230,19 +226,7 @@ def test_a_rate_limit_without_a_distance_is_refused() -> None:
 
 
 def test_the_html_report_has_the_transit_tables_and_a_plot_per_test() -> None:
-    from encbench.report import html
-
-    data = transit.build(fake_runs(), SEED, {})
-    page = html.render_html(
-        {
-            "profile": "t",
-            "cells": [],
-            "transit": data,
-            "method": "m",
-            "target_halfwidth_pct": 2,
-            "harness": {"cpu_s": 0, "measured_wall_s": 0, "share_of_machine_pct": 0},
-        }
-    )
+    page = transit_report(in_transit.build(fake_runs(), SEED, {}), html=True)
     assert page.count("<svg") == 4  # connect, point select, bulk, and loss by distance
     assert "<h3>Connection rate lost to TLS, by network distance</h3>" in page
     ids = [m for m in page.split('id="')[1:]]
@@ -250,15 +234,13 @@ def test_the_html_report_has_the_transit_tables_and_a_plot_per_test() -> None:
 
 
 def test_a_stunnel_run_that_resumed_where_resumption_is_refused_is_refused() -> None:
-    from encbench.net import tunnels
 
     cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1, resume=False)
-    tunnel = tunnels.Tunnel(1, (), Path("/nonexistent"), tunnels.STUNNEL_PROOF)
-    route = Route(Target("127.0.0.1", 1, "u", "d"), ssl=False, tunnel=tunnel)
+    run = record(cell, 0, "encrypted", 10, events=10, tls_handshakes=0, tunnel_handshakes=10)
     with pytest.raises(ProofError, match="stunnel resumed 3 sessions, expected none"):
-        TransitStudy._check_run(cell, "encrypted", route, 10, 0, 10, resumed=3)
+        TransitStudy.prove(replace(run, tunnel_resumed=3))
     allowed = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1, resume=True)
-    TransitStudy._check_run(allowed, "encrypted", route, 10, 0, 10, resumed=3)
+    TransitStudy.prove(replace(run, cell=allowed, tunnel_resumed=3))
 
 
 def test_ignored_errors_are_named_in_the_report() -> None:
@@ -269,8 +251,5 @@ def test_ignored_errors_are_named_in_the_report() -> None:
         for n in range(2)
         for v in ("plain", "encrypted")
     ]
-    data = transit.build(runs, prof, {})
-    assert data is not None
-    assert "ignored and went on after: connect tls rsa2048 1 thr encrypted 4." in "\n".join(
-        transit.render_section(data)
-    )
+    text = transit_report(in_transit.build(runs, prof, {}))
+    assert "ignored and went on after: connect tls rsa2048 1 thr encrypted 4." in text

@@ -27,6 +27,7 @@ from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
 from encbench.servers import registry
 from encbench.servers.variants import SandboxPaths, render_cnf
+from encbench.workloads.sysbench import Connection
 
 INSTALL_HINT = "install it: apt-get install mariadb-server (or run `make setup`)"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
@@ -270,6 +271,15 @@ class SandboxServer:
         if self.process is None:
             raise RuntimeError(f"{self.name} server is not running")
         return self.process.pid
+
+    # -- as a Target (servers/target.py): a sandbox has every capability -------------------
+    @property
+    def datadir(self) -> Path:
+        return self.paths.datadir
+
+    def endpoint(self) -> Connection:
+        """Over the unix socket, as the OS user: no password anywhere."""
+        return Connection.unix(self.paths.socket, self.user, self.database)
 
     # -- SQL -------------------------------------------------------------------------------
     def _open(

@@ -10,11 +10,13 @@ the report says plainly what was not proven or measured, and why — it is never
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from encbench.errors import ServerError, ToolError
 from encbench.workloads.sysbench import Connection
 
 Capability = Literal["pid", "datadir"]
@@ -43,6 +45,11 @@ class Target(Protocol):
 
     def global_status(self) -> dict[str, str]: ...
 
+    def check_alive(self, timeout_s: float | None = None) -> None:
+        """Raise the error that explains a client's failure (the server died or hangs);
+        return quietly when the server is well."""
+        ...
+
     @property
     def pid(self) -> int | None:
         """The server's process on this host, or None."""
@@ -52,6 +59,19 @@ class Target(Protocol):
     def datadir(self) -> Path | None:
         """Its data directory when readable here, or None."""
         ...
+
+
+@contextmanager
+def blame_the_server(target: Target) -> Iterator[None]:
+    """A client (sysbench, mariadb-dump) that fails says "lost connection"; when the cause
+    is the server — it died, or hangs — say that instead, with the end of its log."""
+    try:
+        yield
+    except ToolError as exc:
+        if isinstance(exc, ServerError):
+            raise
+        target.check_alive()
+        raise
 
 
 @dataclass(frozen=True)

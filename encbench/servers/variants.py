@@ -87,7 +87,7 @@ def encryption_options(spec: EncryptionSpec, key_file: Path) -> dict[str, str]:
 
 
 def server_options(
-    variant: Variant,
+    variant: str,
     spec: EncryptionSpec,
     paths: SandboxPaths,
     *,

@@ -1,10 +1,13 @@
 """The studies encbench runs, each only its own parts (engine/study.py), registered by the
-name a profile's `studies` list uses.  A new study is a package here plus one line below."""
+name a profile's `studies` list uses.  A new study is a package here plus one entry below:
+how to build it, and what disk and memory it needs (checked before anything starts)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from encbench.engine.progress import RunProgress
@@ -17,27 +20,36 @@ from encbench.studies.at_rest.study import AtRestStudy
 from encbench.studies.in_transit import study as in_transit
 from encbench.studies.in_transit.study import TransitStudy
 
-Factory = Callable[[ResultStore, Profile, RunProgress], Study]
+MEMINFO = Path("/proc/meminfo")
+
+
+@dataclass(frozen=True)
+class Entry:
+    make: Callable[[ResultStore, Profile, RunProgress], Study]
+    disk_bytes: Callable[[Profile], int]
+    # MB the study's servers hold at once, and what they are and how to need less.
+    memory_mb: Callable[[Profile], tuple[int, str]]
+
 
 # In the order they run: at rest first (its servers' CPU flags and cipher speed describe the
 # machine for the whole report).
-STUDIES: dict[str, tuple[Factory, Callable[[Profile], int]]] = {
-    "at-rest": (AtRestStudy, pair.disk_bytes),
-    "in-transit": (TransitStudy, in_transit.disk_bytes),
+STUDIES: dict[str, Entry] = {
+    "at-rest": Entry(AtRestStudy, pair.disk_bytes, pair.memory_mb),
+    "in-transit": Entry(TransitStudy, in_transit.disk_bytes, in_transit.memory_mb),
 }
 
 
+def _entries(profile: Profile) -> list[tuple[str, Entry]]:
+    return [(name, e) for name, e in STUDIES.items() if name in profile.studies]
+
+
 def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
-    return [
-        make(store, profile, progress)
-        for name, (make, _) in STUDIES.items()
-        if name in profile.studies
-    ]
+    return [e.make(store, profile, progress) for _, e in _entries(profile)]
 
 
 def check_disk(path: Path, profile: Profile) -> None:
     """Refuse a data set that cannot fit, before anything is created or loaded."""
-    need = sum(disk(profile) for name, (_, disk) in STUDIES.items() if name in profile.studies)
+    need = sum(e.disk_bytes(profile) for _, e in _entries(profile))
     existing = path.absolute()
     while not existing.exists():
         existing = existing.parent
@@ -47,3 +59,30 @@ def check_disk(path: Path, profile: Profile) -> None:
             f"not enough disk at {path}: the data set needs about {need / 2**30:.1f} GiB "
             f"and {free / 2**30:.1f} GiB is free; choose another --out or a smaller data size"
         )
+
+
+def available_mb(meminfo: str) -> float | None:
+    """MemAvailable of /proc/meminfo in MB: what can be allocated without swapping."""
+    found = re.search(r"^MemAvailable:\s+(\d+) kB", meminfo, re.M)
+    return int(found[1]) / 1024 if found else None
+
+
+def check_memory(profile: Profile, meminfo: str | None = None) -> None:
+    """Refuse servers that do not fit in the memory available now: they would swap, and an
+    in-memory regime would measure the disk it claims to avoid.  Studies run one after the
+    other, so each must fit on its own."""
+    if meminfo is None:
+        try:
+            meminfo = MEMINFO.read_text()
+        except OSError:
+            return  # not Linux: nothing to check against
+    free = available_mb(meminfo)
+    if free is None:
+        return
+    for name, entry in _entries(profile):
+        need, what = entry.memory_mb(profile)
+        if need > free:
+            raise BadInput(
+                f"{name}: the servers need about {need:,} MB and {free:,.0f} MB of memory is "
+                f"available ({what})"
+            )

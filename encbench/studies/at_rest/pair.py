@@ -10,9 +10,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from encbench import proc
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.profile import Profile, RegimeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
@@ -29,12 +28,41 @@ from encbench.workloads import sysbench
 BYTES_PER_ROW_ESTIMATE = 260
 SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema per server
 IN_MEMORY_RESERVE_MB = 64
+# What a server needs beyond its buffer pool (connections, dictionary, log buffer): an
+# allowance for the memory check, not a measurement.
+SERVER_ALLOWANCE_MB = 128
+
+
+def pool_mb(data_mb: float, regime: str, spec: RegimeSpec) -> int:
+    """The buffer pool of a regime for this much data."""
+    if regime == "in-memory":
+        # + a constant: InnoDB keeps part of a small pool for itself (adaptive hash index,
+        # locks), so a pool of 2 × 5 MB does not hold 5 MB of pages.
+        size = math.ceil(data_mb * spec.in_memory_headroom) + IN_MEMORY_RESERVE_MB
+    else:
+        size = math.floor(data_mb * spec.io_bound_fraction)
+    return max(spec.min_buffer_pool_mb, size)
+
+
+def estimated_data_mb(profile: Profile) -> float:
+    return profile.data.tables * profile.data.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
 
 
 def disk_bytes(profile: Profile) -> int:
     """What the pair's two data directories need at most."""
     rows = profile.data.tables * profile.data.table_size
     return len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
+
+
+def memory_mb(profile: Profile) -> tuple[int, str]:
+    """Both servers run at once, each with the largest pool the profile's regimes ask for."""
+    data_mb = estimated_data_mb(profile)
+    pool = max(pool_mb(data_mb, r, profile.regime) for r in profile.measure.regimes)
+    return len(VARIANTS) * (pool + SERVER_ALLOWANCE_MB), (
+        f"two servers, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB; use smaller "
+        "data (data.tables, data.table_size), a smaller regime.in_memory_headroom, or drop "
+        '"in-memory" from measure.regimes'
+    )
 
 
 def clear_stale_sandbox(root: Path) -> None:
@@ -44,7 +72,7 @@ def clear_stale_sandbox(root: Path) -> None:
     if not root.exists():
         return
     for entry in registry.entries():
-        if Path(entry.root) == root and proc.pid_alive(entry.server_pid):
+        if Path(entry.root) == root and registry.server_running(entry):
             raise BadInput(
                 f"a server from an earlier run still uses {root} (pid {entry.server_pid}): "
                 "run `encbench clean` first"
@@ -171,14 +199,7 @@ class ServerPair:
         return float(rows[0][0] or 0) / 2**20
 
     def buffer_pool_mb(self, regime: str) -> int:
-        spec = self.profile.regime
-        if regime == "in-memory":
-            # + a constant: InnoDB keeps part of a small pool for itself (adaptive hash
-            # index, locks), so a pool of 2 × 5 MB does not hold 5 MB of pages.
-            size = math.ceil(self.data_mb * spec.in_memory_headroom) + IN_MEMORY_RESERVE_MB
-        else:
-            size = math.floor(self.data_mb * spec.io_bound_fraction)
-        return max(spec.min_buffer_pool_mb, size)
+        return pool_mb(self.data_mb, regime, self.profile.regime)
 
     def configure(self, regime: str, log: Callable[[str], None]) -> None:
         """Restart both servers with the regime's buffer pool; preload it when in-memory."""

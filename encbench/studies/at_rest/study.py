@@ -19,6 +19,7 @@ from encbench.engine.study import Run
 from encbench.profile import MeasureSpec, Profile
 from encbench.results.schema import CellKey, Metric, RunRecord
 from encbench.results.store import ResultStore
+from encbench.servers.target import blame_the_server
 from encbench.studies.at_rest import cells
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.workloads import sysbench
@@ -86,14 +87,17 @@ class AtRestStudy:
         self, cell: CellKey, variant: str, seconds: int, log: Path
     ) -> sysbench.SysbenchResult:
         d = self.profile.data
-        return sysbench.run(
-            self._pair().connection(variant),
-            cell.workload,
-            threads=cell.threads,
-            time_s=seconds,
-            log=log,
-            options=sysbench.oltp_options(d.tables, d.table_size, self.profile.measure.rand_type),
-        )
+        with blame_the_server(self._pair().servers[variant]):
+            return sysbench.run(
+                self._pair().connection(variant),
+                cell.workload,
+                threads=cell.threads,
+                time_s=seconds,
+                log=log,
+                options=sysbench.oltp_options(
+                    d.tables, d.table_size, self.profile.measure.rand_type
+                ),
+            )
 
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
         self._sysbench(cell, variant, seconds, raw)

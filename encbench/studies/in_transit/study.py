@@ -34,8 +34,14 @@ from encbench.results.schema import Metric, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.target import blame_the_server
 from encbench.servers.variants import EncryptionSpec, server_options
-from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
+from encbench.studies.at_rest.pair import (
+    SERVER_ALLOWANCE_MB,
+    clear_stale_sandbox,
+    redact,
+    remove_empty_sandbox_dir,
+)
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.workloads import bulk, connrate, sysbench
 
@@ -82,6 +88,23 @@ def disk_bytes(profile: Profile) -> int:
     t = profile.transit
     bulk_bytes = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
     return t.table_size * BYTES_PER_ROW_ESTIMATE + bulk_bytes + SYSTEM_FILES_ESTIMATE
+
+
+def pool_mb(profile: Profile, tests: set[str]) -> int:
+    """Everything in memory: this study is about the wire, not the disk."""
+    t = profile.transit
+    data_mb = t.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
+    if tests & {"bulk", "dump"}:
+        data_mb += t.bulk_mb
+    return max(64, int(data_mb * 1.5) + 64)
+
+
+def memory_mb(profile: Profile) -> tuple[int, str]:
+    pool = pool_mb(profile, set(profile.transit.tests))
+    return pool + SERVER_ALLOWANCE_MB, (
+        f"one server with a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB; use a smaller "
+        "transit.bulk_mb or transit.table_size"
+    )
 
 
 def _restore_env(name: str, value: str | None) -> None:
@@ -218,11 +241,7 @@ class TransitStudy:
         stack.callback(remove_empty_sandbox_dir, self.store)
         stack.callback(server.destroy, keep_log_in=self.store.path / "logs")
         tests = {c.test for c in todo}
-        data_mb = self.spec.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
-        if tests & {"bulk", "dump"}:
-            data_mb += self.spec.bulk_mb
-        # Everything in memory: this study is about the wire, not the disk.
-        self.buffer_pool_mb = max(64, int(data_mb * 1.5) + 64)
+        self.buffer_pool_mb = pool_mb(self.profile, tests)
         self.progress.log(f"in-transit: provisioning the server ({self.buffer_pool_mb} MB pool)")
         options = self._server_options(server, hosts, self.buffer_pool_mb)
         server.initialize(options)
@@ -408,7 +427,8 @@ class TransitStudy:
 
     # -- one run ---------------------------------------------------------------------------
     def warm_up(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> None:
-        self._client(cell, self._server(), self.routes[variant], raw, seconds)
+        with blame_the_server(self._server()):
+            self._client(cell, self._server(), self.routes[variant], raw, seconds)
 
     def _client(
         self, cell: TransitCell, server: SandboxServer, route: Route, log: Path, time_s: int
@@ -478,7 +498,8 @@ class TransitStudy:
         pids = route.tunnel.pids if route.tunnel else []
         tunnel_cpu = proc.tree_cpu_seconds(pids) if pids else 0.0
         start = Clocks.read(server.pid)
-        got = self._client(cell, server, route, raw, run.seconds)
+        with blame_the_server(server):
+            got = self._client(cell, server, route, raw, run.seconds)
         window = Window.between(start, Clocks.read(server.pid))
         if pids:
             tunnel_cpu = proc.tree_cpu_seconds(pids) - tunnel_cpu
