@@ -116,3 +116,30 @@ def test_bad_transit_settings_get_one_line_and_exit_2(
     out = tmp_path / "out"
     assert_one_line_error(encbench("run", str(prof), "--out", str(out)), *fragments)
     assert not out.exists()  # refused before anything was created
+
+
+def test_an_output_path_the_servers_cannot_read_is_refused_before_it_exists(
+    tmp_path: Path,
+) -> None:
+    prof = tiny_profile(tmp_path / "p.toml")
+    out = tmp_path / "my results"
+    assert_one_line_error(
+        encbench("run", str(prof), "--out", str(out)), "' '", "choose a path without it"
+    )
+    assert not out.exists()
+
+
+def test_force_without_resume_is_refused(tmp_path: Path) -> None:
+    prof = tiny_profile(tmp_path / "p.toml")
+    assert_one_line_error(encbench("run", str(prof), "--force"), "--force goes with --resume")
+
+
+def test_resume_with_a_changed_profile_is_refused_unless_forced(tmp_path: Path) -> None:
+    from encbench.results.store import ResultStore
+
+    store = ResultStore.create(tmp_path / "out", "tiny", 'name = "tiny"\n')
+    store.unlock()
+    (store.path / "profile.toml").write_text('name = "tiny"\n[measure]\nthreads = [3]\n')
+    assert_one_line_error(
+        encbench("run", "--resume", str(store.path)), "changed since the run began", "--force"
+    )

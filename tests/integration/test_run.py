@@ -18,7 +18,7 @@ from tests.helpers import encbench, processes_owned_by, tiny_profile
 
 
 def runs_of(out: Path) -> list[dict]:  # type: ignore[type-arg]
-    path = out / "runs.jsonl"
+    path = out / "at-rest.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -36,20 +36,22 @@ def test_a_short_paired_run_writes_runs_summary_and_report(tmp_path: Path, state
     assert [r["variant"] for r in runs[:4]] == ["plain", "encrypted", "encrypted", "plain"]
     assert all(r["tps"] > 0 and r["cpu_ms_per_txn"] > 0 for r in runs)
     summary = json.loads((out / "summary.json").read_text())
-    assert [c["rounds"] for c in summary["cells"]] == [2, 2]
-    assert all(c["comparisons"]["tps"]["verdict"] for c in summary["cells"])
-    assert summary["servers"]["proofs"]["encrypted"]["passed"]
+    at_rest = summary["studies"]["at-rest"]
+    assert [c["rounds"] for c in at_rest["cells"]] == [2, 2]
+    assert all(c["comparisons"]["tps"]["verdict"] for c in at_rest["cells"])
+    assert at_rest["servers"]["proofs"]["encrypted"]["passed"]
     assert summary["harness"]["share_of_machine_pct"] < 5
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["files"]["at-rest.jsonl"] == {"schema": 1}
 
     report = (out / "report.md").read_text()
     assert "| Threads | encrypted TPS | no encryption TPS | overhead (95% CI) |" in report
     assert "`innodb_encrypt_tables=ON`" in report
-    # nothing left behind, secrets private, no secret in the report
+    # nothing left behind: the run is finished, so its keys are gone too
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
-    key = (out / "private" / "encryption.keys").read_text().split(";")[1].strip()
-    assert key not in report and key not in (out / "summary.json").read_text()
-    assert oct((out / "private" / "encryption.keys").stat().st_mode & 0o777) == "0o600"
+    assert not (out / "private").exists()
+    assert not (out / ".lock").exists()
 
     # the report re-renders from the results alone, identically
     before = (out / "report.md").read_text()
@@ -58,7 +60,7 @@ def test_a_short_paired_run_writes_runs_summary_and_report(tmp_path: Path, state
     assert (out / "report.md").read_text() == before
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
 def test_an_interrupted_run_leaves_nothing_running_keeps_its_runs_and_resumes(
     tmp_path: Path, state_dir: Path, sig: signal.Signals
 ) -> None:
@@ -86,13 +88,19 @@ def test_an_interrupted_run_leaves_nothing_running_keeps_its_runs_and_resumes(
     assert registry.entries() == []
     kept = runs_of(out)
     assert len(kept) >= 3
+    # Kept for --resume, private, and in no document.
+    key_file = out / "private" / "encryption.keys"
+    assert oct(key_file.stat().st_mode & 0o777) == "0o600"
+    key = key_file.read_text().split(";")[1].strip()
+    for name in ("report.md", "summary.json", "report.html"):
+        assert key not in (out / name).read_text()
 
     result = encbench("run", "--resume", str(out), env={"XDG_STATE_HOME": str(state_dir)})
     assert result.returncode == 0, result.stderr
     after = runs_of(out)
     assert after[: len(kept)] == kept  # nothing measured was lost or rewritten
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["cells"][0]["rounds"] == 4
+    assert summary["studies"]["at-rest"]["cells"][0]["rounds"] == 4
     assert len({r["session"] for r in after}) == 2
 
 
@@ -163,4 +171,5 @@ def test_a_run_killed_outright_resumes_after_clean(tmp_path: Path, state_dir: Pa
     assert processes_owned_by(child.pid) == []
     resumed = encbench("run", "--resume", str(out), env=env)
     assert resumed.returncode == 0, resumed.stderr
-    assert json.loads((out / "summary.json").read_text())["cells"][0]["rounds"] == 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["studies"]["at-rest"]["cells"][0]["rounds"] == 3

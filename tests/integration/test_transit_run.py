@@ -38,7 +38,7 @@ def transit_profile(path: Path, **settings: str) -> Path:
 
 
 def records(out: Path) -> list[dict]:  # type: ignore[type-arg]
-    path = out / "transit.jsonl"
+    path = out / "in-transit.jsonl"
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -108,7 +108,7 @@ def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_di
     assert mean_rate("tls", "encrypted") < mean_rate("tls", "plain") / 2
 
     summary = json.loads((out / "summary.json").read_text())
-    proofs = {c["label"]: c["proof"] for c in summary["transit"]["cells"]}
+    proofs = {c["label"]: c["proof"] for c in summary["studies"]["in-transit"]["cells"]}
     assert all(p and p["plain"] == "plain" for p in proofs.values())
     assert proofs["connect tls rsa2048 1 thr"]["encrypted"].startswith("TLSv1.3 TLS_")
     ssh = proofs["connect ssh rsa2048 aes128-gcm@openssh.com 1 thr"]["encrypted"]
@@ -120,9 +120,8 @@ def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_di
     assert "### Connection setup: connect, SELECT 1, disconnect" in report
     assert "| method | threads | plain conn/s (95% CI) |" in report
     assert "Ssl_session_cache_hits" in report and "cannot be measured with reuse" in report
-    password = (out / "private" / "transit-client.password").read_text().strip()
-    for name in ("report.md", "summary.json", "report.html"):
-        assert password not in (out / name).read_text()
+    assert {r["rate_unit"] for r in runs} == {"conn/s", "MiB/s"}
+    assert not (out / "private").exists(), "a finished run keeps no keys or passwords"
     assert processes_owned_by(pid) == []
     assert registry.entries() == []
     assert not (out / "sandbox").exists()
@@ -199,5 +198,5 @@ def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
     after = records(out)
     assert after[: len(kept)] == kept  # nothing measured was lost or rewritten
     summary = json.loads((out / "summary.json").read_text())
-    assert all(c["rounds"] >= 2 for c in summary["transit"]["cells"])
+    assert all(c["rounds"] >= 2 for c in summary["studies"]["in-transit"]["cells"])
     assert processes_owned_by(pid) == [] and our_namespaces() == []
