@@ -17,7 +17,7 @@ from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest import pair
 from encbench.studies.at_rest.study import AtRestStudy
-from encbench.studies.in_transit import study as in_transit
+from encbench.studies.in_transit import sizing as in_transit
 from encbench.studies.in_transit.study import TransitStudy
 
 MEMINFO = Path("/proc/meminfo")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -26,8 +25,8 @@ from encbench import environment, proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
-from encbench.errors import ProofError, ToolError
-from encbench.net import delay, netns, tunnels
+from encbench.errors import ToolError
+from encbench.net import netns
 from encbench.profile import Profile, TransitSpec
 from encbench.proof import tls
 from encbench.results.schema import Metric, TransitCell, TransitRecord
@@ -36,75 +35,13 @@ from encbench.servers import keys, pki
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import blame_the_server
 from encbench.servers.variants import EncryptionSpec, server_options
-from encbench.studies.at_rest.pair import (
-    SERVER_ALLOWANCE_MB,
-    clear_stale_sandbox,
-    redact,
-    remove_empty_sandbox_dir,
-)
+from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
 from encbench.studies.in_transit import cells as transit_plan
+from encbench.studies.in_transit.checks import check_run, prove_routes
+from encbench.studies.in_transit.client import Client
+from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
+from encbench.studies.in_transit.sizing import pool_mb
 from encbench.workloads import bulk, connrate, sysbench
-
-USER = "encbench"
-BYTES_PER_ROW_ESTIMATE = 260
-SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
-
-
-@dataclass
-class Route:
-    """How one variant of a cell reaches the server."""
-
-    target: sysbench.Connection
-    ssl: bool
-    prefix: list[str] = field(default_factory=list)  # the client's host (namespace)
-    tunnel: tunnels.Tunnel | None = None
-
-
-@dataclass(frozen=True)
-class ClientRun:
-    """What one run of a cell's client reports, in the cell's unit."""
-
-    events: int  # connections, transactions, or MiB (bulk, dump)
-    rate: float
-    bytes: int
-    latency_avg_ms: float
-    latency_p95_ms: float
-    errors: int  # errors sysbench ignored and went on; a failing dump raises instead
-
-
-@dataclass
-class Hosts:
-    """Where clients run: `local` on the server's host, `remote` across the emulated link."""
-
-    link: netns.Link | None
-    local: list[str]
-    remote: list[str]
-    unavailable: str = ""  # why distances are not measured, when they are not
-
-
-def disk_bytes(profile: Profile) -> int:
-    """One server: sysbench's table, the bulk table and, while it lasts, its dump (about its
-    size again)."""
-    t = profile.transit
-    bulk_bytes = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
-    return t.table_size * BYTES_PER_ROW_ESTIMATE + bulk_bytes + SYSTEM_FILES_ESTIMATE
-
-
-def pool_mb(profile: Profile, tests: set[str]) -> int:
-    """Everything in memory: this study is about the wire, not the disk."""
-    t = profile.transit
-    data_mb = t.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
-    if tests & {"bulk", "dump"}:
-        data_mb += t.bulk_mb
-    return max(64, int(data_mb * 1.5) + 64)
-
-
-def memory_mb(profile: Profile) -> tuple[int, str]:
-    pool = pool_mb(profile, set(profile.transit.tests))
-    return pool + SERVER_ALLOWANCE_MB, (
-        f"one server with a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB; use a smaller "
-        "transit.bulk_mb or transit.table_size"
-    )
 
 
 def _restore_env(name: str, value: str | None) -> None:
@@ -155,7 +92,16 @@ class TransitStudy:
             stack.callback(_restore_env, "OPENSSL_CONF", self.user_openssl_conf)
             # From every cell, not only those left: a resumed run keeps the same topology, so
             # its loopback rows run on the same host (namespace) as before.
-            self.hosts = self._hosts(stack, list(self.cells()))
+            self.hosts = open_hosts(
+                stack, list(self.cells()), self.spec.rate_mbit, self.progress.log
+            )
+            if self.hosts.link is not None:
+                link = self.hosts.link
+                self.record["link"] = {
+                    "client": link.client_addr,
+                    "server": link.server_addr,
+                    "rate_mbit": link.rate_mbit,
+                }
             self.server = self._provision(stack, self.hosts, list(todo))
             try:
                 yield self.server
@@ -175,10 +121,19 @@ class TransitStudy:
             self.tls_group = group
         with contextlib.ExitStack() as stack:
             try:
-                self.routes = stack.enter_context(self._routes(cell, server, self.hosts))
+                self.routes = stack.enter_context(self._route_maker(server).routes(cell))
             except netns.NetnsUnavailable as exc:  # the delay could not be set
                 raise self._skip(cell, str(exc)) from exc
-            self._prove(cell, server, self.routes)
+            sessions = {
+                variant: self._client().session(
+                    cell, route, self.store.raw_path(f"in-transit-{cell.slug}-proof-{variant}.txt")
+                )
+                for variant, route in self.routes.items()
+            }
+            self.record["proofs"][cell.slug] = prove_routes(
+                cell, self.routes, sessions, self.spec.tls_version
+            )
+            self._save_record()
             try:
                 yield self.routes
             finally:
@@ -187,6 +142,28 @@ class TransitStudy:
     def _server(self) -> SandboxServer:
         assert self.server is not None, "a cell is measured inside setup()"
         return self.server
+
+    def _route_maker(self, server: SandboxServer) -> RouteMaker:
+        return RouteMaker(
+            self.store.path,
+            self.hosts,
+            server.port,
+            server.database,
+            self.spec.tls_version,
+            lambda key_type: self._pki(key_type, self.hosts),
+            self.record,
+        )
+
+    def _client(self) -> Client:
+        """The client of the server's current TLS configuration."""
+        return Client(
+            self.password,
+            self.current_pki,
+            self._workdir(self.current_pki.key_type),
+            self._server().database,
+            self.spec.table_size,
+            self.table_bytes,
+        )
 
     def _skip(self, cell: TransitCell, why: str) -> CellSkipped:
         """Cells skipped before (no namespaces then) are tried again: --resume may run
@@ -199,23 +176,6 @@ class TransitStudy:
         self.store.write_json("in-transit.json", self.record)
 
     # -- hosts and the server --------------------------------------------------------------
-    def _hosts(self, stack: contextlib.ExitStack, todo: list[TransitCell]) -> Hosts:
-        if not any(c.rtt_ms > 0 for c in todo):
-            return Hosts(None, [], [])
-        for line in netns.clean_stale():
-            self.progress.log(line)
-        try:
-            link = stack.enter_context(netns.two_hosts(0.0, self.spec.rate_mbit))
-        except netns.NetnsUnavailable as exc:
-            self.progress.log(f"in-transit: {exc}")
-            return Hosts(None, [], [], unavailable=str(exc))
-        self.record["link"] = {
-            "client": link.client_addr,
-            "server": link.server_addr,
-            "rate_mbit": link.rate_mbit,
-        }
-        return Hosts(link, netns.exec_prefix(link.server_ns), netns.exec_prefix(link.client_ns))
-
     def _server_options(self, server: SandboxServer, hosts: Hosts, bp_mb: int) -> dict[str, str]:
         options = server_options(
             "plain",
@@ -248,9 +208,9 @@ class TransitStudy:
         server.start(options)
         self.server_options = options
         server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
-        self.target = sysbench.Connection.tcp("127.0.0.1", server.port, USER, server.database)
         clients = ["127.0.0.1"] + ([hosts.link.client_addr] if hosts.link else [])
-        connrate.create_user(server, self.target, self.password, tuple(clients))
+        account = sysbench.Connection.tcp("127.0.0.1", server.port, USER, server.database)
+        connrate.create_user(server, account, self.password, tuple(clients))
         if tests & set(transit_plan.QUERY_TESTS):
             self.progress.log(f"in-transit: loading 1 × {self.spec.table_size:,} rows")
             sysbench.prepare(
@@ -312,180 +272,10 @@ class TransitStudy:
         )
         self.current_pki = made
 
-    # -- routes ----------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _routes(
-        self, cell: TransitCell, server: SandboxServer, hosts: Hosts
-    ) -> Iterator[dict[str, Route]]:
-        db = ("127.0.0.1", server.port)
-        with contextlib.ExitStack() as stack:
-            plain = Route(self.target, ssl=False, prefix=hosts.local)
-            if cell.rtt_ms > 0:
-                assert hosts.link is not None
-                upstream = (hosts.link.server_addr, server.port)
-                method = netns.set_delay(hosts.link, cell.rtt_ms)
-                self.record.setdefault("delay_method", {})[f"{cell.rtt_ms:g}"] = method
-                if method == "relay":
-                    host, port = stack.enter_context(
-                        delay.relay(
-                            self.store.path,
-                            upstream=upstream,
-                            rtt_ms=cell.rtt_ms,
-                            prefix=hosts.remote,
-                        )
-                    )
-                else:
-                    host, port = upstream
-                target = sysbench.Connection.tcp(host, port, USER, server.database)
-                plain = Route(target, ssl=False, prefix=hosts.remote)
-            if cell.method == "tls":
-                encrypted = Route(plain.target, ssl=True, prefix=plain.prefix)
-            else:
-                tunnel = stack.enter_context(self._tunnel(cell, db, hosts))
-                through = sysbench.Connection.tcp("127.0.0.1", tunnel.port, USER, server.database)
-                encrypted = Route(through, ssl=False, prefix=hosts.local, tunnel=tunnel)
-            yield {"plain": plain, "encrypted": encrypted}
-
-    def _tunnel(
-        self, cell: TransitCell, db: tuple[str, int], hosts: Hosts
-    ) -> contextlib.AbstractContextManager[tunnels.Tunnel]:
-        if cell.method == "stunnel":
-            return tunnels.stunnel(
-                self.store.path,
-                self._pki(cell.key_type, hosts),
-                db=db,
-                tls_version=self.spec.tls_version,
-                resume=cell.resume,
-                server_prefix=hosts.local,
-                client_prefix=hosts.local,
-            )
-        return tunnels.ssh_tunnel(
-            self.store.path,
-            db=db,
-            cipher=cell.cipher,
-            key_type=cell.key_type,
-            server_prefix=hosts.local,
-            client_prefix=hosts.local,
-        )
-
-    # -- proof -----------------------------------------------------------------------------
-    def _prove(self, cell: TransitCell, server: SandboxServer, routes: dict[str, Route]) -> None:
-        """The server's view of one connection per route, made by the cell's own client's
-        library (sysbench for connect, per-query and bulk; the mariadb client for dump)."""
-        found: dict[str, str] = {}
-        for variant, route in routes.items():
-            session = self._session(cell, route, variant)
-            if cell.method == "tls" or variant == "plain":
-                tls.prove(session, encrypted=route.ssl, what=f"{cell.label}, {variant}")
-                found[variant] = f"{session.version} {session.cipher}".strip() or "plain"
-                if route.ssl and session.version != self.spec.tls_version:
-                    raise ProofError(
-                        f"{cell.label}: the server negotiated {session.version}, "
-                        f"not {self.spec.tls_version}"
-                    )
-                if route.ssl and cell.cipher and session.cipher != cell.cipher:
-                    raise ProofError(
-                        f"{cell.label}: the server negotiated {session.cipher}, not {cell.cipher}"
-                    )
-                continue
-            # A tunnel: MariaDB sees plain TCP from the tunnel's end; the tunnel names its own
-            # cipher for the session it carried.
-            tls.prove(session, encrypted=False, what=f"{cell.label}, behind the tunnel")
-            assert route.tunnel is not None
-            count, suite = route.tunnel.sessions()
-            if cell.method == "ssh":
-                suite = tunnels.ssh_cipher(route.tunnel)
-                if suite != cell.cipher:
-                    raise ProofError(f"{cell.label}: ssh negotiated {suite!r}, not {cell.cipher}")
-            if count < 1 or not suite:
-                raise ProofError(f"{cell.label}: the tunnel's log shows no encrypted session")
-            found[variant] = f"{cell.method}: {suite}"
-        self.record["proofs"][cell.slug] = found
-        self._save_record()
-
-    def _session(self, cell: TransitCell, route: Route, variant: str) -> tls.SessionTls:
-        log = self.store.raw_path(f"transit-{cell.slug}-proof-{variant}.txt")
-        if cell.test == "dump":
-            t = route.target
-            return tls.client_session(
-                t.host,
-                t.port,
-                t.user,
-                self.password,
-                self.current_pki if route.ssl else None,
-                self._workdir(self.current_pki.key_type),
-                prefix=route.prefix,
-            )
-        return connrate.sysbench_session(
-            route.target,
-            ssl=route.ssl,
-            workdir=self._workdir(self.current_pki.key_type),
-            password=self.password,
-            log=log,
-            prefix=route.prefix,
-        )
-
     # -- one run ---------------------------------------------------------------------------
     def warm_up(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> None:
         with blame_the_server(self._server()):
-            self._client(cell, self._server(), self.routes[variant], raw, seconds)
-
-    def _client(
-        self, cell: TransitCell, server: SandboxServer, route: Route, log: Path, time_s: int
-    ) -> ClientRun:
-        """Run the cell's client once."""
-        workdir = self._workdir(self.current_pki.key_type)
-        if cell.test == "dump":
-            got = bulk.dump(
-                route.target,
-                database=server.database,
-                pki=self.current_pki if route.ssl else None,
-                password=self.password,
-                workdir=workdir,
-                log=log,
-                timeout_s=600,
-                prefix=route.prefix,
-            )
-            mib = max(1, round(got.bytes / bulk.MIB))
-            ms = 1000 * got.seconds
-            return ClientRun(mib, got.mb_per_s, got.bytes, ms, ms, 0)
-        extra: list[str] = []
-        script = str(connrate.LUA_SCRIPT)
-        if cell.test == "bulk":
-            script = str(bulk.LUA_SCRIPT)
-            # Whole reads only: a few per run, so give each run at least two seconds.
-            time_s = max(time_s, 2)
-        elif cell.test != "connect":
-            script = cell.test
-            extra = ["--tables=1", f"--table-size={self.spec.table_size}", "--rand-type=uniform"]
-        result = connrate.run_tcp(
-            route.target,
-            ssl=route.ssl,
-            threads=cell.threads,
-            time_s=time_s,
-            workdir=workdir,
-            password=self.password,
-            log=log,
-            script=script,
-            extra=extra,
-            prefix=route.prefix,
-        )
-        if cell.test == "bulk":
-            # Events are whole reads of the table; counted in MiB so that CPU per event is
-            # CPU per MiB, comparable with the dump's.
-            nbytes = result.transactions * self.table_bytes
-            events = max(1, round(nbytes / bulk.MIB))
-            rate = result.tps * self.table_bytes / bulk.MIB
-        else:
-            nbytes, events, rate = 0, result.transactions, result.tps
-        return ClientRun(
-            events,
-            rate,
-            nbytes,
-            result.latency_avg_ms,
-            result.latency_p95_ms,
-            result.ignored_errors,
-        )
+            self._client().run(cell, self.routes[variant], raw, seconds)
 
     def measure(self, run: Run) -> TransitRecord:
         cell, variant, raw = run.cell, run.variant, run.raw
@@ -499,7 +289,7 @@ class TransitStudy:
         tunnel_cpu = proc.tree_cpu_seconds(pids) if pids else 0.0
         start = Clocks.read(server.pid)
         with blame_the_server(server):
-            got = self._client(cell, server, route, raw, run.seconds)
+            got = self._client().run(cell, route, raw, run.seconds)
         window = Window.between(start, Clocks.read(server.pid))
         if pids:
             tunnel_cpu = proc.tree_cpu_seconds(pids) - tunnel_cpu
@@ -542,33 +332,4 @@ class TransitStudy:
 
     @staticmethod
     def prove(record: TransitRecord) -> None:
-        """Every run checked against counters outside the measuring client: the server's
-        completed handshakes, and for tunnels the tunnel's own log (stunnel's server side;
-        for ssh, its client's -v log, as sshd logs nothing per channel)."""
-        cell, variant = record.cell, record.variant
-        encrypted = variant == "encrypted"
-        ssl = encrypted and cell.method == "tls"
-        tunnel = encrypted and cell.method != "tls"
-        handshakes, tunneled, resumed = (
-            record.tls_handshakes,
-            record.tunnel_handshakes,
-            record.tunnel_resumed,
-        )
-        what = f"{cell.label}, {variant} run"
-        if not ssl and handshakes:
-            raise ProofError(f"{what}: the server counted {handshakes} TLS handshakes, expected 0")
-        # connect: one connection per event; per query: one per client thread, opened at its
-        # start; bulk (one thread) and dump (mariadb-dump): at least one.
-        expected = 1
-        if cell.test == "connect":
-            expected = record.events
-        elif cell.test in transit_plan.QUERY_TESTS:
-            expected = cell.threads
-        if ssl and handshakes < expected:
-            raise ProofError(
-                f"{what}: {handshakes} TLS handshakes for {expected} connections expected"
-            )
-        if tunnel and tunneled < expected:
-            raise ProofError(f"{what}: the tunnel carried {tunneled} sessions, expected {expected}")
-        if resumed and not cell.resume:
-            raise ProofError(f"{what}: stunnel resumed {resumed} sessions, expected none")
+        check_run(record)

@@ -1,0 +1,115 @@
+"""The client of an in-transit cell, run once over one route: sysbench with connect.lua,
+a stock OLTP script or bulk.lua, or mariadb-dump; and the one connection per route that the
+cell's proof asks the server about, made by the same client library."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from encbench.proof import tls
+from encbench.results.schema import TransitCell
+from encbench.servers import pki
+from encbench.studies.in_transit.routes import Route
+from encbench.workloads import bulk, connrate
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    """What one run of a cell's client reports, in the cell's unit."""
+
+    events: int  # connections, transactions, or MiB (bulk, dump)
+    rate: float
+    bytes: int
+    latency_avg_ms: float
+    latency_p95_ms: float
+    errors: int  # errors sysbench ignored and went on; a failing dump raises instead
+
+
+@dataclass(frozen=True)
+class Client:
+    """The password user's client, with the PKI of the server's current configuration
+    (its client certificate and CA in `workdir`, where sysbench reads them)."""
+
+    password: str
+    pki: pki.Pki
+    workdir: Path
+    database: str
+    table_size: int  # rows of the sysbench table (per-query tests)
+    table_bytes: int  # payload of the bulk table (bulk)
+
+    def run(self, cell: TransitCell, route: Route, log: Path, time_s: int) -> ClientRun:
+        if cell.test == "dump":
+            got = bulk.dump(
+                route.target,
+                database=self.database,
+                pki=self.pki if route.ssl else None,
+                password=self.password,
+                workdir=self.workdir,
+                log=log,
+                timeout_s=600,
+                prefix=route.prefix,
+            )
+            mib = max(1, round(got.bytes / bulk.MIB))
+            ms = 1000 * got.seconds
+            return ClientRun(mib, got.mb_per_s, got.bytes, ms, ms, 0)
+        extra: list[str] = []
+        script = str(connrate.LUA_SCRIPT)
+        if cell.test == "bulk":
+            script = str(bulk.LUA_SCRIPT)
+            # Whole reads only: a few per run, so give each run at least two seconds.
+            time_s = max(time_s, 2)
+        elif cell.test != "connect":
+            script = cell.test
+            extra = ["--tables=1", f"--table-size={self.table_size}", "--rand-type=uniform"]
+        result = connrate.run_tcp(
+            route.target,
+            ssl=route.ssl,
+            threads=cell.threads,
+            time_s=time_s,
+            workdir=self.workdir,
+            password=self.password,
+            log=log,
+            script=script,
+            extra=extra,
+            prefix=route.prefix,
+        )
+        if cell.test == "bulk":
+            # Events are whole reads of the table; counted in MiB so that CPU per event is
+            # CPU per MiB, comparable with the dump's.
+            nbytes = result.transactions * self.table_bytes
+            events = max(1, round(nbytes / bulk.MIB))
+            rate = result.tps * self.table_bytes / bulk.MIB
+        else:
+            nbytes, events, rate = 0, result.transactions, result.tps
+        return ClientRun(
+            events,
+            rate,
+            nbytes,
+            result.latency_avg_ms,
+            result.latency_p95_ms,
+            result.ignored_errors,
+        )
+
+    def session(self, cell: TransitCell, route: Route, log: Path) -> tls.SessionTls:
+        """The server's view of one connection made by the cell's own client's library
+        (sysbench for connect, per-query and bulk; the mariadb client for dump)."""
+        if cell.test == "dump":
+            t = route.target
+            return tls.client_session(
+                t.host,
+                t.port,
+                t.user,
+                self.password,
+                self.pki if route.ssl else None,
+                self.workdir,
+                prefix=route.prefix,
+            )
+        return connrate.sysbench_session(
+            route.target,
+            ssl=route.ssl,
+            workdir=self.workdir,
+            password=self.password,
+            log=log,
+            prefix=route.prefix,
+        )

@@ -1,0 +1,35 @@
+"""What the in-transit study's one server needs: disk and memory, checked before anything
+starts (studies/__init__.py), and the buffer pool it runs with."""
+
+from __future__ import annotations
+
+from encbench.profile import Profile
+from encbench.studies.at_rest.pair import SERVER_ALLOWANCE_MB
+
+BYTES_PER_ROW_ESTIMATE = 260
+SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
+
+
+def disk_bytes(profile: Profile) -> int:
+    """One server: sysbench's table, the bulk table and, while it lasts, its dump (about its
+    size again)."""
+    t = profile.transit
+    bulk_bytes = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
+    return t.table_size * BYTES_PER_ROW_ESTIMATE + bulk_bytes + SYSTEM_FILES_ESTIMATE
+
+
+def pool_mb(profile: Profile, tests: set[str]) -> int:
+    """Everything in memory: this study is about the wire, not the disk."""
+    t = profile.transit
+    data_mb = t.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
+    if tests & {"bulk", "dump"}:
+        data_mb += t.bulk_mb
+    return max(64, int(data_mb * 1.5) + 64)
+
+
+def memory_mb(profile: Profile) -> tuple[int, str]:
+    pool = pool_mb(profile, set(profile.transit.tests))
+    return pool + SERVER_ALLOWANCE_MB, (
+        f"one server with a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB; use a smaller "
+        "transit.bulk_mb or transit.table_size"
+    )
