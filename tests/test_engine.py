@@ -204,10 +204,12 @@ def test_a_failing_proof_stops_the_study_and_the_run_is_not_kept(tmp_path: Path)
 def test_a_skipped_cell_is_passed_over_and_the_next_measured(tmp_path: Path) -> None:
     calls: list[str] = []
     study = FakeStudy(calls, RULE, skip=CellKey("oltp_read_only", "in-memory", 1))
-    runner(tmp_path).run([study])
+    run = runner(tmp_path)
+    run.run([study])
     assert "open 1" not in calls
     assert "open 2" in calls
     assert calls[-1] == "teardown"
+    assert not run.complete, "a skipped cell is tried again on --resume: keep the keys"
 
 
 def test_a_finished_study_is_not_set_up_again(tmp_path: Path) -> None:

@@ -39,16 +39,16 @@ def test_a_half_round_is_not_paired() -> None:
 
 def test_cell_goes_on_until_min_rounds_then_stops_at_target() -> None:
     two = plan.complete_rounds(rounds_of([(90, 100)] * 2), CELL)
-    assert plan.stop_reason(two, PROFILE.measure) is None
+    assert plan.stop_reason(two, PROFILE.measure, "tps") is None
     three = plan.complete_rounds(rounds_of([(90, 100)] * 3), CELL)
-    assert plan.stop_reason(three, PROFILE.measure) == "target ±2% reached"
+    assert plan.stop_reason(three, PROFILE.measure, "tps") == "target ±2% reached"
 
 
 def test_noisy_cell_stops_at_max_rounds() -> None:
     noisy = [(80, 100), (120, 100)] * 3
     rounds = plan.complete_rounds(rounds_of(noisy), CELL)
-    assert plan.stop_reason(rounds[:5], PROFILE.measure) is None
-    assert plan.stop_reason(rounds, PROFILE.measure) == "max rounds (6) reached"
+    assert plan.stop_reason(rounds[:5], PROFILE.measure, "tps") is None
+    assert plan.stop_reason(rounds, PROFILE.measure, "tps") == "max rounds (6) reached"
 
 
 def test_noisy_cell_stops_before_overrunning_its_budget() -> None:
@@ -57,7 +57,7 @@ def test_noisy_cell_stops_before_overrunning_its_budget() -> None:
     )
     rounds = plan.complete_rounds(rounds_of([(80, 100), (120, 100), (80, 100)]), CELL)
     # three rounds of 2 × 5 s = 30 s; a fourth would end at 40 s > 35 s.
-    assert plan.stop_reason(rounds, tight.measure) == "time budget (35 s) ended"
+    assert plan.stop_reason(rounds, tight.measure, "tps") == "time budget (35 s) ended"
 
 
 def report_md(part: AtRestSummary) -> str:

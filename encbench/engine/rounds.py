@@ -72,8 +72,8 @@ def next_round_number(runs: Iterable[Measured], cell: Hashable) -> int:
     return max(numbers) + 1 if numbers else 0
 
 
-def tps_estimate(rounds: list[Round], metric: str = "tps") -> stats.RatioEstimate | None:
-    """The paired ratio of the cell's main throughput metric (tps; rate for in-transit)."""
+def ratio_estimate(rounds: list[Round], metric: str) -> stats.RatioEstimate | None:
+    """The paired ratio encrypted / plain of one metric over a cell's rounds."""
     if not rounds:
         return None
     return stats.paired_ratio(
@@ -82,14 +82,14 @@ def tps_estimate(rounds: list[Round], metric: str = "tps") -> stats.RatioEstimat
     )
 
 
-def stop_reason(rounds: list[Round], m: StopRule, metric: str = "tps") -> str | None:
+def stop_reason(rounds: list[Round], m: StopRule, metric: str) -> str | None:
     """Why this cell needs no more rounds, or None when it needs another."""
     n = len(rounds)
     if n >= m.max_rounds:
         return f"max rounds ({m.max_rounds}) reached"
     if n < m.min_rounds:
         return None
-    estimate = tps_estimate(rounds, metric)
+    estimate = ratio_estimate(rounds, metric)
     assert estimate is not None
     if estimate.halfwidth_pct <= m.target_halfwidth_pct:
         return f"target ±{m.target_halfwidth_pct:g}% reached"

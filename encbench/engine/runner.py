@@ -107,7 +107,8 @@ class Runner:
         self.complete = complete
 
     def run_study(self, study: Study, state: _Progress | None = None) -> bool:
-        """Measure what is left of one study; True when every cell is finished or skipped."""
+        """Measure what is left of one study; True when every cell is finished (a skipped
+        cell is tried again by --resume, perhaps where it can be measured)."""
         state = state or _Progress(self.progress)
         share = cell_upper_bound_s(study)
         runs: list[Any] = self.store.runs(study.record_type)
@@ -118,6 +119,7 @@ class Runner:
         if not todo:
             self.progress.log(f"{study.name}: every cell is already finished")
             return True
+        skipped = 0
         with study.setup(todo):
             self.documents(False)
             for cell in todo:
@@ -125,10 +127,11 @@ class Runner:
                     with study.open_cell(cell):
                         self._measure_cell(study, cell, runs, state, share)
                 except CellSkipped as exc:
+                    skipped += 1
                     self.progress.log(f"{cell.label}: not measured — {exc}")
                     self.documents(False)
                 state.cell_done(share)
-        return True
+        return skipped == 0
 
     def _finished(self, study: Study, runs: list[Any], cell: Any) -> bool:
         done = rounds.complete_rounds(runs, cell)
@@ -154,7 +157,7 @@ class Runner:
             if reason is not None:
                 break
             number = rounds.next_round_number(runs, cell)
-            estimate = rounds.tps_estimate(done, metric)
+            estimate = rounds.ratio_estimate(done, metric)
             hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
             self.progress.status(f"{cell.label}: round {len(done) + 1}, CI so far {hw}")
             for position, variant in enumerate(rounds.round_order(number)):
@@ -171,7 +174,7 @@ class Runner:
                 runs.append(record)
             self.documents(False)
             state.within(time.monotonic() - started, share)
-        estimate = rounds.tps_estimate(done, metric)
+        estimate = rounds.ratio_estimate(done, metric)
         assert estimate is not None
         m = primary_metric(study.metrics)
         verdict = stats.verdict(estimate, rule.target_halfwidth_pct, m.direction)

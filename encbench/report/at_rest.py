@@ -17,7 +17,7 @@ from encbench.report.models import (
     Record,
     Spread,
 )
-from encbench.results.schema import RunRecord
+from encbench.results.schema import RunRecord, primary_metric
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
@@ -29,6 +29,9 @@ WRITE_STATE_NOTE = (
     "columns), so both variants keep the same data size, and interleaved rounds expose both "
     "to the same drift over time."
 )
+
+# The metric whose interval decides when a cell stops (as the runner decides it).
+PRIMARY = primary_metric(RunRecord.METRICS).name
 
 
 def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
@@ -88,7 +91,7 @@ def summarize_cell(
     return base.model_copy(
         update={
             "other_load_pct": other_load_pct(rounds, cores),
-            "status": plan.stop_reason(rounds, profile.measure)
+            "status": plan.stop_reason(rounds, profile.measure, PRIMARY)
             or "incomplete (run stopped before the cell finished)",
             "variants": variants,
             "comparisons": compared,

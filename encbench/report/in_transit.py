@@ -20,7 +20,7 @@ from encbench.report.models import (
     TransitCellSummary,
     TransitVariant,
 )
-from encbench.results.schema import Metric, TransitCell, TransitRecord
+from encbench.results.schema import Metric, TransitCell, TransitRecord, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
 
 # Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
@@ -28,6 +28,9 @@ EXTRA_METRICS = (
     Metric("latency_avg_ms", "ms", "lower_is_better"),
     Metric("encryption_cpu_ms_per_event", "ms", "lower_is_better"),
 )
+
+# The metric whose interval decides when a cell stops (as the runner decides it).
+PRIMARY = primary_metric(TransitRecord.METRICS).name
 
 
 def _spread(records: Iterable[TransitRecord], attr: str) -> Spread:
@@ -91,7 +94,7 @@ def summarize_cell(
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
     return entry.model_copy(
         update={
-            "status": plan.stop_reason(rounds, profile.transit, "rate")
+            "status": plan.stop_reason(rounds, profile.transit, PRIMARY)
             or "incomplete (run stopped before the cell finished)",
             "variants": Pair[TransitVariant](
                 plain=variant_stats([r.runs["plain"] for r in rounds]),
