@@ -239,6 +239,7 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     """Measure this machine's crypto capacity with openssl speed: ciphers with and without
     AES-NI, RSA/ECDSA signatures, one core and all cores."""
     from encbench import capacity as crypto
+    from encbench.report import crypto as crypto_report
 
     try:
         if json_path is not None and json_path.exists():
@@ -251,7 +252,7 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
         _fail(exc)
     if json_path is not None:
         json_path.write_text(json.dumps(capacity, indent=2) + "\n")
-    click.echo(crypto.render_markdown(capacity))
+    click.echo(crypto_report.render_markdown(capacity))
 
 
 @main.command()

@@ -14,6 +14,7 @@ import pytest
 
 from encbench import capacity as crypto
 from encbench.errors import ToolError
+from encbench.report.crypto import render_markdown
 
 GOLDEN = Path(__file__).parent / "golden" / "openssl"
 
@@ -188,9 +189,9 @@ def test_contention_is_busy_cpu_time_that_was_not_ours_as_a_share_of_all() -> No
 
 def test_markdown_warns_when_other_work_competed_for_the_cpu() -> None:
     cap = small_capacity_json() | {"other_cpu_share": 0.31, "steal_share": 0.0}
-    assert "**contended**: other processes used 31%" in crypto.render_markdown(cap)
+    assert "**contended**: other processes used 31%" in render_markdown(cap)
     quiet = small_capacity_json() | {"other_cpu_share": 0.01, "steal_share": 0.0}
-    assert "contended" not in crypto.render_markdown(quiet)
+    assert "contended" not in render_markdown(quiet)
 
 
 # --------------------------------------------------------------------------- stats and plan
@@ -428,7 +429,7 @@ def small_capacity_json() -> dict[str, Any]:
 
 
 def test_markdown_shows_throughput_with_and_without_aes_ni_and_the_speed_up() -> None:
-    md = crypto.render_markdown(small_capacity_json())
+    md = render_markdown(small_capacity_json())
     assert (
         "| aes-128-gcm | 4,400 ± 40.0 | 320 ± 3.00 | 13.8× | 45.5 ± 0.50 | 20.0 ± 0.25 | 2.3× |"
         in md
@@ -438,20 +439,20 @@ def test_markdown_shows_throughput_with_and_without_aes_ni_and_the_speed_up() ->
 
 
 def test_markdown_shows_the_block_size_curve_when_middle_sizes_were_measured() -> None:
-    md = crypto.render_markdown(small_capacity_json())
+    md = render_markdown(small_capacity_json())
     assert "| cipher | 16 B | 1 KiB | 16 KiB |" in md
     assert "| aes-128-gcm | 45.5 | 1,840 | 4,400 |" in md
 
 
 def test_markdown_shows_public_key_rates_and_multi_core_scaling() -> None:
-    md = crypto.render_markdown(small_capacity_json())
+    md = render_markdown(small_capacity_json())
     assert "| rsa2048 | 4,130 ± 5.00 | 61,400 ± 300 |" in md
     assert "| aes-128-gcm 16 KiB MB/s | 2 | 4,400 | 8,800 | 2.0× |" in md
     assert "| rsa2048 sign/s | 2 | 4,130 | 7,900 | 1.9× |" in md
 
 
 def test_markdown_names_cpu_flags_versions_and_linked_libraries() -> None:
-    md = crypto.render_markdown(small_capacity_json())
+    md = render_markdown(small_capacity_json())
     assert "- CPU: AMD EPYC (2 cores); aes yes, pclmulqdq yes, vaes yes, sha_ni yes" in md
     assert "OpenSSL 3.0.19 27 Jan 2026; AES-NI off = OPENSSL_ia32cap=~0x200000200000000:~0" in md
     assert "- mariadbd: /usr/lib/libcrypto.so.3 (libssl3:amd64 3.0.19-1); same libcrypto" in md
@@ -459,7 +460,7 @@ def test_markdown_names_cpu_flags_versions_and_linked_libraries() -> None:
 
 
 def test_markdown_of_an_empty_result_does_not_fail() -> None:
-    assert crypto.render_markdown({}).startswith("### CPU and libraries")
+    assert render_markdown({}).startswith("### CPU and libraries")
 
 
 def test_cipher_lookup_finds_the_exact_measured_cell() -> None:
@@ -499,7 +500,7 @@ def test_capacity_json_is_plain_json_with_units_in_the_keys() -> None:
     assert data["linked"]["mariadbd"]["found"] is False
     assert (data["other_cpu_share"], data["steal_share"]) == (0.01, 0.0)
     assert crypto.cipher_mb_per_s(data, "aes-128-gcm", 16384) == 4400.0
-    assert "aes-128-gcm" in crypto.render_markdown(data)
+    assert "aes-128-gcm" in render_markdown(data)
 
 
 # ------------------------------------------------------------------------------ real openssl
@@ -525,7 +526,7 @@ def test_a_quick_real_measurement_shows_aes_ni_speeds_up_aes_gcm() -> None:
         assert entry["sign_per_s_mean"] > 0 and entry["verify_per_s_mean"] > 0
     assert cap["openssl"]["version"]
     assert cap["other_cpu_share"] is not None and cap["steal_share"] is not None
-    assert "### CPU and libraries" in crypto.render_markdown(cap)
+    assert "### CPU and libraries" in render_markdown(cap)
     if not cpu_has_aes():
         pytest.skip("this CPU has no aes flag, so there is no AES-NI to switch off")
     on = crypto.cipher_mb_per_s(cap, "aes-128-gcm", 16384, accel=True)

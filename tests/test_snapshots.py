@@ -1,4 +1,4 @@
-"""Snapshots: summary.json and report.md built from a fixed, committed set of runs must not
+"""Snapshots: summary.json, report.md and crypto.md built from fixed, committed inputs must not
 change unnoticed.  After an intended change, rewrite them and review the diff:
 
     ENCBENCH_UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/test_snapshots.py
@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from encbench.report import documents, markdown
+from encbench.report import crypto, documents, markdown
 from encbench.report.models import Summary
-from tests.test_html_report import GOLDEN, golden_cells, golden_summary
+from tests.test_html_report import GOLDEN, golden_cells, golden_crypto, golden_summary
 
 UPDATE = os.environ.get("ENCBENCH_UPDATE_SNAPSHOTS") == "1"
 
@@ -71,6 +71,14 @@ def test_report_md_matches_its_snapshot() -> None:
     expected = _check(GOLDEN / "report.md", text)
     assert expected is None or text == expected, (
         "report.md changed (ENCBENCH_UPDATE_SNAPSHOTS=1 to accept)"
+    )
+
+
+def test_crypto_md_matches_its_snapshot() -> None:
+    text = crypto.render_markdown(golden_crypto())
+    expected = _check(GOLDEN / "crypto.md", text)
+    assert expected is None or text == expected, (
+        "what `encbench crypto` prints changed (ENCBENCH_UPDATE_SNAPSHOTS=1 to accept)"
     )
 
 

@@ -8,9 +8,9 @@ something around it (extra copies, locks, I/O) is the cost.
 
 Layout: pure parsers (text → dataclasses, unit-tested on captured outputs in
 tests/golden/openssl/; `parse`), the aggregated results (`results`), a small plan of which
-`openssl speed` runs to make (`plan`), the runner (`measure`), and `render_markdown` /
-`cipher_mb_per_s` (`render`), which read the JSON form so that stored results can be used
-without re-measuring.
+`openssl speed` runs to make (`plan`), the runner (`measure`), and `cipher_entry` /
+`cipher_mb_per_s` (`read`), which read the JSON form so that stored results can be used
+without re-measuring.  The tables `encbench crypto` prints are report/crypto.py's.
 """
 
 from encbench.capacity.measure import (
@@ -58,7 +58,7 @@ from encbench.capacity.plan import (
     fingerprint_plan,
     quick_plan,
 )
-from encbench.capacity.render import cipher_mb_per_s, render_markdown
+from encbench.capacity.read import cipher_entry, cipher_mb_per_s
 from encbench.capacity.results import (
     AsymResult,
     CipherResult,
@@ -98,6 +98,7 @@ __all__ = [
     "Plan",
     "SpeedJob",
     "Stat",
+    "cipher_entry",
     "cipher_mb_per_s",
     "default_plan",
     "fingerprint_plan",
@@ -114,6 +115,5 @@ __all__ = [
     "quick_plan",
     "read_cpu_flags",
     "read_openssl_version",
-    "render_markdown",
     "speed_argv",
 ]

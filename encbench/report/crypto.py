@@ -1,20 +1,15 @@
-"""The HTML report's crypto capacity section: what this CPU encrypts per second (`openssl
-speed`), as the same tables `encbench crypto` prints (capacity.render_markdown; a test holds
-the two equal), with the bars plot."""
+"""The crypto capacity tables: what this CPU encrypts per second (`openssl speed`), built
+once as the document model (report/tables.py). `encbench crypto` prints them as Markdown
+(`render_markdown`); the HTML report shows them in its crypto section, with the bars plot."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from encbench import capacity
-from encbench.capacity.plan import HEADLINE_BLOCKS
-from encbench.capacity.render import (
-    _cell,
-    _cipher_entry,
-    _num,
-    _ratio,
-    _render_environment,
-    _size,
-)
-from encbench.report import plots
+from encbench.capacity import CONTENDED_SHARE, HEADLINE_BLOCKS, cipher_entry
+from encbench.report import markdown, plots
 from encbench.report.models import Record
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 
@@ -45,12 +40,17 @@ def section(cap: Record, algorithm: str | None) -> Section:
     return Section("Crypto capacity of this machine", blocks, html_only=True)
 
 
+def render_markdown(cap: Record) -> str:
+    """What `encbench crypto` prints: the tables of a `CryptoCapacity.to_json()` dict."""
+    return markdown.render_blocks(tables(cap))
+
+
 def _label(cipher: str, direction: str) -> str:
     return cipher if direction == "encrypt" else f"{cipher} ({direction})"
 
 
 def tables(cap: Record) -> list[Section]:
-    """capacity.render_markdown's subsections, as the document model."""
+    """One subsection per table, and the CPU and libraries as bullets."""
     ciphers = list(cap.get("ciphers", []))
     asym = list(cap.get("asymmetric", []))
     single = [c for c in ciphers if c.get("cores") == 1]
@@ -62,8 +62,8 @@ def tables(cap: Record) -> list[Section]:
         for cipher, direction in pairs:
             cells = [_label(cipher, direction)]
             for block in (16384, 16):
-                on = _cipher_entry(cap, cipher, block, True, 1, direction)
-                off = _cipher_entry(cap, cipher, block, False, 1, direction)
+                on = cipher_entry(cap, cipher, block, True, 1, direction)
+                off = cipher_entry(cap, cipher, block, False, 1, direction)
                 cells += [
                     _cell(on, "mb_per_s"),
                     _cell(off, "mb_per_s"),
@@ -80,7 +80,7 @@ def tables(cap: Record) -> list[Section]:
         if set(blocks) - set(HEADLINE_BLOCKS):
             body = []
             for cipher, direction in pairs:
-                found = (_cipher_entry(cap, cipher, b, True, 1, direction) for b in blocks)
+                found = (cipher_entry(cap, cipher, b, True, 1, direction) for b in blocks)
                 values = [_num(e["mb_per_s_mean"]) if e else "—" for e in found]
                 body.append(row(_label(cipher, direction), *values))
             header = ["cipher", *(_size(b) for b in blocks)]
@@ -97,9 +97,7 @@ def tables(cap: Record) -> list[Section]:
     multi = _all_cores(cap, ciphers, asym)
     if multi is not None:
         out.append(multi)
-    lines = _render_environment(cap)  # ["### CPU and libraries", "", "- …", …, ""]
-    items = [line[2:] for line in lines if line.startswith("- ")]
-    out.append(Section(lines[0].removeprefix("### "), [Bullets(items)], level=3))
+    out.append(Section("CPU and libraries", [Bullets(_environment(cap))], level=3))
     return out
 
 
@@ -109,7 +107,7 @@ def _all_cores(cap: Record, ciphers: list[Record], asym: list[Record]) -> Sectio
     for e in ciphers:
         if e.get("cores", 1) > 1:
             direction = e.get("direction", "encrypt")
-            one = _cipher_entry(cap, e["cipher"], e["block_bytes"], bool(e["accel"]), 1, direction)
+            one = cipher_entry(cap, e["cipher"], e["block_bytes"], bool(e["accel"]), 1, direction)
             one_v = one["mb_per_s_mean"] if one else None
             rows.append(
                 row(
@@ -142,3 +140,82 @@ def _all_cores(cap: Record, ciphers: list[Record], asym: list[Record]) -> Sectio
     header = ["measure", "cores", "1 core", "all cores", "scaling"]
     title = f"All cores ({'/'.join(str(c) for c in cores_seen)}): totals, AES-NI on"
     return Section(title, [Table(header, rows)], level=3)
+
+
+def _environment(cap: Record) -> list[str]:
+    """The CPU, its flags, how contended it was, openssl, and the TLS libraries each binary
+    links: what the figures above depend on."""
+    items = []
+    flags = cap.get("cpu_flags") or {}
+    if flags:
+        names = ("aes", "pclmulqdq", "vaes", "vpclmulqdq", "sha_ni", "avx2", "avx512")
+        shown = ", ".join(f"{n} {'yes' if flags.get(n) else 'no'}" for n in names if n in flags)
+        model = flags.get("model") or "unknown CPU"
+        items.append(f"CPU: {model} ({cap.get('nproc', '?')} cores); {shown}")
+    other, steal = cap.get("other_cpu_share"), cap.get("steal_share")
+    if (other or 0) >= CONTENDED_SHARE or (steal or 0) >= CONTENDED_SHARE:
+        items.append(
+            f"**contended**: other processes used {100 * (other or 0):.0f}% and the hypervisor "
+            f"stole {100 * (steal or 0):.0f}% of the CPU time during the measurement; "
+            "figures are low and spread wide"
+        )
+    ossl = cap.get("openssl") or {}
+    if ossl:
+        items.append(
+            f"openssl: {ossl.get('version_text') or ossl.get('version') or 'unknown'}; "
+            f"AES-NI off = OPENSSL_ia32cap={ossl.get('accel_off_ia32cap', '?')}"
+        )
+    for name, info in (cap.get("linked") or {}).items():
+        if name != "openssl":
+            items.append(f"{name}: {_linked(info)}")
+    return items
+
+
+def _linked(info: Mapping[str, Any]) -> str:
+    if not info.get("found"):
+        return "not installed"
+    libs = info.get("libs") or []
+    if not libs:
+        return f"no libssl/libcrypto linked ({info.get('error') or 'ldd'})"
+    parts = []
+    for lib in libs:
+        where = lib.get("real_path") or lib.get("path") or "not found"
+        pkg = lib.get("package")
+        parts.append(where + (f" ({pkg} {lib.get('package_version')})" if pkg else ""))
+    same = info.get("same_libcrypto_as_openssl")
+    if same is None:
+        return ", ".join(parts)
+    return ", ".join(parts) + (
+        "; same libcrypto as openssl" if same else "; NOT the libcrypto openssl measured"
+    )
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def _mean_sd(mean: float | None, sd: float | None) -> str:
+    if mean is None:
+        return "—"
+    return f"{_num(mean)} ± {_num(sd)}" if sd is not None else _num(mean)
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return f"{a / b:.1f}×" if a is not None and b else "—"
+
+
+def _size(block: int) -> str:
+    return f"{block // 1024} KiB" if block >= 1024 and block % 1024 == 0 else f"{block} B"
+
+
+def _cell(entry: Mapping[str, Any] | None, key: str) -> str:
+    """`key`'s mean ± stdev in an entry; a dash when the entry was not measured."""
+    if entry is None:
+        return "—"
+    return _mean_sd(entry.get(f"{key}_mean"), entry.get(f"{key}_stdev"))
