@@ -14,4 +14,6 @@ if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$U
   python3 -m pip install -q --disable-pip-version-check "uv==$UV_VERSION"
 fi
 export UV_PYTHON_DOWNLOADS=never
-uv sync --frozen --quiet
+# Bytecode compiled at install: with PYTHONDONTWRITEBYTECODE set (as on some machines and
+# CI runners) every start would otherwise compile matplotlib and pydantic again (~1.5 s).
+uv sync --frozen --quiet --compile-bytecode
