@@ -357,6 +357,19 @@ def descendants(pid: int) -> list[int]:
         return []
 
 
+def processes_cpu_s(pids: Iterable[int]) -> dict[int, float]:
+    """CPU so far (own and reaped children's) of each of these processes still alive: a
+    handful of /proc reads, cheap enough around every measured window."""
+    found = {}
+    for pid in pids:
+        try:
+            t = psutil.Process(pid).cpu_times()
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+        found[pid] = t.user + t.system + t.children_user + t.children_system
+    return found
+
+
 def tree_cpu_seconds(roots: Iterable[int]) -> float:
     """CPU of the given processes and all their live descendants (an sshd's session child),
     plus what their reaped children used: a daemon's whole cost, whatever it forks."""

@@ -109,10 +109,17 @@ class Rounds(Strict):
 
     warmup_s: Annotated[int, Field(ge=0, le=3600)] = 3
     run_s: Annotated[int, Field(ge=1, le=3600)] = 1
-    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 5
+    # 12 rounds are 6 blocks: the fewest that give a 95% signed-rank interval (stats.py).
+    # Fewer are allowed (the tests' tiny runs); such a cell reports no interval.
+    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 12
     max_rounds: Annotated[int, Field(ge=2, le=10000)] = 400
     target_halfwidth_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
     cell_budget_s: Annotated[float, Field(gt=0)] = 85
+    # A round whose runs shared the machine with more than this (other processes' and stolen
+    # CPU, % of the machine) is measured again; see README "Interference" for the choice.
+    interference_max_pct: Annotated[float, Field(gt=0, le=100)] = 10.0
+    # "No difference beyond ±margin" needs the 90% interval within it (TOST).
+    equivalence_margin_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
 
 
 class MeasureSpec(Rounds):

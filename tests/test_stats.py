@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 
 from encbench import stats
@@ -31,7 +32,7 @@ def test_identical_ratios_give_a_zero_width_interval() -> None:
 def test_one_round_has_no_interval() -> None:
     est = stats.paired_ratio([1.0], [2.0])
     assert not math.isfinite(est.halfwidth_pct)
-    assert stats.verdict(est, 2.0, "higher_is_better") == "inconclusive: fewer than 2 rounds"
+    assert stats.verdict(est, "higher_is_better") == "inconclusive: too few rounds for an interval"
 
 
 def test_unequal_or_nonpositive_samples_are_refused() -> None:
@@ -43,26 +44,110 @@ def test_unequal_or_nonpositive_samples_are_refused() -> None:
 
 def test_verdict_says_slower_with_the_interval_in_percent() -> None:
     est = stats.RatioEstimate(n=10, ratio=0.919, ci_low=0.898, ci_high=0.940)
-    assert stats.verdict(est, 2.0, "higher_is_better") == "8.1% slower (95% CI 6.0–10.2%)"
+    assert stats.verdict(est, "higher_is_better") == "8.1% slower (95% CI 6.0–10.2%)"
 
 
 def test_verdict_says_higher_for_a_cost_metric() -> None:
     est = stats.RatioEstimate(n=10, ratio=1.05, ci_low=1.02, ci_high=1.08)
-    assert stats.verdict(est, 2.0, "lower_is_better") == "5.0% higher (95% CI 2.0–8.0%)"
+    assert stats.verdict(est, "lower_is_better") == "5.0% higher (95% CI 2.0–8.0%)"
 
 
-def test_verdict_says_no_measurable_difference_when_tight_around_one() -> None:
-    est = stats.RatioEstimate(n=10, ratio=1.0, ci_low=0.985, ci_high=1.015)
-    assert stats.verdict(est, 2.0, "higher_is_better") == "no measurable difference (±1.5%)"
-
-
-def test_verdict_says_inconclusive_with_rounds_needed() -> None:
-    est = stats.RatioEstimate(n=4, ratio=1.0, ci_low=0.94, ci_high=1.06)
-    # ±6% needs (6/2)² = 9 times the rounds: 36 in all, 32 more.
-    assert stats.rounds_needed(est, 2.0) == 32
-    assert stats.verdict(est, 2.0, "higher_is_better") == (
-        "inconclusive: noise ±6.0%, about 32 more rounds needed"
+def test_no_difference_beyond_the_margin_only_when_the_90_interval_is_inside_it() -> None:
+    primary = stats.RatioEstimate(n=10, ratio=1.0, ci_low=0.985, ci_high=1.015)
+    inside = stats.RatioEstimate(n=10, ratio=1.0, ci_low=0.989, ci_high=1.011, confidence=0.9)
+    assert stats.verdict(primary, "higher_is_better", inside, 2.0) == (
+        "no difference beyond ±2% (90% CI -1.1…+1.1%)"
     )
+    assert stats.kind(primary, stats.equivalent(inside, 2.0), "higher_is_better") == "same"
+
+
+def test_a_narrow_interval_around_one_is_not_equivalence_when_it_crosses_the_margin() -> None:
+    # The example: 0.982 ± 1.9% still allows a 3.6% slowdown.
+    primary = stats.RatioEstimate(n=10, ratio=0.982, ci_low=0.964, ci_high=1.001)
+    ninety = stats.RatioEstimate(n=10, ratio=0.982, ci_low=0.967, ci_high=0.998, confidence=0.9)
+    assert not stats.equivalent(ninety, 2.0)
+    assert stats.verdict(primary, "higher_is_better", ninety, 2.0) == (
+        "no difference detected (95% CI -3.6…+0.1%)"
+    )
+    assert stats.kind(primary, False, "higher_is_better") == "unsure"
+
+
+def test_rounds_needed_scales_with_the_square_of_the_width() -> None:
+    est = stats.RatioEstimate(n=4, ratio=1.0, ci_low=0.94, ci_high=1.06)
+    # ±6% needs (6/2)² = 9 times the blocks: 36 in all, 32 more (64 rounds).
+    assert stats.rounds_needed(est, 2.0) == 32
+    assert stats.rounds_needed(est, 2.0, per_unit=2) == 64
+
+
+def test_the_signed_rank_distribution_matches_the_tables() -> None:
+    # n = 10: P(T+ ≤ 8) = 25/1024, P(T+ ≤ 9) = 33/1024 (Hollander & Wolfe, table A.4).
+    cdf = stats.signed_rank_cdf(10)
+    assert cdf[8] == pytest.approx(25 / 1024)
+    assert cdf[9] == pytest.approx(33 / 1024)
+    assert cdf[-1] == pytest.approx(1.0)
+    # So the 95% interval is [W(9), W(47)]; six is the fewest values with any 95% interval.
+    assert stats.signed_rank_k(10, 0.95) == 9
+    assert stats.signed_rank_k(6, 0.95) == 1
+    assert stats.signed_rank_k(5, 0.95) == 0
+
+
+def test_the_normal_approximation_takes_over_smoothly_for_many_blocks() -> None:
+    n = stats.EXACT_SIGNED_RANK_MAX_N
+    exact, normal = stats.signed_rank_cdf(n), stats.signed_rank_cdf(n + 1)
+    # The same quantile, a unit apart, agrees to a fraction of a percent.
+    q = lambda cdf: int(np.searchsorted(cdf, 0.025)) / (len(cdf) - 1)  # noqa: E731
+    assert q(exact) == pytest.approx(q(normal), abs=0.002)
+
+
+def test_hodges_lehmann_is_the_median_of_walsh_averages_with_the_tabled_interval() -> None:
+    logs = [0.05, -0.02, 0.11, 0.03, 0.07, 0.01]
+    walsh = sorted((a + b) / 2 for i, a in enumerate(logs) for b in logs[i:])
+    est = stats.hodges_lehmann(logs, widen=False)
+    assert est.n == 6
+    assert est.ratio == pytest.approx(math.exp(float(np.median(walsh))))
+    # n = 6: k = 1, so the interval runs from the smallest to the largest Walsh average.
+    assert est.ci_low == pytest.approx(math.exp(walsh[0]))
+    assert est.ci_high == pytest.approx(math.exp(walsh[-1]))
+
+
+def test_the_p_value_is_the_exact_signed_rank_tests() -> None:
+    from scipy.stats import wilcoxon
+
+    rng = np.random.default_rng(7)
+    for n in (6, 11, 30):
+        logs = rng.normal(0.02, 0.05, n)
+        est = stats.hodges_lehmann(logs, widen=False)
+        assert est.p_value == pytest.approx(wilcoxon(logs, method="exact").pvalue)
+
+
+def test_p_value_and_interval_agree_even_when_widened() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(6, 40))
+        logs = np.cumsum(rng.normal(0, 0.02, n)) * 0.3 + rng.normal(0.01, 0.03, n)
+        est = stats.hodges_lehmann(logs)
+        assert est.p_value is not None
+        assert (est.p_value < 0.05) == est.significant
+
+
+def test_a_positively_autocorrelated_series_widens_the_interval() -> None:
+    # Two halves: mean 0, Σ d_t·d_t+1 = 3 − 1 + 3 = 5 over Σ d² = 8: r = 5/8,
+    # f = √((1 + 5/8) / (1 − 5/8)) = √(13/3).
+    series = [1.0] * 4 + [-1.0] * 4
+    r, f = stats.widening(series)
+    assert r == pytest.approx(5 / 8)
+    assert f == pytest.approx(math.sqrt(13 / 3))
+    # An alternating series (negative r) does not narrow anything.
+    assert stats.widening([1.0, -1.0] * 4) == (0.0, 1.0)
+    plain = stats.t_ratio(series, widen=False)
+    wide = stats.t_ratio(series)
+    assert math.log(wide.ci_high) == pytest.approx(math.sqrt(13 / 3) * math.log(plain.ci_high))
+
+
+def test_holm_rejects_step_down_until_the_first_that_fails() -> None:
+    # Sorted: 0.005 ≤ 0.05/4, 0.01 ≤ 0.05/3, 0.03 > 0.05/2: stop.
+    assert stats.holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
+    assert stats.holm([]) == []
 
 
 def test_overhead_is_positive_when_encryption_costs() -> None:

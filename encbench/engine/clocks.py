@@ -2,16 +2,20 @@
 
 Read just before and just after sysbench runs (never during it): wall time; the server's CPU
 (/proc/PID/stat); encbench's own CPU; its waited-for children's CPU, which over the window is
-sysbench's; the whole machine's busy and stolen CPU (/proc/stat).  What the machine spent
-beyond those three is other processes' load: on a shared machine that is the noise that
-paired rounds must absorb, and the report shows it instead of hiding it.
+sysbench's; the CPU of every other process of this run (the idle peer server, tunnels, delay
+relays: encbench's descendants when the window opened); the whole machine's busy and stolen
+CPU (/proc/stat).  What the machine spent beyond this run's processes, plus what the
+hypervisor stole, is *interference*: on a shared machine that is the noise that paired rounds
+must absorb, and a round whose runs had more than the profile's threshold is measured again
+(engine/rounds.py).
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from encbench import proc
 
@@ -24,9 +28,15 @@ class Clocks:
     children_cpu_s: float
     machine_busy_s: float
     machine_steal_s: float
+    # CPU so far of each live descendant of encbench (servers, tunnels, relays), by pid: the
+    # pids are found when the window opens and the same ones read when it closes.
+    run_cpu_s: dict[int, float] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, server_pid: int) -> Clocks:
+    def read(cls, server_pid: int, run_pids: list[int] | None = None) -> Clocks:
+        """One reading; the opening one finds this run's processes (run_pids=None), the
+        closing one reads the same: Window.between(start, Clocks.read(pid, start.pids))."""
+        pids = proc.descendants(os.getpid()) if run_pids is None else run_pids
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         busy, steal = proc.machine_cpu_s()
@@ -37,7 +47,12 @@ class Clocks:
             children_cpu_s=children.ru_utime + children.ru_stime,
             machine_busy_s=busy,
             machine_steal_s=steal,
+            run_cpu_s=proc.processes_cpu_s(pids),
         )
+
+    @property
+    def pids(self) -> list[int]:
+        return list(self.run_cpu_s)
 
 
 @dataclass(frozen=True)
@@ -48,21 +63,36 @@ class Window:
     server_cpu_s: float
     harness_cpu_s: float
     client_cpu_s: float
-    other_cpu_s: float
+    other_cpu_s: float  # processes outside this run
     steal_s: float
+    interference_pct: float  # (other + steal) as a share of the machine over the window
 
     @classmethod
-    def between(cls, start: Clocks, end: Clocks) -> Window:
+    def between(cls, start: Clocks, end: Clocks, cores: int | None = None) -> Window:
+        wall = end.wall_s - start.wall_s
         server = end.server_cpu_s - start.server_cpu_s
         harness = end.harness_cpu_s - start.harness_cpu_s
         client = end.children_cpu_s - start.children_cpu_s
         busy = end.machine_busy_s - start.machine_busy_s
+        # This run's other processes, over the pids alive at both readings (the server is
+        # one of them); one that ended in between was reaped by its parent, in the tree.
+        run = sum(
+            end.run_cpu_s[pid] - before
+            for pid, before in start.run_cpu_s.items()
+            if pid in end.run_cpu_s
+        )
+        if not start.run_cpu_s:
+            run = server  # no process tree read (a target that is not our child)
+        # Tick granularity (10 ms) can make the remainder slightly negative: that is 0.
+        other = max(0.0, busy - run - harness - client)
+        steal = max(0.0, end.machine_steal_s - start.machine_steal_s)
+        machine = wall * (cores or os.cpu_count() or 1)
         return cls(
-            wall_s=end.wall_s - start.wall_s,
+            wall_s=wall,
             server_cpu_s=server,
             harness_cpu_s=harness,
             client_cpu_s=client,
-            # Tick granularity (10 ms) can make the remainder slightly negative: that is 0.
-            other_cpu_s=max(0.0, busy - server - harness - client),
-            steal_s=end.machine_steal_s - start.machine_steal_s,
+            other_cpu_s=other,
+            steal_s=steal,
+            interference_pct=100.0 * (other + steal) / machine if machine > 0 else 0.0,
         )

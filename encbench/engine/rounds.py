@@ -1,22 +1,37 @@
-"""How rounds are ordered, which runs pair up, and when a cell is done.
+"""How rounds are ordered, which runs pair up, which rounds count, and when a cell is done.
 Pure functions: the runner and the report share them, so a re-rendered report says exactly
-what the run decided."""
+what the run decided.
+
+The design (fixed before any run, so that no result can steer it):
+- A round measures both variants back to back.  Two rounds in opposite orders form a block;
+  the first round of a block takes A B or B A at random, the second the other order, so each
+  variant is first equally often and a drift within the block cancels in its mean.
+- A round in which either run had more interference (other processes' and stolen CPU, as a
+  share of the machine) than the profile's `interference_max_pct` does not count: it stays in
+  the results file, the report counts it, and the runner measures another round in its place.
+- A cell stops only after whole blocks, never before `min_rounds` rounds that count, when the
+  primary metric's 95% interval is within ±target, or when the next block would overrun the
+  cell's time budget (rejected rounds spend it too), or at `max_rounds`.
+"""
 
 from __future__ import annotations
 
+import math
+import random
 from collections import defaultdict
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from encbench import stats
 
 # The two sides of every paired comparison: `plain` is the control.
 VARIANTS = ("plain", "encrypted")
+ROUNDS_PER_BLOCK = 2
 
 
 class Measured(Protocol):
-    """What pairing needs of a run record: both studies' records have it."""
+    """What pairing needs of a run record: every study's records have it."""
 
     @property
     def cell(self) -> Hashable: ...
@@ -25,7 +40,11 @@ class Measured(Protocol):
     @property
     def variant(self) -> str: ...
     @property
+    def position(self) -> int: ...
+    @property
     def wall_s(self) -> float: ...
+    @property
+    def interference_pct(self) -> float: ...
 
 
 class StopRule(Protocol):
@@ -39,12 +58,10 @@ class StopRule(Protocol):
     def target_halfwidth_pct(self) -> float: ...
     @property
     def cell_budget_s(self) -> float: ...
-
-
-def round_order(round_no: int) -> tuple[str, ...]:
-    """A B, B A, A B, … : over two rounds each variant is first once (ABBA), so a trend in the
-    machine's speed during a round does not favour one side."""
-    return VARIANTS if round_no % 2 == 0 else tuple(reversed(VARIANTS))
+    @property
+    def interference_max_pct(self) -> float: ...
+    @property
+    def equivalence_margin_pct(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,52 @@ class Round:
     @property
     def wall_s(self) -> float:
         return float(sum(r.wall_s for r in self.runs.values()))
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        """The variants in the order they were measured."""
+        return tuple(sorted(self.runs, key=lambda v: self.runs[v].position))
+
+    @property
+    def interference_pct(self) -> float:
+        return float(max(r.interference_pct for r in self.runs.values()))
+
+    def log_ratio(self, metric: str) -> float:
+        ratio = float(getattr(self.runs["encrypted"], metric)) / float(
+            getattr(self.runs["plain"], metric)
+        )
+        return math.log(ratio)
+
+
+@dataclass(frozen=True)
+class Block:
+    """Two rounds in opposite orders: the unit of every interval."""
+
+    first: Round
+    second: Round
+
+    def log_ratio(self, metric: str) -> float:
+        return (self.first.log_ratio(metric) + self.second.log_ratio(metric)) / 2.0
+
+
+@dataclass(frozen=True)
+class CellRounds:
+    """What a cell's runs amount to: the rounds that count, those measured again because of
+    interference, and the blocks the estimate uses."""
+
+    counted: list[Round]
+    rejected: list[Round]
+    blocks: list[Block]
+    unpaired: list[Round] = field(default_factory=list)  # counted but not (yet) in a block
+
+    @property
+    def wall_s(self) -> float:
+        """Measuring time spent on the cell, rejected rounds included."""
+        return sum(r.wall_s for r in (*self.counted, *self.rejected))
+
+    @property
+    def in_blocks(self) -> list[Round]:
+        return [r for b in self.blocks for r in (b.first, b.second)]
 
 
 def complete_rounds(runs: Iterable[Measured], cell: Hashable) -> list[Round]:
@@ -67,36 +130,106 @@ def complete_rounds(runs: Iterable[Measured], cell: Hashable) -> list[Round]:
     return [Round(n, rs) for n, rs in sorted(by_round.items()) if all(v in rs for v in VARIANTS)]
 
 
+def cell_rounds(runs: Iterable[Measured], cell: Hashable, rule: StopRule) -> CellRounds:
+    """Sort a cell's complete rounds: rejected (interference above the threshold) or counted;
+    counted rounds pair into blocks in measuring order, each with the next counted round of
+    the opposite order.  (The runner always measures that opposite order next; a round of
+    the same order — only in results of encbench before blocks — leaves its predecessor
+    unpaired.)"""
+    counted, rejected, blocks = [], [], []
+    pending: Round | None = None
+    unpaired: list[Round] = []
+    for r in complete_rounds(runs, cell):
+        if r.interference_pct > rule.interference_max_pct:
+            rejected.append(r)
+            continue
+        counted.append(r)
+        if pending is None:
+            pending = r
+        elif r.order != pending.order:
+            blocks.append(Block(pending, r))
+            pending = None
+        else:
+            unpaired.append(pending)
+            pending = r
+    if pending is not None:
+        unpaired.append(pending)
+    return CellRounds(counted, rejected, blocks, unpaired)
+
+
 def next_round_number(runs: Iterable[Measured], cell: Hashable) -> int:
     numbers = [r.round for r in runs if r.cell == cell]
     return max(numbers) + 1 if numbers else 0
 
 
-def ratio_estimate(rounds: list[Round], metric: str) -> stats.RatioEstimate | None:
-    """The paired ratio encrypted / plain of one metric over a cell's rounds."""
+def next_order(state: CellRounds, rng: random.Random) -> tuple[str, ...]:
+    """The order of the next round: the opposite of a counted round still waiting for its
+    block partner; otherwise a new block, its order drawn at random."""
+    waiting = state.unpaired[-1] if state.unpaired and state.counted else None
+    if waiting is not None and waiting is state.counted[-1]:
+        return tuple(reversed(waiting.order))
+    return VARIANTS if rng.random() < 0.5 else tuple(reversed(VARIANTS))
+
+
+def block_log_ratios(blocks: Sequence[Block], metric: str) -> list[float]:
+    return [b.log_ratio(metric) for b in blocks]
+
+
+def ratio_estimate(
+    blocks: Sequence[Block], metric: str, confidence: float = 0.95
+) -> stats.RatioEstimate | None:
+    """The primary estimate of one metric over a cell's blocks: Hodges–Lehmann with the
+    Wilcoxon signed-rank interval (stats.hodges_lehmann)."""
+    if not blocks:
+        return None
+    return stats.hodges_lehmann(block_log_ratios(blocks, metric), confidence)
+
+
+def t_estimate(blocks: Sequence[Block], metric: str) -> stats.RatioEstimate | None:
+    """The Student-t interval beside it, over the same blocks."""
+    if not blocks:
+        return None
+    return stats.t_ratio(block_log_ratios(blocks, metric))
+
+
+def planned_blocks(state: CellRounds, m: StopRule, metric: str) -> int | None:
+    """Stein's two-stage rule: the first `min_rounds` rounds (whole blocks) are stage one;
+    their spread alone fixes how many blocks the cell needs for ±target,
+    N = n₀·(h₀/target)², with h₀ the Student-t half-width of stage one (t with n₀−1 degrees of
+    freedom: the price of estimating the spread from a few blocks).  None before stage one is
+    complete.  Deciding N once, from stage one, instead of stopping whenever the interval
+    happens to look narrow, keeps the final interval's coverage (tests/test_stopping_rule.py)."""
+    first = -(-m.min_rounds // ROUNDS_PER_BLOCK)  # stage one in whole blocks
+    if len(state.blocks) < max(first, 2):
+        return None
+    stage_one = t_estimate(state.blocks[:first], metric) if first >= 2 else None
+    if stage_one is None or not math.isfinite(stage_one.halfwidth_pct):
+        return first
+    need = first * (stage_one.halfwidth_pct / m.target_halfwidth_pct) ** 2
+    return max(first, math.ceil(need - 1e-9))
+
+
+def stop_reason(state: CellRounds, m: StopRule, metric: str) -> str | None:
+    """Why this cell needs no more rounds, or None when it needs another.  Decided only at
+    the end of a block: the blocks that stage one planned are measured, unless the budget or
+    max_rounds ends the cell first."""
+    open_block = len(state.counted) != len(state.in_blocks)
+    measured = len(state.counted) + len(state.rejected)
+    if measured >= 2 * m.max_rounds or (not open_block and len(state.counted) >= m.max_rounds):
+        return f"max rounds ({m.max_rounds}) reached"
+    planned = None if open_block else planned_blocks(state, m, metric)
+    if planned is not None and len(state.blocks) >= planned:
+        return f"planned {planned * ROUNDS_PER_BLOCK} rounds for ±{m.target_halfwidth_pct:g}% done"
+    return _budget_spent(state, m, 1 if open_block else ROUNDS_PER_BLOCK)
+
+
+def _budget_spent(state: CellRounds, m: StopRule, rounds_ahead: int) -> str | None:
+    rounds = sorted([*state.counted, *state.rejected], key=lambda r: r.number)
     if not rounds:
         return None
-    return stats.paired_ratio(
-        [getattr(r.runs["encrypted"], metric) for r in rounds],
-        [getattr(r.runs["plain"], metric) for r in rounds],
-    )
-
-
-def stop_reason(rounds: list[Round], m: StopRule, metric: str) -> str | None:
-    """Why this cell needs no more rounds, or None when it needs another."""
-    n = len(rounds)
-    if n >= m.max_rounds:
-        return f"max rounds ({m.max_rounds}) reached"
-    if n < m.min_rounds:
-        return None
-    estimate = ratio_estimate(rounds, metric)
-    assert estimate is not None
-    if estimate.halfwidth_pct <= m.target_halfwidth_pct:
-        return f"target ±{m.target_halfwidth_pct:g}% reached"
-    elapsed = sum(r.wall_s for r in rounds)
-    last = rounds[-1].wall_s
-    # Stop when one more round would overrun the budget, not after overrunning it.
-    if elapsed + last > m.cell_budget_s:
+    # Stop when what must come next would overrun the budget, not after overrunning it.
+    last = max(r.wall_s for r in rounds[-ROUNDS_PER_BLOCK:])
+    if state.wall_s + rounds_ahead * last > m.cell_budget_s:
         return f"time budget ({m.cell_budget_s:g} s) ended"
     return None
 

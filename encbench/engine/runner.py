@@ -2,16 +2,18 @@
 
 Per study: read back the runs already on disk (--resume), leave out the cells that are
 finished, set the study up, and per cell: warm both variants up, then measure rounds — one
-run per variant, ordered A B, B A, … — until the stopping rule says the interval is tight
-enough or the cell's budget is spent.  Every run is proven and appended (fsynced) the moment
-it is measured; the documents are rewritten after every round, so an interrupt at any point
-loses at most the run in progress.
+run per variant, in blocks of two rounds of opposite order, the first drawn at random — until
+the stopping rule (engine/rounds.py) says the interval is tight enough or the cell's budget is
+spent; a round with too much interference is measured again.  Every run is proven and
+appended (fsynced) the moment it is measured; the documents are rewritten after every round,
+so an interrupt at any point loses at most the run in progress.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -96,6 +98,8 @@ class Runner:
     documents: Callable[[bool], object]
     session: str = field(default_factory=new_session)
     complete: bool = False  # every cell of every study finished
+    # Draws each block's order; seeded only by tests.
+    rng: random.Random = field(default_factory=random.SystemRandom)
 
     def run(self, studies: Sequence[Study]) -> None:
         state = _Progress(self.progress)
@@ -134,7 +138,7 @@ class Runner:
         return skipped == 0
 
     def _finished(self, study: Study, runs: list[Any], cell: Any) -> bool:
-        done = rounds.complete_rounds(runs, cell)
+        done = rounds.cell_rounds(runs, cell, study.rule)
         return rounds.stop_reason(done, study.rule, self._primary(study)) is not None
 
     @staticmethod
@@ -152,15 +156,19 @@ class Runner:
                 study.warm_up(cell, variant, rule.warmup_s, raw)
         started = time.monotonic()
         while True:
-            done = rounds.complete_rounds(runs, cell)
+            done = rounds.cell_rounds(runs, cell, rule)
             reason = rounds.stop_reason(done, rule, metric)
             if reason is not None:
                 break
             number = rounds.next_round_number(runs, cell)
-            estimate = rounds.ratio_estimate(done, metric)
+            estimate = rounds.ratio_estimate(done.blocks, metric)
             hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
-            self.progress.status(f"{cell.label}: round {len(done) + 1}, CI so far {hw}")
-            for position, variant in enumerate(rounds.round_order(number)):
+            again = f", {len(done.rejected)} measured again" if done.rejected else ""
+            self.progress.status(
+                f"{cell.label}: round {len(done.counted) + 1}, CI so far {hw}{again}"
+            )
+            measured = []
+            for position, variant in enumerate(rounds.next_order(done, self.rng)):
                 name = f"{study.name}-{cell.slug}-r{number:03d}-{variant}.txt"
                 run = Run(
                     cell, number, variant, position, self.session, rule.run_s,
@@ -172,10 +180,22 @@ class Runner:
                 study.prove(record)
                 self.store.append(record)
                 runs.append(record)
+                measured.append(record)
+            worst = max(r.interference_pct for r in measured)
+            if worst > rule.interference_max_pct:
+                self.progress.log(
+                    f"{cell.label}: round {number} measured again — other load took "
+                    f"{worst:.0f}% of the machine (limit {rule.interference_max_pct:g}%)"
+                )
             self.documents(False)
             state.within(time.monotonic() - started, share)
-        estimate = rounds.ratio_estimate(done, metric)
-        assert estimate is not None
         m = primary_metric(study.metrics)
-        verdict = stats.verdict(estimate, rule.target_halfwidth_pct, m.direction)
-        self.progress.log(f"{cell.label}: {verdict} [{len(done)} rounds, {reason}]")
+        estimate = rounds.ratio_estimate(done.blocks, metric)
+        equivalence = rounds.ratio_estimate(done.blocks, metric, 0.90)
+        verdict = (
+            stats.verdict(estimate, m.direction, equivalence, rule.equivalence_margin_pct)
+            if estimate
+            else "no complete block"
+        )
+        again = f", {len(done.rejected)} measured again" if done.rejected else ""
+        self.progress.log(f"{cell.label}: {verdict} [{len(done.counted)} rounds{again}, {reason}]")

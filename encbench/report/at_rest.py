@@ -16,6 +16,7 @@ from encbench.report.models import (
     Pair,
     Record,
     Spread,
+    adjust,
 )
 from encbench.results.schema import RunRecord, primary_metric
 from encbench.studies.at_rest.cells import cells as at_rest_cells
@@ -44,14 +45,11 @@ def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
     )
 
 
-def comparisons(rounds: list[plan.Round], target_pct: float) -> dict[str, Estimate]:
+def comparisons(blocks: list[plan.Block], margin_pct: float) -> dict[str, Estimate]:
+    if not blocks:
+        return {}
     return {
-        m.name: Estimate.paired(
-            [float(getattr(r.runs["encrypted"], m.name)) for r in rounds],
-            [float(getattr(r.runs["plain"], m.name)) for r in rounds],
-            m.direction,
-            target_pct,
-        )
+        m.name: Estimate.of_blocks(blocks, m.name, m.direction, margin_pct)
         for m in RunRecord.METRICS
     }
 
@@ -71,34 +69,36 @@ def harness_share(runs: list[RunRecord], cores: int) -> Harness:
 
 
 def summarize_cell(
-    rounds: list[plan.Round], profile: Profile, crypto: Record | None, cores: int
+    state: plan.CellRounds, profile: Profile, crypto: Record | None, cores: int
 ) -> AtRestCell:
+    rounds = state.counted
     first = rounds[0].runs["plain"].cell
     base = AtRestCell(
         workload=first.workload,
         regime=first.regime,
         threads=first.threads,
         rounds=len(rounds),
-        measured_s=sum(r.wall_s for r in rounds),
+        rounds_rejected=len(state.rejected),
+        measured_s=state.wall_s,
         status="",
     )
     variants = Pair[AtRestVariant](
         plain=variant_stats([r.runs["plain"] for r in rounds]),
         encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
     )
-    compared = comparisons(rounds, profile.measure.target_halfwidth_pct)
+    compared = comparisons(state.blocks, profile.measure.equivalence_margin_pct)
     enc = variants.encrypted
     return base.model_copy(
         update={
             "other_load_pct": other_load_pct(rounds, cores),
-            "status": plan.stop_reason(rounds, profile.measure, PRIMARY)
+            "status": plan.stop_reason(state, profile.measure, PRIMARY)
             or "incomplete (run stopped before the cell finished)",
             "variants": variants,
             "comparisons": compared,
             "prediction": prediction.predict(
                 enc.pages_read_per_txn.mean + enc.pages_written_per_txn.mean,
                 variants.plain.latency_avg_ms.mean,
-                compared["tps"].overhead_ci_pct,
+                compared["tps"].overhead_ci_pct if compared else None,
                 crypto,
                 profile.server.encryption_algorithm,
             ),
@@ -116,9 +116,9 @@ def build(
     cores = cores_of(environment)
     cells = []
     for cell in at_rest_cells(profile):
-        rounds = plan.complete_rounds(runs, cell)
-        if rounds:
-            cells.append(summarize_cell(rounds, profile, crypto, cores))
+        state = plan.cell_rounds(runs, cell, profile.measure)
+        if state.counted:
+            cells.append(summarize_cell(state, profile, crypto, cores))
         else:
             cells.append(
                 AtRestCell(
@@ -130,8 +130,11 @@ def build(
                     status="not measured",
                 )
             )
+    m = profile.measure
+    cells, differences = adjust(cells, PRIMARY, m.equivalence_margin_pct, m.interference_max_pct)
     return AtRestSummary(
         target_halfwidth_pct=profile.measure.target_halfwidth_pct,
+        differences=differences,
         write_workload_state=WRITE_STATE_NOTE,
         servers=servers,
         crypto=crypto,

@@ -24,8 +24,10 @@ from encbench.report.tables import (
 Group = tuple[str, str]  # (workload, regime)
 OVERHEAD_NOTE = (
     "Overhead is the cost of encryption: positive means the encrypted server is slower "
-    "(TPS) or spends more (latency, CPU). Values are means over paired rounds; the 95% "
-    "CI comes from the per-round ratios."
+    "(TPS) or spends more (latency, CPU). TPS columns are means over the rounds; the overhead "
+    "is the Hodges–Lehmann estimate of the paired ratios over blocks of two rounds, with its "
+    '95% Wilcoxon interval. "No difference beyond ±m%" is said only when a test of '
+    'equivalence (TOST, 90% interval within ±m%) shows it; otherwise "no difference detected".'
 )
 
 
@@ -179,29 +181,29 @@ def glance_table(by_group: dict[Group, list[AtRestCell]]) -> Table:
 def _metric_in_words(cells: list[AtRestCell], metric: str, noun: str) -> str:
     """One clause per metric: the significant effects with their size, then where there was
     none, then where the noise left it open — the reader's three questions, in that order."""
-    effects, none, open_ = [], [], []
+    effects, same, open_ = [], [], []
     for c in cells:
-        verdict = c.comparisons[metric].verdict
-        if verdict.startswith("no measurable"):
-            none.append(c)
-        elif verdict.startswith("inconclusive"):
+        comp = c.comparisons[metric]
+        if comp.kind == "same":
+            same.append(c)
+        elif comp.kind in ("unsure", "na"):
             open_.append(c)
         else:
-            effects.append(f"{verdict.split(' (')[0]} at {_threads(c.threads)}")
+            effects.append(f"{comp.verdict.split(' (')[0]} at {_threads(c.threads)}")
     parts = list(effects)
-    if none:
-        widest = max(c.comparisons[metric].halfwidth_pct or 0.0 for c in none)
-        parts.append(f"no measurable difference at {_thread_list(none)} (±{widest:.1f}% or less)")
+    if same:
+        margin = same[0].comparisons[metric].verdict.split("±")[1].split("%")[0]
+        parts.append(f"no difference beyond ±{margin}% at {_thread_list(same)} (TOST)")
     if open_:
-        # A cell of one round has no interval (None): it has no noise figure to offer.
+        # A cell of too few blocks has no interval (None): it has no noise figure to offer.
         noise = [hw for c in open_ if (hw := c.comparisons[metric].halfwidth_pct)]
         if not noise:
-            span = "fewer than 2 rounds"
+            span = "too few rounds for an interval"
         elif len(noise) == 1:
             span = f"noise ±{noise[0]:.1f}%"
         else:
             span = f"noise ±{min(noise):.1f}–{max(noise):.1f}%"
-        parts.append(f"inconclusive at {_thread_list(open_)} ({span})")
+        parts.append(f"no difference detected at {_thread_list(open_)} ({span})")
     return f"{noun}: " + "; ".join(parts)
 
 
@@ -238,9 +240,15 @@ def sections(part: AtRestSummary) -> list[Section]:
     by_group = groups(part.cells)
     if not by_group:
         return []
+    words = summary_in_words(by_group)
+    if part.differences:
+        words += [
+            f"**Across cells**: {part.differences.sentence()}",
+            f"**Interference**: {part.differences.remeasured()}",
+        ]
     out = [
         Section("At a glance", [Legend(), glance_table(by_group)], html_only=True),
-        Section("Summary", [Bullets(summary_in_words(by_group)), Paragraph(OVERHEAD_NOTE)]),
+        Section("Summary", [Bullets(words), Paragraph(OVERHEAD_NOTE)]),
     ]
     out += [group_section(w, r, cells) for (w, r), cells in by_group.items()]
     return out

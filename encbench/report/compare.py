@@ -2,10 +2,15 @@
 encryption cost more in B than in A, and is the change real?
 
 Cells are matched per study: at-rest by (workload, regime, threads), in-transit by (test,
-method, key type, cipher, RTT, threads, resumption).  Each side's cell holds the geometric
-mean r of its per-round ratios encrypted/plain with its 95% CI; the two sides are independent,
-so the change is tested with Welch's t-test on ln r_B − ln r_A (stats.welch_log_ratios).  It
-is shown in percentage points of overhead (B − A); the test is on the ratio of ratios.
+method, key type, cipher, RTT, threads, resumption).  Each side's cell holds, beside its
+primary Hodges–Lehmann estimate, the geometric mean r of its block ratios encrypted/plain with
+a Student-t 95% CI; the two sides are independent, so the change is tested with Welch's
+t-test on ln r_B − ln r_A (stats.welch_log_ratios) from those t intervals.  It is shown in
+percentage points of overhead (B − A); the test is on the ratio of ratios.
+
+What this cannot see: each side is one session of measurements, so the test holds only the
+noise within each session, not the variance between sessions (another boot, another day,
+another placement on the host).  The report says so; repeat a side to see that variance.
 """
 
 from __future__ import annotations
@@ -49,7 +54,10 @@ METHOD = (
 )
 INTRO = (
     "Overhead is the cost of encryption (positive: the encrypted server is slower, or spends "
-    "more server CPU per transaction). A change is B − A in percentage points."
+    "more server CPU per transaction). A change is B − A in percentage points. Each side is "
+    "one session: the test holds the noise within each session, not the variance between "
+    "sessions (another boot or day), which one session per side cannot show; run a side "
+    "twice and compare the two to see it."
 )
 Side = Literal["a", "b"]
 
@@ -74,7 +82,7 @@ class MetricChange(Model):
     def of(cls, a: Estimate | None, b: Estimate | None) -> MetricChange:
         if a is None or b is None:
             return cls(a=a, b=b)
-        test = stats.welch_log_ratios(a.ratio_estimate(), b.ratio_estimate(), CONFIDENCE)
+        test = stats.welch_log_ratios(a.t_estimate(), b.t_estimate(), CONFIDENCE)
         return cls(
             a=a,
             b=b,

@@ -109,9 +109,11 @@ def setup_section(summary: Summary) -> Section:
     parts = [p for s in SECTIONS.values() if (p := s.part(summary)) is not None]
     if parts:
         items.append(
-            f"Statistics: {summary.method}; rounds interleaved A B, B A, … and added until the "
-            f"CI half-width reaches ±{parts[0].target_halfwidth_pct:g}% or the cell's time "
-            "budget ends."
+            f"Statistics: {summary.method}. Rounds come in blocks of two in opposite orders "
+            "(A B then B A, or B A then A B, drawn at random per block); blocks are added until "
+            f"the CI half-width reaches ±{parts[0].target_halfwidth_pct:g}% or the cell's time "
+            "budget ends; a round whose runs shared the machine with too much other load is "
+            "measured again."
         )
     items += [line for s in setups for line in s.last]
     return Section("Setup", [Bullets(items)])

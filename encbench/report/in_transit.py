@@ -19,6 +19,7 @@ from encbench.report.models import (
     Spread,
     TransitCellSummary,
     TransitVariant,
+    adjust,
 )
 from encbench.results.schema import Metric, TransitCell, TransitRecord, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
@@ -62,19 +63,21 @@ def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
     )
 
 
-def comparisons(rounds: list[plan.Round], target_pct: float) -> dict[str, Estimate]:
-    out = {}
+def comparisons(blocks: list[plan.Block], margin_pct: float) -> dict[str, Estimate]:
+    out: dict[str, Estimate] = {}
+    if not blocks:
+        return out
+    runs = [run for b in blocks for r in (b.first, b.second) for run in r.runs.values()]
     for m in (*TransitRecord.METRICS, *EXTRA_METRICS):
-        enc = [float(getattr(r.runs["encrypted"], m.name)) for r in rounds]
-        pla = [float(getattr(r.runs["plain"], m.name)) for r in rounds]
-        if min(enc + pla) > 0:  # a ratio needs both sides above zero
-            out[m.name] = Estimate.paired(enc, pla, m.direction, target_pct)
+        if min(float(getattr(run, m.name)) for run in runs) > 0:  # a ratio needs both > 0
+            out[m.name] = Estimate.of_blocks(blocks, m.name, m.direction, margin_pct)
     return out
 
 
 def summarize_cell(
-    cell: TransitCell, rounds: list[plan.Round], profile: Profile, record: Record
+    cell: TransitCell, state: plan.CellRounds, profile: Profile, record: Record
 ) -> TransitCellSummary:
+    rounds = state.counted
     runs = [run for r in rounds for run in r.runs.values()]
     # The unit the records name (schema 2); the cell's own for a run without records yet.
     unit = runs[0].rate_unit if runs else cell.unit
@@ -83,7 +86,8 @@ def summarize_cell(
         label=cell.label,
         unit=unit,
         rounds=len(rounds),
-        measured_s=sum(r.wall_s for r in rounds),
+        rounds_rejected=len(state.rejected),
+        measured_s=state.wall_s,
         status="not measured",
         proof=(record.get("proofs") or {}).get(cell.slug),
     )
@@ -94,13 +98,13 @@ def summarize_cell(
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
     return entry.model_copy(
         update={
-            "status": plan.stop_reason(rounds, profile.transit, PRIMARY)
+            "status": plan.stop_reason(state, profile.transit, PRIMARY)
             or "incomplete (run stopped before the cell finished)",
             "variants": Pair[TransitVariant](
                 plain=variant_stats([r.runs["plain"] for r in rounds]),
                 encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
             ),
-            "comparisons": comparisons(rounds, profile.transit.target_halfwidth_pct),
+            "comparisons": comparisons(state.blocks, profile.transit.equivalence_margin_pct),
             "other_load_pct_of_core": 100.0 * other / wall if wall > 0 else 0.0,
         }
     )
@@ -110,12 +114,18 @@ def build(
     runs: list[TransitRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> InTransitSummary:
     record = record or {}
-    cells = [
-        summarize_cell(cell, plan.complete_rounds(runs, cell), profile, record)
-        for cell in transit_cells.cells(profile)
-    ]
     t = profile.transit
+    cells, differences = adjust(
+        [
+            summarize_cell(cell, plan.cell_rounds(runs, cell, t), profile, record)
+            for cell in transit_cells.cells(profile)
+        ],
+        PRIMARY,
+        t.equivalence_margin_pct,
+        t.interference_max_pct,
+    )
     return InTransitSummary(
+        differences=differences,
         target_halfwidth_pct=t.target_halfwidth_pct,
         tls_version=t.tls_version,
         mariadb_version=record.get("mariadb_version"),

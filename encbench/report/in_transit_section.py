@@ -172,6 +172,9 @@ def _rates_svg(cells: Cells, title: str, test: str) -> str | None:
 def sections(part: InTransitSummary) -> list[Section]:
     cells = part.cells
     blocks: list[Block] = [Paragraph(INTRO)]
+    if part.differences:
+        d = part.differences
+        blocks.append(Bullets([f"Across cells: {d.sentence()}", f"Interference: {d.remeasured()}"]))
     for test, title in TEST_TITLES.items():
         group = [c for c in cells if c.test == test and c.rtt_ms == 0]
         if not group:

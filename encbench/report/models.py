@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from encbench import stats
+from encbench.engine import rounds
 from encbench.results.schema import SUMMARY_SCHEMA
 
 # What another module records and the report only passes on or quotes: the environment,
 # the at-rest servers record, `openssl speed` figures, the in-transit PKI and options.
 Record = dict[str, Any]
-Verdict = Literal["cost", "gain", "same", "unsure", "na"]
+Verdict = stats.Kind
 
 
 class Model(BaseModel):
@@ -41,10 +42,20 @@ class Spread(Model):
         return cls(mean=mean, stdev=stdev)
 
 
-class Estimate(Model):
-    """One metric's paired comparison, encrypted against plain (stats.paired_ratio)."""
+class Interval(Model):
+    """A ratio encrypted/plain with its 95% interval."""
 
-    n: int
+    ratio: float
+    ci_low: float | None
+    ci_high: float | None
+
+
+class Estimate(Model):
+    """One metric's paired comparison, encrypted against plain, over a cell's blocks:
+    Hodges–Lehmann with the Wilcoxon interval (stats.hodges_lehmann), the verdict in words,
+    and beside it the geometric mean with its Student-t interval (stats.t_ratio)."""
+
+    n: int  # blocks of two rounds
     ratio: float
     ci_low: float | None
     ci_high: float | None
@@ -52,17 +63,30 @@ class Estimate(Model):
     overhead_pct: float  # positive: encryption costs
     overhead_ci_pct: tuple[float, float] | None
     verdict: str
+    kind: Verdict
+    p_value: float | None = None
+    autocorrelation: float = 0.0  # lag-1, blocks; the interval is widened for it
+    equivalence_ci: tuple[float, float] | None = None  # 90% interval of the ratio (TOST)
+    t: Interval | None = None
+    # The primary metric only: whether the cell still differs after Holm's adjustment over
+    # the study's cells (None: not adjusted).
+    differs_holm: bool | None = None
 
     @classmethod
-    def paired(
+    def of_blocks(
         cls,
-        encrypted: Sequence[float],
-        plain: Sequence[float],
+        blocks: Sequence[rounds.Block],
+        metric: str,
         direction: stats.Direction,
-        target_pct: float,
+        margin_pct: float,
     ) -> Estimate:
-        estimate = stats.paired_ratio(encrypted, plain)
+        estimate = rounds.ratio_estimate(blocks, metric)
+        equivalence = rounds.ratio_estimate(blocks, metric, 0.90)
+        beside = rounds.t_estimate(blocks, metric)
+        assert estimate is not None and equivalence is not None and beside is not None
         over, low, high = stats.overhead_pct(estimate, direction)
+        interval = math.isfinite(estimate.halfwidth_pct)
+        same = stats.equivalent(equivalence, margin_pct)
         return cls(
             n=estimate.n,
             ratio=estimate.ratio,
@@ -70,23 +94,95 @@ class Estimate(Model):
             ci_high=_finite(estimate.ci_high),
             halfwidth_pct=_finite(estimate.halfwidth_pct),
             overhead_pct=over,
-            overhead_ci_pct=(low, high) if estimate.n > 1 else None,
-            verdict=stats.verdict(estimate, target_pct, direction),
+            overhead_ci_pct=(low, high) if interval else None,
+            verdict=stats.verdict(estimate, direction, equivalence, margin_pct),
+            kind=stats.kind(estimate, same, direction),
+            p_value=estimate.p_value,
+            autocorrelation=estimate.autocorrelation,
+            equivalence_ci=(equivalence.ci_low, equivalence.ci_high)
+            if math.isfinite(equivalence.halfwidth_pct)
+            else None,
+            t=Interval(
+                ratio=beside.ratio, ci_low=_finite(beside.ci_low), ci_high=_finite(beside.ci_high)
+            ),
         )
 
-    def ratio_estimate(self) -> stats.RatioEstimate:
-        low = self.ci_low if self.ci_low is not None else -math.inf
-        high = self.ci_high if self.ci_high is not None else math.inf
-        return stats.RatioEstimate(self.n, self.ratio, low, high)
+    def t_estimate(self) -> stats.RatioEstimate:
+        """The Student-t interval as a RatioEstimate: what Welch's test between two result
+        sets (encbench compare) is built on."""
+        t = self.t or Interval(ratio=self.ratio, ci_low=self.ci_low, ci_high=self.ci_high)
+        low = t.ci_low if t.ci_low is not None else -math.inf
+        high = t.ci_high if t.ci_high is not None else math.inf
+        return stats.RatioEstimate(self.n, t.ratio, low, high)
 
-    @property
-    def kind(self) -> Verdict:
-        """cost, gain, same or unsure: how the HTML report marks this verdict."""
-        if self.verdict.startswith("inconclusive"):
-            return "unsure"
-        if self.verdict.startswith("no measurable difference"):
-            return "same"
-        return "cost" if self.overhead_pct > 0 else "gain"
+
+class Differences(Model):
+    """Across a study's measured cells, the primary metric: how many differ, how many would
+    by chance alone, how many still do after Holm's adjustment, how many are equivalent."""
+
+    metric: str
+    cells: int
+    differ: int
+    differ_holm: int
+    by_chance: float  # expected false positives at 95% if no cell differed
+    equivalent: int
+    margin_pct: float
+    rounds_rejected: int
+    interference_max_pct: float
+
+    def sentence(self) -> str:
+        cells = "cell" if self.cells == 1 else "cells"
+        return (
+            f"{self.differ} of {self.cells} {cells} differ in {self.metric} at 95%; about "
+            f"{self.by_chance:.1f} would by chance alone if none did; {self.differ_holm} "
+            f"still differ after Holm's adjustment for {self.cells} comparisons; "
+            f"{self.equivalent} show no difference beyond ±{self.margin_pct:g}% (TOST)."
+        )
+
+    def remeasured(self) -> str:
+        if not self.rounds_rejected:
+            return (
+                f"No round was measured again: other load stayed within "
+                f"{self.interference_max_pct:g}% of the machine in every run."
+            )
+        return (
+            f"{self.rounds_rejected} round(s) measured again because another process or the "
+            f"hypervisor took more than {self.interference_max_pct:g}% of the machine during "
+            "one of its runs (kept in the results file, left out of the estimates)."
+        )
+
+
+def adjust(
+    cells: Sequence[C], metric: str, margin_pct: float, rule_max_pct: float
+) -> tuple[list[C], Differences | None]:
+    """Holm's adjustment of the primary metric over the measured cells: each cell's primary
+    estimate learns whether it still differs, and the study gets its Differences."""
+    measured = [
+        (i, c.comparisons[metric])
+        for i, c in enumerate(cells)
+        if metric in c.comparisons and c.comparisons[metric].p_value is not None
+    ]
+    rejected_rounds = sum(c.rounds_rejected for c in cells)
+    if not measured:
+        return list(cells), None
+    holm = stats.holm([e.p_value or 1.0 for _, e in measured])
+    out = list(cells)
+    for (i, e), differs in zip(measured, holm, strict=True):
+        comps = dict(out[i].comparisons)
+        comps[metric] = e.model_copy(update={"differs_holm": differs})
+        out[i] = out[i].model_copy(update={"comparisons": comps})
+    estimates = [e for _, e in measured]
+    return out, Differences(
+        metric=metric,
+        cells=len(measured),
+        differ=sum(e.kind in ("cost", "gain") for e in estimates),
+        differ_holm=sum(holm),
+        by_chance=0.05 * len(measured),
+        equivalent=sum(e.kind == "same" for e in estimates),
+        margin_pct=margin_pct,
+        rounds_rejected=rejected_rounds,
+        interference_max_pct=rule_max_pct,
+    )
 
 
 def _finite(x: float) -> float | None:
@@ -94,6 +190,7 @@ def _finite(x: float) -> float | None:
 
 
 V = TypeVar("V", bound=Model)
+C = TypeVar("C", "AtRestCell", "TransitCellSummary")
 
 
 class Pair(Model, Generic[V]):
@@ -145,9 +242,10 @@ class AtRestCell(Model):
     workload: str
     regime: str
     threads: int
-    rounds: int
+    rounds: int  # rounds that count (in blocks or waiting for a partner)
     measured_s: float
     status: str
+    rounds_rejected: int = 0  # measured again: interference above the profile's limit
     other_load_pct: float | None = None
     variants: Pair[AtRestVariant] | None = None
     comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
@@ -161,6 +259,7 @@ class AtRestSummary(Model):
     crypto: Record | None
     harness: Harness
     cells: list[AtRestCell]
+    differences: Differences | None = None
 
 
 # -- the in-transit study -------------------------------------------------------------------
@@ -204,6 +303,7 @@ class TransitCellSummary(Model):
     rounds: int
     measured_s: float
     status: str
+    rounds_rejected: int = 0
     variants: Pair[TransitVariant] | None = None
     comparisons: dict[str, Estimate] = {}
     other_load_pct_of_core: float | None = None
@@ -237,6 +337,7 @@ class InTransitSummary(Model):
     tls_handshakes: int
     harness: Harness
     cells: list[TransitCellSummary]
+    differences: Differences | None = None
 
 
 # -- the whole summary ----------------------------------------------------------------------

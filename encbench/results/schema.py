@@ -4,11 +4,14 @@ so that the runner, the store and the report share one definition.
 
 at-rest.jsonl, schema RUNS_SCHEMA:
   1 — first version (then runs.jsonl): one line per sysbench run of one variant in one round
-      of one cell; client_cpu_s, other_cpu_s and steal_s were added later with default 0.
+      of one cell; client_cpu_s, other_cpu_s and steal_s were added later with default 0,
+      then interference_pct (default 0); other_cpu_s then began to leave out the idle peer
+      server, which is this run's own process, not interference.
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
-      version 1 called "MB/s".
+      version 1 called "MB/s".  Later, with default 0: `interference_pct`; `other_cpu_s` now
+      leaves out every process of the run (tunnels, relays, the server), not only the tunnel.
 """
 
 from __future__ import annotations
@@ -103,6 +106,10 @@ class RunRecord:
     client_cpu_s: float = 0.0
     other_cpu_s: float = 0.0
     steal_s: float = 0.0
+    # Added within schema 1 (older lines read as 0, i.e. never re-measured): other processes'
+    # and stolen CPU as a share of the machine (engine/clocks.py); a round above the profile's
+    # interference_max_pct is measured again.
+    interference_pct: float = 0.0
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
@@ -213,6 +220,7 @@ class TransitRecord:
     session_cache_hits: int  # the server's Ssl_session_cache_hits delta: resumed TLS
     raw_output: str
     rate_unit: str = ""  # conn/s, txn/s or MiB/s: the cell's unit, named in the record
+    interference_pct: float = 0.0  # as in the at-rest record (added within schema 2)
 
     def __post_init__(self) -> None:
         if not self.rate_unit:

@@ -109,7 +109,7 @@ class AtRestStudy:
         # The measured window: nothing but reading the clocks around sysbench.
         start = Clocks.read(server.pid)
         result = self._sysbench(run.cell, run.variant, run.seconds, run.raw)
-        window = Window.between(start, Clocks.read(server.pid))
+        window = Window.between(start, Clocks.read(server.pid, start.pids))
         after = _status_counters(server.global_status())
         delta = {k: after[k] - before[k] for k in after}
         return RunRecord(
@@ -134,6 +134,7 @@ class AtRestStudy:
             client_cpu_s=window.client_cpu_s,
             other_cpu_s=window.other_cpu_s,
             steal_s=window.steal_s,
+            interference_pct=window.interference_pct,
             bp_read_requests=delta["Innodb_buffer_pool_read_requests"],
             bp_reads=delta["Innodb_buffer_pool_reads"],
             pages_read=delta["Innodb_pages_read"],

@@ -290,7 +290,7 @@ class TransitStudy:
         start = Clocks.read(server.pid)
         with blame_the_server(server):
             got = self._client().run(cell, route, raw, run.seconds)
-        window = Window.between(start, Clocks.read(server.pid))
+        window = Window.between(start, Clocks.read(server.pid, start.pids))
         if pids:
             tunnel_cpu = proc.tree_cpu_seconds(pids) - tunnel_cpu
         after = tls.counters(server.global_status()).minus(before)
@@ -321,8 +321,10 @@ class TransitStudy:
             tunnel_cpu_s=tunnel_cpu,
             client_cpu_s=window.client_cpu_s,
             harness_cpu_s=window.harness_cpu_s,
-            other_cpu_s=max(0.0, window.other_cpu_s - tunnel_cpu),
+            # The tunnel, like every process of this run, is not in other_cpu_s.
+            other_cpu_s=window.other_cpu_s,
             steal_s=window.steal_s,
+            interference_pct=window.interference_pct,
             tls_handshakes=after.finished_accepts,
             tunnel_handshakes=tunnel_sessions,
             tunnel_resumed=resumed,
