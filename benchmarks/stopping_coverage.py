@@ -88,7 +88,7 @@ def simulate_cell(noise: Noise, rule: Rounds, rng: random.Random) -> Outcome:
                        1000.0 * math.exp(logs[variant]))
             )  # fmt: skip
     truth = math.exp(noise.true_log_ratio)
-    hl = rounds.ratio_estimate(state.blocks, "tps")
+    hl = rounds.estimate(state.blocks, "tps", rule)
     t = rounds.t_estimate(state.blocks, "tps")
     return Outcome(
         covered_hl=bool(hl and hl.ci_low <= truth <= hl.ci_high),

@@ -16,10 +16,15 @@ continuity with the earlier method: the geometric mean with a Student-t interval
 
 Both intervals assume independent blocks.  Measured on this kind of machine, the ratios of
 neighbouring rounds correlate (lag-1 autocorrelation up to +0.35), which makes an interval
-that ignores it too narrow.  Both are therefore widened by √((1+r)/(1−r)), the variance
-inflation of an AR(1) series, with r the lag-1 autocorrelation of the blocks (clipped to
-0…0.8; a negative r does not narrow anything).  tests/test_stopping_coverage.py checks the
-coverage of the whole stopping rule by simulation with autocorrelated and bursty noise.
+that ignores it too narrow.  Both are therefore widened by f = √(1/(1−ρ)), the variance
+inflation of means of two consecutive rounds of an AR(1) series with lag-1 correlation ρ;
+ρ is estimated from the rounds (order effect removed, Kendall's small-sample bias added back,
+clipped to 0 … 0.8: a negative ρ narrows nothing) — block_widening.
+
+The stopping rule is Stein's two-stage design (engine/rounds.py): the spread of the first
+`min_rounds` rounds fixes how many blocks a cell needs, and the final interval is never
+narrower than that stage's (stein_guard).  benchmarks/stopping_coverage.py simulates the whole
+rule on AR(1) and bursty noise; tests/test_stopping_rule.py holds its coverage.
 
 Verdicts: a difference when the 95% interval excludes 1; equivalence only by two one-sided
 tests (TOST: the 90% interval within ±margin); otherwise "no difference detected" with its
@@ -32,6 +37,7 @@ a ratio changed between two independent result sets (welch_log_ratios, `encbench
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Sequence
@@ -162,7 +168,41 @@ def widening(values: Values) -> tuple[float, float]:
     return r, math.sqrt((1.0 + r) / (1.0 - r))
 
 
-def t_ratio(logs: Values, confidence: float = 0.95, widen: bool = True) -> RatioEstimate:
+Widen = bool | tuple[float, float]  # True: from the values themselves; or (r, f) given
+
+
+def _widening(x: np.ndarray, widen: Widen) -> tuple[float, float]:
+    if widen is True:
+        return widening(x)
+    if widen is False:
+        return 0.0, 1.0
+    return widen
+
+
+def block_widening(round_logs: Values, first_is_plain: Sequence[bool]) -> tuple[float, float]:
+    """(ρ, f) for the means of blocks of two consecutive rounds, from the rounds themselves
+    (twice as many values as blocks, so a steadier ρ): each round's log ratio less the mean of
+    the rounds of its order (an order effect is not drift), the lag-1 autocorrelation ρ of
+    that series with Kendall's bias correction, clipped to 0 … MAX_AUTOCORRELATION.  For an
+    AR(1) series of rounds, block means have lag-k correlation ρ^(2k−1)(1+ρ)/2, which sums to
+    a variance inflation of 1/(1−ρ): f = √(1/(1−ρ))."""
+    x = np.asarray(round_logs, dtype=float)
+    order = np.asarray(first_is_plain, dtype=bool)
+    if len(x) < 4:
+        return 0.0, 1.0
+    residual = x.copy()
+    for side in (True, False):
+        if np.any(order == side):
+            residual[order == side] -= x[order == side].mean()
+    if np.allclose(residual, 0.0):
+        return 0.0, 1.0  # no spread left: nothing to correlate
+    r = lag1_autocorrelation(residual)
+    r += (1.0 + 4.0 * r) / len(x)
+    r = min(max(r, 0.0), MAX_AUTOCORRELATION)
+    return r, math.sqrt(1.0 / (1.0 - r))
+
+
+def t_ratio(logs: Values, confidence: float = 0.95, widen: Widen = True) -> RatioEstimate:
     """exp of the mean of log ratios with a Student-t interval (widened for autocorrelation
     unless widen=False), and its two-sided p-value."""
     x = np.asarray(logs, dtype=float)
@@ -172,7 +212,7 @@ def t_ratio(logs: Values, confidence: float = 0.95, widen: bool = True) -> Ratio
     mean = float(np.mean(x))
     if n < 2:
         return RatioEstimate(n, math.exp(mean), -math.inf, math.inf, confidence)
-    r, f = widening(x) if widen else (0.0, 1.0)
+    r, f = _widening(x, widen)
     sem = f * float(np.std(x, ddof=1)) / math.sqrt(n)
     t = t_quantile(n - 1, confidence)
     p = t_two_sided_p(mean / sem, n - 1) if sem > 0 else (1.0 if mean == 0 else 0.0)
@@ -216,7 +256,7 @@ def signed_rank_k(n: int, confidence: float) -> int:
     return int(np.searchsorted(cdf, (1.0 - confidence) / 2.0 + 1e-12, side="right"))
 
 
-def hodges_lehmann(logs: Values, confidence: float = 0.95, widen: bool = True) -> RatioEstimate:
+def hodges_lehmann(logs: Values, confidence: float = 0.95, widen: Widen = True) -> RatioEstimate:
     """exp of the Hodges–Lehmann estimate of the log ratios (the median of the Walsh averages)
     with the distribution-free interval of the Wilcoxon signed-rank test, its bounds moved
     away from the estimate by the autocorrelation factor (see the module's docstring), and the
@@ -232,7 +272,7 @@ def hodges_lehmann(logs: Values, confidence: float = 0.95, widen: bool = True) -
     k = signed_rank_k(n, confidence)
     if k < 1:
         return RatioEstimate(n, math.exp(centre), -math.inf, math.inf, confidence)
-    r, f = widening(x) if widen else (0.0, 1.0)
+    r, f = _widening(x, widen)
     low = centre + f * (float(walsh[k - 1]) - centre)
     high = centre + f * (float(walsh[m - k]) - centre)
     return RatioEstimate(
@@ -260,6 +300,34 @@ def _signed_rank_p(walsh: np.ndarray, centre: float, f: float, cdf: np.ndarray) 
     else:
         beyond = len(walsh) - int(np.searchsorted(walsh, c, side="left"))
     return min(1.0, 2.0 * float(cdf[beyond]))
+
+
+def stein_guard(estimate: RatioEstimate, stage_one: RatioEstimate, n_total: int) -> RatioEstimate:
+    """The final interval of a two-stage design, at least as wide as Stein's: stage one's
+    half-width (Student-t on n₀ units) scaled to all n units, h₀·√(n₀/n), around the estimate.
+    A cell that stopped early because stage one looked quiet would otherwise report the
+    narrow spread that made it stop (benchmarks/stopping_coverage.py: 91% → 95% coverage).
+    The p-value is the larger of the two tests', so it still agrees with the interval."""
+    if not (math.isfinite(stage_one.halfwidth_pct) and math.isfinite(estimate.halfwidth_pct)):
+        return estimate
+    if n_total <= 0 or stage_one.n < 2:
+        return estimate
+    half = (math.log(stage_one.ci_high) - math.log(stage_one.ratio)) * math.sqrt(
+        stage_one.n / n_total
+    )
+    centre = math.log(estimate.ratio)
+    low = min(math.log(estimate.ci_low), centre - half)
+    high = max(math.log(estimate.ci_high), centre + half)
+    if half <= 0:
+        return estimate
+    t = t_quantile(stage_one.n - 1, estimate.confidence)
+    p_stein = t_two_sided_p(centre / (half / t), stage_one.n - 1)
+    return dataclasses.replace(
+        estimate,
+        ci_low=math.exp(low),
+        ci_high=math.exp(high),
+        p_value=max(estimate.p_value or 0.0, p_stein),
+    )
 
 
 def equivalent(estimate_90: RatioEstimate, margin_pct: float) -> bool:

@@ -32,6 +32,7 @@ def entry(ratio: float, se: float, n: int) -> Estimate:
         overhead_pct=(1 - ratio) * 100,
         overhead_ci_pct=((1 - high) * 100, (1 - low) * 100),
         verdict="x",
+        kind="cost",
     )
 
 
@@ -96,10 +97,9 @@ def test_markdown_has_a_five_column_table_per_metric_and_group() -> None:
     assert md.count(header) == 2 * 2  # two metrics × two regimes
     rows = [line for line in md.splitlines() if re.match(r"\| \d+ \|", line)]
     assert rows and all(line.count("|") == 6 for line in rows)
-    assert (
-        "| 4 | +12.2% (+11.9 … +12.5) | +12.2% (+11.9 … +12.5) | +0.0 pp | no (p = 1.000) |" in md
-    )
+    assert "| 4 | +6.1% (+4.7 … +7.6) | +6.1% (+4.7 … +7.6) | +0.0 pp | no (p = 1.000) |" in md
     assert "Welch" in md and "Welch–Satterthwaite" in md
+    assert "one session per side cannot show" in md
 
 
 def test_a_summary_of_schema_1_is_refused_with_the_remedy() -> None:

@@ -4,6 +4,8 @@ measuring a finished run again; a failing proof stops the study and keeps what w
 
 from __future__ import annotations
 
+import dataclasses
+import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -64,6 +66,7 @@ class FakeStudy:
     skip: CellKey | None = None
     fail_proof_at: int | None = None  # the n-th measured run fails its proof
     interrupt_at: int | None = None  # the n-th measured run is interrupted (Ctrl-C)
+    loaded_at: int | None = None  # the n-th measured run shares the machine with a burst
     measured: int = 0
 
     @property
@@ -103,7 +106,10 @@ class FakeStudy:
             raise Interrupted("stopped by SIGINT")
         self.calls.append(f"measure r{run.round} {run.variant}")
         noise = 1 if run.round % 2 else -1
-        return a_record(run, (90.0 if run.variant == "encrypted" else 100.0) + noise)
+        record = a_record(run, (90.0 if run.variant == "encrypted" else 100.0) + noise)
+        if self.measured == self.loaded_at:
+            record = dataclasses.replace(record, interference_pct=60.0)
+        return record
 
     def prove(self, record: RunRecord) -> None:
         self.calls.append(f"prove r{record.round} {record.variant}")
@@ -114,7 +120,23 @@ class FakeStudy:
 RULE = Rounds(warmup_s=1, run_s=1, min_rounds=2, max_rounds=2, target_halfwidth_pct=2.0)
 
 
-def runner(tmp_path: Path, documents: list[bool] | None = None) -> Runner:
+class Draws(random.Random):
+    """Each block's order drawn from a list: below 0.5 starts with plain."""
+
+    def __init__(self, values: Sequence[float] = (0.0,)) -> None:
+        super().__init__()
+        self.values = list(values)
+        self.at = 0
+
+    def random(self) -> float:
+        value = self.values[min(self.at, len(self.values) - 1)]
+        self.at += 1
+        return value
+
+
+def runner(
+    tmp_path: Path, documents: list[bool] | None = None, draws: Sequence[float] = (0.0,)
+) -> Runner:
     store_dir = tmp_path / "out"
     store = (
         ResultStore.open(store_dir)
@@ -122,7 +144,9 @@ def runner(tmp_path: Path, documents: list[bool] | None = None) -> Runner:
         else ResultStore.create(store_dir, "t", "")
     )
     written = documents if documents is not None else []
-    return Runner(store, RunProgress(estimated_seconds([])), documents=written.append)
+    return Runner(
+        store, RunProgress(estimated_seconds([])), documents=written.append, rng=Draws(draws)
+    )
 
 
 def test_the_runner_drives_every_study_through_one_lifecycle(tmp_path: Path) -> None:
@@ -130,7 +154,7 @@ def test_the_runner_drives_every_study_through_one_lifecycle(tmp_path: Path) -> 
     documents: list[bool] = []
     run = runner(tmp_path, documents)
     run.run([FakeStudy(calls, RULE)])
-    per_cell = [
+    per_cell = [  # a block: the first round's order drawn (here A B), the second the other
         "warm-up plain",
         "warm-up encrypted",
         "measure r0 plain",
@@ -161,6 +185,37 @@ def test_the_runner_drives_every_study_through_one_lifecycle(tmp_path: Path) -> 
     assert [r.position for r in runs[:4]] == [0, 1, 0, 1]
 
 
+def test_a_block_may_start_with_either_variant(tmp_path: Path) -> None:
+    calls: list[str] = []
+    runner(tmp_path, draws=(0.9,)).run([FakeStudy(calls, RULE)])
+    measured = [c for c in calls if c.startswith("measure")][:4]
+    assert measured == [
+        "measure r0 encrypted",
+        "measure r0 plain",
+        "measure r1 plain",
+        "measure r1 encrypted",
+    ]
+
+
+def test_a_round_hit_by_other_load_is_kept_and_measured_again(tmp_path: Path) -> None:
+    calls: list[str] = []
+    one_cell = (CellKey("oltp_read_only", "in-memory", 1),)
+    run = runner(tmp_path)
+    run.run([FakeStudy(calls, RULE, cell_list=one_cell, loaded_at=3)])  # round 1, first run
+    measured = [c for c in calls if c.startswith("measure")]
+    assert measured == [
+        "measure r0 plain",
+        "measure r0 encrypted",
+        "measure r1 encrypted",
+        "measure r1 plain",  # round 1 had a burst: the same order once more
+        "measure r2 encrypted",
+        "measure r2 plain",
+    ]
+    runs = run.store.runs(RunRecord)
+    assert len(runs) == 6, "the loaded round stays in the results file"
+    assert run.complete
+
+
 def test_an_interrupted_study_resumes_without_measuring_a_kept_run_again(
     tmp_path: Path,
 ) -> None:
@@ -177,12 +232,12 @@ def test_an_interrupted_study_resumes_without_measuring_a_kept_run_again(
     second.run([FakeStudy(calls, RULE)])
     assert calls[:3] == ["prepare", "setup [2]", "open 2"], "only the unfinished cell"
     measured = [c for c in calls if c.startswith("measure")]
-    # The half round 0 is never paired: round numbering goes on from 1.
+    # The half round 0 is never paired: round numbering goes on from 1, a new block.
     assert measured == [
-        "measure r1 encrypted",
         "measure r1 plain",
-        "measure r2 plain",
+        "measure r1 encrypted",
         "measure r2 encrypted",
+        "measure r2 plain",
     ]
     runs = second.store.runs(RunRecord)
     assert runs[:5] == kept, "the runs measured before the interrupt are unchanged"

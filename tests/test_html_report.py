@@ -40,7 +40,8 @@ def synthetic_runs(effects: Effects, seed: int = 1) -> list[RunRecord]:
         base = 1100.0 * cell.threads**0.6 / (3.5 if io_bound else 1.0)
         for n in range(rounds):
             drift = rng.gauss(1.0, noise)
-            for position, variant in enumerate(plan.round_order(n)):
+            order = plan.VARIANTS if n % 2 == 0 else plan.VARIANTS[::-1]  # blocks: AB, BA
+            for position, variant in enumerate(order):
                 enc = variant == "encrypted"
                 jitter = rng.gauss(1.0, noise / 2)
                 tps = round(base * drift * jitter * ((1.0 - cost) if enc else 1.0), 2)

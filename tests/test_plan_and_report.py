@@ -1,6 +1,7 @@
 """Round order, stopping rule, and the report built from runs alone."""
 
 import dataclasses
+import random
 
 import pytest
 
@@ -13,22 +14,52 @@ from tests.test_store import record
 
 PROFILE = profile.parse(
     'name = "t"\n[measure]\nworkloads = ["oltp_read_only"]\nregimes = ["in-memory"]\n'
-    "threads = [4]\nmin_rounds = 3\nmax_rounds = 6\ncell_budget_s = 1000\n",
+    "threads = [4]\nmin_rounds = 12\nmax_rounds = 40\ncell_budget_s = 1000\n",
     "t.toml",
 )
+RULE = PROFILE.measure
 CELL = CellKey("oltp_read_only", "in-memory", 4)
 
 
-def rounds_of(pairs: list[tuple[float, float]]) -> list:
+def rounds_of(pairs: list[tuple[float, float]], interference: float = 0.0) -> list:
+    """Runs of rounds in blocks, as the runner orders them: A B, B A, A B, …"""
     runs = []
     for n, (enc, plain) in enumerate(pairs):
-        runs += [record(n, "plain", plain), record(n, "encrypted", enc)]
+        first, second = ("plain", "encrypted") if n % 2 == 0 else ("encrypted", "plain")
+        values = {"plain": plain, "encrypted": enc}
+        for position, variant in enumerate((first, second)):
+            runs.append(
+                dataclasses.replace(
+                    record(n, variant, values[variant]),
+                    position=position,
+                    interference_pct=interference,
+                )
+            )
     return runs
 
 
-def test_rounds_alternate_abba() -> None:
-    orders = [plan.round_order(n) for n in range(4)]
-    assert orders == [("plain", "encrypted"), ("encrypted", "plain")] * 2
+def test_counted_rounds_pair_into_blocks_of_opposite_order() -> None:
+    state = plan.cell_rounds(rounds_of([(90, 100)] * 5), CELL, RULE)
+    assert len(state.blocks) == 2
+    assert [b.first.order for b in state.blocks] == [("plain", "encrypted")] * 2
+    assert [b.second.order for b in state.blocks] == [("encrypted", "plain")] * 2
+    assert [r.number for r in state.unpaired] == [4]
+
+
+def test_the_next_round_completes_an_open_block_else_draws_its_order() -> None:
+    class Draw(random.Random):
+        def __init__(self, value: float) -> None:
+            super().__init__()
+            self.value = value
+
+        def random(self) -> float:
+            return self.value
+
+    open_block = plan.cell_rounds(rounds_of([(90, 100)] * 3), CELL, RULE)
+    assert plan.next_order(open_block, Draw(0.9)) == ("encrypted", "plain")
+    closed = plan.cell_rounds(rounds_of([(90, 100)] * 2), CELL, RULE)
+    assert plan.next_order(closed, Draw(0.9)) == ("encrypted", "plain")
+    assert plan.next_order(closed, Draw(0.1)) == ("plain", "encrypted")
 
 
 def test_a_half_round_is_not_paired() -> None:
@@ -37,27 +68,52 @@ def test_a_half_round_is_not_paired() -> None:
     assert plan.next_round_number(runs, CELL) == 3
 
 
-def test_cell_goes_on_until_min_rounds_then_stops_at_target() -> None:
-    two = plan.complete_rounds(rounds_of([(90, 100)] * 2), CELL)
-    assert plan.stop_reason(two, PROFILE.measure, "tps") is None
-    three = plan.complete_rounds(rounds_of([(90, 100)] * 3), CELL)
-    assert plan.stop_reason(three, PROFILE.measure, "tps") == "target ±2% reached"
+def test_a_round_with_too_much_interference_is_kept_but_not_counted() -> None:
+    # As the runner measures them: round 1 (B A) is hit, so round 2 is B A again.
+    runs = rounds_of([(90, 100)] * 2)
+    runs += [dataclasses.replace(r, round=2) for r in runs if r.round == 1]
+    runs += [dataclasses.replace(r, round=3) for r in runs if r.round == 0]
+    noisy = [
+        dataclasses.replace(r, interference_pct=RULE.interference_max_pct + 1)
+        if r.round == 1 and r.variant == "encrypted"
+        else r
+        for r in runs
+    ]
+    state = plan.cell_rounds(noisy, CELL, RULE)
+    assert [r.number for r in state.rejected] == [1]
+    assert [r.number for r in state.counted] == [0, 2, 3]
+    assert [(b.first.number, b.second.number) for b in state.blocks] == [(0, 2)]
+    assert [r.number for r in state.unpaired] == [3]
+    assert state.wall_s == 4 * 2 * 5.0, "rejected rounds spend the budget too"
+
+
+def test_stage_one_plans_the_blocks_and_the_cell_stops_only_after_them() -> None:
+    quiet = [(90.0 + (n % 3) * 0.1, 100.0) for n in range(40)]
+    runs = rounds_of(quiet)
+    # Stage one = the first 12 rounds (6 blocks); so quiet that it plans no more.
+    assert plan.planned_blocks(plan.cell_rounds(runs[: 2 * 10], CELL, RULE), RULE, "tps") is None
+    state = plan.cell_rounds(runs[: 2 * 12], CELL, RULE)
+    assert plan.planned_blocks(state, RULE, "tps") == 6
+    assert plan.stop_reason(state, RULE, "tps") == "planned 12 rounds for ±2% done"
+    # Never in the middle of a block.
+    assert plan.stop_reason(plan.cell_rounds(runs[: 2 * 13], CELL, RULE), RULE, "tps") is None
+
+
+def test_a_noisy_stage_one_plans_more_blocks_and_the_budget_can_end_it() -> None:
+    noisy = [(80.0 if n % 4 < 2 else 100.0, 100.0) for n in range(40)]
+    state = plan.cell_rounds(rounds_of(noisy)[: 2 * 12], CELL, RULE)
+    planned = plan.planned_blocks(state, RULE, "tps")
+    assert planned is not None and planned > 6
+    assert plan.stop_reason(state, RULE, "tps") is None
+    tight = RULE.model_copy(update={"cell_budget_s": 125})
+    # 12 rounds of 2 × 5 s = 120 s; another block would end at 140 s > 125 s.
+    assert plan.stop_reason(state, tight, "tps") == "time budget (125 s) ended"
 
 
 def test_noisy_cell_stops_at_max_rounds() -> None:
-    noisy = [(80, 100), (120, 100)] * 3
-    rounds = plan.complete_rounds(rounds_of(noisy), CELL)
-    assert plan.stop_reason(rounds[:5], PROFILE.measure, "tps") is None
-    assert plan.stop_reason(rounds, PROFILE.measure, "tps") == "max rounds (6) reached"
-
-
-def test_noisy_cell_stops_before_overrunning_its_budget() -> None:
-    tight = PROFILE.model_copy(
-        update={"measure": PROFILE.measure.model_copy(update={"cell_budget_s": 35})}
-    )
-    rounds = plan.complete_rounds(rounds_of([(80, 100), (120, 100), (80, 100)]), CELL)
-    # three rounds of 2 × 5 s = 30 s; a fourth would end at 40 s > 35 s.
-    assert plan.stop_reason(rounds, tight.measure, "tps") == "time budget (35 s) ended"
+    noisy = [(80.0 if n % 4 < 2 else 100.0, 100.0) for n in range(40)]
+    state = plan.cell_rounds(rounds_of(noisy), CELL, RULE)
+    assert plan.stop_reason(state, RULE, "tps") == "max rounds (40) reached"
 
 
 def report_md(part: AtRestSummary) -> str:
@@ -65,15 +121,29 @@ def report_md(part: AtRestSummary) -> str:
 
 
 def test_report_has_a_seed_shaped_row_with_verdict() -> None:
-    runs = rounds_of([(90, 100), (91, 100), (89, 100)])
+    runs = rounds_of([(90, 100), (91, 100), (89, 100)] * 4)
     data = at_rest.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
     cell = data.cells[0]
-    assert cell.rounds == 3
+    assert cell.rounds == 12
     assert cell.comparisons["tps"].verdict.startswith("10.0% slower (95% CI")
     text = report_md(data)
     assert "| Threads | encrypted TPS | no encryption TPS | overhead (95% CI) |" in text
     assert "| 4 | 90.00 | 100.00 | +10.0% (" in text
-    assert "geometric mean of per-round paired ratios" in text
+    assert "Hodges–Lehmann estimate of paired log ratios" in text
+    assert "1 of 1 cell differ in tps at 95%; about 0.1 would by chance alone" in text
+    assert "No round was measured again" in text
+
+
+def test_a_report_counts_the_rounds_measured_again() -> None:
+    runs = rounds_of([(90, 100), (91, 100), (89, 100)] * 4)
+    runs += [
+        dataclasses.replace(r, round=r.round + 12, interference_pct=50.0)
+        for r in rounds_of([(70, 100)] * 2)
+    ]
+    data = at_rest.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
+    assert data.cells[0].rounds_rejected == 2
+    assert data.cells[0].comparisons["tps"].verdict.startswith("10.0% slower")
+    assert "2 round(s) measured again because another process" in report_md(data)
 
 
 def test_harness_share_is_its_cpu_over_the_machine() -> None:
@@ -89,25 +159,28 @@ def test_unmeasured_cells_say_so() -> None:
     assert "not measured yet" in report_md(data)
 
 
-def test_other_load_is_what_the_machine_spent_beyond_server_client_and_harness() -> None:
+def test_interference_is_what_the_machine_spent_beyond_this_runs_processes() -> None:
     from encbench.engine.clocks import Clocks, Window
 
-    start = Clocks(100.0, 10.0, 1.0, 5.0, 500.0, 2.0)
-    end = Clocks(101.0, 10.6, 1.01, 5.3, 501.5, 2.1)
-    w = Window.between(start, end)
+    # The run's processes: the server (pid 1, +0.6 s) and its idle peer (pid 2, +0.2 s);
+    # pid 3 ended within the window (reaped by its parent: counted in the parent's tree).
+    start = Clocks(100.0, 10.0, 1.0, 5.0, 500.0, 2.0, {1: 10.0, 2: 3.0, 3: 1.0})
+    end = Clocks(101.0, 10.6, 1.01, 5.3, 501.5, 2.1, {1: 10.6, 2: 3.2})
+    w = Window.between(start, end, cores=2)
     assert w.wall_s == pytest.approx(1.0)
     assert w.client_cpu_s == pytest.approx(0.3)
-    assert w.other_cpu_s == pytest.approx(1.5 - 0.6 - 0.01 - 0.3)
+    assert w.other_cpu_s == pytest.approx(1.5 - 0.6 - 0.2 - 0.01 - 0.3)
     assert w.steal_s == pytest.approx(0.1)
+    assert w.interference_pct == pytest.approx(100 * (0.39 + 0.1) / 2)
     # tick granularity can make the remainder negative: it is no load, not negative load
-    quiet = Clocks(101.0, 10.6, 1.01, 5.3, 500.85, 2.0)
+    quiet = Clocks(101.0, 10.6, 1.01, 5.3, 500.85, 2.0, {1: 10.6, 2: 3.2})
     assert Window.between(start, quiet).other_cpu_s == 0.0
 
 
 def test_a_cell_reports_its_other_load_as_a_share_of_the_machine() -> None:
     runs = [
         dataclasses.replace(r, other_cpu_s=0.5, steal_s=0.1)
-        for r in rounds_of([(90, 100), (91, 100), (89, 100)])
+        for r in rounds_of([(90, 100), (91, 100), (89, 100)] * 4)
     ]
     data = at_rest.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
     # (0.5 + 0.1) s per 5 s run on 2 cores

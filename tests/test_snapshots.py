@@ -85,9 +85,10 @@ def test_crypto_md_matches_its_snapshot() -> None:
 def test_the_fixture_holds_every_kind_of_cell() -> None:
     verdicts = [c.comparisons["tps"].verdict for c in golden_cells() if c.rounds]
     statuses = [c.status for c in golden_cells()]
-    assert any(v.startswith("no measurable difference") for v in verdicts)
-    assert any(v.startswith("inconclusive: noise") for v in verdicts)
-    assert any(v == "inconclusive: fewer than 2 rounds" for v in verdicts)
+    assert any(v.startswith("no difference beyond ±2%") for v in verdicts)
+    assert any(v.startswith("no difference detected") for v in verdicts)
+    assert any(v == "inconclusive: too few rounds for an interval" for v in verdicts)
+    assert any(c.rounds_rejected for c in golden_cells())
     assert any("faster" in v for v in verdicts)
     assert any("slower" in v for v in verdicts)
     assert "not measured" in statuses

@@ -131,17 +131,43 @@ def test_p_value_and_interval_agree_even_when_widened() -> None:
 
 
 def test_a_positively_autocorrelated_series_widens_the_interval() -> None:
-    # Two halves: mean 0, Σ d_t·d_t+1 = 3 − 1 + 3 = 5 over Σ d² = 8: r = 5/8,
-    # f = √((1 + 5/8) / (1 − 5/8)) = √(13/3).
+    # Two halves: mean 0, Σ d_t·d_t+1 = 3 − 1 + 3 = 5 over Σ d² = 8: r = 5/8; plus Kendall's
+    # bias (1 + 4r)/n = 3.5/8 gives 1.06, clipped to 0.8: f = √(1.8/0.2) = 3.
     series = [1.0] * 4 + [-1.0] * 4
+    assert stats.lag1_autocorrelation(series) == pytest.approx(5 / 8)
     r, f = stats.widening(series)
-    assert r == pytest.approx(5 / 8)
-    assert f == pytest.approx(math.sqrt(13 / 3))
-    # An alternating series (negative r) does not narrow anything.
-    assert stats.widening([1.0, -1.0] * 4) == (0.0, 1.0)
+    assert (r, f) == pytest.approx((0.8, 3.0))
+    # An alternating series (negative r, even after the bias) does not narrow anything.
+    assert stats.widening([1.0, -1.0] * 8) == (0.0, 1.0)
     plain = stats.t_ratio(series, widen=False)
     wide = stats.t_ratio(series)
-    assert math.log(wide.ci_high) == pytest.approx(math.sqrt(13 / 3) * math.log(plain.ci_high))
+    assert math.log(wide.ci_high) == pytest.approx(3.0 * math.log(plain.ci_high))
+
+
+def test_block_widening_comes_from_the_rounds_with_the_order_effect_removed() -> None:
+    # Rounds alternate A B / B A; an order effect of ±1 alone is no autocorrelation.
+    order = [True, False] * 8
+    assert stats.block_widening([1.0 if o else -1.0 for o in order], order) == (0.0, 1.0)
+    # A slow drift is: 16 rounds, first half +1, second −1 (each order's mean is 0):
+    # r = (7 − 1 + 7)/16 = 13/16, plus bias (1 + 4r)/16, clipped to 0.8: f = √(1/0.2).
+    drift = [1.0] * 8 + [-1.0] * 8
+    assert stats.block_widening(drift, order) == pytest.approx((0.8, math.sqrt(5.0)))
+    weak = [0.0, 0.1] * 4 + [0.0, -0.1] * 4
+    r, f = stats.block_widening(weak, order)
+    assert 0.0 <= r < 0.8 and f == pytest.approx(math.sqrt(1 / (1 - r)))
+
+
+def test_steins_guard_keeps_stage_ones_spread_in_the_final_interval() -> None:
+    narrow = stats.RatioEstimate(24, 0.9, 0.895, 0.905, p_value=1e-9)
+    stage_one = stats.RatioEstimate(6, 0.9, 0.8, 1.0125, p_value=0.06)
+    guarded = stats.stein_guard(narrow, stage_one, 24)
+    half = (math.log(1.0125) - math.log(0.9)) * math.sqrt(6 / 24)
+    assert guarded.ci_high == pytest.approx(math.exp(math.log(0.9) + half))
+    assert guarded.ci_low == pytest.approx(math.exp(math.log(0.9) - half))
+    assert guarded.p_value is not None and guarded.p_value > 1e-9
+    assert (guarded.p_value < 0.05) == guarded.significant
+    wide = stats.RatioEstimate(24, 0.9, 0.7, 1.1, p_value=0.3)
+    assert stats.stein_guard(wide, stage_one, 24).ci_low == 0.7, "never narrows"
 
 
 def test_holm_rejects_step_down_until_the_first_that_fails() -> None:

@@ -175,21 +175,51 @@ def block_log_ratios(blocks: Sequence[Block], metric: str) -> list[float]:
     return [b.log_ratio(metric) for b in blocks]
 
 
+def widening(blocks: Sequence[Block], metric: str) -> tuple[float, float]:
+    """How much the blocks' autocorrelation widens their intervals, estimated from their
+    rounds (stats.block_widening)."""
+    rounds = [r for b in blocks for r in (b.first, b.second)]
+    return stats.block_widening(
+        [r.log_ratio(metric) for r in rounds], [r.order[0] == VARIANTS[0] for r in rounds]
+    )
+
+
 def ratio_estimate(
-    blocks: Sequence[Block], metric: str, confidence: float = 0.95
+    blocks: Sequence[Block], metric: str, confidence: float = 0.95, stage_one: int = 0
 ) -> stats.RatioEstimate | None:
     """The primary estimate of one metric over a cell's blocks: Hodges–Lehmann with the
-    Wilcoxon signed-rank interval (stats.hodges_lehmann)."""
+    Wilcoxon signed-rank interval (stats.hodges_lehmann), widened for autocorrelation; with
+    `stage_one` blocks of a two-stage design, no narrower than Stein's (stats.stein_guard)."""
     if not blocks:
         return None
-    return stats.hodges_lehmann(block_log_ratios(blocks, metric), confidence)
+    estimate = stats.hodges_lehmann(
+        block_log_ratios(blocks, metric), confidence, widening(blocks, metric)
+    )
+    if stage_one >= 2 and len(blocks) > stage_one:
+        first = blocks[:stage_one]
+        spread = stats.t_ratio(block_log_ratios(first, metric), confidence, widening(first, metric))
+        estimate = stats.stein_guard(estimate, spread, len(blocks))
+    return estimate
+
+
+def stage_one_blocks(rule: StopRule) -> int:
+    """Stage one of the two-stage rule, in whole blocks: the first `min_rounds` rounds."""
+    return -(-rule.min_rounds // ROUNDS_PER_BLOCK)
+
+
+def estimate(
+    blocks: Sequence[Block], metric: str, rule: StopRule, confidence: float = 0.95
+) -> stats.RatioEstimate | None:
+    """What a cell reports for one metric: the primary estimate under the profile's
+    two-stage rule."""
+    return ratio_estimate(blocks, metric, confidence, stage_one_blocks(rule))
 
 
 def t_estimate(blocks: Sequence[Block], metric: str) -> stats.RatioEstimate | None:
-    """The Student-t interval beside it, over the same blocks."""
+    """The Student-t interval beside it, over the same blocks, widened likewise."""
     if not blocks:
         return None
-    return stats.t_ratio(block_log_ratios(blocks, metric))
+    return stats.t_ratio(block_log_ratios(blocks, metric), widen=widening(blocks, metric))
 
 
 def planned_blocks(state: CellRounds, m: StopRule, metric: str) -> int | None:
@@ -199,7 +229,7 @@ def planned_blocks(state: CellRounds, m: StopRule, metric: str) -> int | None:
     freedom: the price of estimating the spread from a few blocks).  None before stage one is
     complete.  Deciding N once, from stage one, instead of stopping whenever the interval
     happens to look narrow, keeps the final interval's coverage (tests/test_stopping_rule.py)."""
-    first = -(-m.min_rounds // ROUNDS_PER_BLOCK)  # stage one in whole blocks
+    first = stage_one_blocks(m)
     if len(state.blocks) < max(first, 2):
         return None
     stage_one = t_estimate(state.blocks[:first], metric) if first >= 2 else None

@@ -161,7 +161,7 @@ class Runner:
             if reason is not None:
                 break
             number = rounds.next_round_number(runs, cell)
-            estimate = rounds.ratio_estimate(done.blocks, metric)
+            estimate = rounds.estimate(done.blocks, metric, rule)
             hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
             again = f", {len(done.rejected)} measured again" if done.rejected else ""
             self.progress.status(
@@ -190,8 +190,8 @@ class Runner:
             self.documents(False)
             state.within(time.monotonic() - started, share)
         m = primary_metric(study.metrics)
-        estimate = rounds.ratio_estimate(done.blocks, metric)
-        equivalence = rounds.ratio_estimate(done.blocks, metric, 0.90)
+        estimate = rounds.estimate(done.blocks, metric, rule)
+        equivalence = rounds.estimate(done.blocks, metric, rule, 0.90)
         verdict = (
             stats.verdict(estimate, m.direction, equivalence, rule.equivalence_margin_pct)
             if estimate

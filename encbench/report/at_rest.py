@@ -45,13 +45,13 @@ def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
     )
 
 
-def comparisons(blocks: list[plan.Block], margin_pct: float) -> dict[str, Estimate]:
-    if not blocks:
-        return {}
-    return {
-        m.name: Estimate.of_blocks(blocks, m.name, m.direction, margin_pct)
-        for m in RunRecord.METRICS
-    }
+def comparisons(state: plan.CellRounds, rule: plan.StopRule) -> dict[str, Estimate]:
+    """Every metric's estimate over the cell's blocks; rounds without a complete block give
+    a ratio without an interval."""
+    metrics = RunRecord.METRICS
+    if not state.blocks:
+        return {m.name: Estimate.too_few(state.counted, m.name, m.direction) for m in metrics}
+    return {m.name: Estimate.of_blocks(state.blocks, m.name, m.direction, rule) for m in metrics}
 
 
 def other_load_pct(rounds: list[plan.Round], cores: int) -> float:
@@ -86,7 +86,7 @@ def summarize_cell(
         plain=variant_stats([r.runs["plain"] for r in rounds]),
         encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
     )
-    compared = comparisons(state.blocks, profile.measure.equivalence_margin_pct)
+    compared = comparisons(state, profile.measure)
     enc = variants.encrypted
     return base.model_copy(
         update={

@@ -63,14 +63,19 @@ def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
     )
 
 
-def comparisons(blocks: list[plan.Block], margin_pct: float) -> dict[str, Estimate]:
+def comparisons(state: plan.CellRounds, rule: plan.StopRule) -> dict[str, Estimate]:
     out: dict[str, Estimate] = {}
-    if not blocks:
+    if not state.counted:
         return out
-    runs = [run for b in blocks for r in (b.first, b.second) for run in r.runs.values()]
+    runs = [run for r in state.counted for run in r.runs.values()]
     for m in (*TransitRecord.METRICS, *EXTRA_METRICS):
-        if min(float(getattr(run, m.name)) for run in runs) > 0:  # a ratio needs both > 0
-            out[m.name] = Estimate.of_blocks(blocks, m.name, m.direction, margin_pct)
+        if min(float(getattr(run, m.name)) for run in runs) <= 0:
+            continue  # a ratio needs both sides above zero
+        out[m.name] = (
+            Estimate.of_blocks(state.blocks, m.name, m.direction, rule)
+            if state.blocks
+            else Estimate.too_few(state.counted, m.name, m.direction)
+        )
     return out
 
 
@@ -104,7 +109,7 @@ def summarize_cell(
                 plain=variant_stats([r.runs["plain"] for r in rounds]),
                 encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
             ),
-            "comparisons": comparisons(state.blocks, profile.transit.equivalence_margin_pct),
+            "comparisons": comparisons(state, profile.transit),
             "other_load_pct_of_core": 100.0 * other / wall if wall > 0 else 0.0,
         }
     )

@@ -78,10 +78,11 @@ class Estimate(Model):
         blocks: Sequence[rounds.Block],
         metric: str,
         direction: stats.Direction,
-        margin_pct: float,
+        rule: rounds.StopRule,
     ) -> Estimate:
-        estimate = rounds.ratio_estimate(blocks, metric)
-        equivalence = rounds.ratio_estimate(blocks, metric, 0.90)
+        margin_pct = rule.equivalence_margin_pct
+        estimate = rounds.estimate(blocks, metric, rule)
+        equivalence = rounds.estimate(blocks, metric, rule, 0.90)
         beside = rounds.t_estimate(blocks, metric)
         assert estimate is not None and equivalence is not None and beside is not None
         over, low, high = stats.overhead_pct(estimate, direction)
@@ -105,6 +106,25 @@ class Estimate(Model):
             t=Interval(
                 ratio=beside.ratio, ci_low=_finite(beside.ci_low), ci_high=_finite(beside.ci_high)
             ),
+        )
+
+    @classmethod
+    def too_few(
+        cls, counted: Sequence[rounds.Round], metric: str, direction: stats.Direction
+    ) -> Estimate:
+        """Rounds but no complete block: the ratio of their geometric means, no interval."""
+        ratio = math.exp(sum(r.log_ratio(metric) for r in counted) / len(counted))
+        over = (1.0 - ratio if direction == "higher_is_better" else ratio - 1.0) * 100.0
+        return cls(
+            n=0,
+            ratio=ratio,
+            ci_low=None,
+            ci_high=None,
+            halfwidth_pct=None,
+            overhead_pct=over,
+            overhead_ci_pct=None,
+            verdict="inconclusive: too few rounds for an interval",
+            kind="na",
         )
 
     def t_estimate(self) -> stats.RatioEstimate:
@@ -136,7 +156,8 @@ class Differences(Model):
             f"{self.differ} of {self.cells} {cells} differ in {self.metric} at 95%; about "
             f"{self.by_chance:.1f} would by chance alone if none did; {self.differ_holm} "
             f"still differ after Holm's adjustment for {self.cells} comparisons; "
-            f"{self.equivalent} show no difference beyond ±{self.margin_pct:g}% (TOST)."
+            f"{self.equivalent} {'shows' if self.equivalent == 1 else 'show'} no difference "
+            f"beyond ±{self.margin_pct:g}% (TOST)."
         )
 
     def remeasured(self) -> str:
