@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report import prediction
+from encbench.report import floor
 from encbench.report.models import (
     AtRestCell,
     AtRestSummary,
@@ -87,7 +87,6 @@ def summarize_cell(
         encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
     )
     compared = comparisons(rounds, profile.measure.target_halfwidth_pct)
-    enc = variants.encrypted
     return base.model_copy(
         update={
             "other_load_pct": other_load_pct(rounds, cores),
@@ -95,10 +94,9 @@ def summarize_cell(
             or "incomplete (run stopped before the cell finished)",
             "variants": variants,
             "comparisons": compared,
-            "prediction": prediction.predict(
-                enc.pages_read_per_txn.mean + enc.pages_written_per_txn.mean,
-                variants.plain.latency_avg_ms.mean,
-                compared["tps"].overhead_ci_pct,
+            "floor": floor.cipher_floor(
+                [r.runs["encrypted"] for r in rounds],
+                [r.runs["plain"] for r in rounds],
                 crypto,
                 profile.server.encryption_algorithm,
             ),

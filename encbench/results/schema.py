@@ -4,7 +4,8 @@ so that the runner, the store and the report share one definition.
 
 at-rest.jsonl, schema RUNS_SCHEMA:
   1 — first version (then runs.jsonl): one line per sysbench run of one variant in one round
-      of one cell; client_cpu_s, other_cpu_s and steal_s were added later with default 0.
+      of one cell; client_cpu_s, other_cpu_s, steal_s, pages_decrypted and pages_encrypted
+      were added later with default 0.
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
@@ -103,6 +104,10 @@ class RunRecord:
     client_cpu_s: float = 0.0
     other_cpu_s: float = 0.0
     steal_s: float = 0.0
+    # Added within schema 1 (older lines read as 0): InnoDB's Innodb_num_pages_decrypted and
+    # Innodb_num_pages_encrypted deltas, the pages that went through the cipher (0 on plain).
+    pages_decrypted: int = 0
+    pages_encrypted: int = 0
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

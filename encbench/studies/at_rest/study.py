@@ -29,6 +29,9 @@ STATUS_COUNTERS = (
     "Innodb_buffer_pool_reads",
     "Innodb_pages_read",
     "Innodb_pages_written",
+    # The pages that went through the cipher: the cipher floor's input (report/floor.py).
+    "Innodb_num_pages_decrypted",
+    "Innodb_num_pages_encrypted",
 )
 
 
@@ -138,6 +141,8 @@ class AtRestStudy:
             bp_reads=delta["Innodb_buffer_pool_reads"],
             pages_read=delta["Innodb_pages_read"],
             pages_written=delta["Innodb_pages_written"],
+            pages_decrypted=delta["Innodb_num_pages_decrypted"],
+            pages_encrypted=delta["Innodb_num_pages_encrypted"],
             raw_output=str(run.raw.relative_to(self.store.path)),
         )
 
