@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report import floor
+from encbench.report import cost_profile, floor
 from encbench.report.models import (
     AtRestCell,
     AtRestSummary,
@@ -71,7 +71,11 @@ def harness_share(runs: list[RunRecord], cores: int) -> Harness:
 
 
 def summarize_cell(
-    rounds: list[plan.Round], profile: Profile, crypto: Record | None, cores: int
+    rounds: list[plan.Round],
+    profile: Profile,
+    crypto: Record | None,
+    cores: int,
+    cpu_profile: Record | None = None,
 ) -> AtRestCell:
     first = rounds[0].runs["plain"].cell
     base = AtRestCell(
@@ -100,6 +104,7 @@ def summarize_cell(
                 crypto,
                 profile.server.encryption_algorithm,
             ),
+            "cost_profile": cost_profile.cost_profile(cpu_profile, first),
         }
     )
 
@@ -110,13 +115,14 @@ def build(
     servers: Record | None,
     environment: Record | None,
     crypto: Record | None = None,
+    cpu_profile: Record | None = None,
 ) -> AtRestSummary:
     cores = cores_of(environment)
     cells = []
     for cell in at_rest_cells(profile):
         rounds = plan.complete_rounds(runs, cell)
         if rounds:
-            cells.append(summarize_cell(rounds, profile, crypto, cores))
+            cells.append(summarize_cell(rounds, profile, crypto, cores, cpu_profile))
         else:
             cells.append(
                 AtRestCell(

@@ -163,6 +163,65 @@ def floor_table(cells: Sequence[AtRestCell]) -> Table | None:
     )
 
 
+def cost_profile_blocks(cells: Sequence[AtRestCell]) -> list[Block]:
+    """Where the extra CPU goes (report/cost_profile.py): one column per profiled cell, one
+    row per function group; or the one reason it could not be measured."""
+    profiled = [c for c in cells if c.rounds and c.cost_profile is not None]
+    if not profiled:
+        return []
+    reasons = {
+        c.cost_profile.unavailable
+        for c in profiled
+        if c.cost_profile and c.cost_profile.unavailable
+    }
+    measured = [c for c in profiled if c.cost_profile and not c.cost_profile.unavailable]
+    blocks: list[Block] = [
+        Paragraph(f"Where the cost goes: not measured — {r}.") for r in sorted(reasons)
+    ]
+    if not measured:
+        return blocks
+    from encbench.profiling.groups import GROUPS
+
+    header = ["extra CPU µs per txn (per cipher page)", *(_threads(c.threads) for c in measured)]
+    rows = []
+    for group in (*GROUPS, "total"):
+        line = [Cell(group)]
+        for c in measured:
+            p = c.cost_profile
+            assert p is not None
+            values = p.extra_us_per_txn
+            per_page = p.extra_us_per_page
+            us = sum(values.values()) if group == "total" else values.get(group, 0.0)
+            text = f"{us:+,.1f}"
+            if per_page is not None:
+                page = sum(per_page.values()) if group == "total" else per_page.get(group, 0.0)
+                text += f" ({page:+,.2f})"
+            line.append(Cell(text))
+        rows.append(line)
+    first = measured[0].cost_profile
+    assert first is not None
+    notes = [f"{_threads(c.threads)}: {c.cost_profile.words}." for c in measured if c.cost_profile]
+    notes.append(
+        f"From one extra paired run of {first.seconds} s per cell after its rounds, "
+        "`perf record -e cpu-clock` on the running server (samples plain / encrypted: "
+        + ", ".join(
+            f"{c.cost_profile.samples[0]} / {c.cost_profile.samples[1]}"
+            for c in measured
+            if c.cost_profile
+        )
+        + "); one run each, so small groups carry sampling noise. Bare libcrypto addresses "
+        "are the cipher core where `openssl speed` ran the same cipher; InnoDB's own "
+        "functions are hidden in Debian's mariadbd. Reports: "
+        + ", ".join(f"`{r}`" for c in measured if c.cost_profile for r in c.cost_profile.reports)
+        + "."
+    )
+    blocks.append(
+        Table(header, rows, caption="Where the extra server CPU goes, by function group "
+              "(encrypted − plain)", notes=notes)
+    )  # fmt: skip
+    return blocks
+
+
 def glance_table(by_group: dict[Group, list[AtRestCell]]) -> Table:
     """Every cell's overhead on one screen, marked, before the details."""
     threads = sorted({c.threads for cells in by_group.values() for c in cells})
@@ -276,6 +335,7 @@ def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Sectio
         Columns([[throughput_table(cells), cost_plot], [tps_plot, cpu_plot]]),
     ]
     blocks += [t for t in (cost_table(cells), floor_table(cells)) if t is not None]
+    blocks += cost_profile_blocks(cells)
     return Section(title, blocks)
 
 

@@ -144,6 +144,20 @@ class CipherFloor(Model):
     explained: str
 
 
+class CostProfile(Model):
+    """Extra CPU by function group from one profiled paired run (report/cost_profile.py);
+    or why it was not measured."""
+
+    unavailable: str | None = None
+    seconds: int = 0
+    samples: tuple[int, int] = (0, 0)  # plain, encrypted
+    pages_per_txn: float = 0.0
+    extra_us_per_txn: dict[str, float] = {}
+    extra_us_per_page: dict[str, float] | None = None
+    words: str = ""
+    reports: tuple[str, str] = ("", "")
+
+
 class AtRestCell(Model):
     workload: str
     regime: str
@@ -155,6 +169,7 @@ class AtRestCell(Model):
     variants: Pair[AtRestVariant] | None = None
     comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
     floor: CipherFloor | None = None
+    cost_profile: CostProfile | None = None
 
 
 class AtRestSummary(Model):
