@@ -227,6 +227,12 @@ def doctor() -> None:
         click.echo(
             line + (f" — for in-transit tunnels and dumps: {check.fix}" if check.fix else "")
         )
+    perf = preflight.perf_check()
+    mark = "ok " if perf.ok else "optional"
+    click.echo(
+        f"{mark:8} {perf.name}: {perf.detail}"
+        + (f" — for `[measure] profile_cpu = true`: {perf.fix}" if perf.fix else "")
+    )
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 

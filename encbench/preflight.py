@@ -88,6 +88,17 @@ def transit_checks(profile: Profile) -> list[Check]:
     return [c for c in optional_transit_checks() if c.name in needed]
 
 
+def profile_checks(profile: Profile) -> list[Check]:
+    """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`)."""
+    if "at-rest" not in profile.studies or not profile.measure.profile_cpu:
+        return []
+    return [perf_check()]
+
+
+def perf_check() -> Check:
+    return _binary("perf", "linux-perf")
+
+
 def optional_transit_checks() -> list[Check]:
     return [
         _binary("mariadb", "mariadb-client"),
@@ -143,7 +154,8 @@ def check_cells(profile: Profile) -> None:
 
 
 def require_tools(profile: Profile | None = None) -> None:
-    for check in tool_checks() + (transit_checks(profile) if profile else []):
+    extra = transit_checks(profile) + profile_checks(profile) if profile else []
+    for check in tool_checks() + extra:
         if not check.ok:
             raise BadInput(f"{check.name} {check.detail}: {check.fix}")
     if profile is not None:

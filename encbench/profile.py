@@ -127,6 +127,10 @@ class MeasureSpec(Rounds):
     regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]
     threads: Threads = [1, 4, 16, 64]
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
+    # Where the cost goes: after a cell's rounds, one extra paired run of profile_cpu_s
+    # seconds with `perf record` on each server (profiling/); needs perf (linux-perf).
+    profile_cpu: bool = False
+    profile_cpu_s: Annotated[int, Field(ge=1, le=600)] = 5
 
     @field_validator("workloads")
     @classmethod

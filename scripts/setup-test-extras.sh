@@ -6,8 +6,10 @@
 #     reference client, network namespaces).  openssh-server is installed without starting
 #     a system sshd.  A user's own in-transit profile names what it needs (encbench doctor,
 #     and a one-line error before a run starts).
+#   linux-perf: `[measure] profile_cpu = true` (where the cost goes) and its tests; gcc and
+#     libssl-dev: workloads/pagecrypt.c, MariaDB's per-page OpenSSL pattern (benchmarks/).
 # Without root these tests are skipped (with the reason), except in CI, where they fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/apt-install.sh --optional "their tests will be skipped (sudo scripts/setup-test-extras.sh)" \
-  chromium stunnel4 openssh-server libmariadb-dev iproute2
+  chromium stunnel4 openssh-server libmariadb-dev iproute2 linux-perf gcc libssl-dev

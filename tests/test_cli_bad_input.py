@@ -75,6 +75,20 @@ def test_missing_mariadbd_names_the_package(monkeypatch: pytest.MonkeyPatch) -> 
         preflight.require_tools()
 
 
+def test_a_cpu_profile_without_perf_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    # Every tool but perf (stand-ins: only their presence is checked first).
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("mariadbd", "mariadb-install-db", "openssl", "sysbench"):
+        (bindir / name).write_text("#!/bin/sh\nexit 0\n")
+        (bindir / name).chmod(0o755)
+    prof = tiny_profile(tmp_path / "p.toml", profile_cpu="true")
+    out = tmp_path / "o"
+    result = encbench("run", str(prof), "--out", str(out), env={"PATH": str(bindir)})
+    assert_one_line_error(result, "perf not found", "apt-get install linux-perf")
+    assert not out.exists()
+
+
 def test_data_set_larger_than_the_disk(tmp_path: Path) -> None:
     prof = tmp_path / "huge.toml"
     prof.write_text('name = "huge"\n[data]\ntables = 1000\ntable_size = 1000000000\n')

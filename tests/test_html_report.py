@@ -86,7 +86,7 @@ def _run(
 
 
 def golden_summary() -> Summary:
-    """The summary of the golden at-rest runs (without crypto.json: no predicted ceiling)."""
+    """The summary of the golden at-rest runs (without crypto.json: no cipher floor)."""
     prof = profile.parse((GOLDEN / "profile.toml").read_text(), "profile.toml")
     runs = [
         RunRecord.from_json(json.loads(line))

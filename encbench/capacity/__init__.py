@@ -49,6 +49,7 @@ from encbench.capacity.parse import (
     parse_openssl_version,
 )
 from encbench.capacity.plan import (
+    DIRECTIONS,
     HEADLINE_BLOCKS,
     PAGE_BYTES,
     SERVER_CIPHERS,
@@ -73,6 +74,7 @@ __all__ = [
     "BLOCK_SIZES",
     "CIPHERS",
     "CONTENDED_SHARE",
+    "DIRECTIONS",
     "FULL_IA32CAP",
     "HEADLINE_BLOCKS",
     "MARIADBD",

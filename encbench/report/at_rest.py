@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report import prediction
+from encbench.report import cost_profile, floor
 from encbench.report.models import (
     AtRestCell,
     AtRestSummary,
@@ -69,7 +69,11 @@ def harness_share(runs: list[RunRecord], cores: int) -> Harness:
 
 
 def summarize_cell(
-    state: plan.CellRounds, profile: Profile, crypto: Record | None, cores: int
+    state: plan.CellRounds,
+    profile: Profile,
+    crypto: Record | None,
+    cores: int,
+    cpu_profile: Record | None = None,
 ) -> AtRestCell:
     rounds = state.counted
     first = rounds[0].runs["plain"].cell
@@ -87,7 +91,6 @@ def summarize_cell(
         encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
     )
     compared = comparisons(state, profile.measure)
-    enc = variants.encrypted
     return base.model_copy(
         update={
             "other_load_pct": other_load_pct(rounds, cores),
@@ -95,13 +98,13 @@ def summarize_cell(
             or "incomplete (run stopped before the cell finished)",
             "variants": variants,
             "comparisons": compared,
-            "prediction": prediction.predict(
-                enc.pages_read_per_txn.mean + enc.pages_written_per_txn.mean,
-                variants.plain.latency_avg_ms.mean,
-                compared["tps"].overhead_ci_pct if compared else None,
+            "floor": floor.cipher_floor(
+                [r.runs["encrypted"] for r in rounds],
+                [r.runs["plain"] for r in rounds],
                 crypto,
                 profile.server.encryption_algorithm,
             ),
+            "cost_profile": cost_profile.cost_profile(cpu_profile, first),
         }
     )
 
@@ -112,13 +115,14 @@ def build(
     servers: Record | None,
     environment: Record | None,
     crypto: Record | None = None,
+    cpu_profile: Record | None = None,
 ) -> AtRestSummary:
     cores = cores_of(environment)
     cells = []
     for cell in at_rest_cells(profile):
         state = plan.cell_rounds(runs, cell, profile.measure)
         if state.counted:
-            cells.append(summarize_cell(state, profile, crypto, cores))
+            cells.append(summarize_cell(state, profile, crypto, cores, cpu_profile))
         else:
             cells.append(
                 AtRestCell(

@@ -1,6 +1,6 @@
 """The at-rest study's part of the report: per workload and regime a table shaped like the
 seed study's (Threads | encrypted | no encryption | overhead) with a CI and a verdict, then
-cost and regime evidence, the cipher's own work, a summary in words, and its setup lines."""
+cost and regime evidence, the cipher's floor, a summary in words, and its setup lines."""
 
 from __future__ import annotations
 
@@ -128,33 +128,100 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
     return Table(header, rows, caption="Cost and regime evidence")
 
 
-def prediction_table(cells: Sequence[AtRestCell]) -> Table | None:
+def floor_table(cells: Sequence[AtRestCell]) -> Table | None:
+    """The cipher's floor (report/floor.py) beside the measured extra server CPU."""
     rows = []
     for c in cells:
-        p = c.prediction
-        if not c.rounds or p is None:
+        f = c.floor
+        if not c.rounds or f is None:
             continue
+        ci = f.extra_cpu_ci_us
+        extra = f"{f.extra_cpu_us_per_txn:+,.1f}"
+        if ci:
+            extra += f" ({ci[0]:+,.1f} … {ci[1]:+,.1f})"
         rows.append(
             row(
                 str(c.threads),
-                fmt(p.pages_per_txn),
-                fmt(p.cipher_ms_per_txn, 4),
-                f"{p.predicted_pct:.1f}%",
-                overhead_cell(c.comparisons["tps"]),
-                p.agreement,
+                f"{fmt(f.pages_decrypted_per_txn, 3)} / {fmt(f.pages_encrypted_per_txn, 3)}",
+                fmt(f.cipher_us_per_txn, 1),
+                extra,
+                f.explained,
             )
         )
     if not rows:
         return None
     header = [
         "Threads",
-        "pages read + written/txn (enc)",
-        "cipher work ms/txn",
-        "predicted ceiling",
-        "measured TPS overhead (95% CI)",
-        "measurement vs prediction",
+        "pages decrypted / encrypted per txn",
+        "cipher floor µs/txn",
+        "extra server CPU µs/txn (95% CI)",
+        "the cipher's share",
     ]
-    return Table(header, rows, caption="The cipher's own work, from this machine's `openssl speed`")
+    return Table(
+        header,
+        rows,
+        caption="The cipher's floor: its own CPU per transaction (this machine's "
+        "`openssl speed`) beside the measured extra server CPU",
+    )
+
+
+def cost_profile_blocks(cells: Sequence[AtRestCell]) -> list[Block]:
+    """Where the extra CPU goes (report/cost_profile.py): one column per profiled cell, one
+    row per function group; or the one reason it could not be measured."""
+    profiled = [c for c in cells if c.rounds and c.cost_profile is not None]
+    if not profiled:
+        return []
+    reasons = {
+        c.cost_profile.unavailable
+        for c in profiled
+        if c.cost_profile and c.cost_profile.unavailable
+    }
+    measured = [c for c in profiled if c.cost_profile and not c.cost_profile.unavailable]
+    blocks: list[Block] = [
+        Paragraph(f"Where the cost goes: not measured — {r}.") for r in sorted(reasons)
+    ]
+    if not measured:
+        return blocks
+    from encbench.profiling.groups import GROUPS
+
+    header = ["extra CPU µs per txn (per cipher page)", *(_threads(c.threads) for c in measured)]
+    rows = []
+    for group in (*GROUPS, "total"):
+        line = [Cell(group)]
+        for c in measured:
+            p = c.cost_profile
+            assert p is not None
+            values = p.extra_us_per_txn
+            per_page = p.extra_us_per_page
+            us = sum(values.values()) if group == "total" else values.get(group, 0.0)
+            text = f"{us:+,.1f}"
+            if per_page is not None:
+                page = sum(per_page.values()) if group == "total" else per_page.get(group, 0.0)
+                text += f" ({page:+,.2f})"
+            line.append(Cell(text))
+        rows.append(line)
+    first = measured[0].cost_profile
+    assert first is not None
+    notes = [f"{_threads(c.threads)}: {c.cost_profile.words}." for c in measured if c.cost_profile]
+    notes.append(
+        f"From one extra paired run of {first.seconds} s per cell after its rounds, "
+        "`perf record -e cpu-clock` on the running server (samples plain / encrypted: "
+        + ", ".join(
+            f"{c.cost_profile.samples[0]} / {c.cost_profile.samples[1]}"
+            for c in measured
+            if c.cost_profile
+        )
+        + "); one run each, so small groups carry sampling noise. Bare libcrypto addresses "
+        "are the cipher core where `openssl speed` ran the same cipher; InnoDB's own "
+        "functions are hidden in Debian's mariadbd. Reports: "
+        + ", ".join(f"`{r}`" for c in measured if c.cost_profile for r in c.cost_profile.reports)
+        + "."
+    )
+    blocks.append(
+        Table(header, rows, caption="Where the extra server CPU goes, by function group "
+              "(encrypted − plain)", notes=notes)
+    )  # fmt: skip
+    return blocks
 
 
 def glance_table(by_group: dict[Group, list[AtRestCell]]) -> Table:
@@ -275,7 +342,8 @@ def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Sectio
     blocks: list[Block] = [
         Columns([[throughput_table(cells), cost_plot], [tps_plot, cpu_plot]]),
     ]
-    blocks += [t for t in (cost_table(cells), prediction_table(cells)) if t is not None]
+    blocks += [t for t in (cost_table(cells), floor_table(cells)) if t is not None]
+    blocks += cost_profile_blocks(cells)
     return Section(title, blocks)
 
 
@@ -314,14 +382,15 @@ def setup_servers(servers: Record | None) -> list[str]:
 
 
 def setup_capacity(part: AtRestSummary) -> list[str]:
-    predictions = [c.prediction for c in part.cells if c.prediction]
-    if not part.crypto or not predictions:
+    floors = [c.floor for c in part.cells if c.floor]
+    if not part.crypto or not floors:
         return []
-    p = predictions[0]
+    f = floors[0]
     return [
-        f"Cipher capacity: {p.cipher} at 16 KiB pages, {p.cipher_mb_per_s:,.0f} MB/s "
-        "on one core (`openssl speed -evp`, this machine, this run); the predicted ceiling "
-        "is that work as a share of the plain server's mean transaction latency."
+        f"Cipher floor: {f.cipher} at 16 KiB pages, {f.decrypt_us_per_page:.2f} µs to decrypt "
+        f"and {f.encrypt_us_per_page:.2f} µs to encrypt one page on one core (`openssl speed "
+        "-evp`, one context reused, this machine, this run): the least CPU the cipher can "
+        "add; InnoDB's per-page context set-up and the work around the cipher come on top."
     ]
 
 

@@ -248,15 +248,32 @@ class AtRestVariant(Model):
     reconnects: int
 
 
-class Prediction(Model):
-    """The cipher's own work beside the measured overhead (report/prediction.py)."""
+class CipherFloor(Model):
+    """The cipher's own CPU per transaction beside the measured extra CPU (report/floor.py)."""
 
     cipher: str
-    cipher_mb_per_s: float
-    pages_per_txn: float
-    cipher_ms_per_txn: float
-    predicted_pct: float
-    agreement: str
+    decrypt_us_per_page: float
+    encrypt_us_per_page: float
+    pages_decrypted_per_txn: float
+    pages_encrypted_per_txn: float
+    cipher_us_per_txn: float
+    extra_cpu_us_per_txn: float  # encrypted − plain server CPU, mean over rounds
+    extra_cpu_ci_us: tuple[float, float] | None
+    explained: str
+
+
+class CostProfile(Model):
+    """Extra CPU by function group from one profiled paired run (report/cost_profile.py);
+    or why it was not measured."""
+
+    unavailable: str | None = None
+    seconds: int = 0
+    samples: tuple[int, int] = (0, 0)  # plain, encrypted
+    pages_per_txn: float = 0.0
+    extra_us_per_txn: dict[str, float] = {}
+    extra_us_per_page: dict[str, float] | None = None
+    words: str = ""
+    reports: tuple[str, str] = ("", "")
 
 
 class AtRestCell(Model):
@@ -270,7 +287,8 @@ class AtRestCell(Model):
     other_load_pct: float | None = None
     variants: Pair[AtRestVariant] | None = None
     comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
-    prediction: Prediction | None = None
+    floor: CipherFloor | None = None
+    cost_profile: CostProfile | None = None
 
 
 class AtRestSummary(Model):

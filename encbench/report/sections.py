@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from encbench.profile import Profile
+from encbench.profiling import PROFILE_FILE
 from encbench.report import at_rest, at_rest_section, in_transit, in_transit_section
 from encbench.report.models import AtRestSummary, Harness, InTransitSummary, Record, Summary
 from encbench.report.tables import Section
@@ -54,6 +55,7 @@ class AtRestSection:
             store.read_json(f"{self.name}.json"),
             environment,
             store.read_json("crypto.json"),
+            store.read_json(PROFILE_FILE),
         )
 
     def part(self, summary: Summary) -> AtRestSummary | None:

@@ -4,9 +4,9 @@ so that the runner, the store and the report share one definition.
 
 at-rest.jsonl, schema RUNS_SCHEMA:
   1 — first version (then runs.jsonl): one line per sysbench run of one variant in one round
-      of one cell; client_cpu_s, other_cpu_s and steal_s were added later with default 0,
-      then interference_pct (default 0); other_cpu_s then began to leave out the idle peer
-      server, which is this run's own process, not interference.
+      of one cell; client_cpu_s, other_cpu_s, steal_s, interference_pct, pages_decrypted and
+      pages_encrypted were added later with default 0; other_cpu_s then began to leave out
+      the idle peer server, which is this run's own process, not interference.
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
@@ -110,6 +110,10 @@ class RunRecord:
     # and stolen CPU as a share of the machine (engine/clocks.py); a round above the profile's
     # interference_max_pct is measured again.
     interference_pct: float = 0.0
+    # Added within schema 1 (older lines read as 0): InnoDB's Innodb_num_pages_decrypted and
+    # Innodb_num_pages_encrypted deltas, the pages that went through the cipher (0 on plain).
+    pages_decrypted: int = 0
+    pages_encrypted: int = 0
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

@@ -7,7 +7,7 @@ Its own parts only (engine/study.py): cells, the server pair, one run, its metri
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +21,7 @@ from encbench.results.schema import CellKey, Metric, RunRecord
 from encbench.results.store import ResultStore
 from encbench.servers.target import blame_the_server
 from encbench.studies.at_rest import cells
+from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.workloads import sysbench
 
@@ -29,6 +30,9 @@ STATUS_COUNTERS = (
     "Innodb_buffer_pool_reads",
     "Innodb_pages_read",
     "Innodb_pages_written",
+    # The pages that went through the cipher: the cipher floor's input (report/floor.py).
+    "Innodb_num_pages_decrypted",
+    "Innodb_num_pages_encrypted",
 )
 
 
@@ -46,6 +50,11 @@ class AtRestStudy:
         self.progress = progress
         self.rule: MeasureSpec = profile.measure
         self.pair: ServerPair | None = None
+        self.profiler = (
+            CpuProfiler(store, profile.server.encryption_algorithm, self.rule.profile_cpu_s)
+            if self.rule.profile_cpu
+            else None
+        )
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
@@ -77,6 +86,17 @@ class AtRestStudy:
     def open_cell(self, cell: CellKey) -> Iterator[None]:
         self._pair().configure(cell.regime, self.progress.log)
         yield
+        # Only after the rounds ended normally (an exception skips it): the profile's extra
+        # paired run must not disturb the measured ones.
+        if self.profiler is not None:
+            self.progress.status(f"{cell.label}: CPU profile (perf record)")
+            self.profiler.profile_cell(cell, self._pair().servers, self._profiled_run(cell))
+
+    def _profiled_run(self, cell: CellKey) -> Callable[[str, int, Path], int]:
+        def run(variant: str, seconds: int, raw: Path) -> int:
+            return self._sysbench(cell, variant, seconds, raw).transactions
+
+        return run
 
     def _pair(self) -> ServerPair:
         assert self.pair is not None, "a cell is measured inside setup()"
@@ -139,6 +159,8 @@ class AtRestStudy:
             bp_reads=delta["Innodb_buffer_pool_reads"],
             pages_read=delta["Innodb_pages_read"],
             pages_written=delta["Innodb_pages_written"],
+            pages_decrypted=delta["Innodb_num_pages_decrypted"],
+            pages_encrypted=delta["Innodb_num_pages_encrypted"],
             raw_output=str(run.raw.relative_to(self.store.path)),
         )
 
