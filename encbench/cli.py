@@ -1,4 +1,4 @@
-"""encbench's command line: run, report, doctor, clean.
+"""encbench's command line: run, calibrate, report, compare, crypto, doctor, clean.
 
 Every error encbench expects ends in one line on stderr and an exit status (2 for bad
 input); SIGINT and SIGTERM unwind through every context manager, so servers are stopped and
@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NoReturn
@@ -21,11 +22,14 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds, stop_on_signals
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.net import netns
+from encbench.report import calibration
 from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
 from encbench.servers.sandbox import check_path
 from encbench.studies import build_studies, check_disk, check_memory
+
+CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
 
 def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
@@ -69,12 +73,37 @@ def run(profile: str | None, out: Path | None, resume: Path | None, force: bool)
 
     PROFILE is a built-in — smoke (about 2 min), quick (the default, under 15 min),
     seed-2019-decryption (about 50 min), seed-2013-ssl (connection rate by key size and
-    distance, about 7 min), in-transit (every in-transit test, about 11 min) — or the path of
-    a .toml file."""
+    distance, about 7 min), in-transit (every in-transit test, about 11 min), calibrate (an
+    A/A calibration, see `encbench calibrate`) — or the path of a .toml file."""
+    _run(lambda: _open_store(profile, out, resume, force))
+
+
+@main.command()
+@click.argument("profile", required=False)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    help="Results directory (default: results/NAME-TIMESTAMP, NAME ending in -aa).",
+)
+def calibrate(profile: str | None, out: Path | None) -> None:
+    """A/A calibration: run PROFILE's studies with both sides identical (two identical plain
+    servers; plain TCP against plain TCP) and report encbench's own false-positive rate and
+    noise floor on this machine.
+
+    PROFILE is a built-in or the path of a .toml file; by default `calibrate` (over 40 cells
+    in about 15–20 min).  The result also goes to $XDG_STATE_HOME/encbench/calibration.json,
+    whose noise floor every later report states.  `encbench run --resume DIR` finishes an
+    interrupted calibration."""
+    _run(lambda: _open_store(profile or CALIBRATION_PROFILE, out, None, False, calibrate=True))
+
+
+def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None:
+    """One run (new, resumed or a calibration): the store, the studies, the documents."""
     store: ResultStore | None = None
     with stop_on_signals():
         try:
-            store, prof = _open_store(profile, out, resume, force)
+            store, prof = open_store()
             # Before any child starts: every process, sandbox and namespace of this run is
             # marked with it, so `encbench clean` can tell a live run from a dead one.
             proc.set_run_id(str(store.path))
@@ -94,7 +123,11 @@ def run(profile: str | None, out: Path | None, resume: Path | None, force: bool)
 
 
 def _open_store(
-    profile: str | None, out: Path | None, resume: Path | None, force: bool
+    profile: str | None,
+    out: Path | None,
+    resume: Path | None,
+    force: bool,
+    calibrate: bool = False,
 ) -> tuple[ResultStore, profiles.Profile]:
     """The results directory, locked for this run: a new one, or the one to resume.  Every
     check runs before a new directory exists: a run that cannot start leaves nothing."""
@@ -118,14 +151,19 @@ def _open_store(
         return store, prof
     if force:
         raise BadInput("--force goes with --resume: it accepts a changed profile.toml")
-    prof, text = profiles.load(profile or profiles.DEFAULT_PROFILE)
+    origin = profile or profiles.DEFAULT_PROFILE
+    prof, text = profiles.load(origin)
+    if calibrate:
+        prof, text = profiles.as_calibration(prof, text, origin)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    out = out or Path("results") / f"{prof.name}-{stamp}"
+    # A calibration of an ordinary profile must not look like a run of it.
+    name = f"{prof.name}-aa" if prof.calibration and "calibrat" not in prof.name else prof.name
+    out = out or Path("results") / f"{name}-{stamp}"
     check_path(out)
     preflight.require_tools(prof)
     check_disk(out, prof)
     check_memory(prof)
-    return ResultStore.create(out, prof.name, text), prof
+    return ResultStore.create(out, prof.name, text, calibration=prof.calibration), prof
 
 
 def _measure(store: ResultStore, prof: profiles.Profile) -> None:
@@ -138,11 +176,23 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
             progress,
             documents=lambda with_html: render_documents(store, prof, with_html=with_html),
         )
+        if not prof.calibration:
+            # The noise floor this run's report states: the machine's, as it is now.
+            calibration.snapshot_noise_floor(store)
         runner.run(studies)
-        render_documents(store, prof, with_html=True)
+        summary = render_documents(store, prof, with_html=True)
     if runner.complete:
         # Every cell is measured: --resume has nothing left to need the keys for.
         keys.remove_private(store.path)
+        if summary.calibration is not None:
+            where = calibration.record_finished(store, summary.calibration)
+            click.echo(f"encbench: this machine's calibration is now in {where}", err=True)
+    elif prof.calibration:
+        click.echo(
+            "encbench: the calibration is incomplete, so this machine's calibration file is "
+            f"unchanged; `encbench run --resume {store.path}` finishes it",
+            err=True,
+        )
 
 
 @main.command()

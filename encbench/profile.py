@@ -208,6 +208,10 @@ class TransitSpec(Rounds):
 class Profile(Strict):
     name: str
     description: str = ""
+    # A/A calibration: both sides of every pair are the plain configuration (the `encrypted`
+    # role gets a twin of plain), so every difference found is the machine's and encbench's
+    # own noise.  `encbench calibrate` sets it; see report/calibration.py.
+    calibration: bool = False
     studies: Annotated[list[Study], Field(min_length=1)] = ["at-rest"]
     data: DataSpec = DataSpec()
     server: ServerSpec = ServerSpec()
@@ -338,6 +342,24 @@ def _read_text(path: Path) -> str:
             f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
             "save the profile as UTF-8 TOML"
         ) from exc
+
+
+CALIBRATION_LINE = "# Made an A/A calibration by `encbench calibrate`.\ncalibration = true\n"
+
+
+def as_calibration(profile: Profile, text: str, origin: str) -> tuple[Profile, str]:
+    """The same profile as an A/A calibration, and the TOML text that says so (kept with the
+    results, so that `--resume` and `encbench report` see a calibration too).  A top-level key
+    written first belongs to the top-level table whatever follows."""
+    if profile.calibration:
+        return profile, text
+    if "calibration" in tomllib.loads(text):
+        raise BadInput(
+            f"{origin}: calibration = false, and `encbench calibrate` measures A/A: remove "
+            "that line (or measure plain against encrypted with `encbench run`)"
+        )
+    text = CALIBRATION_LINE + text
+    return parse(text, origin), text
 
 
 def load(name_or_path: str) -> tuple[Profile, str]:

@@ -16,7 +16,7 @@ from encbench.results.schema import RunRecord, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.in_transit import cells as transit_plan
-from encbench.studies.in_transit.study import TransitStudy
+from encbench.studies.in_transit.checks import check_run
 
 
 def load(body: str) -> profiles.Profile:
@@ -161,7 +161,7 @@ def test_a_run_whose_counters_contradict_its_path_is_refused(
     cell = TransitCell("connect", "tls", "rsa2048", "", 0, 1)
     run = record(cell, 0, "encrypted" if ssl else "plain", 100, events=events)
     with pytest.raises(ProofError, match=fragment):
-        TransitStudy.prove(replace(run, tls_handshakes=handshakes))
+        check_run(replace(run, tls_handshakes=handshakes))
 
 
 def test_a_tunnel_run_without_its_own_handshakes_is_refused() -> None:
@@ -169,15 +169,15 @@ def test_a_tunnel_run_without_its_own_handshakes_is_refused() -> None:
     cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1)
     run = record(cell, 0, "encrypted", 11, events=11, tls_handshakes=0)
     with pytest.raises(ProofError, match="the tunnel carried 10 sessions, expected 11"):
-        TransitStudy.prove(replace(run, tunnel_handshakes=10))
-    TransitStudy.prove(replace(run, tunnel_handshakes=11))  # one per connection: fine
+        check_run(replace(run, tunnel_handshakes=10))
+    check_run(replace(run, tunnel_handshakes=11))  # one per connection: fine
 
 
 def test_per_query_runs_need_one_handshake_per_client_thread() -> None:
     cell = TransitCell("oltp_point_select", "tls", "rsa2048", "", 0, 4)
     run = record(cell, 0, "encrypted", 50_000, events=50_000, tls_handshakes=3)
     with pytest.raises(ProofError, match="3 TLS handshakes for 4"):
-        TransitStudy.prove(run)
+        check_run(run)
 
 
 @pytest.mark.parametrize(
@@ -238,9 +238,9 @@ def test_a_stunnel_run_that_resumed_where_resumption_is_refused_is_refused() -> 
     cell = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1, resume=False)
     run = record(cell, 0, "encrypted", 10, events=10, tls_handshakes=0, tunnel_handshakes=10)
     with pytest.raises(ProofError, match="stunnel resumed 3 sessions, expected none"):
-        TransitStudy.prove(replace(run, tunnel_resumed=3))
+        check_run(replace(run, tunnel_resumed=3))
     allowed = TransitCell("connect", "stunnel", "rsa2048", "", 0, 1, resume=True)
-    TransitStudy.prove(replace(run, cell=allowed, tunnel_resumed=3))
+    check_run(replace(run, cell=allowed, tunnel_resumed=3))
 
 
 def test_ignored_errors_are_named_in_the_report() -> None:

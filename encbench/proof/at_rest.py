@@ -13,6 +13,9 @@ Two independent witnesses:
 
 The second witness needs the data directory (servers/target.py): on a target whose files are
 not readable from here it is not run, and the result says so instead of passing silently.
+
+An A/A calibration proves both servers plain (both witnesses, as for `plain`), and that
+their options are the same (`prove_twins`): the pair differs in nothing but its own paths.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 from encbench.errors import ProofError
 from encbench.servers.target import Needs, Target
-from encbench.servers.variants import EncryptionSpec
+from encbench.servers.variants import EncryptionSpec, option_difference
 
 PROOF_TABLE = "encbench_proof"
 SYSBENCH_ROW = re.compile(rb"\d{11}-\d{11}-\d{11}-\d{11}")
@@ -103,9 +106,12 @@ def encryption_schemes(server: Target, tables: int) -> dict[str, int]:
     return {n: by_name.get(f"{server.database}/{n}", 0) for n in names}
 
 
-def prove(server: Target, claimed: str, spec: EncryptionSpec, tables: int) -> ProofResult:
+def prove(
+    server: Target, claimed: str, spec: EncryptionSpec, tables: int, name: str | None = None
+) -> ProofResult:
     """Check both witnesses (the second where the target's files are readable); raise
-    ProofError (with the evidence) when the claim is false."""
+    ProofError (with the evidence) when the claim is false.  `name` is how messages call the
+    server (a calibration's "B (plain twin)"); by default its claim."""
     if claimed == "encrypted":
         wait_background_encryption(server)
     marker = write_marker(server, tables)
@@ -154,7 +160,7 @@ def prove(server: Target, claimed: str, spec: EncryptionSpec, tables: int) -> Pr
     if problems:
         result.explanation = "; ".join(problems)
         raise ProofError(
-            f"the {claimed} server is not what it claims: {result.explanation}. "
+            f"the {name or claimed} server is not {claimed}: {result.explanation}. "
             "Its options are in at-rest.json; refusing to measure it."
         )
     result.explanation = (
@@ -166,3 +172,14 @@ def prove(server: Target, claimed: str, spec: EncryptionSpec, tables: int) -> Pr
         )
     )
     return result
+
+
+def prove_twins(a: dict[str, str], b: dict[str, str]) -> None:
+    """An A/A pair's options: identical but for each sandbox's own paths and port."""
+    differ = option_difference(a, b) | option_difference(b, a)
+    if differ:
+        raise ProofError(
+            "the calibration's two servers differ in "
+            + ", ".join(f"{k}" for k in sorted(differ))
+            + ": an A/A calibration needs identical servers; refusing to measure them"
+        )

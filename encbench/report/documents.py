@@ -8,9 +8,18 @@ from collections.abc import Mapping
 from encbench import stats
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.report import markdown
+from encbench.report import calibration, calibration_section, markdown
 from encbench.report.at_rest import cores_of
-from encbench.report.models import AtRestSummary, InTransitSummary, Record, Studies, Summary
+from encbench.report.calibration import METHOD as CALIBRATION_METHOD
+from encbench.report.models import (
+    AtRestSummary,
+    Calibration,
+    InTransitSummary,
+    NoiseFloor,
+    Record,
+    Studies,
+    Summary,
+)
 from encbench.report.sections import SECTIONS, total_harness
 from encbench.report.tables import Bullets, Document, Section
 from encbench.results.schema import SUMMARY_SCHEMA
@@ -38,21 +47,31 @@ def build_summary(store: ResultStore, profile: Profile) -> Summary:
         for name in profile.studies
         if name in SECTIONS
     }
-    return summarize(profile.name, environment, parts)
+    if profile.calibration:
+        aa = calibration.build(store, profile, environment)
+        return summarize(profile.name, environment, parts, calibration=aa)
+    noise = calibration.noise_floor_of(store)
+    return summarize(profile.name, environment, parts, noise_floor=noise)
 
 
 def summarize(
     profile_name: str,
     environment: Record | None,
     parts: Mapping[str, AtRestSummary | InTransitSummary],
+    *,
+    calibration: Calibration | None = None,
+    noise_floor: NoiseFloor | None = None,
 ) -> Summary:
-    """The summary of the studies' parts, each under its study's name."""
+    """The summary of the studies' parts, each under its study's name; an A/A calibration
+    carries its result, an ordinary run the machine's noise floor as it found it."""
     return Summary(
         profile=profile_name,
-        method=stats.METHOD,
+        method=CALIBRATION_METHOD if calibration else stats.METHOD,
         environment=environment,
         harness=total_harness(list(parts.values()), cores_of(environment)),
         studies=Studies.model_validate(parts),
+        calibration=calibration,
+        noise_floor=noise_floor,
     )
 
 
@@ -77,6 +96,10 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
     """The whole report: each study's sections, the crypto capacity (HTML only), the setup."""
     studies = [s for s in SECTIONS.values() if s.part(summary) is not None]
     words = " and ".join(s.words for s in studies)
+    if summary.calibration is not None:
+        # A/A: its own sections; the studies' tables speak of encryption and overhead.
+        title = f"encbench: A/A calibration, {words} — profile `{summary.profile}`"
+        return Document(title, [*calibration_section.sections(summary), setup_section(summary)])
     title = f"encbench: {words} encryption — profile `{summary.profile}`"
     sections = [section for s in studies for section in s.sections(summary)]
     if crypto:
@@ -86,6 +109,7 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
         servers = (at_rest.servers if at_rest else None) or {}
         algorithm = (servers.get("encryption") or {}).get("algorithm")
         sections.append(crypto_section.section(crypto, algorithm))
+    sections.append(calibration_section.noise_floor_section(summary.noise_floor))
     sections.append(setup_section(summary))
     return Document(title, sections)
 
@@ -93,7 +117,10 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
 def setup_section(summary: Summary) -> Section:
     setups = [s.setup(summary) for s in SECTIONS.values() if s.part(summary) is not None]
     env = summary.environment or {}
-    items = [line for s in setups for line in s.servers]
+    if summary.calibration is not None:
+        items = calibration_section.setup_lines(summary)
+    else:
+        items = [line for s in setups for line in s.servers]
     cpu = env.get("cpu", {})
     if cpu:
         flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in cpu.get("flags", {}).items())

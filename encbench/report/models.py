@@ -379,6 +379,61 @@ class InTransitSummary(Model):
     differences: Differences | None = None
 
 
+# -- A/A calibration (report/calibration.py) ------------------------------------------------
+class CalibrationCell(Model):
+    """One A/A cell: B (plain twin) against A (plain) on the study's primary metric."""
+
+    study: str
+    group: str  # at rest "workload, regime"; in transit the test (and distance)
+    label: str
+    metric: str
+    rounds: int
+    a_mean: float
+    b_mean: float
+    ratio: float  # B / A, geometric mean of the per-round ratios
+    ci_low: float | None
+    ci_high: float | None
+    halfwidth_pct: float | None
+    round_spread_pct: float | None  # sample std of ln(B/A) over rounds, × 100
+    false_positive: bool | None  # the 95% CI excludes 1; None: fewer than 2 rounds
+
+
+class NoiseGroup(Model):
+    """The noise floor of one study's regime/test: medians over its cells."""
+
+    study: str
+    group: str
+    cells: int
+    false_positives: int
+    round_spread_pct: float | None
+    halfwidth_pct: float | None
+
+
+class Calibration(Model):
+    """What an A/A calibration measured; also the per-machine file's content."""
+
+    profile: str
+    measured_at: str | None  # the last run's start (UTC)
+    machine: str | None
+    results: str | None  # the results directory it came from
+    cells_tested: int  # cells with an interval (≥ 2 rounds)
+    false_positives: int
+    false_positive_rate: float | None
+    false_positive_ci: tuple[float, float] | None  # Clopper–Pearson, 95%
+    round_spread_pct: float | None  # median over cells
+    halfwidth_pct: float | None  # median over cells
+    groups: list[NoiseGroup]
+    cells: list[CalibrationCell] = []
+
+
+class NoiseFloor(Model):
+    """The noise floor an ordinary report states: this machine's latest A/A calibration as
+    the run found it in `file`, or None when none was measured."""
+
+    file: str
+    latest: Calibration | None
+
+
 # -- the whole summary ----------------------------------------------------------------------
 class Studies(Model):
     """Each study's part under its name; a study the profile does not run is left out."""
@@ -401,6 +456,10 @@ class Summary(Model):
     environment: Record | None
     harness: Harness
     studies: Studies
+    # An A/A calibration's own result (both sides plain); None for an ordinary run.
+    calibration: Calibration | None = None
+    # The machine's latest calibration, as an ordinary run found it.
+    noise_floor: NoiseFloor | None = None
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 

@@ -78,8 +78,11 @@ class ResultStore:
 
     # -- creating and opening --------------------------------------------------------------
     @classmethod
-    def create(cls, path: Path, profile_name: str, profile_text: str) -> ResultStore:
-        """A new results directory; refused where anything is already there."""
+    def create(
+        cls, path: Path, profile_name: str, profile_text: str, calibration: bool = False
+    ) -> ResultStore:
+        """A new results directory; refused where anything is already there.  `calibration`:
+        an A/A run (both sides plain), said in meta.json for any reader of the directory."""
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             if (path / "meta.json").exists():
                 raise BadInput(
@@ -110,6 +113,7 @@ class ResultStore:
                 "profile": profile_name,
                 "profile_sha256": profile_hash(profile_text),
                 "encbench": __version__,
+                "calibration": calibration,
             },
         )
         return store

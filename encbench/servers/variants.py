@@ -17,6 +17,15 @@ VARIANTS: tuple[Variant, Variant] = ("plain", "encrypted")
 Algorithm = Literal["AES_CTR", "AES_CBC"]
 Scope = Literal["tables", "all"]
 
+# How an A/A calibration names the two roles wherever a person reads it: the engine keeps
+# pairing `plain` (control) with `encrypted`, but in a calibration both run the plain
+# configuration, so neither is called encrypted.
+CALIBRATION_SIDES: dict[str, str] = {"plain": "A (plain)", "encrypted": "B (plain twin)"}
+
+
+def side_name(variant: str, calibration: bool) -> str:
+    return CALIBRATION_SIDES.get(variant, variant) if calibration else variant
+
 
 @dataclass(frozen=True)
 class EncryptionSpec:
@@ -95,7 +104,10 @@ def server_options(
     buffer_pool_mb: int,
     key_file: Path,
     run_as_root: bool,
+    calibration: bool = False,
 ) -> dict[str, str]:
+    """A variant's options.  In an A/A calibration the `encrypted` role is a twin of plain:
+    exactly plain's options (its own paths and port aside)."""
     # The binary log exists in both variants when scope is `all`, so that encrypting it is
     # the only difference, not having it.
     options = common_options(
@@ -105,7 +117,7 @@ def server_options(
         run_as_root=run_as_root,
         binlog=spec.scope == "all",
     )
-    if variant == "encrypted":
+    if variant == "encrypted" and not calibration:
         options.update(encryption_options(spec, key_file))
     return options
 

@@ -1,5 +1,8 @@
 """The pair of sandboxed servers of the at-rest study: provisioned, filled and proven once,
-then restarted per regime with that regime's buffer pool."""
+then restarted per regime with that regime's buffer pool.
+
+In an A/A calibration (profile `calibration = true`) the `encrypted` role is a twin of the
+plain server: the same options, no key, proven plain like the first; the record says so."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from encbench.servers.variants import (
     EncryptionSpec,
     option_difference,
     server_options,
+    side_name,
 )
 from encbench.workloads import sysbench
 
@@ -105,8 +109,12 @@ class ServerPair:
         self.spec = EncryptionSpec(
             algorithm=profile.server.encryption_algorithm, scope=profile.server.encryption_scope
         )
+        self.calibration = profile.calibration
         self.private = keys.private_dir(store.path)
-        self.key_file = keys.key_file(self.private)
+        # A calibration encrypts nothing: no key is made (the path is never written).
+        self.key_file = (
+            self.private / "encryption.keys" if self.calibration else keys.key_file(self.private)
+        )
         sandbox = store.path / "sandbox"
         for variant in VARIANTS:
             clear_stale_sandbox(sandbox / variant)
@@ -146,7 +154,12 @@ class ServerPair:
             buffer_pool_mb=buffer_pool_mb,
             key_file=self.key_file,
             run_as_root=os.geteuid() == 0,
+            calibration=self.calibration,
         )
+
+    def side(self, variant: str) -> str:
+        """The variant as the progress log and the record name it."""
+        return side_name(variant, self.calibration)
 
     def provision(self, log: Callable[[str], None]) -> None:
         """Init, start, fill with sysbench's tables and prove each variant."""
@@ -154,15 +167,17 @@ class ServerPair:
         rows = data.tables * data.table_size
         load_bp = max(64, math.ceil(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20))
         proofs = {}
+        if self.calibration:
+            proof.prove_twins(self.options("plain", load_bp), self.options("encrypted", load_bp))
         for variant, server in self.servers.items():
-            log(f"provisioning the {variant} server")
+            log(f"provisioning the {self.side(variant)} server")
             opts = self.options(variant, load_bp)
             server.initialize(opts)
             server.start(opts)
             server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
             # No TCP account: every client of this study connects over the unix socket as the
             # OS user (unix_socket authentication), so no password exists to leak.
-            log(f"loading {data.tables} × {data.table_size:,} rows into {variant}")
+            log(f"loading {data.tables} × {data.table_size:,} rows into {self.side(variant)}")
             sysbench.prepare(
                 self.connection(variant),
                 tables=data.tables,
@@ -170,12 +185,28 @@ class ServerPair:
                 log=self.store.path / "logs" / f"prepare-{variant}.log",
                 timeout_s=max(600, rows / 2000),
             )
-            log(f"proving that {variant} is {variant}")
-            proofs[variant] = proof.prove(server, variant, self.spec, data.tables).to_json()
+            claimed = "plain" if self.calibration else variant
+            log(f"proving that {self.side(variant)} is {claimed}")
+            proofs[variant] = proof.prove(
+                server, claimed, self.spec, data.tables, name=self.side(variant)
+            ).to_json()
         self.data_mb = self._data_mb(self.servers["plain"])
+        if self.calibration:
+            self.record.update(
+                {
+                    "calibration": True,
+                    "sides": {v: self.side(v) for v in VARIANTS},
+                    # Both configured as plain: the binary log follows the scope as for plain.
+                    "configured_as": {v: "plain" for v in VARIANTS},
+                }
+            )
+        else:
+            self.record["encryption"] = {
+                "algorithm": self.spec.algorithm,
+                "scope": self.spec.scope,
+            }
         self.record.update(
             {
-                "encryption": {"algorithm": self.spec.algorithm, "scope": self.spec.scope},
                 "data": {
                     "tables": data.tables,
                     "table_size": data.table_size,
@@ -208,6 +239,8 @@ class ServerPair:
         bp = self.buffer_pool_mb(regime)
         log(f"{regime}: buffer pool {bp} MB for {self.data_mb:.0f} MB of data")
         regime_record: dict[str, Any] = {"buffer_pool_mb": bp, "options": {}}
+        if self.calibration:
+            proof.prove_twins(self.options("plain", bp), self.options("encrypted", bp))
         for variant, server in self.servers.items():
             opts = self.options(variant, bp)
             server.restart(opts)

@@ -67,7 +67,8 @@ class AtRestStudy:
     def prepare(self) -> None:
         if self.store.read_json("environment.json") is None:
             self.store.write_json("environment.json", environment.collect())
-        if self.store.read_json("crypto.json") is None:
+        # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
+        if self.store.read_json("crypto.json") is None and not self.profile.calibration:
             self.progress.status("measuring the cipher's speed (openssl speed)")
             plan = capacity.fingerprint_plan(self.profile.server.encryption_algorithm)
             self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())

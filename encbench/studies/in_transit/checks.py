@@ -22,7 +22,8 @@ def prove_routes(
     found: dict[str, str] = {}
     for variant, route in routes.items():
         session = sessions[variant]
-        if cell.method == "tls" or variant == "plain":
+        # Routes without a tunnel (plain, TLS, a calibration's plain twin): the server's view.
+        if route.tunnel is None:
             tls.prove(session, encrypted=route.ssl, what=f"{cell.label}, {variant}")
             found[variant] = f"{session.version} {session.cipher}".strip() or "plain"
             if route.ssl and session.version != tls_version:
@@ -49,12 +50,13 @@ def prove_routes(
     return found
 
 
-def check_run(record: TransitRecord) -> None:
+def check_run(record: TransitRecord, calibration: bool = False) -> None:
     """Every run checked against counters outside the measuring client: the server's
     completed handshakes, and for tunnels the tunnel's own log (stunnel's server side; for
-    ssh, its client's -v log, as sshd logs nothing per channel)."""
+    ssh, its client's -v log, as sshd logs nothing per channel).  In an A/A calibration both
+    sides are plain: no TLS handshake and no tunnel session on either."""
     cell, variant = record.cell, record.variant
-    encrypted = variant == "encrypted"
+    encrypted = variant == "encrypted" and not calibration
     ssl = encrypted and cell.method == "tls"
     tunnel = encrypted and cell.method != "tls"
     handshakes, tunneled, resumed = (
@@ -63,6 +65,8 @@ def check_run(record: TransitRecord) -> None:
         record.tunnel_resumed,
     )
     what = f"{cell.label}, {variant} run"
+    if not tunnel and tunneled:
+        raise ProofError(f"{what}: {tunneled} tunnel sessions, expected none on a plain path")
     if not ssl and handshakes:
         raise ProofError(f"{what}: the server counted {handshakes} TLS handshakes, expected 0")
     # connect: one connection per event; per query: one per client thread, opened at its

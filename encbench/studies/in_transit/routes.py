@@ -1,6 +1,9 @@
 """How each variant of an in-transit cell reaches the one server: the hosts (one, or two
 network namespaces joined by an emulated link), and per cell the routes — plain TCP, and TLS
-or a tunnel (stunnel, ssh) — with the delay relay where the kernel has no netem."""
+or a tunnel (stunnel, ssh) — with the delay relay where the kernel has no netem.
+
+In an A/A calibration the `encrypted` role takes a twin of the plain route: plain TCP from
+the same host to the same address, no TLS and no tunnel."""
 
 from __future__ import annotations
 
@@ -69,6 +72,7 @@ class RouteMaker:
     tls_version: str
     pki_for: Callable[[str], pki.Pki]
     record: dict[str, Any]  # the study's record: the delay method per distance goes there
+    calibration: bool = False
 
     @contextlib.contextmanager
     def routes(self, cell: TransitCell) -> Iterator[dict[str, Route]]:
@@ -90,7 +94,9 @@ class RouteMaker:
                     host, port = upstream
                 far = Connection.tcp(host, port, USER, self.database)
                 plain = Route(far, ssl=False, prefix=hosts.remote)
-            if cell.method == "tls":
+            if self.calibration:
+                encrypted = Route(plain.target, ssl=False, prefix=plain.prefix)
+            elif cell.method == "tls":
                 encrypted = Route(plain.target, ssl=True, prefix=plain.prefix)
             else:
                 tunnel = stack.enter_context(self._tunnel(cell))

@@ -34,7 +34,7 @@ from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import blame_the_server
-from encbench.servers.variants import EncryptionSpec, server_options
+from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
 from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
@@ -68,6 +68,13 @@ class TransitStudy:
             "skipped": {},
             "pki": {},
         }
+        if profile.calibration:
+            # A/A: the `encrypted` role is a twin of the plain path (routes.py).
+            self.record |= {
+                "calibration": True,
+                "sides": dict(CALIBRATION_SIDES),
+                "paths": {"plain": "plain TCP", "encrypted": "plain TCP (twin)"},
+            }
         self.pkis: dict[str, pki.Pki] = {}
         self.user_openssl_conf = os.environ.get("OPENSSL_CONF")
         self.server: SandboxServer | None = None
@@ -152,6 +159,7 @@ class TransitStudy:
             self.spec.tls_version,
             lambda key_type: self._pki(key_type, self.hosts),
             self.record,
+            calibration=self.profile.calibration,
         )
 
     def _client(self) -> Client:
@@ -332,6 +340,5 @@ class TransitStudy:
             raw_output=str(raw.relative_to(self.store.path)),
         )
 
-    @staticmethod
-    def prove(record: TransitRecord) -> None:
-        check_run(record)
+    def prove(self, record: TransitRecord) -> None:
+        check_run(record, calibration=self.profile.calibration)

@@ -1,0 +1,235 @@
+"""The A/A calibration: encbench's own false-positive rate and noise floor on this machine.
+
+A calibration (profile `calibration = true`, or `encbench calibrate`) runs the same studies
+through the same engine with both sides identical: B is a twin of A (at rest two plain
+servers, in transit plain TCP against plain TCP).  Every difference it finds is noise, so:
+
+- the false-positive rate is the share of cells whose 95% interval of B/A (the study's
+  primary metric: TPS at rest, the rate in transit) excludes 1, with an exact
+  Clopper–Pearson 95% interval for that share (`scipy.stats.binomtest`);
+- the noise floor is, per study and regime/test, the median over cells of the per-round
+  spread (sample standard deviation of ln(B/A) over a cell's rounds) and of the CI
+  half-width the cell reached.
+
+The result goes to the results directory (summary.json; calibration.json when the run is
+complete) and to a per-machine file, $XDG_STATE_HOME/encbench/calibration.json, from which
+every ordinary run takes the noise floor its report states (a copy in DIR/noise-floor.json,
+so that `encbench report DIR` re-renders what the run saw).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from encbench import stats
+from encbench.engine import rounds as plan
+from encbench.profile import Profile
+from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, NoiseGroup, Record
+from encbench.results import store as results_store
+from encbench.results.schema import RunRecord, TransitCell, TransitRecord, primary_metric
+from encbench.results.store import ResultStore
+from encbench.studies.at_rest.cells import cells as at_rest_cells
+from encbench.studies.in_transit import cells as transit_cells
+
+METHOD = (
+    "A/A: geometric mean of per-round paired ratios B/A (B a twin of A), Student-t 95% CI on "
+    "log ratios; false positive = the CI excludes 1; rate with a Clopper–Pearson 95% CI"
+)
+NOMINAL_RATE = 0.05  # what a 95% interval promises
+ENOUGH_CELLS = 40  # fewer leave the rate's interval too wide to judge 5% by
+MACHINE_FILE_SCHEMA = 1
+SNAPSHOT = "noise-floor.json"  # an ordinary run's copy of the machine's calibration
+RESULT = "calibration.json"  # a finished calibration's result in its results directory
+
+
+# -- the statistics (pure) --------------------------------------------------------------------
+def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The exact binomial interval of k successes in n trials."""
+    from scipy.stats import binomtest  # scipy.stats takes a second to import: only here
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+def aa_cell(
+    study: str, group: str, label: str, metric: str, rounds: Sequence[plan.Round]
+) -> CalibrationCell:
+    """One cell's B/A comparison on `metric`, by the same paired interval as a real run."""
+    a = [float(getattr(r.runs["plain"], metric)) for r in rounds]
+    b = [float(getattr(r.runs["encrypted"], metric)) for r in rounds]
+    estimate = stats.paired_ratio(b, a)
+    logs = np.log(np.asarray(b) / np.asarray(a))
+    tested = estimate.n >= 2
+    return CalibrationCell(
+        study=study,
+        group=group,
+        label=label,
+        metric=metric,
+        rounds=estimate.n,
+        a_mean=float(np.mean(a)),
+        b_mean=float(np.mean(b)),
+        ratio=estimate.ratio,
+        ci_low=estimate.ci_low if tested else None,
+        ci_high=estimate.ci_high if tested else None,
+        halfwidth_pct=estimate.halfwidth_pct if tested else None,
+        round_spread_pct=100.0 * float(np.std(logs, ddof=1)) if tested else None,
+        false_positive=estimate.significant if tested else None,
+    )
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def summarize(
+    profile: str,
+    cells: Sequence[CalibrationCell],
+    *,
+    measured_at: str | None = None,
+    machine: str | None = None,
+    results: str | None = None,
+) -> Calibration:
+    """The false-positive rate and the noise floor over a calibration's cells."""
+    tested = [c for c in cells if c.false_positive is not None]
+    k = sum(1 for c in tested if c.false_positive)
+    groups: dict[tuple[str, str], list[CalibrationCell]] = {}
+    for c in tested:
+        groups.setdefault((c.study, c.group), []).append(c)
+    return Calibration(
+        profile=profile,
+        measured_at=measured_at,
+        machine=machine,
+        results=results,
+        cells_tested=len(tested),
+        false_positives=k,
+        false_positive_rate=k / len(tested) if tested else None,
+        false_positive_ci=clopper_pearson(k, len(tested)) if tested else None,
+        round_spread_pct=_median([c.round_spread_pct for c in tested]),
+        halfwidth_pct=_median([c.halfwidth_pct for c in tested]),
+        groups=[
+            NoiseGroup(
+                study=study,
+                group=group,
+                cells=len(members),
+                false_positives=sum(1 for c in members if c.false_positive),
+                round_spread_pct=_median([c.round_spread_pct for c in members]),
+                halfwidth_pct=_median([c.halfwidth_pct for c in members]),
+            )
+            for (study, group), members in groups.items()
+        ],
+        cells=list(cells),
+    )
+
+
+# -- from a results directory ---------------------------------------------------------------
+def transit_label(cell: TransitCell) -> tuple[str, str]:
+    """(group, label) of an in-transit cell: what the row measured, not its encrypted path
+    (in a calibration none is taken); a tunnel or key-type row says which profile row it is."""
+    group = cell.test + (f", RTT {cell.rtt_ms:g} ms" if cell.rtt_ms else "")
+    row = "" if cell.method == "tls" else f", the {cell.method} row"
+    return group, f"{group}, {cell.threads} thr{row}"
+
+
+def cells_of(store: ResultStore, profile: Profile) -> list[CalibrationCell]:
+    """Every measured cell of the profile's studies, B against A on its primary metric."""
+    found: list[CalibrationCell] = []
+    if "at-rest" in profile.studies:
+        runs = store.runs(RunRecord)
+        metric = primary_metric(RunRecord.METRICS).name
+        for cell in at_rest_cells(profile):
+            rounds = plan.complete_rounds(runs, cell)
+            if rounds:
+                group = f"{cell.workload}, {cell.regime}"
+                label = f"{group}, {cell.threads} thr"
+                found.append(aa_cell("at-rest", group, label, metric, rounds))
+    if "in-transit" in profile.studies:
+        transit_runs = store.runs(TransitRecord)
+        metric = primary_metric(TransitRecord.METRICS).name
+        for tcell in transit_cells.cells(profile):
+            rounds = plan.complete_rounds(transit_runs, tcell)
+            if rounds:
+                group, label = transit_label(tcell)
+                found.append(aa_cell("in-transit", group, label, metric, rounds))
+    return found
+
+
+def machine_of(environment: Record | None) -> str | None:
+    if not environment:
+        return None
+    cpu = environment.get("cpu") or {}
+    return (
+        f"{cpu.get('model', '?')}, {cpu.get('cores', '?')} cores, kernel "
+        f"{environment.get('kernel', '?')}"
+    )
+
+
+def last_start(store: ResultStore, profile: Profile) -> str | None:
+    """When the calibration was measured: its last run's start, from the records alone."""
+    starts = [r.started_at for r in store.runs(RunRecord)] if "at-rest" in profile.studies else []
+    if "in-transit" in profile.studies:
+        starts += [r.started_at for r in store.runs(TransitRecord)]
+    return max(starts) if starts else None
+
+
+def build(store: ResultStore, profile: Profile, environment: Record | None) -> Calibration:
+    return summarize(
+        profile.name,
+        cells_of(store, profile),
+        measured_at=last_start(store, profile),
+        machine=machine_of(environment),
+        results=str(store.path),
+    )
+
+
+# -- the per-machine file -------------------------------------------------------------------
+def machine_file() -> Path:
+    """Beside the sandbox registry (servers/registry.py): this machine's (and user's) state."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "encbench" / "calibration.json"
+
+
+def read_machine() -> NoiseFloor:
+    """This machine's latest calibration; an unreadable or foreign file counts as none."""
+    path = machine_file()
+    latest = None
+    try:
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and data.get("schema") == MACHINE_FILE_SCHEMA:
+            latest = Calibration.model_validate(data["calibration"])
+    except (OSError, ValueError, KeyError):
+        latest = None
+    return NoiseFloor(file=str(path), latest=latest)
+
+
+def write_machine(result: Calibration) -> Path:
+    path = machine_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"schema": MACHINE_FILE_SCHEMA, "calibration": result.model_dump(mode="json")}
+    results_store.write_json(path, data)
+    return path
+
+
+def record_finished(store: ResultStore, result: Calibration) -> Path:
+    """A complete calibration: its result into the results directory and the machine file."""
+    store.write_json(RESULT, result.model_dump(mode="json"))
+    return write_machine(result)
+
+
+def snapshot_noise_floor(store: ResultStore) -> None:
+    """An ordinary run keeps the machine's calibration as it was when the run began."""
+    if store.read_json(SNAPSHOT) is None:
+        store.write_json(SNAPSHOT, read_machine().model_dump(mode="json"))
+
+
+def noise_floor_of(store: ResultStore) -> NoiseFloor:
+    """The noise floor a run's report states: its snapshot, or (a directory from before
+    snapshots) the machine's latest calibration now."""
+    data = store.read_json(SNAPSHOT)
+    return NoiseFloor.model_validate(data) if data is not None else read_machine()

@@ -1,0 +1,206 @@
+"""The calibration's part of the report (report/calibration.py computes it): for an A/A
+calibration its own sections, which call the sides "A (plain)" and "B (plain twin)" and
+never speak of encryption or overhead; for an ordinary run the short section stating this
+machine's noise floor, or that none was measured."""
+
+from __future__ import annotations
+
+from encbench.report.calibration import ENOUGH_CELLS, NOMINAL_RATE
+from encbench.report.models import Calibration, NoiseFloor, Summary
+from encbench.report.tables import Bullets, Paragraph, Section, Table, row
+
+INTRO = (
+    "An A/A calibration: both sides of every pair ran the same plain configuration, "
+    "**A (plain)** and **B (plain twin)** — at rest two identical plain servers, each proven "
+    "plain; in transit plain TCP against plain TCP to one server. Each cell was judged by "
+    "the same paired rounds and 95% interval as an ordinary run, so every difference found "
+    "is noise: a cell whose interval of B/A excludes no difference is a false positive."
+)
+SPREAD_NOTE = (
+    "Per-round spread: the standard deviation of ln(B/A) over a cell's rounds (×100, about "
+    "the percent by which one round's B/A strays); CI half-width: the ± a cell's 95% interval "
+    "reached. Both are medians over the cells of a row."
+)
+NONE_MEASURED = "No A/A calibration measured on this machine: run `encbench calibrate`."
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "–" if x is None else f"{x:.{digits}f}%"
+
+
+def _pm(x: float | None) -> str:
+    return "–" if x is None else f"±{x:.1f}%"
+
+
+def rate_in_words(c: Calibration) -> str:
+    """`2 of 40 cells (5.0%, 95% CI 0.6–16.9%)`: the false-positive rate with its interval."""
+    if not c.cells_tested or c.false_positive_rate is None or c.false_positive_ci is None:
+        return "no cell with an interval (each needs 2 rounds)"
+    low, high = c.false_positive_ci
+    return (
+        f"{c.false_positives} of {c.cells_tested} cells ({100 * c.false_positive_rate:.1f}%, "
+        f"95% CI {100 * low:.1f}–{100 * high:.1f}%, Clopper–Pearson)"
+    )
+
+
+def judgement(c: Calibration) -> str:
+    """What the rate says about the intervals encbench reports on this machine."""
+    if c.false_positive_rate is None or c.false_positive_ci is None:
+        return "Nothing to judge yet."
+    nominal = f"{100 * NOMINAL_RATE:.0f}%"
+    if c.false_positive_ci[0] > NOMINAL_RATE:
+        return (
+            f"Above the nominal {nominal}: on this machine the 95% intervals are too narrow "
+            "(noise that hits one side of a round, not both). Read a significant result near "
+            "the noise floor with suspicion, and rerun on a quieter machine."
+        )
+    if c.cells_tested < ENOUGH_CELLS:
+        # A handful of cells cannot tell 5% from 30%: say so rather than pass the machine.
+        return (
+            f"Too few cells to judge against the nominal {nominal}: fewer than "
+            f"{ENOUGH_CELLS} cells leave the interval wide; `encbench calibrate` measures more."
+        )
+    if c.false_positive_rate <= NOMINAL_RATE:
+        return f"Within the nominal {nominal}: the 95% intervals hold on this machine."
+    return (
+        f"Above {nominal}, but its interval includes {nominal}: not distinguishable from the "
+        "nominal rate with this many cells."
+    )
+
+
+def groups_table(c: Calibration) -> Table:
+    header = [
+        "study",
+        "regime / test",
+        "cells",
+        "false positives",
+        "per-round spread of ln(B/A)",
+        "CI half-width reached",
+    ]
+    rows = [
+        row(
+            g.study,
+            g.group,
+            str(g.cells),
+            str(g.false_positives),
+            _pm(g.round_spread_pct),
+            _pm(g.halfwidth_pct),
+        )
+        for g in c.groups
+    ]
+    return Table(header, rows, caption="Noise floor by study and regime/test", notes=[SPREAD_NOTE])
+
+
+def cells_table(c: Calibration) -> Table:
+    header = [
+        "study",
+        "cell",
+        "rounds",
+        "A (plain)",
+        "B (plain twin)",
+        "B vs A (95% CI)",
+        "per-round spread",
+        "finding",
+    ]
+    rows = []
+    for cell in c.cells:
+        diff = f"{100 * (cell.ratio - 1):+.1f}%"
+        if cell.ci_low is not None and cell.ci_high is not None:
+            diff += f" ({100 * (cell.ci_low - 1):+.1f} … {100 * (cell.ci_high - 1):+.1f})"
+        if cell.false_positive is None:
+            finding, style = "fewer than 2 rounds: no interval", "na"
+        elif cell.false_positive:
+            finding, style = "false positive: the interval excludes no difference", "cost"
+        else:
+            finding, style = "no difference found", "same"
+        rows.append(
+            row(
+                cell.study,
+                cell.label,
+                str(cell.rounds),
+                f"{cell.a_mean:,.1f}",
+                f"{cell.b_mean:,.1f}",
+                diff,
+                _pm(cell.round_spread_pct),
+                finding,
+                styles={7: style},
+            )
+        )
+    return Table(
+        header, rows, caption="Every cell: B against A in TPS (at rest) or its rate (in transit)"
+    )
+
+
+def sections(summary: Summary) -> list[Section]:
+    """The report of an A/A calibration."""
+    c = summary.calibration
+    assert c is not None, "only a calibration has these sections"
+    bullets = [
+        f"False-positive rate: {rate_in_words(c)}. {judgement(c)}",
+        "Noise floor over all cells: per-round spread of ln(B/A) median "
+        f"{_pm(c.round_spread_pct)}; 95% CI half-width reached median "
+        f"{_pm(c.halfwidth_pct)}. An ordinary run's difference of that size is "
+        "indistinguishable from this machine's own noise.",
+    ]
+    out = [Section("A/A calibration", [Paragraph(INTRO), Bullets(bullets), groups_table(c)])]
+    if c.cells:
+        out.append(Section("Cells", [cells_table(c)]))
+    return out
+
+
+def noise_floor_section(noise: NoiseFloor | None) -> Section:
+    """An ordinary report's statement of the machine's noise floor, or that none exists."""
+    latest = noise.latest if noise else None
+    if latest is None:
+        return Section("Noise floor of this machine", [Paragraph(NONE_MEASURED)])
+    when = latest.measured_at or "an unknown date"
+    text = (
+        f"The latest A/A calibration of this machine (profile `{latest.profile}`, measured "
+        f"{when}; {latest.machine or 'machine not recorded'}): false-positive rate "
+        f"{rate_in_words(latest)}; per-round spread of ln(B/A) median "
+        f"{_pm(latest.round_spread_pct)}, 95% CI half-width median {_pm(latest.halfwidth_pct)}. "
+        "A difference inside that floor is within this machine's own noise."
+    )
+    return Section("Noise floor of this machine", [Paragraph(text), groups_table(latest)])
+
+
+def setup_lines(summary: Summary) -> list[str]:
+    """A calibration's lines in the Setup list, in place of the at-rest server lines."""
+    servers = (summary.studies.at_rest.servers if summary.studies.at_rest else None) or {}
+    sides = servers.get("sides") or {}
+    out = []
+    data = servers.get("data") or {}
+    if data:
+        tables = f"{data['tables']} table{'s' if data['tables'] != 1 else ''}"
+        out.append(
+            f"At rest: {tables} × {data['table_size']:,} rows "
+            f"({data['size_mb']} MB) in each of two plain servers."
+        )
+    for regime, rec in (servers.get("regimes") or {}).items():
+        out.append(f"Regime {regime}: innodb_buffer_pool_size = {rec['buffer_pool_mb']} MB.")
+    if servers:
+        differ = servers.get("option_difference") or {}
+        out.append(
+            "The two servers' options: identical (their own paths and port aside), checked "
+            "before loading and before every regime."
+            if not differ
+            else f"The two servers' options differ in {', '.join(sorted(differ))}."
+        )
+    for variant, p in (servers.get("proofs") or {}).items():
+        # The proof's own words name encryption; a calibration states what they found.
+        raw = (
+            "the marker and sysbench's rows readable in the raw files"
+            if p.get("files_scanned") and p.get("marker_found_in")
+            else "; ".join(p.get("not_proven") or []) or "raw files not checked"
+        )
+        out.append(
+            f"Proof, {sides.get(variant, variant)}: plain — InnoDB lists "
+            f"{p['tablespaces_encrypted']} of {p['tablespaces_checked']} tablespaces with a "
+            f"key; {raw} (files scanned: {', '.join(p['files_scanned']) or 'none'})."
+        )
+    if summary.studies.in_transit:
+        out.append(
+            "In transit: one server; A and B are the same plain TCP path, each run checked "
+            "against the server's Ssl_finished_accepts (0 for both)."
+        )
+    return out

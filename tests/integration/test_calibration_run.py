@@ -1,0 +1,60 @@
+"""A tiny real A/A calibration at rest, through the CLI: both servers proven plain with
+identical options, the calibration's report and result written, the machine's calibration
+file made — and the next ordinary run's report states that noise floor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from encbench.servers import registry
+from tests.helpers import encbench, tiny_profile
+
+
+def test_a_tiny_calibration_proves_both_servers_plain_and_reports(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    out = tmp_path / "aa"
+    env = {"XDG_STATE_HOME": str(state_dir)}
+    result = encbench("calibrate", "calibrate-tiny", "--out", str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(out.absolute() / "report.md")
+
+    record = json.loads((out / "at-rest.json").read_text())
+    assert record["calibration"] is True
+    assert record["sides"] == {"plain": "A (plain)", "encrypted": "B (plain twin)"}
+    assert record["option_difference"] == {}
+    for side in ("plain", "encrypted"):
+        proof = record["proofs"][side]
+        assert proof["variant"] == "plain" and proof["passed"]
+        assert proof["tablespaces_encrypted"] == 0
+        assert "encbench_proof.ibd" in proof["marker_found_in"]
+    options = record["regimes"]["in-memory"]["options"]
+    per_sandbox = {"datadir", "tmpdir", "socket", "pid-file", "log-error", "port"}
+    same = [{k: v for k, v in options[s].items() if k not in per_sandbox} for s in options]
+    assert same[0] == same[1] and not any("encrypt" in k for k in same[0])
+    assert json.loads((out / "meta.json").read_text())["calibration"] is True
+
+    summary = json.loads((out / "summary.json").read_text())
+    calibration = summary["calibration"]
+    assert calibration["cells_tested"] == 2 and len(calibration["cells"]) == 2
+    assert all(c["rounds"] == 3 and c["round_spread_pct"] > 0 for c in calibration["cells"])
+    low, high = calibration["false_positive_ci"]
+    assert 0 <= low <= calibration["false_positive_rate"] <= high <= 1
+    report = (out / "report.md").read_text()
+    assert "A (plain)" in report and "B (plain twin)" in report
+    assert "False-positive rate:" in report
+    assert "encrypted" not in report.lower() and "overhead" not in report.lower()
+
+    machine = json.loads((state_dir / "encbench" / "calibration.json").read_text())
+    assert machine["calibration"] == json.loads((out / "calibration.json").read_text())
+    assert not (out / "sandbox").exists() and registry.entries() == []
+
+    # The next ordinary run states this machine's noise floor.
+    prof = tiny_profile(tmp_path / "tiny.toml", warmup_s=0)
+    run = encbench("run", str(prof), "--out", str(tmp_path / "run"), env=env)
+    assert run.returncode == 0, run.stderr
+    text = (tmp_path / "run" / "report.md").read_text()
+    assert "The latest A/A calibration of this machine (profile `calibrate-tiny`" in text
+    noise = json.loads((tmp_path / "run" / "summary.json").read_text())["noise_floor"]
+    assert noise["latest"]["cells_tested"] == 2
