@@ -15,10 +15,10 @@ import pytest
 from encbench import profile as profiles
 from encbench.errors import BadInput, ProofError
 from encbench.proof.at_rest import prove_twins
-from encbench.report import calibration, documents, markdown
+from encbench.report import at_rest, calibration, documents, markdown
 from encbench.report.calibration_section import NONE_MEASURED
 from encbench.report.models import CalibrationCell
-from encbench.results.schema import CellKey, TransitCell
+from encbench.results.schema import CellKey, RunRecord, TransitCell
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.in_transit.checks import check_run
@@ -29,12 +29,13 @@ from tests.test_transit_plan_and_report import record as transit_record
 
 AA_TOML = (
     'name = "aa"\ncalibration = true\n[measure]\nworkloads = ["oltp_read_only"]\n'
-    'regimes = ["in-memory"]\nthreads = [1, 2, 4]\nmin_rounds = 3\nmax_rounds = 3\n'
+    'regimes = ["in-memory"]\nthreads = [1, 2, 4]\nmin_rounds = 12\nmax_rounds = 12\n'
 )
 ORDINARY_TOML = AA_TOML.replace("calibration = true\n", "")
 # B/A per round of each cell (threads 1, 2, 4): only threads 2 moves consistently, so only its
 # 95% interval excludes 1 — one false positive in three cells.
-RATIOS = {1: (1.01, 0.99, 1.00), 2: (1.10, 1.11, 1.12), 4: (0.95, 1.05, 1.00)}
+# Twelve rounds (six blocks, A B then B A) per cell.
+RATIOS = {1: (1.01, 0.99, 1.00) * 4, 2: (1.10, 1.11, 1.12) * 4, 4: (0.95, 1.05, 1.00) * 4}
 
 
 @pytest.fixture(autouse=True)
@@ -150,8 +151,15 @@ def _fake_calibration(path: Path, toml: str = AA_TOML) -> tuple[ResultStore, pro
     for threads, ratios in RATIOS.items():
         cell = CellKey("oltp_read_only", "in-memory", threads)
         for n, ratio in enumerate(ratios):
-            a = replace(record(n, "plain", 200.0), cell=cell, started_at=f"2026-01-0{n + 1}")
-            b = replace(record(n, "encrypted", 200.0 * ratio), cell=cell, started_at="2026")
+            first = n % 2  # A B, B A, …
+            a = replace(
+                record(n, "plain", 200.0), cell=cell, started_at=f"2026-01-{n + 1:02d}",
+                position=first,
+            )  # fmt: skip
+            b = replace(
+                record(n, "encrypted", 200.0 * ratio), cell=cell, started_at="2026",
+                position=1 - first,
+            )  # fmt: skip
             store.append(a)
             store.append(b)
     store.write_json("at-rest.json", {"regimes": {}, "sides": {"plain": "A (plain)"}})
@@ -192,7 +200,7 @@ def test_the_false_positive_rate_and_its_exact_interval(tmp_path: Path) -> None:
     low, high = _clopper_pearson_by_hand(1, 3)
     assert low == pytest.approx(1 - 0.975 ** (1 / 3))  # P(X ≥ 1) = 1 − (1 − p)³
     assert c.false_positive_ci == pytest.approx((low, high), abs=1e-9)
-    assert c.measured_at == "2026-01-03"  # the last run's start
+    assert c.measured_at == "2026-01-12"  # the last run's start
 
 
 def test_clopper_pearson_over_40_cells_matches_the_hand_computation() -> None:
@@ -209,13 +217,11 @@ def test_the_noise_floor_is_the_median_per_round_spread_and_half_width(tmp_path:
     spreads = [100 * statistics.stdev([math.log(r) for r in rs]) for rs in RATIOS.values()]
     assert [cell.round_spread_pct for cell in c.cells] == pytest.approx(spreads)
     assert c.round_spread_pct == pytest.approx(statistics.median(spreads))
-    # t(0.975, 2) = 4.3027: the half-width of a cell of 3 rounds from its spread.
-    t = 4.302652729911275
-    first = c.cells[0]
-    mean = statistics.fmean(math.log(r) for r in RATIOS[1])
-    half = spreads[0] / 100 * t / math.sqrt(3)
-    expected = 100 * (math.exp(mean + half) - math.exp(mean - half)) / 2 / math.exp(mean)
-    assert first.halfwidth_pct == pytest.approx(expected)
+    # Each cell's half-width is what an ordinary run reports for the same runs.
+    ordinary = profiles.parse(ORDINARY_TOML, "o.toml")
+    part = at_rest.build(store.runs(RunRecord), ordinary, None, None)
+    reported = [cell.comparisons["tps"].halfwidth_pct for cell in part.cells]
+    assert [cell.halfwidth_pct for cell in c.cells] == pytest.approx(reported)
     (group,) = c.groups
     assert (group.group, group.cells, group.false_positives) == ("oltp_read_only, in-memory", 3, 1)
     assert group.halfwidth_pct == pytest.approx(statistics.median(x.halfwidth_pct for x in c.cells))

@@ -38,8 +38,9 @@ from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.in_transit import cells as transit_cells
 
 METHOD = (
-    "A/A: geometric mean of per-round paired ratios B/A (B a twin of A), Student-t 95% CI on "
-    "log ratios; false positive = the CI excludes 1; rate with a Clopper–Pearson 95% CI"
+    "A/A: the same estimate as every real run (Hodges–Lehmann of the block log ratios B/A, B a "
+    "twin of A, exact Wilcoxon 95% CI widened for autocorrelation, Stein's guard); false "
+    "positive = the CI excludes 1; rate with a Clopper–Pearson 95% CI"
 )
 NOMINAL_RATE = 0.05  # what a 95% interval promises
 ENOUGH_CELLS = 40  # fewer leave the rate's interval too wide to judge 5% by
@@ -58,20 +59,28 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
 
 
 def aa_cell(
-    study: str, group: str, label: str, metric: str, rounds: Sequence[plan.Round]
+    study: str,
+    group: str,
+    label: str,
+    metric: str,
+    state: plan.CellRounds,
+    rule: plan.StopRule,
 ) -> CalibrationCell:
-    """One cell's B/A comparison on `metric`, by the same paired interval as a real run."""
+    """One cell's B/A comparison on `metric`, by the same estimate as a real run."""
+    rounds = state.counted
     a = [float(getattr(r.runs["plain"], metric)) for r in rounds]
     b = [float(getattr(r.runs["encrypted"], metric)) for r in rounds]
-    estimate = stats.paired_ratio(b, a)
     logs = np.log(np.asarray(b) / np.asarray(a))
-    tested = estimate.n >= 2
+    found = plan.estimate(state.blocks, metric, rule)
+    # No interval (fewer than 6 blocks): the cell cannot be judged, not a negative.
+    estimate = found or stats.RatioEstimate(0, 1.0, -np.inf, np.inf)
+    tested = bool(np.isfinite(estimate.halfwidth_pct)) and len(logs) >= 2
     return CalibrationCell(
         study=study,
         group=group,
         label=label,
         metric=metric,
-        rounds=estimate.n,
+        rounds=len(rounds),
         a_mean=float(np.mean(a)),
         b_mean=float(np.mean(b)),
         ratio=estimate.ratio,
@@ -144,19 +153,19 @@ def cells_of(store: ResultStore, profile: Profile) -> list[CalibrationCell]:
         runs = store.runs(RunRecord)
         metric = primary_metric(RunRecord.METRICS).name
         for cell in at_rest_cells(profile):
-            rounds = plan.complete_rounds(runs, cell)
-            if rounds:
+            state = plan.cell_rounds(runs, cell, profile.measure)
+            if state.counted:
                 group = f"{cell.workload}, {cell.regime}"
                 label = f"{group}, {cell.threads} thr"
-                found.append(aa_cell("at-rest", group, label, metric, rounds))
+                found.append(aa_cell("at-rest", group, label, metric, state, profile.measure))
     if "in-transit" in profile.studies:
         transit_runs = store.runs(TransitRecord)
         metric = primary_metric(TransitRecord.METRICS).name
         for tcell in transit_cells.cells(profile):
-            rounds = plan.complete_rounds(transit_runs, tcell)
-            if rounds:
+            state = plan.cell_rounds(transit_runs, tcell, profile.transit)
+            if state.counted:
                 group, label = transit_label(tcell)
-                found.append(aa_cell("in-transit", group, label, metric, rounds))
+                found.append(aa_cell("in-transit", group, label, metric, state, profile.transit))
     return found
 
 
