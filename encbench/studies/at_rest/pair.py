@@ -202,16 +202,27 @@ class ServerPair:
         return pool_mb(self.data_mb, regime, self.profile.regime)
 
     def configure(self, regime: str, log: Callable[[str], None]) -> None:
-        """Restart both servers with the regime's buffer pool; preload it when in-memory."""
+        """Restart both servers with the regime's buffer pool, prove each again (the server's
+        own account of its tablespaces: the options came back as they were) and preload the
+        pool when in-memory."""
         if self.regime == regime:
             return
         bp = self.buffer_pool_mb(regime)
         log(f"{regime}: buffer pool {bp} MB for {self.data_mb:.0f} MB of data")
-        regime_record: dict[str, Any] = {"buffer_pool_mb": bp, "options": {}}
+        regime_record: dict[str, Any] = {
+            "buffer_pool_mb": bp,
+            "options": {},
+            "proofs": {},
+            "cpu_source": {},
+        }
         for variant, server in self.servers.items():
             opts = self.options(variant, bp)
             server.restart(opts)
             regime_record["options"][variant] = redact(opts)
+            regime_record["proofs"][variant] = proof.prove_tablespaces(
+                server, variant, self.profile.data.tables
+            )
+            regime_record["cpu_source"][variant] = server.cpu_counter.source
             if regime == "in-memory":
                 self._preload(server)
         self.record["regimes"][regime] = regime_record
