@@ -267,6 +267,7 @@ def run(
     workdir: Path | None = None,
     prefix: Sequence[str] = (),
     cpu_counter: CpuCounter | None = None,
+    events: int = 0,
 ) -> SysbenchResult:
     """One measured run; its final report parsed.  With a cpu_counter (the server's cgroup or
     /proc/PID/stat), the script runs inside lua/window.lua and the result carries the event
@@ -280,7 +281,9 @@ def run(
             "ENCBENCH_CPU_KIND": cpu_counter.kind,
         }
         script = str(WINDOW_LUA)
-    argv = command(conn, script, threads=threads, time_s=time_s, tls=tls, options=options)
+    argv = command(
+        conn, script, threads=threads, time_s=time_s, events=events, tls=tls, options=options
+    )
     # Generous: sysbench stops itself at --time; the margin covers connecting 64 threads.
     out = execute(
         argv, phase=phase, log=log, timeout_s=time_s + 120, env=env, workdir=workdir,

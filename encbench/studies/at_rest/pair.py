@@ -22,6 +22,7 @@ from encbench.servers.variants import (
     option_difference,
     server_options,
 )
+from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
 from encbench.workloads import sysbench
 
 # sysbench's row: int id, int k, char(120) c, char(60) pad, plus the k index and page slack.
@@ -182,6 +183,7 @@ class ServerPair:
                     "size_mb": round(self.data_mb, 1),
                 },
                 "proofs": proofs,
+                "cpu_measurement": CPU_MEASUREMENT,
                 "mariadb_version": self.servers["plain"].version(),
                 "option_difference": option_difference(
                     self.options("plain", load_bp), self.options("encrypted", load_bp)
