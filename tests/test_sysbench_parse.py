@@ -90,3 +90,20 @@ def test_prepare_has_a_fixed_seed_and_no_run_options() -> None:
     )
     assert argv[-2:] == ["oltp_read_only", "prepare"] and "--rand-seed=1" in argv
     assert not any(a.startswith(("--time", "--events", "--percentile")) for a in argv)
+
+
+def test_the_window_hook_gives_the_earliest_loop_start_and_the_latest_end() -> None:
+    out = (GOLDEN / "window_oltp_point_select_2threads.txt").read_text()
+    window = sysbench.parse_window(out, threads=2)
+    assert window.start_ns == 963767995219
+    assert window.end_ns == 964768113630
+    assert (window.start_counter, window.end_counter) == (116667253, 731863098)
+    assert window.wall_s == pytest.approx(1.0, abs=0.01)
+    # the report around the marks still parses as before
+    assert sysbench.parse_report(out).transactions > 0
+
+
+def test_a_window_missing_a_threads_marks_is_refused() -> None:
+    out = (GOLDEN / "window_oltp_point_select_2threads.txt").read_text()
+    with pytest.raises(ToolError, match="marked 1 loop starts and 2 ends for 2 threads"):
+        sysbench.parse_window(out.replace("encbench-window start 0", "start 0"), threads=2)

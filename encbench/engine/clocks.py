@@ -1,13 +1,13 @@
 """The clocks read around a measured window, and what their differences say.
 
 Read just before and just after sysbench runs (never during it): wall time; the server's CPU
-(/proc/PID/stat); encbench's own CPU; its waited-for children's CPU, which over the window is
-sysbench's; the CPU of every other process of this run (the idle peer server, tunnels, delay
-relays: encbench's descendants when the window opened); the whole machine's busy and stolen
-CPU (/proc/stat).  What the machine spent beyond this run's processes, plus what the
-hypervisor stole, is *interference*: on a shared machine that is the noise that paired rounds
-must absorb, and a round whose runs had more than the profile's threshold is measured again
-(engine/rounds.py).
+(/proc/PID/stat, or a finer counter such as the server's cgroup); encbench's own CPU; its
+waited-for children's CPU, which over the window is sysbench's; the CPU of every other
+process of this run (the idle peer server, tunnels, delay relays: encbench's descendants when
+the window opened); the whole machine's busy and stolen CPU (/proc/stat).  What the machine
+spent beyond this run's processes, plus what the hypervisor stole, is *interference*: on a
+shared machine that is the noise that paired rounds must absorb, and a round whose runs had
+more than the profile's threshold is measured again (engine/rounds.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import resource
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from encbench import proc
@@ -33,16 +34,22 @@ class Clocks:
     run_cpu_s: dict[int, float] = field(default_factory=dict)
 
     @classmethod
-    def read(cls, server_pid: int, run_pids: list[int] | None = None) -> Clocks:
+    def read(
+        cls,
+        server_pid: int,
+        run_pids: list[int] | None = None,
+        server_cpu_s: Callable[[], float] | None = None,
+    ) -> Clocks:
         """One reading; the opening one finds this run's processes (run_pids=None), the
-        closing one reads the same: Window.between(start, Clocks.read(pid, start.pids))."""
+        closing one reads the same: Window.between(start, Clocks.read(pid, start.pids)).
+        server_cpu_s: where the server's CPU is read (default /proc/PID/stat, 10 ms ticks)."""
         pids = proc.descendants(os.getpid()) if run_pids is None else run_pids
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         busy, steal = proc.machine_cpu_s()
         return cls(
             wall_s=time.monotonic(),
-            server_cpu_s=proc.cpu_seconds(server_pid),
+            server_cpu_s=server_cpu_s() if server_cpu_s else proc.cpu_seconds(server_pid),
             harness_cpu_s=own.ru_utime + own.ru_stime,
             children_cpu_s=children.ru_utime + children.ru_stime,
             machine_busy_s=busy,

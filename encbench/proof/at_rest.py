@@ -8,11 +8,21 @@ Two independent witnesses:
    FLUSH TABLES … FOR EXPORT; it must be readable in the raw .ibd file of `plain` and absent
    from that of `encrypted`.  sysbench's own rows (the `c` column's digit groups,
    ###########-###########-…) must likewise be visible in plain sbtest*.ibd files and
-   invisible in encrypted ones.  With scope `all`, the redo log and binary logs of
-   `encrypted` must not contain the marker either.
+   invisible in encrypted ones.  With scope `all`, the redo log (ib_logfile0) and the binary
+   logs of `encrypted` must not contain the marker either, and `plain`'s must: plain is the
+   positive control, without which "not found" could mean a scan that cannot see.  A redo
+   log or binary log that is missing fails the proof for the same reason.  Files are scanned
+   whole, in chunks that overlap by more than the longest needle, so a marker that straddles
+   two chunks is found.
 
 The second witness needs the data directory (servers/target.py): on a target whose files are
 not readable from here it is not run, and the result says so instead of passing silently.
+
+This full proof runs once, after loading.  After every restart (a new buffer pool per regime)
+the first witness is asked again (prove_tablespaces), and every run is checked against the
+server's counters (check_run): Innodb_num_pages_decrypted and Innodb_num_pages_encrypted must
+not move on `plain`; on `encrypted`, a run in the io-bound regime that read pages from disk
+must have decrypted some, and a write run that wrote pages must have encrypted some.
 
 An A/A calibration proves both servers plain (both witnesses, as for `plain`), and that
 their options are the same (`prove_twins`): the pair differs in nothing but its own paths.
@@ -28,12 +38,18 @@ from pathlib import Path
 from typing import Any
 
 from encbench.errors import ProofError
+from encbench.results.schema import RunRecord
 from encbench.servers.target import Needs, Target
 from encbench.servers.variants import EncryptionSpec, option_difference
+from encbench.workloads.sysbench import WRITE_WORKLOADS
 
 PROOF_TABLE = "encbench_proof"
 SYSBENCH_ROW = re.compile(rb"\d{11}-\d{11}-\d{11}-\d{11}")
-SCAN_LIMIT_BYTES = 64 << 20  # a plain sbtest file shows rows within its first pages
+SCAN_CHUNK_BYTES = 8 << 20
+# More than the longest needle (a 47-byte sysbench row group, a 32-byte marker): a match that
+# straddles two chunks lies whole in the overlap.
+SCAN_OVERLAP_BYTES = 256
+REDO_LOG = "ib_logfile0"
 RAW_FILES = Needs("the raw-file witness (marker and sysbench rows in the data files)", ("datadir",))
 
 
@@ -53,12 +69,20 @@ class ProofResult:
         return asdict(self)
 
 
-def _contains(path: Path, needle: bytes | re.Pattern[bytes]) -> bool:
+def _contains(
+    path: Path, needle: bytes | re.Pattern[bytes], chunk_bytes: int = SCAN_CHUNK_BYTES
+) -> bool:
+    """Whether the whole file holds the needle; read in chunks, each searched together with
+    the last SCAN_OVERLAP_BYTES of the one before."""
+    tail = b""
     with open(path, "rb") as f:
-        data = f.read(SCAN_LIMIT_BYTES)
-    if isinstance(needle, bytes):
-        return needle in data
-    return needle.search(data) is not None
+        while chunk := f.read(chunk_bytes):
+            data = tail + chunk
+            found = needle in data if isinstance(needle, bytes) else needle.search(data)
+            if found:
+                return True
+            tail = data[-SCAN_OVERLAP_BYTES:]
+    return False
 
 
 def write_marker(server: Target, tables: int) -> bytes:
@@ -123,13 +147,28 @@ def prove(
     )
     result.not_proven = RAW_FILES.missing(server)
     files: list[Path] = []
+    logs: list[Path] = []
+    controls: list[Path] = []  # the logs where plain must show the marker
+    problems = []
     if server.datadir is not None:
         dbdir = server.datadir / server.database
         files = [dbdir / f"{PROOF_TABLE}.ibd"]
         files += [dbdir / f"sbtest{i}.ibd" for i in range(1, tables + 1)]
         if spec.scope == "all":
-            logs = sorted(server.datadir.glob("ib_logfile*"))
-            files += logs + sorted(server.datadir.glob("binlog.[0-9]*"))
+            binlogs = sorted(server.datadir.glob("binlog.[0-9]*"))
+            if not (server.datadir / REDO_LOG).is_file():
+                problems.append(f"no redo log {REDO_LOG} to scan")
+            if not binlogs:
+                problems.append("no binary log (binlog.NNNNNN) to scan")
+            logs = [p for p in [server.datadir / REDO_LOG] if p.is_file()] + binlogs
+            # The marker is in the redo log and in the binary log it was written to (the
+            # newest; older ones, rotated during the load, hold only sysbench's rows).
+            controls = logs[:1] if logs and logs[0].name == REDO_LOG else []
+            controls += binlogs[-1:]
+        missing_files = [p.name for p in files if not p.is_file()]
+        if missing_files:
+            problems.append(f"missing data files: {', '.join(missing_files)}")
+        files = [p for p in files if p.is_file()] + logs
     for path in files:
         result.files_scanned.append(path.name)
         if _contains(path, marker):
@@ -137,22 +176,23 @@ def prove(
         if path.name.startswith("sbtest") and _contains(path, SYSBENCH_ROW):
             result.sysbench_rows_found_in.append(path.name)
 
-    problems = []
     sbtest_files = [f.name for f in files if f.name.startswith("sbtest")]
+    problems += tablespace_problems(schemes, claimed)
     if claimed == "encrypted":
-        unencrypted = [n for n, s in schemes.items() if s != 1]
-        if unencrypted:
-            problems.append(f"not encrypted per the server: {', '.join(unencrypted)}")
         if result.marker_found_in:
             problems.append(f"marker readable in {', '.join(result.marker_found_in)}")
         if result.sysbench_rows_found_in:
             problems.append(f"sysbench rows readable in {', '.join(result.sysbench_rows_found_in)}")
     else:
-        encrypted = [n for n, s in schemes.items() if s == 1]
-        if encrypted:
-            problems.append(f"encrypted per the server: {', '.join(encrypted)}")
         if files and f"{PROOF_TABLE}.ibd" not in result.marker_found_in:
             problems.append(f"marker not readable in {PROOF_TABLE}.ibd")
+        # The positive control: the scan must see the marker where nothing hides it.
+        unseen = [p.name for p in controls if p.name not in result.marker_found_in]
+        if unseen:
+            problems.append(
+                f"marker not readable in {', '.join(unseen)} (the scan that finds nothing "
+                "in the encrypted server's logs must find it here)"
+            )
         missing = sorted(set(sbtest_files) - set(result.sysbench_rows_found_in))
         if missing:
             problems.append(f"sysbench rows not readable in {', '.join(missing)}")
@@ -182,4 +222,57 @@ def prove_twins(a: dict[str, str], b: dict[str, str]) -> None:
             "the calibration's two servers differ in "
             + ", ".join(f"{k}" for k in sorted(differ))
             + ": an A/A calibration needs identical servers; refusing to measure them"
+        )
+
+
+def tablespace_problems(schemes: dict[str, int], claimed: str) -> list[str]:
+    if claimed == "encrypted":
+        unencrypted = [n for n, s in schemes.items() if s != 1]
+        return [f"not encrypted per the server: {', '.join(unencrypted)}"] if unencrypted else []
+    encrypted = [n for n, s in schemes.items() if s == 1]
+    return [f"encrypted per the server: {', '.join(encrypted)}"] if encrypted else []
+
+
+def prove_tablespaces(server: Target, claimed: str, tables: int) -> dict[str, Any]:
+    """The first witness alone, cheap enough for every restart: INNODB_TABLESPACES_ENCRYPTION
+    after the server came back.  Returns the evidence; raises ProofError when it contradicts
+    the claim."""
+    schemes = encryption_schemes(server, tables)
+    problems = tablespace_problems(schemes, claimed)
+    if problems:
+        raise ProofError(
+            f"after a restart the {claimed} server is not what it claims: {'; '.join(problems)}"
+        )
+    return {
+        "tablespaces_checked": len(schemes),
+        "tablespaces_encrypted": sum(1 for s in schemes.values() if s == 1),
+        "passed": True,
+    }
+
+
+def check_run(record: RunRecord, calibration: bool = False) -> None:
+    """The per-run proof from the server's own counters (deltas over the run); ProofError
+    names the run and the counter that contradicts its variant.  In an A/A calibration both
+    sides are plain."""
+    where = f"{record.cell.label} round {record.round}: the {record.variant} run"
+    if record.variant == "plain" or calibration:
+        if record.pages_decrypted or record.pages_encrypted:
+            raise ProofError(
+                f"{where} decrypted {record.pages_decrypted} and encrypted "
+                f"{record.pages_encrypted} pages (Innodb_num_pages_*): plain must do neither"
+            )
+        return
+    if record.cell.regime == "io-bound" and record.pages_read > 0 and not record.pages_decrypted:
+        raise ProofError(
+            f"{where} read {record.pages_read} pages from disk and decrypted none "
+            "(Innodb_num_pages_decrypted): its tables are not encrypted"
+        )
+    if (
+        record.cell.workload in WRITE_WORKLOADS
+        and record.pages_written > 0
+        and not record.pages_encrypted
+    ):
+        raise ProofError(
+            f"{where} wrote {record.pages_written} pages and encrypted none "
+            "(Innodb_num_pages_encrypted): its tables are not encrypted"
         )

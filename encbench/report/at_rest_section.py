@@ -360,10 +360,26 @@ def setup_servers(servers: Record | None) -> list[str]:
             f"({data['size_mb']} MB), sysbench `--rand-type` as in the profile."
         )
     for regime, rec in (servers.get("regimes") or {}).items():
-        out.append(
+        line = (
             f"Regime {regime}: innodb_buffer_pool_size = {rec['buffer_pool_mb']} MB, "
             "innodb_flush_method = O_DIRECT."
         )
+        sources = rec.get("cpu_source") or {}
+        if sources:
+            line += " Server CPU read from " + ", ".join(
+                f"{variant}: {_cpu_source_words(source)}" for variant, source in sources.items()
+            )
+            line += "."
+        proofs = rec.get("proofs") or {}
+        if proofs:
+            line += " Proven again after the restart (INNODB_TABLESPACES_ENCRYPTION): " + ", ".join(
+                f"{variant} {p['tablespaces_encrypted']}/{p['tablespaces_checked']} encrypted"
+                for variant, p in proofs.items()
+            )
+            line += "."
+        out.append(line)
+    if servers.get("cpu_measurement"):
+        out.append(f"Server CPU per transaction: {servers['cpu_measurement']}")
     if enc:
         out.append(f"Encryption: file_key_management, {enc['algorithm']}, scope `{enc['scope']}`.")
     diff = servers.get("option_difference") or {}
@@ -379,6 +395,12 @@ def setup_servers(servers: Record | None) -> list[str]:
             f"{', '.join(p['files_scanned'])})."
         )
     return out
+
+
+def _cpu_source_words(source: str) -> str:
+    if source == "/proc/PID/stat":
+        return "/proc/PID/stat (no usable cgroup here: 10 ms ticks)"
+    return f"its own cgroup ({source}, ns/µs)"
 
 
 def setup_capacity(part: AtRestSummary) -> list[str]:

@@ -4,9 +4,12 @@ so that the runner, the store and the report share one definition.
 
 at-rest.jsonl, schema RUNS_SCHEMA:
   1 — first version (then runs.jsonl): one line per sysbench run of one variant in one round
-      of one cell; client_cpu_s, other_cpu_s, steal_s, interference_pct, pages_decrypted and
-      pages_encrypted were added later with default 0; other_cpu_s then began to leave out
-      the idle peer server, which is this run's own process, not interference.
+      of one cell; client_cpu_s, other_cpu_s and steal_s were added later with default 0;
+      later still (defaults keep older lines readable): interference_pct (other_cpu_s then
+      began to leave out the idle peer server, which is this run's own process, not
+      interference), pages_decrypted, pages_encrypted (the cipher's floor and the per-run
+      proof), and where and over what the server's CPU was counted: cpu_source, cpu_window,
+      cpu_window_s, flush_wait_s, dirty_pages_left.
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
@@ -46,6 +49,9 @@ AT_REST_METRICS = (
     Metric("latency_p95_ms", "ms", "lower_is_better"),
     Metric("cpu_ms_per_txn", "ms", "lower_is_better"),
 )
+# The measured windows of the server's CPU in an at-rest run (RunRecord.cpu_window).
+CPU_WINDOW_LOOP = "event loop"  # sysbench's loop only: no connects, no statement preparation
+CPU_WINDOW_LOOP_FLUSH = "event loop + flush"  # ... until the run's dirty pages were written
 TRANSIT_METRICS = (Metric("rate", "per s (rate_unit)", "higher_is_better", primary=True),)
 
 
@@ -110,10 +116,22 @@ class RunRecord:
     # and stolen CPU as a share of the machine (engine/clocks.py); a round above the profile's
     # interference_max_pct is measured again.
     interference_pct: float = 0.0
-    # Added within schema 1 (older lines read as 0): InnoDB's Innodb_num_pages_decrypted and
-    # Innodb_num_pages_encrypted deltas, the pages that went through the cipher (0 on plain).
+    # Added within schema 1: deltas of Innodb_num_pages_decrypted and
+    # Innodb_num_pages_encrypted, the pages that went through the cipher (the cipher's floor
+    # and the per-run proof; 0 in older lines, which were proven once per server).
     pages_decrypted: int = 0
     pages_encrypted: int = 0
+    # Added within schema 1: where the server's CPU was read (servers/cgroup.py: "cgroup2
+    # cpu.stat", "cgroup1 cpuacct.usage", "/proc/PID/stat"; "" in older lines: /proc/PID/stat
+    # around the whole sysbench run), over which window (CPU_WINDOW_LOOP or
+    # CPU_WINDOW_LOOP_FLUSH) and how long it was; for write workloads how long the window
+    # stayed open after sysbench for the run's dirty pages to be flushed, and how many were
+    # still dirty when it closed (0 unless the flush wait hit its bound).
+    cpu_source: str = ""
+    cpu_window: str = ""
+    cpu_window_s: float = 0.0
+    flush_wait_s: float = 0.0
+    dirty_pages_left: int = 0
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

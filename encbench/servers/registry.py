@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 
 from encbench import proc
+from encbench.servers import cgroup
 
 SANDBOX_MARKER = ".encbench-sandbox"
 SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
@@ -143,8 +144,8 @@ def remove_sandbox_files(root: Path, socket_dir: Path | None = None) -> None:
 
 
 def clean(include_live_runs: bool = False) -> list[str]:
-    """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs).
-    Returns one line per action."""
+    """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs),
+    then the cgroups those servers were in.  Returns one line per action."""
     actions = []
     for entry in _recorded():
         if is_stale(entry):
@@ -163,4 +164,6 @@ def clean(include_live_runs: bool = False) -> list[str]:
         remove_sandbox_files(Path(entry.root), Path(entry.socket_dir))
         actions.append(f"removed {entry.root}")
         unregister(entry)
+    # After the servers: the kernel removes only a group that no process is in any more.
+    actions += cgroup.clean_stale(include_live_runs)
     return actions

@@ -25,7 +25,7 @@ import pymysql
 
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.servers import registry
+from encbench.servers import cgroup, registry
 from encbench.servers.variants import SandboxPaths, render_cnf
 from encbench.workloads.sysbench import Connection
 
@@ -120,6 +120,7 @@ class SandboxServer:
         launch_prefix: Sequence[str] = (),
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         query_timeout_s: float = QUERY_TIMEOUT_S,
+        use_cgroup: bool = True,
     ) -> None:
         root = root.absolute()
         check_path(root, "sandbox directory")
@@ -148,6 +149,9 @@ class SandboxServer:
         self.process: subprocess.Popen[bytes] | None = None
         self.options: dict[str, str] = {}
         self._entry: registry.Entry | None = None
+        # The server's own cgroup (servers/cgroup.py) while it runs, where one can be made.
+        self.use_cgroup = use_cgroup
+        self.cgroup: cgroup.ServerCgroup | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self, options: dict[str, str]) -> None:
@@ -196,6 +200,9 @@ class SandboxServer:
             self.name, self.process.pid, self.root, self.socket_dir, self.defaults_file
         )
         registry.register(self._entry)
+        if self.use_cgroup:
+            # Right after the start: threads born before the move go along with the process.
+            self.cgroup = cgroup.for_server(self.name, self.process.pid)
         try:
             self._wait_ready(timeout_s, log_offset)
         except BaseException:
@@ -248,6 +255,10 @@ class SandboxServer:
         shutting_down = process.poll() is None and self._send_shutdown()
         waits: tuple[tuple[int | None, float], ...] = ((None, timeout_s),) if shutting_down else ()
         proc.stop_group(process, (*waits, (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)))
+        if self.cgroup is not None:
+            # A group the kernel will not remove yet keeps its record for `encbench clean`.
+            self.cgroup.remove()
+            self.cgroup = None
         if self._entry is not None:
             registry.unregister(self._entry)
             self._entry = None
@@ -271,6 +282,16 @@ class SandboxServer:
         if self.process is None:
             raise RuntimeError(f"{self.name} server is not running")
         return self.process.pid
+
+    @property
+    def cpu_counter(self) -> cgroup.CpuCounter:
+        """Where this server's CPU is read: its cgroup, or /proc/PID/stat without one."""
+        if self.cgroup is not None:
+            return self.cgroup.counter
+        return cgroup.proc_stat_counter(self.pid)
+
+    def cpu_seconds(self) -> float:
+        return self.cpu_counter.read_s()
 
     # -- as a Target (servers/target.py): a sandbox has every capability -------------------
     @property

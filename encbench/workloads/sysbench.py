@@ -5,10 +5,15 @@ command line, the run, and the report it prints at the end.
 We parse sysbench's standard final report rather than installing a Lua report hook so that
 the scripts run are exactly the stock ones users quote (/usr/share/sysbench/oltp_*.lua).  The
 parser is tested on golden outputs of the real sysbench 1.0.20 (tests/golden/sysbench/).
+
+With a `cpu_counter`, the stock script runs inside lua/window.lua, which leaves it unchanged
+but reads the server's CPU counter where the event loop starts and ends (after every thread
+has connected and prepared its statements, before any disconnects): `LoopWindow`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +21,7 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
+from encbench.servers.cgroup import CpuCounter
 
 OLTP_WORKLOADS = (
     "oltp_read_only",
@@ -26,6 +32,7 @@ OLTP_WORKLOADS = (
 )
 WRITE_WORKLOADS = frozenset({"oltp_read_write", "oltp_write_only", "oltp_update_index"})
 INSTALL_HINT = "install it: apt-get install sysbench (or run `make setup`)"
+WINDOW_LUA = Path(__file__).parent / "lua" / "window.lua"
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,48 @@ class Connection:
 
 
 @dataclass(frozen=True)
+class LoopWindow:
+    """The span of sysbench's event loop as lua/window.lua saw it: the earliest start of any
+    thread's loop and the latest end, each with CLOCK_MONOTONIC (the clock of Python's
+    time.monotonic_ns) and the server's raw CPU counter read at that moment."""
+
+    start_ns: int
+    end_ns: int
+    start_counter: int
+    end_counter: int
+    threads: int  # how many threads reported both marks
+
+    @property
+    def wall_s(self) -> float:
+        return (self.end_ns - self.start_ns) / 1e9
+
+
+_WINDOW_LINE = re.compile(r"^encbench-window (start|end) (\d+) (\d+) (\d+)$", re.M)
+
+
+def parse_window(text: str, threads: int) -> LoopWindow:
+    """The window of a run under lua/window.lua; ToolError unless every thread marked both
+    the start and the end of its loop."""
+    marks: dict[str, dict[int, tuple[int, int]]] = {"start": {}, "end": {}}
+    for phase, tid, at_ns, counter in _WINDOW_LINE.findall(text):
+        marks[phase][int(tid)] = (int(at_ns), int(counter))
+    starts, ends = marks["start"], marks["end"]
+    if len(starts) != threads or len(ends) != threads:
+        raise ToolError(
+            f"sysbench's window hook marked {len(starts)} loop starts and {len(ends)} ends "
+            f"for {threads} threads",
+            phase="parse sysbench",
+        )
+    return LoopWindow(
+        start_ns=min(at for at, _ in starts.values()),
+        end_ns=max(at for at, _ in ends.values()),
+        start_counter=min(c for _, c in starts.values()),
+        end_counter=max(c for _, c in ends.values()),
+        threads=threads,
+    )
+
+
+@dataclass(frozen=True)
 class SysbenchResult:
     """One sysbench run's final report.  Units are in the names."""
 
@@ -81,6 +130,7 @@ class SysbenchResult:
     latency_avg_ms: float
     latency_max_ms: float
     latency_p95_ms: float
+    window: LoopWindow | None = None  # with a cpu_counter only
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {
@@ -216,16 +266,33 @@ def run(
     env: Mapping[str, str] | None = None,
     workdir: Path | None = None,
     prefix: Sequence[str] = (),
+    cpu_counter: CpuCounter | None = None,
+    events: int = 0,
 ) -> SysbenchResult:
-    """One measured run; its final report parsed."""
-    argv = command(conn, script, threads=threads, time_s=time_s, tls=tls, options=options)
+    """One measured run; its final report parsed.  With a cpu_counter (the server's cgroup or
+    /proc/PID/stat), the script runs inside lua/window.lua and the result carries the event
+    loop's window."""
     phase = f"sysbench {Path(script).stem}"
+    if cpu_counter is not None:
+        env = {
+            **(env or {}),
+            "ENCBENCH_SCRIPT": script,
+            "ENCBENCH_CPU_COUNTER": str(cpu_counter.path),
+            "ENCBENCH_CPU_KIND": cpu_counter.kind,
+        }
+        script = str(WINDOW_LUA)
+    argv = command(
+        conn, script, threads=threads, time_s=time_s, events=events, tls=tls, options=options
+    )
     # Generous: sysbench stops itself at --time; the margin covers connecting 64 threads.
     out = execute(
         argv, phase=phase, log=log, timeout_s=time_s + 120, env=env, workdir=workdir,
         prefix=prefix,
     )  # fmt: skip
     try:
-        return parse_report(out)
+        result = parse_report(out)
+        if cpu_counter is not None:
+            result = dataclasses.replace(result, window=parse_window(out, threads))
+        return result
     except ToolError as exc:
         raise ToolError(str(exc), argv=argv, phase=phase, tail=proc.tail(log)) from exc

@@ -5,6 +5,7 @@ the recorded start time, and it forgets records whose sandbox is gone."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import signal
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
-from encbench.servers import registry
+from encbench.servers import cgroup, registry
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, server_options
 from tests.helpers import encbench
@@ -106,3 +107,27 @@ def test_clean_forgets_a_killed_runs_server_whose_sandbox_was_deleted(
     assert f"forgot plain (pid {server_pid}): {root} is gone" in clean(state_dir)
     assert not entry.path.exists()
     assert "nothing to clean" in clean(state_dir)
+
+
+def test_clean_removes_the_cgroup_of_a_killed_runs_server(tmp_path: Path, state_dir: Path) -> None:
+    if cgroup.detect() is None:
+        pytest.skip("no cgroup hierarchy encbench may write here (not root?)")
+    root = tmp_path / "sandbox"
+    killed = subprocess.run(
+        [sys.executable, "-c", START, str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+        timeout=120,
+    )
+    assert killed.returncode == -9, killed.stderr
+    server_pid = int(killed.stdout.strip())
+    [record] = list((state_dir / "encbench" / "cgroups").glob("*.json"))
+    group = Path(json.loads(record.read_text())["path"])
+    assert str(server_pid) in (group / "cgroup.procs").read_text().split()
+
+    out = clean(state_dir)
+    assert f"stopped plain (pid {server_pid})" in out
+    assert f"removed cgroup {group}" in out
+    assert not group.exists()
+    assert not record.exists()

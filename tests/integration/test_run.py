@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench.servers import registry
+from encbench.servers import cgroup, registry
 from tests.helpers import encbench, processes_owned_by, tiny_profile
 
 
@@ -173,3 +173,46 @@ def test_a_run_killed_outright_resumes_after_clean(tmp_path: Path, state_dir: Pa
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["studies"]["at-rest"]["cells"][0]["rounds"] == 3
+
+
+def test_each_run_is_proven_and_its_cpu_counted_over_the_loop_and_its_flush(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    # ~15 MB of rows against the smallest pool: the io-bound runs read pages from disk.
+    prof = tiny_profile(
+        tmp_path / "io.toml",
+        workloads='["oltp_read_write"]',
+        regimes='["io-bound"]',
+        warmup_s=1,
+    )
+    prof.write_text(prof.read_text().replace("table_size = 2000", "table_size = 60000"))
+    out = tmp_path / "out"
+    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+
+    runs = runs_of(out)
+    assert len(runs) == 4
+    source = cgroup.SOURCE_PROC if cgroup.detect() is None else runs[0]["cpu_source"]
+    assert source in (cgroup.SOURCE_V1, cgroup.SOURCE_V2, cgroup.SOURCE_PROC)
+    for r in runs:
+        assert r["cpu_source"] == source
+        assert r["cpu_window"] == "event loop + flush"
+        assert r["dirty_pages_left"] == 0
+        assert r["cpu_window_s"] > 0 and r["flush_wait_s"] >= 0
+        assert r["server_cpu_s"] > 0
+    plain = [r for r in runs if r["variant"] == "plain"]
+    encrypted = [r for r in runs if r["variant"] == "encrypted"]
+    assert all(r["pages_decrypted"] == r["pages_encrypted"] == 0 for r in plain)
+    assert all(r["pages_read"] > 0 and r["pages_decrypted"] > 0 for r in encrypted)
+    assert all(r["pages_encrypted"] > 0 for r in encrypted)
+
+    servers = json.loads((out / "at-rest.json").read_text())
+    regime = servers["regimes"]["io-bound"]
+    assert regime["proofs"]["encrypted"]["tablespaces_encrypted"] == 2  # sbtest1 + proof table
+    assert regime["proofs"]["plain"]["tablespaces_encrypted"] == 0
+    assert regime["cpu_source"] == {"plain": source, "encrypted": source}
+    report = (out / "report.md").read_text()
+    assert "Server CPU per transaction: counted over sysbench's event loop only" in report
+    assert "Proven again after the restart" in report
+    # every group went with its server
+    assert not list((state_dir / "encbench" / "cgroups").glob("*.json"))

@@ -26,6 +26,7 @@ from encbench.servers.variants import (
     server_options,
     side_name,
 )
+from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
 from encbench.workloads import sysbench
 
 # sysbench's row: int id, int k, char(120) c, char(60) pad, plus the k index and page slack.
@@ -213,6 +214,7 @@ class ServerPair:
                     "size_mb": round(self.data_mb, 1),
                 },
                 "proofs": proofs,
+                "cpu_measurement": CPU_MEASUREMENT,
                 "mariadb_version": self.servers["plain"].version(),
                 "option_difference": option_difference(
                     self.options("plain", load_bp), self.options("encrypted", load_bp)
@@ -233,18 +235,30 @@ class ServerPair:
         return pool_mb(self.data_mb, regime, self.profile.regime)
 
     def configure(self, regime: str, log: Callable[[str], None]) -> None:
-        """Restart both servers with the regime's buffer pool; preload it when in-memory."""
+        """Restart both servers with the regime's buffer pool, prove each again (the server's
+        own account of its tablespaces: the options came back as they were) and preload the
+        pool when in-memory."""
         if self.regime == regime:
             return
         bp = self.buffer_pool_mb(regime)
         log(f"{regime}: buffer pool {bp} MB for {self.data_mb:.0f} MB of data")
-        regime_record: dict[str, Any] = {"buffer_pool_mb": bp, "options": {}}
+        regime_record: dict[str, Any] = {
+            "buffer_pool_mb": bp,
+            "options": {},
+            "proofs": {},
+            "cpu_source": {},
+        }
         if self.calibration:
             proof.prove_twins(self.options("plain", bp), self.options("encrypted", bp))
         for variant, server in self.servers.items():
             opts = self.options(variant, bp)
             server.restart(opts)
             regime_record["options"][variant] = redact(opts)
+            claimed = "plain" if self.calibration else variant
+            regime_record["proofs"][variant] = proof.prove_tablespaces(
+                server, claimed, self.profile.data.tables
+            )
+            regime_record["cpu_source"][variant] = server.cpu_counter.source
             if regime == "in-memory":
                 self._preload(server)
         self.record["regimes"][regime] = regime_record
