@@ -43,8 +43,12 @@ def processes_owned_by(owner_pid: int) -> list[str]:
 
 
 def tiny_profile(path: Path, **measure: object) -> Path:
-    """A profile small enough for a test: one table, one regime, short rounds."""
+    """A profile small enough for a test: one table, one regime, short rounds.  The tests
+    check the run's mechanics, so no round is measured again for the machine's other load
+    (interference_max_pct = 100: a test's own second encbench would otherwise be that load);
+    tests/test_engine.py proves the re-measuring."""
     settings = {
+        "interference_max_pct": "100",
         "workloads": '["oltp_point_select"]',
         "regimes": '["in-memory"]',
         "threads": "[2]",

@@ -96,3 +96,24 @@ def test_a_server_claiming_to_be_plain_while_encrypted_fails_the_proof(
     servers.append(tampered)
     with pytest.raises(ProofError, match="encrypted per the server"):
         proof.prove(tampered, "plain", spec, TABLES)
+
+
+def test_a_provisioned_pair_has_no_account_reachable_over_tcp(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """Issue #8: no unused TCP superuser — every at-rest client uses the unix socket, so a
+    provisioned pair holds no account for a TCP host, and no password exists to leak."""
+    from encbench import profile as profiles
+    from encbench.results.store import ResultStore
+    from encbench.studies.at_rest.pair import ServerPair
+
+    toml = 'name = "t"\n[data]\ntables = 1\ntable_size = 1000\n'
+    prof = profiles.parse(toml, "t.toml")
+    store = ResultStore.create(tmp_path / "out", prof.name, toml)
+    with ServerPair(store, prof) as pair:
+        pair.provision(lambda line: None)
+        for variant, server in pair.servers.items():
+            hosts = {
+                row[0] for row in server.query("SELECT Host FROM mysql.user WHERE is_role = 'N'")
+            }
+            assert hosts <= {"localhost"}, f"{variant} has accounts for {hosts}"

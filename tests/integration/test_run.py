@@ -33,7 +33,10 @@ def test_a_short_paired_run_writes_runs_summary_and_report(tmp_path: Path, state
 
     runs = runs_of(out)
     assert len(runs) == 2 * 2 * 2  # 2 cells × 2 rounds × 2 variants
-    assert [r["variant"] for r in runs[:4]] == ["plain", "encrypted", "encrypted", "plain"]
+    # A block: round 0 in the order drawn, round 1 in the other.
+    first, second = runs[:2], runs[2:4]
+    assert [r["position"] for r in runs[:4]] == [0, 1, 0, 1]
+    assert [r["variant"] for r in second] == [r["variant"] for r in reversed(first)]
     assert all(r["tps"] > 0 and r["cpu_ms_per_txn"] > 0 for r in runs)
     summary = json.loads((out / "summary.json").read_text())
     at_rest = summary["studies"]["at-rest"]
@@ -142,7 +145,7 @@ def test_clean_stops_the_server_of_a_run_that_was_killed(tmp_path: Path, state_d
 
 
 def test_a_run_killed_outright_resumes_after_clean(tmp_path: Path, state_dir: Path) -> None:
-    prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=3, max_rounds=3)
+    prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=4, max_rounds=4)
     out = tmp_path / "out"
     env = {"XDG_STATE_HOME": str(state_dir)}
     child = subprocess.Popen(
@@ -172,7 +175,7 @@ def test_a_run_killed_outright_resumes_after_clean(tmp_path: Path, state_dir: Pa
     resumed = encbench("run", "--resume", str(out), env=env)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["studies"]["at-rest"]["cells"][0]["rounds"] == 3
+    assert summary["studies"]["at-rest"]["cells"][0]["rounds"] == 4
 
 
 def test_each_run_is_proven_and_its_cpu_counted_over_the_loop_and_its_flush(

@@ -30,6 +30,7 @@ def transit_profile(path: Path, **settings: str) -> Path:
         "warmup_s": "0",
         "min_rounds": "2",
         "max_rounds": "2",
+        "interference_max_pct": "100",  # mechanics, not noise: see tests/helpers.tiny_profile
     }
     values.update(settings)
     body = "\n".join(f"{k} = {v}" for k, v in values.items())
