@@ -102,13 +102,13 @@ def test_the_marker_names_the_run_and_old_bare_pid_markers_still_parse() -> None
     assert proc.RunIdentity.from_marker("x") is None
 
 
-def test_busy_cpu_leaves_out_idle_and_iowait() -> None:
+def test_busy_cpu_leaves_out_idle_iowait_and_interrupts() -> None:
     times = SimpleNamespace(
         user=1112.72, nice=0.0, system=578.75, idle=1084.9, iowait=116.63, irq=0.0,
         softirq=30.25, steal=1.14,
     )  # fmt: skip
     busy, steal = proc.busy_and_steal(times)
-    assert busy == pytest.approx(1112.72 + 578.75 + 30.25)
+    assert busy == pytest.approx(1112.72 + 578.75)
     assert steal == pytest.approx(1.14)
 
 

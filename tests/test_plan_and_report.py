@@ -186,3 +186,18 @@ def test_a_cell_reports_its_other_load_as_a_share_of_the_machine() -> None:
     # (0.5 + 0.1) s per 5 s run on 2 cores
     assert data.cells[0].other_load_pct == pytest.approx(6.0)
     assert "**Shared machine**: other processes used up to 6%" in report_md(data)
+
+
+def test_a_cells_steady_steal_is_its_usual_level_and_only_a_burst_above_it_is_measured_again() -> (
+    None
+):
+    # io-bound on a VM: the host's disk emulation steals ~10% from both variants, every round.
+    runs = rounds_of([(90, 100)] * 12, interference=10.0)
+    assert plan.cell_rounds(runs, CELL, RULE).rejected == []
+    burst = [
+        dataclasses.replace(r, interference_pct=10.0 + RULE.interference_max_pct + 5)
+        if r.round == 7 and r.variant == "plain"
+        else r
+        for r in runs
+    ]
+    assert [r.number for r in plan.cell_rounds(burst, CELL, RULE).rejected] == [7]

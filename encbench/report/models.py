@@ -163,13 +163,15 @@ class Differences(Model):
     def remeasured(self) -> str:
         if not self.rounds_rejected:
             return (
-                f"No round was measured again: other load stayed within "
-                f"{self.interference_max_pct:g}% of the machine in every run."
+                "No round was measured again: in every run, other processes and the "
+                f"hypervisor took less than {self.interference_max_pct:g}% of the machine "
+                "above the cell's usual level."
             )
         return (
             f"{self.rounds_rejected} round(s) measured again because another process or the "
-            f"hypervisor took more than {self.interference_max_pct:g}% of the machine during "
-            "one of its runs (kept in the results file, left out of the estimates)."
+            f"hypervisor took more than {self.interference_max_pct:g}% of the machine above "
+            "the cell's usual level during one of its runs (kept in the results file, left "
+            "out of the estimates)."
         )
 
 
