@@ -138,14 +138,12 @@ def complete_rounds(runs: Iterable[Measured], cell: Hashable) -> list[Round]:
 
 def cell_rounds(runs: Iterable[Measured], cell: Hashable, rule: StopRule) -> CellRounds:
     """Sort a cell's complete rounds: rejected (interference above the cell's usual level by
-    more than the limit) or counted;
-    counted rounds pair into blocks in measuring order, each with the next counted round of
-    the opposite order.  (The runner always measures that opposite order next; a round of
-    the same order — only in results of encbench before blocks — leaves its predecessor
-    unpaired.)"""
+    more than the limit) or counted; counted rounds pair into blocks in measuring order, each
+    with the earliest counted round of the opposite order still waiting for a partner.  (The
+    runner measures that opposite order next, so partners are neighbours unless a rejected
+    round or an interrupt came between.)"""
     counted, rejected, blocks = [], [], []
-    pending: Round | None = None
-    unpaired: list[Round] = []
+    waiting: list[Round] = []
     seen: list[float] = []  # interference of every run of the cell so far
     for r in complete_rounds(runs, cell):
         own = [float(run.interference_pct) for run in r.runs.values()]
@@ -154,17 +152,13 @@ def cell_rounds(runs: Iterable[Measured], cell: Hashable, rule: StopRule) -> Cel
             rejected.append(r)
             continue
         counted.append(r)
-        if pending is None:
-            pending = r
-        elif r.order != pending.order:
-            blocks.append(Block(pending, r))
-            pending = None
+        partner = next((w for w in waiting if w.order != r.order), None)
+        if partner is None:
+            waiting.append(r)
         else:
-            unpaired.append(pending)
-            pending = r
-    if pending is not None:
-        unpaired.append(pending)
-    return CellRounds(counted, rejected, blocks, unpaired)
+            waiting.remove(partner)
+            blocks.append(Block(partner, r))
+    return CellRounds(counted, rejected, blocks, waiting)
 
 
 def next_round_number(runs: Iterable[Measured], cell: Hashable) -> int:
@@ -173,11 +167,10 @@ def next_round_number(runs: Iterable[Measured], cell: Hashable) -> int:
 
 
 def next_order(state: CellRounds, rng: random.Random) -> tuple[str, ...]:
-    """The order of the next round: the opposite of a counted round still waiting for its
-    block partner; otherwise a new block, its order drawn at random."""
-    waiting = state.unpaired[-1] if state.unpaired and state.counted else None
-    if waiting is not None and waiting is state.counted[-1]:
-        return tuple(reversed(waiting.order))
+    """The order of the next round: the opposite of the earliest counted round still waiting
+    for its block partner; otherwise a new block, its order drawn at random."""
+    if state.unpaired:
+        return tuple(reversed(state.unpaired[0].order))
     return VARIANTS if rng.random() < 0.5 else tuple(reversed(VARIANTS))
 
 

@@ -294,10 +294,11 @@ def summary_in_words(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
     if loaded:
         worst = max(c.other_load_pct or 0.0 for c in loaded)
         lines.append(
-            f"**Shared machine**: other processes used up to {worst:.0f}% of the CPU during "
-            f"{len(loaded)} cell(s) (column 'other load'). Paired rounds absorb steady load, "
-            "not bursts that hit one side: read those cells' intervals with care, or rerun "
-            "them on a quiet machine."
+            f"**Shared machine**: other processes and the hypervisor (steal) took up to "
+            f"{worst:.0f}% of the CPU during {len(loaded)} cell(s) (column 'other load'). On a "
+            "VM, steal also rises with the run's own disk I/O, alike for both variants; paired "
+            "rounds absorb such steady load, and rounds with a burst above the cell's usual "
+            "level are measured again (see Interference)."
         )
     return lines
 
