@@ -185,7 +185,9 @@ def test_a_cell_reports_its_other_load_as_a_share_of_the_machine() -> None:
     data = at_rest.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
     # (0.5 + 0.1) s per 5 s run on 2 cores
     assert data.cells[0].other_load_pct == pytest.approx(6.0)
-    assert "**Shared machine**: other processes used up to 6%" in report_md(data)
+    assert "**Shared machine**: other processes and the hypervisor (steal) took up to 6%" in (
+        report_md(data)
+    )
 
 
 def test_a_cells_steady_steal_is_its_usual_level_and_only_a_burst_above_it_is_measured_again() -> (
