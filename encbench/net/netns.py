@@ -32,8 +32,9 @@ import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from encbench import proc
+from encbench import proc, state
 from encbench.errors import BadInput, EncbenchError, ToolError
 
 PREFIX = "encb-"
@@ -108,10 +109,7 @@ def namespaces() -> list[str]:
 
 # -- registry ---------------------------------------------------------------------------------
 def registry_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    path = Path(base) / "encbench" / "netns"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return state.folder("netns")
 
 
 def _record(link: Link) -> Path:
@@ -119,16 +117,12 @@ def _record(link: Link) -> Path:
 
 
 def recorded() -> list[Link]:
-    found = []
-    for path in sorted(registry_dir().glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-            # Records from before delay_method existed: a delay was then always netem.
-            data.setdefault("delay_method", "netem" if data.get("rtt_ms") else "none")
-            found.append(Link(**data))
-        except (OSError, ValueError, TypeError, AttributeError):
-            continue
-    return found
+    def link(data: dict[str, Any]) -> Link:
+        # Records from before delay_method existed: a delay was then always netem.
+        data.setdefault("delay_method", "netem" if data.get("rtt_ms") else "none")
+        return Link(**data)
+
+    return state.read_records("netns", link)
 
 
 def clean_stale() -> list[str]:

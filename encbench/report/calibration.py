@@ -20,14 +20,13 @@ so that `encbench report DIR` re-renders what the run saw).
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from encbench import stats
+from encbench import state, stats
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, NoiseGroup, Record
@@ -200,8 +199,7 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> C
 # -- the per-machine file -------------------------------------------------------------------
 def machine_file() -> Path:
     """Beside the sandbox registry (servers/registry.py): this machine's (and user's) state."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "encbench" / "calibration.json"
+    return state.base() / "calibration.json"
 
 
 def read_machine() -> NoiseFloor:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from encbench import proc
+from encbench import proc, state
 
 GROUP_PREFIX = "encbench-"
 MOUNTS = Path("/proc/mounts")
@@ -148,10 +148,7 @@ def detect() -> Hierarchy | None:
 
 # -- the record of the groups encbench made -----------------------------------------------------
 def records_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    path = Path(base) / "encbench" / "cgroups"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return state.folder("cgroups")
 
 
 @dataclass(frozen=True)
@@ -171,13 +168,7 @@ class Record:
 
 
 def _records() -> list[Record]:
-    found = []
-    for path in sorted(records_dir().glob("*.json")):
-        try:
-            found.append(Record(**json.loads(path.read_text())))
-        except (OSError, ValueError, TypeError):
-            continue
-    return found
+    return state.read_records("cgroups", lambda data: Record(**data))
 
 
 def _remove_dir(path: Path, wait_s: float) -> bool:

@@ -12,7 +12,6 @@ gone and whose server is not running says nothing any more and is dropped on sig
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 from dataclasses import asdict, dataclass
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from encbench import proc
+from encbench import proc, state
 from encbench.servers import cgroup
 
 SANDBOX_MARKER = ".encbench-sandbox"
@@ -28,10 +27,7 @@ SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
 
 
 def registry_dir() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    path = Path(base) / "encbench" / "sandboxes"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return state.folder("sandboxes")
 
 
 @dataclass(frozen=True)
@@ -84,13 +80,7 @@ def unregister(entry: Entry) -> None:
 
 
 def _recorded() -> list[Entry]:
-    found = []
-    for path in sorted(registry_dir().glob("*.json")):
-        try:
-            found.append(Entry(**json.loads(path.read_text())))
-        except (OSError, ValueError, TypeError):
-            continue
-    return found
+    return state.read_records("sandboxes", lambda data: Entry(**data))
 
 
 def is_stale(entry: Entry) -> bool:
