@@ -41,7 +41,6 @@ from encbench.errors import ProofError
 from encbench.results.schema import RunRecord
 from encbench.servers.target import Needs, Target
 from encbench.servers.variants import EncryptionSpec, option_difference
-from encbench.workloads.sysbench import WRITE_WORKLOADS
 
 PROOF_TABLE = "encbench_proof"
 SYSBENCH_ROW = re.compile(rb"\d{11}-\d{11}-\d{11}-\d{11}")
@@ -250,7 +249,7 @@ def prove_tablespaces(server: Target, claimed: str, tables: int) -> dict[str, An
     }
 
 
-def check_run(record: RunRecord, calibration: bool = False) -> None:
+def check_run(record: RunRecord, writes: bool, calibration: bool = False) -> None:
     """The per-run proof from the server's own counters (deltas over the run); ProofError
     names the run and the counter that contradicts its variant.  In an A/A calibration both
     sides are plain."""
@@ -267,11 +266,7 @@ def check_run(record: RunRecord, calibration: bool = False) -> None:
             f"{where} read {record.pages_read} pages from disk and decrypted none "
             "(Innodb_num_pages_decrypted): its tables are not encrypted"
         )
-    if (
-        record.cell.workload in WRITE_WORKLOADS
-        and record.pages_written > 0
-        and not record.pages_encrypted
-    ):
+    if writes and record.pages_written > 0 and not record.pages_encrypted:
         raise ProofError(
             f"{where} wrote {record.pages_written} pages and encrypted none "
             "(Innodb_num_pages_encrypted): its tables are not encrypted"
