@@ -51,7 +51,6 @@ METHOD = (
     "in opposite orders, exact Wilcoxon signed-rank 95% CI, widened for lag-1 autocorrelation; "
     "geometric mean with Student-t CI beside it; equivalence by TOST; Holm across cells"
 )
-T_METHOD = "geometric mean of block log ratios, Student-t CI (widened likewise)"
 MAX_AUTOCORRELATION = 0.8
 Direction = Literal["higher_is_better", "lower_is_better"]
 # A series of values: a list, or the array a computation already holds.
@@ -60,7 +59,7 @@ Values = Sequence[float] | np.ndarray
 
 @dataclass(frozen=True)
 class RatioEstimate:
-    n: int  # independent units behind the interval: blocks (rounds for paired_ratio)
+    n: int  # independent units behind the interval: blocks
     ratio: float
     ci_low: float
     ci_high: float
@@ -119,26 +118,6 @@ def mean_ci(
         return None
     half = t_quantile(n - 1, confidence) * stdev / math.sqrt(n)
     return mean - half, mean + half
-
-
-def _log_ratios(encrypted: Sequence[float], plain: Sequence[float]) -> np.ndarray:
-    if len(encrypted) != len(plain):
-        raise ValueError("paired samples must have the same length")
-    if not encrypted:
-        raise ValueError("no rounds to summarise")
-    enc = np.asarray(encrypted, dtype=float)
-    pla = np.asarray(plain, dtype=float)
-    if np.any(enc <= 0) or np.any(pla <= 0):
-        raise ValueError("ratios need positive values")
-    return np.asarray(np.log(enc / pla))
-
-
-def paired_ratio(
-    encrypted: Sequence[float], plain: Sequence[float], confidence: float = 0.95
-) -> RatioEstimate:
-    """Geometric mean of per-round ratios with a plain Student-t interval (rounds taken as
-    independent): the method of encbench before blocks, kept for re-analysis."""
-    return t_ratio(_log_ratios(encrypted, plain), confidence, widen=False)
 
 
 def lag1_autocorrelation(values: Values) -> float:
@@ -356,19 +335,6 @@ def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
     return rejected
 
 
-def rounds_needed(estimate: RatioEstimate, target_pct: float, per_unit: int = 1) -> int:
-    """About how many more rounds bring the half-width to the target (width ∝ 1/√n); a unit
-    (block) holds `per_unit` rounds."""
-    hw = estimate.halfwidth_pct
-    if not math.isfinite(hw):
-        return per_unit * max(1, 6 - estimate.n)
-    if hw <= target_pct:
-        return 0
-    # The tolerance keeps float noise (6.0000000001%) from asking for one more round.
-    total = math.ceil(estimate.n * (hw / target_pct) ** 2 - 1e-9)
-    return per_unit * max(1, total - estimate.n)
-
-
 Kind = Literal["cost", "gain", "same", "unsure", "na"]
 
 
@@ -439,7 +405,7 @@ def mean_and_stdev(values: Sequence[float]) -> tuple[float, float]:
 def log_se_from_ci(
     n: int, ci_low: float | None, ci_high: float | None, confidence: float = 0.95
 ) -> float | None:
-    """The standard error of ln(ratio) behind a paired_ratio interval: that interval is
+    """The standard error of ln(ratio) behind a t_ratio interval: that interval is
     ln r ± t(n−1)·se on the log scale, so se = (ln hi − ln lo) / (2·t(n−1)).  None below two
     rounds (no interval)."""
     if n < 2 or not ci_low or not ci_high:

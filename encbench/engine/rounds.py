@@ -84,10 +84,6 @@ class Round:
         """The variants in the order they were measured."""
         return tuple(sorted(self.runs, key=lambda v: self.runs[v].position))
 
-    @property
-    def interference_pct(self) -> float:
-        return float(max(r.interference_pct for r in self.runs.values()))
-
     def log_ratio(self, metric: str) -> float:
         ratio = float(getattr(self.runs["encrypted"], metric)) / float(
             getattr(self.runs["plain"], metric)
@@ -122,8 +118,9 @@ class CellRounds:
         return sum(r.wall_s for r in (*self.counted, *self.rejected))
 
     @property
-    def in_blocks(self) -> list[Round]:
-        return [r for b in self.blocks for r in (b.first, b.second)]
+    def open_block(self) -> bool:
+        """A counted round waits for its partner: the block must be finished first."""
+        return bool(self.unpaired)
 
 
 def complete_rounds(runs: Iterable[Measured], cell: Hashable) -> list[Round]:
@@ -199,8 +196,8 @@ def ratio_estimate(
         block_log_ratios(blocks, metric), confidence, widening(blocks, metric)
     )
     if stage_one >= 2 and len(blocks) > stage_one:
-        first = blocks[:stage_one]
-        spread = stats.t_ratio(block_log_ratios(first, metric), confidence, widening(first, metric))
+        spread = t_estimate(blocks[:stage_one], metric, confidence)
+        assert spread is not None
         estimate = stats.stein_guard(estimate, spread, len(blocks))
     return estimate
 
@@ -218,11 +215,16 @@ def estimate(
     return ratio_estimate(blocks, metric, confidence, stage_one_blocks(rule))
 
 
-def t_estimate(blocks: Sequence[Block], metric: str) -> stats.RatioEstimate | None:
-    """The Student-t interval beside it, over the same blocks, widened likewise."""
+def t_estimate(
+    blocks: Sequence[Block], metric: str, confidence: float = 0.95
+) -> stats.RatioEstimate | None:
+    """The Student-t interval beside it, over the same blocks, widened likewise; also stage
+    one's spread, which plans the cell's blocks and guards its final interval."""
     if not blocks:
         return None
-    return stats.t_ratio(block_log_ratios(blocks, metric), widen=widening(blocks, metric))
+    return stats.t_ratio(
+        block_log_ratios(blocks, metric), confidence, widen=widening(blocks, metric)
+    )
 
 
 def planned_blocks(state: CellRounds, m: StopRule, metric: str) -> int | None:
@@ -246,10 +248,12 @@ def stop_reason(state: CellRounds, m: StopRule, metric: str) -> str | None:
     """Why this cell needs no more rounds, or None when it needs another.  Decided only at
     the end of a block: the blocks that stage one planned are measured, unless the budget or
     max_rounds ends the cell first."""
-    open_block = len(state.counted) != len(state.in_blocks)
-    measured = len(state.counted) + len(state.rejected)
-    if measured >= 2 * m.max_rounds or (not open_block and len(state.counted) >= m.max_rounds):
+    open_block = state.open_block
+    if not open_block and len(state.counted) >= m.max_rounds:
         return f"max rounds ({m.max_rounds}) reached"
+    if len(state.counted) + len(state.rejected) >= 2 * m.max_rounds:
+        # A machine that never quietens down would otherwise hold the cell until its budget.
+        return f"max rounds ({m.max_rounds}) reached, {len(state.rejected)} of them measured again"
     planned = None if open_block else planned_blocks(state, m, metric)
     if planned is not None and len(state.blocks) >= planned:
         return f"planned {planned * ROUNDS_PER_BLOCK} rounds for ±{m.target_halfwidth_pct:g}% done"

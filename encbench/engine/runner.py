@@ -12,6 +12,7 @@ so an interrupt at any point loses at most the run in progress.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import random
 import signal
@@ -141,6 +142,13 @@ class Runner:
         done = rounds.cell_rounds(runs, cell, study.rule)
         return rounds.stop_reason(done, study.rule, self._primary(study)) is not None
 
+    def _log_rejected(self, cell: Any, hit: rounds.Round, limit_pct: float) -> None:
+        worst = max(r.interference_pct for r in hit.runs.values())
+        self.progress.log(
+            f"{cell.label}: round {hit.number} measured again — other load took {worst:.0f}% of "
+            f"the machine, more than {limit_pct:g}% above the cell's usual level"
+        )
+
     @staticmethod
     def _primary(study: Study) -> str:
         return primary_metric(study.metrics).name
@@ -155,19 +163,22 @@ class Runner:
                 raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
                 study.warm_up(cell, variant, rule.warmup_s, raw)
         started = time.monotonic()
+        number = -1  # the round just measured
         while True:
             done = rounds.cell_rounds(runs, cell, rule)
+            if any(r.number == number for r in done.rejected):
+                self._log_rejected(cell, done.rejected[-1], rule.interference_max_pct)
             reason = rounds.stop_reason(done, rule, metric)
             if reason is not None:
                 break
             number = rounds.next_round_number(runs, cell)
             estimate = rounds.estimate(done.blocks, metric, rule)
-            hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and estimate.n > 1 else "±?"
+            finite = estimate is not None and math.isfinite(estimate.halfwidth_pct)
+            hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and finite else "±?"
             again = f", {len(done.rejected)} measured again" if done.rejected else ""
             self.progress.status(
                 f"{cell.label}: round {len(done.counted) + 1}, CI so far {hw}{again}"
             )
-            measured = []
             for position, variant in enumerate(rounds.next_order(done, self.rng)):
                 name = f"{study.name}-{cell.slug}-r{number:03d}-{variant}.txt"
                 run = Run(
@@ -180,15 +191,6 @@ class Runner:
                 study.prove(record)
                 self.store.append(record)
                 runs.append(record)
-                measured.append(record)
-            after = rounds.cell_rounds(runs, cell, rule)
-            if any(r.number == number for r in after.rejected):
-                worst = max(r.interference_pct for r in measured)
-                self.progress.log(
-                    f"{cell.label}: round {number} measured again — other load took "
-                    f"{worst:.0f}% of the machine, more than {rule.interference_max_pct:g}% "
-                    "above the cell's usual level"
-                )
             self.documents(False)
             state.within(time.monotonic() - started, share)
         m = primary_metric(study.metrics)
@@ -197,7 +199,7 @@ class Runner:
         verdict = (
             stats.verdict(estimate, m.direction, equivalence, rule.equivalence_margin_pct)
             if estimate
-            else "no complete block"
+            else "inconclusive: too few rounds for an interval"
         )
         again = f", {len(done.rejected)} measured again" if done.rejected else ""
         self.progress.log(f"{cell.label}: {verdict} [{len(done.counted)} rounds{again}, {reason}]")
