@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from encbench.proc import OWNER_ENV
 
@@ -72,3 +73,49 @@ def skip_unless_ci(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+def start_plain_server(root: Path, buffer_pool_mb: int = 16, use_cgroup: bool = True) -> Any:
+    """A started plain sandbox server (the caller destroys it)."""
+    from encbench.servers.sandbox import SandboxServer
+    from encbench.servers.variants import EncryptionSpec, server_options
+
+    server = SandboxServer("plain", root, use_cgroup=use_cgroup)
+    options = server_options(
+        "plain",
+        EncryptionSpec(),
+        server.paths,
+        port=server.port,
+        buffer_pool_mb=buffer_pool_mb,
+        key_file=Path("/nonexistent"),
+        run_as_root=os.geteuid() == 0,
+    )
+    server.initialize(options)
+    server.start(options)
+    return server
+
+
+_KILLED_RUN = (
+    "import os, sys\n"
+    "from pathlib import Path\n"
+    "from tests.helpers import start_plain_server\n"
+    "print(start_plain_server(Path(sys.argv[1])).pid, flush=True)\n"
+    "os.kill(os.getpid(), 9)\n"
+)
+
+
+def server_of_a_killed_run(root: Path, state_dir: Path) -> int:
+    """The pid of a server whose run was killed outright (SIGKILL: no clean-up ran), so the
+    server outlives it in its own process group, recorded as a dead run's."""
+    import subprocess
+    import sys
+
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+        timeout=120,
+    )
+    assert killed.returncode == -9, killed.stderr
+    return int(killed.stdout.strip())

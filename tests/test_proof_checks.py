@@ -63,9 +63,13 @@ def test_an_encrypted_run_that_read_nothing_has_nothing_to_decrypt() -> None:
 
 def test_an_encrypted_write_run_that_wrote_pages_and_encrypted_none_fails() -> None:
     writes = CellKey("oltp_write_only", "in-memory", 4)
-    proof.check_run(run(cell=writes, pages_read=0, pages_written=50, pages_encrypted=50), writes=True)
+    proof.check_run(
+        run(cell=writes, pages_read=0, pages_written=50, pages_encrypted=50), writes=True
+    )
     with pytest.raises(ProofError, match="wrote 50 pages and encrypted none"):
-        proof.check_run(run(cell=writes, pages_read=0, pages_written=50, pages_encrypted=0), writes=True)
+        proof.check_run(
+            run(cell=writes, pages_read=0, pages_written=50, pages_encrypted=0), writes=True
+        )
 
 
 @pytest.mark.parametrize(("decrypted", "encrypted"), [(1, 0), (0, 1)])
@@ -74,7 +78,9 @@ def test_a_plain_run_that_decrypted_or_encrypted_any_page_fails(
 ) -> None:
     proof.check_run(run(variant="plain", pages_decrypted=0), writes=False)
     with pytest.raises(ProofError, match="the plain run decrypted"):
-        proof.check_run(run(variant="plain", pages_decrypted=decrypted, pages_encrypted=encrypted), writes=False)
+        proof.check_run(
+            run(variant="plain", pages_decrypted=decrypted, pages_encrypted=encrypted), writes=False
+        )
 
 
 def test_the_scan_reads_the_whole_file_past_the_old_64_mib_limit(tmp_path: Path) -> None:

@@ -9,8 +9,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,38 +17,13 @@ import pytest
 from encbench import proc
 from encbench.servers import cgroup, registry
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
-from tests.helpers import encbench
-
-START = (
-    "import os, sys\n"
-    "from pathlib import Path\n"
-    "from encbench.servers.sandbox import SandboxServer\n"
-    "from encbench.servers.variants import server_options, EncryptionSpec\n"
-    "s = SandboxServer('plain', Path(sys.argv[1]))\n"
-    "o = server_options('plain', EncryptionSpec(), s.paths, port=s.port, buffer_pool_mb=16,"
-    " key_file=Path('/nonexistent'), run_as_root=os.geteuid() == 0)\n"
-    "s.initialize(o); s.start(o)\n"
-    "print(s.pid, flush=True)\n"
-    "os.kill(os.getpid(), 9)\n"
-)
+from tests.helpers import encbench, server_of_a_killed_run, start_plain_server
 
 
 @pytest.fixture
 def server(tmp_path: Path, state_dir: Path) -> Iterator[SandboxServer]:
     """A server of this very process: a live run, as far as `encbench clean` can tell."""
-    s = SandboxServer("plain", tmp_path / "sandbox")
-    options = server_options(
-        "plain",
-        EncryptionSpec(),
-        s.paths,
-        port=s.port,
-        buffer_pool_mb=16,
-        key_file=Path("/nonexistent"),
-        run_as_root=os.geteuid() == 0,
-    )
-    s.initialize(options)
-    s.start(options)
+    s = start_plain_server(tmp_path / "sandbox")
     try:
         yield s
     finally:
@@ -90,15 +63,7 @@ def test_clean_forgets_a_killed_runs_server_whose_sandbox_was_deleted(
     tmp_path: Path, state_dir: Path
 ) -> None:
     root = tmp_path / "sandbox"
-    killed = subprocess.run(
-        [sys.executable, "-c", START, str(root)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
-        timeout=120,
-    )
-    assert killed.returncode == -9, killed.stderr
-    server_pid = int(killed.stdout.strip())
+    server_pid = server_of_a_killed_run(root, state_dir)
     # By hand, as a user would: the server is killed, its directory deleted.
     os.kill(server_pid, signal.SIGKILL)
     assert proc.wait_gone(server_pid, 30)
@@ -113,15 +78,7 @@ def test_clean_removes_the_cgroup_of_a_killed_runs_server(tmp_path: Path, state_
     if cgroup.detect() is None:
         pytest.skip("no cgroup hierarchy encbench may write here (not root?)")
     root = tmp_path / "sandbox"
-    killed = subprocess.run(
-        [sys.executable, "-c", START, str(root)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
-        timeout=120,
-    )
-    assert killed.returncode == -9, killed.stderr
-    server_pid = int(killed.stdout.strip())
+    server_pid = server_of_a_killed_run(root, state_dir)
     [record] = list((state_dir / "encbench" / "cgroups").glob("*.json"))
     group = Path(json.loads(record.read_text())["path"])
     assert str(server_pid) in (group / "cgroup.procs").read_text().split()

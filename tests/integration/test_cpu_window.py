@@ -5,7 +5,6 @@ flushed before its window closes."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +12,9 @@ import pytest
 
 from encbench.servers import cgroup
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.studies.at_rest import flushing
 from encbench.workloads import sysbench
+from tests.helpers import start_plain_server
 
 TABLE_SIZE = 2000
 # A client whose every thread makes the server work hard while connecting (thread_init),
@@ -37,18 +36,7 @@ end
 
 
 def start(root: Path, use_cgroup: bool = True) -> SandboxServer:
-    server = SandboxServer("plain", root, use_cgroup=use_cgroup)
-    opts = server_options(
-        "plain",
-        EncryptionSpec(),
-        server.paths,
-        port=server.port,
-        buffer_pool_mb=32,
-        key_file=Path("/nonexistent"),
-        run_as_root=os.geteuid() == 0,
-    )
-    server.initialize(opts)
-    server.start(opts)
+    server: SandboxServer = start_plain_server(root, buffer_pool_mb=32, use_cgroup=use_cgroup)
     return server
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from encbench.servers import cgroup, registry
-from tests.helpers import encbench, processes_owned_by, tiny_profile
+from tests.helpers import encbench, processes_owned_by, server_of_a_killed_run, tiny_profile
 
 
 def runs_of(out: Path) -> list[dict]:  # type: ignore[type-arg]
@@ -109,28 +109,8 @@ def test_an_interrupted_run_leaves_nothing_running_keeps_its_runs_and_resumes(
 
 def test_clean_stops_the_server_of_a_run_that_was_killed(tmp_path: Path, state_dir: Path) -> None:
     # A run killed with SIGKILL cannot stop its servers: they outlive it in their own groups.
-    script = (
-        "import os, sys\n"
-        "from pathlib import Path\n"
-        "from encbench.servers.sandbox import SandboxServer\n"
-        "from encbench.servers.variants import server_options, EncryptionSpec\n"
-        "s = SandboxServer('plain', Path(sys.argv[1]))\n"
-        "o = server_options('plain', EncryptionSpec(), s.paths, port=s.port, buffer_pool_mb=16,"
-        " key_file=Path('/nonexistent'), run_as_root=os.geteuid() == 0)\n"
-        "s.initialize(o); s.start(o)\n"
-        "print(s.pid, flush=True)\n"
-        "os.kill(os.getpid(), 9)\n"
-    )
     root = tmp_path / "sandbox"
-    result = subprocess.run(
-        [sys.executable, "-c", script, str(root)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
-        timeout=120,
-    )
-    assert result.returncode == -9
-    server_pid = int(result.stdout.strip())
+    server_pid = server_of_a_killed_run(root, state_dir)
     os.kill(server_pid, 0)  # the orphan is alive
 
     cleaned = encbench("clean", env={"XDG_STATE_HOME": str(state_dir)})
