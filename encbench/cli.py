@@ -73,8 +73,9 @@ def run(profile: str | None, out: Path | None, resume: Path | None, force: bool)
 
     PROFILE is a built-in — smoke (about 2 min), quick (the default, under 15 min),
     seed-2019-decryption (about 50 min), seed-2013-ssl (connection rate by key size and
-    distance, about 7 min), in-transit (every in-transit test, about 11 min), calibrate (an
-    A/A calibration, see `encbench calibrate`) — or the path of a .toml file."""
+    distance, about 7 min), in-transit (every in-transit test, about 14 min by its cell
+    budgets), calibrate (an A/A calibration, see `encbench calibrate`) — or the path of a
+    .toml file."""
     _run(lambda: _open_store(profile, out, resume, force))
 
 
@@ -91,10 +92,10 @@ def calibrate(profile: str | None, out: Path | None) -> None:
     servers; plain TCP against plain TCP) and report encbench's own false-positive rate and
     noise floor on this machine.
 
-    PROFILE is a built-in or the path of a .toml file; by default `calibrate` (over 40 cells
-    in about 15–20 min).  The result also goes to $XDG_STATE_HOME/encbench/calibration.json,
-    whose noise floor every later report states.  `encbench run --resume DIR` finishes an
-    interrupted calibration."""
+    PROFILE is a built-in or the path of a .toml file; by default `calibrate` (40 cells in
+    20 min on a 2-core machine).  The result also goes to
+    $XDG_STATE_HOME/encbench/calibration.json, whose noise floor every later report states.
+    `encbench run --resume DIR` finishes an interrupted calibration."""
     _run(lambda: _open_store(profile or CALIBRATION_PROFILE, out, None, False, calibrate=True))
 
 
