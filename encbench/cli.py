@@ -71,7 +71,7 @@ def run(profile: str | None, out: Path | None, resume: Path | None, force: bool)
     """Measure encrypted vs plain servers with PROFILE and write DIR/<study>.jsonl,
     summary.json, report.md and report.html.
 
-    PROFILE is a built-in — smoke (about 2 min), quick (the default, under 15 min),
+    PROFILE is a built-in — smoke (about 2½ min), quick (the default, under 15 min),
     seed-2019-decryption (about 50 min), seed-2013-ssl (connection rate by key size and
     distance, about 7 min), in-transit (every in-transit test, about 14 min by its cell
     budgets), calibrate (an A/A calibration, see `encbench calibrate`) — or the path of a
