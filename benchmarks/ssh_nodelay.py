@@ -15,7 +15,8 @@ import tempfile
 from pathlib import Path
 
 from encbench.net import tunnels
-from encbench.workloads import connrate, sysbench
+from encbench.servers.target import Connection
+from encbench.workloads import connrate
 from tests.transit.sandbox import tcp_sandbox
 
 
@@ -38,9 +39,7 @@ def main() -> None:
                         with tunnels.ssh_tunnel(
                             root, db=db, cipher=args.cipher, terminal=terminal
                         ) as tunnel:
-                            through = sysbench.Connection.tcp(
-                                "127.0.0.1", tunnel.port, "bench", "sbtest"
-                            )
+                            through = Connection.tcp("127.0.0.1", tunnel.port, "bench", "sbtest")
                             rates[terminal].append(
                                 connrate.measure(
                                     through,

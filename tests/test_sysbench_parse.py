@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import ToolError
+from encbench.servers.target import Connection
 from encbench.workloads import sysbench
 
 GOLDEN = Path(__file__).parent / "golden" / "sysbench"
@@ -57,7 +58,7 @@ def test_a_failed_run_names_sysbenchs_first_fatal_line() -> None:
 
 
 def test_run_command_uses_the_stock_script_and_no_password() -> None:
-    conn = sysbench.Connection.unix(Path("/tmp/s.sock"), "root", "sbtest")
+    conn = Connection.unix(Path("/tmp/s.sock"), "root", "sbtest")
     argv = sysbench.command(
         conn,
         "oltp_read_only",
@@ -75,7 +76,7 @@ def test_run_command_uses_the_stock_script_and_no_password() -> None:
 
 
 def test_one_wrapper_speaks_tcp_with_or_without_tls_for_any_script() -> None:
-    conn = sysbench.Connection.tcp("10.0.0.2", 3307, "bench", "sbtest")
+    conn = Connection.tcp("10.0.0.2", 3307, "bench", "sbtest")
     plain = sysbench.command(conn, "oltp_point_select", threads=2, time_s=1)
     encrypted = sysbench.command(conn, "oltp_point_select", threads=2, time_s=1, tls=True)
     assert "--mysql-host=10.0.0.2" in plain and "--mysql-port=3307" in plain
@@ -84,7 +85,7 @@ def test_one_wrapper_speaks_tcp_with_or_without_tls_for_any_script() -> None:
 
 
 def test_prepare_has_a_fixed_seed_and_no_run_options() -> None:
-    conn = sysbench.Connection.unix(Path("/tmp/s.sock"), "root", "sbtest")
+    conn = Connection.unix(Path("/tmp/s.sock"), "root", "sbtest")
     argv = sysbench.command(
         conn, "oltp_read_only", threads=4, time_s=0, options=["--rand-seed=1"], action="prepare"
     )

@@ -15,9 +15,8 @@ import pytest
 from encbench.errors import ProofError
 from encbench.proof import at_rest as proof
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.target import Needs, Target
+from encbench.servers.target import Connection, Needs, Target
 from encbench.servers.variants import EncryptionSpec
-from encbench.workloads.sysbench import Connection
 
 
 @dataclass

@@ -26,8 +26,8 @@ import pymysql
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
 from encbench.servers import cgroup, registry
+from encbench.servers.target import Connection
 from encbench.servers.variants import SandboxPaths, render_cnf
-from encbench.workloads.sysbench import Connection
 
 INSTALL_HINT = "install it: apt-get install mariadb-server (or run `make setup`)"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin

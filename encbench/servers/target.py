@@ -17,7 +17,31 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from encbench.errors import ServerError, ToolError
-from encbench.workloads.sysbench import Connection
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where and as whom a client connects: a unix socket or TCP.
+
+    Over the socket, as the invoking OS user, whom MariaDB's unix_socket plugin authenticates
+    without a password: sysbench 1.0.20 takes a password only as --mysql-password on its
+    command line, where every user of the machine can read it.  Over TCP (the unix_socket
+    plugin does not apply), as a password user whose password goes in MYSQL_PWD."""
+
+    user: str
+    database: str
+    socket: Path | None = None
+    host: str = ""
+    port: int = 0
+
+    @classmethod
+    def unix(cls, socket: Path, user: str, database: str) -> Connection:
+        return cls(user, database, socket=socket)
+
+    @classmethod
+    def tcp(cls, host: str, port: int, user: str, database: str) -> Connection:
+        return cls(user, database, host=host, port=port)
+
 
 Capability = Literal["pid", "datadir"]
 

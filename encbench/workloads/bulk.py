@@ -28,7 +28,7 @@ from encbench.errors import BadInput
 from encbench.proof import tls
 from encbench.servers.pki import Pki
 from encbench.servers.sandbox import SandboxServer
-from encbench.workloads.sysbench import Connection
+from encbench.servers.target import Connection
 
 LUA_SCRIPT = Path(__file__).parent / "lua" / "bulk.lua"
 TABLE = "encbench_bulk"

@@ -17,8 +17,8 @@ from encbench import proc
 from encbench.errors import BadInput, ToolError
 from encbench.proof import tls
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.target import Connection
 from encbench.workloads import sysbench
-from encbench.workloads.sysbench import Connection
 
 LUA_SCRIPT = Path(__file__).parent / "lua" / "connect.lua"
 C_SOURCE = Path(__file__).with_name("connloop.c")

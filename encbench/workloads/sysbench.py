@@ -22,6 +22,7 @@ from pathlib import Path
 from encbench import proc
 from encbench.errors import BadInput, ToolError
 from encbench.servers.cgroup import CpuCounter
+from encbench.servers.target import Connection
 
 OLTP_WORKLOADS = (
     "oltp_read_only",
@@ -35,41 +36,15 @@ INSTALL_HINT = "install it: apt-get install sysbench (or run `make setup`)"
 WINDOW_LUA = Path(__file__).parent / "lua" / "window.lua"
 
 
-@dataclass(frozen=True)
-class Connection:
-    """Where and as whom a client connects: a unix socket or TCP.
-
-    Over the socket, as the invoking OS user, whom MariaDB's unix_socket plugin authenticates
-    without a password: sysbench 1.0.20 takes a password only as --mysql-password on its
-    command line, where every user of the machine can read it.  Over TCP (the unix_socket
-    plugin does not apply), as a password user whose password goes in MYSQL_PWD."""
-
-    user: str
-    database: str
-    socket: Path | None = None
-    host: str = ""
-    port: int = 0
-
-    @classmethod
-    def unix(cls, socket: Path, user: str, database: str) -> Connection:
-        return cls(user, database, socket=socket)
-
-    @classmethod
-    def tcp(cls, host: str, port: int, user: str, database: str) -> Connection:
-        return cls(user, database, host=host, port=port)
-
-    def sysbench_args(self) -> list[str]:
-        where = (
-            [f"--mysql-socket={self.socket}"]
-            if self.socket is not None
-            else [f"--mysql-host={self.host}", f"--mysql-port={self.port}"]
-        )
-        return [
-            "--db-driver=mysql",
-            *where,
-            f"--mysql-user={self.user}",
-            f"--mysql-db={self.database}",
-        ]
+def connection_args(conn: Connection) -> list[str]:
+    """sysbench's options for where and as whom to connect (the password, over TCP, goes in
+    MYSQL_PWD: see servers/target.Connection)."""
+    where = (
+        [f"--mysql-socket={conn.socket}"]
+        if conn.socket is not None
+        else [f"--mysql-host={conn.host}", f"--mysql-port={conn.port}"]
+    )
+    return ["--db-driver=mysql", *where, f"--mysql-user={conn.user}", f"--mysql-db={conn.database}"]
 
 
 @dataclass(frozen=True)
@@ -197,7 +172,7 @@ def command(
         raise BadInput(
             f"threads must be > 0 and time/events ≥ 0 (got {threads}, {time_s}, {events})"
         )
-    argv = ["sysbench", *conn.sysbench_args()]
+    argv = ["sysbench", *connection_args(conn)]
     if conn.socket is None:
         argv.append(f"--mysql-ssl={'on' if tls else 'off'}")
     argv.append(f"--threads={threads}")

@@ -12,6 +12,7 @@ from encbench.errors import ProofError
 from encbench.proof import at_rest as proof
 from encbench.servers import keys
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.target import Connection
 from encbench.servers.variants import EncryptionSpec, Variant, server_options
 from encbench.workloads import sysbench
 
@@ -33,7 +34,7 @@ def start_filled(root: Path, name: str, options_of: Variant, spec: EncryptionSpe
     server.start(opts)
     server.query("CREATE DATABASE sbtest")
     sysbench.prepare(
-        sysbench.Connection.unix(server.paths.socket, server.user, "sbtest"),
+        Connection.unix(server.paths.socket, server.user, "sbtest"),
         tables=TABLES,
         table_size=2000,
         log=root / f"{name}-prepare.log",

@@ -13,14 +13,15 @@ from encbench.proof import tls
 from encbench.servers import keys
 from encbench.servers.pki import Pki
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.target import Connection
 from encbench.servers.variants import EncryptionSpec, server_options
-from encbench.workloads import connrate, sysbench
+from encbench.workloads import connrate
 
 
 @dataclass(frozen=True)
 class TcpSandbox:
     server: SandboxServer
-    target: sysbench.Connection
+    target: Connection
     password: str
 
 
@@ -47,7 +48,7 @@ def tcp_sandbox(
         server.initialize(options)
         server.start(options)
         server.query("CREATE DATABASE IF NOT EXISTS sbtest")
-        target = sysbench.Connection.tcp("127.0.0.1", server.port, "bench", "sbtest")
+        target = Connection.tcp("127.0.0.1", server.port, "bench", "sbtest")
         password = keys.password(keys.private_dir(root), "bench")
         connrate.create_user(server, target, password, ("127.0.0.1",))
         yield TcpSandbox(server, target, password)

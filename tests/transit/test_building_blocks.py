@@ -12,6 +12,7 @@ from encbench.errors import BadInput, ProofError
 from encbench.net import netns, tunnels
 from encbench.proof import tls
 from encbench.servers import pki
+from encbench.servers.target import Connection
 from encbench.workloads import connrate, sysbench
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "transit"
@@ -108,7 +109,6 @@ def test_tls_counters_read_missing_rows_as_zero_and_subtract() -> None:
 
 
 def test_connect_lua_report_reads_as_connections_per_second() -> None:
-    from encbench.workloads import sysbench
 
     report = sysbench.parse_report((GOLDEN / "sysbench_connect_run.txt").read_text())
     assert report.transactions == 1250 and report.tps == pytest.approx(312.08)
@@ -120,7 +120,7 @@ def test_connloop_result_line_parses() -> None:
 
 
 def test_the_sysbench_command_uses_tcp_the_lua_script_and_no_password() -> None:
-    target = sysbench.Connection.tcp("127.0.0.1", 3307, "bench", "sbtest")
+    target = Connection.tcp("127.0.0.1", 3307, "bench", "sbtest")
     argv = connrate.sysbench_args(target, ssl=True, threads=4, time_s=5)
     assert "--mysql-ssl=on" in argv and "--mysql-port=3307" in argv
     assert argv[-2] == str(connrate.LUA_SCRIPT) and argv[-1] == "run"

@@ -15,7 +15,8 @@ from encbench.errors import BadInput, ToolError
 from encbench.proof import tls
 from encbench.servers import pki
 from encbench.servers.sandbox import SandboxServer
-from encbench.workloads import bulk, connrate, sysbench
+from encbench.servers.target import Connection
+from encbench.workloads import bulk, connrate
 from tests.helpers import processes_owned_by, skip_unless_ci
 from tests.transit.sandbox import tcp_sandbox
 from tests.transit.test_building_blocks import fake_pki
@@ -27,7 +28,7 @@ MB = 8
 def test_the_client_argv_carries_tls_options_or_skip_ssl_and_never_the_password(
     tmp_path: Path,
 ) -> None:
-    target = sysbench.Connection.tcp("127.0.0.1", 3307, "bench", "sbtest")
+    target = Connection.tcp("127.0.0.1", 3307, "bench", "sbtest")
     plain = bulk.connection_args(target, None)
     assert plain[0] == "--no-defaults"  # only honoured as the first option
     assert "--protocol=TCP" in plain and "--skip-ssl" in plain
@@ -64,7 +65,7 @@ def test_bad_sizes_and_names_are_refused_before_any_sql() -> None:
 class Bench:
     server: SandboxServer
     pki: pki.Pki
-    target: sysbench.Connection
+    target: Connection
     password: str
     workdir: Path
     root: Path

@@ -15,7 +15,8 @@ from encbench.net import tunnels
 from encbench.proof import tls
 from encbench.servers import pki
 from encbench.servers.sandbox import SandboxServer
-from encbench.workloads import connrate, sysbench
+from encbench.servers.target import Connection
+from encbench.workloads import connrate
 from tests.helpers import processes_owned_by, skip_unless_ci
 from tests.transit.sandbox import tcp_sandbox
 
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.integration
 class Bench:
     server: SandboxServer
     pki: pki.Pki
-    target: sysbench.Connection
+    target: Connection
     password: str
     workdir: Path
     root: Path
@@ -122,9 +123,7 @@ def test_tls_costs_connection_rate_and_both_clients_measure_it(
 def test_stunnel_carries_a_connection_and_stops_leaving_no_process(bench: Bench) -> None:
     db = (bench.target.host, bench.target.port)
     with tunnels.stunnel(bench.root, bench.pki, db=db) as tunnel:
-        through = sysbench.Connection.tcp(
-            "127.0.0.1", tunnel.port, bench.target.user, bench.target.database
-        )
+        through = Connection.tcp("127.0.0.1", tunnel.port, bench.target.user, bench.target.database)
         session = connrate.sysbench_session(
             through, ssl=False, workdir=bench.workdir, password=bench.password, log=bench.root / "s"
         )
@@ -145,9 +144,7 @@ def test_an_ssh_tunnel_carries_a_connection_and_stops_leaving_no_process(
         skip_unless_ci("sshd not installed: run scripts/setup-test-extras.sh")
     db = (bench.target.host, bench.target.port)
     with tunnels.ssh_tunnel(bench.root, db=db, cipher=cipher) as tunnel:
-        through = sysbench.Connection.tcp(
-            "127.0.0.1", tunnel.port, bench.target.user, bench.target.database
-        )
+        through = Connection.tcp("127.0.0.1", tunnel.port, bench.target.user, bench.target.database)
         rate = connrate.measure(
             through,
             ssl=False,

@@ -19,6 +19,7 @@ from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.target import Connection
 from encbench.servers.variants import (
     VARIANTS,
     EncryptionSpec,
@@ -142,7 +143,7 @@ class ServerPair:
             server.destroy(keep_log_in=self.store.path / "logs")
         remove_empty_sandbox_dir(self.store)
 
-    def connection(self, variant: str) -> sysbench.Connection:
+    def connection(self, variant: str) -> Connection:
         return self.servers[variant].endpoint()
 
     def options(self, variant: str, buffer_pool_mb: int) -> dict[str, str]:

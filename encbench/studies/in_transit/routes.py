@@ -16,7 +16,7 @@ from typing import Any
 from encbench.net import delay, netns, tunnels
 from encbench.results.schema import TransitCell
 from encbench.servers import pki
-from encbench.workloads.sysbench import Connection
+from encbench.servers.target import Connection
 
 USER = "encbench"
 

@@ -33,7 +33,7 @@ from encbench.results.schema import Metric, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.target import blame_the_server
+from encbench.servers.target import Connection, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
 from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
 from encbench.studies.in_transit import cells as transit_plan
@@ -217,7 +217,7 @@ class TransitStudy:
         self.server_options = options
         server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
         clients = ["127.0.0.1"] + ([hosts.link.client_addr] if hosts.link else [])
-        account = sysbench.Connection.tcp("127.0.0.1", server.port, USER, server.database)
+        account = Connection.tcp("127.0.0.1", server.port, USER, server.database)
         connrate.create_user(server, account, self.password, tuple(clients))
         if tests & set(transit_plan.QUERY_TESTS):
             self.progress.log(f"in-transit: loading 1 × {self.spec.table_size:,} rows")
