@@ -7,7 +7,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from encbench import environment, proc
+from encbench import environment, placement, proc
 from encbench.errors import BadInput
 from encbench.profile import Profile
 
@@ -153,6 +153,17 @@ def check_cells(profile: Profile) -> None:
         )
 
 
+def check_sharing(profile: Profile) -> None:
+    """`pinned` and `duet` split the CPUs this process may use into two halves."""
+    if "at-rest" not in profile.studies:
+        return
+    why = placement.problem(
+        profile.measure.sharing, placement.usable_cpus(), proc.which(placement.TASKSET)
+    )
+    if why is not None:
+        raise BadInput(why)
+
+
 def require_tools(profile: Profile | None = None) -> None:
     extra = transit_checks(profile) + profile_checks(profile) if profile else []
     for check in tool_checks() + extra:
@@ -161,3 +172,4 @@ def require_tools(profile: Profile | None = None) -> None:
     if profile is not None:
         check_cells(profile)
         check_ciphers(profile)
+        check_sharing(profile)

@@ -144,36 +144,25 @@ def run(
     err_file = open(stderr_path, "w") if stderr_path else None  # noqa: SIM115
     error_log = stderr_path or stdout_path
     try:
-        proc = subprocess.Popen(
+        proc = _start(
             argv,
+            phase=phase,
+            hint=hint,
             cwd=cwd,
+            env=env,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             stdout=out_file or subprocess.PIPE,
             stderr=err_file or subprocess.STDOUT,
-            text=True,
-            env=child_env(env),
-            start_new_session=True,
         )
-    except FileNotFoundError as exc:
-        for f in (out_file, err_file):
-            if f:
-                f.close()
-        raise ToolError(f"{argv[0]} not found", argv=argv, phase=phase, hint=hint) from exc
-    try:
-        out, _ = proc.communicate(stdin_text, timeout=timeout_s)
-    except subprocess.TimeoutExpired as exc:
-        stop_group(proc, TOOL_STOP)
-        raise ToolError(
-            f"{os.path.basename(argv[0])} did not finish within {timeout_s:.0f} s",
-            argv=argv,
-            phase=phase,
-            tail=tail(error_log) if error_log else "",
-            hint=hint,
-        ) from exc
-    except BaseException:
-        # Interrupted (Ctrl-C, SIGTERM): the child must not outlive us.
-        stop_group(proc, TOOL_STOP)
-        raise
+        try:
+            out, _ = proc.communicate(stdin_text, timeout=timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            stop_group(proc, TOOL_STOP)
+            raise _overran(argv, timeout_s, phase, error_log, hint) from exc
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM): the child must not outlive us.
+            stop_group(proc, TOOL_STOP)
+            raise
     finally:
         for f in (out_file, err_file):
             if f:
@@ -191,6 +180,86 @@ def run(
             hint=hint,
         )
     return subprocess.CompletedProcess(argv, proc.returncode, text, "")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of run_together: its output (stdout and stderr) goes to `log`."""
+
+    argv: Sequence[str]
+    phase: str
+    timeout_s: float
+    log: Path
+    env: Mapping[str, str] | None = None
+    cwd: Path | None = None
+
+
+def run_together(
+    commands: Sequence[Command], hint: str = ""
+) -> list[subprocess.CompletedProcess[str]]:
+    """Start every command at once, then wait for all of them: the two clients of a duet
+    round.  On a timeout, an interrupt or a command that cannot start, every child started so
+    far has its process group stopped before the error is raised.  Returns each command's
+    output (read from its log) and exit status, in order; the caller judges the status."""
+    started: list[subprocess.Popen[str]] = []
+    try:
+        for command in commands:
+            with open(command.log, "w") as log:
+                started.append(
+                    _start(
+                        list(command.argv),
+                        phase=command.phase,
+                        hint=hint,
+                        cwd=command.cwd,
+                        env=command.env,
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
+        begun = time.monotonic()
+        for command, process in zip(commands, started, strict=True):
+            left = max(0.0, command.timeout_s - (time.monotonic() - begun))
+            try:
+                process.wait(timeout=left)
+            except subprocess.TimeoutExpired as exc:
+                raise _overran(
+                    list(command.argv), command.timeout_s, command.phase, command.log, hint
+                ) from exc
+    except BaseException:
+        for process in started:
+            stop_group(process, TOOL_STOP)
+        raise
+    return [
+        subprocess.CompletedProcess(
+            list(c.argv), p.returncode, c.log.read_text(errors="replace"), ""
+        )
+        for c, p in zip(commands, started, strict=True)
+    ]
+
+
+def _start(argv: list[str], *, phase: str, hint: str, **popen: Any) -> subprocess.Popen[str]:
+    """A child in its own session (a timeout or interrupt stops its whole group, never ours),
+    with the run's environment."""
+    env = popen.pop("env", None)
+    try:
+        return subprocess.Popen(
+            argv, text=True, env=child_env(env), start_new_session=True, **popen
+        )
+    except FileNotFoundError as exc:
+        raise ToolError(f"{argv[0]} not found", argv=argv, phase=phase, hint=hint) from exc
+
+
+def _overran(
+    argv: list[str], timeout_s: float, phase: str, log: Path | None, hint: str
+) -> ToolError:
+    return ToolError(
+        f"{os.path.basename(argv[0])} did not finish within {timeout_s:.0f} s",
+        argv=argv,
+        phase=phase,
+        tail=tail(log) if log else "",
+        hint=hint,
+    )
 
 
 # -- stopping ---------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from pydantic_core import ErrorDetails
 
 from encbench.errors import BadInput
 from encbench.net import netns, tunnels
+from encbench.placement import Sharing
 from encbench.servers import pki
 from encbench.servers.variants import Algorithm, Scope
 from encbench.workloads.sysbench import OLTP_WORKLOADS
@@ -131,6 +132,10 @@ class MeasureSpec(Rounds):
     # seconds with `perf record` on each server (profiling/); needs perf (linux-perf).
     profile_cpu: bool = False
     profile_cpu_s: Annotated[int, Field(ge=1, le=600)] = 5
+    # How a round shares the machine (placement.py): one variant after the other, unpinned
+    # ("sequential"); the same with servers and client on separate halves of the CPUs
+    # ("pinned"); or both variants at once, each on its own half ("duet").
+    sharing: Sharing = "sequential"
 
     @field_validator("workloads")
     @classmethod

@@ -68,6 +68,7 @@ class FakeStudy:
     interrupt_at: int | None = None  # the n-th measured run is interrupted (Ctrl-C)
     loaded_at: int | None = None  # the n-th measured run shares the machine with a burst
     measured: int = 0
+    together: bool = False  # a duet: both runs of a round at once (measure_together)
 
     @property
     def metrics(self) -> tuple[Any, ...]:
@@ -110,6 +111,14 @@ class FakeStudy:
         if self.measured == self.loaded_at:
             record = dataclasses.replace(record, interference_pct=60.0)
         return record
+
+    def measure_together(self, runs: Sequence[Run]) -> list[RunRecord]:
+        self.calls.append(
+            f"together r{runs[0].round} " + " ".join(f"{r.variant}@{r.position}" for r in runs)
+        )
+        return [
+            a_record(r, (90.0 if r.variant == "encrypted" else 100.0) + r.round % 2) for r in runs
+        ]
 
     def prove(self, record: RunRecord) -> None:
         self.calls.append(f"prove r{record.round} {record.variant}")
@@ -183,6 +192,29 @@ def test_the_runner_drives_every_study_through_one_lifecycle(tmp_path: Path) -> 
     runs = run.store.runs(RunRecord)
     assert len(runs) == 8
     assert [r.position for r in runs[:4]] == [0, 1, 0, 1]
+
+
+def test_a_duet_study_measures_each_round_at_once_and_alternates_the_halves(
+    tmp_path: Path,
+) -> None:
+    calls: list[str] = []
+    run = runner(tmp_path)
+    run.run([FakeStudy(calls, RULE, together=True)])
+    first_cell = calls[calls.index("open 1") + 1 : calls.index("close 1")]
+    assert first_cell == [
+        "warm-up plain",
+        "warm-up encrypted",
+        # position = the half of the CPUs: each variant has each half once per block
+        "together r0 plain@0 encrypted@1",
+        "prove r0 plain",
+        "prove r0 encrypted",
+        "together r1 encrypted@0 plain@1",
+        "prove r1 encrypted",
+        "prove r1 plain",
+    ]
+    assert not any(c.startswith("measure ") for c in calls)
+    assert len(run.store.runs(RunRecord)) == 8
+    assert run.complete
 
 
 def test_a_block_may_start_with_either_variant(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 from encbench import stats
 from encbench.engine import rounds
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import CellSkipped, Run, Study
+from encbench.engine.study import CellSkipped, Run, Study, Together
 from encbench.errors import Interrupted
 from encbench.results.schema import primary_metric
 from encbench.results.store import ResultStore
@@ -149,6 +149,15 @@ class Runner:
             f"the machine, more than {limit_pct:g}% above the cell's usual level"
         )
 
+    def _keep(self, study: Study, runs: list[Any], records: Sequence[Any]) -> None:
+        # Proven before they are kept: a run that is not what its variant claims is no
+        # measurement of it (ProofError stops the study; the run is in raw/).
+        for record in records:
+            study.prove(record)
+        for record in records:
+            self.store.append(record)
+            runs.append(record)
+
     @staticmethod
     def _primary(study: Study) -> str:
         return primary_metric(study.metrics).name
@@ -179,18 +188,18 @@ class Runner:
             self.progress.status(
                 f"{cell.label}: round {len(done.counted) + 1}, CI so far {hw}{again}"
             )
-            for position, variant in enumerate(rounds.next_order(done, self.rng)):
-                name = f"{study.name}-{cell.slug}-r{number:03d}-{variant}.txt"
-                run = Run(
-                    cell, number, variant, position, self.session, rule.run_s,
-                    self.store.raw_path(name),
-                )  # fmt: skip
-                record = study.measure(run)
-                # Proven before it is kept: a run that is not what its variant claims is no
-                # measurement of it (ProofError stops the study; the run is in raw/).
-                study.prove(record)
-                self.store.append(record)
-                runs.append(record)
+            raw_name = f"{study.name}-{cell.slug}-r{number:03d}-{{}}.txt"
+            planned = [
+                Run(cell, number, variant, position, self.session, rule.run_s,
+                    self.store.raw_path(raw_name.format(variant)))
+                for position, variant in enumerate(rounds.next_order(done, self.rng))
+            ]  # fmt: skip
+            if study.together:
+                assert isinstance(study, Together), f"{study.name} cannot measure together"
+                self._keep(study, runs, study.measure_together(planned))
+            else:
+                for run in planned:
+                    self._keep(study, runs, [study.measure(run)])
             self.documents(False)
             state.within(time.monotonic() - started, share)
         m = primary_metric(study.metrics)

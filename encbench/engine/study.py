@@ -10,6 +10,8 @@ The lifecycle the runner drives, and which tests/test_engine.py proves with a fa
         open_cell(cell) ⟮                      (CellSkipped: recorded by the study, skipped)
             warm_up(cell, variant) for each variant
             ( measure(run) → prove(record) → append ) × 2 per round, A B / B A, …
+            or, when the study measures both variants at once (`together`: a duet round),
+            ( measure_together(both runs) → prove each → append each ) per round
         ⟯ close
     ⟯ teardown                                (on success, error, Ctrl-C, SIGTERM, SIGHUP)
 """
@@ -20,7 +22,7 @@ from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from encbench.engine.rounds import StopRule
 from encbench.errors import EncbenchError
@@ -81,7 +83,7 @@ class Run:
     cell: Any
     round: int
     variant: str
-    position: int  # 0 = first of its round, 1 = second
+    position: int  # 0 = first of its round, 1 = second (together: the first share, the second)
     session: str
     seconds: int
     raw: Path
@@ -117,10 +119,25 @@ class Study(Protocol):
 
     def warm_up(self, cell: Any, variant: str, seconds: int, raw: Path) -> None: ...
 
+    # True: both variants of a round run at the same time (placement.py's duet), so the
+    # runner calls measure_together (the study is then also Together) with both runs
+    # instead of measure with each in turn.
+    together: bool
+
     def measure(self, run: Run) -> Any:
         """Measure one run of one variant; returns the study's record of it."""
         ...
 
     def prove(self, record: Any) -> None:
         """The per-run proof: raise ProofError when the run was not what its variant claims."""
+        ...
+
+
+@runtime_checkable
+class Together(Protocol):
+    """A study that can measure both runs of a round at the same time."""
+
+    def measure_together(self, runs: Sequence[Run]) -> Sequence[Any]:
+        """A record of each run, in the order of `runs`; each run's `position` names its
+        share of the machine (the first or the second half of the CPUs)."""
         ...

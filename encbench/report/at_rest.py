@@ -144,6 +144,10 @@ def build(
         crypto=crypto,
         harness=harness_share(runs, cores),
         cells=cells,
+        # The profile's, as the runs recorded it (a resumed run cannot change it).
+        sharing=runs[0].sharing if runs else profile.measure.sharing,
+        server_cpus=sorted({r.server_cpus for r in runs if r.server_cpus}),
+        client_cpus=sorted({r.client_cpus for r in runs if r.client_cpus}),
     )
 
 

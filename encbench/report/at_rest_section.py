@@ -417,9 +417,32 @@ def setup_capacity(part: AtRestSummary) -> list[str]:
     ]
 
 
+def sharing_words(part: AtRestSummary) -> str:
+    """How the rounds shared the machine (placement.py), and what it means for the figures."""
+    setting = f'(`measure.sharing = "{part.sharing}"`)'
+    servers, clients = " and ".join(part.server_cpus), " and ".join(part.client_cpus)
+    if part.sharing == "pinned":
+        return (
+            f"Rounds: pinned {setting} — one variant after the other; the servers ran on CPU "
+            f"{servers or '?'} and sysbench on CPU {clients or '?'}, so server and client never "
+            "competed for a core."
+        )
+    if part.sharing == "duet":
+        per_side = len(part.server_cpus[0].split(",")) if part.server_cpus else 0
+        return (
+            f"Rounds: duet {setting} — both variants at the same time, each server with its "
+            f"own sysbench on its own half of the CPUs ({servers or '?'}), the halves swapped "
+            "between the two rounds of each block, so that a burst of other load hits both "
+            f"sides of a round at once. Each side had {per_side} CPU(s): the TPS are a half's, "
+            f"not the machine's, and a thread count above {per_side} measures queueing on it."
+        )
+    return f"Rounds: sequential {setting} — one variant after the other, nothing pinned."
+
+
 def setup_last(part: AtRestSummary) -> list[str]:
     h = part.harness
     return [
+        sharing_words(part),
         f"Write workloads: {part.write_workload_state}",
         f"encbench's own CPU during measured windows: {h.cpu_s:.2f} s over "
         f"{h.measured_wall_s:.0f} s measured = {h.share_of_machine_pct:.2f}% of the machine.",

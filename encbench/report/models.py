@@ -301,6 +301,11 @@ class AtRestSummary(Model):
     harness: Harness
     cells: list[AtRestCell]
     differences: Differences | None = None
+    # How the rounds shared the machine (placement.py) and the CPU lists the runs' servers
+    # and clients were pinned to (empty: unpinned).
+    sharing: str = "sequential"
+    server_cpus: list[str] = []
+    client_cpus: list[str] = []
 
 
 # -- the in-transit study -------------------------------------------------------------------

@@ -9,7 +9,9 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       began to leave out the idle peer server, which is this run's own process, not
       interference), pages_decrypted, pages_encrypted (the cipher's floor and the per-run
       proof), and where and over what the server's CPU was counted: cpu_source, cpu_window,
-      cpu_window_s, flush_wait_s, dirty_pages_left.
+      cpu_window_s, flush_wait_s, dirty_pages_left; how the round shared the machine
+      (`sharing`: sequential, pinned or duet) and the CPUs its server and client were pinned
+      to (`server_cpus`, `client_cpus`: "" when unpinned).
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
@@ -132,6 +134,12 @@ class RunRecord:
     cpu_window_s: float = 0.0
     flush_wait_s: float = 0.0
     dirty_pages_left: int = 0
+    # Added within schema 1: how the round shared the machine (placement.py; older lines were
+    # all sequential) and the CPU lists of the run's server and client ("": unpinned).  In a
+    # duet, `position` is the half of the CPUs the run's side had (0 = the first).
+    sharing: str = "sequential"
+    server_cpus: str = ""
+    client_cpus: str = ""
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

@@ -81,10 +81,10 @@ def run_tcp(
     """sysbench over TCP as the password user: connect.lua by default, or a stock script
     (oltp_point_select) with its `extra` options (--tables, --table-size).  workdir is its
     cwd: with --mysql-ssl=on it reads the client PEM files there."""
-    return sysbench.run(
+    return sysbench.run(sysbench.invocation(
         target, script, threads=threads, time_s=time_s, log=log, options=extra, tls=ssl,
         env=tls.client_env(password), workdir=workdir, prefix=prefix,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 def measure(

@@ -229,7 +229,41 @@ def prepare(conn: Connection, *, tables: int, table_size: int, log: Path, timeou
     execute(argv, phase="sysbench prepare", log=log, timeout_s=timeout_s)
 
 
-def run(
+@dataclass(frozen=True)
+class Invocation:
+    """One measured run, ready to start: its command line, environment and how to read it."""
+
+    argv: list[str]
+    env: Mapping[str, str] | None
+    phase: str
+    log: Path
+    threads: int
+    windowed: bool  # runs inside lua/window.lua: the result carries the loop's window
+    timeout_s: float
+    workdir: Path | None = None
+
+    def result(self, returncode: int, out: str) -> SysbenchResult:
+        """The run's report parsed; a failed run raises ToolError with its output's tail."""
+        if returncode != 0:
+            raise ToolError(
+                "sysbench failed",
+                argv=self.argv,
+                returncode=returncode,
+                phase=self.phase,
+                tail=proc.tail(self.log),
+            )
+        try:
+            result = parse_report(out)
+            if self.windowed:
+                result = dataclasses.replace(result, window=parse_window(out, self.threads))
+            return result
+        except ToolError as exc:
+            raise ToolError(
+                str(exc), argv=self.argv, phase=self.phase, tail=proc.tail(self.log)
+            ) from exc
+
+
+def invocation(
     conn: Connection,
     script: str,
     *,
@@ -243,10 +277,11 @@ def run(
     prefix: Sequence[str] = (),
     cpu_counter: CpuCounter | None = None,
     events: int = 0,
-) -> SysbenchResult:
-    """One measured run; its final report parsed.  With a cpu_counter (the server's cgroup or
+) -> Invocation:
+    """A measured run's command line.  With a cpu_counter (the server's cgroup or
     /proc/PID/stat), the script runs inside lua/window.lua and the result carries the event
-    loop's window."""
+    loop's window.  `prefix` goes before sysbench: another emulated host's netns.exec_prefix,
+    or taskset (placement.py)."""
     phase = f"sysbench {Path(script).stem}"
     if cpu_counter is not None:
         env = {
@@ -259,15 +294,42 @@ def run(
     argv = command(
         conn, script, threads=threads, time_s=time_s, events=events, tls=tls, options=options
     )
-    # Generous: sysbench stops itself at --time; the margin covers connecting 64 threads.
-    out = execute(
-        argv, phase=phase, log=log, timeout_s=time_s + 120, env=env, workdir=workdir,
-        prefix=prefix,
-    )  # fmt: skip
-    try:
-        result = parse_report(out)
-        if cpu_counter is not None:
-            result = dataclasses.replace(result, window=parse_window(out, threads))
-        return result
-    except ToolError as exc:
-        raise ToolError(str(exc), argv=argv, phase=phase, tail=proc.tail(log)) from exc
+    return Invocation(
+        argv=[*prefix, *argv],
+        env=env,
+        phase=phase,
+        log=log,
+        threads=threads,
+        windowed=cpu_counter is not None,
+        # Generous: sysbench stops itself at --time; the margin covers connecting 64 threads.
+        timeout_s=time_s + 120,
+        workdir=workdir,
+    )
+
+
+def run(started: Invocation) -> SysbenchResult:
+    """One measured run (made by `invocation`); its final report parsed."""
+    result = proc.run(
+        started.argv,
+        phase=started.phase,
+        timeout_s=started.timeout_s,
+        cwd=started.workdir,
+        stdout_path=started.log,
+        env=started.env,
+        hint=INSTALL_HINT,
+        check=False,
+    )
+    return started.result(result.returncode, result.stdout)
+
+
+def run_together(invocations: Sequence[Invocation]) -> list[SysbenchResult]:
+    """Several runs started at the same moment (a duet round: placement.py); each result
+    parsed once all have ended."""
+    done = proc.run_together(
+        [
+            proc.Command(i.argv, i.phase, i.timeout_s, i.log, env=i.env, cwd=i.workdir)
+            for i in invocations
+        ],
+        hint=INSTALL_HINT,
+    )
+    return [i.result(d.returncode, d.stdout) for i, d in zip(invocations, done, strict=True)]

@@ -79,13 +79,15 @@ def test_the_loop_window_leaves_the_connect_phase_out(
     counter = server.cpu_counter
     before = counter.raw()
     result = sysbench.run(
-        server.endpoint(),
-        str(script),
-        threads=4,
-        time_s=0,
-        events=40,
-        log=tmp_path / "run.txt",
-        cpu_counter=counter,
+        sysbench.invocation(
+            server.endpoint(),
+            str(script),
+            threads=4,
+            time_s=0,
+            events=40,
+            log=tmp_path / "run.txt",
+            cpu_counter=counter,
+        )
     )
     after = counter.raw()
     window = result.window
@@ -105,13 +107,15 @@ def test_with_many_threads_connects_and_prepares_cost_the_server_outside_the_win
     counter = server.cpu_counter
     before = counter.raw()
     result = sysbench.run(
-        server.endpoint(),
-        "oltp_point_select",
-        threads=32,
-        time_s=1,
-        log=tmp_path / "run.txt",
-        options=sysbench.oltp_options(1, TABLE_SIZE),
-        cpu_counter=counter,
+        sysbench.invocation(
+            server.endpoint(),
+            "oltp_point_select",
+            threads=32,
+            time_s=1,
+            log=tmp_path / "run.txt",
+            options=sysbench.oltp_options(1, TABLE_SIZE),
+            cpu_counter=counter,
+        )
     )
     after = counter.raw()
     window = result.window
@@ -134,13 +138,15 @@ def test_without_a_cgroup_the_window_is_read_from_proc(tmp_path: Path, state_dir
         )
         before = counter.raw()
         result = sysbench.run(
-            s.endpoint(),
-            "oltp_point_select",
-            threads=2,
-            time_s=1,
-            log=tmp_path / "run.txt",
-            options=sysbench.oltp_options(1, TABLE_SIZE),
-            cpu_counter=counter,
+            sysbench.invocation(
+                s.endpoint(),
+                "oltp_point_select",
+                threads=2,
+                time_s=1,
+                log=tmp_path / "run.txt",
+                options=sysbench.oltp_options(1, TABLE_SIZE),
+                cpu_counter=counter,
+            )
         )
         window = result.window
         assert window is not None
@@ -155,12 +161,14 @@ def test_a_write_runs_dirty_pages_are_flushed_before_its_window_closes(
     counter = server.cpu_counter
     flushing.flush(server, counter)
     sysbench.run(
-        server.endpoint(),
-        "oltp_write_only",
-        threads=2,
-        time_s=1,
-        log=tmp_path / "run.txt",
-        options=sysbench.oltp_options(1, TABLE_SIZE),
+        sysbench.invocation(
+            server.endpoint(),
+            "oltp_write_only",
+            threads=2,
+            time_s=1,
+            log=tmp_path / "run.txt",
+            options=sysbench.oltp_options(1, TABLE_SIZE),
+        )
     )
     dirty = flushing.dirty_pages(server)
     assert dirty > 0

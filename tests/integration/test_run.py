@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from encbench import placement
 from encbench.servers import cgroup, registry
 from tests.helpers import encbench, processes_owned_by, server_of_a_killed_run, tiny_profile
 
@@ -199,3 +200,38 @@ def test_each_run_is_proven_and_its_cpu_counted_over_the_loop_and_its_flush(
     assert "Proven again after the restart" in report
     # every group went with its server
     assert not list((state_dir / "encbench" / "cgroups").glob("*.json"))
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="pinning needs 2 CPUs")
+@pytest.mark.parametrize("sharing", ["pinned", "duet"])
+def test_pinned_and_duet_rounds_record_where_each_run_ran(
+    tmp_path: Path, state_dir: Path, sharing: str
+) -> None:
+    prof = tiny_profile(tmp_path / "tiny.toml", sharing=f'"{sharing}"')
+    out = tmp_path / "out"
+    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+    runs = runs_of(out)
+    assert len(runs) == 4
+    first, second = placement.halves(placement.usable_cpus())
+    halves = [placement.cpu_list(first), placement.cpu_list(second)]
+    assert {r["sharing"] for r in runs} == {sharing}
+    if sharing == "pinned":
+        assert {(r["server_cpus"], r["client_cpus"]) for r in runs} == {tuple(halves)}
+    else:
+        for number in (0, 1):
+            pair = [r for r in runs if r["round"] == number]
+            # one window of the machine's clocks for both runs of a duet round
+            assert pair[0]["wall_s"] == pair[1]["wall_s"]
+            # each side's server and client on the half its position names
+            assert sorted((r["position"], r["server_cpus"], r["client_cpus"]) for r in pair) == [
+                (0, halves[0], halves[0]),
+                (1, halves[1], halves[1]),
+            ]
+        # each variant had each half once in the block
+        assert {(r["variant"], r["position"]) for r in runs} == {
+            (v, p) for v in ("plain", "encrypted") for p in (0, 1)
+        }
+    report = (out / "report.md").read_text()
+    assert sharing in report
+    assert registry.entries() == []

@@ -15,15 +15,18 @@ latency and the other sysbench figures stay sysbench's own.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from encbench import capacity, environment
+from encbench import capacity, environment, placement
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
+from encbench.placement import UNPINNED, Placement
 from encbench.profile import MeasureSpec, Profile
 from encbench.proof import at_rest as proof
 from encbench.results.schema import (
@@ -35,6 +38,7 @@ from encbench.results.schema import (
 )
 from encbench.results.store import ResultStore
 from encbench.servers.cgroup import CpuCounter
+from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import blame_the_server
 from encbench.studies.at_rest import cells, flushing
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
@@ -57,6 +61,29 @@ def _status_counters(status: dict[str, str]) -> dict[str, int]:
     return {k: int(status.get(k, 0)) for k in STATUS_COUNTERS}
 
 
+@dataclass(frozen=True)
+class _Opened:
+    """A run about to be measured, and what was read before its window opened."""
+
+    run: Run
+    server: SandboxServer
+    counter: CpuCounter
+    writes: bool
+    status: dict[str, int]
+    dirty_before: int
+    started_at: str
+
+
+@dataclass(frozen=True)
+class _Closed:
+    """Where the server's CPU window of a run ended (monotonic ns and the raw counter)."""
+
+    end_ns: int
+    end_counter: int
+    flush_wait_s: float
+    dirty_left: int
+
+
 class AtRestStudy:
     name = "at-rest"
     record_type = RunRecord
@@ -67,6 +94,9 @@ class AtRestStudy:
         self.progress = progress
         self.rule: MeasureSpec = profile.measure
         self.pair: ServerPair | None = None
+        # Duet: both variants of a round at once (the runner calls measure_together).
+        self.together = self.rule.sharing == "duet"
+        self.cpus = placement.usable_cpus()
         self.profiler = (
             CpuProfiler(store, profile.server.encryption_algorithm, self.rule.profile_cpu_s)
             if self.rule.profile_cpu
@@ -121,64 +151,132 @@ class AtRestStudy:
         return self.pair
 
     # -- one run ---------------------------------------------------------------------------
-    def _sysbench(
+    def _invocation(
         self,
         cell: CellKey,
         variant: str,
         seconds: int,
         log: Path,
         cpu_counter: CpuCounter | None = None,
-    ) -> sysbench.SysbenchResult:
+        where: Placement = UNPINNED,
+    ) -> sysbench.Invocation:
         d = self.profile.data
+        return sysbench.invocation(
+            self._pair().connection(variant),
+            cell.workload,
+            threads=cell.threads,
+            time_s=seconds,
+            log=log,
+            options=sysbench.oltp_options(d.tables, d.table_size, self.profile.measure.rand_type),
+            cpu_counter=cpu_counter,
+            prefix=where.client_prefix,
+        )
+
+    def _sysbench(
+        self, cell: CellKey, variant: str, seconds: int, log: Path
+    ) -> sysbench.SysbenchResult:
         with blame_the_server(self._pair().servers[variant]):
-            return sysbench.run(
-                self._pair().connection(variant),
-                cell.workload,
-                threads=cell.threads,
-                time_s=seconds,
-                log=log,
-                options=sysbench.oltp_options(
-                    d.tables, d.table_size, self.profile.measure.rand_type
-                ),
-                cpu_counter=cpu_counter,
-            )
+            return sysbench.run(self._invocation(cell, variant, seconds, log))
 
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
         self._sysbench(cell, variant, seconds, raw)
 
+    def _placement(self, run: Run) -> Placement:
+        where = placement.placement(self.rule.sharing, run.position, self.cpus)
+        if where.server is not None:
+            placement.pin(self._pair().servers[run.variant].pid, where.server)
+        return where
+
     def measure(self, run: Run) -> RunRecord:
+        where = self._placement(run)
+        opened = self._open(run)
+        server = opened.server
+        start = Clocks.read(server.pid, server_cpu_s=opened.counter.read_s)
+        with blame_the_server(server):
+            result = sysbench.run(self._window_invocation(opened, where))
+        closed = self._close(opened, result)
+        window = Window.between(start, Clocks.read(server.pid, start.pids, opened.counter.read_s))
+        return self._record(opened, result, closed, window, where)
+
+    def measure_together(self, runs: Sequence[Run]) -> list[RunRecord]:
+        """A duet round: both variants' runs at once, each server with its own client on its
+        own half of the CPUs (placement.py), inside one window of the machine's clocks."""
+        wheres = [self._placement(run) for run in runs]
+        opened = [self._open(run) for run in runs]
+        first = opened[0]
+        start = Clocks.read(first.server.pid, server_cpu_s=first.counter.read_s)
+        with contextlib.ExitStack() as blame:
+            for o in opened:
+                blame.enter_context(blame_the_server(o.server))
+            results = sysbench.run_together(
+                [self._window_invocation(o, w) for o, w in zip(opened, wheres, strict=True)]
+            )
+        closed = [self._close(o, r) for o, r in zip(opened, results, strict=True)]
+        window = Window.between(
+            start, Clocks.read(first.server.pid, start.pids, first.counter.read_s)
+        )
+        return [
+            self._record(o, r, c, window, w)
+            for o, r, c, w in zip(opened, results, closed, wheres, strict=True)
+        ]
+
+    def _window_invocation(self, opened: _Opened, where: Placement) -> sysbench.Invocation:
+        run = opened.run
+        return self._invocation(run.cell, run.variant, run.seconds, run.raw, opened.counter, where)
+
+    def _open(self, run: Run) -> _Opened:
+        """What is read before a run's window opens."""
         server = self._pair().servers[run.variant]
         counter = server.cpu_counter
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
         if writes:
-            # Outside the window: the warm-up's dirty pages are not this run's.
+            # Outside the window: the warm-up's (or the last run's) dirty pages are not this
+            # run's.
             with blame_the_server(server):
                 flushing.flush(server, counter)
-        before = _status_counters(server.global_status())
-        dirty_before = flushing.dirty_pages(server) if writes else 0
-        started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        start = Clocks.read(server.pid, server_cpu_s=counter.read_s)
-        result = self._sysbench(run.cell, run.variant, run.seconds, run.raw, counter)
+        return _Opened(
+            run=run,
+            server=server,
+            counter=counter,
+            writes=writes,
+            status=_status_counters(server.global_status()),
+            dirty_before=flushing.dirty_pages(server) if writes else 0,
+            started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+
+    def _close(self, opened: _Opened, result: sysbench.SysbenchResult) -> _Closed:
+        """Where the server's CPU window ends: the event loop's end, or for a write run once
+        the pages it dirtied are flushed."""
         loop = result.window
         assert loop is not None, "a run with a cpu_counter has its loop's window"
-        end_ns, end_counter = loop.end_ns, loop.end_counter
-        flush_wait_s, dirty_left = 0.0, 0
-        if writes:
-            with blame_the_server(server):
-                flushed = flushing.flush(server, counter, target=dirty_before)
-            end_ns, end_counter = flushed.end_ns, flushed.end_counter
-            flush_wait_s, dirty_left = flushed.wait_s, flushed.dirty_left
-        window = Window.between(start, Clocks.read(server.pid, start.pids, counter.read_s))
-        after = _status_counters(server.global_status())
-        delta = {k: after[k] - before[k] for k in after}
-        server_cpu_s = (end_counter - loop.start_counter) * counter.unit_s
+        if not opened.writes:
+            return _Closed(loop.end_ns, loop.end_counter, 0.0, 0)
+        with blame_the_server(opened.server):
+            flushed = flushing.flush(opened.server, opened.counter, target=opened.dirty_before)
+        return _Closed(flushed.end_ns, flushed.end_counter, flushed.wait_s, flushed.dirty_left)
+
+    def _record(
+        self,
+        opened: _Opened,
+        result: sysbench.SysbenchResult,
+        closed: _Closed,
+        window: Window,
+        where: Placement,
+    ) -> RunRecord:
+        run, counter = opened.run, opened.counter
+        loop = result.window
+        assert loop is not None
+        after = _status_counters(opened.server.global_status())
+        delta = {k: after[k] - opened.status[k] for k in after}
+        server_cpu_s = (closed.end_counter - loop.start_counter) * counter.unit_s
+        server_cpus, client_cpus = where.describe()
         return RunRecord(
             cell=run.cell,
             round=run.round,
             variant=run.variant,
             position=run.position,
             session=run.session,
-            started_at=started_at,
+            started_at=opened.started_at,
             wall_s=window.wall_s,
             tps=result.tps,
             qps=result.qps,
@@ -203,10 +301,13 @@ class AtRestStudy:
             pages_decrypted=delta["Innodb_num_pages_decrypted"],
             pages_encrypted=delta["Innodb_num_pages_encrypted"],
             cpu_source=counter.source,
-            cpu_window=CPU_WINDOW_LOOP_FLUSH if writes else CPU_WINDOW_LOOP,
-            cpu_window_s=(end_ns - loop.start_ns) / 1e9,
-            flush_wait_s=flush_wait_s,
-            dirty_pages_left=dirty_left,
+            cpu_window=CPU_WINDOW_LOOP_FLUSH if opened.writes else CPU_WINDOW_LOOP,
+            cpu_window_s=(closed.end_ns - loop.start_ns) / 1e9,
+            flush_wait_s=closed.flush_wait_s,
+            dirty_pages_left=closed.dirty_left,
+            sharing=self.rule.sharing,
+            server_cpus=server_cpus,
+            client_cpus=client_cpus,
         )
 
     def prove(self, record: RunRecord) -> None:

@@ -60,6 +60,9 @@ class TransitStudy:
         self.profile = profile
         self.spec = profile.transit
         self.rule: TransitSpec = profile.transit
+        # Both paths meet one server: run at once they would compete inside it, so the rounds
+        # stay sequential (a duet needs a server per side: placement.py).
+        self.together = False
         self.progress = progress
         self.private = keys.private_dir(store.path)
         self.password = keys.password(self.private, "transit-client")
