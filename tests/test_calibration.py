@@ -15,9 +15,10 @@ import pytest
 from encbench import profile as profiles
 from encbench.errors import BadInput, ProofError
 from encbench.proof.at_rest import prove_twins
-from encbench.report import at_rest, calibration, documents, markdown
+from encbench.report import at_rest, calibration, calibration_section, documents, markdown
 from encbench.report.calibration_section import NONE_MEASURED
 from encbench.report.models import CalibrationCell
+from encbench.report.tables import Document
 from encbench.results.schema import CellKey, RunRecord, TransitCell
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
@@ -288,3 +289,19 @@ def test_an_ordinary_report_states_the_machines_latest_calibration(
     where.unlink()
     again = markdown.render(documents.document(documents.build_summary(store, prof)))
     assert again == text
+    assert "whose floor may differ" not in text  # both sequential
+
+
+def test_a_floor_measured_with_other_rounds_says_so(tmp_path: Path, machine_state: Path) -> None:
+    aa_store, aa_prof = _fake_calibration(tmp_path / "aa")
+    result = documents.build_summary(aa_store, aa_prof).calibration
+    assert result is not None and result.sharing == "sequential"
+    calibration.record_finished(aa_store, result)
+    floor = calibration.read_machine()
+    same = markdown.render(
+        Document("t", [calibration_section.noise_floor_section(floor, "sequential")])
+    )
+    assert "whose floor may differ" not in same
+    other = markdown.render(Document("t", [calibration_section.noise_floor_section(floor, "duet")]))
+    assert '`measure.sharing = "sequential"`' in other
+    assert "this run's rounds at rest were `duet`, whose floor may differ" in other

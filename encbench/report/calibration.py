@@ -103,6 +103,7 @@ def summarize(
     measured_at: str | None = None,
     machine: str | None = None,
     results: str | None = None,
+    sharing: str = "sequential",
 ) -> Calibration:
     """The false-positive rate and the noise floor over a calibration's cells."""
     tested = [c for c in cells if c.false_positive is not None]
@@ -133,6 +134,7 @@ def summarize(
             for (study, group), members in groups.items()
         ],
         cells=list(cells),
+        sharing=sharing,
     )
 
 
@@ -193,6 +195,7 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> C
         measured_at=last_start(store, profile),
         machine=machine_of(environment),
         results=str(store.path),
+        sharing=profile.measure.sharing,
     )
 
 

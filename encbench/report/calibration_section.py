@@ -148,8 +148,9 @@ def sections(summary: Summary) -> list[Section]:
     return out
 
 
-def noise_floor_section(noise: NoiseFloor | None) -> Section:
-    """An ordinary report's statement of the machine's noise floor, or that none exists."""
+def noise_floor_section(noise: NoiseFloor | None, sharing: str | None = None) -> Section:
+    """An ordinary report's statement of the machine's noise floor, or that none exists;
+    `sharing`: how this run's at-rest rounds shared the machine, if it has any."""
     latest = noise.latest if noise else None
     if latest is None:
         return Section("Noise floor of this machine", [Paragraph(NONE_MEASURED)])
@@ -161,6 +162,12 @@ def noise_floor_section(noise: NoiseFloor | None) -> Section:
         f"{_pm(latest.round_spread_pct)}, 95% CI half-width median {_pm(latest.halfwidth_pct)}. "
         "A difference inside that floor is within this machine's own noise."
     )
+    if sharing is not None and sharing != latest.sharing:
+        text += (
+            f' It was measured with `measure.sharing = "{latest.sharing}"` and this run\'s '
+            f"rounds at rest were `{sharing}`, whose floor may differ: calibrate with "
+            f'`sharing = "{sharing}"` to know it.'
+        )
     return Section("Noise floor of this machine", [Paragraph(text), groups_table(latest)])
 
 

@@ -109,7 +109,12 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
         servers = (at_rest.servers if at_rest else None) or {}
         algorithm = (servers.get("encryption") or {}).get("algorithm")
         sections.append(crypto_section.section(crypto, algorithm))
-    sections.append(calibration_section.noise_floor_section(summary.noise_floor))
+    at_rest = summary.studies.at_rest
+    sections.append(
+        calibration_section.noise_floor_section(
+            summary.noise_floor, at_rest.sharing if at_rest else None
+        )
+    )
     sections.append(setup_section(summary))
     return Document(title, sections)
 

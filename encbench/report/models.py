@@ -431,6 +431,9 @@ class Calibration(Model):
     halfwidth_pct: float | None  # median over cells
     groups: list[NoiseGroup]
     cells: list[CalibrationCell] = []
+    # How its at-rest rounds shared the machine (placement.py): a floor holds for runs
+    # measured the same way.
+    sharing: str = "sequential"
 
 
 class NoiseFloor(Model):
