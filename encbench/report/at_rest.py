@@ -20,6 +20,7 @@ from encbench.report.models import (
 )
 from encbench.results.schema import RunRecord, primary_metric
 from encbench.studies.at_rest.cells import cells as at_rest_cells
+from encbench.studies.at_rest.cells import configuration
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")
@@ -81,6 +82,8 @@ def summarize_cell(
         workload=first.workload,
         regime=first.regime,
         threads=first.threads,
+        algorithm=first.algorithm,
+        scope=first.scope,
         rounds=len(rounds),
         rounds_rejected=len(state.rejected),
         measured_s=state.wall_s,
@@ -102,7 +105,7 @@ def summarize_cell(
                 [r.runs["encrypted"] for r in rounds],
                 [r.runs["plain"] for r in rounds],
                 crypto,
-                profile.server.encryption_algorithm,
+                configuration(first, profile).algorithm,
             ),
             "cost_profile": cost_profile.cost_profile(cpu_profile, first),
         }
@@ -129,6 +132,8 @@ def build(
                     workload=cell.workload,
                     regime=cell.regime,
                     threads=cell.threads,
+                    algorithm=cell.algorithm,
+                    scope=cell.scope,
                     rounds=0,
                     measured_s=0.0,
                     status="not measured",

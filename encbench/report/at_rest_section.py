@@ -21,7 +21,7 @@ from encbench.report.tables import (
     row,
 )
 
-Group = tuple[str, str]  # (workload, regime)
+Group = tuple[str, str]  # (workload, setting): the regime, and the configuration if it varies
 OVERHEAD_NOTE = (
     "Overhead is the cost of encryption: positive means the encrypted server is slower "
     "(TPS) or spends more (latency, CPU). TPS columns are means over the rounds; the overhead "
@@ -53,7 +53,7 @@ def _threads(n: int) -> str:
 def groups(cells: Sequence[AtRestCell]) -> dict[Group, list[AtRestCell]]:
     found: dict[Group, list[AtRestCell]] = {}
     for cell in cells:
-        found.setdefault((cell.workload, cell.regime), []).append(cell)
+        found.setdefault((cell.workload, cell.setting), []).append(cell)
     return found
 
 
@@ -350,17 +350,36 @@ def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Sectio
 
 # -- setup lines ------------------------------------------------------------------------------
 def setup_servers(servers: Record | None) -> list[str]:
-    """What the two servers ran with, and the proof that one encrypts and the other not."""
+    """What the two servers ran with, and the proof that one encrypts and the other not;
+    per encrypted configuration where the profile measured several."""
     servers = servers or {}
     out = []
     data = servers.get("data", {})
-    enc = servers.get("encryption", {})
     if data:
         out.append(
             f"Data: {data['tables']} tables × {data['table_size']:,} rows "
             f"({data['size_mb']} MB), sysbench `--rand-type` as in the profile."
         )
-    for regime, rec in (servers.get("regimes") or {}).items():
+    if servers.get("cpu_measurement"):
+        out.append(f"Server CPU per transaction: {servers['cpu_measurement']}")
+    if servers.get("binary_log"):
+        out.append(
+            "Binary log: on in both variants (`log_bin`, ROW format); encrypted only where "
+            "the scope is `all` (`encrypt_binlog`)."
+        )
+    configurations = servers.get("configurations")
+    if configurations:
+        for label, config in configurations.items():
+            out += [f"{label}: {line}" for line in _configuration_lines(config)]
+    else:
+        out += _configuration_lines(servers)
+    return out
+
+
+def _configuration_lines(config: Record) -> list[str]:
+    """One encrypted configuration: its regimes, encryption, option difference and proofs."""
+    out = []
+    for regime, rec in (config.get("regimes") or {}).items():
         line = (
             f"Regime {regime}: innodb_buffer_pool_size = {rec['buffer_pool_mb']} MB, "
             "innodb_flush_method = O_DIRECT."
@@ -379,18 +398,17 @@ def setup_servers(servers: Record | None) -> list[str]:
             )
             line += "."
         out.append(line)
-    if servers.get("cpu_measurement"):
-        out.append(f"Server CPU per transaction: {servers['cpu_measurement']}")
+    enc = config.get("encryption", {})
     if enc:
         out.append(f"Encryption: file_key_management, {enc['algorithm']}, scope `{enc['scope']}`.")
-    diff = servers.get("option_difference") or {}
+    diff = config.get("option_difference") or {}
     if diff:
         out.append(
             "The only server options that differ (encrypted adds): "
             + ", ".join(f"`{k}={v}`" for k, v in diff.items())
             + "."
         )
-    for variant, p in (servers.get("proofs") or {}).items():
+    for variant, p in (config.get("proofs") or {}).items():
         out.append(
             f"Proof, {variant}: {p['explanation']} (files scanned: "
             f"{', '.join(p['files_scanned'])})."

@@ -68,7 +68,8 @@ class AtRestStudy:
         self.rule: MeasureSpec = profile.measure
         self.pair: ServerPair | None = None
         self.profiler = (
-            CpuProfiler(store, profile.server.encryption_algorithm, self.rule.profile_cpu_s)
+            # One algorithm with profile_cpu (profile.parse): its core is calibrated once.
+            CpuProfiler(store, profile.server.encryption_algorithm[0], self.rule.profile_cpu_s)
             if self.rule.profile_cpu
             else None
         )
@@ -87,12 +88,13 @@ class AtRestStudy:
         # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
         if self.store.read_json("crypto.json") is None and not self.profile.calibration:
             self.progress.status("measuring the cipher's speed (openssl speed)")
-            plan = capacity.fingerprint_plan(self.profile.server.encryption_algorithm)
+            plan = capacity.fingerprint_plan(*self.profile.server.encryption_algorithm)
             self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
 
     @contextmanager
     def setup(self, todo: Sequence[CellKey]) -> Iterator[ServerPair]:
-        with ServerPair(self.store, self.profile) as pair:
+        first = cells.configuration(todo[0], self.profile) if todo else None
+        with ServerPair(self.store, self.profile, first) as pair:
             pair.provision(self.progress.log)
             self.pair = pair
             try:
@@ -102,6 +104,7 @@ class AtRestStudy:
 
     @contextmanager
     def open_cell(self, cell: CellKey) -> Iterator[None]:
+        self._pair().use(cells.configuration(cell, self.profile), self.progress.log)
         self._pair().configure(cell.regime, self.progress.log)
         yield
         # Only after the rounds ended normally (an exception skips it): the profile's extra
