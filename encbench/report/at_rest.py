@@ -19,6 +19,7 @@ from encbench.report.models import (
     adjust,
 )
 from encbench.results.schema import RunRecord, primary_metric
+from encbench.studies.at_rest import growth
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
 
@@ -144,7 +145,8 @@ def build(
     return AtRestSummary(
         target_halfwidth_pct=profile.measure.target_halfwidth_pct,
         differences=differences,
-        write_workload_state=WRITE_STATE_NOTE,
+        write_workload_state=WRITE_STATE_NOTE
+        + ("".join(f" {growth.DATA_NOTE}" for w in m.workloads if w in growth.GROWING_WORKLOADS)),
         servers=servers,
         crypto=crypto,
         harness=harness_share(runs, cores),

@@ -36,7 +36,7 @@ from encbench.results.schema import (
 from encbench.results.store import ResultStore
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.target import blame_the_server
-from encbench.studies.at_rest import cells, flushing
+from encbench.studies.at_rest import cells, flushing, growth
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.workloads import sysbench
@@ -154,8 +154,11 @@ class AtRestStudy:
         counter = server.cpu_counter
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
         if writes:
-            # Outside the window: the warm-up's dirty pages are not this run's.
+            # Outside the window: the warm-up's (or the last run's) rows and dirty pages are
+            # not this run's.
             with blame_the_server(server):
+                d = self.profile.data
+                growth.before_write_run(server, run.cell.workload, d.tables, d.table_size)
                 flushing.flush(server, counter)
         before = _status_counters(server.global_status())
         dirty_before = flushing.dirty_pages(server) if writes else 0
