@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report import plots
+from encbench.report import claims, plots
 from encbench.report.models import AtRestCell, AtRestSummary, Estimate, Record, Spread
 from encbench.report.tables import (
     Block,
@@ -97,8 +97,6 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
         rows.append(
             row(
                 str(c.threads),
-                _pair(enc.latency_p95_ms, pla.latency_p95_ms),
-                overhead_cell(comps["latency_p95_ms"]),
                 _pair(enc.cpu_ms_per_txn, pla.cpu_ms_per_txn, 3),
                 overhead_cell(cpu),
                 cpu.verdict,
@@ -107,15 +105,13 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
                 f"{enc.errors} / {pla.errors}",
                 f"{c.other_load_pct or 0.0:.1f}%",
                 c.status,
-                styles={5: cpu.kind},
+                styles={3: cpu.kind},
             )
         )
     if not rows:
         return None
     header = [
         "Threads",
-        "p95 latency ms (enc / plain)",
-        "p95 change (95% CI)",
         "server CPU ms/txn (enc / plain)",
         "CPU change (95% CI)",
         "CPU verdict",
@@ -126,6 +122,60 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
         "cell ended",
     ]
     return Table(header, rows, caption="Cost and regime evidence")
+
+
+def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
+    """The seed's latency columns: average and p95 per thread count, each variant's mean
+    over the rounds and the paired change with its interval."""
+    rows = []
+    for c in cells:
+        if not c.rounds or c.variants is None:
+            continue
+        enc, pla, comps = c.variants.encrypted, c.variants.plain, c.comparisons
+        rows.append(
+            row(
+                str(c.threads),
+                _pair(enc.latency_avg_ms, pla.latency_avg_ms),
+                overhead_cell(comps["latency_avg_ms"]),
+                _pair(enc.latency_p95_ms, pla.latency_p95_ms),
+                overhead_cell(comps["latency_p95_ms"]),
+                styles={2: comps["latency_avg_ms"].kind, 4: comps["latency_p95_ms"].kind},
+            )
+        )
+    if not rows:
+        return None
+    header = [
+        "Threads",
+        "avg latency ms (enc / plain)",
+        "avg change (95% CI)",
+        "p95 latency ms (enc / plain)",
+        "p95 change (95% CI)",
+    ]
+    return Table(header, rows, caption="Latency")
+
+
+def claims_section(part: AtRestSummary) -> Section | None:
+    """The seed's two claims, each a contrast of the measured cells' costs with its interval
+    (report/claims.py); absent when no two cells could be compared."""
+    contrasts, left_out = claims.claims(part.cells)
+    if not contrasts:
+        return None
+    rows = [
+        row(
+            c.claim,
+            c.compared,
+            f"{c.difference:+.1f} ({c.ci[0]:+.1f} … {c.ci[1]:+.1f})",
+            f"{c.cells[0]} / {c.cells[1]}",
+            c.verdict,
+            styles={4: c.kind},
+        )
+        for c in contrasts
+    ]
+    header = ["claim", "compared", "difference in cost, points (95% CI)", "cells", "verdict"]
+    notes = [claims.METHOD]
+    if left_out:
+        notes.append(f"{left_out} measured cell(s) had no interval and take no part.")
+    return Section("The seed's claims", [Table(header, rows, notes=notes)])
 
 
 def floor_table(cells: Sequence[AtRestCell]) -> Table | None:
@@ -318,6 +368,8 @@ def sections(part: AtRestSummary) -> list[Section]:
         Section("At a glance", [Legend(), glance_table(by_group)], html_only=True),
         Section("Summary", [Bullets(words), Paragraph(OVERHEAD_NOTE)]),
     ]
+    claimed = claims_section(part)
+    out += [claimed] if claimed is not None else []
     out += [group_section(w, r, cells) for (w, r), cells in by_group.items()]
     return out
 
@@ -340,10 +392,15 @@ def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Sectio
         lambda: plots.cpu_per_txn_svg(cells, title),
         "Server (mariadbd) CPU time per transaction, from /proc, per variant.",
     )
+    latency_plot = Plot(
+        lambda: plots.latency_svg(cells, title),
+        "sysbench's average latency of each variant; band: 95% CI of that mean over rounds.",
+    )
     blocks: list[Block] = [
-        Columns([[throughput_table(cells), cost_plot], [tps_plot, cpu_plot]]),
+        Columns([[throughput_table(cells), cost_plot], [tps_plot, latency_plot, cpu_plot]]),
     ]
-    blocks += [t for t in (cost_table(cells), floor_table(cells)) if t is not None]
+    tables = (latency_table(cells), cost_table(cells), floor_table(cells))
+    blocks += [t for t in tables if t is not None]
     blocks += cost_profile_blocks(cells)
     return Section(title, blocks)
 
