@@ -122,11 +122,13 @@ def test_the_page_loads_nothing_from_elsewhere(page: str) -> None:
     assert "@import" not in page
 
 
-def test_the_page_has_each_groups_tables_and_three_plots_plus_the_crypto_bars(page: str) -> None:
+def test_the_page_has_each_groups_tables_and_four_plots_plus_the_crypto_bars(page: str) -> None:
     cells = golden_cells()
     groups = {(c.workload, c.regime) for c in cells}
     measured = {(c.workload, c.regime) for c in cells if c.rounds}
-    assert page.count("<svg") == 3 * len(measured) + 1
+    # cost, throughput, average latency, CPU per transaction
+    assert page.count("<svg") == 4 * len(measured) + 1
+    assert page.count("<th>avg latency ms (enc / plain)</th>") == len(measured)
     assert page.count("<th>overhead (95% CI)</th>") == len(groups)
     assert page.count("<th>server CPU ms/txn (enc / plain)</th>") == len(measured)
     assert "<h2>Crypto capacity" in page
@@ -204,7 +206,7 @@ def test_a_thousand_runs_render_every_plot() -> None:
     assert len(runs) == 1000
     part = at_rest.build(runs, prof, None, {"cpu": {"cores": 2}})
     page = render_html(documents.summarize(prof.name, None, {"at-rest": part}), golden_crypto())
-    assert page.count("<svg") == 3 * 4 + 1
+    assert page.count("<svg") == 4 * 4 + 1  # four plots per group, the crypto bars
 
 
 # ------------------------------------------------------------------ as a user sees it

@@ -70,3 +70,19 @@ def test_scope_all_encrypts_logs_and_temporary_files_and_both_keep_a_binlog() ->
 def test_cnf_has_one_line_per_option_under_the_server_group() -> None:
     text = render_cnf({"a": "1", "skip-log-bin": "ON"})
     assert text == "[mariadbd]\na=1\nskip-log-bin=ON\n"
+
+
+def test_the_binlog_option_gives_both_variants_a_plain_binlog_under_scope_tables() -> None:
+    spec = EncryptionSpec(scope="tables")
+    made = [
+        server_options(
+            v, spec, PATHS, port=3307, buffer_pool_mb=64, key_file=KEY, run_as_root=False,
+            binlog=True,
+        )
+        for v in ("plain", "encrypted")
+    ]  # fmt: skip
+    assert made[0]["log_bin"] == made[1]["log_bin"] == "binlog"
+    assert "skip-log-bin" not in made[0]
+    assert "encrypt_binlog" not in made[1]
+    # Without it, scope tables keeps the binary log off in both (as before).
+    assert options("plain", spec)["skip-log-bin"] == "ON"

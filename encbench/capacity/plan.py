@@ -101,9 +101,13 @@ PAGE_BYTES = 16384
 DIRECTIONS: tuple[Direction, ...] = ("decrypt", "encrypt")
 
 
-def fingerprint_plan(server_algorithm: str) -> Plan:
-    """What every results directory measures (about 6 s): the server's own cipher at InnoDB's
-    page size in both directions, the figures the at-rest report's cipher floor needs."""
-    cipher = SERVER_CIPHERS[server_algorithm]
-    jobs = tuple(SpeedJob(cipher, (PAGE_BYTES,), direction=d) for d in DIRECTIONS)
+def fingerprint_plan(*server_algorithms: str) -> Plan:
+    """What every results directory measures (about 6 s per algorithm): the server's own
+    cipher(s) at InnoDB's page size in both directions, the figures the at-rest report's
+    cipher floor needs."""
+    jobs = tuple(
+        SpeedJob(SERVER_CIPHERS[algorithm], (PAGE_BYTES,), direction=d)
+        for algorithm in server_algorithms
+        for d in DIRECTIONS
+    )
     return Plan(jobs, repeats=3, seconds=1, quick=True)

@@ -19,7 +19,9 @@ from encbench.report.models import (
     adjust,
 )
 from encbench.results.schema import RunRecord, primary_metric
+from encbench.studies.at_rest import growth
 from encbench.studies.at_rest.cells import cells as at_rest_cells
+from encbench.studies.at_rest.cells import configuration
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")
@@ -81,6 +83,8 @@ def summarize_cell(
         workload=first.workload,
         regime=first.regime,
         threads=first.threads,
+        algorithm=first.algorithm,
+        scope=first.scope,
         rounds=len(rounds),
         rounds_rejected=len(state.rejected),
         measured_s=state.wall_s,
@@ -102,7 +106,7 @@ def summarize_cell(
                 [r.runs["encrypted"] for r in rounds],
                 [r.runs["plain"] for r in rounds],
                 crypto,
-                profile.server.encryption_algorithm,
+                configuration(first, profile).algorithm,
             ),
             "cost_profile": cost_profile.cost_profile(cpu_profile, first),
         }
@@ -129,6 +133,8 @@ def build(
                     workload=cell.workload,
                     regime=cell.regime,
                     threads=cell.threads,
+                    algorithm=cell.algorithm,
+                    scope=cell.scope,
                     rounds=0,
                     measured_s=0.0,
                     status="not measured",
@@ -139,7 +145,8 @@ def build(
     return AtRestSummary(
         target_halfwidth_pct=profile.measure.target_halfwidth_pct,
         differences=differences,
-        write_workload_state=WRITE_STATE_NOTE,
+        write_workload_state=WRITE_STATE_NOTE
+        + ("".join(f" {growth.DATA_NOTE}" for w in m.workloads if w in growth.GROWING_WORKLOADS)),
         servers=servers,
         crypto=crypto,
         harness=harness_share(runs, cores),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report import plots
+from encbench.report import claims, plots
 from encbench.report.models import AtRestCell, AtRestSummary, Estimate, Record, Spread
 from encbench.report.tables import (
     Block,
@@ -21,7 +21,7 @@ from encbench.report.tables import (
     row,
 )
 
-Group = tuple[str, str]  # (workload, regime)
+Group = tuple[str, str]  # (workload, setting): the regime, and the configuration if it varies
 OVERHEAD_NOTE = (
     "Overhead is the cost of encryption: positive means the encrypted server is slower "
     "(TPS) or spends more (latency, CPU). TPS columns are means over the rounds; the overhead "
@@ -53,7 +53,7 @@ def _threads(n: int) -> str:
 def groups(cells: Sequence[AtRestCell]) -> dict[Group, list[AtRestCell]]:
     found: dict[Group, list[AtRestCell]] = {}
     for cell in cells:
-        found.setdefault((cell.workload, cell.regime), []).append(cell)
+        found.setdefault((cell.workload, cell.setting), []).append(cell)
     return found
 
 
@@ -97,8 +97,6 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
         rows.append(
             row(
                 str(c.threads),
-                _pair(enc.latency_p95_ms, pla.latency_p95_ms),
-                overhead_cell(comps["latency_p95_ms"]),
                 _pair(enc.cpu_ms_per_txn, pla.cpu_ms_per_txn, 3),
                 overhead_cell(cpu),
                 cpu.verdict,
@@ -107,15 +105,13 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
                 f"{enc.errors} / {pla.errors}",
                 f"{c.other_load_pct or 0.0:.1f}%",
                 c.status,
-                styles={5: cpu.kind},
+                styles={3: cpu.kind},
             )
         )
     if not rows:
         return None
     header = [
         "Threads",
-        "p95 latency ms (enc / plain)",
-        "p95 change (95% CI)",
         "server CPU ms/txn (enc / plain)",
         "CPU change (95% CI)",
         "CPU verdict",
@@ -126,6 +122,60 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
         "cell ended",
     ]
     return Table(header, rows, caption="Cost and regime evidence")
+
+
+def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
+    """The seed's latency columns: average and p95 per thread count, each variant's mean
+    over the rounds and the paired change with its interval."""
+    rows = []
+    for c in cells:
+        if not c.rounds or c.variants is None:
+            continue
+        enc, pla, comps = c.variants.encrypted, c.variants.plain, c.comparisons
+        rows.append(
+            row(
+                str(c.threads),
+                _pair(enc.latency_avg_ms, pla.latency_avg_ms),
+                overhead_cell(comps["latency_avg_ms"]),
+                _pair(enc.latency_p95_ms, pla.latency_p95_ms),
+                overhead_cell(comps["latency_p95_ms"]),
+                styles={2: comps["latency_avg_ms"].kind, 4: comps["latency_p95_ms"].kind},
+            )
+        )
+    if not rows:
+        return None
+    header = [
+        "Threads",
+        "avg latency ms (enc / plain)",
+        "avg change (95% CI)",
+        "p95 latency ms (enc / plain)",
+        "p95 change (95% CI)",
+    ]
+    return Table(header, rows, caption="Latency")
+
+
+def claims_section(part: AtRestSummary) -> Section | None:
+    """The seed's two claims, each a contrast of the measured cells' costs with its interval
+    (report/claims.py); absent when no two cells could be compared."""
+    contrasts, left_out = claims.claims(part.cells)
+    if not contrasts:
+        return None
+    rows = [
+        row(
+            c.claim,
+            c.compared,
+            f"{c.difference:+.1f} ({c.ci[0]:+.1f} … {c.ci[1]:+.1f})",
+            f"{c.cells[0]} / {c.cells[1]}",
+            c.verdict,
+            styles={4: c.kind},
+        )
+        for c in contrasts
+    ]
+    header = ["claim", "compared", "difference in cost, points (95% CI)", "cells", "verdict"]
+    notes = [claims.METHOD]
+    if left_out:
+        notes.append(f"{left_out} measured cell(s) had no interval and take no part.")
+    return Section("The seed's claims", [Table(header, rows, notes=notes)])
 
 
 def floor_table(cells: Sequence[AtRestCell]) -> Table | None:
@@ -318,6 +368,8 @@ def sections(part: AtRestSummary) -> list[Section]:
         Section("At a glance", [Legend(), glance_table(by_group)], html_only=True),
         Section("Summary", [Bullets(words), Paragraph(OVERHEAD_NOTE)]),
     ]
+    claimed = claims_section(part)
+    out += [claimed] if claimed is not None else []
     out += [group_section(w, r, cells) for (w, r), cells in by_group.items()]
     return out
 
@@ -340,27 +392,51 @@ def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Sectio
         lambda: plots.cpu_per_txn_svg(cells, title),
         "Server (mariadbd) CPU time per transaction, from /proc, per variant.",
     )
+    latency_plot = Plot(
+        lambda: plots.latency_svg(cells, title),
+        "sysbench's average latency of each variant; band: 95% CI of that mean over rounds.",
+    )
     blocks: list[Block] = [
-        Columns([[throughput_table(cells), cost_plot], [tps_plot, cpu_plot]]),
+        Columns([[throughput_table(cells), cost_plot], [tps_plot, latency_plot, cpu_plot]]),
     ]
-    blocks += [t for t in (cost_table(cells), floor_table(cells)) if t is not None]
+    tables = (latency_table(cells), cost_table(cells), floor_table(cells))
+    blocks += [t for t in tables if t is not None]
     blocks += cost_profile_blocks(cells)
     return Section(title, blocks)
 
 
 # -- setup lines ------------------------------------------------------------------------------
 def setup_servers(servers: Record | None) -> list[str]:
-    """What the two servers ran with, and the proof that one encrypts and the other not."""
+    """What the two servers ran with, and the proof that one encrypts and the other not;
+    per encrypted configuration where the profile measured several."""
     servers = servers or {}
     out = []
     data = servers.get("data", {})
-    enc = servers.get("encryption", {})
     if data:
         out.append(
             f"Data: {data['tables']} tables × {data['table_size']:,} rows "
             f"({data['size_mb']} MB), sysbench `--rand-type` as in the profile."
         )
-    for regime, rec in (servers.get("regimes") or {}).items():
+    if servers.get("cpu_measurement"):
+        out.append(f"Server CPU per transaction: {servers['cpu_measurement']}")
+    if servers.get("binary_log"):
+        out.append(
+            "Binary log: on in both variants (`log_bin`, ROW format); encrypted only where "
+            "the scope is `all` (`encrypt_binlog`)."
+        )
+    configurations = servers.get("configurations")
+    if configurations:
+        for label, config in configurations.items():
+            out += [f"{label}: {line}" for line in _configuration_lines(config)]
+    else:
+        out += _configuration_lines(servers)
+    return out
+
+
+def _configuration_lines(config: Record) -> list[str]:
+    """One encrypted configuration: its regimes, encryption, option difference and proofs."""
+    out = []
+    for regime, rec in (config.get("regimes") or {}).items():
         line = (
             f"Regime {regime}: innodb_buffer_pool_size = {rec['buffer_pool_mb']} MB, "
             "innodb_flush_method = O_DIRECT."
@@ -379,18 +455,17 @@ def setup_servers(servers: Record | None) -> list[str]:
             )
             line += "."
         out.append(line)
-    if servers.get("cpu_measurement"):
-        out.append(f"Server CPU per transaction: {servers['cpu_measurement']}")
+    enc = config.get("encryption", {})
     if enc:
         out.append(f"Encryption: file_key_management, {enc['algorithm']}, scope `{enc['scope']}`.")
-    diff = servers.get("option_difference") or {}
+    diff = config.get("option_difference") or {}
     if diff:
         out.append(
             "The only server options that differ (encrypted adds): "
             + ", ".join(f"`{k}={v}`" for k, v in diff.items())
             + "."
         )
-    for variant, p in (servers.get("proofs") or {}).items():
+    for variant, p in (config.get("proofs") or {}).items():
         out.append(
             f"Proof, {variant}: {p['explanation']} (files scanned: "
             f"{', '.join(p['files_scanned'])})."

@@ -1,7 +1,8 @@
 """Compare two results directories (two machines, two versions, AES_CTR against AES_CBC): does
 encryption cost more in B than in A, and is the change real?
 
-Cells are matched per study: at-rest by (workload, regime, threads), in-transit by (test,
+Cells are matched per study: at-rest by (workload, regime [, algorithm and scope where
+those are dimensions], threads), in-transit by (test,
 method, key type, cipher, RTT, threads, resumption).  Each side's cell holds, beside its
 primary Hodges–Lehmann estimate, the geometric mean r of its block ratios encrypted/plain with
 a Student-t 95% CI; the two sides are independent, so the change is tested with Welch's
@@ -162,11 +163,11 @@ def _cells(summary: Summary) -> dict[tuple[Any, ...], _Found]:
     if summary.studies.at_rest:
         for c in summary.studies.at_rest.cells:
             if c.rounds and c.comparisons:
-                found[("at-rest", c.workload, c.regime, c.threads)] = _Found(
-                    group=("at-rest", f"{c.workload}, {c.regime}"),
+                found[("at-rest", c.workload, c.setting, c.threads)] = _Found(
+                    group=("at-rest", f"{c.workload}, {c.setting}"),
                     row_header="Threads",
                     label=str(c.threads),
-                    name=f"{c.workload} {c.regime} {c.threads} thr",
+                    name=f"{c.workload} {c.setting} {c.threads} thr",
                     threads=c.threads,
                     rounds=c.rounds,
                     comparisons=c.comparisons,

@@ -282,6 +282,9 @@ class AtRestCell(Model):
     workload: str
     regime: str
     threads: int
+    # The encrypted configuration where the profile made it a dimension; "" otherwise.
+    algorithm: str = ""
+    scope: str = ""
     rounds: int  # rounds that count (in blocks or waiting for a partner)
     measured_s: float
     status: str
@@ -291,6 +294,20 @@ class AtRestCell(Model):
     comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
     floor: CipherFloor | None = None
     cost_profile: CostProfile | None = None
+
+    @model_serializer(mode="wrap")
+    def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:
+        # A run of one configuration writes summary.json as before configurations were cells.
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k not in ("algorithm", "scope") or v}
+
+    @property
+    def setting(self) -> str:
+        """The regime, and the encrypted configuration where it is a dimension: what, beside
+        the workload, a table of thread counts holds fixed."""
+        if not (self.algorithm or self.scope):
+            return self.regime
+        return f"{self.regime}, {self.algorithm}, scope {self.scope}"
 
 
 class AtRestSummary(Model):

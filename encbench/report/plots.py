@@ -192,6 +192,17 @@ def cpu_per_txn_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
     )
 
 
+def latency_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
+    """Average latency against threads for both variants (the seed's latency figure)."""
+    return _variant_metric_svg(
+        cells,
+        "latency_avg_ms",
+        "average latency (ms)",
+        f"Average latency, {title}",
+        f"latency-{title}",
+    )
+
+
 def cost_points(
     ax: Axes, threads: Sequence[float], comps: Sequence[Estimate], style: dict[str, Any]
 ) -> None:

@@ -11,7 +11,8 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       proof), and where and over what the server's CPU was counted: cpu_source, cpu_window,
       cpu_window_s, flush_wait_s, dirty_pages_left; how the round shared the machine
       (`sharing`: sequential, pinned or duet) and the CPUs its server and client were pinned
-      to (`server_cpus`, `client_cpus`: "" when unpinned).
+      to (`server_cpus`, `client_cpus`: "" when unpinned); and the cell's `algorithm` and
+      `scope`, written only when the profile made them dimensions (several values).
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
@@ -63,19 +64,33 @@ def primary_metric(metrics: tuple[Metric, ...]) -> Metric:
 
 @dataclass(frozen=True)
 class CellKey:
-    """One table row of the report: a workload in a regime at a thread count."""
+    """One table row of the report: a workload in a regime at a thread count, and — only
+    where the profile lists several (server.encryption_algorithm, server.encryption_scope) —
+    the encrypted server's algorithm and scope.  "" there means the run's one configuration
+    (at-rest.json's `encryption`), as in every record written before they were dimensions."""
 
     workload: str
     regime: str
     threads: int
+    algorithm: str = ""
+    scope: str = ""
+
+    @property
+    def configuration(self) -> str:
+        """The encryption configuration in words, "" when it is the run's only one."""
+        if not (self.algorithm or self.scope):
+            return ""
+        return f"{self.algorithm}, scope {self.scope}"
 
     @property
     def label(self) -> str:
-        return f"{self.workload} {self.regime} {self.threads} thr"
+        where = f" {self.algorithm} {self.scope}" if self.configuration else ""
+        return f"{self.workload} {self.regime}{where} {self.threads} thr"
 
     @property
     def slug(self) -> str:
-        return f"{self.workload}-{self.regime}-t{self.threads}"
+        where = f"-{self.algorithm}-{self.scope}" if self.configuration else ""
+        return f"{self.workload}-{self.regime}{where}-t{self.threads}"
 
 
 @dataclass(frozen=True)
@@ -164,6 +179,8 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        # A run of the one configuration is written as before configurations were cells.
+        data["cell"] = {k: v for k, v in data["cell"].items() if v != ""}
         data["schema"] = RUNS_SCHEMA
         data["hit_ratio"] = self.hit_ratio
         data["pages_read_per_txn"] = self.pages_read_per_txn

@@ -32,6 +32,11 @@ class EncryptionSpec:
     algorithm: Algorithm = "AES_CTR"
     scope: Scope = "tables"
 
+    @property
+    def label(self) -> str:
+        """How reports and at-rest.json name this configuration, e.g. "AES_CTR, scope all"."""
+        return f"{self.algorithm}, scope {self.scope}"
+
 
 @dataclass(frozen=True)
 class SandboxPaths:
@@ -105,9 +110,11 @@ def server_options(
     key_file: Path,
     run_as_root: bool,
     calibration: bool = False,
+    binlog: bool = False,
 ) -> dict[str, str]:
     """A variant's options.  In an A/A calibration the `encrypted` role is a twin of plain:
-    exactly plain's options (its own paths and port aside)."""
+    exactly plain's options (its own paths and port aside).  `binlog`: both variants write a
+    binary log whatever the scope."""
     # The binary log exists in both variants when scope is `all`, so that encrypting it is
     # the only difference, not having it.
     options = common_options(
@@ -115,7 +122,7 @@ def server_options(
         port=port,
         buffer_pool_mb=buffer_pool_mb,
         run_as_root=run_as_root,
-        binlog=spec.scope == "all",
+        binlog=binlog or spec.scope == "all",
     )
     if variant == "encrypted" and not calibration:
         options.update(encryption_options(spec, key_file))

@@ -30,8 +30,18 @@ OLTP_WORKLOADS = (
     "oltp_read_write",
     "oltp_write_only",
     "oltp_update_index",
+    "oltp_update_non_index",
+    "oltp_insert",
 )
-WRITE_WORKLOADS = frozenset({"oltp_read_write", "oltp_write_only", "oltp_update_index"})
+WRITE_WORKLOADS = frozenset(
+    {
+        "oltp_read_write",
+        "oltp_write_only",
+        "oltp_update_index",
+        "oltp_update_non_index",
+        "oltp_insert",
+    }
+)
 INSTALL_HINT = "install it: apt-get install sysbench (or run `make setup`)"
 WINDOW_LUA = Path(__file__).parent / "lua" / "window.lua"
 

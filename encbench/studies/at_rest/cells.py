@@ -1,9 +1,31 @@
-"""Which at-rest cells a profile asks for: per regime, workload and thread count."""
+"""Which at-rest cells a profile asks for: per encryption configuration (where the profile
+lists several), regime, workload and thread count — in that order, so that the servers are
+provisioned once per configuration and restarted once per regime."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from encbench.profile import Profile
 from encbench.results.schema import CellKey
+from encbench.servers.variants import Algorithm, EncryptionSpec, Scope
+
+
+def configurations(profile: Profile) -> list[EncryptionSpec]:
+    """Every encrypted configuration of the run: each algorithm with each scope."""
+    s = profile.server
+    return [
+        EncryptionSpec(algorithm=a, scope=scope)
+        for a in s.encryption_algorithm
+        for scope in s.encryption_scope
+    ]
+
+
+def configuration(cell: CellKey, profile: Profile) -> EncryptionSpec:
+    """The encrypted server's configuration for a cell: its own, or the run's only one."""
+    if not cell.configuration:
+        return configurations(profile)[0]
+    return EncryptionSpec(algorithm=cast(Algorithm, cell.algorithm), scope=cast(Scope, cell.scope))
 
 
 def cells(profile: Profile) -> list[CellKey]:
@@ -11,8 +33,20 @@ def cells(profile: Profile) -> list[CellKey]:
     if "at-rest" not in profile.studies:
         return []
     m = profile.measure
+    # One configuration: cells without it, named as they always were (and --resume of an
+    # older results directory finds its cells).
+    specs: list[EncryptionSpec | None] = (
+        list(configurations(profile)) if profile.server.dimensions else [None]
+    )
     return [
-        CellKey(workload, regime, threads)
+        CellKey(
+            workload,
+            regime,
+            threads,
+            algorithm=spec.algorithm if spec else "",
+            scope=spec.scope if spec else "",
+        )
+        for spec in specs
         for regime in m.regimes
         for workload in m.workloads
         for threads in m.threads

@@ -27,6 +27,7 @@ from encbench.servers.variants import (
     server_options,
     side_name,
 )
+from encbench.studies.at_rest.cells import configurations
 from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
 from encbench.workloads import sysbench
 
@@ -105,27 +106,54 @@ class ServerPair:
     """Both variants, identical but for encryption.  A context manager: on any exit (success,
     error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted."""
 
-    def __init__(self, store: ResultStore, profile: Profile) -> None:
+    def __init__(
+        self, store: ResultStore, profile: Profile, spec: EncryptionSpec | None = None
+    ) -> None:
         self.store = store
         self.profile = profile
-        self.spec = EncryptionSpec(
-            algorithm=profile.server.encryption_algorithm, scope=profile.server.encryption_scope
-        )
+        # The encrypted server's configuration now; `use` provisions a fresh pair for another.
+        self.spec = spec or configurations(profile)[0]
+        self.binlog = profile.server.binary_log
         self.calibration = profile.calibration
         self.private = keys.private_dir(store.path)
         # A calibration encrypts nothing: no key is made (the path is never written).
         self.key_file = (
             self.private / "encryption.keys" if self.calibration else keys.key_file(self.private)
         )
-        sandbox = store.path / "sandbox"
-        for variant in VARIANTS:
-            clear_stale_sandbox(sandbox / variant)
-        self.servers: dict[str, SandboxServer] = {
-            v: SandboxServer(v, sandbox / v) for v in VARIANTS
-        }
+        self.servers = self._new_servers()
         self.data_mb = 0.0
         self.regime: str | None = None
-        self.record: dict[str, Any] = store.read_json("at-rest.json") or {"regimes": {}}
+        self.record: dict[str, Any] = store.read_json("at-rest.json") or {}
+
+    def _new_servers(self) -> dict[str, SandboxServer]:
+        sandbox = self.store.path / "sandbox"
+        for variant in VARIANTS:
+            clear_stale_sandbox(sandbox / variant)
+        return {v: SandboxServer(v, sandbox / v) for v in VARIANTS}
+
+    def _config_record(self) -> dict[str, Any]:
+        """Where at-rest.json keeps what belongs to the configuration (its proofs, options,
+        regimes): the top level for a run of one configuration, as always; else one entry
+        per configuration under `configurations`, named by its label."""
+        if not self.profile.server.dimensions:
+            return self.record
+        every = self.record.setdefault("configurations", {})
+        config: dict[str, Any] = every.setdefault(self.spec.label, {})
+        return config
+
+    def use(self, spec: EncryptionSpec, log: Callable[[str], None]) -> None:
+        """Measure the next cells with this encrypted configuration.  Another algorithm
+        cannot read pages the first one encrypted, and another scope must start with its
+        own logs, so both servers are replaced by a fresh pair — new data directories, the
+        same data loaded again (plain too, so that both sides' data are equally new) — and
+        proven in full, as the first pair was."""
+        if spec == self.spec:
+            return
+        log(f"encryption {spec.label}: a fresh pair of servers")
+        self.close()
+        self.spec, self.regime = spec, None
+        self.servers = self._new_servers()
+        self.provision(log)
 
     def __enter__(self) -> ServerPair:
         return self
@@ -157,6 +185,7 @@ class ServerPair:
             key_file=self.key_file,
             run_as_root=os.geteuid() == 0,
             calibration=self.calibration,
+            binlog=self.binlog,
         )
 
     def side(self, variant: str) -> str:
@@ -202,11 +231,6 @@ class ServerPair:
                     "configured_as": {v: "plain" for v in VARIANTS},
                 }
             )
-        else:
-            self.record["encryption"] = {
-                "algorithm": self.spec.algorithm,
-                "scope": self.spec.scope,
-            }
         self.record.update(
             {
                 "data": {
@@ -214,9 +238,17 @@ class ServerPair:
                     "table_size": data.table_size,
                     "size_mb": round(self.data_mb, 1),
                 },
-                "proofs": proofs,
+                "binary_log": self.binlog,
                 "cpu_measurement": CPU_MEASUREMENT,
                 "mariadb_version": self.servers["plain"].version(),
+            }
+        )
+        config = self._config_record()
+        if not self.calibration:
+            config["encryption"] = {"algorithm": self.spec.algorithm, "scope": self.spec.scope}
+        config.update(
+            {
+                "proofs": proofs,
                 "option_difference": option_difference(
                     self.options("plain", load_bp), self.options("encrypted", load_bp)
                 ),
@@ -262,7 +294,7 @@ class ServerPair:
             regime_record["cpu_source"][variant] = server.cpu_counter.source
             if regime == "in-memory":
                 self._preload(server)
-        self.record["regimes"][regime] = regime_record
+        self._config_record().setdefault("regimes", {})[regime] = regime_record
         self.store.write_json("at-rest.json", self.record)
         self.regime = regime
 

@@ -40,7 +40,7 @@ from encbench.results.store import ResultStore
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import blame_the_server
-from encbench.studies.at_rest import cells, flushing
+from encbench.studies.at_rest import cells, flushing, growth
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.workloads import sysbench
@@ -98,7 +98,8 @@ class AtRestStudy:
         self.together = self.rule.sharing == "duet"
         self.cpus = placement.usable_cpus()
         self.profiler = (
-            CpuProfiler(store, profile.server.encryption_algorithm, self.rule.profile_cpu_s)
+            # One algorithm with profile_cpu (profile.parse): its core is calibrated once.
+            CpuProfiler(store, profile.server.encryption_algorithm[0], self.rule.profile_cpu_s)
             if self.rule.profile_cpu
             else None
         )
@@ -117,12 +118,13 @@ class AtRestStudy:
         # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
         if self.store.read_json("crypto.json") is None and not self.profile.calibration:
             self.progress.status("measuring the cipher's speed (openssl speed)")
-            plan = capacity.fingerprint_plan(self.profile.server.encryption_algorithm)
+            plan = capacity.fingerprint_plan(*self.profile.server.encryption_algorithm)
             self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
 
     @contextmanager
     def setup(self, todo: Sequence[CellKey]) -> Iterator[ServerPair]:
-        with ServerPair(self.store, self.profile) as pair:
+        first = cells.configuration(todo[0], self.profile) if todo else None
+        with ServerPair(self.store, self.profile, first) as pair:
             pair.provision(self.progress.log)
             self.pair = pair
             try:
@@ -132,6 +134,7 @@ class AtRestStudy:
 
     @contextmanager
     def open_cell(self, cell: CellKey) -> Iterator[None]:
+        self._pair().use(cells.configuration(cell, self.profile), self.progress.log)
         self._pair().configure(cell.regime, self.progress.log)
         yield
         # Only after the rounds ended normally (an exception skips it): the profile's extra
@@ -230,9 +233,11 @@ class AtRestStudy:
         counter = server.cpu_counter
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
         if writes:
-            # Outside the window: the warm-up's (or the last run's) dirty pages are not this
-            # run's.
+            # Outside the window: the warm-up's (or the last run's) rows and dirty pages are
+            # not this run's.
             with blame_the_server(server):
+                d = self.profile.data
+                growth.before_write_run(server, run.cell.workload, d.tables, d.table_size)
                 flushing.flush(server, counter)
         return _Opened(
             run=run,

@@ -1,0 +1,153 @@
+"""The seed's two claims about encryption at rest, tested on the measured cells (seed 003:
+"writes cost more than reads"; "low concurrency costs more than high").
+
+Each claim is a contrast between cells' costs.  A cell's cost is c = −ln(TPS ratio
+encrypted/plain) from its Hodges–Lehmann estimate (≈ the overhead in percent / 100 for small
+effects), and its standard error is recovered from its 95% interval as if it were normal:
+se = (ln high − ln low) / (2 × 1.96) — the interval is already widened for autocorrelation
+and Stein's guard, so the error carries that too.  Cells are measured at different times by
+separate paired rounds, so their errors are taken as independent: a contrast of group means
+d = mean(c of group A) − mean(c of group B) has se² = Σ se_a² / n_a² + Σ se_b² / n_b², and its
+95% interval is d ± 1.96 se.  The claim holds where the interval lies above 0, is reversed
+below 0, and is left open otherwise.  Cells without an interval (too few rounds) take no part.
+
+Writes are the pure write workloads (WRITES); reads are oltp_read_only and oltp_point_select;
+oltp_read_write, a mix, is in neither.  Only thread counts and settings (regime,
+configuration) where both groups were measured are compared, so neither side gains from a
+thread count the other lacks.  "Low" is each workload's fewest threads, "high" its most.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from encbench.report.models import AtRestCell
+
+Z95 = 1.959963984540054
+WRITES = ("oltp_write_only", "oltp_update_index", "oltp_update_non_index", "oltp_insert")
+READS = ("oltp_read_only", "oltp_point_select")
+METHOD = (
+    "A claim is a difference of costs, cost = −ln(encrypted/plain TPS) ×100 (≈ the overhead "
+    "in %), between group means of cells; each cell's error comes from its 95% interval "
+    "(as if normal), cells count as independent, and the difference's 95% interval is "
+    "±1.96 standard errors. It holds where the interval lies above 0."
+)
+
+
+@dataclass(frozen=True)
+class CellCost:
+    """One cell's cost of encryption in throughput, in log terms, with its standard error."""
+
+    workload: str
+    setting: str
+    threads: int
+    cost: float
+    se: float
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """Group A's mean cost minus group B's, with its 95% interval (×100: ≈ points of %)."""
+
+    claim: str
+    compared: str
+    difference: float
+    ci: tuple[float, float]
+    cells: tuple[int, int]  # cells in A, in B
+
+    @property
+    def verdict(self) -> str:
+        low, high = self.ci
+        if low > 0:
+            return "holds"
+        if high < 0:
+            return "reversed"
+        return "inconclusive"
+
+    @property
+    def kind(self) -> str:
+        """The report's verdict style: cost where the claim holds, gain where reversed."""
+        return {"holds": "cost", "reversed": "gain", "inconclusive": "unsure"}[self.verdict]
+
+
+def cell_cost(cell: AtRestCell) -> CellCost | None:
+    comp = cell.comparisons.get("tps") if cell.rounds else None
+    if comp is None or comp.ci_low is None or comp.ci_high is None:
+        return None
+    if comp.ci_low <= 0 or comp.ci_high <= 0:
+        return None
+    return CellCost(
+        workload=cell.workload,
+        setting=cell.setting,
+        threads=cell.threads,
+        cost=-math.log(comp.ratio),
+        se=(math.log(comp.ci_high) - math.log(comp.ci_low)) / (2 * Z95),
+    )
+
+
+def contrast(claim: str, compared: str, a: Sequence[CellCost], b: Sequence[CellCost]) -> Contrast:
+    mean_a = sum(c.cost for c in a) / len(a)
+    mean_b = sum(c.cost for c in b) / len(b)
+    var = sum(c.se**2 for c in a) / len(a) ** 2 + sum(c.se**2 for c in b) / len(b) ** 2
+    d, half = mean_a - mean_b, Z95 * math.sqrt(var)
+    return Contrast(
+        claim, compared, 100 * d, (100 * (d - half), 100 * (d + half)), (len(a), len(b))
+    )
+
+
+WRITES_CLAIM = "writes cost more than reads"
+CONCURRENCY_CLAIM = "low concurrency costs more than high"
+
+
+def writes_versus_reads(costs: Sequence[CellCost]) -> list[Contrast]:
+    """Per write workload, then all writes together, against the reads measured at the same
+    settings and thread counts."""
+    reads = [c for c in costs if c.workload in READS]
+    read_at = {(c.setting, c.threads) for c in reads}
+    out = []
+    writes = [c for c in costs if c.workload in WRITES and (c.setting, c.threads) in read_at]
+    for workload in WRITES:
+        mine = [c for c in writes if c.workload == workload]
+        if not mine:
+            continue
+        where = {(c.setting, c.threads) for c in mine}
+        base = [c for c in reads if (c.setting, c.threads) in where]
+        out.append(contrast(WRITES_CLAIM, f"{workload} vs reads", mine, base))
+    if len(out) > 1:
+        where = {(c.setting, c.threads) for c in writes}
+        base = [c for c in reads if (c.setting, c.threads) in where]
+        out.append(contrast(WRITES_CLAIM, "all writes vs reads", writes, base))
+    return out
+
+
+def low_versus_high(costs: Sequence[CellCost]) -> list[Contrast]:
+    """Per workload and setting, the fewest threads against the most; then all together."""
+    lows: list[CellCost] = []
+    highs: list[CellCost] = []
+    out = []
+    groups: dict[tuple[str, str], list[CellCost]] = {}
+    for c in costs:
+        groups.setdefault((c.workload, c.setting), []).append(c)
+    for (workload, setting), cells in groups.items():
+        if len(cells) < 2:
+            continue
+        low = min(cells, key=lambda c: c.threads)
+        high = max(cells, key=lambda c: c.threads)
+        lows.append(low)
+        highs.append(high)
+        compared = f"{workload}, {setting}: {low.threads} vs {high.threads} threads"
+        out.append(contrast(CONCURRENCY_CLAIM, compared, [low], [high]))
+    if len(out) > 1:
+        out.append(
+            contrast(CONCURRENCY_CLAIM, "all workloads: fewest vs most threads", lows, highs)
+        )
+    return out
+
+
+def claims(cells: Sequence[AtRestCell]) -> tuple[list[Contrast], int]:
+    """Both claims' contrasts, and how many measured cells had no interval to take part."""
+    costs = [c for cell in cells if (c := cell_cost(cell)) is not None]
+    left_out = sum(1 for cell in cells if cell.rounds and cell_cost(cell) is None)
+    return writes_versus_reads(costs) + low_versus_high(costs), left_out

@@ -1,0 +1,79 @@
+"""The write path (issue 11) on real servers: oltp_insert's rows are removed before the next
+run so both variants keep the same data, and the seed-rds-tde smoke profile runs through the
+CLI with the binary log on and both encryption scopes as a dimension, each on its own
+proven pair of servers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from encbench.servers import registry
+from encbench.studies.at_rest import growth
+from encbench.workloads import sysbench
+from tests.helpers import encbench, start_plain_server
+
+
+def test_rows_oltp_insert_added_are_removed_and_purged_before_the_next_run(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    server = start_plain_server(tmp_path / "s")
+    try:
+        server.query(f"CREATE DATABASE {server.database}")
+        conn = server.endpoint()
+        sysbench.prepare(
+            conn, tables=2, table_size=500, log=tmp_path / "prepare.log", timeout_s=120
+        )
+        sysbench.run(
+            conn, "oltp_insert", threads=2, time_s=1, log=tmp_path / "insert.log",
+            options=sysbench.oltp_options(2, 500, "uniform"),
+        )  # fmt: skip
+
+        def rows() -> int:
+            return sum(
+                int(server.query(f"SELECT COUNT(*) FROM {server.database}.sbtest{i}")[0][0])
+                for i in (1, 2)
+            )
+
+        grown = rows()
+        assert grown > 1000  # the run did insert
+        assert growth.trim_inserted_rows(server, 2, 500) == grown - 1000
+        assert rows() == 1000
+        # purge finished: nothing left in InnoDB's history for these deletes
+        history = server.query(
+            "SELECT COUNT FROM information_schema.INNODB_METRICS "
+            "WHERE NAME = 'trx_rseg_history_len'"
+        )
+        assert int(history[0][0]) == 0
+    finally:
+        server.destroy()
+
+
+def test_the_seed_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    result = encbench("run", "seed-rds-tde-tiny", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    runs = [json.loads(line) for line in (out / "at-rest.jsonl").read_text().splitlines()]
+    scopes = {r["cell"]["scope"] for r in runs}
+    assert scopes == {"tables", "all"}
+    inserts = [r for r in runs if r["cell"]["workload"] == "oltp_insert"]
+    assert inserts and all(r["cpu_window"] == "event loop + flush" for r in inserts)
+    assert all(r["pages_encrypted"] > 0 for r in inserts if r["variant"] == "encrypted")
+    record = json.loads((out / "at-rest.json").read_text())
+    assert record["binary_log"] is True
+    configs = record["configurations"]
+    assert set(configs) == {"AES_CTR, scope tables", "AES_CTR, scope all"}
+    for config in configs.values():
+        assert config["proofs"]["encrypted"]["passed"] and config["proofs"]["plain"]["passed"]
+        for variant in ("plain", "encrypted"):
+            # both variants write a binary log under either scope
+            assert config["regimes"]["io-bound"]["options"][variant]["log_bin"] == "binlog"
+    # scope all: the logs were scanned and the plain server is the positive control
+    scanned = configs["AES_CTR, scope all"]["proofs"]["encrypted"]["files_scanned"]
+    assert "ib_logfile0" in scanned and any(f.startswith("binlog.") for f in scanned)
+    report = (out / "report.md").read_text()
+    assert "## oltp_insert, io-bound, AES_CTR, scope all" in report
+    assert "oltp_insert adds rows" in report
+    assert not (out / "sandbox").exists() and registry.entries() == []
