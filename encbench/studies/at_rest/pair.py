@@ -19,7 +19,7 @@ from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.target import Connection
+from encbench.servers.target import Connection, Target
 from encbench.servers.variants import (
     VARIANTS,
     EncryptionSpec,
@@ -103,7 +103,10 @@ def redact(options: dict[str, str]) -> dict[str, str]:
 
 class ServerPair:
     """Both variants, identical but for encryption.  A context manager: on any exit (success,
-    error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted."""
+    error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted.  One of the
+    designs of hosts.VariantHost: each variant its own local server, restarted per regime."""
+
+    restarts = True
 
     def __init__(self, store: ResultStore, profile: Profile) -> None:
         self.store = store
@@ -145,6 +148,15 @@ class ServerPair:
 
     def connection(self, variant: str) -> Connection:
         return self.servers[variant].endpoint()
+
+    def target(self, variant: str) -> Target:
+        return self.servers[variant]
+
+    def local_server(self, variant: str) -> SandboxServer | None:
+        return self.servers[variant]
+
+    def client_env(self) -> dict[str, str] | None:
+        return None  # the unix socket as the OS user: no password
 
     def options(self, variant: str, buffer_pool_mb: int) -> dict[str, str]:
         server = self.servers[variant]

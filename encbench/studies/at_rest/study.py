@@ -35,9 +35,12 @@ from encbench.results.schema import (
 )
 from encbench.results.store import ResultStore
 from encbench.servers.cgroup import CpuCounter
+from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import blame_the_server
+from encbench.servers.variants import VARIANTS
 from encbench.studies.at_rest import cells, flushing
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
+from encbench.studies.at_rest.hosts import VariantHost
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.workloads import sysbench
 
@@ -66,7 +69,7 @@ class AtRestStudy:
         self.profile = profile
         self.progress = progress
         self.rule: MeasureSpec = profile.measure
-        self.pair: ServerPair | None = None
+        self.host: VariantHost | None = None
         self.profiler = (
             CpuProfiler(store, profile.server.encryption_algorithm, self.rule.profile_cpu_s)
             if self.rule.profile_cpu
@@ -91,24 +94,28 @@ class AtRestStudy:
             self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
 
     @contextmanager
-    def setup(self, todo: Sequence[CellKey]) -> Iterator[ServerPair]:
-        with ServerPair(self.store, self.profile) as pair:
-            pair.provision(self.progress.log)
-            self.pair = pair
+    def setup(self, todo: Sequence[CellKey]) -> Iterator[VariantHost]:
+        with self._open_host() as host:
+            host.provision(self.progress.log)
+            self.host = host
             try:
-                yield pair
+                yield host
             finally:
-                self.pair = None
+                self.host = None
+
+    def _open_host(self) -> VariantHost:
+        """Where the variants live (hosts.py): two sandboxed servers."""
+        return ServerPair(self.store, self.profile)
 
     @contextmanager
     def open_cell(self, cell: CellKey) -> Iterator[None]:
-        self._pair().configure(cell.regime, self.progress.log)
+        self._host().configure(cell.regime, self.progress.log)
         yield
         # Only after the rounds ended normally (an exception skips it): the profile's extra
         # paired run must not disturb the measured ones.
         if self.profiler is not None:
             self.progress.status(f"{cell.label}: CPU profile (perf record)")
-            self.profiler.profile_cell(cell, self._pair().servers, self._profiled_run(cell))
+            self.profiler.profile_cell(cell, self._local_servers(), self._profiled_run(cell))
 
     def _profiled_run(self, cell: CellKey) -> Callable[[str, int, Path], int]:
         def run(variant: str, seconds: int, raw: Path) -> int:
@@ -116,9 +123,17 @@ class AtRestStudy:
 
         return run
 
-    def _pair(self) -> ServerPair:
-        assert self.pair is not None, "a cell is measured inside setup()"
-        return self.pair
+    def _host(self) -> VariantHost:
+        assert self.host is not None, "a cell is measured inside setup()"
+        return self.host
+
+    def _local_servers(self) -> dict[str, SandboxServer]:
+        """Each variant's own local server (the profiler samples them); only a design with
+        one per variant can be profiled (profile.check_target refuses profile_cpu else)."""
+        found = {v: self._host().local_server(v) for v in VARIANTS}
+        servers: dict[str, SandboxServer] = {v: s for v, s in found.items() if s is not None}
+        assert len(servers) == len(VARIANTS), "profiling needs each variant's own server"
+        return servers
 
     # -- one run ---------------------------------------------------------------------------
     def _sysbench(
@@ -130,9 +145,9 @@ class AtRestStudy:
         cpu_counter: CpuCounter | None = None,
     ) -> sysbench.SysbenchResult:
         d = self.profile.data
-        with blame_the_server(self._pair().servers[variant]):
+        with blame_the_server(self._host().target(variant)):
             return sysbench.run(
-                self._pair().connection(variant),
+                self._host().connection(variant),
                 cell.workload,
                 threads=cell.threads,
                 time_s=seconds,
@@ -141,13 +156,15 @@ class AtRestStudy:
                     d.tables, d.table_size, self.profile.measure.rand_type
                 ),
                 cpu_counter=cpu_counter,
+                env=self._host().client_env(),
             )
 
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
         self._sysbench(cell, variant, seconds, raw)
 
     def measure(self, run: Run) -> RunRecord:
-        server = self._pair().servers[run.variant]
+        server = self._host().local_server(run.variant)
+        assert server is not None, "every design so far has each variant's own server"
         counter = server.cpu_counter
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
         if writes:
