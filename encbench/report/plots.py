@@ -162,8 +162,8 @@ def _variant_metric_svg(
 ) -> str | None:
     """One metric of both variants against threads, each with the 95% CI of its mean."""
     done = measured(cells)
-    if not done:
-        return None
+    if not done or any(getattr(c.variants.plain, metric) is None for c in done if c.variants):
+        return None  # not measured (a target's server CPU): no plot rather than zeros
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()

@@ -27,7 +27,7 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
     """Where the variants `plain` and `encrypted` live; closed on any exit."""
 
     # Whether configure() gives each regime its own buffer pool (by a restart).  Without
-    # it a regime that needs another pool cannot be measured here (cells.skipped_cells).
+    # it a regime that needs another pool cannot be measured here (unavailable).
     restarts: bool
     # What at-rest.json records of the design, the data and the proofs.
     record: dict[str, Any]
@@ -51,6 +51,10 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
 
     def provision(self, log: Callable[[str], None]) -> None:
         """Create, fill and prove both variants, once."""
+        ...
+
+    def unavailable(self, regime: str) -> str | None:
+        """Why this regime cannot be measured here (the cell is skipped with it), or None."""
         ...
 
     def configure(self, regime: str, log: Callable[[str], None]) -> None:

@@ -55,13 +55,17 @@ def estimated_data_mb(profile: Profile) -> float:
 
 
 def disk_bytes(profile: Profile) -> int:
-    """What the pair's two data directories need at most."""
+    """What the pair's two data directories need at most (nothing here for a target)."""
+    if profile.target is not None:
+        return 0
     rows = profile.data.tables * profile.data.table_size
     return len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
     """Both servers run at once, each with the largest pool the profile's regimes ask for."""
+    if profile.target is not None:
+        return 0, "a target's table sets live in its own memory"
     data_mb = estimated_data_mb(profile)
     pool = max(pool_mb(data_mb, r, profile.regime) for r in profile.measure.regimes)
     return len(VARIANTS) * (pool + SERVER_ALLOWANCE_MB), (
@@ -154,6 +158,9 @@ class ServerPair:
 
     def local_server(self, variant: str) -> SandboxServer | None:
         return self.servers[variant]
+
+    def unavailable(self, regime: str) -> str | None:
+        return None  # every regime: each server is restarted with its buffer pool
 
     def client_env(self) -> dict[str, str] | None:
         return None  # the unix socket as the OS user: no password

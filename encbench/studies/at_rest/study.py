@@ -23,10 +23,11 @@ from pathlib import Path
 from encbench import capacity, environment
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import Run
+from encbench.engine.study import CellSkipped, Run
 from encbench.profile import MeasureSpec, Profile
 from encbench.proof import at_rest as proof
 from encbench.results.schema import (
+    CPU_NOT_MEASURED,
     CPU_WINDOW_LOOP,
     CPU_WINDOW_LOOP_FLUSH,
     CellKey,
@@ -42,6 +43,7 @@ from encbench.studies.at_rest import cells, flushing
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
 from encbench.studies.at_rest.pair import ServerPair
+from encbench.studies.at_rest.table_sets import TableSets
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -54,6 +56,10 @@ STATUS_COUNTERS = (
     "Innodb_num_pages_decrypted",
     "Innodb_num_pages_encrypted",
 )
+
+
+def _no_server_cpu() -> float:
+    return 0.0  # the window's server CPU is not read (and not recorded) without a process
 
 
 def _status_counters(status: dict[str, str]) -> dict[str, int]:
@@ -104,11 +110,19 @@ class AtRestStudy:
                 self.host = None
 
     def _open_host(self) -> VariantHost:
-        """Where the variants live (hosts.py): two sandboxed servers."""
+        """Where the variants live (hosts.py): two sandboxed servers, or two table sets on
+        the profile's target."""
+        if self.profile.target is not None:
+            return TableSets(self.store, self.profile)
         return ServerPair(self.store, self.profile)
 
     @contextmanager
     def open_cell(self, cell: CellKey) -> Iterator[None]:
+        why = self._host().unavailable(cell.regime)
+        if why is not None:
+            self._host().record.setdefault("skipped", {})[cell.slug] = why
+            self.store.write_json("at-rest.json", self._host().record)
+            raise CellSkipped(f"{cell.label}: {why}")
         self._host().configure(cell.regime, self.progress.log)
         yield
         # Only after the rounds ended normally (an exception skips it): the profile's extra
@@ -164,7 +178,8 @@ class AtRestStudy:
 
     def measure(self, run: Run) -> RunRecord:
         server = self._host().local_server(run.variant)
-        assert server is not None, "every design so far has each variant's own server"
+        if server is None:
+            return self._measure_without_server_cpu(run)
         counter = server.cpu_counter
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
         if writes:
@@ -226,10 +241,63 @@ class AtRestStudy:
             dirty_pages_left=dirty_left,
         )
 
+    def _measure_without_server_cpu(self, run: Run) -> RunRecord:
+        """A variant without its own local server (a table set on the user's server): the
+        same sysbench run and the server's counters; no server CPU (not readable from here),
+        no flush wait (it would change a global variable).  This host's own CPU — encbench,
+        sysbench, other processes — is still counted."""
+        target = self._host().target(run.variant)
+        with blame_the_server(target):
+            before = _status_counters(target.global_status())
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        start = Clocks.read(0, server_cpu_s=_no_server_cpu)
+        result = self._sysbench(run.cell, run.variant, run.seconds, run.raw)
+        window = Window.between(start, Clocks.read(0, start.pids, _no_server_cpu))
+        with blame_the_server(target):
+            after = _status_counters(target.global_status())
+        delta = {k: after[k] - before[k] for k in after}
+        return RunRecord(
+            cell=run.cell,
+            round=run.round,
+            variant=run.variant,
+            position=run.position,
+            session=run.session,
+            started_at=started_at,
+            wall_s=window.wall_s,
+            tps=result.tps,
+            qps=result.qps,
+            transactions=result.transactions,
+            ignored_errors=result.ignored_errors,
+            reconnects=result.reconnects,
+            latency_avg_ms=result.latency_avg_ms,
+            latency_p95_ms=result.latency_p95_ms,
+            latency_max_ms=result.latency_max_ms,
+            server_cpu_s=None,
+            cpu_ms_per_txn=None,
+            harness_cpu_s=window.harness_cpu_s,
+            client_cpu_s=window.client_cpu_s,
+            other_cpu_s=window.other_cpu_s,
+            steal_s=window.steal_s,
+            interference_pct=window.interference_pct,
+            bp_read_requests=delta["Innodb_buffer_pool_read_requests"],
+            bp_reads=delta["Innodb_buffer_pool_reads"],
+            pages_read=delta["Innodb_pages_read"],
+            pages_written=delta["Innodb_pages_written"],
+            raw_output=str(run.raw.relative_to(self.store.path)),
+            pages_decrypted=delta["Innodb_num_pages_decrypted"],
+            pages_encrypted=delta["Innodb_num_pages_encrypted"],
+            cpu_source=CPU_NOT_MEASURED,
+        )
+
     def prove(self, record: RunRecord) -> None:
         """Per run, the server's own counters (proof/at_rest.py: check_run): a plain run
         decrypted and encrypted no page; an encrypted run that read pages from disk in the
         io-bound regime decrypted some, and one that wrote pages encrypted some.  In an A/A
         calibration both sides are plain."""
         writes = record.cell.workload in sysbench.WRITE_WORKLOADS
+        if self.profile.target is not None and record.variant == "plain" and writes:
+            # One server: the encrypted set's dirty pages, left by the round before and not
+            # flushed (no global variable is changed), are encrypted by the page cleaner
+            # during the plain run, so the server-wide counters cannot speak for plain here.
+            return
         proof.check_run(record, writes, self.profile.calibration)
