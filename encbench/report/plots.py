@@ -242,6 +242,8 @@ def overhead_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
         ax = fig.add_subplot()
         threads = [c.threads for c in done]
         for k, metric in enumerate(METRIC_STYLE):
+            if not all(metric in c.comparisons for c in done):
+                continue  # not measured (a target's server CPU): no points rather than zeros
             comps = [c.comparisons[metric] for c in done]
             cost_points(ax, _dodge(threads, k, len(METRIC_STYLE)), comps, METRIC_STYLE[metric])
         _zero_line(ax)
