@@ -10,6 +10,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NoReturn
@@ -25,9 +26,9 @@ from encbench.net import netns
 from encbench.report import calibration
 from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
-from encbench.servers import keys, registry
+from encbench.servers import dsn, keys, registry
 from encbench.servers.sandbox import check_path
-from encbench.studies import build_studies, check_disk, check_memory
+from encbench.studies import build_studies, check_disk, check_memory, skipped_for_target
 
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
@@ -67,7 +68,29 @@ def main() -> None:
     is_flag=True,
     help="With --resume: continue although DIR/profile.toml changed since the run began.",
 )
-def run(profile: str | None, out: Path | None, resume: Path | None, force: bool) -> None:
+@click.option(
+    "--target",
+    "target",
+    metavar="DSN",
+    help="Measure this server, which encbench did not start: mysql://USER@HOST:PORT/ "
+    "(password from MYSQL_PWD or --defaults-extra-file, never in the DSN).",
+)
+@click.option(
+    "--defaults-extra-file",
+    "defaults_file",
+    type=click.Path(path_type=Path),
+    help="With --target: an option file whose [client] section holds the password.",
+)
+@click.option("--keep", is_flag=True, help="With --target: leave encbench's databases there.")
+def run(
+    profile: str | None,
+    out: Path | None,
+    resume: Path | None,
+    force: bool,
+    target: str | None,
+    defaults_file: Path | None,
+    keep: bool,
+) -> None:
     """Measure encrypted vs plain servers with PROFILE and write DIR/<study>.jsonl,
     summary.json, report.md and report.html.
 
@@ -76,7 +99,8 @@ def run(profile: str | None, out: Path | None, resume: Path | None, force: bool)
     distance, about 7 min), in-transit (every in-transit test, about 14 min by its cell
     budgets), calibrate (an A/A calibration, see `encbench calibrate`) — or the path of a
     .toml file."""
-    _run(lambda: _open_store(profile, out, resume, force))
+    options = TargetOptions(target, defaults_file, keep)
+    _run(lambda: _open_store(profile, out, resume, force, options=options))
 
 
 @main.command()
@@ -123,20 +147,42 @@ def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None
     click.echo(str(store.path / "report.md"))
 
 
+@dataclass(frozen=True)
+class TargetOptions:
+    dsn: str | None = None
+    defaults_file: Path | None = None
+    keep: bool = False
+
+    def given(self) -> bool:
+        return bool(self.dsn or self.defaults_file or self.keep)
+
+
+def _load_profile(origin: str, options: TargetOptions) -> tuple[profiles.Profile, str]:
+    """The profile, with the command line's target written into its text (servers/dsn.py)."""
+    prof, text = profiles.load(origin)
+    if options.given():
+        text = dsn.with_target(
+            text, prof.target is not None, options.dsn, options.defaults_file, options.keep
+        )
+        prof = profiles.parse(text, origin)
+    return prof, text
+
+
 def _open_store(
     profile: str | None,
     out: Path | None,
     resume: Path | None,
     force: bool,
     calibrate: bool = False,
+    options: TargetOptions = TargetOptions(),
 ) -> tuple[ResultStore, profiles.Profile]:
     """The results directory, locked for this run: a new one, or the one to resume.  Every
     check runs before a new directory exists: a run that cannot start leaves nothing."""
     if resume is not None:
-        if profile is not None or out is not None:
+        if profile is not None or out is not None or options.given():
             raise BadInput(
-                "--resume takes the profile and directory from DIR: give no PROFILE or --out "
-                "with it"
+                "--resume takes the profile, directory and target from DIR: give no PROFILE, "
+                "--out or --target with it"
             )
         store = ResultStore.open(resume)
         store.lock()
@@ -153,7 +199,7 @@ def _open_store(
     if force:
         raise BadInput("--force goes with --resume: it accepts a changed profile.toml")
     origin = profile or profiles.DEFAULT_PROFILE
-    prof, text = profiles.load(origin)
+    prof, text = _load_profile(origin, options)
     if calibrate:
         prof, text = profiles.as_calibration(prof, text, origin)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -170,6 +216,11 @@ def _open_store(
 def _measure(store: ResultStore, prof: profiles.Profile) -> None:
     """Every study the profile names, one after the other, on the one runner."""
     with RunProgress(0) as progress:
+        for name in skipped_for_target(prof):
+            progress.log(
+                f"{name}: skipped — against a target only at rest is measured so far "
+                "(in transit against a target is not built yet)"
+            )
         studies = build_studies(store, prof, progress)
         progress.set_total(estimated_seconds(studies))
         runner = Runner(
@@ -194,6 +245,29 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
             f"unchanged; `encbench run --resume {store.path}` finishes it",
             err=True,
         )
+
+
+@main.command(name="plan")
+@click.argument("profile", required=False)
+@click.option("--target", "target", metavar="DSN", help="As for `encbench run`.")
+@click.option("--defaults-extra-file", "defaults_file", type=click.Path(path_type=Path))
+@click.option("--keep", is_flag=True)
+def plan_command(
+    profile: str | None, target: str | None, defaults_file: Path | None, keep: bool
+) -> None:
+    """Print what `encbench run` would create and measure, and touch nothing: with a target,
+    its read-only checks (prerequisites, privileges, names) and every statement it would
+    send; no database, table, results directory or server is created."""
+    from encbench.studies.at_rest import plan as target_plan
+
+    try:
+        prof, _ = _load_profile(
+            profile or profiles.DEFAULT_PROFILE, TargetOptions(target, defaults_file, keep)
+        )
+        for line in target_plan.plan_lines(prof):
+            click.echo(line)
+    except EncbenchError as exc:
+        _fail(exc)
 
 
 @main.command()

@@ -243,6 +243,31 @@ class TransitSpec(Rounds):
         return value
 
 
+class TargetSpec(Strict):
+    """A server encbench did not start (`[target]`, or `--target mysql://user@host:port/`).
+    No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server)."""
+
+    host: str = ""
+    port: Annotated[int, Field(gt=0, lt=65536)] = 3306
+    socket: str = ""  # a unix socket path instead of host and port
+    user: Annotated[str, Field(min_length=1)]
+    ssl_ca: str = ""  # the CA that signed the server's certificate (in-transit TLS)
+    ssl_cert: str = ""  # a client certificate and its key, where the server asks for one
+    ssl_key: str = ""
+    # An option file whose [client] section holds the password (--defaults-extra-file); the
+    # password itself is never in a profile.
+    defaults_extra_file: str = ""
+    # Leave encbench's databases on the server after the run (--keep): to look at them.
+    keep: bool = False
+
+    @field_validator("host")
+    @classmethod
+    def plain_host(cls, value: str) -> str:
+        if any(c.isspace() or c in "/@?#" for c in value):
+            raise ValueError(f"{_toml_value(value)} is not a host name; give a name or an address")
+        return value
+
+
 class Profile(Strict):
     name: str
     description: str = ""
@@ -256,6 +281,7 @@ class Profile(Strict):
     regime: RegimeSpec = RegimeSpec()
     measure: MeasureSpec = MeasureSpec()
     transit: TransitSpec = TransitSpec()
+    target: TargetSpec | None = None
 
     @field_validator("name")
     @classmethod
@@ -367,6 +393,33 @@ def parse(text: str, origin: str) -> Profile:
             f'{origin}: transit.bulk_ciphers needs transit.tls_version = "TLSv1.2" '
             "(TLS 1.3 suites are not chosen by ssl_cipher)"
         )
+    if profile.target is not None:
+        tg = profile.target
+        if bool(tg.host) == bool(tg.socket):
+            raise BadInput(f"{origin}: target: give either host (and port) or socket, not both")
+        if bool(tg.ssl_cert) != bool(tg.ssl_key):
+            raise BadInput(f"{origin}: target: ssl_cert and ssl_key go together; give both")
+        if profile.measure.profile_cpu and "at-rest" in profile.studies:
+            raise BadInput(
+                f"{origin}: measure.profile_cpu samples a server process on this host, which a "
+                "target is not: remove profile_cpu or the target"
+            )
+        if profile.calibration:
+            raise BadInput(
+                f"{origin}: an A/A calibration measures this machine's sandboxes, not a target: "
+                "remove the target"
+            )
+        server = profile.server
+        if len(server.encryption_algorithm) > 1 or len(server.encryption_scope) > 1:
+            raise BadInput(
+                f"{origin}: a target encrypts with its own settings, so server.encryption_"
+                "algorithm and server.encryption_scope take one value each: list one"
+            )
+        if profile.measure.sharing != "sequential" and "at-rest" in profile.studies:
+            raise BadInput(
+                f'{origin}: measure.sharing = "{profile.measure.sharing}" pins server processes '
+                'on this host, which a target is not: use sharing = "sequential"'
+            )
     return profile
 
 

@@ -37,9 +37,18 @@ WRITE_STATE_NOTE = (
 PRIMARY = primary_metric(RunRecord.METRICS).name
 
 
+def measured(runs: list[RunRecord], name: str) -> bool:
+    """Whether every run has this figure (a target's runs have no server CPU)."""
+    return all(getattr(r, name) is not None for r in runs)
+
+
 def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
     names = (*(m.name for m in RunRecord.METRICS), *EVIDENCE)
-    spreads = {name: Spread.of([float(getattr(r, name)) for r in runs]) for name in names}
+    spreads = {
+        name: Spread.of([float(getattr(r, name)) for r in runs])
+        for name in names
+        if measured(runs, name)
+    }
     return AtRestVariant(
         **spreads,
         errors=sum(r.ignored_errors for r in runs),
@@ -50,7 +59,8 @@ def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
 def comparisons(state: plan.CellRounds, rule: plan.StopRule) -> dict[str, Estimate]:
     """Every metric's estimate over the cell's blocks; rounds without a complete block give
     a ratio without an interval."""
-    metrics = RunRecord.METRICS
+    runs = [run for r in state.counted for run in r.runs.values()]
+    metrics = tuple(m for m in RunRecord.METRICS if measured(runs, m.name))
     if not state.blocks:
         return {m.name: Estimate.too_few(state.counted, m.name, m.direction) for m in metrics}
     return {m.name: Estimate.of_blocks(state.blocks, m.name, m.direction, rule) for m in metrics}
@@ -122,6 +132,7 @@ def build(
     cpu_profile: Record | None = None,
 ) -> AtRestSummary:
     cores = cores_of(environment)
+    skipped = (servers or {}).get("skipped") or {}  # cells a target could not measure
     cells = []
     for cell in at_rest_cells(profile):
         state = plan.cell_rounds(runs, cell, profile.measure)
@@ -137,7 +148,9 @@ def build(
                     scope=cell.scope,
                     rounds=0,
                     measured_s=0.0,
-                    status="not measured",
+                    status=f"not measured: {skipped[cell.slug]}"
+                    if cell.slug in skipped
+                    else "not measured",
                 )
             )
     m = profile.measure

@@ -42,7 +42,9 @@ def overhead_cell(comp: Estimate) -> str:
     return f"{comp.overhead_pct:+.1f}% ({ci[0]:+.1f} … {ci[1]:+.1f})"
 
 
-def _pair(enc: Spread, plain: Spread, digits: int = 2) -> str:
+def _pair(enc: Spread | None, plain: Spread | None, digits: int = 2) -> str:
+    if enc is None or plain is None:
+        return "not measured"
     return f"{fmt(enc.mean, digits)} / {fmt(plain.mean, digits)}"
 
 
@@ -93,19 +95,19 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
         if not c.rounds or c.variants is None:
             continue
         enc, pla, comps = c.variants.encrypted, c.variants.plain, c.comparisons
-        cpu = comps["cpu_ms_per_txn"]
+        cpu = comps.get("cpu_ms_per_txn")
         rows.append(
             row(
                 str(c.threads),
                 _pair(enc.cpu_ms_per_txn, pla.cpu_ms_per_txn, 3),
-                overhead_cell(cpu),
-                cpu.verdict,
+                overhead_cell(cpu) if cpu else "not measured",
+                cpu.verdict if cpu else "server's CPU not readable from here",
                 f"{enc.hit_ratio.mean * 100:.2f}% / {pla.hit_ratio.mean * 100:.2f}%",
                 _pair(enc.pages_read_per_txn, pla.pages_read_per_txn),
                 f"{enc.errors} / {pla.errors}",
                 f"{c.other_load_pct or 0.0:.1f}%",
                 c.status,
-                styles={3: cpu.kind},
+                styles={3: cpu.kind if cpu else "na"},
             )
         )
     if not rows:
@@ -338,7 +340,12 @@ def summary_in_words(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
             lines.append(f"**{workload}, {regime}**: not measured yet.")
             continue
         throughput = _metric_in_words(done, "tps", "throughput")
-        cpu = _metric_in_words(done, "cpu_ms_per_txn", "server CPU per transaction")
+        cpu = (
+            _metric_in_words(done, "cpu_ms_per_txn", "server CPU per transaction")
+            if all("cpu_ms_per_txn" in c.comparisons for c in done)
+            else "server CPU per transaction: not measured (the server's process is not on "
+            "this host)"
+        )
         lines.append(f"**{workload}, {regime}**: {throughput}. {cpu[0].upper()}{cpu[1:]}.")
     loaded = [c for cs in by_group.values() for c in cs if (c.other_load_pct or 0.0) > 5.0]
     if loaded:
@@ -410,6 +417,8 @@ def setup_servers(servers: Record | None) -> list[str]:
     """What the two servers ran with, and the proof that one encrypts and the other not;
     per encrypted configuration where the profile measured several."""
     servers = servers or {}
+    if servers.get("design"):
+        return setup_target(servers)
     out = []
     data = servers.get("data", {})
     if data:
@@ -470,6 +479,40 @@ def _configuration_lines(config: Record) -> list[str]:
             f"Proof, {variant}: {p['explanation']} (files scanned: "
             f"{', '.join(p['files_scanned'])})."
         )
+    return out
+
+
+def setup_target(servers: Record) -> list[str]:
+    """A user's server (studies/at_rest/table_sets.py): what was measured, how it was
+    proven, and — beside it — what this design cannot show."""
+    target = servers.get("target", {})
+    data = servers.get("data", {})
+    out = [
+        f"Design: {servers['design']}, on the {target.get('server', 'target')} "
+        f"(version {target.get('version', '?')}, key plugins "
+        f"{', '.join(target.get('key_plugins', [])) or 'none'}, buffer pool "
+        f"{target.get('buffer_pool_mb', '?')} MB, not restarted, no global variable changed).",
+        "Databases encbench created for this run (marked as its own): "
+        + ", ".join(f"{v}: `{db}`" for v, db in (servers.get("databases") or {}).items())
+        + ".",
+    ]
+    if data:
+        out.append(
+            f"Data: {data['tables']} tables × {data['table_size']:,} rows per set (about "
+            f"{data['size_mb']} MB each), both loaded with --rand-seed=1 and rebuilt alike by "
+            "ALTER TABLE … ENCRYPTED=NO / ENCRYPTED=YES."
+        )
+    for variant, p in (servers.get("proofs") or {}).items():
+        out.append(
+            f"Proof, {variant}: {p['tablespaces_encrypted']}/{p['tablespaces_checked']} of its "
+            "tables encrypted per INNODB_TABLESPACES_ENCRYPTION; not proven: "
+            + "; ".join(p.get("not_proven") or ["nothing"])
+            + "."
+        )
+    for regime, why in (servers.get("skipped") or {}).items():
+        out.append(f"Skipped {regime}: {why}.")
+    if servers.get("cannot_show"):
+        out.append("What this design cannot show: " + "; ".join(servers["cannot_show"]) + ".")
     return out
 
 

@@ -62,7 +62,13 @@ def cipher_floor(
     ]
     cipher_us = decrypted * decrypt_us + encrypted_pages * encrypt_us
     pairs = zip(encrypted, plain, strict=True)
-    extra = [1000.0 * (e.cpu_ms_per_txn - p.cpu_ms_per_txn) for e, p in pairs]
+    extra = [
+        1000.0 * (e.cpu_ms_per_txn - p.cpu_ms_per_txn)
+        for e, p in pairs
+        if e.cpu_ms_per_txn is not None and p.cpu_ms_per_txn is not None
+    ]
+    if len(extra) < len(encrypted):
+        return None  # the server's CPU was not measured (a target): no extra to set beside it
     extra_us, extra_sd = stats.mean_and_stdev(extra)
     extra_ci = stats.mean_ci(extra_us, extra_sd, len(extra))
     return CipherFloor(

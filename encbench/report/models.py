@@ -242,7 +242,7 @@ class AtRestVariant(Model):
     qps: Spread
     latency_avg_ms: Spread
     latency_p95_ms: Spread
-    cpu_ms_per_txn: Spread
+    cpu_ms_per_txn: Spread | None = None  # None: not measured (a target on another host)
     hit_ratio: Spread
     pages_read_per_txn: Spread
     pages_written_per_txn: Spread

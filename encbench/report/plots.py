@@ -162,8 +162,8 @@ def _variant_metric_svg(
 ) -> str | None:
     """One metric of both variants against threads, each with the 95% CI of its mean."""
     done = measured(cells)
-    if not done:
-        return None
+    if not done or any(getattr(c.variants.plain, metric) is None for c in done if c.variants):
+        return None  # not measured (a target's server CPU): no plot rather than zeros
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
@@ -253,6 +253,8 @@ def overhead_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
         ax = fig.add_subplot()
         threads = [c.threads for c in done]
         for k, metric in enumerate(METRIC_STYLE):
+            if not all(metric in c.comparisons for c in done):
+                continue  # not measured (a target's server CPU): no points rather than zeros
             comps = [c.comparisons[metric] for c in done]
             cost_points(ax, _dodge(threads, k, len(METRIC_STYLE)), comps, METRIC_STYLE[metric])
         _zero_line(ax)

@@ -11,8 +11,10 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       proof), and where and over what the server's CPU was counted: cpu_source, cpu_window,
       cpu_window_s, flush_wait_s, dirty_pages_left; how the round shared the machine
       (`sharing`: sequential, pinned or duet) and the CPUs its server and client were pinned
-      to (`server_cpus`, `client_cpus`: "" when unpinned); and the cell's `algorithm` and
-      `scope`, written only when the profile made them dimensions (several values).
+      to (`server_cpus`, `client_cpus`: "" when unpinned); the cell's `algorithm` and
+      `scope`, written only when the profile made them dimensions (several values); and (a
+      target's table sets) server_cpu_s and cpu_ms_per_txn null when the server's CPU could
+      not be read (CPU_NOT_MEASURED).
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
@@ -55,6 +57,8 @@ AT_REST_METRICS = (
 # The measured windows of the server's CPU in an at-rest run (RunRecord.cpu_window).
 CPU_WINDOW_LOOP = "event loop"  # sysbench's loop only: no connects, no statement preparation
 CPU_WINDOW_LOOP_FLUSH = "event loop + flush"  # ... until the run's dirty pages were written
+# RunRecord.cpu_source of a run whose server's CPU cannot be read (a target on another host).
+CPU_NOT_MEASURED = "not measured: the server's process is not on this host"
 TRANSIT_METRICS = (Metric("rate", "per s (rate_unit)", "higher_is_better", primary=True),)
 
 
@@ -116,8 +120,9 @@ class RunRecord:
     latency_avg_ms: float
     latency_p95_ms: float
     latency_max_ms: float
-    server_cpu_s: float
-    cpu_ms_per_txn: float
+    # None: not measured (a target whose process is not on this host; cpu_source says why).
+    server_cpu_s: float | None
+    cpu_ms_per_txn: float | None
     harness_cpu_s: float
     bp_read_requests: int
     bp_reads: int

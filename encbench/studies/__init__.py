@@ -39,8 +39,22 @@ STUDIES: dict[str, Entry] = {
 }
 
 
+# The studies that can measure a server encbench did not start ([target]); the others are
+# skipped with a line (cli.py) rather than measure a sandbox in the target's place.
+TARGET_STUDIES = frozenset({"at-rest"})
+
+
+def skipped_for_target(profile: Profile) -> list[str]:
+    if profile.target is None:
+        return []
+    return [name for name in profile.studies if name not in TARGET_STUDIES]
+
+
 def _entries(profile: Profile) -> list[tuple[str, Entry]]:
-    return [(name, e) for name, e in STUDIES.items() if name in profile.studies]
+    skip = skipped_for_target(profile)
+    return [
+        (name, e) for name, e in STUDIES.items() if name in profile.studies and name not in skip
+    ]
 
 
 def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:

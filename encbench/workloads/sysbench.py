@@ -224,7 +224,15 @@ def execute(
     return result.stdout
 
 
-def prepare(conn: Connection, *, tables: int, table_size: int, log: Path, timeout_s: float) -> None:
+def prepare(
+    conn: Connection,
+    *,
+    tables: int,
+    table_size: int,
+    log: Path,
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+) -> None:
     """Create and fill the sbtest tables.  oltp_common's prepare is shared by every OLTP
     script, so the data set is the same whichever workload is measured later; a fixed seed
     makes it the same for both variants too."""
@@ -236,7 +244,7 @@ def prepare(conn: Connection, *, tables: int, table_size: int, log: Path, timeou
         options=[f"--tables={tables}", f"--table-size={table_size}", "--rand-seed=1"],
         action="prepare",
     )
-    execute(argv, phase="sysbench prepare", log=log, timeout_s=timeout_s)
+    execute(argv, phase="sysbench prepare", log=log, timeout_s=timeout_s, env=env)
 
 
 @dataclass(frozen=True)

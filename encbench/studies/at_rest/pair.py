@@ -19,7 +19,7 @@ from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.target import Connection
+from encbench.servers.target import Connection, Target
 from encbench.servers.variants import (
     VARIANTS,
     EncryptionSpec,
@@ -56,13 +56,17 @@ def estimated_data_mb(profile: Profile) -> float:
 
 
 def disk_bytes(profile: Profile) -> int:
-    """What the pair's two data directories need at most."""
+    """What the pair's two data directories need at most (nothing here for a target)."""
+    if profile.target is not None:
+        return 0
     rows = profile.data.tables * profile.data.table_size
     return len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
     """Both servers run at once, each with the largest pool the profile's regimes ask for."""
+    if profile.target is not None:
+        return 0, "a target's table sets live in its own memory"
     data_mb = estimated_data_mb(profile)
     pool = max(pool_mb(data_mb, r, profile.regime) for r in profile.measure.regimes)
     return len(VARIANTS) * (pool + SERVER_ALLOWANCE_MB), (
@@ -104,7 +108,10 @@ def redact(options: dict[str, str]) -> dict[str, str]:
 
 class ServerPair:
     """Both variants, identical but for encryption.  A context manager: on any exit (success,
-    error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted."""
+    error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted.  One of the
+    designs of hosts.VariantHost: each variant its own local server, restarted per regime."""
+
+    restarts = True
 
     def __init__(
         self, store: ResultStore, profile: Profile, spec: EncryptionSpec | None = None
@@ -173,6 +180,18 @@ class ServerPair:
 
     def connection(self, variant: str) -> Connection:
         return self.servers[variant].endpoint()
+
+    def target(self, variant: str) -> Target:
+        return self.servers[variant]
+
+    def local_server(self, variant: str) -> SandboxServer | None:
+        return self.servers[variant]
+
+    def unavailable(self, regime: str) -> str | None:
+        return None  # every regime: each server is restarted with its buffer pool
+
+    def client_env(self) -> dict[str, str] | None:
+        return None  # the unix socket as the OS user: no password
 
     def options(self, variant: str, buffer_pool_mb: int) -> dict[str, str]:
         server = self.servers[variant]

@@ -25,11 +25,12 @@ from pathlib import Path
 from encbench import capacity, environment, placement
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import Run
+from encbench.engine.study import CellSkipped, Run
 from encbench.placement import UNPINNED, Placement
 from encbench.profile import MeasureSpec, Profile
 from encbench.proof import at_rest as proof
 from encbench.results.schema import (
+    CPU_NOT_MEASURED,
     CPU_WINDOW_LOOP,
     CPU_WINDOW_LOOP_FLUSH,
     CellKey,
@@ -40,9 +41,12 @@ from encbench.results.store import ResultStore
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import blame_the_server
+from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies.at_rest import cells, flushing, growth
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
+from encbench.studies.at_rest.hosts import VariantHost
 from encbench.studies.at_rest.pair import ServerPair
+from encbench.studies.at_rest.table_sets import TableSets
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -59,6 +63,10 @@ STATUS_COUNTERS = (
 
 def _status_counters(status: dict[str, str]) -> dict[str, int]:
     return {k: int(status.get(k, 0)) for k in STATUS_COUNTERS}
+
+
+def _no_server_cpu() -> float:
+    return 0.0  # the window's server CPU is not read (and not recorded) without a process
 
 
 @dataclass(frozen=True)
@@ -93,7 +101,7 @@ class AtRestStudy:
         self.profile = profile
         self.progress = progress
         self.rule: MeasureSpec = profile.measure
-        self.pair: ServerPair | None = None
+        self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
         self.together = self.rule.sharing == "duet"
         self.cpus = placement.usable_cpus()
@@ -122,26 +130,38 @@ class AtRestStudy:
             self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
 
     @contextmanager
-    def setup(self, todo: Sequence[CellKey]) -> Iterator[ServerPair]:
+    def setup(self, todo: Sequence[CellKey]) -> Iterator[VariantHost]:
         first = cells.configuration(todo[0], self.profile) if todo else None
-        with ServerPair(self.store, self.profile, first) as pair:
-            pair.provision(self.progress.log)
-            self.pair = pair
+        with self._open_host(first) as host:
+            host.provision(self.progress.log)
+            self.host = host
             try:
-                yield pair
+                yield host
             finally:
-                self.pair = None
+                self.host = None
+
+    def _open_host(self, first: EncryptionSpec | None) -> VariantHost:
+        """Where the variants live (hosts.py): two sandboxed servers, or two table sets on
+        the profile's target."""
+        if self.profile.target is not None:
+            return TableSets(self.store, self.profile)
+        return ServerPair(self.store, self.profile, first)
 
     @contextmanager
     def open_cell(self, cell: CellKey) -> Iterator[None]:
-        self._pair().use(cells.configuration(cell, self.profile), self.progress.log)
-        self._pair().configure(cell.regime, self.progress.log)
+        why = self._host().unavailable(cell.regime)
+        if why is not None:
+            self._host().record.setdefault("skipped", {})[cell.slug] = why
+            self.store.write_json("at-rest.json", self._host().record)
+            raise CellSkipped(f"{cell.label}: {why}")
+        self._host().use(cells.configuration(cell, self.profile), self.progress.log)
+        self._host().configure(cell.regime, self.progress.log)
         yield
         # Only after the rounds ended normally (an exception skips it): the profile's extra
         # paired run must not disturb the measured ones.
         if self.profiler is not None:
             self.progress.status(f"{cell.label}: CPU profile (perf record)")
-            self.profiler.profile_cell(cell, self._pair().servers, self._profiled_run(cell))
+            self.profiler.profile_cell(cell, self._local_servers(), self._profiled_run(cell))
 
     def _profiled_run(self, cell: CellKey) -> Callable[[str, int, Path], int]:
         def run(variant: str, seconds: int, raw: Path) -> int:
@@ -149,9 +169,23 @@ class AtRestStudy:
 
         return run
 
-    def _pair(self) -> ServerPair:
-        assert self.pair is not None, "a cell is measured inside setup()"
-        return self.pair
+    def _host(self) -> VariantHost:
+        assert self.host is not None, "a cell is measured inside setup()"
+        return self.host
+
+    def _local_servers(self) -> dict[str, SandboxServer]:
+        """Each variant's own local server (the profiler samples them); only a design with
+        one per variant can be profiled (profile.check_target refuses profile_cpu else)."""
+        found = {v: self._host().local_server(v) for v in VARIANTS}
+        servers: dict[str, SandboxServer] = {v: s for v, s in found.items() if s is not None}
+        assert len(servers) == len(VARIANTS), "profiling needs each variant's own server"
+        return servers
+
+    def _server(self, variant: str) -> SandboxServer:
+        """A variant's own local server, where the measure path needs one."""
+        server = self._host().local_server(variant)
+        assert server is not None, f"{variant} has no local server"
+        return server
 
     # -- one run ---------------------------------------------------------------------------
     def _invocation(
@@ -165,7 +199,7 @@ class AtRestStudy:
     ) -> sysbench.Invocation:
         d = self.profile.data
         return sysbench.invocation(
-            self._pair().connection(variant),
+            self._host().connection(variant),
             cell.workload,
             threads=cell.threads,
             time_s=seconds,
@@ -173,12 +207,13 @@ class AtRestStudy:
             options=sysbench.oltp_options(d.tables, d.table_size, self.profile.measure.rand_type),
             cpu_counter=cpu_counter,
             prefix=where.client_prefix,
+            env=self._host().client_env(),
         )
 
     def _sysbench(
         self, cell: CellKey, variant: str, seconds: int, log: Path
     ) -> sysbench.SysbenchResult:
-        with blame_the_server(self._pair().servers[variant]):
+        with blame_the_server(self._host().target(variant)):
             return sysbench.run(self._invocation(cell, variant, seconds, log))
 
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
@@ -187,10 +222,12 @@ class AtRestStudy:
     def _placement(self, run: Run) -> Placement:
         where = placement.placement(self.rule.sharing, run.position, self.cpus)
         if where.server is not None:
-            placement.pin(self._pair().servers[run.variant].pid, where.server)
+            placement.pin(self._server(run.variant).pid, where.server)
         return where
 
     def measure(self, run: Run) -> RunRecord:
+        if self._host().local_server(run.variant) is None:
+            return self._measure_without_server_cpu(run)
         where = self._placement(run)
         opened = self._open(run)
         server = opened.server
@@ -229,7 +266,7 @@ class AtRestStudy:
 
     def _open(self, run: Run) -> _Opened:
         """What is read before a run's window opens."""
-        server = self._pair().servers[run.variant]
+        server = self._server(run.variant)
         counter = server.cpu_counter
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
         if writes:
@@ -315,10 +352,63 @@ class AtRestStudy:
             client_cpus=client_cpus,
         )
 
+    def _measure_without_server_cpu(self, run: Run) -> RunRecord:
+        """A variant without its own local server (a table set on the user's server): the
+        same sysbench run and the server's counters; no server CPU (not readable from here),
+        no flush wait (it would change a global variable).  This host's own CPU — encbench,
+        sysbench, other processes — is still counted."""
+        target = self._host().target(run.variant)
+        with blame_the_server(target):
+            before = _status_counters(target.global_status())
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        start = Clocks.read(0, server_cpu_s=_no_server_cpu)
+        result = self._sysbench(run.cell, run.variant, run.seconds, run.raw)
+        window = Window.between(start, Clocks.read(0, start.pids, _no_server_cpu))
+        with blame_the_server(target):
+            after = _status_counters(target.global_status())
+        delta = {k: after[k] - before[k] for k in after}
+        return RunRecord(
+            cell=run.cell,
+            round=run.round,
+            variant=run.variant,
+            position=run.position,
+            session=run.session,
+            started_at=started_at,
+            wall_s=window.wall_s,
+            tps=result.tps,
+            qps=result.qps,
+            transactions=result.transactions,
+            ignored_errors=result.ignored_errors,
+            reconnects=result.reconnects,
+            latency_avg_ms=result.latency_avg_ms,
+            latency_p95_ms=result.latency_p95_ms,
+            latency_max_ms=result.latency_max_ms,
+            server_cpu_s=None,
+            cpu_ms_per_txn=None,
+            harness_cpu_s=window.harness_cpu_s,
+            client_cpu_s=window.client_cpu_s,
+            other_cpu_s=window.other_cpu_s,
+            steal_s=window.steal_s,
+            interference_pct=window.interference_pct,
+            bp_read_requests=delta["Innodb_buffer_pool_read_requests"],
+            bp_reads=delta["Innodb_buffer_pool_reads"],
+            pages_read=delta["Innodb_pages_read"],
+            pages_written=delta["Innodb_pages_written"],
+            raw_output=str(run.raw.relative_to(self.store.path)),
+            pages_decrypted=delta["Innodb_num_pages_decrypted"],
+            pages_encrypted=delta["Innodb_num_pages_encrypted"],
+            cpu_source=CPU_NOT_MEASURED,
+        )
+
     def prove(self, record: RunRecord) -> None:
         """Per run, the server's own counters (proof/at_rest.py: check_run): a plain run
         decrypted and encrypted no page; an encrypted run that read pages from disk in the
         io-bound regime decrypted some, and one that wrote pages encrypted some.  In an A/A
         calibration both sides are plain."""
         writes = record.cell.workload in sysbench.WRITE_WORKLOADS
+        if self.profile.target is not None and record.variant == "plain" and writes:
+            # One server: the encrypted set's dirty pages, left by the round before and not
+            # flushed (no global variable is changed), are encrypted by the page cleaner
+            # during the plain run, so the server-wide counters cannot speak for plain here.
+            return
         proof.check_run(record, writes, self.profile.calibration)

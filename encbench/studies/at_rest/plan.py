@@ -1,0 +1,76 @@
+"""`encbench plan`: what a run would create and measure, printed; nothing is created.  With a
+target, the server is only read (variables, plugins, grants, the catalogue), and every
+problem is listed with its fix rather than only the first."""
+
+from __future__ import annotations
+
+from encbench.profile import Profile
+from encbench.servers.user_server import UserServer, password_from
+from encbench.studies.at_rest import prerequisites
+from encbench.studies.at_rest.cells import cells
+from encbench.studies.at_rest.table_sets import MARKER_TABLE, regime_problem, statements
+
+# The results directory's key is known only once it exists (table_sets.run_key).
+PLACEHOLDER_KEY = "<12 hex digits of the results directory>"
+
+
+def target_checks(profile: Profile) -> tuple[list[str], int]:
+    """Every problem of the target (read-only queries) and its buffer pool in bytes."""
+    assert profile.target is not None
+    server = UserServer(profile.target, password_from(profile.target.defaults_extra_file))
+    rows = server.query(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
+        + ", ".join(["%s"] * len(prerequisites.VARIABLES))
+        + ")",
+        prerequisites.VARIABLES,
+    )
+    variables = {str(k): str(v) for k, v in rows}
+    plugins = [
+        str(r[0])
+        for r in server.query(
+            "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
+            "WHERE PLUGIN_TYPE = 'ENCRYPTION' AND PLUGIN_STATUS = 'ACTIVE'"
+        )
+    ]
+    problems = prerequisites.server_problems(variables, plugins)
+    grants = [str(r[0]) for r in server.query("SHOW GRANTS")]
+    user = str(server.query("SELECT CURRENT_USER()")[0][0])
+    example = ["encbench_000000000000_plain", "encbench_000000000000_encrypted"]
+    problems += prerequisites.privilege_problems(grants, example, user)
+    taken = server.query(
+        "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE %s",
+        ("encbench\\_%",),
+    )
+    for (name,) in taken:
+        marked = server.query(
+            "SELECT COUNT(*) FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (name, MARKER_TABLE),
+        )[0][0]
+        problems.append(
+            f"note: {name} exists ({'an encbench run kept it' if marked else 'NOT encbench'}'s); "
+            "a new run uses other names and leaves it alone"
+        )
+    return problems, int(variables.get("innodb_buffer_pool_size", "0"))
+
+
+def plan_lines(profile: Profile) -> list[str]:
+    todo = cells(profile)
+    out = [f"profile {profile.name}: {len(todo)} at-rest cells"]
+    if profile.target is None:
+        out.append("at rest: two sandboxed servers (plain, encrypted) on this machine")
+        out += [f"  cell {c.label}" for c in todo]
+        return out
+    t = profile.target
+    out.append(
+        f"target {t.socket or f'{t.host}:{t.port}'} as {t.user} (password: "
+        f"{'MYSQL_PWD' if password_from(t.defaults_extra_file) is not None else 'none given'})"
+    )
+    problems, pool = target_checks(profile)
+    out += [f"  check: {p}" for p in problems] or ["  checks: every prerequisite holds"]
+    out.append("would create and run, in this order:")
+    out += [f"  {s}" for s in statements(profile, PLACEHOLDER_KEY)]
+    for c in todo:
+        why = regime_problem(c.regime, pool, profile)
+        out.append(f"  cell {c.label}: " + (f"skipped — {why}" if why else "measured"))
+    return out

@@ -1,0 +1,149 @@
+"""What a user's server must offer before encbench creates anything on it, checked from
+the server's own answers (pure functions over them, so that each rule is tested against
+recorded answers), each problem one line with its fix.
+
+MariaDB only: the per-table ENCRYPTED=YES option, INNODB_TABLESPACES_ENCRYPTION and the
+key-management plugins are MariaDB's; MySQL 8 and Percona Server encrypt tables with
+ENCRYPTION='Y' and a keyring component and have neither that option nor that view, so a
+target of that family is refused with one line rather than measured with SQL it rejects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from encbench.errors import BadInput
+
+VARIABLES = (
+    "version",
+    "version_comment",
+    "read_only",
+    "innodb_read_only",
+    "innodb_file_per_table",
+    "innodb_encrypt_tables",
+    "innodb_buffer_pool_size",
+)
+# On encbench's own databases: create and fill the tables, rebuild them with ENCRYPTED=…,
+# read and write them, drop them at the end.
+DATABASE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX")
+# INFORMATION_SCHEMA.INNODB_TABLESPACES_ENCRYPTION is shown only with PROCESS.
+GLOBAL_PRIVILEGES = ("PROCESS",)
+_GRANT = re.compile(r"^GRANT (.+?) ON (\S+) TO ", re.S)
+
+
+def family(variables: Mapping[str, str]) -> str:
+    text = f"{variables.get('version', '')} {variables.get('version_comment', '')}"
+    if "MariaDB" in text:
+        return "MariaDB"
+    return "Percona Server" if "Percona" in text else "MySQL"
+
+
+def _on(value: str | None) -> bool:
+    return (value or "").upper() in ("ON", "1", "YES")
+
+
+def server_problems(variables: Mapping[str, str], key_plugins: Iterable[str]) -> list[str]:
+    """Why encbench cannot create and measure its table sets on this server ([] when it can)."""
+    kind = family(variables)
+    if kind != "MariaDB":
+        return [
+            f"the target is {kind} {variables.get('version', '')}: at rest on a target encbench "
+            "uses MariaDB's ENCRYPTED=YES and INNODB_TABLESPACES_ENCRYPTION, which "
+            f"{kind} does not have (it uses ENCRYPTION='Y' and a keyring); measure a MariaDB "
+            'server, or leave "at-rest" out of the profile\'s studies'
+        ]
+    problems = []
+    if _on(variables.get("read_only")) or _on(variables.get("innodb_read_only")):
+        return [
+            "the target is read-only (read_only or innodb_read_only is ON): encbench must "
+            "create its tables; point --target at a writable primary, not a replica"
+        ]
+    if not list(key_plugins):
+        problems.append(
+            "no key management plugin is active on the target (INFORMATION_SCHEMA.PLUGINS, "
+            "type ENCRYPTION), so no table can be encrypted: load one, e.g. "
+            "plugin_load_add = file_key_management with file_key_management_filename, and "
+            "restart it"
+        )
+    if not _on(variables.get("innodb_file_per_table")):
+        problems.append(
+            "innodb_file_per_table is OFF on the target: a table's encryption is per "
+            "tablespace, so each table needs its own; SET GLOBAL innodb_file_per_table = ON"
+        )
+    if (variables.get("innodb_encrypt_tables") or "").upper() == "FORCE":
+        problems.append(
+            "innodb_encrypt_tables = FORCE on the target refuses ENCRYPTED=NO, so there can be "
+            "no plain table set to compare with; measure a server without FORCE"
+        )
+    return problems
+
+
+def _db_pattern(text: str) -> re.Pattern[str]:
+    """A grant's database name (`encbench\\_%`, *, `db`) as a regular expression."""
+    name = text.strip("`")
+    if name == "*":
+        return re.compile(r".*", re.S)
+    out, i = [], 0
+    while i < len(name):
+        c = name[i]
+        if c == "\\" and i + 1 < len(name):
+            out.append(re.escape(name[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if c == "%" else "." if c == "_" else re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.S | re.I)
+
+
+def privileges_on(grants: Iterable[str], database: str) -> set[str]:
+    """The privileges SHOW GRANTS gives on `database` (whole-database or global grants;
+    table and column grants are not enough to create tables, roles are not followed)."""
+    found: set[str] = set()
+    for line in grants:
+        match = _GRANT.match(line)
+        if match is None:
+            continue
+        privs, where = match[1], match[2]
+        db, _, table = where.rpartition(".")
+        if table != "*" or not _db_pattern(db).fullmatch(database):
+            continue
+        for priv in privs.split(","):
+            priv = priv.strip().upper()
+            if priv.startswith("ALL"):
+                found.update(DATABASE_PRIVILEGES + GLOBAL_PRIVILEGES)
+            else:
+                found.add(priv)
+    return found
+
+
+def privilege_problems(grants: list[str], databases: Iterable[str], user: str) -> list[str]:
+    problems = []
+    for db in databases:
+        missing = [p for p in DATABASE_PRIVILEGES if p not in privileges_on(grants, db)]
+        if missing:
+            problems.append(
+                f"the user lacks {', '.join(missing)} on {db}: GRANT "
+                f"{', '.join(DATABASE_PRIVILEGES)} ON `encbench\\_%`.* TO {user}"
+            )
+            break  # the fix names every database of encbench's
+    # Global privileges are granted ON *.* only.
+    on_all = privileges_on([line for line in grants if " ON *.* " in line], "*")
+    missing = [p for p in GLOBAL_PRIVILEGES if p not in on_all]
+    if missing:
+        problems.append(
+            f"the user lacks {', '.join(missing)}, without which the server hides "
+            f"INNODB_TABLESPACES_ENCRYPTION (the proof): GRANT PROCESS ON *.* TO {user}"
+        )
+    return problems
+
+
+def refuse(problems: list[str]) -> None:
+    """One line: the first problem (each has its own fix), and how many more there are."""
+    if problems:
+        more = (
+            f" (and {len(problems) - 1} more: `encbench plan` lists them)"
+            if len(problems) > 1
+            else ""
+        )
+        raise BadInput(problems[0] + more)

@@ -1,0 +1,311 @@
+"""At rest on a server encbench did not start: two sets of the same sysbench tables on it,
+one ENCRYPTED=NO and one ENCRYPTED=YES, each in a database encbench creates, names with the
+run id and marks as its own (a table `encbench_owner` whose COMMENT names the run).  A
+hosts.VariantHost design: both variants live on the one server.
+
+Safety: before anything is created, the prerequisites (prerequisites.py) and the names: a
+database of encbench's name that exists without this run's marker is refused, never read,
+altered or dropped.  Only encbench's own databases are created, filled, proven and — unless
+the target says keep — dropped at the end, on any exit.  No global variable is changed:
+no flushing between runs (it would need innodb_max_dirty_pages_pct), no restart.
+
+sysbench 1.0.20's oltp_common.lua has no option for table options (its
+`mysql_table_options` is a Lua global, not a command-line option), so both sets are loaded
+by the stock `prepare` with the same seed and then rebuilt alike by ALTER TABLE … ENCRYPTED=NO
+or ENCRYPTED=YES: the two sets differ only in that option.
+
+What this design cannot show, said in the report (WHAT_IT_CANNOT_SHOW): the redo log and
+the binary log are the server's own, encrypted or not for both sets alike; the buffer pool
+is shared by both sets; the server's CPU is not readable from here; the server is shared
+with whatever else runs on it, whose load lands on both variants' rounds alike but adds
+noise; the data files cannot be scanned (the proof is the server's own account).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any
+
+from encbench.errors import BadInput
+from encbench.profile import Profile
+from encbench.proof import at_rest as proof
+from encbench.results.store import ResultStore
+from encbench.servers.sandbox import SandboxServer
+from encbench.servers.target import MISSING, Connection, Target
+from encbench.servers.user_server import UserServer, password_from
+from encbench.servers.variants import VARIANTS, EncryptionSpec
+from encbench.studies.at_rest import prerequisites
+from encbench.studies.at_rest.pair import BYTES_PER_ROW_ESTIMATE, estimated_data_mb
+from encbench.workloads import sysbench
+
+DESIGN = "two table sets on one server (ENCRYPTED=YES / ENCRYPTED=NO)"
+MARKER_TABLE = "encbench_owner"
+WHAT_IT_CANNOT_SHOW = (
+    "the redo log, the binary log and the undo and temporary tablespaces are the server's "
+    "own, alike for both table sets, so their encryption is in neither or both",
+    "both table sets share one buffer pool (and its page cleaner): the rounds alternate, "
+    "but the pages of one set can push out the other's",
+    f"server CPU per transaction: {MISSING['pid']}",
+    "the raw data files: the proof is the server's own account "
+    "(INFORMATION_SCHEMA.INNODB_TABLESPACES_ENCRYPTION) and its counters, not a file scan",
+    "whatever else runs on that server shares it with both variants' rounds",
+)
+ENCRYPTED_OPTION = {"plain": "ENCRYPTED=NO", "encrypted": "ENCRYPTED=YES"}
+
+
+def run_key(store_path: str) -> str:
+    """A short, stable name part for a results directory: the same on --resume."""
+    return hashlib.sha256(store_path.encode()).hexdigest()[:12]
+
+
+def names_for_key(key: str) -> dict[str, str]:
+    return {v: f"encbench_{key}_{v}" for v in VARIANTS}
+
+
+def database_names(store_path: str) -> dict[str, str]:
+    return names_for_key(run_key(store_path))
+
+
+def marker(store_path: str) -> str:
+    return f"encbench run {run_key(store_path)}"
+
+
+def statements(profile: Profile, key: str) -> list[str]:
+    """What encbench will create and do on the target, in order (`encbench plan` prints it)."""
+    d = profile.data
+    out = []
+    for variant, db in names_for_key(key).items():
+        out += [
+            f"CREATE DATABASE `{db}`",
+            f"CREATE TABLE `{db}`.{MARKER_TABLE} (run VARCHAR(64)) COMMENT='encbench run {key}'",
+            f"sysbench oltp_read_only prepare --tables={d.tables} --table-size={d.table_size} "
+            f"--rand-seed=1 --mysql-db={db}",
+            f"ALTER TABLE `{db}`.sbtest1…sbtest{d.tables} {ENCRYPTED_OPTION[variant]}",
+        ]
+    out.append("per run: sysbench … run --mysql-db=<the variant's database>")
+    if not profile.target or not profile.target.keep:
+        out += [f"at the end: DROP DATABASE `{db}`" for db in names_for_key(key).values()]
+    return out
+
+
+def regime_problem(regime: str, pool_bytes: int, profile: Profile) -> str | None:
+    """Why a regime cannot be measured with the server's buffer pool as it is (encbench
+    does not restart or resize a server it did not start), or None."""
+    spec = profile.regime
+    both_mb = 2 * estimated_data_mb(profile)
+    pool_mb = pool_bytes / 2**20
+    if regime == "in-memory":
+        need = both_mb * spec.in_memory_headroom
+        if pool_mb < need:
+            return (
+                f"the server's buffer pool ({pool_mb:.0f} MB) cannot hold both table sets "
+                f"({both_mb:.0f} MB) with the headroom ({need:.0f} MB), and encbench does "
+                "not resize a server it did not start; use less data (data.table_size)"
+            )
+        return None
+    most = both_mb * spec.io_bound_fraction
+    if pool_mb > most:
+        rows = math.ceil(pool_mb / spec.io_bound_fraction / 2 * 2**20 / BYTES_PER_ROW_ESTIMATE)
+        return (
+            f"io-bound needs a buffer pool of at most {most:.0f} MB for this data, a restart "
+            f"encbench does not do on a server it did not start (its pool is "
+            f"{pool_mb:.0f} MB); with about {rows:,} rows in all (data) it would be io-bound"
+        )
+    return None
+
+
+class TableSets:
+    """Both variants on the user's server; a context manager that drops encbench's own
+    databases on any exit (unless keep)."""
+
+    restarts = False
+
+    def __init__(self, store: ResultStore, profile: Profile) -> None:
+        assert profile.target is not None, "a target design needs [target]"
+        self.store = store
+        self.profile = profile
+        self.spec = profile.target
+        self.password = password_from(self.spec.defaults_extra_file)
+        self.server = UserServer(self.spec, self.password)
+        key = str(store.path.absolute())
+        self.names = database_names(key)
+        self.marker = marker(key)
+        self.created: list[str] = []
+        self.pool_bytes = 0
+        self.regime: str | None = None
+        self.record: dict[str, Any] = store.read_json("at-rest.json") or {"regimes": {}}
+        self.record.setdefault("skipped", {})
+
+    def __enter__(self) -> TableSets:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- VariantHost -------------------------------------------------------------------------
+    def target(self, variant: str) -> Target:
+        return self.server.on(self.names[variant])
+
+    def connection(self, variant: str) -> Connection:
+        return self.server.on(self.names[variant]).endpoint()
+
+    def client_env(self) -> dict[str, str] | None:
+        return self.server.client_env()
+
+    def local_server(self, variant: str) -> SandboxServer | None:
+        return None
+
+    def close(self) -> None:
+        if self.spec.keep:
+            return
+        for db in reversed(self.created):
+            # Ours by construction (created by this object) — checked again all the same.
+            if self._ownership(db) == "ours":
+                self.server.query(f"DROP DATABASE `{db}`")
+        self.created = []
+
+    # -- safety --------------------------------------------------------------------------------
+    def _ownership(self, db: str) -> str:
+        """ "absent", or "ours" (this run's marker); BadInput for anything else.  Only the
+        catalogue is read: never a table that is not encbench's."""
+        if not self.server.query(
+            "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (db,)
+        ):
+            return "absent"
+        rows = self.server.query(
+            "SELECT TABLE_COMMENT FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+            (db, MARKER_TABLE),
+        )
+        if rows and rows[0][0] == self.marker:
+            return "ours"
+        raise BadInput(
+            f"database {db} exists on the {self.server.name} and is not this run's (no "
+            f"encbench marker {self.marker!r}): encbench leaves it alone; drop or rename it "
+            "yourself if it is yours, or use another --out"
+        )
+
+    def check(self) -> None:
+        """Everything that must hold before anything is created; one line when not."""
+        rows = self.server.query(
+            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
+            + ", ".join(["%s"] * len(prerequisites.VARIABLES))
+            + ")",
+            prerequisites.VARIABLES,
+        )
+        variables = {str(k): str(v) for k, v in rows}
+        plugins = [
+            str(r[0])
+            for r in self.server.query(
+                "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
+                "WHERE PLUGIN_TYPE = 'ENCRYPTION' AND PLUGIN_STATUS = 'ACTIVE'"
+            )
+        ]
+        prerequisites.refuse(prerequisites.server_problems(variables, plugins))
+        grants = [str(r[0]) for r in self.server.query("SHOW GRANTS")]
+        user = str(self.server.query("SELECT CURRENT_USER()")[0][0])
+        prerequisites.refuse(prerequisites.privilege_problems(grants, self.names.values(), user))
+        for db in self.names.values():
+            self._ownership(db)
+        self.pool_bytes = int(variables.get("innodb_buffer_pool_size", "0"))
+        self.record["target"] = {
+            "server": self.server.name,
+            "version": variables.get("version", ""),
+            "key_plugins": plugins,
+            "innodb_encrypt_tables": variables.get("innodb_encrypt_tables", ""),
+            "buffer_pool_mb": round(self.pool_bytes / 2**20),
+        }
+
+    # -- provisioning --------------------------------------------------------------------------
+    def provision(self, log: Callable[[str], None]) -> None:
+        self.check()
+        data = self.profile.data
+        rows = data.tables * data.table_size
+        proofs = {}
+        for variant, db in self.names.items():
+            if self._ownership(db) == "ours":
+                # This run's, left by an interrupted attempt: made again from the start.
+                self.server.query(f"DROP DATABASE `{db}`")
+            log(f"creating {db} on the {self.server.name}")
+            self.server.query(f"CREATE DATABASE `{db}`")
+            self.created.append(db)
+            self.server.query(
+                f"CREATE TABLE `{db}`.{MARKER_TABLE} (run VARCHAR(64) PRIMARY KEY) "
+                f"ENGINE=InnoDB COMMENT=%s",
+                (self.marker,),
+            )
+            log(f"loading {data.tables} × {data.table_size:,} rows into {db}")
+            sysbench.prepare(
+                self.connection(variant),
+                tables=data.tables,
+                table_size=data.table_size,
+                log=self.store.path / "logs" / f"prepare-{variant}.log",
+                timeout_s=max(600, rows / 2000),
+                env=self.client_env(),
+            )
+            for i in range(1, data.tables + 1):
+                # Both sets are rebuilt alike; they differ only in the option.
+                self.server.query(f"ALTER TABLE `{db}`.sbtest{i} {ENCRYPTED_OPTION[variant]}")
+            log(f"proving that {db} is {variant} (INNODB_TABLESPACES_ENCRYPTION)")
+            proofs[variant] = proof.prove_tablespaces(
+                self.target(variant), variant, data.tables, proof_table=False, when="after loading"
+            ) | {"not_proven": proof.RAW_FILES.missing(self.target(variant))}
+        self.record.update(
+            {
+                "design": DESIGN,
+                "databases": dict(self.names),
+                "marker": self.marker,
+                "cannot_show": list(WHAT_IT_CANNOT_SHOW),
+                "encryption": {"option": "ENCRYPTED=YES per table (the server's key plugin)"},
+                "data": {
+                    "tables": data.tables,
+                    "table_size": data.table_size,
+                    "size_mb": round(estimated_data_mb(self.profile), 1),
+                },
+                "proofs": proofs,
+                "cpu_measurement": f"not measured: {MISSING['pid']}",
+                "mariadb_version": self.record["target"]["version"],
+                "option_difference": {"table option": "ENCRYPTED=NO → ENCRYPTED=YES"},
+            }
+        )
+        self.store.write_json("at-rest.json", self.record)
+
+    # -- regimes -------------------------------------------------------------------------------
+    def use(self, spec: EncryptionSpec, log: Callable[[str], None]) -> None:
+        """One configuration only: the user's server encrypts with its own settings (a
+        target profile names one algorithm and one scope: profile.parse)."""
+
+    def unavailable(self, regime: str) -> str | None:
+        return regime_problem(regime, self.pool_bytes, self.profile)
+
+    def configure(self, regime: str, log: Callable[[str], None]) -> None:
+        """No restart: prove the sets again and, in memory, read both into the pool."""
+        if self.regime == regime:
+            return
+        proofs = {
+            v: proof.prove_tablespaces(
+                self.target(v), v, self.profile.data.tables, proof_table=False, when="again"
+            )
+            for v in VARIANTS
+        }
+        if regime == "in-memory":
+            log("in-memory: reading both table sets into the server's buffer pool")
+            for db in self.names.values():
+                for i in range(1, self.profile.data.tables + 1):
+                    self.server.query(f"SELECT SUM(LENGTH(c)) FROM `{db}`.sbtest{i}")
+                    self.server.query(f"SELECT SUM(k) FROM `{db}`.sbtest{i} FORCE INDEX (k_{i})")
+        self.record["regimes"][regime] = {
+            "buffer_pool_mb": round(self.pool_bytes / 2**20),
+            "proofs": proofs,
+            "cpu_source": {v: "not measured" for v in VARIANTS},
+        }
+        self.store.write_json("at-rest.json", self.record)
+        self.regime = regime
