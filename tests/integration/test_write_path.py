@@ -24,10 +24,10 @@ def test_rows_oltp_insert_added_are_removed_and_purged_before_the_next_run(
         sysbench.prepare(
             conn, tables=2, table_size=500, log=tmp_path / "prepare.log", timeout_s=120
         )
-        sysbench.run(
+        sysbench.run(sysbench.invocation(
             conn, "oltp_insert", threads=2, time_s=1, log=tmp_path / "insert.log",
             options=sysbench.oltp_options(2, 500, "uniform"),
-        )  # fmt: skip
+        ))  # fmt: skip
 
         def rows() -> int:
             return sum(
