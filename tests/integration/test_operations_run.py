@@ -1,0 +1,56 @@
+"""The operations study end to end through the CLI (profile smoke-operations, about a
+minute): every operation measured on real servers, plain and encrypted, its proof per run,
+the report's table of times, and nothing left behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from encbench.servers import registry
+from tests.helpers import encbench
+
+
+def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    result = encbench(
+        "run", "smoke-operations", "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)}
+    )
+    assert result.returncode == 0, result.stderr
+    runs = [json.loads(line) for line in (out / "operations.jsonl").read_text().splitlines()]
+    by_cell: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for run in runs:
+        by_cell.setdefault(run["cell"]["operation"] + str(run["cell"]["threads"]), []).append(run)
+    assert set(by_cell) == {
+        "startup0", "crash-recovery0", "encrypt-existing1", "encrypt-existing2", "backup0",
+        "prepare0",
+    }  # fmt: skip
+    for cell_runs in by_cell.values():
+        assert {r["variant"] for r in cell_runs} == {"plain", "encrypted"}
+        assert all(r["time"] > 0 and r["timed_s"] > 0 for r in cell_runs)
+        # the per-run proof: encrypted leaves every table encrypted, plain none
+        for r in cell_runs:
+            want = r["tables"] if r["variant"] == "encrypted" else 0
+            assert r["tables"] >= 3 and r["tables_encrypted"] == want
+    assert all(r["redo_bytes"] > 0 and r["pages_recovered"] > 0 for r in by_cell["crash-recovery0"])
+    encrypting = [r for r in by_cell["encrypt-existing1"] if r["variant"] == "encrypted"]
+    assert all(r["encryption_s"] > 0 and r["encrypted_bytes"] > 0 for r in encrypting)
+    assert all(r["foreground_transactions"] > 0 for r in by_cell["encrypt-existing1"])
+    assert all(r["backup_bytes"] > 0 for r in by_cell["backup0"] + by_cell["prepare0"])
+    record = json.loads((out / "operations.json").read_text())
+    assert record["proofs"]["encrypted"]["passed"] and record["proofs"]["plain"]["passed"]
+    assert record["key_rotation"]["measured"] is False
+
+    summary = json.loads((out / "summary.json").read_text())
+    cells = summary["studies"]["operations"]["cells"]
+    assert [c["rounds"] for c in cells] == [2] * 6
+    report = (out / "report.md").read_text()
+    assert "| Operation | no encryption (95% CI) | encrypted (95% CI) | cost (95% CI) |" in report
+    assert "| crash recovery |" in report and "redo applied" in report
+    assert "**Key rotation**: not measured" in report
+    # nothing left behind: servers, sandboxes (backups included), keys
+    assert not (out / "sandbox").exists()
+    assert registry.entries() == []
+    assert not (out / "private").exists()
