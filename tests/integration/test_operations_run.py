@@ -5,10 +5,15 @@ the report's table of times, and nothing left behind."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 from encbench.servers import registry
-from tests.helpers import encbench
+from tests.helpers import encbench, processes_owned_by
 
 
 def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
@@ -54,3 +59,43 @@ def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
     assert not (out / "private").exists()
+
+
+def test_an_interrupt_during_a_crash_recovery_leaves_nothing_and_resume_finishes(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", "smoke-operations", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    results = out / "operations.jsonl"
+
+    def kept() -> list[str]:
+        return results.read_text().splitlines() if results.exists() else []
+
+    # Four start-ups and one crash recovery kept: the next crash recovery (its write load,
+    # its kill -9 or its recovery) is under way.
+    deadline = time.monotonic() + 240
+    while len(kept()) < 5 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.1)
+    assert len(kept()) >= 5, child.stderr.read() if child.stderr else ""
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert processes_owned_by(child.pid) == []
+    assert not (out / "sandbox").exists()
+    assert registry.entries() == []
+    before = kept()
+
+    resumed = encbench("run", "--resume", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert resumed.returncode == 0, resumed.stderr
+    after = kept()
+    assert after[: len(before)] == before  # no kept run measured again or changed
+    assert len(after) >= 24
+    assert registry.entries() == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -62,6 +63,10 @@ class OperationServers:
         self.roots = {v: sandbox / f"operations-{v}" for v in VARIANTS}
         for root in self.roots.values():
             clear_stale_sandbox(root)
+        # A backup a killed run left in its own sandbox (never a directory encbench did not
+        # name): --resume starts without it.
+        for variant in VARIANTS:
+            shutil.rmtree(backup_dir(store, variant), ignore_errors=True)
         self.servers: dict[str, SandboxServer] = {
             v: SandboxServer(v, self.roots[v]) for v in VARIANTS
         }
@@ -162,6 +167,11 @@ class OperationServers:
         datadir = self.servers[variant].paths.datadir
         files = [*datadir.glob("ibdata*"), *datadir.glob("*/*.ibd")]
         return sum(f.stat().st_size for f in files if f.is_file())
+
+
+def backup_dir(store: ResultStore, variant: str) -> Path:
+    """Where a timed backup of a variant goes: inside the run's sandbox, deleted after it."""
+    return store.path / "sandbox" / f"operations-backup-{variant}"
 
 
 def tree_bytes(path: Path) -> int:

@@ -42,6 +42,7 @@ from encbench.studies.operations.servers import (
     CONVERTIBLE,
     PLAIN,
     OperationServers,
+    backup_dir,
     tree_bytes,
 )
 from encbench.studies.operations.timing import Stopwatch, timed
@@ -318,7 +319,7 @@ class OperationsStudy:
     def _backup(
         self, server: SandboxServer, run: Run, *, prepare: bool
     ) -> tuple[Stopwatch, dict[str, Any]]:
-        target = self.store.path / "sandbox" / f"operations-backup-{run.variant}"
+        target = backup_dir(self.store, run.variant)
         shutil.rmtree(target, ignore_errors=True)
         tool = find_binary("mariadb-backup")
         backup = [
