@@ -373,6 +373,12 @@ def parse(text: str, origin: str) -> Profile:
                 f"{origin}: {section}.min_rounds is larger than {section}.max_rounds; "
                 f"lower {section}.min_rounds or raise {section}.max_rounds"
             )
+    if profile.calibration and "operations" in profile.studies:
+        # Its twin would still be an encrypted server: no A/A of operations exists yet.
+        raise BadInput(
+            f'{origin}: the operations study has no A/A calibration; remove "operations" '
+            "from studies to calibrate, or measure it with `encbench run`"
+        )
     t = profile.transit
     if t.rate_mbit is not None and not any(rtt > 0 for rtt in t.rtt_ms):
         raise BadInput(

@@ -66,6 +66,11 @@ def test_bad_operations_settings_are_one_line_naming_the_fix(line: str, fragment
     assert "\n" not in str(caught.value)
 
 
+def test_an_operations_calibration_is_refused() -> None:
+    with pytest.raises(BadInput, match="no A/A calibration"):
+        a_profile("calibration = true\n")
+
+
 def test_crash_recovery_redo_is_read_from_a_real_error_log() -> None:
     found = recovery.parse((GOLDEN / "crash-recovery-error.log").read_text())
     assert (found.checkpoint_lsn, found.end_lsn, found.pages) == (2891439, 5746752, 187)
