@@ -127,6 +127,10 @@ def background(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
 class OperationsStudy:
     name = "operations"
     record_type = OperationRecord
+    # One operation at a time: the two variants of a round are never timed at once (main's
+    # engine reads this to choose a duet round; a crash or a start-up must not share the
+    # machine with its pair).
+    together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         self.store = store
