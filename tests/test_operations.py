@@ -172,6 +172,7 @@ class TimedStudy:
     calls: list[str] = field(default_factory=list)
     name: str = "operations"
     record_type: type[OperationRecord] = OperationRecord
+    together: bool = False  # main's engine: never a duet round
 
     @property
     def metrics(self) -> tuple[Any, ...]:
