@@ -183,7 +183,7 @@ def _all_known(values: list[str], choices: Iterable[str], what: str) -> list[str
     return values
 
 
-Study = Literal["at-rest", "in-transit"]
+Study = Literal["at-rest", "in-transit", "operations"]
 TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
 TransitMethod = Literal["tls", "stunnel", "ssh"]
 
@@ -268,6 +268,65 @@ class TargetSpec(Strict):
         return value
 
 
+Operation = Literal["startup", "crash-recovery", "encrypt-existing", "backup", "prepare"]
+# innodb_encryption_threads takes 0 to 255; 0 would never encrypt anything.
+MAX_ENCRYPTION_THREADS = 255
+KEY_ROTATION_REFUSED = (
+    "key rotation cannot be measured with the key management plugins Debian's MariaDB "
+    "packages ship: file_key_management keys have a single version, and "
+    "innodb_encryption_rotate_key_age only re-encrypts when a key gets a new version "
+    "(see README, Operations); remove it"
+)
+
+
+class OperationsSpec(Rounds):
+    """The operations study: timed operations of a plain and an encrypted server with the
+    profile's data (studies/operations/)."""
+
+    operations: Annotated[list[str], Field(min_length=1)] = [
+        "startup",
+        "crash-recovery",
+        "encrypt-existing",
+        "backup",
+        "prepare",
+    ]
+    # innodb_encryption_threads while existing tables are encrypted: one cell each.
+    encryption_threads: Annotated[list[int], Field(min_length=1)] = [1, 2, 4]
+    # The background encryption's page budget (innodb_encryption_rotation_iops).  MariaDB's
+    # default, 100 pages/s, would measure that throttle (1.6 MiB/s) rather than the cipher.
+    rotation_iops: Annotated[int, Field(ge=1, le=1_000_000_000)] = 100_000
+    # sysbench threads of the write load before a crash and of the foreground load while
+    # existing tables are encrypted.
+    load_threads: Annotated[int, Field(gt=0, le=MAX_CLIENT_THREADS)] = 4
+    crash_load_s: Annotated[int, Field(ge=1, le=3600)] = 5
+    # The plain side's window of the foreground load (the encrypted side's is the encryption
+    # pass): about as long as that pass, so that both rates cover like stretches of load.
+    foreground_s: Annotated[int, Field(ge=1, le=3600)] = 2
+    # An operation takes what it takes: no warm-up, and run_s is only the ETA's estimate.
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 0
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 5
+    cell_budget_s: Annotated[float, Field(gt=0)] = 150
+
+    @field_validator("operations")
+    @classmethod
+    def known_operations(cls, value: list[str]) -> list[str]:
+        if "key-rotation" in value:
+            raise ValueError(KEY_ROTATION_REFUSED)
+        return _all_known(value, get_args(Operation), "operation")
+
+    @field_validator("encryption_threads")
+    @classmethod
+    def threads_in_range(cls, value: list[int]) -> list[int]:
+        for n in value:
+            if not 1 <= n <= MAX_ENCRYPTION_THREADS:
+                raise ValueError(
+                    f"{n} encryption threads is out of range: innodb_encryption_threads takes "
+                    f"1 to {MAX_ENCRYPTION_THREADS} (0 would never encrypt); use 1 to "
+                    f"{MAX_ENCRYPTION_THREADS}"
+                )
+        return value
+
+
 class Profile(Strict):
     name: str
     description: str = ""
@@ -282,6 +341,8 @@ class Profile(Strict):
     measure: MeasureSpec = MeasureSpec()
     transit: TransitSpec = TransitSpec()
     target: TargetSpec | None = None
+
+    operations: OperationsSpec = OperationsSpec()
 
     @field_validator("name")
     @classmethod
@@ -370,7 +431,7 @@ def parse(text: str, origin: str) -> Profile:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:
         raise BadInput(_first_error(exc, origin)) from exc
-    for section in ("measure", "transit"):
+    for section in ("measure", "transit", "operations"):
         rounds = getattr(profile, section)
         if rounds.min_rounds > rounds.max_rounds:
             raise BadInput(
@@ -381,6 +442,20 @@ def parse(text: str, origin: str) -> Profile:
         raise BadInput(
             f"{origin}: measure.profile_cpu calibrates one cipher's core, and "
             "server.encryption_algorithm lists several: profile one algorithm at a time"
+        )
+    if "operations" in profile.studies and (
+        len(profile.server.encryption_algorithm) > 1 or len(profile.server.encryption_scope) > 1
+    ):
+        raise BadInput(
+            f"{origin}: the operations study times one encryption configuration, and "
+            "server.encryption_algorithm or server.encryption_scope lists several: list one, "
+            "or measure the operations in a profile of their own"
+        )
+    if profile.calibration and "operations" in profile.studies:
+        # Its twin would still be an encrypted server: no A/A of operations exists yet.
+        raise BadInput(
+            f'{origin}: the operations study has no A/A calibration; remove "operations" '
+            "from studies to calibrate, or measure it with `encbench run`"
         )
     t = profile.transit
     if t.rate_mbit is not None and not any(rtt > 0 for rtt in t.rtt_ms):

@@ -157,3 +157,19 @@ def test_resume_with_a_changed_profile_is_refused_unless_forced(tmp_path: Path) 
     assert_one_line_error(
         encbench("run", "--resume", str(store.path)), "changed since the run began", "--force"
     )
+
+
+def test_encryption_threads_out_of_range_are_refused_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    prof = tmp_path / "ops.toml"
+    prof.write_text(
+        'name = "ops"\nstudies = ["operations"]\n[operations]\nencryption_threads = [1, 300]\n'
+    )
+    out = tmp_path / "out"
+    assert_one_line_error(
+        encbench("run", str(prof), "--out", str(out)),
+        "operations.encryption_threads: 300 encryption threads is out of range",
+        "use 1 to 255",
+    )
+    assert not out.exists()

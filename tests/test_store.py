@@ -92,7 +92,11 @@ def test_each_study_has_its_own_file_named_in_meta(tmp_path: Path) -> None:
     store = ResultStore.create(tmp_path / "r", "smoke", 'name = "smoke"\n')
     store.append(record())
     meta = json.loads((store.path / "meta.json").read_text())
-    assert meta["files"] == {"at-rest.jsonl": {"schema": 1}, "in-transit.jsonl": {"schema": 2}}
+    assert meta["files"] == {
+        "at-rest.jsonl": {"schema": 1},
+        "in-transit.jsonl": {"schema": 2},
+        "operations.jsonl": {"schema": 1},
+    }
     assert (store.path / "at-rest.jsonl").exists()
     assert not (store.path / "in-transit.jsonl").exists()
 

@@ -14,6 +14,15 @@ The lifecycle the runner drives, and which tests/test_engine.py proves with a fa
             ( measure_together(both runs) → prove each → append each ) per round
         ⟯ close
     ⟯ teardown                                (on success, error, Ctrl-C, SIGTERM, SIGHUP)
+
+A run need not be a load of fixed length.  A study whose run is one timed operation (the
+operations study: a start-up, a crash recovery, a backup) has no warm-up (`warmup_s = 0`: the
+runner then calls no warm_up), lasts as long as its operation takes (`run_s` is then only the
+progress display's estimate of one run), and compares a time, lower is better, as its primary
+metric; rounds, blocks, interference and the stopping rule are the same for it.  What a run
+does outside its measured part (stopping a server before timing its start, a write load before
+a crash) is the study's own, inside `measure`; the record's `wall_s` counts all of it, so the
+cell's time budget is real time.
 """
 
 from __future__ import annotations
@@ -72,7 +81,9 @@ class Rule(StopRule, Protocol):
     def warmup_s(self) -> int: ...
 
     @property
-    def run_s(self) -> int: ...
+    def run_s(self) -> int:
+        """The length of one run; for a study of timed operations, an estimate (the ETA's)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -85,7 +96,7 @@ class Run:
     variant: str
     position: int  # 0 = first of its round, 1 = second (together: the first share, the second)
     session: str
-    seconds: int
+    seconds: int  # the rule's run_s: a load's length; an operation takes what it takes
     raw: Path
 
 

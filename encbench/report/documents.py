@@ -12,12 +12,11 @@ from encbench.report import calibration, calibration_section, markdown
 from encbench.report.at_rest import cores_of
 from encbench.report.calibration import METHOD as CALIBRATION_METHOD
 from encbench.report.models import (
-    AtRestSummary,
     Calibration,
-    InTransitSummary,
     NoiseFloor,
     Record,
     Studies,
+    StudyPart,
     Summary,
 )
 from encbench.report.sections import SECTIONS, total_harness
@@ -42,7 +41,7 @@ def render_documents(store: ResultStore, profile: Profile, with_html: bool = Fal
 
 def build_summary(store: ResultStore, profile: Profile) -> Summary:
     environment = store.read_json("environment.json")
-    parts: dict[str, AtRestSummary | InTransitSummary] = {
+    parts: dict[str, StudyPart] = {
         name: SECTIONS[name].build(store, profile, environment)
         for name in profile.studies
         if name in SECTIONS
@@ -57,7 +56,7 @@ def build_summary(store: ResultStore, profile: Profile) -> Summary:
 def summarize(
     profile_name: str,
     environment: Record | None,
-    parts: Mapping[str, AtRestSummary | InTransitSummary],
+    parts: Mapping[str, StudyPart],
     *,
     calibration: Calibration | None = None,
     noise_floor: NoiseFloor | None = None,

@@ -6,6 +6,7 @@ summary.json, schema SUMMARY_SCHEMA (results/schema.py):
   1 — the at-rest study at the top level, the in-transit part under "transit".
   2 — {"schema", "profile", "method", "environment", "harness", "studies": {"at-rest": …,
       "in-transit": …}}: each study's part under its name, only for the studies profiled.
+      Later, a third study's part: "operations".
 """
 
 from __future__ import annotations
@@ -213,7 +214,7 @@ def _finite(x: float) -> float | None:
 
 
 V = TypeVar("V", bound=Model)
-C = TypeVar("C", "AtRestCell", "TransitCellSummary")
+C = TypeVar("C", "AtRestCell", "TransitCellSummary", "OperationCellSummary")
 
 
 class Pair(Model, Generic[V]):
@@ -403,6 +404,66 @@ class InTransitSummary(Model):
     differences: Differences | None = None
 
 
+# -- the operations study -------------------------------------------------------------------
+class Sample(Model):
+    """One variant's values over its counted rounds: mean, sample standard deviation and the
+    mean's Student-t 95% interval (None below two rounds)."""
+
+    n: int
+    mean: float
+    stdev: float
+    ci95: tuple[float, float] | None
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Sample:
+        mean, stdev = stats.mean_and_stdev(values)
+        return cls(
+            n=len(values), mean=mean, stdev=stdev, ci95=stats.mean_ci(mean, stdev, len(values))
+        )
+
+
+class OperationVariant(Model):
+    time: Sample  # in the cell's unit
+    redo_mib: Sample | None = None  # crash recovery: redo applied
+    pages_recovered: Sample | None = None
+    foreground_tps: Sample | None = None  # encrypting existing data
+    encryption_s: Sample | None = None
+    encryption_mib_per_s: Sample | None = None
+    backup_mib: Sample | None = None
+
+
+class OperationCellSummary(Model):
+    operation: str
+    threads: int
+    label: str
+    unit: str
+    rounds: int
+    rounds_rejected: int
+    measured_s: float
+    status: str
+    variants: Pair[OperationVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    # encrypting existing data: the rate per encryption thread against the cipher's own rate
+    # on one core (openssl speed of the server's cipher at 16 KiB, crypto.json), in MiB/s
+    mib_per_s_per_thread: Sample | None = None
+    cipher_mib_per_s_per_core: float | None = None
+
+
+class OperationsSummary(Model):
+    target_halfwidth_pct: float
+    mariadb_version: str | None
+    encryption: Record | None
+    data: Record | None
+    buffer_pool_mb: int | None
+    rotation_iops: int | None
+    option_difference: Record | None
+    key_rotation: Record | None
+    harness: Harness
+    cells: list[OperationCellSummary]
+    differences: Differences | None = None
+
+
 # -- A/A calibration (report/calibration.py) ------------------------------------------------
 class CalibrationCell(Model):
     """One A/A cell: B (plain twin) against A (plain) on the study's primary metric."""
@@ -469,6 +530,7 @@ class Studies(Model):
 
     at_rest: AtRestSummary | None = Field(default=None, alias="at-rest")
     in_transit: InTransitSummary | None = Field(default=None, alias="in-transit")
+    operations: OperationsSummary | None = None
 
     @model_serializer(mode="wrap")
     def _present_only(self, handler: Any) -> dict[str, Any]:
@@ -492,3 +554,7 @@ class Summary(Model):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
+
+
+# Each study's part of summary.json.
+StudyPart = AtRestSummary | InTransitSummary | OperationsSummary

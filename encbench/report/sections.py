@@ -9,10 +9,25 @@ from typing import ClassVar, Protocol
 
 from encbench.profile import Profile
 from encbench.profiling import PROFILE_FILE
-from encbench.report import at_rest, at_rest_section, in_transit, in_transit_section
-from encbench.report.models import AtRestSummary, Harness, InTransitSummary, Record, Summary
+from encbench.report import (
+    at_rest,
+    at_rest_section,
+    in_transit,
+    in_transit_section,
+    operations,
+    operations_section,
+)
+from encbench.report.models import (
+    AtRestSummary,
+    Harness,
+    InTransitSummary,
+    OperationsSummary,
+    Record,
+    StudyPart,
+    Summary,
+)
 from encbench.report.tables import Section
-from encbench.results.schema import RunRecord, TransitRecord
+from encbench.results.schema import OperationRecord, RunRecord, TransitRecord
 from encbench.results.store import ResultStore
 
 
@@ -33,9 +48,9 @@ class StudySection(Protocol):
 
     def build(
         self, store: ResultStore, profile: Profile, environment: Record | None
-    ) -> AtRestSummary | InTransitSummary: ...
+    ) -> StudyPart: ...
 
-    def part(self, summary: Summary) -> AtRestSummary | InTransitSummary | None: ...
+    def part(self, summary: Summary) -> StudyPart | None: ...
 
     def sections(self, summary: Summary) -> list[Section]: ...
 
@@ -102,10 +117,42 @@ class InTransitSection:
         return Setup()  # its setup and proof are a subsection of its own section
 
 
-SECTIONS: dict[str, StudySection] = {s.name: s for s in (AtRestSection(), InTransitSection())}
+class OperationsSection:
+    name: ClassVar[str] = OperationRecord.STUDY
+    words: ClassVar[str] = "operations under"
+
+    def __init__(self) -> None:
+        self.load_s = 0  # the profile's crash load, for the report's words
+
+    def build(
+        self, store: ResultStore, profile: Profile, environment: Record | None
+    ) -> OperationsSummary:
+        self.load_s = profile.operations.crash_load_s
+        return operations.build(
+            store.runs(OperationRecord),
+            profile,
+            store.read_json(f"{self.name}.json"),
+            store.read_json("crypto.json"),
+            at_rest.cores_of(environment),
+        )
+
+    def part(self, summary: Summary) -> OperationsSummary | None:
+        return summary.studies.operations
+
+    def sections(self, summary: Summary) -> list[Section]:
+        part = self.part(summary)
+        return operations_section.sections(part, self.load_s) if part else []
+
+    def setup(self, summary: Summary) -> Setup:
+        return Setup()  # its set-up and proof are a subsection of its own section
 
 
-def total_harness(parts: list[AtRestSummary | InTransitSummary], cores: int) -> Harness:
+SECTIONS: dict[str, StudySection] = {
+    s.name: s for s in (AtRestSection(), InTransitSection(), OperationsSection())
+}
+
+
+def total_harness(parts: list[StudyPart], cores: int) -> Harness:
     """encbench's own CPU over every study's measured windows."""
     cpu = sum(p.harness.cpu_s for p in parts)
     wall = sum(p.harness.measured_wall_s for p in parts)

@@ -182,7 +182,9 @@ class SandboxServer:
         self.options = dict(options)
         self.defaults_file.write_text(render_cnf(options))
 
-    def start(self, options: dict[str, str], timeout_s: float = 120) -> None:
+    def start(self, options: dict[str, str], timeout_s: float = 120, poll_s: float = 0.1) -> None:
+        """Start and wait until `SELECT 1` answers, probing every poll_s (a timed start-up
+        probes often, so that the probe's period does not hide in its time)."""
         if self.process is not None:
             raise RuntimeError(f"{self.name} server is already running")
         self._write_options(options)
@@ -204,12 +206,12 @@ class SandboxServer:
             # Right after the start: threads born before the move go along with the process.
             self.cgroup = cgroup.for_server(self.name, self.process.pid)
         try:
-            self._wait_ready(timeout_s, log_offset)
+            self._wait_ready(timeout_s, log_offset, poll_s)
         except BaseException:
             self.stop()
             raise
 
-    def _wait_ready(self, timeout_s: float, log_offset: int) -> None:
+    def _wait_ready(self, timeout_s: float, log_offset: int, poll_s: float = 0.1) -> None:
         assert self.process is not None
         deadline = time.monotonic() + timeout_s
         last_error = ""
@@ -230,7 +232,7 @@ class SandboxServer:
                         return
                 except pymysql.MySQLError as exc:
                     last_error = str(exc)
-            time.sleep(0.1)
+            time.sleep(poll_s)
         raise ToolError(
             f"{self.name} server not ready within {timeout_s:.0f} s ({last_error})",
             phase="start server",

@@ -19,6 +19,8 @@ from encbench.studies.at_rest import pair
 from encbench.studies.at_rest.study import AtRestStudy
 from encbench.studies.in_transit import sizing as in_transit
 from encbench.studies.in_transit.study import TransitStudy
+from encbench.studies.operations import servers as operations
+from encbench.studies.operations.study import OperationsStudy
 
 MEMINFO = Path("/proc/meminfo")
 
@@ -36,6 +38,7 @@ class Entry:
 STUDIES: dict[str, Entry] = {
     "at-rest": Entry(AtRestStudy, pair.disk_bytes, pair.memory_mb),
     "in-transit": Entry(TransitStudy, in_transit.disk_bytes, in_transit.memory_mb),
+    "operations": Entry(OperationsStudy, operations.estimated_disk_bytes, operations.memory_mb),
 }
 
 

@@ -1,0 +1,188 @@
+"""The operations study's part of the report: a table of times with their intervals, plain
+against encrypted, then encrypting existing data against the cipher's limit, key rotation
+(not measured, and why), and the study's set-up."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from encbench.report.models import OperationCellSummary, OperationsSummary, Sample
+from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+
+INTRO = (
+    "Each operation is timed once per variant per round, plain and encrypted in alternating "
+    "order (blocks of A B and B A), with the same statistics and stopping rule as the other "
+    "studies: times are means over rounds with their 95% CI; the cost is the paired "
+    "Hodges–Lehmann estimate with its 95% CI (positive: encryption makes it slower)."
+)
+PAIRING_NOTE = (
+    "Encrypting existing data has no plain operation that does the same work, so its pair is "
+    "the foreground load (sysbench oltp_read_write) on the same server with the same plain "
+    "tables: during the encryption pass (`innodb_encrypt_tables=ON` until every table is "
+    "encrypted) against the same load with nothing in the background; its time is "
+    "milliseconds per committed transaction (the server's Com_commit over the window). After "
+    "each encrypted run the tables are decrypted again, outside the window."
+)
+STARTUP_NOTE = (
+    "Start-up and crash recovery are timed from starting mariadbd until `SELECT 1` answers "
+    "(probed every 10 ms); a crash is `kill -9` of the server's process group after "
+    "{load_s} s of sysbench oltp_write_only, and InnoDB's error log gives the redo it "
+    "applied (checkpoint LSN to end of log)."
+)
+BACKUP_NOTE = (
+    "Backups are `mariadb-backup --backup` of the running, idle server (its option file "
+    "carries the key plugin's options); `--prepare` is timed on a fresh backup, with the "
+    "backup's own backup-my.cnf."
+)
+
+
+def fmt(x: float, digits: int = 2) -> str:
+    return f"{x:,.{digits}f}"
+
+
+def sample_text(s: Sample | None, unit: str = "", digits: int = 2) -> str:
+    if s is None:
+        return "–"
+    unit = f" {unit}" if unit else ""
+    if s.ci95 is None:
+        return f"{fmt(s.mean, digits)}{unit}"
+    return f"{fmt(s.mean, digits)}{unit} ({fmt(s.ci95[0], digits)}–{fmt(s.ci95[1], digits)})"
+
+
+def _cost(cell: OperationCellSummary) -> tuple[str, str, str]:
+    comp = cell.comparisons.get("time")
+    if comp is None:
+        return "–", cell.status, "na"
+    ci = comp.overhead_ci_pct
+    # The time is lower-is-better: overhead_pct is how much longer (or slower) encrypted is.
+    cost = f"{comp.overhead_pct:+.1f}%" + (f" ({ci[0]:+.1f} … {ci[1]:+.1f})" if ci else "")
+    return cost, comp.verdict, comp.kind
+
+
+def _detail(cell: OperationCellSummary) -> str:
+    v = cell.variants
+    if v is None:
+        return ""
+    if cell.operation == "crash-recovery":
+        return (
+            f"redo applied {sample_text(v.plain.redo_mib, 'MiB', 1)} plain, "
+            f"{sample_text(v.encrypted.redo_mib, 'MiB', 1)} encrypted"
+        )
+    if cell.operation == "encrypt-existing":
+        return (
+            f"foreground {sample_text(v.plain.foreground_tps, 'txn/s', 0)} without, "
+            f"{sample_text(v.encrypted.foreground_tps, 'txn/s', 0)} during the encryption"
+        )
+    if cell.operation in ("backup", "prepare"):
+        return (
+            f"backup {sample_text(v.plain.backup_mib, 'MiB', 0)} plain, "
+            f"{sample_text(v.encrypted.backup_mib, 'MiB', 0)} encrypted"
+        )
+    return ""
+
+
+def times_table(cells: Sequence[OperationCellSummary]) -> Table:
+    rows = []
+    for cell in cells:
+        cost, verdict, kind = _cost(cell)
+        v = cell.variants
+        rounds = f"{cell.rounds}" + (
+            f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else ""
+        )
+        rows.append(
+            row(
+                cell.label,
+                sample_text(v.plain.time, cell.unit, 3) if v else "–",
+                sample_text(v.encrypted.time, cell.unit, 3) if v else "–",
+                cost,
+                verdict,
+                rounds,
+                _detail(cell),
+                styles={4: kind},
+            )
+        )
+    return Table(
+        ["Operation", "no encryption (95% CI)", "encrypted (95% CI)", "cost (95% CI)",
+         "verdict", "rounds", "also measured"],
+        rows,
+    )  # fmt: skip
+
+
+def encryption_table(cells: Sequence[OperationCellSummary]) -> Table | None:
+    found = [c for c in cells if c.operation == "encrypt-existing" and c.variants]
+    if not found:
+        return None
+    rows = []
+    for cell in found:
+        assert cell.variants is not None
+        enc = cell.variants.encrypted
+        per = cell.mib_per_s_per_thread
+        limit = cell.cipher_mib_per_s_per_core
+        share = f"{100 * per.mean / limit:.0f}%" if per and limit else "–"
+        rows.append(
+            row(
+                str(cell.threads),
+                sample_text(enc.encryption_s, "s", 3),
+                sample_text(enc.encryption_mib_per_s, "", 0),
+                sample_text(per, "", 0),
+                fmt(limit, 0) if limit else "–",
+                share,
+            )
+        )
+    return Table(
+        ["Encryption threads", "time to encrypt (95% CI)", "MiB/s (95% CI)",
+         "MiB/s per thread", "cipher on one core, MiB/s", "per thread / cipher"],
+        rows,
+        caption=(
+            "Encrypting existing data: the tablespace files (ibdata and every .ibd) over the "
+            "time the background threads took, per thread against the server's cipher "
+            "encrypting 16 KiB pages on one core (`openssl speed`, crypto.json: a ceiling "
+            "that ignores reading, writing and checksumming the pages)"
+        ),
+    )  # fmt: skip
+
+
+def key_rotation_text(part: OperationsSummary) -> str:
+    reason = (part.key_rotation or {}).get("reason") or "not measured"
+    return f"**Key rotation**: {reason}."
+
+
+def setup_items(part: OperationsSummary) -> list[str]:
+    enc = part.encryption or {}
+    data = part.data or {}
+    diff = ", ".join(f"`{k}={v}`" for k, v in (part.option_difference or {}).items())
+    items = [
+        f"Servers: two sandboxed MariaDB {part.mariadb_version or '?'} servers, `plain` and "
+        f"`encrypted` ({enc.get('algorithm', '?')}, scope `{enc.get('scope', '?')}`), each "
+        f"with {data.get('tables', '?')} × {data.get('table_size', '?'):,} sysbench rows and "
+        f"a {part.buffer_pool_mb or '?'} MB buffer pool; encrypted adds: {diff or '–'}."
+        if isinstance(data.get("table_size"), int)
+        else "Servers: not provisioned yet.",
+        "Encrypting existing data runs on the plain server restarted with the key plugin and "
+        f"`innodb_encrypt_tables=OFF`, `innodb_encryption_rotation_iops={part.rotation_iops}` "
+        "(MariaDB's default, 100, would throttle it to about 1.6 MiB/s).",
+        "Scope: with `all` the redo log is encrypted too, so crash recovery and "
+        "`--prepare` decrypt the redo they apply; with `tables` only the pages.",
+        "Per-run proof: right after each operation the server's INNODB_TABLESPACES_ENCRYPTION "
+        "must show every table of the data set encrypted on the encrypted side and none on the "
+        "plain side.",
+    ]
+    return items
+
+
+def sections(part: OperationsSummary, load_s: int = 0) -> list[Section]:
+    blocks: list[Block] = [Paragraph(INTRO)]
+    if part.differences is not None:
+        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks.append(times_table(part.cells))
+    encryption = encryption_table(part.cells)
+    if encryption is not None:
+        blocks.append(encryption)
+    blocks += [
+        Paragraph(PAIRING_NOTE),
+        Paragraph(STARTUP_NOTE.format(load_s=load_s or "a few")),
+        Paragraph(BACKUP_NOTE),
+        Paragraph(key_rotation_text(part)),
+        Section("Operations: set-up and proof", [Bullets(setup_items(part))], level=3),
+    ]
+    return [Section("Operations: times, plain against encrypted", blocks)]

@@ -1,0 +1,20 @@
+"""Which operations cells a profile asks for: one per operation, and encrypting existing
+data once per number of encryption threads."""
+
+from __future__ import annotations
+
+from encbench.profile import Profile
+from encbench.results.schema import OperationCell
+
+
+def cells(profile: Profile) -> list[OperationCell]:
+    """The operations study's cells, in the profile's order (none when it does not run)."""
+    if "operations" not in profile.studies:
+        return []
+    out: list[OperationCell] = []
+    for operation in profile.operations.operations:
+        if operation == "encrypt-existing":
+            out += [OperationCell(operation, n) for n in profile.operations.encryption_threads]
+        else:
+            out.append(OperationCell(operation))
+    return out

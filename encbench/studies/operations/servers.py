@@ -1,0 +1,196 @@
+"""The operations study's two servers, `plain` and `encrypted`, identical but for the
+encryption options (servers/variants.py), with the profile's data, provisioned and proven
+once.  Encrypting existing data needs plain tables on a server that has a key: for those
+cells the plain server is restarted `convertible` (plain, plus file_key_management with
+innodb_encrypt_tables=OFF), and both variants of the cell run on it; every other cell runs
+each variant on its own server."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from encbench.profile import Profile
+from encbench.proof import at_rest as proof
+from encbench.results.store import ResultStore
+from encbench.servers import keys
+from encbench.servers.sandbox import SandboxServer
+from encbench.servers.variants import (
+    VARIANTS,
+    EncryptionSpec,
+    encryption_options,
+    option_difference,
+    server_options,
+)
+from encbench.studies.at_rest.pair import (
+    BYTES_PER_ROW_ESTIMATE,
+    clear_stale_sandbox,
+    estimated_data_mb,
+    pool_mb,
+    redact,
+    remove_empty_sandbox_dir,
+)
+from encbench.workloads import sysbench
+
+RECORD = "operations.json"
+# The plain server's configurations: as provisioned, or with a key to encrypt existing data.
+PLAIN, CONVERTIBLE = "plain", "convertible"
+
+
+def buffer_pool_mb(profile: Profile) -> int:
+    """The in-memory regime's pool for the profile's data: operations time the server, not
+    the disk under a starved pool."""
+    return pool_mb(estimated_data_mb(profile), "in-memory", profile.regime)
+
+
+class OperationServers:
+    """A context manager: on any exit both servers are stopped and their sandboxes deleted
+    (a crashed server too: it is killed by pid, never by name)."""
+
+    def __init__(self, store: ResultStore, profile: Profile) -> None:
+        self.store = store
+        self.profile = profile
+        # One configuration (profile.parse refuses lists with operations).
+        self.spec = EncryptionSpec(
+            algorithm=profile.server.encryption_algorithm[0],
+            scope=profile.server.encryption_scope[0],
+        )
+        self.key_file = keys.key_file(keys.private_dir(store.path))
+        sandbox = store.path / "sandbox"
+        self.roots = {v: sandbox / f"operations-{v}" for v in VARIANTS}
+        for root in self.roots.values():
+            clear_stale_sandbox(root)
+        # A backup a killed run left in its own sandbox (never a directory encbench did not
+        # name): --resume starts without it.
+        for variant in VARIANTS:
+            shutil.rmtree(backup_dir(store, variant), ignore_errors=True)
+        self.servers: dict[str, SandboxServer] = {
+            v: SandboxServer(v, self.roots[v]) for v in VARIANTS
+        }
+        self.pool_mb = buffer_pool_mb(profile)
+        self.plain_mode = PLAIN
+        self.record: dict[str, Any] = store.read_json(RECORD) or {}
+
+    def __enter__(self) -> OperationServers:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        for server in self.servers.values():
+            server.destroy(keep_log_in=self.store.path / "logs" / "operations")
+        remove_empty_sandbox_dir(self.store)
+
+    @property
+    def tables(self) -> int:
+        return self.profile.data.tables
+
+    def options(self, variant: str, mode: str = PLAIN) -> dict[str, str]:
+        server = self.servers[variant]
+        options = server_options(
+            variant,
+            self.spec,
+            server.paths,
+            port=server.port,
+            buffer_pool_mb=self.pool_mb,
+            key_file=self.key_file,
+            run_as_root=os.geteuid() == 0,
+        )
+        if variant == "plain" and mode == CONVERTIBLE:
+            # Only the tables are converted: the key is there, the tables are not yet
+            # encrypted, and the background threads wait for innodb_encrypt_tables=ON.
+            options.update(encryption_options(EncryptionSpec(self.spec.algorithm), self.key_file))
+            options["innodb_encrypt_tables"] = "OFF"
+            options["innodb_encryption_rotation_iops"] = str(self.profile.operations.rotation_iops)
+        return options
+
+    def provision(self, log: Callable[[str], None], key_rotation: dict[str, Any]) -> None:
+        data = self.profile.data
+        rows = data.tables * data.table_size
+        proofs = {}
+        for variant, server in self.servers.items():
+            log(f"operations: provisioning the {variant} server")
+            opts = self.options(variant)
+            server.initialize(opts)
+            server.start(opts)
+            server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
+            log(f"operations: loading {data.tables} × {data.table_size:,} rows into {variant}")
+            sysbench.prepare(
+                server.endpoint(),
+                tables=data.tables,
+                table_size=data.table_size,
+                log=self.store.path / "logs" / f"operations-prepare-{variant}.log",
+                timeout_s=max(600, rows / 2000),
+            )
+            log(f"operations: proving that {variant} is {variant}")
+            proofs[variant] = proof.prove(server, variant, self.spec, data.tables).to_json()
+        self.record.update(
+            {
+                "encryption": {"algorithm": self.spec.algorithm, "scope": self.spec.scope},
+                "data": {
+                    "tables": data.tables,
+                    "table_size": data.table_size,
+                    "estimated_mb": round(rows * BYTES_PER_ROW_ESTIMATE / 2**20, 1),
+                },
+                "buffer_pool_mb": self.pool_mb,
+                "proofs": proofs,
+                "mariadb_version": self.servers["plain"].version(),
+                "options": {v: redact(self.options(v)) for v in VARIANTS},
+                "convertible_options": redact(self.options("plain", CONVERTIBLE)),
+                "option_difference": option_difference(
+                    self.options("plain"), self.options("encrypted")
+                ),
+                "rotation_iops": self.profile.operations.rotation_iops,
+                "key_rotation": key_rotation,
+            }
+        )
+        self.store.write_json(RECORD, self.record)
+
+    def use_plain_as(self, mode: str, log: Callable[[str], None]) -> None:
+        """Restart the plain server in `mode` if it is not in it, and prove its tables plain."""
+        if self.plain_mode == mode:
+            return
+        log(f"operations: restarting the plain server {mode}")
+        server = self.servers["plain"]
+        server.restart(self.options("plain", mode))
+        proof.prove_tablespaces(server, "plain", self.tables)
+        self.plain_mode = mode
+
+    def datadir_bytes(self, variant: str) -> int:
+        """What the background encryption goes over: every InnoDB tablespace file."""
+        datadir = self.servers[variant].paths.datadir
+        files = [*datadir.glob("ibdata*"), *datadir.glob("*/*.ibd")]
+        return sum(f.stat().st_size for f in files if f.is_file())
+
+
+def backup_dir(store: ResultStore, variant: str) -> Path:
+    """Where a timed backup of a variant goes: inside the run's sandbox, deleted after it."""
+    return store.path / "sandbox" / f"operations-backup-{variant}"
+
+
+def tree_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def estimated_disk_bytes(profile: Profile) -> int:
+    """Two data directories and, while a backup is timed, one backup of one of them."""
+    rows = profile.data.tables * profile.data.table_size
+    one = rows * BYTES_PER_ROW_ESTIMATE + (250 << 20)
+    return 3 * one
+
+
+def memory_mb(profile: Profile) -> tuple[int, str]:
+    pool = buffer_pool_mb(profile)
+    need = len(VARIANTS) * (pool + 128) + math.ceil(pool / 2)  # + mariadb-backup --prepare
+    return need, (
+        f"two servers, each a {pool:,} MB buffer pool + 128 MB, and mariadb-backup; use "
+        "smaller data (data.tables, data.table_size) or a smaller regime.in_memory_headroom"
+    )

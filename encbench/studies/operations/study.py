@@ -1,0 +1,379 @@
+"""The operations study (engine/study.py): per cell, one timed operation per variant and
+round, plain against encrypted, with the engine's blocks, intervals and stopping rule.
+
+- start-up: the server is shut down cleanly (untimed), then started; timed until `SELECT 1`
+  answers (probed every 10 ms).
+- crash recovery: a sysbench oltp_write_only load for crash_load_s, then the server's process
+  group is killed (SIGKILL, by pid) under that load; the restart is timed like a start-up and
+  InnoDB's error log gives the redo it applied (recovery.py).  With scope `all` the redo log
+  itself is encrypted, so recovery decrypts it; with `tables` only the pages it writes are.
+- encrypting existing data: see OperationRecord — the paired metric is the foreground load's
+  time per transaction with and without the background encryption, on the same server with
+  the same plain tables: on the encrypted side over the encryption pass itself, on the plain
+  side over foreground_s; the encryption's time and MiB/s are recorded on the encrypted side.
+  Between rounds the tables are decrypted again (untimed), so each round starts from plain.
+- backup: `mariadb-backup --backup` of the running server into the sandbox, timed; deleted.
+- prepare: a backup (untimed), then `mariadb-backup --prepare` of it, timed; deleted.  The
+  encrypted backup's prepare reads the key plugin's options from its own backup-my.cnf.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from encbench import capacity, environment, proc
+from encbench.engine.progress import RunProgress
+from encbench.engine.study import Run
+from encbench.errors import ProofError, ToolError
+from encbench.profile import OperationsSpec, Profile
+from encbench.results.schema import Metric, OperationCell, OperationRecord
+from encbench.results.store import ResultStore
+from encbench.servers.sandbox import SandboxServer, find_binary
+from encbench.servers.target import blame_the_server
+from encbench.studies.operations import cells, recovery, rotation
+from encbench.studies.operations.servers import (
+    CONVERTIBLE,
+    PLAIN,
+    OperationServers,
+    backup_dir,
+    tree_bytes,
+)
+from encbench.studies.operations.timing import Stopwatch, timed
+from encbench.workloads import sysbench
+
+# Probe period of a timed start: small beside a start-up of a second or more.
+START_POLL_S = 0.01
+ENCRYPTION_POLL_S = 0.05
+ENCRYPTION_TIMEOUT_S = 3600.0
+BACKUP_TIMEOUT_S = 3600.0
+FOREGROUND_SCRIPT = "oltp_read_write"
+LOAD_RAMP_S = 1.0
+CRASH_SCRIPT = "oltp_write_only"
+
+
+def table_states(server: SandboxServer) -> tuple[int, int, bool]:
+    """(tables with crypt data, of them wholly encrypted, whether any tablespace is still
+    being (re-)encrypted) per INNODB_TABLESPACES_ENCRYPTION, for the study's database: a table
+    is wholly encrypted when its scheme is 1 and its oldest page's key version is not 0.  A
+    table never encrypted has no crypt data and no row there (sysbench_tables counts all)."""
+    rows = server.query(
+        "SELECT NAME, ENCRYPTION_SCHEME, MIN_KEY_VERSION, ROTATING_OR_FLUSHING, "
+        "KEY_ROTATION_PAGE_NUMBER FROM information_schema.INNODB_TABLESPACES_ENCRYPTION"
+    )
+    ours = [r for r in rows if str(r[0]).startswith(f"{server.database}/")]
+    encrypted = sum(1 for r in ours if int(r[1]) == 1 and int(r[2] or 0) > 0)
+    busy = any(int(r[3] or 0) != 0 or r[4] is not None for r in rows)
+    return len(ours), encrypted, busy
+
+
+def commits(server: SandboxServer) -> int:
+    return int(server.query("SHOW GLOBAL STATUS LIKE 'Com_commit'")[0][1])
+
+
+def sysbench_tables(server: SandboxServer) -> int:
+    """The tables of the study's database (sbtest1…N and the proof's table), from InnoDB's
+    dictionary: after a restart the tablespace views list only the files opened since."""
+    return int(
+        server.query(
+            "SELECT COUNT(*) FROM information_schema.INNODB_SYS_TABLES WHERE NAME LIKE %s",
+            (f"{server.database}/%",),
+        )[0][0]
+    )
+
+
+def wait_tables(server: SandboxServer, encrypted: bool, timeout_s: float) -> int:
+    """Wait until every table of the database is encrypted (or none is) and no tablespace is
+    being rotated; returns how many are encrypted."""
+    deadline = time.monotonic() + timeout_s
+    want = sysbench_tables(server)
+    while True:
+        _, done, busy = table_states(server)
+        if not busy and done == (want if encrypted else 0):
+            return done
+        if time.monotonic() > deadline:
+            what = "encrypted" if encrypted else "decrypted"
+            raise ProofError(
+                f"the {server.name} server's tables were not {what} within {timeout_s:.0f} s "
+                f"({done} of {want} encrypted, rotation busy: {busy})"
+            )
+        time.sleep(ENCRYPTION_POLL_S)
+
+
+@contextmanager
+def background(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """A sysbench load beside the operation, in its own process group, stopped on any exit."""
+    with open(log, "wb") as out:
+        load = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=proc.child_env(),
+            start_new_session=True,
+        )
+    try:
+        yield load
+    finally:
+        proc.stop_group(load, proc.TOOL_STOP)
+
+
+class OperationsStudy:
+    name = "operations"
+    record_type = OperationRecord
+    # One operation at a time: the two variants of a round are never timed at once (main's
+    # engine reads this to choose a duet round; a crash or a start-up must not share the
+    # machine with its pair).
+    together = False
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.progress = progress
+        self.rule: OperationsSpec = profile.operations
+        self.servers: OperationServers | None = None
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return OperationRecord.METRICS
+
+    def cells(self) -> Sequence[OperationCell]:
+        return cells.cells(self.profile)
+
+    def prepare(self) -> None:
+        if self.store.read_json("environment.json") is None:
+            self.store.write_json("environment.json", environment.collect())
+        # The cipher's limit that encrypting existing data is set against (as at rest).
+        if self.store.read_json("crypto.json") is None:
+            self.progress.status("measuring the cipher's speed (openssl speed)")
+            plan = capacity.fingerprint_plan(*self.profile.server.encryption_algorithm)
+            self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
+
+    @contextmanager
+    def setup(self, todo: Sequence[OperationCell]) -> Iterator[OperationServers]:
+        with OperationServers(self.store, self.profile) as servers:
+            servers.provision(self.progress.log, rotation.status())
+            self.servers = servers
+            try:
+                yield servers
+            finally:
+                self.servers = None
+
+    def _servers(self) -> OperationServers:
+        assert self.servers is not None, "a cell is measured inside setup()"
+        return self.servers
+
+    @contextmanager
+    def open_cell(self, cell: OperationCell) -> Iterator[None]:
+        mode = CONVERTIBLE if cell.operation == "encrypt-existing" else PLAIN
+        self._servers().use_plain_as(mode, self.progress.log)
+        yield
+
+    def warm_up(self, cell: OperationCell, variant: str, seconds: int, raw: Path) -> None:
+        """Operations have none (warmup_s = 0): each is timed from its own cold start."""
+
+    # -- one run ---------------------------------------------------------------------------
+    def measure(self, run: Run) -> OperationRecord:
+        began = time.monotonic()
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        op = run.cell.operation
+        servers = self._servers()
+        # Encrypting existing data runs both variants on the convertible plain server.
+        server = servers.servers["plain" if op == "encrypt-existing" else run.variant]
+        fields: dict[str, Any]
+        with blame_the_server(server):
+            if op == "startup":
+                watch, fields = self._startup(server, run)
+            elif op == "crash-recovery":
+                watch, fields = self._crash_recovery(server, run)
+            elif op == "encrypt-existing":
+                watch, fields = self._encrypt_existing(server, run)
+            elif op == "backup":
+                watch, fields = self._backup(server, run, prepare=False)
+            else:
+                watch, fields = self._backup(server, run, prepare=True)
+            fields.setdefault("tables_encrypted", table_states(server)[1])
+            fields.setdefault("tables", sysbench_tables(server))
+        window = watch.window
+        assert window is not None
+        fields.setdefault("time", watch.seconds)
+        return OperationRecord(
+            cell=run.cell,
+            round=run.round,
+            variant=run.variant,
+            position=run.position,
+            session=run.session,
+            started_at=started_at,
+            wall_s=time.monotonic() - began,
+            time_unit=run.cell.unit,
+            timed_s=watch.seconds,
+            harness_cpu_s=window.harness_cpu_s,
+            other_cpu_s=window.other_cpu_s,
+            steal_s=window.steal_s,
+            interference_pct=window.interference_pct,
+            raw_output=str(run.raw.relative_to(self.store.path)),
+            **fields,
+        )
+
+    def _timed_start(self, server: SandboxServer, options: dict[str, str]) -> Stopwatch:
+        with timed() as watch:
+            server.start(options, poll_s=START_POLL_S)
+        return watch
+
+    def _startup(self, server: SandboxServer, run: Run) -> tuple[Stopwatch, dict[str, Any]]:
+        options = dict(server.options)
+        server.stop()
+        watch = self._timed_start(server, options)
+        run.raw.write_text(proc.tail(server.paths.error_log, 60) + "\n")
+        return watch, {}
+
+    def _crash_recovery(self, server: SandboxServer, run: Run) -> tuple[Stopwatch, dict[str, Any]]:
+        options = dict(server.options)
+        d = self.profile.data
+        argv = sysbench.command(
+            server.endpoint(),
+            CRASH_SCRIPT,
+            threads=self.rule.load_threads,
+            time_s=self.rule.crash_load_s + 60,
+            options=sysbench.oltp_options(d.tables, d.table_size),
+        )
+        load_log = run.raw.with_suffix(".load.txt")
+        with background(argv, load_log) as load:
+            time.sleep(self.rule.crash_load_s)
+            if load.poll() is not None:
+                raise ToolError(
+                    "the write load before the crash ended early",
+                    argv=argv,
+                    returncode=load.returncode,
+                    phase="crash recovery: write load",
+                    tail=proc.tail(load_log),
+                )
+            # kill -9 under the load: the server's own process group, by its pid.
+            proc.kill_group(server.pid)
+            assert server.process is not None
+            server.process.wait(timeout=30)
+            server.stop()  # reaps it, removes its cgroup and registry entry
+        log_offset = server.paths.error_log.stat().st_size
+        watch = self._timed_start(server, options)
+        with open(server.paths.error_log, errors="replace") as f:
+            f.seek(log_offset)
+            log = f.read()
+        run.raw.write_text(log)
+        found = recovery.parse(log, server.name)
+        return watch, {"redo_bytes": found.redo_bytes, "pages_recovered": found.pages}
+
+    def _encrypt_existing(
+        self, server: SandboxServer, run: Run
+    ) -> tuple[Stopwatch, dict[str, Any]]:
+        """The foreground load runs throughout; the measured window is the encryption pass
+        (from innodb_encrypt_tables=ON until every table is encrypted) on the encrypted side,
+        foreground_s of the same load on the plain side; the foreground's transactions are the
+        server's own commits over the window (Com_commit: sysbench's transactions end in
+        COMMIT, the harness's queries do not), so the window need not match sysbench's."""
+        d, n = self.profile.data, run.cell.threads
+        server.query(f"SET GLOBAL innodb_encryption_threads = {int(n)}")
+        argv = sysbench.command(
+            server.endpoint(),
+            FOREGROUND_SCRIPT,
+            threads=self.rule.load_threads,
+            time_s=int(ENCRYPTION_TIMEOUT_S),
+            options=sysbench.oltp_options(d.tables, d.table_size),
+        )
+        encrypting = run.variant == "encrypted"
+        encrypted_bytes = self._servers().datadir_bytes("plain")
+        with background(argv, run.raw) as load:
+            # Untimed: sysbench's threads connect and prepare their statements first.
+            time.sleep(LOAD_RAMP_S)
+            before = commits(server)
+            with timed() as watch:
+                if encrypting:
+                    server.query("SET GLOBAL innodb_encrypt_tables = ON")
+                    wait_tables(server, True, ENCRYPTION_TIMEOUT_S)
+                else:
+                    time.sleep(self.rule.foreground_s)
+            transactions = commits(server) - before
+            if load.poll() is not None or transactions <= 0:
+                raise ToolError(
+                    f"the foreground load ended or committed nothing ({transactions} commits)",
+                    argv=argv,
+                    returncode=load.returncode,
+                    phase="encrypting existing data: foreground load",
+                    tail=proc.tail(run.raw),
+                )
+        encrypted_now = table_states(server)[1]
+        if encrypting:
+            # Back to plain for the next round: outside the measured window.
+            server.query("SET GLOBAL innodb_encrypt_tables = OFF")
+            wait_tables(server, False, ENCRYPTION_TIMEOUT_S)
+        return watch, {
+            "time": 1000.0 * watch.seconds / transactions,
+            "foreground_tps": transactions / watch.seconds,
+            "foreground_transactions": transactions,
+            "encryption_s": watch.seconds if encrypting else 0.0,
+            "encrypted_bytes": encrypted_bytes if encrypting else 0,
+            "tables_encrypted": encrypted_now,
+        }
+
+    def _backup(
+        self, server: SandboxServer, run: Run, *, prepare: bool
+    ) -> tuple[Stopwatch, dict[str, Any]]:
+        target = backup_dir(self.store, run.variant)
+        shutil.rmtree(target, ignore_errors=True)
+        tool = find_binary("mariadb-backup")
+        backup = [
+            tool,
+            # The server's own option file: its key plugin's options come with it.
+            f"--defaults-file={server.defaults_file}",
+            "--backup",
+            f"--target-dir={target}",
+            f"--socket={server.paths.socket}",
+            f"--user={server.user}",
+        ]
+        # The backup's own option file carries the key plugin's options (backup-my.cnf); no
+        # system option file is read.
+        prep = [
+            tool,
+            f"--defaults-file={target / 'backup-my.cnf'}",
+            "--prepare",
+            f"--target-dir={target}",
+        ]
+        try:
+            if prepare:
+                self._mariadb_backup(backup, run.raw.with_suffix(".backup.txt"))
+                with timed() as watch:
+                    self._mariadb_backup(prep, run.raw)
+            else:
+                with timed() as watch:
+                    self._mariadb_backup(backup, run.raw)
+            size = tree_bytes(target)
+        finally:
+            shutil.rmtree(target, ignore_errors=True)
+        return watch, {"backup_bytes": size}
+
+    @staticmethod
+    def _mariadb_backup(argv: list[str], log: Path) -> None:
+        proc.run(
+            argv,
+            phase=f"mariadb-backup {argv[2].removeprefix('--')}",
+            timeout_s=BACKUP_TIMEOUT_S,
+            stdout_path=log,
+            hint=f"its output is in {log}",
+        )
+
+    def prove(self, record: OperationRecord) -> None:
+        """Per run, the server's own account right after the operation: the encrypted side's
+        tables are all encrypted and the plain side's none (for encrypting existing data: the
+        encrypted run ended with every table encrypted, the plain run with none)."""
+        where = f"{record.cell.label} round {record.round}: the {record.variant} run"
+        want = record.tables if record.variant == "encrypted" else 0
+        if record.tables <= 0 or record.tables_encrypted != want:
+            raise ProofError(
+                f"{where} left {record.tables_encrypted} of {record.tables} tables encrypted "
+                f"(INNODB_TABLESPACES_ENCRYPTION); {record.variant} must leave {want}"
+            )

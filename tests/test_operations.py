@@ -1,0 +1,218 @@
+"""The operations study's own parts without servers: its cells, the crash recovery's redo
+from a real error log, its record, key rotation's status, its part of the report, and the
+engine driving a study of timed operations (no warm-up, a lower-is-better time)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from encbench.engine.progress import RunProgress
+from encbench.engine.runner import Runner
+from encbench.engine.study import Run
+from encbench.errors import BadInput, ProofError
+from encbench.profile import OperationsSpec, Profile, parse
+from encbench.report import markdown, operations, operations_section
+from encbench.results.schema import OperationCell, OperationRecord
+from encbench.results.store import ResultStore
+from encbench.studies.operations import cells, recovery, rotation
+
+GOLDEN = Path(__file__).parent / "golden" / "operations"
+
+
+def a_profile(extra: str = "") -> Profile:
+    return parse(f'name = "ops"\nstudies = ["operations"]\n{extra}', "p.toml")
+
+
+def test_each_operation_is_one_cell_and_encrypting_one_per_thread_count() -> None:
+    profile = a_profile("[operations]\nencryption_threads = [1, 2, 4]\n")
+    assert [c.label for c in cells.cells(profile)] == [
+        "start-up",
+        "crash recovery",
+        "encrypting existing data, 1 encryption thread",
+        "encrypting existing data, 2 encryption threads",
+        "encrypting existing data, 4 encryption threads",
+        "mariadb-backup --backup",
+        "mariadb-backup --prepare",
+    ]
+    assert cells.cells(parse('name = "x"\n', "p.toml")) == []
+    assert OperationCell("encrypt-existing", 2).slug == "encrypt-existing-t2"
+    assert OperationCell("encrypt-existing", 2).unit == "ms/txn"
+    assert OperationCell("startup").unit == "s"
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ("encryption_threads = [0]", "0 encryption threads is out of range"),
+        ("encryption_threads = [2, 256]", "use 1 to 255"),
+        ("encryption_threads = [2, 2]", "listed twice"),
+        ('operations = ["key-rotation"]', "key rotation cannot be measured"),
+        ('operations = ["fsck"]', "unknown operation 'fsck'"),
+        ("load_threads = 0", "greater than 0"),
+    ],
+)
+def test_bad_operations_settings_are_one_line_naming_the_fix(line: str, fragment: str) -> None:
+    with pytest.raises(BadInput) as caught:
+        a_profile(f"[operations]\n{line}\n")
+    assert fragment in str(caught.value)
+    assert str(caught.value).startswith("p.toml: operations.")
+    assert "\n" not in str(caught.value)
+
+
+def test_an_operations_calibration_is_refused() -> None:
+    with pytest.raises(BadInput, match="no A/A calibration"):
+        a_profile("calibration = true\n")
+
+
+def test_crash_recovery_redo_is_read_from_a_real_error_log() -> None:
+    found = recovery.parse((GOLDEN / "crash-recovery-error.log").read_text())
+    assert (found.checkpoint_lsn, found.end_lsn, found.pages) == (2891439, 5746752, 187)
+    assert found.redo_bytes == 5746752 - 2891439
+
+
+def test_a_start_without_crash_recovery_is_no_measurement_of_one() -> None:
+    clean = "InnoDB: log sequence number 9977567; transaction id 10381\nready for connections."
+    with pytest.raises(ProofError, match="without a crash recovery"):
+        recovery.parse(clean, "plain")
+
+
+def test_key_rotation_is_reported_not_measured_with_its_reason(tmp_path: Path) -> None:
+    (tmp_path / "file_key_management.so").touch()
+    (tmp_path / "ha_archive.so").touch()
+    status = rotation.status(tmp_path)
+    assert status["measured"] is False
+    assert status["key_plugins"] == ["file_key_management"]
+    assert "one version" in status["reason"]
+    (tmp_path / "debug_key_management.so").touch()
+    assert "debug_key_management is installed" in rotation.status(tmp_path)["reason"]
+
+
+def record(
+    cell: OperationCell, rnd: int, variant: str, position: int, time: float
+) -> OperationRecord:
+    encrypting = cell.operation == "encrypt-existing" and variant == "encrypted"
+    return OperationRecord(
+        cell=cell, round=rnd, variant=variant, position=position, session="s",
+        started_at="t", wall_s=2.0, time=time, time_unit=cell.unit, timed_s=1.0,
+        harness_cpu_s=0.01, other_cpu_s=0.0, steal_s=0.0, interference_pct=0.0,
+        tables_encrypted=3 if variant == "encrypted" else 0, tables=3,
+        redo_bytes=3 << 20 if cell.operation == "crash-recovery" else 0,
+        foreground_tps=1000.0 / time if cell.operation == "encrypt-existing" else 0.0,
+        encryption_s=0.5 if encrypting else 0.0,
+        encrypted_bytes=100 << 20 if encrypting else 0,
+    )  # fmt: skip
+
+
+def test_a_record_refuses_an_impossible_time_and_reads_back_as_written() -> None:
+    cell = OperationCell("startup")
+    with pytest.raises(ValueError, match="impossible run"):
+        record(cell, 0, "plain", 0, 0.0)
+    kept = record(OperationCell("encrypt-existing", 2), 3, "encrypted", 1, 2.0)
+    data = kept.to_json()
+    assert data["encryption_mib_per_s"] == pytest.approx(200.0)
+    assert OperationRecord.from_json(data) == kept
+
+
+def rounds_of(cell: OperationCell, n: int, plain: float, cost: float) -> list[OperationRecord]:
+    rng = random.Random(1)
+    runs = []
+    for rnd in range(n):
+        order = ("plain", "encrypted") if rnd % 2 == 0 else ("encrypted", "plain")
+        noise = 1 + rng.uniform(-0.01, 0.01)
+        for position, variant in enumerate(order):
+            t = plain * noise * (1 + cost if variant == "encrypted" else 1)
+            runs.append(record(cell, rnd, variant, position, t))
+    return runs
+
+
+CRYPTO = {
+    "ciphers": [
+        {"cipher": "aes-256-ctr", "block_bytes": 16384, "accel": True, "cores": 1,
+         "direction": "encrypt", "mb_per_s_mean": 2097.152},
+    ]
+}  # fmt: skip
+
+
+def test_the_report_gives_times_with_intervals_and_the_rate_per_thread_against_the_cipher() -> None:
+    profile = a_profile(
+        '[server]\nencryption_scope = "all"\n[operations]\n'
+        'operations = ["startup", "encrypt-existing"]\nencryption_threads = [2]\n'
+    )
+    startup, encrypting = cells.cells(profile)
+    runs = rounds_of(startup, 12, 1.5, 0.2) + rounds_of(encrypting, 12, 2.0, 0.5)
+    record_json = {"key_rotation": rotation.status(Path("/nonexistent"))}
+    part = operations.build(runs, profile, record_json, CRYPTO)
+    first, second = part.cells
+    assert first.comparisons["time"].kind == "cost"
+    assert 15 < first.comparisons["time"].overhead_pct < 25
+    assert first.variants is not None and first.variants.plain.time.ci95 is not None
+    assert second.variants is not None and second.variants.encrypted.foreground_tps is not None
+    # 100 MiB in 0.5 s with 2 threads: 100 MiB/s per thread, against 2,000 MiB/s on one core
+    assert second.mib_per_s_per_thread is not None
+    assert second.mib_per_s_per_thread.mean == pytest.approx(100.0)
+    assert second.cipher_mib_per_s_per_core == pytest.approx(2000.0)
+    text = markdown.render_blocks(operations_section.sections(part, 5))
+    assert "| start-up | 1.499 s (1.494–1.505) | 1.799 s (1.792–1.806) | +20.0%" in text
+    assert "| 2 | 0.500 s (0.500–0.500) | 200 (200–200) | 100 (100–100) | 2,000 | 5% |" in text
+    assert "**Key rotation**: not measured" in text
+
+
+@dataclass
+class TimedStudy:
+    """A study of timed operations as the engine sees it: no warm-up, encrypted 20% slower."""
+
+    rule: OperationsSpec
+    calls: list[str] = field(default_factory=list)
+    name: str = "operations"
+    record_type: type[OperationRecord] = OperationRecord
+    together: bool = False  # main's engine: never a duet round
+
+    @property
+    def metrics(self) -> tuple[Any, ...]:
+        return OperationRecord.METRICS
+
+    def cells(self) -> Sequence[OperationCell]:
+        return [OperationCell("startup")]
+
+    def prepare(self) -> None:
+        pass
+
+    @contextmanager
+    def setup(self, todo: Sequence[OperationCell]) -> Iterator[None]:
+        yield
+
+    @contextmanager
+    def open_cell(self, cell: OperationCell) -> Iterator[None]:
+        yield
+
+    def warm_up(self, cell: OperationCell, variant: str, seconds: int, raw: Path) -> None:
+        self.calls.append("warm_up")
+
+    def measure(self, run: Run) -> OperationRecord:
+        self.calls.append(f"measure {run.variant}")
+        t = 1.2 * (1 + 0.01 * (run.round % 3)) if run.variant == "encrypted" else 1.0
+        return record(run.cell, run.round, run.variant, run.position, t)
+
+    def prove(self, rec: OperationRecord) -> None:
+        self.calls.append("prove")
+
+
+def test_the_engine_times_operations_without_warm_up_and_calls_a_longer_time_a_cost(
+    tmp_path: Path,
+) -> None:
+    store = ResultStore.create(tmp_path / "r", "ops", 'name = "ops"\n')
+    study = TimedStudy(OperationsSpec(min_rounds=12, max_rounds=12))
+    Runner(store, RunProgress(0), lambda _: None, rng=random.Random(3)).run([study])
+    assert "warm_up" not in study.calls
+    assert study.calls.count("prove") == 24
+    runs = store.runs(OperationRecord)
+    profile = a_profile('[operations]\noperations = ["startup"]\nmin_rounds = 12\n')
+    comp = operations.build(runs, profile, None, None).cells[0].comparisons["time"]
+    assert comp.kind == "cost" and comp.overhead_pct > 15
