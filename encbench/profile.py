@@ -32,6 +32,7 @@ from encbench.errors import BadInput
 from encbench.net import netns, tunnels
 from encbench.placement import Sharing
 from encbench.servers import pki
+from encbench.servers.target import Connection
 from encbench.servers.variants import Algorithm, Scope
 from encbench.workloads.sysbench import OLTP_WORKLOADS
 
@@ -266,6 +267,12 @@ class TargetSpec(Strict):
         if any(c.isspace() or c in "/@?#" for c in value):
             raise ValueError(f"{_toml_value(value)} is not a host name; give a name or an address")
         return value
+
+    def connection(self) -> Connection:
+        """Where its clients connect and as whom (the database is chosen later)."""
+        if self.socket:
+            return Connection.unix(Path(self.socket), self.user, "")
+        return Connection.tcp(self.host, self.port, self.user, "")
 
 
 Operation = Literal["startup", "crash-recovery", "encrypt-existing", "backup", "prepare"]

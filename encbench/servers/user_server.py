@@ -25,7 +25,6 @@ from typing import Any
 import pymysql
 
 from encbench.errors import BadInput, ServerError
-from encbench.profile import TargetSpec
 from encbench.servers.target import Connection
 
 CONNECT_TIMEOUT_S = 10.0
@@ -63,9 +62,9 @@ def password_from(defaults_file: str, environ: dict[str, str] | None = None) -> 
 class UserServer:
     """The user's server as a Target, its current database one of encbench's own."""
 
-    spec: TargetSpec
+    where: Connection  # its address and user (TargetSpec.connection)
     password: str | None
-    database: str = ""
+    database: str = ""  # the clients' current database, one of encbench's own
     connect_timeout_s: float = CONNECT_TIMEOUT_S
     query_timeout_s: float = QUERY_TIMEOUT_S
     status_timeout_s: float = STATUS_TIMEOUT_S
@@ -73,7 +72,7 @@ class UserServer:
 
     def __post_init__(self) -> None:
         if not self.name:
-            self.name = f"target {self.spec.socket or f'{self.spec.host}:{self.spec.port}'}"
+            self.name = f"target {self.where.socket or f'{self.where.host}:{self.where.port}'}"
 
     def on(self, database: str) -> UserServer:
         """The same server, with `database` as the one its clients use."""
@@ -84,9 +83,7 @@ class UserServer:
     datadir: Path | None = None  # nor are its files
 
     def endpoint(self) -> Connection:
-        if self.spec.socket:
-            return Connection.unix(Path(self.spec.socket), self.spec.user, self.database)
-        return Connection.tcp(self.spec.host, self.spec.port, self.spec.user, self.database)
+        return dataclasses.replace(self.where, database=self.database)
 
     def client_env(self) -> dict[str, str] | None:
         """For sysbench: libmariadb reads MYSQL_PWD when given no password (module doc)."""
@@ -96,13 +93,13 @@ class UserServer:
 
     def _open(self, database: str | None, timeout_s: float) -> Any:
         where: dict[str, Any] = (
-            {"unix_socket": self.spec.socket}
-            if self.spec.socket
-            else {"host": self.spec.host, "port": self.spec.port}
+            {"unix_socket": str(self.where.socket)}
+            if self.where.socket is not None
+            else {"host": self.where.host, "port": self.where.port}
         )
         return pymysql.connect(
             **where,
-            user=self.spec.user,
+            user=self.where.user,
             password=self.password or "",
             database=database or None,
             connect_timeout=self.connect_timeout_s,

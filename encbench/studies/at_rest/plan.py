@@ -17,7 +17,9 @@ PLACEHOLDER_KEY = "<12 hex digits of the results directory>"
 def target_checks(profile: Profile) -> tuple[list[str], int]:
     """Every problem of the target (read-only queries) and its buffer pool in bytes."""
     assert profile.target is not None
-    server = UserServer(profile.target, password_from(profile.target.defaults_extra_file))
+    server = UserServer(
+        profile.target.connection(), password_from(profile.target.defaults_extra_file)
+    )
     rows = server.query(
         "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
         + ", ".join(["%s"] * len(prerequisites.VARIABLES))

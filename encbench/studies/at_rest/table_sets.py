@@ -129,7 +129,7 @@ class TableSets:
         self.profile = profile
         self.spec = profile.target
         self.password = password_from(self.spec.defaults_extra_file)
-        self.server = UserServer(self.spec, self.password)
+        self.server = UserServer(self.spec.connection(), self.password)
         key = str(store.path.absolute())
         self.names = database_names(key)
         self.marker = marker(key)
