@@ -40,7 +40,7 @@ from encbench.results.schema import (
 from encbench.results.store import ResultStore
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.target import blame_the_server
+from encbench.servers.target import Target, blame_the_server
 from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies.at_rest import cells, flushing, growth
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
@@ -74,9 +74,10 @@ class _Opened:
     """A run about to be measured, and what was read before its window opened."""
 
     run: Run
-    server: SandboxServer
-    counter: CpuCounter
-    writes: bool
+    target: Target  # answers for the variant: status counters
+    local: SandboxServer | None  # its own server on this host, if it has one
+    counter: CpuCounter | None  # that server's CPU counter
+    flushes: bool  # a write run on a local server: its window closes once flushed
     status: dict[str, int]
     dirty_before: int
     started_at: str
@@ -84,8 +85,10 @@ class _Opened:
 
 @dataclass(frozen=True)
 class _Closed:
-    """Where the server's CPU window of a run ended (monotonic ns and the raw counter)."""
+    """The server's CPU window of a run: the counter where it began, and where it ended
+    (monotonic ns and the raw counter)."""
 
+    start_counter: int
     end_ns: int
     end_counter: int
     flush_wait_s: float
@@ -226,16 +229,13 @@ class AtRestStudy:
         return where
 
     def measure(self, run: Run) -> RunRecord:
-        if self._host().local_server(run.variant) is None:
-            return self._measure_without_server_cpu(run)
         where = self._placement(run)
         opened = self._open(run)
-        server = opened.server
-        start = Clocks.read(server.pid, server_cpu_s=opened.counter.read_s)
-        with blame_the_server(server):
+        start = self._clocks(opened)
+        with blame_the_server(opened.target):
             result = sysbench.run(self._window_invocation(opened, where))
         closed = self._close(opened, result)
-        window = Window.between(start, Clocks.read(server.pid, start.pids, opened.counter.read_s))
+        window = Window.between(start, self._clocks(opened, start))
         return self._record(opened, result, closed, window, where)
 
     def measure_together(self, runs: Sequence[Run]) -> list[RunRecord]:
@@ -243,22 +243,29 @@ class AtRestStudy:
         own half of the CPUs (placement.py), inside one window of the machine's clocks."""
         wheres = [self._placement(run) for run in runs]
         opened = [self._open(run) for run in runs]
-        first = opened[0]
-        start = Clocks.read(first.server.pid, server_cpu_s=first.counter.read_s)
+        start = self._clocks(opened[0])
         with contextlib.ExitStack() as blame:
             for o in opened:
-                blame.enter_context(blame_the_server(o.server))
+                blame.enter_context(blame_the_server(o.target))
             results = sysbench.run_together(
                 [self._window_invocation(o, w) for o, w in zip(opened, wheres, strict=True)]
             )
         closed = [self._close(o, r) for o, r in zip(opened, results, strict=True)]
-        window = Window.between(
-            start, Clocks.read(first.server.pid, start.pids, first.counter.read_s)
-        )
+        window = Window.between(start, self._clocks(opened[0], start))
         return [
             self._record(o, r, c, window, w)
             for o, r, c, w in zip(opened, results, closed, wheres, strict=True)
         ]
+
+    @staticmethod
+    def _clocks(opened: _Opened, start: Clocks | None = None) -> Clocks:
+        """The machine's clocks at a window's opening (start None) or closing.  Without a
+        local server (a table set on the user's server) no server CPU is read; this host's
+        own CPU — encbench, sysbench, other processes — still is."""
+        pids = start.pids if start is not None else None
+        if opened.local is None or opened.counter is None:
+            return Clocks.read(0, pids, server_cpu_s=_no_server_cpu)
+        return Clocks.read(opened.local.pid, pids, server_cpu_s=opened.counter.read_s)
 
     def _window_invocation(self, opened: _Opened, where: Placement) -> sysbench.Invocation:
         run = opened.run
@@ -266,51 +273,66 @@ class AtRestStudy:
 
     def _open(self, run: Run) -> _Opened:
         """What is read before a run's window opens."""
-        server = self._server(run.variant)
-        counter = server.cpu_counter
+        target = self._host().target(run.variant)
+        local = self._host().local_server(run.variant)
+        counter = local.cpu_counter if local is not None else None
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
-        if writes:
+        # Only on a server of our own: flushing and trimming change global variables, which
+        # a user's server never gets from encbench (its runs record no flush wait).
+        flushes = writes and local is not None
+        if flushes:
+            assert local is not None and counter is not None
             # Outside the window: the warm-up's (or the last run's) rows and dirty pages are
             # not this run's.
-            with blame_the_server(server):
+            with blame_the_server(local):
                 d = self.profile.data
-                growth.before_write_run(server, run.cell.workload, d.tables, d.table_size)
-                flushing.flush(server, counter)
+                growth.before_write_run(local, run.cell.workload, d.tables, d.table_size)
+                flushing.flush(local, counter)
+        with blame_the_server(target):
+            status = _status_counters(target.global_status())
         return _Opened(
             run=run,
-            server=server,
+            target=target,
+            local=local,
             counter=counter,
-            writes=writes,
-            status=_status_counters(server.global_status()),
-            dirty_before=flushing.dirty_pages(server) if writes else 0,
+            flushes=flushes,
+            status=status,
+            dirty_before=flushing.dirty_pages(local) if flushes and local else 0,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
 
-    def _close(self, opened: _Opened, result: sysbench.SysbenchResult) -> _Closed:
+    def _close(self, opened: _Opened, result: sysbench.SysbenchResult) -> _Closed | None:
         """Where the server's CPU window ends: the event loop's end, or for a write run once
-        the pages it dirtied are flushed."""
+        the pages it dirtied are flushed; None where no server CPU is read."""
+        if opened.counter is None:
+            return None
         loop = result.window
         assert loop is not None, "a run with a cpu_counter has its loop's window"
-        if not opened.writes:
-            return _Closed(loop.end_ns, loop.end_counter, 0.0, 0)
-        with blame_the_server(opened.server):
-            flushed = flushing.flush(opened.server, opened.counter, target=opened.dirty_before)
-        return _Closed(flushed.end_ns, flushed.end_counter, flushed.wait_s, flushed.dirty_left)
+        if not opened.flushes or opened.local is None:
+            return _Closed(loop.start_counter, loop.end_ns, loop.end_counter, 0.0, 0)
+        with blame_the_server(opened.local):
+            flushed = flushing.flush(opened.local, opened.counter, target=opened.dirty_before)
+        return _Closed(
+            loop.start_counter, flushed.end_ns, flushed.end_counter, flushed.wait_s,
+            flushed.dirty_left,
+        )  # fmt: skip
 
     def _record(
         self,
         opened: _Opened,
         result: sysbench.SysbenchResult,
-        closed: _Closed,
+        closed: _Closed | None,
         window: Window,
         where: Placement,
     ) -> RunRecord:
-        run, counter = opened.run, opened.counter
-        loop = result.window
-        assert loop is not None
-        after = _status_counters(opened.server.global_status())
+        run = opened.run
+        with blame_the_server(opened.target):
+            after = _status_counters(opened.target.global_status())
         delta = {k: after[k] - opened.status[k] for k in after}
-        server_cpu_s = (closed.end_counter - loop.start_counter) * counter.unit_s
+        server_cpu_s = cpu_window_s = None
+        if closed is not None and opened.counter is not None and result.window is not None:
+            server_cpu_s = (closed.end_counter - closed.start_counter) * opened.counter.unit_s
+            cpu_window_s = (closed.end_ns - result.window.start_ns) / 1e9
         server_cpus, client_cpus = where.describe()
         return RunRecord(
             cell=run.cell,
@@ -329,7 +351,9 @@ class AtRestStudy:
             latency_p95_ms=result.latency_p95_ms,
             latency_max_ms=result.latency_max_ms,
             server_cpu_s=server_cpu_s,
-            cpu_ms_per_txn=1000.0 * server_cpu_s / result.transactions,
+            cpu_ms_per_txn=(
+                1000.0 * server_cpu_s / result.transactions if server_cpu_s is not None else None
+            ),
             harness_cpu_s=window.harness_cpu_s,
             client_cpu_s=window.client_cpu_s,
             other_cpu_s=window.other_cpu_s,
@@ -342,62 +366,20 @@ class AtRestStudy:
             raw_output=str(run.raw.relative_to(self.store.path)),
             pages_decrypted=delta["Innodb_num_pages_decrypted"],
             pages_encrypted=delta["Innodb_num_pages_encrypted"],
-            cpu_source=counter.source,
-            cpu_window=CPU_WINDOW_LOOP_FLUSH if opened.writes else CPU_WINDOW_LOOP,
-            cpu_window_s=(closed.end_ns - loop.start_ns) / 1e9,
-            flush_wait_s=closed.flush_wait_s,
-            dirty_pages_left=closed.dirty_left,
+            cpu_source=opened.counter.source if opened.counter else CPU_NOT_MEASURED,
+            cpu_window=(
+                ""
+                if closed is None
+                else CPU_WINDOW_LOOP_FLUSH
+                if opened.flushes
+                else CPU_WINDOW_LOOP
+            ),
+            cpu_window_s=cpu_window_s or 0.0,
+            flush_wait_s=closed.flush_wait_s if closed else 0.0,
+            dirty_pages_left=closed.dirty_left if closed else 0,
             sharing=self.rule.sharing,
             server_cpus=server_cpus,
             client_cpus=client_cpus,
-        )
-
-    def _measure_without_server_cpu(self, run: Run) -> RunRecord:
-        """A variant without its own local server (a table set on the user's server): the
-        same sysbench run and the server's counters; no server CPU (not readable from here),
-        no flush wait (it would change a global variable).  This host's own CPU — encbench,
-        sysbench, other processes — is still counted."""
-        target = self._host().target(run.variant)
-        with blame_the_server(target):
-            before = _status_counters(target.global_status())
-        started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        start = Clocks.read(0, server_cpu_s=_no_server_cpu)
-        result = self._sysbench(run.cell, run.variant, run.seconds, run.raw)
-        window = Window.between(start, Clocks.read(0, start.pids, _no_server_cpu))
-        with blame_the_server(target):
-            after = _status_counters(target.global_status())
-        delta = {k: after[k] - before[k] for k in after}
-        return RunRecord(
-            cell=run.cell,
-            round=run.round,
-            variant=run.variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=window.wall_s,
-            tps=result.tps,
-            qps=result.qps,
-            transactions=result.transactions,
-            ignored_errors=result.ignored_errors,
-            reconnects=result.reconnects,
-            latency_avg_ms=result.latency_avg_ms,
-            latency_p95_ms=result.latency_p95_ms,
-            latency_max_ms=result.latency_max_ms,
-            server_cpu_s=None,
-            cpu_ms_per_txn=None,
-            harness_cpu_s=window.harness_cpu_s,
-            client_cpu_s=window.client_cpu_s,
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
-            bp_read_requests=delta["Innodb_buffer_pool_read_requests"],
-            bp_reads=delta["Innodb_buffer_pool_reads"],
-            pages_read=delta["Innodb_pages_read"],
-            pages_written=delta["Innodb_pages_written"],
-            raw_output=str(run.raw.relative_to(self.store.path)),
-            pages_decrypted=delta["Innodb_num_pages_decrypted"],
-            pages_encrypted=delta["Innodb_num_pages_encrypted"],
-            cpu_source=CPU_NOT_MEASURED,
         )
 
     def prove(self, record: RunRecord) -> None:
