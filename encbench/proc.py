@@ -203,20 +203,8 @@ def run_together(
     output (read from its log) and exit status, in order; the caller judges the status."""
     started: list[subprocess.Popen[str]] = []
     try:
-        for command in commands:
-            with open(command.log, "w") as log:
-                started.append(
-                    _start(
-                        list(command.argv),
-                        phase=command.phase,
-                        hint=hint,
-                        cwd=command.cwd,
-                        env=command.env,
-                        stdin=subprocess.DEVNULL,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                    )
-                )
+        for c in commands:
+            started.append(spawn(c.argv, phase=c.phase, log=c.log, hint=hint, env=c.env, cwd=c.cwd))
         begun = time.monotonic()
         for command, process in zip(commands, started, strict=True):
             left = max(0.0, command.timeout_s - (time.monotonic() - begun))
@@ -236,6 +224,34 @@ def run_together(
         )
         for c, p in zip(commands, started, strict=True)
     ]
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    phase: str,
+    log: Path,
+    hint: str = "",
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.Popen[str]:
+    """Start argv and return at once; its output (stdout and stderr) goes to `log`.  The
+    caller stops it (stop_group) on every exit."""
+    with open(log, "w") as out:
+        return _start(
+            list(argv), phase=phase, hint=hint, cwd=cwd, env=env,
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+
+
+@contextlib.contextmanager
+def background(argv: Sequence[str], *, phase: str, log: Path) -> Iterator[subprocess.Popen[str]]:
+    """argv running beside the body (a load during an operation), stopped on any exit."""
+    process = spawn(argv, phase=phase, log=log)
+    try:
+        yield process
+    finally:
+        stop_group(process, TOOL_STOP)
 
 
 def _start(argv: list[str], *, phase: str, hint: str, **popen: Any) -> subprocess.Popen[str]:

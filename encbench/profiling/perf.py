@@ -62,15 +62,7 @@ def why_it_cannot_sample(workdir: Path) -> str | None:
 def recording(pid: int, data: Path, log: Path, hz: int = SAMPLE_HZ) -> Iterator[None]:
     """Sample `pid` (all its threads) while the body runs."""
     argv = [PERF, "record", "-e", "cpu-clock", "-F", str(hz), "-p", str(pid), "-o", str(data)]
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=proc.child_env(),
-            start_new_session=True,
-        )
+    process = proc.spawn(argv, phase="cpu profile", log=log, hint=PERF_FIX)
     try:
         _wait_attached(process, data, argv, log)
         yield
@@ -89,9 +81,7 @@ def recording(pid: int, data: Path, log: Path, hz: int = SAMPLE_HZ) -> Iterator[
         )
 
 
-def _wait_attached(
-    process: subprocess.Popen[bytes], data: Path, argv: list[str], log: Path
-) -> None:
+def _wait_attached(process: subprocess.Popen[str], data: Path, argv: list[str], log: Path) -> None:
     """perf writes its file's header once its events are open on every thread of the pid."""
     deadline = time.monotonic() + 15
     while time.monotonic() < deadline:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from encbench import capacity, environment, placement
+from encbench import placement
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -42,6 +42,7 @@ from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Target, blame_the_server
 from encbench.servers.variants import VARIANTS, EncryptionSpec
+from encbench.studies import machine
 from encbench.studies.at_rest import cells, flushing, growth
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
@@ -124,13 +125,12 @@ class AtRestStudy:
 
     # -- once per run ----------------------------------------------------------------------
     def prepare(self) -> None:
-        if self.store.read_json("environment.json") is None:
-            self.store.write_json("environment.json", environment.collect())
+        machine.record_environment(self.store)
         # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
-        if self.store.read_json("crypto.json") is None and not self.profile.calibration:
-            self.progress.status("measuring the cipher's speed (openssl speed)")
-            plan = capacity.fingerprint_plan(*self.profile.server.encryption_algorithm)
-            self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
+        if not self.profile.calibration:
+            machine.record_cipher_speed(
+                self.store, self.profile.server.encryption_algorithm, self.progress
+            )
 
     @contextmanager
     def setup(self, todo: Sequence[CellKey]) -> Iterator[VariantHost]:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import environment, proc
+from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -35,6 +35,7 @@ from encbench.servers import keys, pki
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
+from encbench.studies import machine
 from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
@@ -93,8 +94,7 @@ class TransitStudy:
         return transit_plan.cells(self.profile)
 
     def prepare(self) -> None:
-        if self.store.read_json("environment.json") is None:
-            self.store.write_json("environment.json", environment.collect())
+        machine.record_environment(self.store)
 
     @contextlib.contextmanager
     def setup(self, todo: Sequence[TransitCell]) -> Iterator[SandboxServer]:

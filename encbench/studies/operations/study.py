@@ -20,7 +20,6 @@ round, plain against encrypted, with the engine's blocks, intervals and stopping
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import capacity, environment, proc
+from encbench import proc
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
@@ -37,6 +36,7 @@ from encbench.results.schema import Metric, OperationCell, OperationRecord
 from encbench.results.store import ResultStore
 from encbench.servers.sandbox import SandboxServer, find_binary
 from encbench.servers.target import blame_the_server
+from encbench.studies import machine
 from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations.servers import (
     CONVERTIBLE,
@@ -106,24 +106,6 @@ def wait_tables(server: SandboxServer, encrypted: bool, timeout_s: float) -> int
         time.sleep(ENCRYPTION_POLL_S)
 
 
-@contextmanager
-def background(argv: list[str], log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """A sysbench load beside the operation, in its own process group, stopped on any exit."""
-    with open(log, "wb") as out:
-        load = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env=proc.child_env(),
-            start_new_session=True,
-        )
-    try:
-        yield load
-    finally:
-        proc.stop_group(load, proc.TOOL_STOP)
-
-
 class OperationsStudy:
     name = "operations"
     record_type = OperationRecord
@@ -147,13 +129,11 @@ class OperationsStudy:
         return cells.cells(self.profile)
 
     def prepare(self) -> None:
-        if self.store.read_json("environment.json") is None:
-            self.store.write_json("environment.json", environment.collect())
+        machine.record_environment(self.store)
         # The cipher's limit that encrypting existing data is set against (as at rest).
-        if self.store.read_json("crypto.json") is None:
-            self.progress.status("measuring the cipher's speed (openssl speed)")
-            plan = capacity.fingerprint_plan(*self.profile.server.encryption_algorithm)
-            self.store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
+        machine.record_cipher_speed(
+            self.store, self.profile.server.encryption_algorithm, self.progress
+        )
 
     @contextmanager
     def setup(self, todo: Sequence[OperationCell]) -> Iterator[OperationServers]:
@@ -244,7 +224,7 @@ class OperationsStudy:
             options=sysbench.oltp_options(d.tables, d.table_size),
         )
         load_log = run.raw.with_suffix(".load.txt")
-        with background(argv, load_log) as load:
+        with proc.background(argv, phase="sysbench load", log=load_log) as load:
             time.sleep(self.rule.crash_load_s)
             if load.poll() is not None:
                 raise ToolError(
@@ -287,7 +267,7 @@ class OperationsStudy:
         )
         encrypting = run.variant == "encrypted"
         encrypted_bytes = self._servers().datadir_bytes("plain")
-        with background(argv, run.raw) as load:
+        with proc.background(argv, phase="sysbench load", log=run.raw) as load:
             # Untimed: sysbench's threads connect and prepare their statements first.
             time.sleep(LOAD_RAMP_S)
             before = commits(server)
