@@ -20,25 +20,10 @@ def target_checks(profile: Profile) -> tuple[list[str], int]:
     server = UserServer(
         profile.target.connection(), password_from(profile.target.defaults_extra_file)
     )
-    rows = server.query(
-        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
-        + ", ".join(["%s"] * len(prerequisites.VARIABLES))
-        + ")",
-        prerequisites.VARIABLES,
-    )
-    variables = {str(k): str(v) for k, v in rows}
-    plugins = [
-        str(r[0])
-        for r in server.query(
-            "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
-            "WHERE PLUGIN_TYPE = 'ENCRYPTION' AND PLUGIN_STATUS = 'ACTIVE'"
-        )
-    ]
-    problems = prerequisites.server_problems(variables, plugins)
-    grants = [str(r[0]) for r in server.query("SHOW GRANTS")]
-    user = str(server.query("SELECT CURRENT_USER()")[0][0])
+    facts = prerequisites.read_facts(server)
+    problems = facts.server_problems()
     example = ["encbench_000000000000_plain", "encbench_000000000000_encrypted"]
-    problems += prerequisites.privilege_problems(grants, example, user)
+    problems += facts.privilege_problems(example)
     taken = server.query(
         "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE %s",
         ("encbench\\_%",),
@@ -53,7 +38,7 @@ def target_checks(profile: Profile) -> tuple[list[str], int]:
             f"note: {name} exists ({'an encbench run kept it' if marked else 'NOT encbench'}'s); "
             "a new run uses other names and leaves it alone"
         )
-    return problems, int(variables.get("innodb_buffer_pool_size", "0"))
+    return problems, int(facts.variables.get("innodb_buffer_pool_size", "0"))
 
 
 def plan_lines(profile: Profile) -> list[str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from encbench.errors import BadInput
 
@@ -147,3 +149,40 @@ def refuse(problems: list[str]) -> None:
             else ""
         )
         raise BadInput(problems[0] + more)
+
+
+class _Queryable(Protocol):
+    def query(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]: ...
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What the checks read of a server: read-only queries only."""
+
+    variables: dict[str, str]  # VARIABLES, as the server reports them
+    key_plugins: list[str]  # active encryption (key management) plugins
+    grants: list[str]  # SHOW GRANTS of the current user
+    user: str  # CURRENT_USER()
+
+    def server_problems(self) -> list[str]:
+        return server_problems(self.variables, self.key_plugins)
+
+    def privilege_problems(self, databases: Iterable[str]) -> list[str]:
+        return privilege_problems(self.grants, databases, self.user)
+
+
+def read_facts(server: _Queryable) -> ServerFacts:
+    rows = server.query(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ", ".join(["%s"] * len(VARIABLES)) + ")",
+        VARIABLES,
+    )
+    plugins = server.query(
+        "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
+        "WHERE PLUGIN_TYPE = 'ENCRYPTION' AND PLUGIN_STATUS = 'ACTIVE'"
+    )
+    return ServerFacts(
+        variables={str(k): str(v) for k, v in rows},
+        key_plugins=[str(r[0]) for r in plugins],
+        grants=[str(r[0]) for r in server.query("SHOW GRANTS")],
+        user=str(server.query("SELECT CURRENT_USER()")[0][0]),
+    )

@@ -195,31 +195,17 @@ class TableSets:
 
     def check(self) -> None:
         """Everything that must hold before anything is created; one line when not."""
-        rows = self.server.query(
-            "SHOW GLOBAL VARIABLES WHERE Variable_name IN ("
-            + ", ".join(["%s"] * len(prerequisites.VARIABLES))
-            + ")",
-            prerequisites.VARIABLES,
-        )
-        variables = {str(k): str(v) for k, v in rows}
-        plugins = [
-            str(r[0])
-            for r in self.server.query(
-                "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
-                "WHERE PLUGIN_TYPE = 'ENCRYPTION' AND PLUGIN_STATUS = 'ACTIVE'"
-            )
-        ]
-        prerequisites.refuse(prerequisites.server_problems(variables, plugins))
-        grants = [str(r[0]) for r in self.server.query("SHOW GRANTS")]
-        user = str(self.server.query("SELECT CURRENT_USER()")[0][0])
-        prerequisites.refuse(prerequisites.privilege_problems(grants, self.names.values(), user))
+        facts = prerequisites.read_facts(self.server)
+        prerequisites.refuse(facts.server_problems())
+        prerequisites.refuse(facts.privilege_problems(self.names.values()))
         for db in self.names.values():
             self._ownership(db)
+        variables = facts.variables
         self.pool_bytes = int(variables.get("innodb_buffer_pool_size", "0"))
         self.record["target"] = {
             "server": self.server.name,
             "version": variables.get("version", ""),
-            "key_plugins": plugins,
+            "key_plugins": facts.key_plugins,
             "innodb_encrypt_tables": variables.get("innodb_encrypt_tables", ""),
             "buffer_pool_mb": round(self.pool_bytes / 2**20),
         }
