@@ -91,13 +91,11 @@ def placement(sharing: Sharing, position: int, cpus: Sequence[int]) -> Placement
     return Placement(server=side, client=side)
 
 
-def pin(pid: int, cpus: Sequence[int] | None) -> None:
-    """Every thread of `pid` to `cpus` (None: every usable CPU again).  A thread that ends
-    meanwhile is no error."""
-    mask = set(cpus) if cpus is not None else set(usable_cpus())
+def pin(pid: int, cpus: Sequence[int]) -> None:
+    """Every thread of `pid` to `cpus`.  A thread that ends meanwhile is no error."""
     for task in Path(f"/proc/{pid}/task").iterdir():
         with contextlib.suppress(ProcessLookupError):
-            os.sched_setaffinity(int(task.name), mask)
+            os.sched_setaffinity(int(task.name), set(cpus))
 
 
 def problem(sharing: Sharing, cpus: Sequence[int], taskset: str | None) -> str | None:

@@ -63,27 +63,36 @@ def _thread_masks(pid: int) -> set[frozenset[int]]:
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs 2 CPUs")
-def test_pin_moves_every_thread_of_a_process_and_none_restores_it() -> None:
-    # A child with a few threads, like a server's.
+def test_pin_moves_every_thread_of_a_process_and_a_later_thread_inherits_it() -> None:
+    # A child with a few threads, like a server's; one more once it reads a line.
     code = (
-        "import threading, time\n"
-        + "".join(
-            "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
-            for _ in range(3)
-        )
-        + "time.sleep(30)\n"
+        "import sys, threading, time\n"
+        "def sleeper():\n"
+        "    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+        "for _ in range(3):\n"
+        "    sleeper()\n"
+        "sys.stdin.readline()\n"
+        "sleeper()\n"
+        "time.sleep(30)\n"
     )
-    child = subprocess.Popen([sys.executable, "-c", code])
-    try:
+    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, text=True)
+
+    def tasks_reach(n: int) -> None:
         deadline = time.monotonic() + 10
-        while len(list(Path(f"/proc/{child.pid}/task").iterdir())) < 4:
-            assert time.monotonic() < deadline, "the child's threads did not start"
+        while len(list(Path(f"/proc/{child.pid}/task").iterdir())) < n:
+            assert time.monotonic() < deadline, f"the child did not reach {n} threads"
             time.sleep(0.02)
+
+    try:
+        tasks_reach(4)
         first = placement.usable_cpus()[0]
         placement.pin(child.pid, [first])
         assert _thread_masks(child.pid) == {frozenset({first})}
-        placement.pin(child.pid, None)
-        assert _thread_masks(child.pid) == {frozenset(placement.usable_cpus())}
+        assert child.stdin is not None
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        tasks_reach(5)
+        assert _thread_masks(child.pid) == {frozenset({first})}
     finally:
         child.kill()
         child.wait()
