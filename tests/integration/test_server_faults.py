@@ -127,3 +127,30 @@ def test_a_stopped_server_times_out_within_the_read_timeout(server: SandboxServe
 def test_a_statement_the_server_refuses_is_one_line_naming_it(server: SandboxServer) -> None:
     with pytest.raises(ServerError, match=r"^the faulty server refused a statement: .*1146"):
         server.query("SELECT * FROM mysql.no_such_table")
+
+
+def test_a_start_after_kill_9_probes_only_once_the_server_has_bound_its_socket(
+    server: SandboxServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """kill -9 leaves the socket file behind; the next start must not take it for the new
+    server's and connect every poll period through the recovery (each failed connect costs
+    the harness CPU inside a timed start-up)."""
+    options = dict(server.options)
+    assert server.process is not None
+    os.killpg(server.process.pid, signal.SIGKILL)
+    server.process.wait(timeout=30)
+    server.stop()
+    assert server.paths.socket.exists()  # what the killed server left
+    attempts = 0
+    opened = server._open
+
+    def counted(*args: object, **kwargs: object) -> object:
+        nonlocal attempts
+        attempts += 1
+        return opened(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(server, "_open", counted)
+    server.start(options, poll_s=0.001)
+    # Without the stale file removed, a start of a few hundred ms probed hundreds of times.
+    assert attempts <= 3, attempts
+    assert server.query("SELECT 1") == [(1,)]
