@@ -23,7 +23,7 @@ integration: setup
 
 test: lint
 	@scripts/setup-test-extras.sh
-	$(VENV)/pytest -q
+	$(VENV)/pytest -q --durations=15
 
 clean:
 	$(VENV)/encbench clean
