@@ -286,6 +286,7 @@ class AtRestCell(Model):
     # The encrypted configuration where the profile made it a dimension; "" otherwise.
     algorithm: str = ""
     scope: str = ""
+    shape: str = ""  # the instance shape (profile server.shapes); "" unconfined
     rounds: int  # rounds that count (in blocks or waiting for a partner)
     measured_s: float
     status: str
@@ -300,15 +301,16 @@ class AtRestCell(Model):
     def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:
         # A run of one configuration writes summary.json as before configurations were cells.
         data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if k not in ("algorithm", "scope") or v}
+        return {k: v for k, v in data.items() if k not in ("algorithm", "scope", "shape") or v}
 
     @property
     def setting(self) -> str:
         """The regime, and the encrypted configuration where it is a dimension: what, beside
         the workload, a table of thread counts holds fixed."""
-        if not (self.algorithm or self.scope):
-            return self.regime
-        return f"{self.regime}, {self.algorithm}, scope {self.scope}"
+        setting = self.regime
+        if self.algorithm or self.scope:
+            setting += f", {self.algorithm}, scope {self.scope}"
+        return setting + (f", shape {self.shape}" if self.shape else "")
 
 
 class AtRestSummary(Model):
