@@ -233,3 +233,24 @@ def test_the_launcher_refused_by_the_kernel_says_so_in_the_log_and_does_not_run(
     assert done.returncode == 126 and done.stdout == ""
     line = (tmp_path / "error.log").read_text()
     assert line.startswith(f"encbench: cannot join the cgroup {tmp_path / 'missing'}: ")
+
+
+def test_without_root_shapes_are_refused_with_the_reason_and_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mounts, self_cgroup = tmp_path / "mounts", tmp_path / "cgroup"
+    mounts.write_text(V1_MOUNTS)
+    self_cgroup.write_text(V1_SELF)
+    monkeypatch.setattr(shapes.cgroup, "MOUNTS", mounts)
+    monkeypatch.setattr(shapes.cgroup, "SELF_CGROUP", self_cgroup)
+    monkeypatch.setattr(shapes.os, "access", lambda path, mode: False)
+    assert shapes.problem({"cpuset"}) == (
+        "server.shapes need cgroups and encbench may not make groups in "
+        "/sys/fs/cgroup/cpuacct (not root); run encbench as root, or remove server.shapes"
+    )
+    mounts.write_text("cgroup /sys/fs/cgroup/cpuacct cgroup rw,cpuacct 0 0\n")
+    assert shapes.problem({"cpuset", "memory"}) == (
+        "server.shapes cannot be applied: the cgroup controller 'cpuset' is not mounted (no "
+        "cgroup v1 hierarchy carries it, and /sys/fs/cgroup is not cgroup2); mount it, or "
+        "remove server.shapes"
+    )
