@@ -80,6 +80,7 @@ class Estimate(Model):
         metric: str,
         direction: stats.Direction,
         rule: rounds.StopRule,
+        more_less: tuple[str, str] = ("higher", "lower"),
     ) -> Estimate:
         margin_pct = rule.equivalence_margin_pct
         estimate = rounds.estimate(blocks, metric, rule)
@@ -97,7 +98,7 @@ class Estimate(Model):
             halfwidth_pct=_finite(estimate.halfwidth_pct),
             overhead_pct=over,
             overhead_ci_pct=(low, high) if interval else None,
-            verdict=stats.verdict(estimate, direction, equivalence, margin_pct),
+            verdict=stats.verdict(estimate, direction, equivalence, margin_pct, more_less),
             kind=stats.kind(estimate, same, direction),
             p_value=estimate.p_value,
             autocorrelation=estimate.autocorrelation,
