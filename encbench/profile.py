@@ -589,7 +589,7 @@ def _check_shapes(profile: Profile, origin: str) -> None:
     if profile.measure.sharing != "sequential":
         raise BadInput(
             f'{origin}: measure.sharing = "{profile.measure.sharing}" pins the servers to CPUs '
-            'of its own, and server.shapes give each server its cpuset: use sharing = '
+            "of its own, and server.shapes give each server its cpuset: use sharing = "
             '"sequential" with shapes'
         )
 

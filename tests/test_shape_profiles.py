@@ -12,7 +12,15 @@ import pytest
 from encbench import preflight, profile
 from encbench.errors import BadInput
 from encbench.report import shapes_section
-from encbench.report.models import AtRestCell, AtRestSummary, Estimate, Harness
+from encbench.report.models import (
+    AtRestCell,
+    AtRestSummary,
+    AtRestVariant,
+    Estimate,
+    Harness,
+    Pair,
+    Spread,
+)
 from encbench.report.tables import Table
 from encbench.results.schema import CellKey, RunRecord
 from encbench.studies.at_rest import cells, pair
@@ -128,7 +136,7 @@ def test_bad_shapes_are_refused_in_one_line(toml: str, message: str) -> None:
 
 
 def test_shapes_with_pinned_or_duet_rounds_are_refused() -> None:
-    toml = TWO + "[measure]\nsharing = \"duet\"\n"
+    toml = TWO + '[measure]\nsharing = "duet"\n'
     with pytest.raises(BadInput) as caught:
         profile.parse('name = "x"\n' + toml, "p.toml")
     assert str(caught.value) == (
@@ -193,7 +201,8 @@ def test_the_command_line_refuses_a_shape_larger_than_the_machine_before_anythin
 ) -> None:
     prof = tmp_path / "p.toml"
     prof.write_text(
-        BASE.replace('name = "x"', 'name = "big"') + '[[server.shapes]]\nname = "big"\ncpus = 4096\n'
+        BASE.replace('name = "x"', 'name = "big"')
+        + '[[server.shapes]]\nname = "big"\ncpus = 4096\n'
     )
     out = tmp_path / "out"
     result = encbench("run", str(prof), "--out", str(out))
@@ -205,13 +214,22 @@ def test_the_command_line_refuses_a_shape_larger_than_the_machine_before_anythin
 
 # -- the report's CPU per shape --------------------------------------------------------------
 def estimate(ratio: float, half: float, metric: str) -> Estimate:
+    """As report/models.py makes it: a cost is fewer TPS, or more CPU."""
     low, high = ratio * math.exp(-half), ratio * math.exp(half)
-    sign = 1 if metric == "tps" else -1
+    over = (1 - ratio, 1 - high, 1 - low) if metric == "tps" else (ratio - 1, low - 1, high - 1)
     return Estimate(
         n=6, ratio=ratio, ci_low=low, ci_high=high, halfwidth_pct=half * 100,
-        overhead_pct=sign * (1 - ratio) * 100,
-        overhead_ci_pct=(sign * (1 - high) * 100, sign * (1 - low) * 100),
+        overhead_pct=over[0] * 100, overhead_ci_pct=(over[1] * 100, over[2] * 100),
         verdict="", kind="cost",
+    )  # fmt: skip
+
+
+def variant(tps: float, cpu_ms: float) -> AtRestVariant:
+    one = Spread(mean=1.0, stdev=0.0)
+    return AtRestVariant(
+        tps=Spread(mean=tps, stdev=1.0), qps=one, latency_avg_ms=one, latency_p95_ms=one,
+        cpu_ms_per_txn=Spread(mean=cpu_ms, stdev=0.0), hit_ratio=one, pages_read_per_txn=one,
+        pages_written_per_txn=one, errors=0, reconnects=0,
     )  # fmt: skip
 
 
@@ -219,6 +237,7 @@ def shaped(shape: str, threads: int, tps: float, cpu: float) -> AtRestCell:
     return AtRestCell(
         workload="oltp_read_only", regime="io-bound", threads=threads, shape=shape, rounds=12,
         measured_s=10, status="",
+        variants=Pair[AtRestVariant](plain=variant(100, 1.0), encrypted=variant(100 * tps, cpu)),
         comparisons={"tps": estimate(tps, 0.02, "tps"), "cpu_ms_per_txn": estimate(cpu, 0.02, "c")},
     )  # fmt: skip
 
@@ -257,6 +276,9 @@ def test_the_report_has_a_cpu_per_shape_section_only_with_shapes() -> None:
     assert section.title == "CPU per shape"
     table = next(b for b in section.blocks if isinstance(b, Table))
     assert [r[3].text for r in table.rows] == ["1cpu", "2cpu"]
-    assert table.rows[0][5].text == "+5.0% (+3.1 … +6.9)"
-    unshaped = part.model_copy(update={"cells": [c.model_copy(update={"shape": ""}) for c in cells_]})
+    assert [c.text for c in table.rows[0][4:]] == [
+        "95.00 / 100.00", "+5.0% (+3.1 … +6.9)", "1.040 / 1.000", "+4.0% (+1.9 … +6.1)",
+    ]  # fmt: skip
+    plain = [c.model_copy(update={"shape": ""}) for c in cells_]
+    unshaped = part.model_copy(update={"cells": plain})
     assert shapes_section.sections(unshaped) == []

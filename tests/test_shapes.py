@@ -160,9 +160,7 @@ def test_limits_read_back_must_be_the_shapes() -> None:
         "the CPU quota reads '-1 100000', not '50000 100000'",
     ]
     v2 = {"cpuset.cpus.effective": "0", "cpu.max": "50000 100000", "memory.max": "max"}
-    assert shapes.limit_problems(HALF_CPU, v2, 2) == [
-        f"memory.max is 'max', not {512 << 20}"
-    ]
+    assert shapes.limit_problems(HALF_CPU, v2, 2) == [f"memory.max is 'max', not {512 << 20}"]
 
 
 def test_a_process_is_confined_only_with_the_shapes_cpus_and_every_group() -> None:

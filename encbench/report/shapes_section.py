@@ -12,7 +12,7 @@ independent, each error from its own interval).  A run without shapes gets no su
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from encbench.report import plots
 from encbench.report.at_rest_section import fmt, overhead_cell
@@ -134,10 +134,8 @@ def shape_table(cells: Sequence[AtRestCell], order: list[str]) -> Table:
     for c in cells:
         keyed.setdefault((c.workload, _unshaped(c), c.threads), {})[c.shape] = c
     for (workload, setting, threads), by_shape in keyed.items():
-        for name in order:
-            c = by_shape.get(name)
-            if c is None:
-                continue
+        for c in (by_shape[name] for name in order if name in by_shape):
+            name = c.shape
             if not c.rounds or c.variants is None:
                 rows.append(row(workload, setting, str(threads), name, "–", "–", "–", c.status))
                 continue
@@ -191,11 +189,14 @@ def claim_table(contrasts: list[Contrast]) -> Table:
 
 
 def _plot(cells: Sequence[AtRestCell], order: list[str], workload: str, setting: str) -> Plot:
-    groups: list[tuple[Sequence[int], dict[str, Sequence[Estimate]]]] = []
+    groups: list[tuple[Sequence[int], Mapping[str, Sequence[Estimate]]]] = []
     for name in order:
-        here = [c for c in cells if (c.shape, c.workload, _unshaped(c)) == (name, workload, setting)]
+        key = (name, workload, setting)
+        here = [c for c in cells if (c.shape, c.workload, _unshaped(c)) == key]
         mine = [c for c in plots.measured(here) if all(m in c.comparisons for m, _ in METRICS)]
-        by_metric = {m: [c.comparisons[m] for c in mine] for m, _ in METRICS}
+        by_metric: dict[str, Sequence[Estimate]] = {
+            m: [c.comparisons[m] for c in mine] for m, _ in METRICS
+        }
         groups.append(([c.threads for c in mine], by_metric))
     title = f"{workload}, {setting}"
     return Plot(

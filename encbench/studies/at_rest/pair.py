@@ -344,8 +344,8 @@ class ServerPair:
             regime_record["options"][variant] = redact(opts)
             if server.shaped is not None:
                 # Read back from the cgroup files and shown on the running server.
-                regime_record.setdefault("confinement", {})[variant] = (
-                    server.shaped.confinement(server.pid)
+                regime_record.setdefault("confinement", {})[variant] = server.shaped.confinement(
+                    server.pid
                 )
             claimed = "plain" if self.calibration else variant
             regime_record["proofs"][variant] = proof.prove_tablespaces(
