@@ -21,7 +21,7 @@ from encbench.report.models import (
     Pair,
     Spread,
 )
-from encbench.report.tables import Table
+from encbench.report.tables import Bullets, Table
 from encbench.results.schema import CellKey, RunRecord
 from encbench.studies.at_rest import cells, pair
 from tests.helpers import encbench
@@ -276,6 +276,12 @@ def test_the_report_has_a_cpu_per_shape_section_only_with_shapes() -> None:
     assert section.title == "CPU per shape"
     table = next(b for b in section.blocks if isinstance(b, Table))
     assert [r[3].text for r in table.rows] == ["1cpu", "2cpu"]
+    words = next(b for b in section.blocks if isinstance(b, Bullets)).items
+    assert words[0] == (
+        "**1cpu** (1 CPU): encryption cost +5.00% of throughput and changed the server's CPU "
+        "per transaction by +4.00% over 1 cell(s) (point estimates; the table gives each "
+        "interval)."
+    )
     assert [c.text for c in table.rows[0][4:]] == [
         "95.00 / 100.00", "+5.0% (+3.1 … +6.9)", "1.040 / 1.000", "+4.0% (+1.9 … +6.1)",
     ]  # fmt: skip

@@ -106,7 +106,22 @@ def _cost_range(cells: Sequence[AtRestCell], metric: str) -> str:
     values = [c.comparisons[metric].overhead_pct for c in cells if metric in c.comparisons]
     if not values:
         return "not measured"
+    if len(values) == 1:
+        return f"{values[0]:+.2f}%"
     return f"{min(values):+.2f}…{max(values):+.2f}%"
+
+
+def _spec_words(spec: Record) -> str:
+    """A recorded shape in words: "1 CPU, quota 0.5 CPU, 512 MiB"."""
+    if not spec.get("cpus"):
+        return ""
+    cpus = int(spec["cpus"])
+    words = [f"{cpus} CPU{'s' if cpus > 1 else ''}"]
+    if spec.get("cpu_quota") is not None:
+        words.append(f"quota {spec['cpu_quota']:g} CPU")
+    if spec.get("memory_mib") is not None:
+        words.append(f"{spec['memory_mib']:,} MiB")
+    return f" ({', '.join(words)})"
 
 
 def in_words(cells: Sequence[AtRestCell], order: list[str], servers: Record | None) -> list[str]:
@@ -118,8 +133,7 @@ def in_words(cells: Sequence[AtRestCell], order: list[str], servers: Record | No
         if not mine:
             lines.append(f"**{name}**: not measured yet.")
             continue
-        spec = specs.get(name, {})
-        what = f" ({spec['cpus']} CPU{'s' if spec['cpus'] > 1 else ''})" if spec else ""
+        what = _spec_words(specs.get(name, {}))
         lines.append(
             f"**{name}**{what}: encryption cost {_cost_range(mine, 'tps')} of throughput and "
             f"changed the server's CPU per transaction by {_cost_range(mine, 'cpu_ms_per_txn')} "
