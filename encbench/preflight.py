@@ -4,12 +4,14 @@ an hour, each with the command that fixes it.  `encbench doctor` prints the same
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from encbench import environment, placement, proc
 from encbench.errors import BadInput
 from encbench.profile import Profile
+from encbench.servers import shapes
 
 PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
 
@@ -164,6 +166,53 @@ def check_sharing(profile: Profile) -> None:
         raise BadInput(why)
 
 
+def shape_problems(
+    profile: Profile, cpus: Sequence[int], mem_total_mib: int | None, need: tuple[int, str]
+) -> list[str]:
+    """Each shape against this machine: its CPUs among those encbench may use, its memory
+    under MemTotal and above what one server needs (buffer pool and allowance)."""
+    out = []
+    need_mb, what = need
+    for s in profile.server.shapes:
+        where = f"server.shapes: shape {s.name!r}"
+        if s.cpus > len(cpus):
+            out.append(
+                f"{where} asks for {s.cpus} CPUs and encbench may use {len(cpus)} here (CPUs "
+                f"{shapes.cpu_list(cpus)}); give cpus = {len(cpus)} or fewer"
+            )
+        if s.memory_mib is None:
+            continue
+        if mem_total_mib is not None and s.memory_mib > mem_total_mib:
+            out.append(
+                f"{where} asks for {s.memory_mib:,} MiB and this machine has {mem_total_mib:,} "
+                f"MiB (MemTotal); give memory_mib = {mem_total_mib:,} or less"
+            )
+        if s.memory_mib < need_mb:
+            out.append(
+                f"{where} gives the server {s.memory_mib:,} MiB and it needs about {need_mb:,} "
+                f"({what}); raise memory_mib to {need_mb:,} or use less data"
+            )
+    return out
+
+
+def check_shapes(profile: Profile) -> None:
+    """Shapes that this machine cannot give, or cgroups encbench cannot use here: refused
+    before anything starts, rather than measured unconfined."""
+    if not profile.server.shapes or "at-rest" not in profile.studies:
+        return
+    from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
+
+    found = shape_problems(
+        profile, placement.usable_cpus(), shapes.mem_total_mib(), shape_memory_mb(profile)
+    )
+    if found:
+        raise BadInput(found[0])
+    controllers = {c for s in profile.server.shapes for c in shape_limits(s).controllers}
+    why = shapes.problem(controllers)
+    if why is not None:
+        raise BadInput(why)
+
+
 def require_tools(profile: Profile | None = None) -> None:
     extra = transit_checks(profile) + profile_checks(profile) if profile else []
     for check in tool_checks() + extra:
@@ -173,3 +222,4 @@ def require_tools(profile: Profile | None = None) -> None:
         check_cells(profile)
         check_ciphers(profile)
         check_sharing(profile)
+        check_shapes(profile)

@@ -407,6 +407,16 @@ def cpu_seconds(pid: int) -> float:
     return float(times.user + times.system)
 
 
+def cpus_allowed(pid: int) -> str:
+    """The CPUs a process may run on as /proc/PID/status lists them ("0", "0-1"): what its
+    cpuset and affinity together allow, read from the kernel, not from what was asked."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name == "Cpus_allowed_list":
+            return value.strip()
+    return ""
+
+
 class _CpuTimes(Protocol):
     @property
     def user(self) -> float: ...

@@ -31,7 +31,7 @@ from pydantic_core import ErrorDetails
 from encbench.errors import BadInput
 from encbench.net import netns, tunnels
 from encbench.placement import Sharing
-from encbench.servers import pki
+from encbench.servers import pki, shapes
 from encbench.servers.target import Connection
 from encbench.servers.variants import Algorithm, Scope
 from encbench.workloads.sysbench import OLTP_WORKLOADS
@@ -93,6 +93,51 @@ class DataSpec(Strict):
     table_size: Annotated[int, Field(gt=0)] = 100_000
 
 
+SHAPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
+
+
+class ShapeSpec(Strict):
+    """One instance shape (`[[server.shapes]]`): the CPUs and memory the at-rest servers may
+    use, enforced by cgroups (servers/shapes.py).  Every cell is measured once per shape."""
+
+    name: str  # names its cells and report rows, e.g. "1cpu"
+    cpus: Annotated[int, Field(gt=0, le=4096)]  # a cpuset of this many CPUs
+    # CPUs' worth of CPU time per 100 ms period (CFS quota), e.g. 0.5 or 1.5; none: no quota.
+    cpu_quota: float | None = None
+    memory_mib: Annotated[int, Field(gt=0)] | None = None  # the server's memory limit
+
+    @field_validator("name")
+    @classmethod
+    def short_name(cls, value: str) -> str:
+        if not SHAPE_NAME.fullmatch(value):
+            raise ValueError(
+                f"{_toml_value(value)} cannot name a shape; use letters, digits, '.', '_' and "
+                "'-' (starting with a letter or digit, at most 32), e.g. \"1cpu\""
+            )
+        return value
+
+    @field_validator("cpu_quota")
+    @classmethod
+    def positive_quota(cls, value: float | None) -> float | None:
+        if value is not None and value < shapes.MIN_CPU_QUOTA:
+            raise ValueError(
+                f"{value:g} is no CPU budget: give the CPUs' worth of time the server may use "
+                f"per period, at least {shapes.MIN_CPU_QUOTA:g} (e.g. 1.5), or leave it out"
+            )
+        return value
+
+    @property
+    def memory_words(self) -> str:
+        return f", {self.memory_mib:,} MiB" if self.memory_mib is not None else ""
+
+    @property
+    def words(self) -> str:
+        """The shape as the report names it: "1cpu (1 CPU, quota 0.5 CPU, 512 MiB)"."""
+        quota = f", quota {self.cpu_quota:g} CPU" if self.cpu_quota is not None else ""
+        cpus = f"{self.cpus} CPU{'s' if self.cpus > 1 else ''}"
+        return f"{self.name} ({cpus}{quota}{self.memory_words})"
+
+
 class ServerSpec(Strict):
     """The encrypted server's configuration.  One value (`encryption_scope = "all"`) fixes it
     for the whole run, as always; a list (`encryption_scope = ["tables", "all"]`) makes it a
@@ -105,6 +150,27 @@ class ServerSpec(Strict):
     # time recovery does).  Scope `all` turns it on anyway: encrypting it must be the only
     # difference.  Not encrypted under scope `tables`, in either variant.
     binlog: bool = False
+    # Instance shapes: a dimension of the at-rest study, each cell measured once per shape
+    # with both servers confined to it (servers/shapes.py).  Empty: unconfined, as always.
+    shapes: list[ShapeSpec] = []
+
+    @field_validator("shapes")
+    @classmethod
+    def shape_fits_itself(cls, value: list[ShapeSpec]) -> list[ShapeSpec]:
+        names: list[str] = []
+        for shape in value:
+            if shape.name in names:
+                raise ValueError(
+                    f"shape name {_toml_value(shape.name)} is used twice; give each shape "
+                    "its own name"
+                )
+            names.append(shape.name)
+            if shape.cpu_quota is not None and shape.cpu_quota > shape.cpus:
+                raise ValueError(
+                    f"shape {_toml_value(shape.name)}: cpu_quota {shape.cpu_quota:g} is more "
+                    f"than its {shape.cpus} CPU(s) can run; give at most {shape.cpus}"
+                )
+        return value
 
     @field_validator("encryption_algorithm", "encryption_scope", mode="before")
     @classmethod
@@ -464,6 +530,7 @@ def parse(text: str, origin: str) -> Profile:
             f'{origin}: the operations study has no A/A calibration; remove "operations" '
             "from studies to calibrate, or measure it with `encbench run`"
         )
+    _check_shapes(profile, origin)
     t = profile.transit
     if t.rate_mbit is not None and not any(rtt > 0 for rtt in t.rtt_ms):
         raise BadInput(
@@ -503,6 +570,28 @@ def parse(text: str, origin: str) -> Profile:
                 'on this host, which a target is not: use sharing = "sequential"'
             )
     return profile
+
+
+def _check_shapes(profile: Profile, origin: str) -> None:
+    """What shapes cannot be combined with (the machine's own limits are preflight's)."""
+    if not profile.server.shapes:
+        return
+    if "at-rest" not in profile.studies:
+        raise BadInput(
+            f"{origin}: server.shapes confine the at-rest study's servers and studies does not "
+            'list "at-rest": add it, or remove server.shapes'
+        )
+    if profile.target is not None:
+        raise BadInput(
+            f"{origin}: server.shapes confine servers encbench starts, and a target is a server "
+            "it did not start: remove server.shapes or the target"
+        )
+    if profile.measure.sharing != "sequential":
+        raise BadInput(
+            f'{origin}: measure.sharing = "{profile.measure.sharing}" pins the servers to CPUs '
+            "of its own, and server.shapes give each server its cpuset: use sharing = "
+            '"sequential" with shapes'
+        )
 
 
 def _read_text(path: Path) -> str:

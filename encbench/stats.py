@@ -359,10 +359,12 @@ def verdict(
     direction: Direction,
     equivalence: RatioEstimate | None = None,
     margin_pct: float = 2.0,
+    more_less: tuple[str, str] = ("higher", "lower"),
 ) -> str:
     """The result in words: '8.1% slower (95% CI 6.0–10.2%)'; 'no difference beyond ±2%
     (90% CI −1.1…+0.8%)' only when TOST shows it; else 'no difference detected (95% CI
-    −3.6…+0.1%)'."""
+    −3.6…+0.1%)'.  A lower-is-better metric says `more_less` ("higher"/"lower"; a time:
+    "longer"/"shorter")."""
     if not math.isfinite(primary.halfwidth_pct):
         return "inconclusive: too few rounds for an interval"
     pct = (primary.ratio - 1.0) * 100.0
@@ -370,7 +372,7 @@ def verdict(
         if direction == "higher_is_better":
             word = "slower" if pct < 0 else "faster"
         else:
-            word = "higher" if pct > 0 else "lower"
+            word = more_less[0] if pct > 0 else more_less[1]
         low, high = (primary.ci_low - 1.0) * 100.0, (primary.ci_high - 1.0) * 100.0
         a, b = sorted((abs(low), abs(high)))
         conf = f"{primary.confidence * 100:.0f}% CI"

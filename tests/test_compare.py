@@ -143,3 +143,44 @@ def test_in_transit_cells_are_matched_by_test_method_key_cipher_rtt_threads_resu
     assert "| path | overhead A (95% CI) | overhead B (95% CI) | change | significant? |" in md
     assert re.search(r"\| MariaDB TLS rsa1024, RTT 40 ms, 1 thr \| \+29\.9% .* \| \+0\.0 pp \|", md)
     assert "in transit: Connection setup" in md
+
+
+def test_operations_cells_are_matched_by_operation_and_encryption_threads() -> None:
+    import random
+
+    from encbench.report import operations
+    from encbench.results.schema import OperationCell, OperationRecord
+    from encbench.studies.operations import cells as operation_cells
+    from tests.test_operations import a_profile, record
+
+    profile = a_profile('[operations]\noperations = ["startup", "backup"]\n')
+    startup, backup = operation_cells.cells(profile)
+    rng = random.Random(2)
+
+    def rounds_of(cell: OperationCell, plain: float, cost: float) -> list[OperationRecord]:
+        """12 rounds, each run with its own ±1% noise: the ratio has a spread to test."""
+        runs = []
+        for rnd in range(12):
+            order = ("plain", "encrypted") if rnd % 2 == 0 else ("encrypted", "plain")
+            for position, variant in enumerate(order):
+                t = plain * (1 + cost if variant == "encrypted" else 1)
+                runs.append(record(cell, rnd, variant, position, t * rng.uniform(0.99, 1.01)))
+        return runs
+
+    def side(cost: float, *measured: object) -> Summary:
+        runs = rounds_of(startup, 1.5, cost)
+        runs += rounds_of(backup, 4.0, 0.05) if backup in measured else []
+        part = operations.build(runs, profile, None, None)
+        return documents.summarize("ops", None, {"operations": part})
+
+    out = compare.compare(side(0.2, backup), side(0.5), "A", "B")
+    (group,) = out.groups
+    assert group.study == "operations" and group.row_header == "operation"
+    first = group.cells[0]
+    assert first.label == "start-up"
+    assert first.metrics["time"].change_pp == pytest.approx(30.0, abs=2.0)
+    assert first.metrics["time"].significant
+    assert out.only_in_a == ["mariadb-backup --backup"] and not out.only_in_b
+    md = compare.render_markdown(out)
+    assert "| operation | overhead A (95% CI) | overhead B (95% CI) | change | significant? |" in md
+    assert re.search(r"\| start-up \| \+(19|20|21)\.\d% \(.*\| \+(29|30|31)\.\d pp \| yes \(p", md)

@@ -152,6 +152,8 @@ def test_the_report_gives_times_with_intervals_and_the_rate_per_thread_against_t
     first, second = part.cells
     assert first.comparisons["time"].kind == "cost"
     assert 15 < first.comparisons["time"].overhead_pct < 25
+    # a time is longer, not "higher" (issue #11)
+    assert first.comparisons["time"].verdict.startswith("20.0% longer (95% CI ")
     assert first.variants is not None and first.variants.plain.time.ci95 is not None
     assert second.variants is not None and second.variants.encrypted.foreground_tps is not None
     # 100 MiB in 0.5 s with 2 threads: 100 MiB/s per thread, against 2,000 MiB/s on one core

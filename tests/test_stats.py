@@ -53,6 +53,16 @@ def test_verdict_says_higher_for_a_cost_metric() -> None:
     assert stats.verdict(est, "lower_is_better") == "5.0% higher (95% CI 2.0–8.0%)"
 
 
+def test_verdict_says_longer_or_shorter_for_a_time() -> None:
+    words = ("longer", "shorter")
+    est = stats.RatioEstimate(n=10, ratio=1.05, ci_low=1.02, ci_high=1.08)
+    assert stats.verdict(est, "lower_is_better", more_less=words) == (
+        "5.0% longer (95% CI 2.0–8.0%)"
+    )
+    faster = stats.RatioEstimate(n=10, ratio=0.9, ci_low=0.85, ci_high=0.95)
+    assert stats.verdict(faster, "lower_is_better", more_less=words).startswith("10.0% shorter")
+
+
 def test_no_difference_beyond_the_margin_only_when_the_90_interval_is_inside_it() -> None:
     primary = stats.RatioEstimate(n=10, ratio=1.0, ci_low=0.985, ci_high=1.015)
     inside = stats.RatioEstimate(n=10, ratio=1.0, ci_low=0.989, ci_high=1.011, confidence=0.9)

@@ -279,3 +279,16 @@ def check_run(record: RunRecord, writes: bool, calibration: bool = False) -> Non
             f"{where} wrote {record.pages_written} pages and encrypted none "
             "(Innodb_num_pages_encrypted): its tables are not encrypted"
         )
+
+
+def check_confined(record: RunRecord, cpus: tuple[int, ...]) -> None:
+    """The per-run proof of an instance shape: the server's Cpus_allowed_list when the run
+    began was the shape's CPUs (servers/shapes.py proves its groups and limits per start)."""
+    from encbench.servers.shapes import cpu_list, parse_cpu_list
+
+    if parse_cpu_list(record.shape_cpus_allowed) != tuple(sorted(cpus)):
+        raise ProofError(
+            f"{record.cell.label} round {record.round}: the {record.variant} server could run "
+            f"on CPUs {record.shape_cpus_allowed!r}, not its shape's {cpu_list(cpus)}: it was "
+            "not confined"
+        )

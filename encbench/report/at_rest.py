@@ -95,6 +95,7 @@ def summarize_cell(
         threads=first.threads,
         algorithm=first.algorithm,
         scope=first.scope,
+        shape=first.shape,
         rounds=len(rounds),
         rounds_rejected=len(state.rejected),
         measured_s=state.wall_s,
@@ -146,6 +147,7 @@ def build(
                     threads=cell.threads,
                     algorithm=cell.algorithm,
                     scope=cell.scope,
+                    shape=cell.shape,
                     rounds=0,
                     measured_s=0.0,
                     status=f"not measured: {skipped[cell.slug]}"

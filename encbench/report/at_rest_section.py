@@ -361,7 +361,9 @@ def summary_in_words(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
 
 
 # -- sections ---------------------------------------------------------------------------------
-def sections(part: AtRestSummary) -> list[Section]:
+def sections(part: AtRestSummary, extra: Sequence[Section] = ()) -> list[Section]:
+    """The study's sections; `extra` (the CPU per shape) goes after the summary and claims,
+    before the per-workload details."""
     by_group = groups(part.cells)
     if not by_group:
         return []
@@ -377,6 +379,7 @@ def sections(part: AtRestSummary) -> list[Section]:
     ]
     claimed = claims_section(part)
     out += [claimed] if claimed is not None else []
+    out += extra
     out += [group_section(w, r, cells) for (w, r), cells in by_group.items()]
     return out
 
@@ -443,9 +446,18 @@ def setup_servers(servers: Record | None) -> list[str]:
 
 
 def _configuration_lines(config: Record) -> list[str]:
-    """One encrypted configuration: its regimes, encryption, option difference and proofs."""
+    """One encrypted configuration: its regimes (per instance shape, where there are any),
+    encryption, option difference and proofs."""
+    out = _regime_lines(config.get("regimes") or {})
+    for name, entry in (config.get("shapes") or {}).items():
+        out += [f"Shape {name}: {line}" for line in _regime_lines(entry.get("regimes") or {})]
+    out += _encryption_lines(config)
+    return out
+
+
+def _regime_lines(regimes: Record) -> list[str]:
     out = []
-    for regime, rec in (config.get("regimes") or {}).items():
+    for regime, rec in regimes.items():
         line = (
             f"Regime {regime}: innodb_buffer_pool_size = {rec['buffer_pool_mb']} MB, "
             "innodb_flush_method = O_DIRECT."
@@ -463,7 +475,23 @@ def _configuration_lines(config: Record) -> list[str]:
                 for variant, p in proofs.items()
             )
             line += "."
+        for variant, shown in (rec.get("confinement") or {}).items():
+            line += f" Confined, {variant}: {_confinement_words(shown)}"
         out.append(line)
+    return out
+
+
+def _confinement_words(proof: Record) -> str:
+    """A shaped server's limits as the kernel held them, and where it ran (servers/shapes)."""
+    read = ", ".join(f"`{k}` = {v}" for k, v in (proof.get("read_back") or {}).items())
+    return (
+        f"read back {read}; its Cpus_allowed_list {proof.get('cpus_allowed_list')}, in "
+        f"{', '.join(proof.get('cgroups') or [])}."
+    )
+
+
+def _encryption_lines(config: Record) -> list[str]:
+    out = []
     enc = config.get("encryption", {})
     if enc:
         out.append(f"Encryption: file_key_management, {enc['algorithm']}, scope `{enc['scope']}`.")

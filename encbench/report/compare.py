@@ -1,9 +1,10 @@
 """Compare two results directories (two machines, two versions, AES_CTR against AES_CBC): does
 encryption cost more in B than in A, and is the change real?
 
-Cells are matched per study: at-rest by (workload, regime [, algorithm and scope where
-those are dimensions], threads), in-transit by (test,
-method, key type, cipher, RTT, threads, resumption).  Each side's cell holds, beside its
+Cells are matched per study: at-rest by (workload, regime [, algorithm and scope, instance
+shape where those are dimensions], threads), in-transit by (test,
+method, key type, cipher, RTT, threads, resumption), operations by (operation, encryption
+threads).  Each side's cell holds, beside its
 primary Hodges–Lehmann estimate, the geometric mean r of its block ratios encrypted/plain with
 a Student-t 95% CI; the two sides are independent, so the change is tested with Welch's
 t-test on ln r_B − ln r_A (stats.welch_log_ratios) from those t intervals.  It is shown in
@@ -46,6 +47,10 @@ CONFIDENCE = 0.95
 METRICS = {
     "at-rest": {"tps": "Throughput (TPS)", "cpu_ms_per_txn": "Server CPU per transaction"},
     "in-transit": {"rate": "Rate lost to encryption (connections, transactions or MiB per s)"},
+    "operations": {
+        "time": "Time added by encryption (seconds of the operation; for encrypting existing "
+        "data, ms per transaction of the foreground load)"
+    },
 }
 METHOD = (
     "per cell, each side's standard error of ln(encrypted/plain) is recovered from its 95% CI "
@@ -185,6 +190,18 @@ def _cells(summary: Summary) -> dict[tuple[Any, ...], _Found]:
                     rounds=t.rounds,
                     comparisons=t.comparisons,
                 )
+    if summary.studies.operations:
+        for o in summary.studies.operations.cells:
+            if o.rounds and o.comparisons:
+                found[("operations", o.operation, o.threads)] = _Found(
+                    group=("operations", "operations"),
+                    row_header="operation",
+                    label=o.label,
+                    name=o.label,
+                    threads=o.threads,
+                    rounds=o.rounds,
+                    comparisons=o.comparisons,
+                )
     return found
 
 
@@ -211,17 +228,22 @@ def _compare_cell(a: _Found | None, b: _Found | None) -> ComparedCell:
 def _setup(summary: Summary) -> dict[str, str]:
     """What a reader checks first when two runs differ: what was run, where, on what."""
     at_rest, moving = summary.studies.at_rest, summary.studies.in_transit
+    ops = summary.studies.operations
     servers = (at_rest.servers if at_rest else None) or {}
     env = summary.environment or {}
     enc, data, cpu = (
-        servers.get("encryption") or {},
-        servers.get("data") or {},
+        servers.get("encryption") or (ops.encryption if ops else None) or {},
+        servers.get("data") or (ops.data if ops else None) or {},
         env.get("cpu") or {},
     )
     pools = ", ".join(
         f"{r} {rec.get('buffer_pool_mb')} MB" for r, rec in (servers.get("regimes") or {}).items()
     )
-    mariadb = servers.get("mariadb_version") or (moving.mariadb_version if moving else None)
+    mariadb = (
+        servers.get("mariadb_version")
+        or (moving.mariadb_version if moving else None)
+        or (ops.mariadb_version if ops else None)
+    )
     return {
         "profile": summary.profile,
         "studies": ", ".join(summary.studies.model_dump(by_alias=True)) or "?",

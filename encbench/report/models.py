@@ -80,6 +80,7 @@ class Estimate(Model):
         metric: str,
         direction: stats.Direction,
         rule: rounds.StopRule,
+        more_less: tuple[str, str] = ("higher", "lower"),
     ) -> Estimate:
         margin_pct = rule.equivalence_margin_pct
         estimate = rounds.estimate(blocks, metric, rule)
@@ -97,7 +98,7 @@ class Estimate(Model):
             halfwidth_pct=_finite(estimate.halfwidth_pct),
             overhead_pct=over,
             overhead_ci_pct=(low, high) if interval else None,
-            verdict=stats.verdict(estimate, direction, equivalence, margin_pct),
+            verdict=stats.verdict(estimate, direction, equivalence, margin_pct, more_less),
             kind=stats.kind(estimate, same, direction),
             p_value=estimate.p_value,
             autocorrelation=estimate.autocorrelation,
@@ -286,6 +287,7 @@ class AtRestCell(Model):
     # The encrypted configuration where the profile made it a dimension; "" otherwise.
     algorithm: str = ""
     scope: str = ""
+    shape: str = ""  # the instance shape (profile server.shapes); "" unconfined
     rounds: int  # rounds that count (in blocks or waiting for a partner)
     measured_s: float
     status: str
@@ -300,15 +302,16 @@ class AtRestCell(Model):
     def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:
         # A run of one configuration writes summary.json as before configurations were cells.
         data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if k not in ("algorithm", "scope") or v}
+        return {k: v for k, v in data.items() if k not in ("algorithm", "scope", "shape") or v}
 
     @property
     def setting(self) -> str:
         """The regime, and the encrypted configuration where it is a dimension: what, beside
         the workload, a table of thread counts holds fixed."""
-        if not (self.algorithm or self.scope):
-            return self.regime
-        return f"{self.regime}, {self.algorithm}, scope {self.scope}"
+        setting = self.regime
+        if self.algorithm or self.scope:
+            setting += f", {self.algorithm}, scope {self.scope}"
+        return setting + (f", shape {self.shape}" if self.shape else "")
 
 
 class AtRestSummary(Model):

@@ -78,7 +78,8 @@ def summarize_cell(
     rule = profile.operations
     m = PRIMARY
     comparison = (
-        Estimate.of_blocks(state.blocks, m.name, m.direction, rule)
+        # A time is longer or shorter, not higher (issue #11: "X% longer").
+        Estimate.of_blocks(state.blocks, m.name, m.direction, rule, ("longer", "shorter"))
         if state.blocks
         else Estimate.too_few(rounds, m.name, m.direction)
     )

@@ -42,9 +42,12 @@ METRIC_STYLE: dict[str, dict[str, Any]] = {
         "linestyle": ":",
     },
 }
-SIDE_STYLE: tuple[dict[str, Any], dict[str, Any]] = (
+SIDE_STYLE: tuple[dict[str, Any], ...] = (
     {"color": "#0072b2", "marker": "o", "linestyle": "-"},
     {"color": "#e69f00", "marker": "s", "linestyle": "--"},
+    # More sides than a comparison's two: the instance shapes of one run.
+    {"color": "#009e73", "marker": "D", "linestyle": ":"},
+    {"color": "#cc79a7", "marker": "^", "linestyle": "-."},
 )
 COST_LABEL = "cost of encryption (%)\n> 0: slower / more CPU"
 SIZE = (4.8, 3.1)
@@ -268,12 +271,12 @@ def overhead_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
 
 def comparison_svg(
     groups: Sequence[tuple[Sequence[int], Mapping[str, Sequence[Estimate]]]],
-    labels: tuple[str, str],
+    labels: Sequence[str],
     title: str,
 ) -> str | None:
     """Two panels (TPS, server CPU per transaction): the cost of encryption in A and in B
-    against threads.  `groups` holds, per side, its thread counts and per metric the
-    estimates of its cells."""
+    (or in each instance shape, at most len(SIDE_STYLE)) against threads.  `groups` holds,
+    per side, its thread counts and per metric the estimates of its cells."""
     if not any(threads for threads, _ in groups):
         return None
 
@@ -283,8 +286,8 @@ def comparison_svg(
         for ax, metric in zip(axes, METRIC_STYLE, strict=True):
             for k, ((threads, comps), label) in enumerate(zip(groups, labels, strict=True)):
                 if threads:
-                    style = {**SIDE_STYLE[k], "label": label}
-                    cost_points(ax, _dodge(threads, k, 2), comps[metric], style)
+                    style = {**SIDE_STYLE[k % len(SIDE_STYLE)], "label": label}
+                    cost_points(ax, _dodge(threads, k, len(groups)), comps[metric], style)
             _zero_line(ax)
             threads_axis(ax, every)
             ax.set_title(METRIC_STYLE[metric]["label"])
@@ -293,7 +296,7 @@ def comparison_svg(
         fig.suptitle(f"Cost of encryption, {title} (bars: 95% CI; filled: CI excludes 0)")
 
     return render_svg(
-        draw, f"compare-{title}", (9.6, 3.3), f"cost of encryption, {labels[0]} and {labels[1]}"
+        draw, f"compare-{title}", (9.6, 3.3), f"cost of encryption, {' and '.join(labels)}"
     )
 
 

@@ -16,6 +16,7 @@ from encbench.report import (
     in_transit_section,
     operations,
     operations_section,
+    shapes_section,
 )
 from encbench.report.models import (
     AtRestSummary,
@@ -78,7 +79,7 @@ class AtRestSection:
 
     def sections(self, summary: Summary) -> list[Section]:
         part = self.part(summary)
-        return at_rest_section.sections(part) if part else []
+        return at_rest_section.sections(part, shapes_section.sections(part)) if part else []
 
     def setup(self, summary: Summary) -> Setup:
         part = self.part(summary)

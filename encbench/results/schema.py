@@ -14,7 +14,8 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       to (`server_cpus`, `client_cpus`: "" when unpinned); the cell's `algorithm` and
       `scope`, written only when the profile made them dimensions (several values); and (a
       target's table sets) server_cpu_s and cpu_ms_per_txn null when the server's CPU could
-      not be read (CPU_NOT_MEASURED).
+      not be read (CPU_NOT_MEASURED); the cell's instance `shape` (written only with
+      server.shapes) and the CPUs its server was allowed (`shape_cpus_allowed`).
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
@@ -81,6 +82,8 @@ class CellKey:
     threads: int
     algorithm: str = ""
     scope: str = ""
+    # The instance shape the servers were confined to (profile server.shapes); "" unconfined.
+    shape: str = ""
 
     @property
     def configuration(self) -> str:
@@ -92,11 +95,13 @@ class CellKey:
     @property
     def label(self) -> str:
         where = f" {self.algorithm} {self.scope}" if self.configuration else ""
+        where += f" shape {self.shape}" if self.shape else ""
         return f"{self.workload} {self.regime}{where} {self.threads} thr"
 
     @property
     def slug(self) -> str:
         where = f"-{self.algorithm}-{self.scope}" if self.configuration else ""
+        where += f"-shape-{self.shape}" if self.shape else ""
         return f"{self.workload}-{self.regime}{where}-t{self.threads}"
 
 
@@ -163,6 +168,10 @@ class RunRecord:
     sharing: str = "sequential"
     server_cpus: str = ""
     client_cpus: str = ""
+    # Added within schema 1: in a cell with an instance shape (cell.shape), the server's
+    # Cpus_allowed_list (/proc/PID/status) when the run began: the per-run proof that it ran
+    # confined to the shape's CPUs ("" without a shape).
+    shape_cpus_allowed: str = ""
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

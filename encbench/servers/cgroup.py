@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Protocol
 
 from encbench import proc, state
 
@@ -115,17 +116,17 @@ def find_hierarchy(mounts: str, self_cgroup: str) -> Hierarchy | None:
             continue
         mount_point, fstype, options = Path(parts[1]), parts[2], parts[3].split(",")
         if fstype == "cgroup2" and mount_point == V2_ROOT:
-            own = _own_group(self_cgroup, lambda controllers, hid: hid == "0")
+            own = own_group(self_cgroup, lambda controllers, hid: hid == "0")
             return Hierarchy(2, mount_point, own) if own is not None else None
         if fstype == "cgroup" and "cpuacct" in options and v1_mount is None:
             v1_mount = mount_point
     if v1_mount is None:
         return None
-    own = _own_group(self_cgroup, lambda controllers, hid: "cpuacct" in controllers)
+    own = own_group(self_cgroup, lambda controllers, hid: "cpuacct" in controllers)
     return Hierarchy(1, v1_mount, own) if own is not None else None
 
 
-def _own_group(self_cgroup: str, wanted: Callable[[list[str], str], bool]) -> str | None:
+def own_group(self_cgroup: str, wanted: Callable[[list[str], str], bool]) -> str | None:
     for line in self_cgroup.splitlines():
         hid, _, rest = line.partition(":")
         controllers, _, path = rest.partition(":")
@@ -186,12 +187,24 @@ def _remove_dir(path: Path, wait_s: float) -> bool:
             time.sleep(0.05)
 
 
+class CountingGroup(Protocol):
+    """What a server keeps of its group while it runs: where its CPU is read, and how the
+    group goes when the server has stopped (ServerCgroup, shapes.ShapedGroup)."""
+
+    @property
+    def counter(self) -> CpuCounter: ...
+
+    def remove(self, wait_s: float = RMDIR_WAIT_S) -> bool: ...
+
+
 class ServerCgroup:
     """The group of one server; create() it, add() the server's pid, remove() after stop."""
 
-    def __init__(self, hierarchy: Hierarchy, server_name: str) -> None:
+    def __init__(self, hierarchy: Hierarchy, server_name: str, name: str = "") -> None:
         self.hierarchy = hierarchy
-        name = f"{GROUP_PREFIX}{os.getpid()}-{server_name}-{secrets.token_hex(3)}"
+        # A shaped server has one directory per v1 hierarchy (servers/shapes.py): each its
+        # own name, since the records are filed by name.
+        name = name or f"{GROUP_PREFIX}{os.getpid()}-{server_name}-{secrets.token_hex(3)}"
         self.path = hierarchy.parent / name
         owner = proc.current_run()
         self.record = Record(str(self.path), owner.run_id, owner.pid, owner.start_ticks)

@@ -25,7 +25,7 @@ import pymysql
 
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.servers import cgroup, registry
+from encbench.servers import cgroup, registry, shapes
 from encbench.servers.target import Connection
 from encbench.servers.variants import SandboxPaths, render_cnf
 
@@ -151,7 +151,11 @@ class SandboxServer:
         self._entry: registry.Entry | None = None
         # The server's own cgroup (servers/cgroup.py) while it runs, where one can be made.
         self.use_cgroup = use_cgroup
-        self.cgroup: cgroup.ServerCgroup | None = None
+        self.cgroup: cgroup.CountingGroup | None = None
+        # An instance shape (servers/shapes.py) for the next start: the server then starts
+        # inside its shaped group; None starts it unconfined.
+        self.shape: tuple[shapes.Layout, shapes.Limits] | None = None
+        self.shaped: shapes.ShapedGroup | None = None  # the running server's, if shaped
 
     # -- lifecycle -------------------------------------------------------------------------
     def initialize(self, options: dict[str, str]) -> None:
@@ -195,19 +199,32 @@ class SandboxServer:
         # each: a timed crash recovery cost the harness a tenth of a core).  The file is this
         # sandbox's own, no server of it runs, and mariadbd binds the path afresh anyway.
         self.paths.socket.unlink(missing_ok=True)
-        self.process = subprocess.Popen(
-            [*self.launch_prefix, find_binary("mariadbd"), f"--defaults-file={self.defaults_file}"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=proc.child_env(),
-            start_new_session=True,
-        )
+        shaped, enter = self._shaped_group()
+        try:
+            self.process = subprocess.Popen(
+                [
+                    *self.launch_prefix,
+                    *enter,
+                    find_binary("mariadbd"),
+                    f"--defaults-file={self.defaults_file}",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=proc.child_env(),
+                start_new_session=True,
+            )
+        except BaseException:
+            if shaped is not None:
+                shaped.remove(wait_s=0)
+            raise
         self._entry = registry.Entry.new(
             self.name, self.process.pid, self.root, self.socket_dir, self.defaults_file
         )
         registry.register(self._entry)
-        if self.use_cgroup:
+        if shaped is not None:
+            self.cgroup = self.shaped = shaped
+        elif self.use_cgroup:
             # Right after the start: threads born before the move go along with the process.
             self.cgroup = cgroup.for_server(self.name, self.process.pid)
         try:
@@ -215,6 +232,16 @@ class SandboxServer:
         except BaseException:
             self.stop()
             raise
+
+    def _shaped_group(self) -> tuple[shapes.ShapedGroup | None, list[str]]:
+        """The shaped group the next start enters (made now, before the server exists), and
+        the launcher that enters it; none without a shape."""
+        if self.shape is None:
+            return None, []
+        layout, limits = self.shape
+        group = shapes.ShapedGroup(layout, self.name, limits)
+        group.create()
+        return group, group.launcher(self.paths.error_log)
 
     def _wait_ready(self, timeout_s: float, log_offset: int, poll_s: float = 0.1) -> None:
         assert self.process is not None
@@ -265,7 +292,7 @@ class SandboxServer:
         if self.cgroup is not None:
             # A group the kernel will not remove yet keeps its record for `encbench clean`.
             self.cgroup.remove()
-            self.cgroup = None
+            self.cgroup = self.shaped = None
         if self._entry is not None:
             registry.unregister(self._entry)
             self._entry = None

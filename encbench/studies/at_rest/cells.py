@@ -1,12 +1,13 @@
 """Which at-rest cells a profile asks for: per encryption configuration (where the profile
-lists several), regime, workload and thread count — in that order, so that the servers are
-provisioned once per configuration and restarted once per regime."""
+lists several), instance shape (where it lists any), regime, workload and thread count — in
+that order, so that the servers are provisioned once per configuration and restarted once
+per shape and regime."""
 
 from __future__ import annotations
 
 from typing import cast
 
-from encbench.profile import Profile
+from encbench.profile import Profile, ShapeSpec
 from encbench.results.schema import CellKey
 from encbench.servers.variants import Algorithm, EncryptionSpec, Scope
 
@@ -28,6 +29,13 @@ def configuration(cell: CellKey, profile: Profile) -> EncryptionSpec:
     return EncryptionSpec(algorithm=cast(Algorithm, cell.algorithm), scope=cast(Scope, cell.scope))
 
 
+def shape(cell: CellKey, profile: Profile) -> ShapeSpec | None:
+    """The instance shape of a cell, or None for unconfined servers."""
+    if not cell.shape:
+        return None
+    return next(s for s in profile.server.shapes if s.name == cell.shape)
+
+
 def cells(profile: Profile) -> list[CellKey]:
     """The at-rest study's cells (none when the profile does not run that study)."""
     if "at-rest" not in profile.studies:
@@ -38,6 +46,8 @@ def cells(profile: Profile) -> list[CellKey]:
     specs: list[EncryptionSpec | None] = (
         list(configurations(profile)) if profile.server.dimensions else [None]
     )
+    # Shapes are named even when one is listed: a confined server is not the machine's.
+    shapes = [s.name for s in profile.server.shapes] or [""]
     return [
         CellKey(
             workload,
@@ -45,8 +55,10 @@ def cells(profile: Profile) -> list[CellKey]:
             threads,
             algorithm=spec.algorithm if spec else "",
             scope=spec.scope if spec else "",
+            shape=shape,
         )
         for spec in specs
+        for shape in shapes
         for regime in m.regimes
         for workload in m.workloads
         for threads in m.threads

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from encbench.profile import ShapeSpec
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import EncryptionSpec
@@ -57,6 +58,11 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
     def use(self, spec: EncryptionSpec, log: Callable[[str], None]) -> None:
         """Make both variants ready for a cell's encryption configuration (algorithm and
         scope, when the profile lists several: a fresh pair per configuration)."""
+        ...
+
+    def use_shape(self, shape: ShapeSpec | None, log: Callable[[str], None]) -> None:
+        """Confine both variants' servers to this instance shape from the next configure()
+        on (None: unconfined).  Only a design of local servers can; a target has none."""
         ...
 
     def unavailable(self, regime: str) -> str | None:

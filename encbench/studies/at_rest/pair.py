@@ -14,10 +14,11 @@ from types import TracebackType
 from typing import Any
 
 from encbench.errors import BadInput
-from encbench.profile import Profile, RegimeSpec
+from encbench.placement import usable_cpus
+from encbench.profile import Profile, RegimeSpec, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keys, registry
+from encbench.servers import keys, registry, shapes
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import (
@@ -53,6 +54,23 @@ def pool_mb(data_mb: float, regime: str, spec: RegimeSpec) -> int:
 
 def estimated_data_mb(profile: Profile) -> float:
     return profile.data.tables * profile.data.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
+
+
+def shape_memory_mb(profile: Profile) -> tuple[int, str]:
+    """What one server needs at least inside a shape's memory limit: the largest buffer pool
+    of the profile's regimes (data as estimated before loading) and the allowance."""
+    data_mb = estimated_data_mb(profile)
+    regime = max(profile.measure.regimes, key=lambda r: pool_mb(data_mb, r, profile.regime))
+    pool = pool_mb(data_mb, regime, profile.regime)
+    return pool + SERVER_ALLOWANCE_MB, (
+        f"a {pool:,} MB buffer pool for the {regime} regime + {SERVER_ALLOWANCE_MB} MB for the "
+        "rest of the server"
+    )
+
+
+def shape_limits(shape: ShapeSpec) -> shapes.Limits:
+    """A profile's shape on this machine (its CPUs: the first of those encbench may use)."""
+    return shapes.limits(shape.name, shape.cpus, shape.cpu_quota, shape.memory_mib, usable_cpus())
 
 
 def disk_bytes(profile: Profile) -> int:
@@ -130,6 +148,9 @@ class ServerPair:
         self.servers = self._new_servers()
         self.data_mb = 0.0
         self.regime: str | None = None
+        # The instance shape of the next restart (use_shape), and the one the servers run in.
+        self.shape: ShapeSpec | None = None
+        self.shaped: ShapeSpec | None = None
         self.record: dict[str, Any] = store.read_json("at-rest.json") or {}
 
     def _new_servers(self) -> dict[str, SandboxServer]:
@@ -161,6 +182,16 @@ class ServerPair:
         self.spec, self.regime = spec, None
         self.servers = self._new_servers()
         self.provision(log)
+
+    def use_shape(self, shape: ShapeSpec | None, log: Callable[[str], None]) -> None:
+        """Confine both servers to this shape from the next configure() on: they are
+        restarted inside it (a server must be in its groups before it allocates its buffer
+        pool).  Loading and the full proof stay unconfined: a load buffer pool may not fit a
+        small shape's memory."""
+        if shape != self.shape:
+            self.shape = shape
+            if shape is not None:
+                log(f"instance shape {shape.words}")
 
     def __enter__(self) -> ServerPair:
         return self
@@ -221,6 +252,7 @@ class ServerPair:
             proof.prove_twins(self.options("plain", load_bp), self.options("encrypted", load_bp))
         for variant, server in self.servers.items():
             log(f"provisioning the {self.side(variant)} server")
+            server.shape = None
             opts = self.options(variant, load_bp)
             server.initialize(opts)
             server.start(opts)
@@ -241,6 +273,7 @@ class ServerPair:
                 server, claimed, self.spec, data.tables, name=self.side(variant)
             ).to_json()
         self.data_mb = self._data_mb(self.servers["plain"])
+        self.shaped = None
         if self.calibration:
             self.record.update(
                 {
@@ -290,10 +323,12 @@ class ServerPair:
         """Restart both servers with the regime's buffer pool, prove each again (the server's
         own account of its tablespaces: the options came back as they were) and preload the
         pool when in-memory."""
-        if self.regime == regime:
+        if self.regime == regime and self.shaped == self.shape:
             return
         bp = self.buffer_pool_mb(regime)
         log(f"{regime}: buffer pool {bp} MB for {self.data_mb:.0f} MB of data")
+        self._check_shape_memory(bp)
+        shaping = self._shaping()
         regime_record: dict[str, Any] = {
             "buffer_pool_mb": bp,
             "options": {},
@@ -304,8 +339,14 @@ class ServerPair:
             proof.prove_twins(self.options("plain", bp), self.options("encrypted", bp))
         for variant, server in self.servers.items():
             opts = self.options(variant, bp)
+            server.shape = shaping
             server.restart(opts)
             regime_record["options"][variant] = redact(opts)
+            if server.shaped is not None:
+                # Read back from the cgroup files and shown on the running server.
+                regime_record.setdefault("confinement", {})[variant] = server.shaped.confinement(
+                    server.pid
+                )
             claimed = "plain" if self.calibration else variant
             regime_record["proofs"][variant] = proof.prove_tablespaces(
                 server, claimed, self.profile.data.tables
@@ -313,9 +354,43 @@ class ServerPair:
             regime_record["cpu_source"][variant] = server.cpu_counter.source
             if regime == "in-memory":
                 self._preload(server)
-        self._config_record().setdefault("regimes", {})[regime] = regime_record
+        self._shape_record().setdefault("regimes", {})[regime] = regime_record
         self.store.write_json("at-rest.json", self.record)
-        self.regime = regime
+        self.regime, self.shaped = regime, self.shape
+
+    def _shaping(self) -> tuple[shapes.Layout, shapes.Limits] | None:
+        """Where and how the next start confines a server (the preflight found the layout
+        usable; a machine that changed since is an error, not an unconfined run)."""
+        if self.shape is None:
+            return None
+        limits = shape_limits(self.shape)
+        layout = shapes.detect(limits.controllers)
+        if isinstance(layout, str):
+            raise shapes.ShapeError(f"shape {self.shape.name}: {layout}")
+        return layout, limits
+
+    def _check_shape_memory(self, bp: int) -> None:
+        """The preflight checked the estimated data; this is the loaded data's own pool."""
+        if self.shape is None or self.shape.memory_mib is None:
+            return
+        need = bp + SERVER_ALLOWANCE_MB
+        if self.shape.memory_mib < need:
+            raise BadInput(
+                f"shape {self.shape.name}: memory_mib = {self.shape.memory_mib:,} and the loaded "
+                f"data ({self.data_mb:.0f} MB) needs a {bp:,} MB buffer pool + "
+                f"{SERVER_ALLOWANCE_MB} MB; raise memory_mib to {need:,} or more"
+            )
+
+    def _shape_record(self) -> dict[str, Any]:
+        """Where at-rest.json keeps a regime's restart: per shape under `shapes` when the
+        profile has shapes, else the configuration's record as always."""
+        config = self._config_record()
+        if self.shape is None:
+            return config
+        every = config.setdefault("shapes", {})
+        entry: dict[str, Any] = every.setdefault(self.shape.name, {})
+        entry["shape"] = self.shape.model_dump()
+        return entry
 
     def _preload(self, server: SandboxServer) -> None:
         # Full scans of the clustered and the secondary index bring every page in.

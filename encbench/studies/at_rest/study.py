@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from encbench import placement
+from encbench import placement, proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -46,7 +46,7 @@ from encbench.studies import machine
 from encbench.studies.at_rest import cells, flushing, growth
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
-from encbench.studies.at_rest.pair import ServerPair
+from encbench.studies.at_rest.pair import ServerPair, shape_limits
 from encbench.studies.at_rest.table_sets import TableSets
 from encbench.workloads import sysbench
 
@@ -82,6 +82,7 @@ class _Opened:
     status: dict[str, int]
     dirty_before: int
     started_at: str
+    cpus_allowed: str  # the server's Cpus_allowed_list, in a shaped cell ("" otherwise)
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,7 @@ class AtRestStudy:
             self.store.write_json("at-rest.json", self._host().record)
             raise CellSkipped(f"{cell.label}: {why}")
         self._host().use(cells.configuration(cell, self.profile), self.progress.log)
+        self._host().use_shape(cells.shape(cell, self.profile), self.progress.log)
         self._host().configure(cell.regime, self.progress.log)
         yield
         # Only after the rounds ended normally (an exception skips it): the profile's extra
@@ -299,6 +301,9 @@ class AtRestStudy:
             status=status,
             dirty_before=flushing.dirty_pages(local) if flushes and local else 0,
             started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            cpus_allowed=(
+                proc.cpus_allowed(local.pid) if run.cell.shape and local is not None else ""
+            ),
         )
 
     def _close(self, opened: _Opened, result: sysbench.SysbenchResult) -> _Closed | None:
@@ -380,6 +385,7 @@ class AtRestStudy:
             sharing=self.rule.sharing,
             server_cpus=server_cpus,
             client_cpus=client_cpus,
+            shape_cpus_allowed=opened.cpus_allowed,
         )
 
     def prove(self, record: RunRecord) -> None:
@@ -394,3 +400,6 @@ class AtRestStudy:
             # during the plain run, so the server-wide counters cannot speak for plain here.
             return
         proof.check_run(record, writes, self.profile.calibration)
+        shape = cells.shape(record.cell, self.profile)
+        if shape is not None:
+            proof.check_confined(record, shape_limits(shape).cpus)

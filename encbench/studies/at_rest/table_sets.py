@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import Any
 
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers.sandbox import SandboxServer
@@ -268,6 +268,11 @@ class TableSets:
     def use(self, spec: EncryptionSpec, log: Callable[[str], None]) -> None:
         """One configuration only: the user's server encrypts with its own settings (a
         target profile names one algorithm and one scope: profile.parse)."""
+
+    def use_shape(self, shape: ShapeSpec | None, log: Callable[[str], None]) -> None:
+        """No shape: a server encbench did not start cannot be confined by it (a target
+        profile with server.shapes is refused: profile.parse)."""
+        assert shape is None, "a target is never shaped"
 
     def unavailable(self, regime: str) -> str | None:
         return regime_problem(regime, self.pool_bytes, self.profile)
