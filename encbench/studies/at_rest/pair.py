@@ -18,6 +18,7 @@ from encbench.profile import Profile, RegimeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry
+from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import (
@@ -183,6 +184,9 @@ class ServerPair:
 
     def target(self, variant: str) -> Target:
         return self.servers[variant]
+
+    def remote_cpu(self) -> SshCpu | None:
+        return None  # each server is local: its CPU is read here
 
     def local_server(self, variant: str) -> SandboxServer | None:
         return self.servers[variant]
