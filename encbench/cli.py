@@ -73,7 +73,8 @@ def main() -> None:
     "target",
     metavar="DSN",
     help="Measure this server, which encbench did not start: mysql://USER@HOST:PORT/ "
-    "(password from MYSQL_PWD or --defaults-extra-file, never in the DSN).",
+    "(password from MYSQL_PWD or --defaults-extra-file, never in the DSN); in transit add "
+    "?ssl-ca=CA&ssl-cert=CERT&ssl-key=KEY, for its CPU &ssh=USER@HOST[&ssh-config=FILE].",
 )
 @click.option(
     "--defaults-extra-file",
@@ -219,8 +220,8 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
     with RunProgress(0) as progress:
         for name in skipped_for_target(prof):
             progress.log(
-                f"{name}: skipped — against a target only at rest is measured so far "
-                "(in transit against a target is not built yet)"
+                f"{name}: skipped — against a target only at rest and in transit are "
+                "measured (operations restart and kill the server, which is not encbench's)"
             )
         studies = build_studies(store, prof, progress)
         progress.set_total(estimated_seconds(studies))
@@ -267,6 +268,11 @@ def plan_command(
         )
         for line in target_plan.plan_lines(prof):
             click.echo(line)
+        if prof.target is not None and "in-transit" in prof.studies:
+            from encbench.studies.in_transit import target as transit_target
+
+            for line in transit_target.plan_lines(prof):
+                click.echo(line)
     except EncbenchError as exc:
         _fail(exc)
 

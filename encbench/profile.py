@@ -326,12 +326,24 @@ class TargetSpec(Strict):
     defaults_extra_file: str = ""
     # Leave encbench's databases on the server after the run (--keep): to look at them.
     keep: bool = False
+    # Where the user allows it: the server's host over ssh ("user@host", as `ssh` takes it;
+    # BatchMode, so a key or agent must let it in), whose /proc/PID/stat gives the server's
+    # CPU (servers/remote_cpu.py); ssh_config: a file for `ssh -F` (port, key, known hosts).
+    ssh: str = ""
+    ssh_config: str = ""
 
     @field_validator("host")
     @classmethod
     def plain_host(cls, value: str) -> str:
         if any(c.isspace() or c in "/@?#" for c in value):
             raise ValueError(f"{_toml_value(value)} is not a host name; give a name or an address")
+        return value
+
+    @field_validator("ssh")
+    @classmethod
+    def ssh_destination(cls, value: str) -> str:
+        if value.startswith("-") or any(c.isspace() for c in value):
+            raise ValueError(f"{_toml_value(value)} is not an ssh destination; give user@host")
         return value
 
     def connection(self) -> Connection:

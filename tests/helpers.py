@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,16 @@ from encbench.proc import OWNER_ENV
 
 
 def encbench(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 600
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 600,
+    prefix: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
+    """The CLI as a user runs it; `prefix` runs it elsewhere (e.g. `ip netns exec NS`: on
+    another emulated host)."""
     return subprocess.run(
-        [sys.executable, "-m", "encbench", *args],
+        [*prefix, sys.executable, "-m", "encbench", *args],
         capture_output=True,
         text=True,
         env={**os.environ, **(env or {})},

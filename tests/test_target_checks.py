@@ -70,8 +70,17 @@ def test_a_ready_mariadb_server_has_no_problems() -> None:
         ({}, [], "no key management plugin"),
         ({"innodb_file_per_table": "OFF"}, ["file_key_management"], "innodb_file_per_table"),
         ({"innodb_encrypt_tables": "FORCE"}, ["file_key_management"], "FORCE"),
-        ({"version": "8.0.36", "version_comment": "MySQL Community Server - GPL"}, [], "MySQL"),
-        ({"version": "8.0.36-28", "version_comment": "Percona Server (GPL)"}, [], "Percona"),
+        # MySQL 8 and Percona Server 8 are measured (dialects.py); each needs a keyring.
+        (
+            {"version": "8.0.36", "version_comment": "MySQL Community Server - GPL"},
+            [],
+            "no keyring is active on the target (MySQL",
+        ),
+        (
+            {"version": "8.0.36-28", "version_comment": "Percona Server (GPL)"},
+            [],
+            "no keyring is active on the target (Percona Server",
+        ),
     ],
 )
 def test_each_missing_prerequisite_is_named_with_its_fix(
@@ -101,3 +110,19 @@ def test_grants_elsewhere_are_not_and_the_fix_is_the_grant() -> None:
 def test_all_privileges_on_everything_is_enough() -> None:
     assert pre.privilege_problems(["GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost`"],
                                   ["encbench_x_plain"], "root@localhost") == []  # fmt: skip
+
+
+def test_a_dsn_carries_the_tls_files_and_the_ssh_host_of_the_servers_cpu() -> None:
+    fields = parse_dsn(
+        "mysql://b@h:3306/?ssl-ca=/ca&ssl-cert=/c&ssl-key=/k&ssh=root%40h&ssh-config=/cfg"
+    )
+    assert fields["ssl_ca"] == "/ca" and fields["ssl_cert"] == "/c" and fields["ssl_key"] == "/k"
+    assert fields["ssh"] == "root@h" and fields["ssh_config"] == "/cfg"
+
+
+def test_an_ssh_destination_that_ssh_would_read_as_an_option_is_refused() -> None:
+    from encbench import profile as profiles
+
+    text = 'name = "t"\n[target]\nhost = "h"\nuser = "u"\nssh = "-oProxyCommand=x"\n'
+    with pytest.raises(BadInput, match="not an ssh destination"):
+        profiles.parse(text, "test")

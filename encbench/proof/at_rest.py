@@ -117,14 +117,19 @@ def wait_background_encryption(server: Target, timeout_s: float = 300) -> None:
         time.sleep(0.5)
 
 
-def encryption_schemes(server: Target, tables: int, proof_table: bool = True) -> dict[str, int]:
+SCHEMES_SQL = (
+    "SELECT NAME, ENCRYPTION_SCHEME FROM information_schema.INNODB_TABLESPACES_ENCRYPTION "
+    "WHERE NAME LIKE %s"
+)
+
+
+def encryption_schemes(
+    server: Target, tables: int, proof_table: bool = True, sql: str = SCHEMES_SQL
+) -> dict[str, int]:
     """ENCRYPTION_SCHEME per table; a table without crypt data counts as 0 (not encrypted).
-    Only the server's own database's rows are read: on a user's server, only encbench's."""
-    rows = server.query(
-        "SELECT NAME, ENCRYPTION_SCHEME FROM information_schema.INNODB_TABLESPACES_ENCRYPTION "
-        "WHERE NAME LIKE %s",
-        (f"{server.database}/%",),
-    )
+    Only the server's own database's rows are read: on a user's server, only encbench's.
+    `sql`: another family's view giving (NAME, 1 or 0) (studies/at_rest/dialects.py)."""
+    rows = server.query(sql, (f"{server.database}/%",))
     by_name = {str(name): int(scheme) for name, scheme in rows}
     names = [PROOF_TABLE] if proof_table else []
     names += [f"sbtest{i}" for i in range(1, tables + 1)]
@@ -240,11 +245,12 @@ def prove_tablespaces(
     tables: int,
     proof_table: bool = True,
     when: str = "after a restart",
+    sql: str = SCHEMES_SQL,
 ) -> dict[str, Any]:
     """The first witness alone, cheap enough for every restart: INNODB_TABLESPACES_ENCRYPTION
     after the server came back.  Returns the evidence; raises ProofError when it contradicts
     the claim.  Without the proof table: a target's table set, which has none (table_sets)."""
-    schemes = encryption_schemes(server, tables, proof_table)
+    schemes = encryption_schemes(server, tables, proof_table, sql)
     problems = tablespace_problems(schemes, claimed)
     if problems:
         what = f"the {claimed} server is" if proof_table else f"encbench's {claimed} tables are"

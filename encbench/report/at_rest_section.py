@@ -530,6 +530,8 @@ def setup_target(servers: Record) -> list[str]:
             f"{data['size_mb']} MB each), both loaded with --rand-seed=1 and rebuilt alike by "
             "ALTER TABLE … ENCRYPTED=NO / ENCRYPTED=YES."
         )
+    if servers.get("cpu_measurement"):
+        out.append(f"Server CPU: {servers['cpu_measurement']}.")
     for variant, p in (servers.get("proofs") or {}).items():
         out.append(
             f"Proof, {variant}: {p['tablespaces_encrypted']}/{p['tablespaces_checked']} of its "
@@ -545,6 +547,8 @@ def setup_target(servers: Record) -> list[str]:
 
 
 def _cpu_source_words(source: str) -> str:
+    if source == "not measured" or source.startswith("ssh "):
+        return source
     if source == "/proc/PID/stat":
         return "/proc/PID/stat (no usable cgroup here: 10 ms ticks)"
     return f"its own cgroup ({source}, ns/µs)"

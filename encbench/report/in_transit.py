@@ -45,15 +45,26 @@ def _rate(records: list[TransitRecord]) -> Rate:
     return Rate(mean=mean, stdev=stdev, ci95=stats.mean_ci(mean, stdev, len(records)))
 
 
+def _server_cpu(runs: list[TransitRecord], events: int) -> PerEvent:
+    """The server's CPU per event over all runs; total_s None when it was not measured (a
+    target's), which the section says in words rather than as a zero."""
+    measured = [r.server_cpu_s for r in runs if r.server_cpu_s is not None]
+    if len(measured) < len(runs):
+        return PerEvent(mean=0.0, total_s=None)
+    return PerEvent(mean=1000 * sum(measured) / events, total_s=sum(measured))
+
+
 def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
     events = sum(r.events for r in runs)
-    server_s = sum(r.server_cpu_s for r in runs)
+    cpu = [r.encryption_cpu_ms_per_event for r in runs]
     return TransitVariant(
         rate=_rate(runs),
         latency_avg_ms=_spread(runs, "latency_avg_ms"),
-        server_cpu_ms_per_event=PerEvent(mean=1000 * server_s / events, total_s=server_s),
+        server_cpu_ms_per_event=_server_cpu(runs, events),
         tunnel_cpu_ms_per_event=PerEvent(mean=1000 * sum(r.tunnel_cpu_s for r in runs) / events),
-        encryption_cpu_ms_per_event=_spread(runs, "encryption_cpu_ms_per_event"),
+        encryption_cpu_ms_per_event=(
+            None if None in cpu else Spread.of([c for c in cpu if c is not None])
+        ),
         tls_handshakes=sum(r.tls_handshakes for r in runs),
         tunnel_handshakes=sum(r.tunnel_handshakes for r in runs),
         tunnel_resumed=sum(r.tunnel_resumed for r in runs),
@@ -69,8 +80,9 @@ def comparisons(state: plan.CellRounds, rule: plan.StopRule) -> dict[str, Estima
         return out
     runs = [run for r in state.counted for run in r.runs.values()]
     for m in (*TransitRecord.METRICS, *EXTRA_METRICS):
-        if min(float(getattr(run, m.name)) for run in runs) <= 0:
-            continue  # a ratio needs both sides above zero
+        values = [getattr(run, m.name) for run in runs]
+        if any(v is None for v in values) or min(float(v) for v in values) <= 0:
+            continue  # not measured (a target's server CPU), or a ratio without both sides
         out[m.name] = (
             Estimate.of_blocks(state.blocks, m.name, m.direction, rule)
             if state.blocks
@@ -140,6 +152,8 @@ def build(
         delay_method=record.get("delay_method"),
         link=record.get("link"),
         bulk_table=record.get("bulk_table"),
+        target=record.get("target"),
+        cpu_measurement=record.get("cpu_measurement"),
         session_cache_hits=sum(r.session_cache_hits for r in runs),
         tls_handshakes=sum(r.tls_handshakes for r in runs),
         harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.wall_s for r in runs), cores),

@@ -101,6 +101,8 @@ def lost(comp: Estimate) -> str:
 
 
 def _cpu(encrypted: TransitVariant, plain: TransitVariant) -> str:
+    if any(v.server_cpu_ms_per_event.total_s is None for v in (encrypted, plain)):
+        return "not measured"  # a target's server: its process is not on this host
     totals = [v.server_cpu_ms_per_event.total_s or 1.0 for v in (encrypted, plain)]
     if min(totals) < CPU_RESOLUTION_S:
         return "too little CPU to resolve"
@@ -204,10 +206,21 @@ def sections(part: InTransitSummary) -> list[Section]:
 
 def setup(part: InTransitSummary) -> list[str]:
     cells = part.cells
-    out = [
-        f"Server: MariaDB {part.mariadb_version or '?'}, one sandbox for both "
-        f"variants, `tls_version={part.tls_version}`, cipher chosen on the server."
-    ]
+    if part.target is not None:
+        out = [
+            f"Server: the user's own, {part.target.get('server', '?')} (MariaDB "
+            f"{part.mariadb_version or '?'}), for both variants; its TLS version and cipher "
+            "are its own, negotiated and recorded below, not chosen by encbench. Rows that "
+            "need encbench's own processes or settings there are not measured (the reason is "
+            "in each row)."
+        ]
+        if part.cpu_measurement:
+            out.append(f"Server CPU: {part.cpu_measurement}.")
+    else:
+        out = [
+            f"Server: MariaDB {part.mariadb_version or '?'}, one sandbox for both "
+            f"variants, `tls_version={part.tls_version}`, cipher chosen on the server."
+        ]
     notes = part.notes or {}
     for key, info in (part.pki or {}).items():
         note = f" {notes[key]}." if key in notes else ""

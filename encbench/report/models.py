@@ -348,7 +348,7 @@ class TransitVariant(Model):
     # handful of connections and the CPU clock ticks in 10 ms steps.
     server_cpu_ms_per_event: PerEvent
     tunnel_cpu_ms_per_event: PerEvent
-    encryption_cpu_ms_per_event: Spread
+    encryption_cpu_ms_per_event: Spread | None  # None: the server's CPU was not measured
     tls_handshakes: int
     tunnel_handshakes: int
     tunnel_resumed: int
@@ -405,6 +405,9 @@ class InTransitSummary(Model):
     harness: Harness
     cells: list[TransitCellSummary]
     differences: Differences | None = None
+    # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
+    target: Record | None = None
+    cpu_measurement: str | None = None
 
 
 # -- the operations study -------------------------------------------------------------------

@@ -14,13 +14,17 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       to (`server_cpus`, `client_cpus`: "" when unpinned); the cell's `algorithm` and
       `scope`, written only when the profile made them dimensions (several values); and (a
       target's table sets) server_cpu_s and cpu_ms_per_txn null when the server's CPU could
-      not be read (CPU_NOT_MEASURED); the cell's instance `shape` (written only with
-      server.shapes) and the CPUs its server was allowed (`shape_cpus_allowed`).
+      not be read (CPU_NOT_MEASURED), or read over ssh (cpu_source "ssh /proc/PID/stat",
+      cpu_window "client run (read over ssh before and after)"); the cell's instance `shape`
+      (written only with server.shapes) and the CPUs its server was allowed
+      (`shape_cpus_allowed`).
 in-transit.jsonl, schema TRANSIT_SCHEMA:
   1 — first version (then transit.jsonl).
   2 — `rate_unit` names the unit of `rate`; bulk and dump rates are MiB/s (2^20 bytes), which
       version 1 called "MB/s".  Later, with default 0: `interference_pct`; `other_cpu_s` now
       leaves out every process of the run (tunnels, relays, the server), not only the tunnel.
+      Later: `server_cpu_s` null where the server's CPU could not be read (a target without
+      [target] ssh); older lines, all numbers, read as before.
 operations.jsonl, schema OPERATIONS_SCHEMA:
   1 — first version: one line per timed operation of one variant in one round.
 """
@@ -271,7 +275,9 @@ class TransitRecord:
     errors: int
     latency_avg_ms: float
     latency_p95_ms: float
-    server_cpu_s: float
+    # None: not measured (a target whose process is not on this host and not reachable over
+    # ssh; in-transit.json's cpu_measurement says why).
+    server_cpu_s: float | None
     tunnel_cpu_s: float  # stunnel (both ends) or ssh + sshd with its session children
     client_cpu_s: float
     harness_cpu_s: float
@@ -296,13 +302,17 @@ class TransitRecord:
             )
 
     @property
-    def server_cpu_ms_per_event(self) -> float:
+    def server_cpu_ms_per_event(self) -> float | None:
+        if self.server_cpu_s is None:
+            return None
         return 1000.0 * self.server_cpu_s / self.events
 
     @property
-    def encryption_cpu_ms_per_event(self) -> float:
+    def encryption_cpu_ms_per_event(self) -> float | None:
         """Server plus tunnel CPU per event: where the encryption work lands on the server
-        side, whichever method does it."""
+        side, whichever method does it (None when the server's CPU was not measured)."""
+        if self.server_cpu_s is None:
+            return None
         return 1000.0 * (self.server_cpu_s + self.tunnel_cpu_s) / self.events
 
     def to_json(self) -> dict[str, Any]:

@@ -14,7 +14,15 @@ from encbench.errors import BadInput
 
 PASSWORD_FIX = "give the password in MYSQL_PWD or in an option file (--defaults-extra-file)"
 # Query parameters a DSN may carry, as the client tools name them → the [target] key.
-PARAMETERS = {"socket": "socket", "ssl-ca": "ssl_ca", "ssl-cert": "ssl_cert", "ssl-key": "ssl_key"}
+PARAMETERS = {
+    "socket": "socket",
+    "ssl-ca": "ssl_ca",
+    "ssl-cert": "ssl_cert",
+    "ssl-key": "ssl_key",
+    # Not a client tool's: the server's host over ssh, for its CPU ([target] ssh).
+    "ssh": "ssh",
+    "ssh-config": "ssh_config",
+}
 
 
 def parse_dsn(dsn: str) -> dict[str, Any]:

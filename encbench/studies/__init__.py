@@ -44,7 +44,7 @@ STUDIES: dict[str, Entry] = {
 
 # The studies that can measure a server encbench did not start ([target]); the others are
 # skipped with a line (cli.py) rather than measure a sandbox in the target's place.
-TARGET_STUDIES = frozenset({"at-rest"})
+TARGET_STUDIES = frozenset({"at-rest", "in-transit"})
 
 
 def skipped_for_target(profile: Profile) -> list[str]:

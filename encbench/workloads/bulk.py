@@ -22,13 +22,20 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from encbench import proc
 from encbench.errors import BadInput
 from encbench.proof import tls
 from encbench.servers.pki import Pki
-from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection
+
+
+class _Queryable(Protocol):
+    """A server the table is made on: a sandbox, or a user's (only its own database)."""
+
+    def query(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]: ...
+
 
 LUA_SCRIPT = Path(__file__).parent / "lua" / "bulk.lua"
 TABLE = "encbench_bulk"
@@ -80,7 +87,7 @@ def row_source(database: str, first: int, last: int, *, sequence: bool) -> str:
     )
 
 
-def create_table(server: SandboxServer, database: str, mb: int) -> BulkTable:
+def create_table(server: _Queryable, database: str, mb: int) -> BulkTable:
     """`database`.encbench_bulk with `mb` MiB of RANDOM_BYTES (incompressible, so neither
     page compression nor a compressing link can shrink it); kept when already that size."""
     if mb <= 0:
@@ -103,12 +110,12 @@ def create_table(server: SandboxServer, database: str, mb: int) -> BulkTable:
     return _size(server, table)
 
 
-def sequence_loaded(server: SandboxServer) -> bool:
+def sequence_loaded(server: _Queryable) -> bool:
     sql = "SELECT 1 FROM information_schema.ENGINES WHERE ENGINE = 'SEQUENCE' AND SUPPORT = 'YES'"
     return bool(server.query(sql))
 
 
-def _size(server: SandboxServer, table: str) -> BulkTable:
+def _size(server: _Queryable, table: str) -> BulkTable:
     count, payload = server.query(f"SELECT COUNT(*), SUM(LENGTH(payload)) FROM {table}")[0]
     return BulkTable(int(count), int(payload or 0) + 4 * int(count))
 

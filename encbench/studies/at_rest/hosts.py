@@ -20,6 +20,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from encbench.profile import ShapeSpec
+from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import EncryptionSpec
@@ -49,6 +50,11 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
     def local_server(self, variant: str) -> SandboxServer | None:
         """The variant's own server process on this host — its CPU is counted, its pages
         flushed and profiled — or None where there is none (a shared or remote server)."""
+        ...
+
+    def remote_cpu(self) -> SshCpu | None:
+        """Where there is no local server: the server's CPU read on its host over ssh, if
+        the user allows it (servers/remote_cpu.py), else None."""
         ...
 
     def provision(self, log: Callable[[str], None]) -> None:

@@ -19,6 +19,7 @@ from encbench.profile import Profile, RegimeSpec, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keys, registry, shapes
+from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import (
@@ -214,6 +215,9 @@ class ServerPair:
 
     def target(self, variant: str) -> Target:
         return self.servers[variant]
+
+    def remote_cpu(self) -> SshCpu | None:
+        return None  # each server is local: its CPU is read here
 
     def local_server(self, variant: str) -> SandboxServer | None:
         return self.servers[variant]

@@ -8,14 +8,16 @@ from encbench.profile import Profile
 from encbench.servers.user_server import UserServer, password_from
 from encbench.studies.at_rest import prerequisites
 from encbench.studies.at_rest.cells import cells
+from encbench.studies.at_rest.dialects import Dialect, dialect_for
 from encbench.studies.at_rest.table_sets import MARKER_TABLE, regime_problem, statements
 
 # The results directory's key is known only once it exists (table_sets.run_key).
 PLACEHOLDER_KEY = "<12 hex digits of the results directory>"
 
 
-def target_checks(profile: Profile) -> tuple[list[str], int]:
-    """Every problem of the target (read-only queries) and its buffer pool in bytes."""
+def target_checks(profile: Profile) -> tuple[list[str], int, Dialect]:
+    """Every problem of the target (read-only queries), its buffer pool in bytes and its
+    family's SQL."""
     assert profile.target is not None
     server = UserServer(
         profile.target.connection(), password_from(profile.target.defaults_extra_file)
@@ -38,7 +40,8 @@ def target_checks(profile: Profile) -> tuple[list[str], int]:
             f"note: {name} exists ({'an encbench run kept it' if marked else 'NOT encbench'}'s); "
             "a new run uses other names and leaves it alone"
         )
-    return problems, int(facts.variables.get("innodb_buffer_pool_size", "0"))
+    pool = int(facts.variables.get("innodb_buffer_pool_size", "0"))
+    return problems, pool, dialect_for(prerequisites.family(facts.variables))
 
 
 def plan_lines(profile: Profile) -> list[str]:
@@ -53,10 +56,10 @@ def plan_lines(profile: Profile) -> list[str]:
         f"target {t.socket or f'{t.host}:{t.port}'} as {t.user} (password: "
         f"{'MYSQL_PWD' if password_from(t.defaults_extra_file) is not None else 'none given'})"
     )
-    problems, pool = target_checks(profile)
+    problems, pool, dialect = target_checks(profile)
     out += [f"  check: {p}" for p in problems] or ["  checks: every prerequisite holds"]
     out.append("would create and run, in this order:")
-    out += [f"  {s}" for s in statements(profile, PLACEHOLDER_KEY)]
+    out += [f"  {s}" for s in statements(profile, PLACEHOLDER_KEY, dialect)]
     for c in todo:
         why = regime_problem(c.regime, pool, profile)
         out.append(f"  cell {c.label}: " + (f"skipped — {why}" if why else "measured"))

@@ -2,10 +2,10 @@
 the server's own answers (pure functions over them, so that each rule is tested against
 recorded answers), each problem one line with its fix.
 
-MariaDB only: the per-table ENCRYPTED=YES option, INNODB_TABLESPACES_ENCRYPTION and the
-key-management plugins are MariaDB's; MySQL 8 and Percona Server encrypt tables with
-ENCRYPTION='Y' and a keyring component and have neither that option nor that view, so a
-target of that family is refused with one line rather than measured with SQL it rejects.
+MariaDB needs a key management plugin; MySQL 8 and Percona Server 8 a keyring component or
+plugin, and TABLE_ENCRYPTION_ADMIN where table_encryption_privilege_check is ON (dialects.py
+says how each family encrypts a table; the MySQL family's paths are written from its
+documentation and tested against recorded answers only).
 """
 
 from __future__ import annotations
@@ -25,6 +25,10 @@ VARIABLES = (
     "innodb_file_per_table",
     "innodb_encrypt_tables",
     "innodb_buffer_pool_size",
+    "have_ssl",  # the in-transit study's TLS rows need it (YES)
+    # MySQL 8 / Percona Server 8 (dialects.py): absent on MariaDB.
+    "default_table_encryption",
+    "table_encryption_privilege_check",
 )
 # On encbench's own databases: create and fill the tables, rebuild them with ENCRYPTED=…,
 # read and write them, drop them at the end.
@@ -45,22 +49,26 @@ def _on(value: str | None) -> bool:
     return (value or "").upper() in ("ON", "1", "YES")
 
 
-def server_problems(variables: Mapping[str, str], key_plugins: Iterable[str]) -> list[str]:
+READ_ONLY = (
+    "the target is read-only (read_only or innodb_read_only is ON): encbench must "
+    "create its tables; point --target at a writable primary, not a replica"
+)
+
+
+def read_only(variables: Mapping[str, str]) -> bool:
+    return _on(variables.get("read_only")) or _on(variables.get("innodb_read_only"))
+
+
+def server_problems(
+    variables: Mapping[str, str], key_plugins: Iterable[str], grants: Iterable[str] = ()
+) -> list[str]:
     """Why encbench cannot create and measure its table sets on this server ([] when it can)."""
     kind = family(variables)
+    if read_only(variables):
+        return [READ_ONLY]
     if kind != "MariaDB":
-        return [
-            f"the target is {kind} {variables.get('version', '')}: at rest on a target encbench "
-            "uses MariaDB's ENCRYPTED=YES and INNODB_TABLESPACES_ENCRYPTION, which "
-            f"{kind} does not have (it uses ENCRYPTION='Y' and a keyring); measure a MariaDB "
-            'server, or leave "at-rest" out of the profile\'s studies'
-        ]
+        return mysql_problems(kind, variables, key_plugins, grants)
     problems = []
-    if _on(variables.get("read_only")) or _on(variables.get("innodb_read_only")):
-        return [
-            "the target is read-only (read_only or innodb_read_only is ON): encbench must "
-            "create its tables; point --target at a writable primary, not a replica"
-        ]
     if not list(key_plugins):
         problems.append(
             "no key management plugin is active on the target (INFORMATION_SCHEMA.PLUGINS, "
@@ -77,6 +85,58 @@ def server_problems(variables: Mapping[str, str], key_plugins: Iterable[str]) ->
         problems.append(
             "innodb_encrypt_tables = FORCE on the target refuses ENCRYPTED=NO, so there can be "
             "no plain table set to compare with; measure a server without FORCE"
+        )
+    return problems
+
+
+MYSQL_MIN = (8, 0, 24)  # INNODB_TABLESPACES.ENCRYPTION (8.0.13), keyring_component_status
+
+
+def _version(text: str) -> tuple[int, ...]:
+    found = re.match(r"(\d+)\.(\d+)\.(\d+)", text)
+    return tuple(int(x) for x in found.groups()) if found else (0, 0, 0)
+
+
+def mysql_problems(
+    kind: str, variables: Mapping[str, str], keyrings: Iterable[str], grants: Iterable[str]
+) -> list[str]:
+    """MySQL 8 and Percona Server 8 (dialects.py): a keyring, file-per-table tablespaces, and
+    the right to give a schema a default encryption other than the server's."""
+    version = variables.get("version", "")
+    if _version(version) < MYSQL_MIN:
+        return [
+            f"the target is {kind} {version}: encbench needs {kind} 8.0.24 or later "
+            "(INNODB_TABLESPACES.ENCRYPTION, performance_schema.keyring_component_status); "
+            "measure a newer server"
+        ]
+    problems = []
+    if not list(keyrings):
+        problems.append(
+            f"no keyring is active on the target ({kind}: performance_schema."
+            "keyring_component_status and INFORMATION_SCHEMA.PLUGINS keyring_*), so no table "
+            "can be encrypted: install a keyring component (e.g. component_keyring_file with "
+            "its manifest) and restart it"
+        )
+    if not _on(variables.get("innodb_file_per_table")):
+        problems.append(
+            "innodb_file_per_table is OFF on the target: a table's encryption is per "
+            "tablespace, so each table needs its own; SET GLOBAL innodb_file_per_table = ON"
+        )
+    # Percona Server before 8.0.31 had innodb_encrypt_tables; FORCE refuses ENCRYPTION='N'.
+    if (variables.get("innodb_encrypt_tables") or "").upper() == "FORCE":
+        problems.append(
+            "innodb_encrypt_tables = FORCE on the target refuses ENCRYPTION='N', so there can "
+            "be no plain table set to compare with; measure a server without FORCE"
+        )
+    on_all = privileges_on([line for line in grants if " ON *.* " in line], "*")
+    if _on(variables.get("table_encryption_privilege_check")) and not (
+        {"TABLE_ENCRYPTION_ADMIN", "SUPER"} & on_all
+    ):
+        problems.append(
+            "table_encryption_privilege_check is ON on the target, so a schema whose default "
+            "encryption differs from default_table_encryption needs TABLE_ENCRYPTION_ADMIN "
+            "(one of encbench's two always does): GRANT TABLE_ENCRYPTION_ADMIN ON *.* TO "
+            "the user"
         )
     return problems
 
@@ -120,6 +180,22 @@ def privileges_on(grants: Iterable[str], database: str) -> set[str]:
 
 
 def privilege_problems(grants: list[str], databases: Iterable[str], user: str) -> list[str]:
+    problems = database_privilege_problems(grants, databases, user)
+    # Global privileges are granted ON *.* only.
+    on_all = privileges_on([line for line in grants if " ON *.* " in line], "*")
+    missing = [p for p in GLOBAL_PRIVILEGES if p not in on_all]
+    if missing:
+        problems.append(
+            f"the user lacks {', '.join(missing)}, without which the server hides "
+            f"INNODB_TABLESPACES_ENCRYPTION (the proof): GRANT PROCESS ON *.* TO {user}"
+        )
+    return problems
+
+
+def database_privilege_problems(
+    grants: list[str], databases: Iterable[str], user: str
+) -> list[str]:
+    """What the user lacks on encbench's own databases (the in-transit study needs no more)."""
     problems = []
     for db in databases:
         missing = [p for p in DATABASE_PRIVILEGES if p not in privileges_on(grants, db)]
@@ -129,14 +205,6 @@ def privilege_problems(grants: list[str], databases: Iterable[str], user: str) -
                 f"{', '.join(DATABASE_PRIVILEGES)} ON `encbench\\_%`.* TO {user}"
             )
             break  # the fix names every database of encbench's
-    # Global privileges are granted ON *.* only.
-    on_all = privileges_on([line for line in grants if " ON *.* " in line], "*")
-    missing = [p for p in GLOBAL_PRIVILEGES if p not in on_all]
-    if missing:
-        problems.append(
-            f"the user lacks {', '.join(missing)}, without which the server hides "
-            f"INNODB_TABLESPACES_ENCRYPTION (the proof): GRANT PROCESS ON *.* TO {user}"
-        )
     return problems
 
 
@@ -165,10 +233,38 @@ class ServerFacts:
     user: str  # CURRENT_USER()
 
     def server_problems(self) -> list[str]:
-        return server_problems(self.variables, self.key_plugins)
+        return server_problems(self.variables, self.key_plugins, self.grants)
 
     def privilege_problems(self, databases: Iterable[str]) -> list[str]:
         return privilege_problems(self.grants, databases, self.user)
+
+
+def key_plugins(server: _Queryable, variables: Mapping[str, str]) -> list[str]:
+    """MariaDB's active key management plugins; for MySQL 8 and Percona Server the active
+    keyring component (performance_schema.keyring_component_status) and keyring plugins."""
+    kind = family(variables)
+    if kind != "MariaDB" and _version(variables.get("version", "")) < MYSQL_MIN:
+        return []  # no keyring_component_status to ask; mysql_problems names the version
+    if kind == "MariaDB":
+        rows = server.query(
+            "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
+            "WHERE PLUGIN_TYPE = 'ENCRYPTION' AND PLUGIN_STATUS = 'ACTIVE'"
+        )
+        return [str(r[0]) for r in rows]
+    status = dict(
+        (str(k), str(v))
+        for k, v in server.query(
+            "SELECT STATUS_KEY, STATUS_VALUE FROM performance_schema.keyring_component_status"
+        )
+    )
+    found = []
+    if status.get("Component_status", "").lower() == "active":
+        found.append(status.get("Component_name", "keyring component"))
+    rows = server.query(
+        "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
+        "WHERE PLUGIN_NAME LIKE 'keyring%' AND PLUGIN_STATUS = 'ACTIVE'"
+    )
+    return found + [str(r[0]) for r in rows]
 
 
 def read_facts(server: _Queryable) -> ServerFacts:
@@ -176,13 +272,10 @@ def read_facts(server: _Queryable) -> ServerFacts:
         "SHOW GLOBAL VARIABLES WHERE Variable_name IN (" + ", ".join(["%s"] * len(VARIABLES)) + ")",
         VARIABLES,
     )
-    plugins = server.query(
-        "SELECT PLUGIN_NAME FROM information_schema.PLUGINS "
-        "WHERE PLUGIN_TYPE = 'ENCRYPTION' AND PLUGIN_STATUS = 'ACTIVE'"
-    )
+    variables = {str(k): str(v) for k, v in rows}
     return ServerFacts(
-        variables={str(k): str(v) for k, v in rows},
-        key_plugins=[str(r[0]) for r in plugins],
+        variables=variables,
+        key_plugins=key_plugins(server, variables),
         grants=[str(r[0]) for r in server.query("SHOW GRANTS")],
         user=str(server.query("SELECT CURRENT_USER()")[0][0]),
     )

@@ -38,6 +38,7 @@ from encbench.results.schema import (
     RunRecord,
 )
 from encbench.results.store import ResultStore
+from encbench.servers import remote_cpu
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Target, blame_the_server
@@ -259,14 +260,15 @@ class AtRestStudy:
             for o, r, c, w in zip(opened, results, closed, wheres, strict=True)
         ]
 
-    @staticmethod
-    def _clocks(opened: _Opened, start: Clocks | None = None) -> Clocks:
+    def _clocks(self, opened: _Opened, start: Clocks | None = None) -> Clocks:
         """The machine's clocks at a window's opening (start None) or closing.  Without a
-        local server (a table set on the user's server) no server CPU is read; this host's
-        own CPU — encbench, sysbench, other processes — still is."""
+        local server (a table set on the user's server) the server's CPU is read over ssh
+        where the user allows it, else not at all; this host's own CPU — encbench, sysbench,
+        other processes — still is."""
         pids = start.pids if start is not None else None
         if opened.local is None or opened.counter is None:
-            return Clocks.read(0, pids, server_cpu_s=_no_server_cpu)
+            remote = self._host().remote_cpu()
+            return Clocks.read(0, pids, server_cpu_s=remote.read_s if remote else _no_server_cpu)
         return Clocks.read(opened.local.pid, pids, server_cpu_s=opened.counter.read_s)
 
     def _window_invocation(self, opened: _Opened, where: Placement) -> sysbench.Invocation:
@@ -335,9 +337,18 @@ class AtRestStudy:
             after = _status_counters(opened.target.global_status())
         delta = {k: after[k] - opened.status[k] for k in after}
         server_cpu_s = cpu_window_s = None
+        cpu_source = opened.counter.source if opened.counter else CPU_NOT_MEASURED
+        cpu_window = CPU_WINDOW_LOOP_FLUSH if opened.flushes else CPU_WINDOW_LOOP
         if closed is not None and opened.counter is not None and result.window is not None:
             server_cpu_s = (closed.end_counter - closed.start_counter) * opened.counter.unit_s
             cpu_window_s = (closed.end_ns - result.window.start_ns) / 1e9
+        remote = self._host().remote_cpu() if opened.local is None else None
+        if remote is not None:
+            # Read over ssh around the whole client run (remote_cpu.py): the window's clocks.
+            server_cpu_s, cpu_window_s = window.server_cpu_s, window.wall_s
+            cpu_source, cpu_window = remote.source, remote_cpu.WINDOW
+        elif closed is None:
+            cpu_window = ""
         server_cpus, client_cpus = where.describe()
         return RunRecord(
             cell=run.cell,
@@ -371,14 +382,8 @@ class AtRestStudy:
             raw_output=str(run.raw.relative_to(self.store.path)),
             pages_decrypted=delta["Innodb_num_pages_decrypted"],
             pages_encrypted=delta["Innodb_num_pages_encrypted"],
-            cpu_source=opened.counter.source if opened.counter else CPU_NOT_MEASURED,
-            cpu_window=(
-                ""
-                if closed is None
-                else CPU_WINDOW_LOOP_FLUSH
-                if opened.flushes
-                else CPU_WINDOW_LOOP
-            ),
+            cpu_source=cpu_source,
+            cpu_window=cpu_window,
             cpu_window_s=cpu_window_s or 0.0,
             flush_wait_s=closed.flush_wait_s if closed else 0.0,
             dirty_pages_left=closed.dirty_left if closed else 0,
@@ -394,6 +399,9 @@ class AtRestStudy:
         io-bound regime decrypted some, and one that wrote pages encrypted some.  In an A/A
         calibration both sides are plain."""
         writes = record.cell.workload in sysbench.WRITE_WORKLOADS
+        host = self._host()
+        if isinstance(host, TableSets) and not host.dialect.page_counters:
+            return  # MySQL 8 / Percona: no page counters; the tablespaces are the proof
         if self.profile.target is not None and record.variant == "plain" and writes:
             # One server: the encrypted set's dirty pages, left by the round before and not
             # flushed (no global variable is changed), are encrypted by the page cleaner

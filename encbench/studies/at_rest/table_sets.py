@@ -30,14 +30,16 @@ from types import TracebackType
 from typing import Any
 
 from encbench.errors import BadInput
-from encbench.profile import Profile, ShapeSpec
+from encbench.profile import Profile, ShapeSpec, TargetSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
+from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import MISSING, Connection, Target
 from encbench.servers.user_server import UserServer, password_from
 from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies.at_rest import prerequisites
+from encbench.studies.at_rest.dialects import MARIADB_DIALECT, Dialect, dialect_for
 from encbench.studies.at_rest.pair import BYTES_PER_ROW_ESTIMATE, estimated_data_mb
 from encbench.workloads import sysbench
 
@@ -53,7 +55,11 @@ WHAT_IT_CANNOT_SHOW = (
     "(INFORMATION_SCHEMA.INNODB_TABLESPACES_ENCRYPTION) and its counters, not a file scan",
     "whatever else runs on that server shares it with both variants' rounds",
 )
-ENCRYPTED_OPTION = {"plain": "ENCRYPTED=NO", "encrypted": "ENCRYPTED=YES"}
+# With [target] ssh the CPU is read, but it is the whole server's process.
+CPU_IS_THE_WHOLE_SERVERS = (
+    "server CPU per transaction apart from the server's other work: the CPU read over ssh is "
+    "the whole server process's, so whatever else it serves lands in both variants' figures"
+)
 
 
 def run_key(store_path: str) -> str:
@@ -73,17 +79,17 @@ def marker(store_path: str) -> str:
     return f"encbench run {run_key(store_path)}"
 
 
-def statements(profile: Profile, key: str) -> list[str]:
+def statements(profile: Profile, key: str, dialect: Dialect = MARIADB_DIALECT) -> list[str]:
     """What encbench will create and do on the target, in order (`encbench plan` prints it)."""
     d = profile.data
     out = []
     for variant, db in names_for_key(key).items():
         out += [
-            f"CREATE DATABASE `{db}`",
+            f"CREATE DATABASE `{db}`{dialect.database_option(variant)}",
             f"CREATE TABLE `{db}`.{MARKER_TABLE} (run VARCHAR(64)) COMMENT='encbench run {key}'",
             f"sysbench oltp_read_only prepare --tables={d.tables} --table-size={d.table_size} "
             f"--rand-seed=1 --mysql-db={db}",
-            f"ALTER TABLE `{db}`.sbtest1…sbtest{d.tables} {ENCRYPTED_OPTION[variant]}",
+            f"ALTER TABLE `{db}`.sbtest1…sbtest{d.tables} {dialect.table_option(variant)}",
         ]
     out.append("per run: sysbench … run --mysql-db=<the variant's database>")
     if not profile.target or not profile.target.keep:
@@ -117,6 +123,82 @@ def regime_problem(regime: str, pool_bytes: int, profile: Profile) -> str | None
     return None
 
 
+def open_remote_cpu(
+    server: UserServer, spec: TargetSpec, store: ResultStore, log: Callable[[str], None]
+) -> SshCpu | None:
+    """The server's CPU over ssh where [target] ssh allows it (remote_cpu.py), else None."""
+    if not spec.ssh:
+        return None
+    pid_file = str(server.query("SELECT @@pid_file")[0][0])
+    log(f"server CPU: reading /proc/PID/stat on {spec.ssh} over ssh ({pid_file})")
+    cpu = SshCpu(spec.ssh, spec.ssh_config, store.path / "logs" / "ssh-cpu.log")
+    try:
+        cpu.open(pid_file)
+    except BaseException:
+        cpu.close()
+        raise
+    return cpu
+
+
+def cpu_measurement(cpu: SshCpu | None, destination: str) -> str:
+    if cpu is None:
+        return f"not measured: {MISSING['pid']} (give [target] ssh to read it there)"
+    return (
+        f"{cpu.source} of pid {cpu.pid} on {destination}, over one open ssh connection, read "
+        "before and after each client run (so its window includes the clients' connects)"
+    )
+
+
+def cannot_show(cpu: SshCpu | None) -> list[str]:
+    if cpu is None:
+        return list(WHAT_IT_CANNOT_SHOW)
+    return [
+        line if not line.startswith("server CPU per transaction") else CPU_IS_THE_WHOLE_SERVERS
+        for line in WHAT_IT_CANNOT_SHOW
+    ]
+
+
+def ownership(server: UserServer, db: str, run_marker: str) -> str:
+    """ "absent", or "ours" (this run's marker); BadInput for anything else.  Only the
+    catalogue is read: never a table that is not encbench's."""
+    if not server.query(
+        "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (db,)
+    ):
+        return "absent"
+    rows = server.query(
+        "SELECT TABLE_COMMENT FROM information_schema.TABLES "
+        "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+        (db, MARKER_TABLE),
+    )
+    if rows and rows[0][0] == run_marker:
+        return "ours"
+    raise BadInput(
+        f"database {db} exists on the {server.name} and is not this run's (no "
+        f"encbench marker {run_marker!r}): encbench leaves it alone; drop or rename it "
+        "yourself if it is yours, or use another --out"
+    )
+
+
+def create_owned(server: UserServer, db: str, run_marker: str, option: str = "") -> None:
+    """Create `db` (with `option`, e.g. MySQL's DEFAULT ENCRYPTION) and mark it as this run's
+    (a run's own left by an interrupted attempt is made again from the start); refuses one
+    that is not this run's (ownership)."""
+    if ownership(server, db, run_marker) == "ours":
+        server.query(f"DROP DATABASE `{db}`")
+    server.query(f"CREATE DATABASE `{db}`{option}")
+    server.query(
+        f"CREATE TABLE `{db}`.{MARKER_TABLE} (run VARCHAR(64) PRIMARY KEY) "
+        f"ENGINE=InnoDB COMMENT=%s",
+        (run_marker,),
+    )
+
+
+def drop_owned(server: UserServer, db: str, run_marker: str) -> None:
+    """Drop `db` only when it carries this run's marker (checked again before the drop)."""
+    if ownership(server, db, run_marker) == "ours":
+        server.query(f"DROP DATABASE `{db}`")
+
+
 class TableSets:
     """Both variants on the user's server; a context manager that drops encbench's own
     databases on any exit (unless keep)."""
@@ -134,6 +216,8 @@ class TableSets:
         self.names = database_names(key)
         self.marker = marker(key)
         self.created: list[str] = []
+        self.cpu: SshCpu | None = None
+        self.dialect = MARIADB_DIALECT  # the server's family's SQL, known once checked
         self.pool_bytes = 0
         self.regime: str | None = None
         self.record: dict[str, Any] = store.read_json("at-rest.json") or {"regimes": {}}
@@ -163,40 +247,29 @@ class TableSets:
     def local_server(self, variant: str) -> SandboxServer | None:
         return None
 
+    def remote_cpu(self) -> SshCpu | None:
+        return self.cpu
+
     def close(self) -> None:
+        if self.cpu is not None:
+            self.cpu.close()
+            self.cpu = None
         if self.spec.keep:
             return
         for db in reversed(self.created):
             # Ours by construction (created by this object) — checked again all the same.
-            if self._ownership(db) == "ours":
-                self.server.query(f"DROP DATABASE `{db}`")
+            drop_owned(self.server, db, self.marker)
         self.created = []
 
     # -- safety --------------------------------------------------------------------------------
     def _ownership(self, db: str) -> str:
-        """ "absent", or "ours" (this run's marker); BadInput for anything else.  Only the
-        catalogue is read: never a table that is not encbench's."""
-        if not self.server.query(
-            "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (db,)
-        ):
-            return "absent"
-        rows = self.server.query(
-            "SELECT TABLE_COMMENT FROM information_schema.TABLES "
-            "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-            (db, MARKER_TABLE),
-        )
-        if rows and rows[0][0] == self.marker:
-            return "ours"
-        raise BadInput(
-            f"database {db} exists on the {self.server.name} and is not this run's (no "
-            f"encbench marker {self.marker!r}): encbench leaves it alone; drop or rename it "
-            "yourself if it is yours, or use another --out"
-        )
+        return ownership(self.server, db, self.marker)
 
     def check(self) -> None:
         """Everything that must hold before anything is created; one line when not."""
         facts = prerequisites.read_facts(self.server)
         prerequisites.refuse(facts.server_problems())
+        self.dialect = dialect_for(prerequisites.family(facts.variables))
         prerequisites.refuse(facts.privilege_problems(self.names.values()))
         for db in self.names.values():
             self._ownership(db)
@@ -205,6 +278,7 @@ class TableSets:
         self.record["target"] = {
             "server": self.server.name,
             "version": variables.get("version", ""),
+            "family": self.dialect.family,
             "key_plugins": facts.key_plugins,
             "innodb_encrypt_tables": variables.get("innodb_encrypt_tables", ""),
             "buffer_pool_mb": round(self.pool_bytes / 2**20),
@@ -213,21 +287,14 @@ class TableSets:
     # -- provisioning --------------------------------------------------------------------------
     def provision(self, log: Callable[[str], None]) -> None:
         self.check()
+        self.cpu = open_remote_cpu(self.server, self.spec, self.store, log)
         data = self.profile.data
         rows = data.tables * data.table_size
         proofs = {}
         for variant, db in self.names.items():
-            if self._ownership(db) == "ours":
-                # This run's, left by an interrupted attempt: made again from the start.
-                self.server.query(f"DROP DATABASE `{db}`")
             log(f"creating {db} on the {self.server.name}")
-            self.server.query(f"CREATE DATABASE `{db}`")
+            create_owned(self.server, db, self.marker, self.dialect.database_option(variant))
             self.created.append(db)
-            self.server.query(
-                f"CREATE TABLE `{db}`.{MARKER_TABLE} (run VARCHAR(64) PRIMARY KEY) "
-                f"ENGINE=InnoDB COMMENT=%s",
-                (self.marker,),
-            )
             log(f"loading {data.tables} × {data.table_size:,} rows into {db}")
             sysbench.prepare(
                 self.connection(variant),
@@ -239,30 +306,48 @@ class TableSets:
             )
             for i in range(1, data.tables + 1):
                 # Both sets are rebuilt alike; they differ only in the option.
-                self.server.query(f"ALTER TABLE `{db}`.sbtest{i} {ENCRYPTED_OPTION[variant]}")
-            log(f"proving that {db} is {variant} (INNODB_TABLESPACES_ENCRYPTION)")
+                option = self.dialect.table_option(variant)
+                self.server.query(f"ALTER TABLE `{db}`.sbtest{i} {option}")
+            log(f"proving that {db} is {variant} ({self.dialect.proof_view})")
             proofs[variant] = proof.prove_tablespaces(
-                self.target(variant), variant, data.tables, proof_table=False, when="after loading"
-            ) | {"not_proven": proof.RAW_FILES.missing(self.target(variant))}
+                self.target(variant), variant, data.tables, proof_table=False,
+                when="after loading", sql=self.dialect.proof_sql,
+            ) | {"not_proven": self._not_proven(variant)}  # fmt: skip
         self.record.update(
             {
                 "design": DESIGN,
                 "databases": dict(self.names),
                 "marker": self.marker,
-                "cannot_show": list(WHAT_IT_CANNOT_SHOW),
-                "encryption": {"option": "ENCRYPTED=YES per table (the server's key plugin)"},
+                "cannot_show": cannot_show(self.cpu),
+                "encryption": {
+                    "option": f"{self.dialect.table_option('encrypted')} per table (the "
+                    "server's key plugin or keyring)"
+                },
                 "data": {
                     "tables": data.tables,
                     "table_size": data.table_size,
                     "size_mb": round(estimated_data_mb(self.profile), 1),
                 },
                 "proofs": proofs,
-                "cpu_measurement": f"not measured: {MISSING['pid']}",
+                "cpu_measurement": cpu_measurement(self.cpu, self.spec.ssh),
                 "mariadb_version": self.record["target"]["version"],
-                "option_difference": {"table option": "ENCRYPTED=NO → ENCRYPTED=YES"},
+                "option_difference": {
+                    "table option": f"{self.dialect.table_option('plain')} → "
+                    f"{self.dialect.table_option('encrypted')}"
+                },
             }
         )
         self.store.write_json("at-rest.json", self.record)
+
+    def _not_proven(self, variant: str) -> list[str]:
+        found = proof.RAW_FILES.missing(self.target(variant))
+        if not self.dialect.page_counters:
+            found.append(
+                f"each run's pages through the cipher: {self.dialect.family} counts none "
+                "(no Innodb_num_pages_encrypted/decrypted), so runs are proven by the "
+                "tablespaces alone"
+            )
+        return found
 
     # -- regimes -------------------------------------------------------------------------------
     def use(self, spec: EncryptionSpec, log: Callable[[str], None]) -> None:
@@ -283,7 +368,12 @@ class TableSets:
             return
         proofs = {
             v: proof.prove_tablespaces(
-                self.target(v), v, self.profile.data.tables, proof_table=False, when="again"
+                self.target(v),
+                v,
+                self.profile.data.tables,
+                proof_table=False,
+                when="again",
+                sql=self.dialect.proof_sql,
             )
             for v in VARIANTS
         }
@@ -296,7 +386,7 @@ class TableSets:
         self.record["regimes"][regime] = {
             "buffer_pool_mb": round(self.pool_bytes / 2**20),
             "proofs": proofs,
-            "cpu_source": {v: "not measured" for v in VARIANTS},
+            "cpu_source": {v: self.cpu.source if self.cpu else "not measured" for v in VARIANTS},
         }
         self.store.write_json("at-rest.json", self.record)
         self.regime = regime

@@ -9,6 +9,7 @@ for the connection test (the seed's second table).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import groupby
 
 from encbench.engine import rounds as plan
@@ -16,9 +17,51 @@ from encbench.profile import Profile, TransitSpec
 from encbench.results.schema import TransitCell
 
 QUERY_TESTS = ("oltp_point_select", "oltp_read_only")
+# The key type of a target's TLS rows: whatever the user's server certificate has (the run
+# records it as proof), not one encbench chose.
+TARGET_KEY = "target"
 
 
 def cells(profile: Profile) -> list[TransitCell]:
+    found = _profile_cells(profile)
+    if profile.target is None:
+        return found
+    first = profile.transit.key_types[0]
+    # Against a user's server the TLS rows of the first key type are measured with the
+    # server's own certificate; every other row stays in the list, to be skipped with its
+    # reason (target_skip_reason), so the report says what was not measured and why.
+    return [
+        replace(c, key_type=TARGET_KEY) if c.method == "tls" and c.key_type == first else c
+        for c in found
+    ]
+
+
+def target_skip_reason(cell: TransitCell) -> str | None:
+    """Why a cell cannot be measured against a server encbench did not start, or None."""
+    if cell.method != "tls":
+        return (
+            f"{cell.method} needs its server end beside the server, on its host, which "
+            "encbench does not start processes on"
+        )
+    if cell.key_type != TARGET_KEY:
+        return (
+            "the server's certificate is the user's own (one key type, recorded as proof); "
+            "other key types need certificates encbench does not install there"
+        )
+    if cell.rtt_ms > 0:
+        return (
+            "the distance to the user's server is what it is; emulated distances need two "
+            "hosts encbench makes"
+        )
+    if cell.cipher:
+        return (
+            "a TLS 1.2 cipher is chosen on the server (ssl_cipher), which encbench does not "
+            "change on a server it did not start"
+        )
+    return None
+
+
+def _profile_cells(profile: Profile) -> list[TransitCell]:
     if "in-transit" not in profile.studies:
         return []
     t = profile.transit

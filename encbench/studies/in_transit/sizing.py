@@ -14,6 +14,9 @@ def disk_bytes(profile: Profile) -> int:
     """One server: sysbench's table, the bulk table and, while it lasts, its dump (about its
     size again)."""
     t = profile.transit
+    if profile.target is not None:
+        # The tables are on the user's server; only a dump is written here (then deleted).
+        return t.bulk_mb * 2**20 if "dump" in t.tests else 0
     bulk_bytes = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
     return t.table_size * BYTES_PER_ROW_ESTIMATE + bulk_bytes + SYSTEM_FILES_ESTIMATE
 
@@ -28,6 +31,8 @@ def pool_mb(profile: Profile, tests: set[str]) -> int:
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
+    if profile.target is not None:
+        return 0, "no server of encbench's: the user's server holds the data"
     pool = pool_mb(profile, set(profile.transit.tests))
     return pool + SERVER_ALLOWANCE_MB, (
         f"one server with a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB; use a smaller "

@@ -33,15 +33,17 @@ from encbench.results.schema import Metric, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.target import Connection, blame_the_server
+from encbench.servers.target import Connection, Target, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
 from encbench.studies import machine
 from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
+from encbench.studies.at_rest.table_sets import cpu_measurement
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import Client
 from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
 from encbench.studies.in_transit.sizing import pool_mb
+from encbench.studies.in_transit.target import TransitTarget
 from encbench.workloads import bulk, connrate, sysbench
 
 
@@ -66,7 +68,14 @@ class TransitStudy:
         self.together = False
         self.progress = progress
         self.private = keys.private_dir(store.path)
-        self.password = keys.password(self.private, "transit-client")
+        # Against a user's server ([target]) its own account and password; else a user of
+        # the sandbox with a generated one.
+        self.target = TransitTarget(store, profile) if profile.target is not None else None
+        self.password = (
+            (self.target.password or "")
+            if self.target is not None
+            else keys.password(self.private, "transit-client")
+        )
         self.record: dict[str, Any] = store.read_json("in-transit.json") or {
             "proofs": {},
             "skipped": {},
@@ -97,7 +106,11 @@ class TransitStudy:
         machine.record_environment(self.store)
 
     @contextlib.contextmanager
-    def setup(self, todo: Sequence[TransitCell]) -> Iterator[SandboxServer]:
+    def setup(self, todo: Sequence[TransitCell]) -> Iterator[Target]:
+        if self.target is not None:
+            with self._target_setup(self.target, todo) as server:
+                yield server
+            return
         with contextlib.ExitStack() as stack:
             stack.callback(_restore_env, "OPENSSL_CONF", self.user_openssl_conf)
             # From every cell, not only those left: a resumed run keeps the same topology, so
@@ -119,9 +132,55 @@ class TransitStudy:
                 self.server, self.tls_group = None, None
 
     @contextlib.contextmanager
+    def _target_setup(self, target: TransitTarget, todo: Sequence[TransitCell]) -> Iterator[Target]:
+        """The user's server: checked, encbench's database made on it (dropped on any exit
+        unless keep), its certificate fetched and described (target.py)."""
+        with contextlib.ExitStack() as stack:
+            self.record["target"] = target.check()
+            stack.callback(target.close)
+            # Before anything is created: an ssh that fails stops the run with nothing made.
+            target.open_cpu(self.progress.log)
+            self.record["cpu_measurement"] = cpu_measurement(target.cpu, target.spec.ssh)
+            tests = {c.test for c in todo}
+            table = target.provision(
+                tests, self.spec.table_size, self.spec.bulk_mb, self.progress.log
+            )
+            if table is not None:
+                self.record["bulk_table"] = {"rows": table.rows, "bytes": table.payload_bytes}
+            self.table_bytes = table.payload_bytes if table is not None else 0
+            self.record["mariadb_version"] = self.record["target"]["version"]
+            if target.tls_missing is None:
+                self.current_pki = target.prepare_tls(self.record)
+                pki.sysbench_dir(self.current_pki, self._workdir(self.current_pki.key_type))
+            self._save_record()
+            try:
+                yield target.server
+            finally:
+                self.tls_group = None
+
+    def _answering(self) -> Target:
+        """The server that answers for both paths: the sandbox, or the user's."""
+        if self.target is not None:
+            return self.target.server
+        return self._server()
+
+    def _target_routes(self, cell: TransitCell) -> dict[str, Route]:
+        assert self.target is not None
+        why = transit_plan.target_skip_reason(cell) or self.target.tls_missing
+        if why is not None:
+            raise self._skip(cell, why)
+        where = self.target.connection()
+        return {"plain": Route(where, ssl=False), "encrypted": Route(where, ssl=True)}
+
+    @contextlib.contextmanager
     def open_cell(self, cell: TransitCell) -> Iterator[dict[str, Route]]:
         """The server's TLS set for the cell's group (a restart when it changes), the cell's
-        routes opened, and both proven with one connection each."""
+        routes opened, and both proven with one connection each.  Against a user's server
+        nothing is set: its TLS is what it is, and a cell that needs more is skipped."""
+        if self.target is not None:
+            with self._proven(cell, self._target_routes(cell), tls_version="") as routes:
+                yield routes
+            return
         server = self._server()
         if cell.rtt_ms > 0 and self.hosts.link is None:
             raise self._skip(cell, self.hosts.unavailable)
@@ -131,9 +190,20 @@ class TransitStudy:
             self.tls_group = group
         with contextlib.ExitStack() as stack:
             try:
-                self.routes = stack.enter_context(self._route_maker(server).routes(cell))
+                routes = stack.enter_context(self._route_maker(server).routes(cell))
             except netns.NetnsUnavailable as exc:  # the delay could not be set
                 raise self._skip(cell, str(exc)) from exc
+            with self._proven(cell, routes, self.spec.tls_version) as proven:
+                yield proven
+
+    @contextlib.contextmanager
+    def _proven(
+        self, cell: TransitCell, routes: dict[str, Route], tls_version: str
+    ) -> Iterator[dict[str, Route]]:
+        """Both routes proven with one connection each (tls_version "": whatever the server
+        negotiates, recorded), then held for the cell's rounds."""
+        self.routes = routes
+        try:
             sessions = {
                 variant: self._client().session(
                     cell, route, self.store.raw_path(f"in-transit-{cell.slug}-proof-{variant}.txt")
@@ -141,13 +211,12 @@ class TransitStudy:
                 for variant, route in self.routes.items()
             }
             self.record["proofs"][cell.slug] = prove_routes(
-                cell, self.routes, sessions, self.spec.tls_version
+                cell, self.routes, sessions, tls_version
             )
             self._save_record()
-            try:
-                yield self.routes
-            finally:
-                self.routes = {}
+            yield self.routes
+        finally:
+            self.routes = {}
 
     def _server(self) -> SandboxServer:
         assert self.server is not None, "a cell is measured inside setup()"
@@ -171,7 +240,7 @@ class TransitStudy:
             self.password,
             self.current_pki,
             self._workdir(self.current_pki.key_type),
-            self._server().database,
+            self._answering().database,
             self.spec.table_size,
             self.table_bytes,
         )
@@ -285,12 +354,12 @@ class TransitStudy:
 
     # -- one run ---------------------------------------------------------------------------
     def warm_up(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> None:
-        with blame_the_server(self._server()):
+        with blame_the_server(self._answering()):
             self._client().run(cell, self.routes[variant], raw, seconds)
 
     def measure(self, run: Run) -> TransitRecord:
         cell, variant, raw = run.cell, run.variant, run.raw
-        server, route = self._server(), self.routes[variant]
+        server, route = self._answering(), self.routes[variant]
         before = tls.counters(server.global_status())
         tunnel_before = route.tunnel.sessions()[0] if route.tunnel else 0
         resumed_before = route.tunnel.resumed() if route.tunnel else 0
@@ -298,10 +367,10 @@ class TransitStudy:
         # The measured window: the clocks, the tunnel's CPU and the client run.
         pids = route.tunnel.pids if route.tunnel else []
         tunnel_cpu = proc.tree_cpu_seconds(pids) if pids else 0.0
-        start = Clocks.read(server.pid)
+        start = self._clocks()
         with blame_the_server(server):
             got = self._client().run(cell, route, raw, run.seconds)
-        window = Window.between(start, Clocks.read(server.pid, start.pids))
+        window = Window.between(start, self._clocks(start))
         if pids:
             tunnel_cpu = proc.tree_cpu_seconds(pids) - tunnel_cpu
         after = tls.counters(server.global_status()).minus(before)
@@ -328,7 +397,7 @@ class TransitStudy:
             errors=got.errors,
             latency_avg_ms=got.latency_avg_ms,
             latency_p95_ms=got.latency_p95_ms,
-            server_cpu_s=window.server_cpu_s,
+            server_cpu_s=window.server_cpu_s if self._reads_server_cpu() else None,
             tunnel_cpu_s=tunnel_cpu,
             client_cpu_s=window.client_cpu_s,
             harness_cpu_s=window.harness_cpu_s,
@@ -343,5 +412,20 @@ class TransitStudy:
             raw_output=str(raw.relative_to(self.store.path)),
         )
 
+    def _clocks(self, start: Clocks | None = None) -> Clocks:
+        """The window's clocks; the server's CPU only where its process is on this host."""
+        pids = start.pids if start is not None else None
+        pid = self._answering().pid
+        if pid is None:
+            remote = self.target.cpu if self.target is not None else None
+            return Clocks.read(0, pids, server_cpu_s=remote.read_s if remote else lambda: 0.0)
+        return Clocks.read(pid, pids)
+
+    def _reads_server_cpu(self) -> bool:
+        """On this host (a sandbox), or on the user's server's host over ssh."""
+        if self.target is not None:
+            return self.target.cpu is not None
+        return True
+
     def prove(self, record: TransitRecord) -> None:
-        check_run(record, calibration=self.profile.calibration)
+        check_run(record, calibration=self.profile.calibration, shared=self.target is not None)

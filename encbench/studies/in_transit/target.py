@@ -1,0 +1,272 @@
+"""In transit against a server encbench did not start ([target]): plain TCP and TLS from
+this host to the user's own server, with the user's CA and client certificate.
+
+Only what needs nothing beside the server is measured: MariaDB's own TLS with the server's
+certificate, whatever its key type (recorded as proof), and the TLS version and cipher the
+server negotiates (its Ssl_version/Ssl_cipher per proof connection, as for a sandbox).  The
+rows that need our own processes or settings on the server's side — stunnel and ssh tunnels,
+emulated distances, other key types, a TLS 1.2 cipher chosen by ssl_cipher — are skipped
+with the reason (cells.target_skip_reason).
+
+The clients need a database: one encbench creates, names with the run id and marks as its
+own (as the at-rest table sets do: table_sets.create_owned), holding sysbench's table and
+the bulk table as the profile's tests need them, dropped at the end unless `keep`.
+
+sysbench 1.0.20 has only `--mysql-ssl=on`, with which it always presents the client
+certificate and key it finds in its working directory (client-cert.pem, client-key.pem):
+without them libmariadb cannot start TLS at all, and a made-up certificate is refused by a
+server that verifies client certificates against its CA.  So the TLS rows need the user's
+`ssl_cert` and `ssl_key` (signed by a CA the server trusts) beside `ssl_ca`; without them
+they are skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.errors import BadInput, EncbenchError
+from encbench.profile import Profile, TargetSpec
+from encbench.results.store import ResultStore
+from encbench.servers import keys, pki
+from encbench.servers.remote_cpu import SshCpu
+from encbench.servers.target import Connection
+from encbench.servers.user_server import UserServer, password_from
+from encbench.studies.at_rest import prerequisites
+from encbench.studies.at_rest.plan import PLACEHOLDER_KEY
+from encbench.studies.at_rest.table_sets import (
+    create_owned,
+    drop_owned,
+    marker,
+    open_remote_cpu,
+    ownership,
+    run_key,
+)
+from encbench.studies.in_transit.cells import TARGET_KEY, cells, target_skip_reason
+from encbench.workloads import bulk, sysbench
+
+S_CLIENT_TIMEOUT_S = 30
+_PEM = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
+
+
+def database_name(store_path: str) -> str:
+    return f"encbench_{run_key(store_path)}_transit"
+
+
+def tls_unavailable(spec: TargetSpec, have_ssl: str) -> str | None:
+    """Why the TLS rows cannot be measured on this target, or None."""
+    if spec.socket:
+        return "the target is given as a unix socket: in transit needs TCP (give host and port)"
+    if not spec.ssl_ca:
+        return (
+            "no CA for the server's certificate: give [target] ssl_ca (or ?ssl-ca= in the "
+            "DSN) to measure its TLS"
+        )
+    if not spec.ssl_cert:
+        return (
+            "sysbench 1.0.20 presents a client certificate whenever it uses TLS: give "
+            "[target] ssl_cert and ssl_key (or ?ssl-cert=&ssl-key= in the DSN), signed by a "
+            "CA the server trusts"
+        )
+    if have_ssl.upper() != "YES":
+        return f"the server has no TLS (have_ssl = {have_ssl or '?'})"
+    return None
+
+
+@dataclass(frozen=True)
+class Handshake:
+    """What `openssl s_client -starttls mysql` saw of the server: its certificate and the
+    protocol and cipher OpenSSL's own client was given (the MariaDB clients' own sessions
+    are proven separately, from the server's Ssl_version/Ssl_cipher)."""
+
+    certificate_pem: str
+    protocol: str
+    cipher: str
+    verify: str
+
+
+def parse_s_client(text: str) -> Handshake:
+    """The server's certificate (the first PEM block), protocol, cipher and verification
+    result from `openssl s_client -showcerts` output."""
+    found = _PEM.search(text)
+    if found is None:
+        raise EncbenchError(
+            "openssl s_client -starttls mysql showed no server certificate: "
+            + " | ".join(text.strip().splitlines()[-3:])
+        )
+
+    def field(pattern: str) -> str:
+        match = re.search(pattern, text, re.M)
+        return match[1].strip() if match else ""
+
+    return Handshake(
+        certificate_pem=found[0] + "\n",
+        protocol=field(r"^\s*Protocol\s*:\s*(\S+)") or field(r"^New, (TLSv[\d.]+),"),
+        cipher=field(r"^\s*Cipher\s*:\s*(\S+)") or field(r"^New, \S+, Cipher is (\S+)"),
+        verify=field(r"^\s*Verify return code:\s*(.+)$"),
+    )
+
+
+def describe_key(certificate_text: str) -> str:
+    """The certificate's key type in words, from `openssl x509 -text`: e.g.
+    'rsaEncryption, 2048 bit', 'id-ecPublicKey, 256 bit (prime256v1)', 'ED25519'."""
+    algorithm = re.search(r"Public Key Algorithm:\s*(\S+)", certificate_text)
+    size = re.search(r"Public-Key:\s*\((\d+) bit\)", certificate_text)
+    curve = re.search(r"ASN1 OID:\s*(\S+)", certificate_text)
+    parts = [algorithm[1] if algorithm else "unknown key"]
+    if size:
+        parts.append(f"{size[1]} bit" + (f" ({curve[1]})" if curve else ""))
+    return ", ".join(parts)
+
+
+class TransitTarget:
+    """The user's server for the in-transit study: checks, encbench's own database on it,
+    the server's certificate and the client's PKI; `close` drops the database unless keep."""
+
+    def __init__(self, store: ResultStore, profile: Profile) -> None:
+        assert profile.target is not None, "a transit target needs [target]"
+        self.store = store
+        self.profile = profile
+        self.spec = profile.target
+        self.password = password_from(self.spec.defaults_extra_file)
+        self.database = database_name(str(store.path.absolute()))
+        self.marker = marker(str(store.path.absolute()))
+        self.server = UserServer(self.spec.connection(), self.password).on(self.database)
+        self.created = False
+        self.tls_missing: str | None = None
+        self.client_pki: pki.Pki | None = None
+        self.cpu: SshCpu | None = None  # the server's CPU over ssh, where allowed
+
+    def connection(self) -> Connection:
+        return self.server.endpoint()
+
+    def check(self) -> dict[str, Any]:
+        """Refuse, before anything is created, a read-only server or missing privileges on
+        encbench's database; returns what the record keeps of the server."""
+        facts = prerequisites.read_facts(self.server)
+        if prerequisites.read_only(facts.variables):
+            raise BadInput(prerequisites.READ_ONLY)
+        prerequisites.refuse(
+            prerequisites.database_privilege_problems(facts.grants, [self.database], facts.user)
+        )
+        ownership(self.server, self.database, self.marker)
+        for name in ("ssl_ca", "ssl_cert", "ssl_key"):
+            path = getattr(self.spec, name)
+            if path and not Path(path).is_file():
+                raise BadInput(f"target: {name} {path} is not a readable file; check the path")
+        have_ssl = facts.variables.get("have_ssl", "")
+        self.tls_missing = tls_unavailable(self.spec, have_ssl)
+        return {
+            "server": self.server.name,
+            "version": facts.variables.get("version", ""),
+            "have_ssl": have_ssl,
+        }
+
+    def provision(
+        self, tests: set[str], table_size: int, bulk_mb: int, log: Callable[[str], None]
+    ) -> bulk.BulkTable | None:
+        """encbench's database with what the tests read; returns the bulk table, if made."""
+        log(f"in-transit: creating {self.database} on the {self.server.name}")
+        create_owned(self.server, self.database, self.marker)
+        self.created = True
+        if tests & {"oltp_point_select", "oltp_read_only"}:
+            log(f"in-transit: loading 1 × {table_size:,} rows into {self.database}")
+            sysbench.prepare(
+                self.connection(),
+                tables=1,
+                table_size=table_size,
+                log=self.store.path / "logs" / "prepare-transit.log",
+                timeout_s=600,
+                env=self.server.client_env(),
+            )
+        if tests & {"bulk", "dump"}:
+            log(f"in-transit: creating a {bulk_mb} MB table to stream in {self.database}")
+            return bulk.create_table(self.server, self.database, bulk_mb)
+        return None
+
+    def open_cpu(self, log: Callable[[str], None]) -> None:
+        self.cpu = open_remote_cpu(self.server, self.spec, self.store, log)
+
+    def close(self) -> None:
+        if self.cpu is not None:
+            self.cpu.close()
+            self.cpu = None
+        if self.created and not self.spec.keep:
+            drop_owned(self.server, self.database, self.marker)
+        self.created = False
+
+    # -- TLS ---------------------------------------------------------------------------------
+    def handshake(self) -> Handshake:
+        """The server's certificate and OpenSSL's view of one TLS session, verified against
+        the user's CA (the result is recorded, not required: the MariaDB clients verify)."""
+        spec = self.spec
+        argv = ["openssl", "s_client", "-starttls", "mysql", "-showcerts"]
+        argv += ["-connect", f"{spec.host}:{spec.port}", "-CAfile", spec.ssl_ca]
+        argv += ["-cert", spec.ssl_cert, "-key", spec.ssl_key]
+        out = proc.run(
+            argv,
+            phase="the server's certificate (openssl s_client -starttls mysql)",
+            timeout_s=S_CLIENT_TIMEOUT_S,
+            hint=pki.INSTALL_HINT,
+            check=False,
+        ).stdout
+        return parse_s_client(out)
+
+    def prepare_tls(self, record: dict[str, Any]) -> pki.Pki:
+        """The client's PKI (the user's CA and client certificate, the server's certificate
+        as fetched) and the key-type proof in the record."""
+        spec = self.spec
+        private = keys.private_dir(self.store.path)
+        seen = self.handshake()
+        server_cert = private / "target-server-cert.pem"
+        server_cert.write_text(seen.certificate_pem)
+        text = proc.run(
+            ["openssl", "x509", "-in", str(server_cert), "-noout", "-text"],
+            phase="describe the server's certificate",
+            timeout_s=30,
+            hint=pki.INSTALL_HINT,
+        ).stdout
+        record["pki"][TARGET_KEY] = {
+            "server_key": describe_key(text),
+            "chain": "the server's own certificate, verified against the given CA "
+            f"(openssl: {seen.verify or '?'}); openssl s_client negotiated "
+            f"{seen.protocol or '?'} {seen.cipher or '?'}",
+        }
+        made = pki.Pki(
+            key_type=TARGET_KEY,
+            directory=private,
+            ca_cert=Path(spec.ssl_ca).absolute(),
+            server_cert=server_cert,
+            server_key=Path("/nonexistent"),  # the user's, never seen here
+            client_cert=Path(spec.ssl_cert).absolute(),
+            client_key=Path(spec.ssl_key).absolute(),
+            server_ips=(),
+        )
+        self.client_pki = made
+        return made
+
+
+def plan_lines(profile: Profile) -> list[str]:
+    """`encbench plan`: the in-transit study's part against a target, read-only."""
+    assert profile.target is not None
+    spec = profile.target
+    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    rows = server.query("SHOW GLOBAL VARIABLES LIKE 'have_ssl'")
+    tls_missing = tls_unavailable(spec, str(rows[0][1]) if rows else "")
+    todo = cells(profile)
+    db = f"encbench_{PLACEHOLDER_KEY}_transit"
+    out = [f"in transit: {len(todo)} cells, plain TCP and TLS to the target"]
+    out.append(f"  CREATE DATABASE `{db}` (marked as encbench's), with the tables the tests read")
+    out.append(
+        "  the server's certificate: openssl s_client -starttls mysql (its key type recorded)"
+    )
+    for c in todo:
+        why = target_skip_reason(c) or tls_missing
+        out.append(f"  cell {c.label}: " + (f"skipped — {why}" if why else "measured"))
+    if not spec.keep:
+        out.append(f"  at the end: DROP DATABASE `{db}`")
+    return out
