@@ -64,10 +64,26 @@ class Findings:
     marker_hits: int = 0
     dropped: int = 0
     hellos: list[dict[str, str]] = field(default_factory=list)
+    # Per service port (the lower of a segment's two): payload bytes and marker hits, so a
+    # hit names the conversation it was in (the SST port, Galera's own 4567, …).
+    bytes_by_port: dict[str, int] = field(default_factory=dict)
+    hits_by_port: dict[str, int] = field(default_factory=dict)
 
 
-def tcp_payload(frame: bytes) -> bytes | None:
-    """The TCP payload of an Ethernet + IPv4 frame, or None for anything else."""
+@dataclass(frozen=True)
+class Segment:
+    source_port: int
+    destination_port: int
+    payload: bytes
+
+    @property
+    def service_port(self) -> int:
+        """The listening side's port, as far as a segment can tell: the lower one."""
+        return min(self.source_port, self.destination_port)
+
+
+def tcp_segment(frame: bytes) -> Segment | None:
+    """The TCP segment of an Ethernet + IPv4 frame, or None for anything else."""
     if len(frame) < 34 or frame[12:14] != b"\x08\x00":
         return None
     ip = frame[14:]
@@ -78,7 +94,13 @@ def tcp_payload(frame: bytes) -> bytes | None:
     tcp = ip[ip_header:total]
     if len(tcp) < 20:
         return None
-    return tcp[(tcp[12] >> 4) * 4 :]
+    source, destination = struct.unpack("!HH", tcp[0:4])
+    return Segment(source, destination, tcp[(tcp[12] >> 4) * 4 :])
+
+
+def tcp_payload(frame: bytes) -> bytes | None:
+    segment = tcp_segment(frame)
+    return segment.payload if segment is not None else None
 
 
 def server_hello(payload: bytes) -> Hello | None:
@@ -110,26 +132,34 @@ def server_hello(payload: bytes) -> Hello | None:
 
 
 class Search:
-    """Counts a marker across a sequence of payloads, keeping only the last len-1 bytes."""
+    """Counts a marker across a sequence of payloads, keeping only the last len-1 bytes of
+    each conversation (a marker split between two of its segments is found once)."""
 
     def __init__(self, marker: bytes) -> None:
         self.marker = marker
-        self.tail = b""
+        self.tails: dict[object, bytes] = {}
 
-    def feed(self, payload: bytes) -> int:
-        data = self.tail + payload
+    def feed(self, payload: bytes, conversation: object = None) -> int:
+        data = self.tails.get(conversation, b"") + payload
         hits = data.count(self.marker)
-        self.tail = data[-(len(self.marker) - 1) :] if len(self.marker) > 1 else b""
+        keep = len(self.marker) - 1
+        self.tails[conversation] = data[-keep:] if keep else b""
         return hits
 
 
 def _take(frame: bytes, found: Findings, search: Search) -> None:
     found.frames += 1
-    payload = tcp_payload(frame)
-    if not payload:
+    segment = tcp_segment(frame)
+    if segment is None or not segment.payload:
         return
+    payload = segment.payload
+    port = str(segment.service_port)
     found.payload_bytes += len(payload)
-    found.marker_hits += search.feed(payload)
+    found.bytes_by_port[port] = found.bytes_by_port.get(port, 0) + len(payload)
+    hits = search.feed(payload, (segment.source_port, segment.destination_port))
+    if hits:
+        found.marker_hits += hits
+        found.hits_by_port[port] = found.hits_by_port.get(port, 0) + hits
     if len(found.hellos) < 8:
         hello = server_hello(payload)
         if hello is not None:

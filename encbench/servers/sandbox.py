@@ -168,11 +168,11 @@ class SandboxServer:
         if not install_db:
             self.paths.datadir.mkdir(exist_ok=True)
             return
-        install_db = find_binary("mariadb-install-db")
+        install_tool = find_binary("mariadb-install-db")
         find_binary("mariadbd")
         proc.run(
             [
-                install_db,
+                install_tool,
                 f"--defaults-file={self.defaults_file}",
                 f"--datadir={self.paths.datadir}",
                 "--auth-root-authentication-method=socket",
@@ -271,6 +271,10 @@ class SandboxServer:
         waits: tuple[tuple[int | None, float], ...] = ((None, timeout_s),) if shutting_down else ()
         proc.stop_group(process, (*waits, (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)))
         if self.cgroup is not None:
+            # A child that made a process group of its own (a Galera node's SST script runs
+            # socat under GNU timeout, which does) escaped the group stop, not the cgroup:
+            # ended here by pid, so nothing the server started outlives it.
+            proc.kill_pids(self.cgroup.members())
             # A group the kernel will not remove yet keeps its record for `encbench clean`.
             self.cgroup.remove()
             self.cgroup = None

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import secrets
 import shutil
 import time
@@ -45,6 +46,7 @@ MARKER_TABLE = "encbench_marker"
 MARKER_ROWS = 4  # the same marker in several rows: one split by a stream's framing is not all
 SYNC_POLL_S = 0.05
 DONOR_SYNC_TIMEOUT_S = 120.0
+RSYNC_DAEMON_USER = "nobody"
 
 
 def buffer_pool_mb(profile: Profile) -> int:
@@ -271,7 +273,14 @@ class Cluster:
     def wait_state(self, node: SandboxServer, want: int, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         while True:
-            now = self.state(node)
+            try:
+                now = self.state(node)
+            except ServerError:
+                # A joining node drops client connections as it changes state (seen here
+                # during its IST): ask again while it lives; a dead node is the error.
+                if node.process is None or node.process.poll() is not None:
+                    raise
+                now = 0
             if now == want:
                 return
             if time.monotonic() > deadline:
@@ -291,6 +300,13 @@ class Cluster:
         if (joiner.root / registry.SANDBOX_MARKER).exists() and datadir.is_dir():
             shutil.rmtree(datadir)
         datadir.mkdir()
+        if cell.method == "rsync" and os.geteuid() == 0:
+            # The joiner's rsync daemon, started by root, drops to rsync's default `nobody`
+            # (wsrep_sst_rsync's rsyncd.conf sets no uid; a packaged server runs as `mysql`,
+            # whose files its daemon then owns): it must own the directory it fills.  The
+            # nodes, running as root, read what it writes.
+            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
+            os.chown(datadir, nobody.pw_uid, nobody.pw_gid)
         sections = self.sst_sections(cell, variant)
         for node in self.nodes.values():
             node.set_sections(sections)
