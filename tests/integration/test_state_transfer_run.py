@@ -54,14 +54,14 @@ def test_the_smoke_sst_profile_measures_both_methods_proves_the_wire_and_leaves_
         ("rsync", "encrypted"): "stunnel",
     }
     record = json.loads((out / "state-transfer.json").read_text())
-    size = record["data"]["datadir_bytes"]
+    size = record["data"]["database_bytes"]
     for method, method_runs in by_method.items():
         assert {r["variant"] for r in method_runs} == {"plain", "encrypted"}
         for r in method_runs:
             assert r["joiner_transport"] == r["donor_transport"] == want[(method, r["variant"])]
             assert r["sync_s"] > r["transfer_s"] > 0
-            # the donor's data crossed the link (InnoDB files are sent whole)
-            assert r["link_rx_bytes"] > size / 4
+            # the donor's tables crossed the link (InnoDB files are sent whole)
+            assert r["link_rx_bytes"] > size > 0
             assert r["donor_cpu_s"] > 0 and r["joiner_cpu_s"] > 0
     proofs = record["proofs"]
     assert set(proofs) == {"mariabackup-tlsv13-t1", "rsync-t1"}

@@ -120,6 +120,9 @@ class Cluster:
                 server_ips=(link.server_addr, link.client_addr, "127.0.0.1"),
             )
             namespaces = self._namespaces()
+            # Registered before the nodes: an exit stack unwinds last-in first, so this runs
+            # once both sandboxes are gone.
+            self._stack.callback(remove_empty_sandbox_dir, self.store)
             for role, root in self.roots.items():
                 # The SST scripts' mktemp goes into the sandbox, not /tmp.
                 env = ["env", f"TMPDIR={root.absolute() / 'tmp'}"]
@@ -130,7 +133,6 @@ class Cluster:
                 self._stack.callback(
                     node.destroy, keep_log_in=self.store.path / "logs" / "state-transfer"
                 )
-            self._stack.callback(remove_empty_sandbox_dir, self.store)
         except BaseException:
             self._stack.close()
             raise
@@ -249,6 +251,9 @@ class Cluster:
                     "tables": data.tables,
                     "table_size": data.table_size,
                     "datadir_bytes": tree_bytes(donor.paths.datadir),
+                    # The tables themselves: what every method must carry (mariadb-backup
+                    # leaves the donor's redo log behind, rsync sends it whole).
+                    "database_bytes": tree_bytes(donor.paths.datadir / donor.database),
                 },
                 "marker_table": f"{donor.database}.{MARKER_TABLE}",
                 "buffer_pool_mb": self.pool_mb,
