@@ -105,6 +105,18 @@ def transfer_table(cells: Sequence[SstCellSummary]) -> Table:
     )  # fmt: skip
 
 
+def _elsewhere(hits: dict[str, int]) -> str:
+    """The marker outside the SST stream in an encrypted transfer: Galera's own traffic."""
+    if not hits:
+        return ""
+    where = ", ".join(f"port {port}: {n}" for port, n in sorted(hits.items()))
+    return (
+        f" Outside the SST stream the encrypted transfer still carried the marker in plaintext "
+        f"({where}): Galera's write-set preload over the IST port, which `[sst]` does not "
+        "encrypt (Galera's own `socket.ssl_*` would; not measured yet)."
+    )
+
+
 def proof_items(cells: Sequence[SstCellSummary]) -> list[str]:
     items = []
     for cell in cells:
@@ -120,6 +132,7 @@ def proof_items(cells: Sequence[SstCellSummary]) -> list[str]:
             f"{enc.get('payload_bytes', 0) / 2**20:,.1f} MiB ({enc.get('dropped')} dropped), "
             f"{enc.get('protocol') or '?'} {enc.get('cipher') or '?'} (the ServerHello on the "
             f"wire), transport `{enc.get('joiner_transport')}`."
+            + _elsewhere(enc.get("marker_hits_other_ports") or {})
         )
     return items or ["No cell has been proven yet."]
 
