@@ -3,6 +3,7 @@ an hour, each with the command that fixes it.  `encbench doctor` prints the same
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -90,6 +91,41 @@ def transit_checks(profile: Profile) -> list[Check]:
     return [c for c in optional_transit_checks() if c.name in needed]
 
 
+def state_transfer_checks(profile: Profile) -> list[Check]:
+    """The state-transfer study's tools: the Galera provider, the SST scripts' helpers for
+    the profile's methods, and `ip` for the two emulated hosts."""
+    if "state-transfer" not in profile.studies:
+        return []
+    from encbench.servers import galera
+
+    found = galera.provider()
+    checks = [
+        Check(
+            "Galera provider (libgalera_smm.so)",
+            found is not None,
+            str(found or "not found"),
+            "" if found else "apt-get install galera-4 (or `make setup`)",
+        ),
+        _binary("ip", "iproute2"),
+        _binary("wsrep_sst_common", "mariadb-server"),
+        Check(
+            "root privileges",
+            os.geteuid() == 0,
+            "present" if os.geteuid() == 0 else "missing",
+            ""
+            if os.geteuid() == 0
+            else "the state-transfer study's two hosts are network "
+            "namespaces: run encbench as root (sudo)",
+        ),
+    ]
+    methods = profile.state_transfer.methods
+    if "mariabackup" in methods:
+        checks += [_binary("mariadb-backup", "mariadb-backup"), _binary("socat", "socat")]
+    if "rsync" in methods:
+        checks += [_binary("rsync", "rsync"), _binary("stunnel", "stunnel4")]
+    return checks
+
+
 def profile_checks(profile: Profile) -> list[Check]:
     """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`)."""
     if "at-rest" not in profile.studies or not profile.measure.profile_cpu:
@@ -138,6 +174,31 @@ def check_ciphers(profile: Profile) -> None:
             raise BadInput(
                 f"transit.bulk_ciphers: {cipher!r} cannot be used with a {key} key "
                 f"({line.split()[3]}); choose a suite with Au={wanted}"
+            )
+
+
+def check_sst_ciphers(profile: Profile) -> None:
+    """Each TLS 1.2 suite the state-transfer cells ask socat for must be one this OpenSSL
+    offers: otherwise every encrypted transfer would fail its handshake."""
+    from encbench.profile import SST_CIPHERS
+
+    spec = profile.state_transfer
+    if "state-transfer" not in profile.studies or "mariabackup" not in spec.methods:
+        return
+    for name in spec.ciphers:
+        suite = SST_CIPHERS[name]
+        if not suite:
+            continue
+        out = proc.run(
+            ["openssl", "ciphers", "-s", "-tls1_2", suite],
+            phase="openssl ciphers",
+            timeout_s=30,
+            check=False,
+        )
+        if out.returncode != 0 or suite not in out.stdout.strip().split(":"):
+            raise BadInput(
+                f"state_transfer.ciphers: {name!r} needs the TLS 1.2 suite {suite}, which this "
+                "OpenSSL does not offer; list them with `openssl ciphers -s -tls1_2`"
             )
 
 
@@ -214,12 +275,17 @@ def check_shapes(profile: Profile) -> None:
 
 
 def require_tools(profile: Profile | None = None) -> None:
-    extra = transit_checks(profile) + profile_checks(profile) if profile else []
+    extra = (
+        transit_checks(profile) + profile_checks(profile) + state_transfer_checks(profile)
+        if profile
+        else []
+    )
     for check in tool_checks() + extra:
         if not check.ok:
             raise BadInput(f"{check.name} {check.detail}: {check.fix}")
     if profile is not None:
         check_cells(profile)
         check_ciphers(profile)
+        check_sst_ciphers(profile)
         check_sharing(profile)
         check_shapes(profile)

@@ -250,7 +250,7 @@ def _all_known(values: list[str], choices: Iterable[str], what: str) -> list[str
     return values
 
 
-Study = Literal["at-rest", "in-transit", "operations"]
+Study = Literal["at-rest", "in-transit", "operations", "state-transfer"]
 TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
 TransitMethod = Literal["tls", "stunnel", "ssh"]
 
@@ -412,6 +412,67 @@ class OperationsSpec(Rounds):
         return value
 
 
+# The state-transfer study's methods and, for mariabackup's socat stream, its TLS choices:
+# TLS 1.3 with OpenSSL's default suite, or a TLS 1.2 suite (socat with OpenSSL 3 negotiates
+# TLS 1.3, where `cipher=` is silently ignored, so a suite needs max-version=TLS1.2).
+SstMethod = Literal["mariabackup", "rsync"]
+SST_CIPHERS: dict[str, str] = {
+    "TLSv1.3": "",
+    "AES128-GCM": "ECDHE-RSA-AES128-GCM-SHA256",
+    "AES256-GCM": "ECDHE-RSA-AES256-GCM-SHA384",
+    "CHACHA20": "ECDHE-RSA-CHACHA20-POLY1305",
+}
+MAX_BACKUP_THREADS = 64
+
+
+class StateTransferSpec(Rounds):
+    """The state-transfer study: a 2-node Galera cluster, each node on its own emulated host,
+    and per round a fresh SST of the joiner, plain against encrypted
+    (studies/state_transfer/)."""
+
+    methods: Annotated[list[SstMethod], Field(min_length=1)] = ["mariabackup", "rsync"]
+    # mariabackup's stream only: one cell per entry (rsync's stunnel keeps its own default).
+    ciphers: Annotated[list[str], Field(min_length=1)] = ["TLSv1.3"]
+    backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
+    nodes: int = 2
+    # The emulated link between the hosts (tbf); none: as fast as the veth pair goes.
+    rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    key_type: Literal["rsa2048", "rsa3072", "rsa4096"] = "rsa2048"
+    # One SST takes what it takes: no warm-up, and run_s is only the ETA's estimate.
+    warmup_s: Annotated[int, Field(ge=0, le=0)] = 0
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 20
+    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 12
+    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 40
+    cell_budget_s: Annotated[float, Field(gt=0)] = 300
+    # The longest one state transfer may take before the run stops with the nodes' logs.
+    sst_timeout_s: Annotated[float, Field(gt=0, le=86_400)] = 900
+
+    @field_validator("ciphers")
+    @classmethod
+    def known_ciphers(cls, value: list[str]) -> list[str]:
+        return _all_known(value, SST_CIPHERS, "SST cipher")
+
+    @field_validator("nodes")
+    @classmethod
+    def node_count(cls, value: int) -> int:
+        if value != 2:
+            raise ValueError(
+                f"{value} nodes is out of range: this version builds clusters of 2 nodes "
+                "(a donor and a joiner); use nodes = 2"
+            )
+        return value
+
+    @field_validator("backup_threads")
+    @classmethod
+    def threads_in_range(cls, value: list[int]) -> list[int]:
+        for n in value:
+            if not 1 <= n <= MAX_BACKUP_THREADS:
+                raise ValueError(
+                    f"{n} backup threads is out of range: use 1 to {MAX_BACKUP_THREADS}"
+                )
+        return value
+
+
 class Profile(Strict):
     name: str
     description: str = ""
@@ -428,6 +489,7 @@ class Profile(Strict):
     target: TargetSpec | None = None
 
     operations: OperationsSpec = OperationsSpec()
+    state_transfer: StateTransferSpec = StateTransferSpec()
 
     @field_validator("name")
     @classmethod
@@ -516,7 +578,7 @@ def parse(text: str, origin: str) -> Profile:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:
         raise BadInput(_first_error(exc, origin)) from exc
-    for section in ("measure", "transit", "operations"):
+    for section in ("measure", "transit", "operations", "state_transfer"):
         rounds = getattr(profile, section)
         if rounds.min_rounds > rounds.max_rounds:
             raise BadInput(
@@ -535,6 +597,11 @@ def parse(text: str, origin: str) -> Profile:
             f"{origin}: the operations study times one encryption configuration, and "
             "server.encryption_algorithm or server.encryption_scope lists several: list one, "
             "or measure the operations in a profile of their own"
+        )
+    if profile.calibration and "state-transfer" in profile.studies:
+        raise BadInput(
+            f"{origin}: the state-transfer study has no A/A calibration yet; remove "
+            '"state-transfer" from studies to calibrate'
         )
     if profile.calibration and "operations" in profile.studies:
         # Its twin would still be an encrypted server: no A/A of operations exists yet.

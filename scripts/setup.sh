@@ -6,7 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 UV_VERSION=0.13.9
-PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl)
+# galera-4, socat, rsync, stunnel4, iproute2: the state-transfer study (Galera nodes on two
+# network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel).
+PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl
+          galera-4 socat rsync stunnel4 iproute2)
 
 scripts/apt-install.sh "${PACKAGES[@]}"
 

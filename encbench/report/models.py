@@ -215,7 +215,7 @@ def _finite(x: float) -> float | None:
 
 
 V = TypeVar("V", bound=Model)
-C = TypeVar("C", "AtRestCell", "TransitCellSummary", "OperationCellSummary")
+C = TypeVar("C", "AtRestCell", "TransitCellSummary", "OperationCellSummary", "SstCellSummary")
 
 
 class Pair(Model, Generic[V]):
@@ -470,6 +470,46 @@ class OperationsSummary(Model):
     differences: Differences | None = None
 
 
+# -- the state-transfer study ----------------------------------------------------------------
+class SstVariant(Model):
+    sync_s: Sample  # joiner started → Synced
+    transfer_s: Sample  # the donor's stream, from the SST script's log
+    link_mib: Sample  # donor → joiner, the joiner's veth counter
+    mib_per_s: Sample  # link_mib over the donor's stream
+    donor_cpu_s: Sample
+    joiner_cpu_s: Sample
+    stages: dict[str, Sample] = {}
+
+
+class SstCellSummary(Model):
+    method: str
+    cipher: str
+    backup_threads: int
+    label: str
+    rounds: int
+    rounds_rejected: int
+    measured_s: float
+    status: str
+    variants: Pair[SstVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    # The per-cell proof on the wire, per variant (state-transfer.json's "proofs").
+    proof: Record | None = None
+
+
+class StateTransferSummary(Model):
+    target_halfwidth_pct: float
+    mariadb_version: str | None
+    galera_version: str | None
+    data: Record | None
+    link: Record | None
+    key_type: str | None
+    certificate: str | None
+    harness: Harness
+    cells: list[SstCellSummary]
+    differences: Differences | None = None
+
+
 # -- A/A calibration (report/calibration.py) ------------------------------------------------
 class CalibrationCell(Model):
     """One A/A cell: B (plain twin) against A (plain) on the study's primary metric."""
@@ -537,6 +577,7 @@ class Studies(Model):
     at_rest: AtRestSummary | None = Field(default=None, alias="at-rest")
     in_transit: InTransitSummary | None = Field(default=None, alias="in-transit")
     operations: OperationsSummary | None = None
+    state_transfer: StateTransferSummary | None = Field(default=None, alias="state-transfer")
 
     @model_serializer(mode="wrap")
     def _present_only(self, handler: Any) -> dict[str, Any]:
@@ -563,4 +604,4 @@ class Summary(Model):
 
 
 # Each study's part of summary.json.
-StudyPart = AtRestSummary | InTransitSummary | OperationsSummary
+StudyPart = AtRestSummary | InTransitSummary | OperationsSummary | StateTransferSummary

@@ -17,6 +17,8 @@ from encbench.report import (
     operations,
     operations_section,
     shapes_section,
+    state_transfer,
+    state_transfer_section,
 )
 from encbench.report.models import (
     AtRestSummary,
@@ -24,11 +26,12 @@ from encbench.report.models import (
     InTransitSummary,
     OperationsSummary,
     Record,
+    StateTransferSummary,
     StudyPart,
     Summary,
 )
 from encbench.report.tables import Section
-from encbench.results.schema import OperationRecord, RunRecord, TransitRecord
+from encbench.results.schema import OperationRecord, RunRecord, SstRecord, TransitRecord
 from encbench.results.store import ResultStore
 
 
@@ -148,8 +151,34 @@ class OperationsSection:
         return Setup()  # its set-up and proof are a subsection of its own section
 
 
+class StateTransferSection:
+    name: ClassVar[str] = SstRecord.STUDY
+    words: ClassVar[str] = "state-transfer"
+
+    def build(
+        self, store: ResultStore, profile: Profile, environment: Record | None
+    ) -> StateTransferSummary:
+        return state_transfer.build(
+            store.runs(SstRecord),
+            profile,
+            store.read_json(f"{self.name}.json"),
+            at_rest.cores_of(environment),
+        )
+
+    def part(self, summary: Summary) -> StateTransferSummary | None:
+        return summary.studies.state_transfer
+
+    def sections(self, summary: Summary) -> list[Section]:
+        part = self.part(summary)
+        return state_transfer_section.sections(part) if part else []
+
+    def setup(self, summary: Summary) -> Setup:
+        return Setup()  # its set-up and proof are subsections of its own section
+
+
 SECTIONS: dict[str, StudySection] = {
-    s.name: s for s in (AtRestSection(), InTransitSection(), OperationsSection())
+    s.name: s
+    for s in (AtRestSection(), InTransitSection(), OperationsSection(), StateTransferSection())
 }
 
 

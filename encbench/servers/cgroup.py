@@ -194,6 +194,8 @@ class CountingGroup(Protocol):
     @property
     def counter(self) -> CpuCounter: ...
 
+    def members(self) -> list[int]: ...
+
     def remove(self, wait_s: float = RMDIR_WAIT_S) -> bool: ...
 
 
@@ -227,6 +229,13 @@ class ServerCgroup:
 
     def add(self, pid: int) -> None:
         (self.path / "cgroup.procs").write_text(f"{pid}\n")
+
+    def members(self) -> list[int]:
+        """The pids still in the group: what the server started and did not take with it."""
+        try:
+            return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
+        except (OSError, ValueError):
+            return []
 
     def remove(self, wait_s: float = RMDIR_WAIT_S) -> bool:
         """Remove the group once its server is gone; the record goes with it.  False when the

@@ -148,6 +148,8 @@ class SandboxServer:
         self.user = getpass.getuser()
         self.process: subprocess.Popen[bytes] | None = None
         self.options: dict[str, str] = {}
+        # Option groups beside [mariadbd] in the same file (a Galera node's [sst]).
+        self.sections: dict[str, dict[str, str]] = {}
         self._entry: registry.Entry | None = None
         # The server's own cgroup (servers/cgroup.py) while it runs, where one can be made.
         self.use_cgroup = use_cgroup
@@ -158,18 +160,23 @@ class SandboxServer:
         self.shaped: shapes.ShapedGroup | None = None  # the running server's, if shaped
 
     # -- lifecycle -------------------------------------------------------------------------
-    def initialize(self, options: dict[str, str]) -> None:
+    def initialize(self, options: dict[str, str], *, install_db: bool = True) -> None:
         """Create the data directory with the same options the server will run with, so the
-        system tablespace and logs are born encrypted in the encrypted variant."""
+        system tablespace and logs are born encrypted in the encrypted variant.  Without
+        install_db the data directory is left empty: a Galera joiner's comes by state
+        transfer from its donor."""
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / registry.SANDBOX_MARKER).write_text("created by encbench; safe to delete\n")
         self.paths.tmpdir.mkdir(exist_ok=True)
         self._write_options(options)
-        install_db = find_binary("mariadb-install-db")
+        if not install_db:
+            self.paths.datadir.mkdir(exist_ok=True)
+            return
+        install_tool = find_binary("mariadb-install-db")
         find_binary("mariadbd")
         proc.run(
             [
-                install_db,
+                install_tool,
                 f"--defaults-file={self.defaults_file}",
                 f"--datadir={self.paths.datadir}",
                 "--auth-root-authentication-method=socket",
@@ -184,7 +191,13 @@ class SandboxServer:
 
     def _write_options(self, options: dict[str, str]) -> None:
         self.options = dict(options)
-        self.defaults_file.write_text(render_cnf(options))
+        self.defaults_file.write_text(render_cnf(options, self.sections))
+
+    def set_sections(self, sections: dict[str, dict[str, str]]) -> None:
+        """Rewrite the option groups beside [mariadbd]; no restart: the programs that read
+        them (the SST scripts) read the file each time they start."""
+        self.sections = {group: dict(values) for group, values in sections.items()}
+        self._write_options(self.options)
 
     def start(self, options: dict[str, str], timeout_s: float = 120, poll_s: float = 0.1) -> None:
         """Start and wait until `SELECT 1` answers, probing every poll_s (a timed start-up
@@ -290,6 +303,10 @@ class SandboxServer:
         waits: tuple[tuple[int | None, float], ...] = ((None, timeout_s),) if shutting_down else ()
         proc.stop_group(process, (*waits, (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)))
         if self.cgroup is not None:
+            # A child that made a process group of its own (a Galera node's SST script runs
+            # socat under GNU timeout, which does) escaped the group stop, not the cgroup:
+            # ended here by pid, so nothing the server started outlives it.
+            proc.kill_pids(self.cgroup.members())
             # A group the kernel will not remove yet keeps its record for `encbench clean`.
             self.cgroup.remove()
             self.cgroup = self.shaped = None

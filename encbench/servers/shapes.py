@@ -241,6 +241,10 @@ class ShapedGroup:
             return CpuCounter(cgroup.SOURCE_V2, self._dir(UNIFIED) / "cpu.stat", "usage_usec")
         return CpuCounter(cgroup.SOURCE_V1, self._dir(V1_COUNTER) / "cpuacct.usage", "ns")
 
+    def members(self) -> list[int]:
+        """The pids in any of its groups (the counting group holds every one of them)."""
+        return sorted({pid for group in self.groups for pid in group.members()})
+
     def create(self) -> None:
         """Make every directory (each recorded first) and write the limits; on failure
         nothing stays and ShapeError names the file the kernel refused."""

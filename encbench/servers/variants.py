@@ -147,9 +147,14 @@ def cnf_value(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def render_cnf(options: dict[str, str]) -> str:
+def render_cnf(options: dict[str, str], sections: dict[str, dict[str, str]] | None = None) -> str:
+    """[mariadbd] with `options`, then each further group (a Galera node's [sst], which the
+    SST scripts read from the same file when they start)."""
     lines = ["[mariadbd]"]
     lines += [f"{key}={cnf_value(value)}" for key, value in options.items()]
+    for group, values in (sections or {}).items():
+        lines += ["", f"[{group}]"]
+        lines += [f"{key}={cnf_value(value)}" for key, value in values.items()]
     return "\n".join(lines) + "\n"
 
 

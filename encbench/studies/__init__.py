@@ -21,6 +21,8 @@ from encbench.studies.in_transit import sizing as in_transit
 from encbench.studies.in_transit.study import TransitStudy
 from encbench.studies.operations import servers as operations
 from encbench.studies.operations.study import OperationsStudy
+from encbench.studies.state_transfer import sizing as state_transfer
+from encbench.studies.state_transfer.study import StateTransferStudy
 
 MEMINFO = Path("/proc/meminfo")
 
@@ -39,6 +41,9 @@ STUDIES: dict[str, Entry] = {
     "at-rest": Entry(AtRestStudy, pair.disk_bytes, pair.memory_mb),
     "in-transit": Entry(TransitStudy, in_transit.disk_bytes, in_transit.memory_mb),
     "operations": Entry(OperationsStudy, operations.estimated_disk_bytes, operations.memory_mb),
+    "state-transfer": Entry(
+        StateTransferStudy, state_transfer.disk_bytes, state_transfer.memory_mb
+    ),
 }
 
 

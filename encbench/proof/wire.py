@@ -1,0 +1,220 @@
+"""What crossed a link, read off the wire: an AF_PACKET capture of one network device that
+searches every TCP payload for a known plaintext marker and reads the first TLS ServerHello
+(protocol and cipher suite as negotiated).
+
+It runs as its own process inside the namespace that owns the device
+(`ip netns exec NS python -m encbench.proof.wire …`: a Python process cannot enter a
+namespace for one socket), writes its findings as JSON when it gets SIGTERM or SIGINT, and
+holds no payload: each frame is searched where it stands plus the last bytes of the one
+before (a marker split across two segments of one stream is still found).  The kernel's own
+drop counter (PACKET_STATISTICS) is reported, so a capture that missed frames says so; a
+marker absent from a capture with drops proves nothing, and the caller must say so.
+
+The capture is for proof runs only: in Python it costs CPU that a measured run must not pay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import socket
+import struct
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import FrameType
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_STATISTICS = 6
+# A veth passes segments of up to 64 KiB whole (GSO): a frame is read whole or not at all.
+MAX_FRAME = 1 << 18
+RECEIVE_BUFFER = 64 << 20  # set with SO_RCVBUFFORCE (root): a burst must not overflow it
+TCP = 6
+TLS_HANDSHAKE = 22
+SERVER_HELLO = 2
+SUPPORTED_VERSIONS = 43
+TLS_VERSIONS = {0x0301: "TLSv1.0", 0x0302: "TLSv1.1", 0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}
+# The suites a report names (IANA numbers); any other is shown as its number.
+CIPHER_SUITES = {
+    0x1301: "TLS_AES_128_GCM_SHA256",
+    0x1302: "TLS_AES_256_GCM_SHA384",
+    0x1303: "TLS_CHACHA20_POLY1305_SHA256",
+    0xC02F: "ECDHE-RSA-AES128-GCM-SHA256",
+    0xC030: "ECDHE-RSA-AES256-GCM-SHA384",
+    0xCCA8: "ECDHE-RSA-CHACHA20-POLY1305",
+    0xC02B: "ECDHE-ECDSA-AES128-GCM-SHA256",
+    0xC02C: "ECDHE-ECDSA-AES256-GCM-SHA384",
+    0x009C: "AES128-GCM-SHA256",
+    0x009D: "AES256-GCM-SHA384",
+}
+
+
+@dataclass
+class Hello:
+    protocol: str
+    cipher: str
+
+
+@dataclass
+class Findings:
+    frames: int = 0
+    payload_bytes: int = 0
+    marker_hits: int = 0
+    dropped: int = 0
+    hellos: list[dict[str, str]] = field(default_factory=list)
+    # Per service port (the lower of a segment's two): payload bytes and marker hits, so a
+    # hit names the conversation it was in (the SST port, Galera's own 4567, …).
+    bytes_by_port: dict[str, int] = field(default_factory=dict)
+    hits_by_port: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Segment:
+    source_port: int
+    destination_port: int
+    payload: bytes
+
+    @property
+    def service_port(self) -> int:
+        """The listening side's port, as far as a segment can tell: the lower one."""
+        return min(self.source_port, self.destination_port)
+
+
+def tcp_segment(frame: bytes) -> Segment | None:
+    """The TCP segment of an Ethernet + IPv4 frame, or None for anything else."""
+    if len(frame) < 34 or frame[12:14] != b"\x08\x00":
+        return None
+    ip = frame[14:]
+    if ip[0] >> 4 != 4 or ip[9] != TCP:
+        return None
+    ip_header = (ip[0] & 0x0F) * 4
+    total = struct.unpack("!H", ip[2:4])[0]
+    tcp = ip[ip_header:total]
+    if len(tcp) < 20:
+        return None
+    source, destination = struct.unpack("!HH", tcp[0:4])
+    return Segment(source, destination, tcp[(tcp[12] >> 4) * 4 :])
+
+
+def tcp_payload(frame: bytes) -> bytes | None:
+    segment = tcp_segment(frame)
+    return segment.payload if segment is not None else None
+
+
+def server_hello(payload: bytes) -> Hello | None:
+    """The negotiated protocol and suite, if the payload starts with a TLS ServerHello
+    record (TLS 1.3 names its version in the supported_versions extension; the record and
+    hello say TLS 1.2 for compatibility)."""
+    if len(payload) < 44 or payload[0] != TLS_HANDSHAKE or payload[5] != SERVER_HELLO:
+        return None
+    body = payload[9:]
+    version = struct.unpack("!H", body[0:2])[0]
+    at = 2 + 32  # version, random
+    session_len = body[at]
+    at += 1 + session_len
+    if len(body) < at + 3:
+        return None
+    suite = struct.unpack("!H", body[at : at + 2])[0]
+    at += 3  # suite, compression method
+    if len(body) >= at + 2:
+        end = at + 2 + struct.unpack("!H", body[at : at + 2])[0]
+        at += 2
+        while at + 4 <= min(end, len(body)):
+            kind, size = struct.unpack("!HH", body[at : at + 4])
+            if kind == SUPPORTED_VERSIONS and size == 2:
+                version = struct.unpack("!H", body[at + 4 : at + 6])[0]
+            at += 4 + size
+    return Hello(
+        TLS_VERSIONS.get(version, f"0x{version:04x}"), CIPHER_SUITES.get(suite, f"0x{suite:04x}")
+    )
+
+
+class Search:
+    """Counts a marker across a sequence of payloads, keeping only the last len-1 bytes of
+    each conversation (a marker split between two of its segments is found once)."""
+
+    def __init__(self, marker: bytes) -> None:
+        self.marker = marker
+        self.tails: dict[object, bytes] = {}
+
+    def feed(self, payload: bytes, conversation: object = None) -> int:
+        data = self.tails.get(conversation, b"") + payload
+        hits = data.count(self.marker)
+        keep = len(self.marker) - 1
+        self.tails[conversation] = data[-keep:] if keep else b""
+        return hits
+
+
+def _take(frame: bytes, found: Findings, search: Search) -> None:
+    found.frames += 1
+    segment = tcp_segment(frame)
+    if segment is None or not segment.payload:
+        return
+    payload = segment.payload
+    port = str(segment.service_port)
+    found.payload_bytes += len(payload)
+    found.bytes_by_port[port] = found.bytes_by_port.get(port, 0) + len(payload)
+    hits = search.feed(payload, (segment.source_port, segment.destination_port))
+    if hits:
+        found.marker_hits += hits
+        found.hits_by_port[port] = found.hits_by_port.get(port, 0) + hits
+    if len(found.hellos) < 8:
+        hello = server_hello(payload)
+        if hello is not None:
+            found.hellos.append(asdict(hello))
+
+
+def capture(device: str, marker: bytes, out: Path) -> None:
+    stop = False
+
+    def finish(signum: int, frame: FrameType | None) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, finish)
+    signal.signal(signal.SIGINT, finish)
+    found = Findings()
+    search = Search(marker)
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    try:
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, 33, RECEIVE_BUFFER)  # SO_RCVBUFFORCE
+        except OSError:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        sock.bind((device, 0))
+        sock.settimeout(0.2)
+        # Ready: the caller waits for this file before it starts the transfer.
+        out.with_suffix(".ready").write_text("ready\n")
+        while not stop:
+            try:
+                _take(sock.recv(MAX_FRAME), found, search)
+            except (TimeoutError, InterruptedError):
+                continue
+        # Told to stop: what the kernel has queued still crossed the link; read it all.
+        sock.setblocking(False)
+        while True:
+            try:
+                _take(sock.recv(MAX_FRAME), found, search)
+            except (BlockingIOError, InterruptedError):
+                break
+        stats = sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)
+        found.dropped = struct.unpack("II", stats)[1]
+    finally:
+        sock.close()
+    out.write_text(json.dumps(asdict(found)) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", required=True)
+    parser.add_argument("--marker-file", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    capture(args.device, args.marker_file.read_bytes().strip(), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The state-transfer part of summary.json, built from state-transfer.jsonl alone (plus
+state-transfer.json, the study's record of its cluster and of the proofs on the wire)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from encbench.engine import rounds as plan
+from encbench.profile import Profile
+from encbench.report.models import (
+    Estimate,
+    Harness,
+    Pair,
+    Record,
+    Sample,
+    SstCellSummary,
+    SstVariant,
+    StateTransferSummary,
+    adjust,
+)
+from encbench.results.schema import SstCell, SstRecord, primary_metric
+from encbench.studies.state_transfer import cells as sst_cells
+
+PRIMARY = primary_metric(SstRecord.METRICS)
+MIB = 2**20
+
+
+def _sample(runs: list[SstRecord], value: Callable[[SstRecord], float]) -> Sample:
+    return Sample.of([value(r) for r in runs])
+
+
+def variant_stats(runs: list[SstRecord]) -> SstVariant:
+    names = sorted({name for r in runs for name in r.stages})
+    stages = {
+        name: _sample(runs, lambda r, n=name: r.stages.get(n, 0.0))  # type: ignore[misc]
+        for name in names
+        if all(name in r.stages for r in runs)
+    }
+    return SstVariant(
+        sync_s=_sample(runs, lambda r: r.sync_s),
+        transfer_s=_sample(runs, lambda r: r.transfer_s),
+        link_mib=_sample(runs, lambda r: r.link_rx_bytes / MIB),
+        mib_per_s=_sample(runs, lambda r: r.mib_per_s),
+        donor_cpu_s=_sample(runs, lambda r: r.donor_cpu_s),
+        joiner_cpu_s=_sample(runs, lambda r: r.joiner_cpu_s),
+        stages=stages,
+    )
+
+
+def summarize_cell(
+    cell: SstCell, state: plan.CellRounds, profile: Profile, proof: Record | None
+) -> SstCellSummary:
+    rounds = state.counted
+    runs = [run for r in rounds for run in r.runs.values()]
+    entry = SstCellSummary(
+        method=cell.method,
+        cipher=cell.cipher,
+        backup_threads=cell.backup_threads,
+        label=cell.label,
+        rounds=len(rounds),
+        rounds_rejected=len(state.rejected),
+        measured_s=state.wall_s,
+        status="not measured",
+        proof=proof,
+    )
+    if not rounds:
+        return entry
+    rule = profile.state_transfer
+    comparisons = {}
+    for m in SstRecord.METRICS:
+        if any(getattr(r, m.name) <= 0 for r in runs):
+            continue  # a stage the scripts did not log: no ratio to take
+        comparisons[m.name] = (
+            Estimate.of_blocks(state.blocks, m.name, m.direction, rule)
+            if state.blocks
+            else Estimate.too_few(rounds, m.name, m.direction)
+        )
+    timed = sum(r.sync_s for r in runs)
+    other = sum(r.other_cpu_s + r.steal_s for r in runs)
+    return entry.model_copy(
+        update={
+            "status": plan.stop_reason(state, rule, PRIMARY.name)
+            or "incomplete (run stopped before the cell finished)",
+            "variants": Pair[SstVariant](
+                plain=variant_stats([r.runs["plain"] for r in rounds]),
+                encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
+            ),
+            "comparisons": comparisons,
+            "other_load_pct_of_core": 100.0 * other / timed if timed > 0 else 0.0,
+        }
+    )
+
+
+def build(
+    runs: list[SstRecord], profile: Profile, record: Record | None, cores: int = 1
+) -> StateTransferSummary:
+    record = record or {}
+    rule = profile.state_transfer
+    proofs = record.get("proofs") or {}
+    cells, differences = adjust(
+        [
+            summarize_cell(cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug))
+            for cell in sst_cells.cells(profile)
+        ],
+        PRIMARY.name,
+        rule.equivalence_margin_pct,
+        rule.interference_max_pct,
+    )
+    return StateTransferSummary(
+        target_halfwidth_pct=rule.target_halfwidth_pct,
+        mariadb_version=record.get("mariadb_version"),
+        galera_version=record.get("galera_version"),
+        data=record.get("data"),
+        link=record.get("link"),
+        key_type=record.get("key_type"),
+        certificate=record.get("certificate"),
+        harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.sync_s for r in runs), cores),
+        cells=cells,
+        differences=differences,
+    )

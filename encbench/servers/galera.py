@@ -1,0 +1,109 @@
+"""A Galera node is a sandbox (servers/sandbox.py) with wsrep options: MariaDB's galera-4
+provider, its own address, group-communication port, IST port and SST port, and an [sst]
+group that the SST scripts (wsrep_sst_mariabackup, wsrep_sst_rsync) read from the node's own
+option file each time they run.  After MariaDB's mysql-test/suite/galera/galera_2nodes.cnf,
+with every node on its own emulated host (a network namespace) instead of its own ports.
+
+`wsrep_local_state` goes 1 Joining → 2 Donor/Desynced → 3 Joined → 4 Synced; a joiner that
+answers `SELECT 1` has finished its state transfer, and Synced is when it serves like its
+donor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+PROVIDER_PATHS = (Path("/usr/lib/galera/libgalera_smm.so"), Path("/usr/lib/libgalera_smm.so"))
+PROVIDER_HINT = "install it: apt-get install galera-4 (or `make setup`)"
+GCOMM_PORT = 4567
+IST_PORT = 4568
+SST_PORT = 4444
+SYNCED = 4
+STATE_NAMES = {1: "Joining", 2: "Donor/Desynced", 3: "Joined", 4: "Synced"}
+
+
+def provider() -> Path | None:
+    return next((p for p in PROVIDER_PATHS if p.exists()), None)
+
+
+@dataclass(frozen=True)
+class Node:
+    """Where one node lives on the emulated network."""
+
+    name: str
+    address: str  # its host's (namespace's) address on the link
+
+
+def wsrep_options(
+    node: Node,
+    *,
+    cluster: str,
+    peers: tuple[Node, ...],
+    sst_method: str,
+    user: str,
+    provider_path: Path,
+    gcache_mb: int = 64,
+) -> dict[str, str]:
+    """The options that make a sandbox a Galera node.  No peers: it bootstraps the cluster
+    (an empty gcomm:// address); otherwise it joins them."""
+    addresses = ",".join(f"{p.address}:{GCOMM_PORT}" for p in peers)
+    provider_options = ";".join(
+        [
+            f"gmcast.listen_addr=tcp://{node.address}:{GCOMM_PORT}",
+            f"ist.recv_addr={node.address}:{IST_PORT}",
+            f"gcache.size={gcache_mb}M",
+            # A node that leaves cleanly must not cost the other its primary component.
+            "pc.weight=1",
+        ]
+    )
+    return {
+        "wsrep_on": "ON",
+        "wsrep_provider": str(provider_path),
+        "wsrep_cluster_name": cluster,
+        "wsrep_cluster_address": f"gcomm://{addresses}",
+        "wsrep_node_name": node.name,
+        "wsrep_node_address": f"{node.address}:{GCOMM_PORT}",
+        "wsrep_node_incoming_address": node.address,
+        "wsrep_sst_receive_address": f"{node.address}:{SST_PORT}",
+        "wsrep_provider_options": provider_options,
+        "wsrep_sst_method": sst_method,
+        # The donor's mariadb-backup connects over the node's socket as the OS user the
+        # sandbox authenticates by unix_socket: no password exists to leak.
+        "wsrep_sst_auth": f"{user}:",
+        "wsrep_slave_threads": "1",
+        # What Galera requires of the server.
+        "binlog_format": "ROW",
+        "default_storage_engine": "InnoDB",
+        "innodb_autoinc_lock_mode": "2",
+    }
+
+
+def sst_section(
+    *,
+    encrypted: bool,
+    cert: Path,
+    key: Path,
+    ca: Path,
+    sockopt: str = "",
+    backup_threads: int = 1,
+) -> dict[str, str]:
+    """The [sst] group of both nodes for one variant.  Encrypted: ssl-mode REQUIRED with the
+    run's certificate (mariabackup then streams through socat's openssl address, rsync through
+    stunnel); plain: DISABLED, and no certificate at all, so that neither script can find one.
+    `time=1` makes mariabackup log each stage's seconds; `sst-log-archive=0` keeps it from
+    moving old logs to /tmp/sst_log_archive, outside the sandbox."""
+    section = {
+        "time": "1",
+        "sst-log-archive": "0",
+        "backup-threads": str(backup_threads),
+        "progress": "none",
+    }
+    if encrypted:
+        section.update(
+            {"ssl-mode": "REQUIRED", "tcert": str(cert), "tkey": str(key), "tca": str(ca)}
+        )
+        if sockopt:
+            section["sockopt"] = sockopt
+    else:
+        section["ssl-mode"] = "DISABLED"
+    return section

@@ -1,0 +1,343 @@
+"""The state-transfer study's cluster: two Galera nodes, each a sandbox (servers/sandbox.py)
+on its own emulated host — the donor in one network namespace, the joiner in the other,
+joined by a veth pair (net/netns.py, with the profile's rate limit if any).  The donor
+bootstraps the cluster and holds the profile's sysbench data and a marker table (a known
+plaintext, for the proof on the wire); the joiner's data directory is emptied before each
+transfer, so every one is a full SST.
+
+A context manager: on success, error, Ctrl-C or SIGTERM both nodes are stopped (with every
+SST script, socat, stunnel and rsync daemon in their process groups), their sandboxes
+deleted and the namespaces removed; after a SIGKILL `encbench clean` finds the nodes in the
+sandbox registry and the namespaces in the link registry."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import secrets
+import shutil
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from encbench import proc
+from encbench.errors import BadInput, ServerError, ToolError
+from encbench.net import netns
+from encbench.profile import SST_CIPHERS, Profile
+from encbench.results.schema import SstCell
+from encbench.results.store import ResultStore
+from encbench.servers import galera, pki, registry
+from encbench.servers.sandbox import SandboxServer
+from encbench.servers.variants import common_options
+from encbench.studies.at_rest.pair import (
+    BYTES_PER_ROW_ESTIMATE,
+    clear_stale_sandbox,
+    remove_empty_sandbox_dir,
+)
+from encbench.workloads import sysbench
+
+RECORD = "state-transfer.json"
+MARKER_TABLE = "encbench_marker"
+MARKER_ROWS = 4  # the same marker in several rows: one split by a stream's framing is not all
+SYNC_POLL_S = 0.05
+DONOR_SYNC_TIMEOUT_S = 120.0
+RSYNC_DAEMON_USER = "nobody"
+
+
+def buffer_pool_mb(profile: Profile) -> int:
+    """Enough to load the data; a state transfer copies files, not pages from the pool."""
+    rows = profile.data.tables * profile.data.table_size
+    return max(64, min(1024, int(rows * BYTES_PER_ROW_ESTIMATE / 2**20) + 32))
+
+
+def sockopt(cell: SstCell) -> str:
+    """socat address options of mariabackup's encrypted stream for the cell's cipher: a TLS 1.2
+    suite needs max-version (OpenSSL 3 would negotiate TLS 1.3 and ignore `cipher`)."""
+    suite = SST_CIPHERS.get(cell.cipher, "") if cell.method == "mariabackup" else ""
+    return f",cipher={suite},max-version=TLS1.2" if suite else ""
+
+
+@dataclass(frozen=True)
+class Counters:
+    rx_bytes: int
+    tx_bytes: int
+
+
+def link_counters(ns: str, device: str) -> Counters:
+    """The device's own byte counters (read inside its namespace, where /sys shows it)."""
+    out = proc.run(
+        [netns.exec_prefix(ns)[0], "-n", ns, "-s", "-j", "link", "show", "dev", device],
+        phase="read link counters",
+        timeout_s=30,
+    ).stdout
+    stats = json.loads(out)[0]["stats64"]
+    return Counters(int(stats["rx"]["bytes"]), int(stats["tx"]["bytes"]))
+
+
+class Cluster:
+    def __init__(self, store: ResultStore, profile: Profile, log: Callable[[str], None]) -> None:
+        self.log = log
+        self.store = store
+        self.profile = profile
+        self.spec = profile.state_transfer
+        sandbox = store.path / "sandbox"
+        self.roots = {role: sandbox / f"galera-{role}" for role in ("donor", "joiner")}
+        for root in self.roots.values():
+            clear_stale_sandbox(root)
+        self.pool_mb = buffer_pool_mb(profile)
+        self.marker = f"encbench-sst-marker-{secrets.token_hex(12)}"
+        self.cluster_name = f"encbench-{secrets.token_hex(4)}"
+        self.record: dict[str, Any] = store.read_json(RECORD) or {}
+        self._stack = ExitStack()
+        self.link: netns.Link | None = None
+        self.nodes: dict[str, SandboxServer] = {}
+        self.hosts: dict[str, galera.Node] = {}
+        self.options: dict[str, dict[str, str]] = {}
+        self.pki: pki.Pki | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def __enter__(self) -> Cluster:
+        try:
+            for line in netns.clean_stale():  # what a killed run left: never a live run's
+                self.log(f"state-transfer: {line}")
+            try:
+                self.link = self._stack.enter_context(netns.two_hosts(0.0, self.spec.rate_mbit))
+            except netns.NetnsUnavailable as exc:
+                raise BadInput(f"state-transfer: {exc}; run as root") from exc
+            link = self.link
+            self.hosts = {
+                "donor": galera.Node("donor", link.server_addr),
+                "joiner": galera.Node("joiner", link.client_addr),
+            }
+            self.pki = pki.generate(
+                self.store.path,
+                self.spec.key_type,
+                server_ips=(link.server_addr, link.client_addr, "127.0.0.1"),
+            )
+            namespaces = self._namespaces()
+            # Registered before the nodes: an exit stack unwinds last-in first, so this runs
+            # once both sandboxes are gone.
+            self._stack.callback(remove_empty_sandbox_dir, self.store)
+            for role, root in self.roots.items():
+                # The SST scripts' mktemp goes into the sandbox, not /tmp.
+                env = ["env", f"TMPDIR={root.absolute() / 'tmp'}"]
+                node = SandboxServer(
+                    role, root, launch_prefix=[*netns.exec_prefix(namespaces[role]), *env]
+                )
+                self.nodes[role] = node
+                self._stack.callback(
+                    node.destroy, keep_log_in=self.store.path / "logs" / "state-transfer"
+                )
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stack.close()
+
+    def _namespaces(self) -> dict[str, str]:
+        assert self.link is not None
+        return {"donor": self.link.server_ns, "joiner": self.link.client_ns}
+
+    @property
+    def donor(self) -> SandboxServer:
+        return self.nodes["donor"]
+
+    @property
+    def joiner(self) -> SandboxServer:
+        return self.nodes["joiner"]
+
+    @property
+    def joiner_ns(self) -> str:
+        assert self.link is not None
+        return self.link.client_ns
+
+    @property
+    def joiner_device(self) -> str:
+        assert self.link is not None
+        return f"encb{self.link.id}c"
+
+    def node_options(self, role: str, method: str) -> dict[str, str]:
+        node = self.nodes[role]
+        provider = galera.provider()
+        if provider is None:
+            raise BadInput(f"the Galera provider is missing: {galera.PROVIDER_HINT}")
+        options = common_options(
+            node.paths,
+            port=node.port,
+            buffer_pool_mb=self.pool_mb,
+            run_as_root=os.geteuid() == 0,
+            binlog=False,
+        )
+        peers = () if role == "donor" else (self.hosts["donor"],)
+        options.update(
+            galera.wsrep_options(
+                self.hosts[role],
+                cluster=self.cluster_name,
+                peers=peers,
+                sst_method=method,
+                user=node.user,
+                provider_path=provider,
+            )
+        )
+        return options
+
+    def sst_sections(self, cell: SstCell, variant: str) -> dict[str, dict[str, str]]:
+        assert self.pki is not None
+        return {
+            "sst": galera.sst_section(
+                encrypted=variant == "encrypted",
+                cert=self.pki.server_cert,
+                key=self.pki.server_key,
+                ca=self.pki.ca_cert,
+                sockopt=sockopt(cell),
+                backup_threads=cell.backup_threads,
+            )
+        }
+
+    # -- provisioning -----------------------------------------------------------------------
+    def provision(self) -> None:
+        log = self.log
+        data = self.profile.data
+        donor = self.donor
+        first = self.spec.methods[0]
+        log("state-transfer: initializing the donor")
+        donor.initialize(common_options(
+            donor.paths, port=donor.port, buffer_pool_mb=self.pool_mb,
+            run_as_root=os.geteuid() == 0, binlog=False,
+        ))  # fmt: skip
+        donor.start(self.node_options("donor", first))
+        self.wait_state(donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
+        donor.query(f"CREATE DATABASE IF NOT EXISTS {donor.database}")
+        log(f"state-transfer: loading {data.tables} × {data.table_size:,} rows into the donor")
+        rows = data.tables * data.table_size
+        sysbench.prepare(
+            donor.endpoint(),
+            tables=data.tables,
+            table_size=data.table_size,
+            log=self.store.path / "logs" / "state-transfer-prepare.log",
+            timeout_s=max(600, rows / 2000),
+        )
+        donor.query(
+            f"CREATE TABLE {donor.database}.{MARKER_TABLE} "
+            "(id INT PRIMARY KEY, note VARCHAR(200) NOT NULL) ENGINE=InnoDB"
+        )
+        for i in range(MARKER_ROWS):
+            donor.query(
+                f"INSERT INTO {donor.database}.{MARKER_TABLE} VALUES (%s, %s)",
+                (i + 1, f"{'x' * 17 * i}{self.marker}"),
+            )
+        self.joiner.initialize(self.node_options("joiner", first), install_db=False)
+        self.record.update(
+            {
+                "nodes": 2,
+                "cluster": {
+                    role: {"address": self.hosts[role].address, "namespace": ns}
+                    for role, ns in self._namespaces().items()
+                },
+                "link": {"rate_mbit": self.spec.rate_mbit, "method": "veth pair (tbf rate)"},
+                "data": {
+                    "tables": data.tables,
+                    "table_size": data.table_size,
+                    "datadir_bytes": tree_bytes(donor.paths.datadir),
+                    # The tables themselves: what every method must carry (mariadb-backup
+                    # leaves the donor's redo log behind, rsync sends it whole).
+                    "database_bytes": tree_bytes(donor.paths.datadir / donor.database),
+                },
+                "marker_table": f"{donor.database}.{MARKER_TABLE}",
+                "buffer_pool_mb": self.pool_mb,
+                "mariadb_version": donor.version(),
+                "galera_version": self._galera_version(),
+                "key_type": self.spec.key_type,
+                "certificate": pki.describe(self.pki.server_cert) if self.pki else "",
+            }
+        )
+        self.store.write_json(RECORD, self.record)
+
+    def _galera_version(self) -> str:
+        rows = self.donor.query("SHOW GLOBAL STATUS LIKE 'wsrep_provider_version'")
+        return str(rows[0][1]) if rows else ""
+
+    # -- one state transfer -----------------------------------------------------------------
+    @staticmethod
+    def state(node: SandboxServer) -> int:
+        rows = node.query("SHOW GLOBAL STATUS LIKE 'wsrep_local_state'")
+        return int(rows[0][1]) if rows and str(rows[0][1]).isdigit() else 0
+
+    def wait_state(self, node: SandboxServer, want: int, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                now = self.state(node)
+            except ServerError:
+                # A joining node drops client connections as it changes state (seen here
+                # during its IST): ask again while it lives; a dead node is the error.
+                if node.process is None or node.process.poll() is not None:
+                    raise
+                now = 0
+            if now == want:
+                return
+            if time.monotonic() > deadline:
+                raise ServerError(
+                    f"the {node.name} node did not reach {galera.STATE_NAMES[want]} within "
+                    f"{timeout_s:.0f} s (wsrep_local_state {now})",
+                    hint=f"its error log: {node.paths.error_log}",
+                )
+            time.sleep(SYNC_POLL_S)
+
+    def reset_joiner(self, cell: SstCell, variant: str) -> None:
+        """Untimed: the joiner stopped and emptied, both nodes' [sst] set for the variant, the
+        donor Synced (not still a donor of the last transfer)."""
+        joiner = self.joiner
+        joiner.stop()
+        datadir = joiner.paths.datadir
+        if (joiner.root / registry.SANDBOX_MARKER).exists() and datadir.is_dir():
+            shutil.rmtree(datadir)
+        datadir.mkdir()
+        if cell.method == "rsync" and os.geteuid() == 0:
+            # The joiner's rsync daemon, started by root, drops to rsync's default `nobody`
+            # (wsrep_sst_rsync's rsyncd.conf sets no uid; a packaged server runs as `mysql`,
+            # whose files its daemon then owns): it must own the directory it fills.  The
+            # nodes, running as root, read what it writes.
+            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
+            os.chown(datadir, nobody.pw_uid, nobody.pw_gid)
+        sections = self.sst_sections(cell, variant)
+        for node in self.nodes.values():
+            node.set_sections(sections)
+        self.wait_state(self.donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
+
+    def join(self, cell: SstCell) -> None:
+        """Start the joiner and wait until it is Synced: the measured part of a run."""
+        joiner = self.joiner
+        joiner.start(
+            self.node_options("joiner", cell.method),
+            timeout_s=self.spec.sst_timeout_s,
+            poll_s=SYNC_POLL_S,
+        )
+        self.wait_state(joiner, galera.SYNCED, self.spec.sst_timeout_s)
+
+    def check_marker_copied(self) -> None:
+        """The joiner holds the donor's data after a transfer: its marker rows match."""
+        rows = self.joiner.query(f"SELECT COUNT(*) FROM {self.joiner.database}.{MARKER_TABLE}")
+        if int(rows[0][0]) != MARKER_ROWS:
+            raise ToolError(
+                f"the joiner has {rows[0][0]} of the donor's {MARKER_ROWS} marker rows after "
+                "its state transfer",
+                phase="state transfer",
+                hint=f"see {self.joiner.paths.error_log}",
+            )
+
+
+def tree_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

@@ -1,0 +1,33 @@
+"""What the state-transfer study needs before anything starts: disk for every node's copy of
+the data (the donor's, the joiner's, and mariadb-backup's staging of it on the joiner while
+it is received and prepared), and memory for both nodes."""
+
+from __future__ import annotations
+
+from encbench.profile import Profile
+from encbench.studies.at_rest.pair import (
+    BYTES_PER_ROW_ESTIMATE,
+    SERVER_ALLOWANCE_MB,
+    SYSTEM_FILES_ESTIMATE,
+)
+from encbench.studies.state_transfer.cluster import buffer_pool_mb
+
+# The donor's data, the joiner's copy, and mariadb-backup's: the joiner receives into
+# DATA/.sst and moves it back, so it holds the data twice for a moment.
+COPIES = 3
+
+
+def disk_bytes(profile: Profile) -> int:
+    rows = profile.data.tables * profile.data.table_size
+    one = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
+    return profile.state_transfer.nodes * one + (COPIES - 2) * one
+
+
+def memory_mb(profile: Profile) -> tuple[int, str]:
+    pool = buffer_pool_mb(profile)
+    # + mariadb-backup --prepare on the joiner (its --use-memory is the pool).
+    need = profile.state_transfer.nodes * (pool + SERVER_ALLOWANCE_MB) + pool
+    return need, (
+        f"two Galera nodes, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB, and "
+        "mariadb-backup's prepare; use smaller data (data.tables, data.table_size)"
+    )

@@ -1,0 +1,285 @@
+"""The state-transfer study (engine/study.py): a 2-node Galera cluster on two emulated hosts,
+and per cell — an SST method, the encrypted stream's cipher, mariadb-backup's threads — one
+full state transfer of the joiner per variant and round, plain against encrypted, in the
+engine's blocks with its intervals and stopping rule.
+
+- A run: the joiner stopped and its data directory emptied, both nodes' [sst] set for the
+  variant (untimed); then the joiner started and timed until it is Synced.  Measured beside:
+  the donor's stream and every stage the SST scripts log, the bytes that crossed the link
+  (the joiner's veth counters), and the donor's and joiner's CPU (their cgroups, which hold
+  the SST scripts and their tools).
+- The per-run proof: both nodes' SST logs say how the stream was carried — socat's openssl
+  address or stunnel for `encrypted`, plain socat or rsync for `plain`.
+- The per-cell proof (open_cell): one transfer per variant with the joiner's link captured
+  (proof/wire.py): the plain stream must show the donor's marker rows (the positive control)
+  and the encrypted one must not, and must show a TLS ServerHello, whose protocol and suite
+  are recorded (the scripts run socat without -d and stunnel at debug = warning, so the
+  tools' own logs do not name them).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.engine.progress import RunProgress
+from encbench.engine.study import Run
+from encbench.errors import ProofError, ToolError
+from encbench.net import netns
+from encbench.profile import SST_CIPHERS, Profile, StateTransferSpec
+from encbench.results.schema import Metric, SstCell, SstRecord
+from encbench.results.store import ResultStore
+from encbench.servers import galera
+from encbench.studies import machine
+from encbench.studies.operations.timing import timed
+from encbench.studies.state_transfer import cells, sstlog
+from encbench.studies.state_transfer.cluster import RECORD, Cluster, link_counters
+
+CAPTURE_READY_S = 30.0
+CAPTURE_STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued
+
+
+def _log_from(path: Path, offset: int) -> str:
+    with open(path, errors="replace") as f:
+        f.seek(offset)
+        return f.read()
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+class StateTransferStudy:
+    name = "state-transfer"
+    record_type = SstRecord
+    # One transfer at a time: two at once would share the donor and the link.
+    together = False
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.progress = progress
+        self.rule: StateTransferSpec = profile.state_transfer
+        self.cluster: Cluster | None = None
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return SstRecord.METRICS
+
+    def cells(self) -> Sequence[SstCell]:
+        return cells.cells(self.profile)
+
+    def prepare(self) -> None:
+        machine.record_environment(self.store)
+
+    @contextmanager
+    def setup(self, todo: Sequence[SstCell]) -> Iterator[Cluster]:
+        with Cluster(self.store, self.profile, self.progress.log) as cluster:
+            cluster.provision()
+            self.cluster = cluster
+            try:
+                yield cluster
+            finally:
+                self.cluster = None
+
+    def _cluster(self) -> Cluster:
+        assert self.cluster is not None, "a cell is measured inside setup()"
+        return self.cluster
+
+    @contextmanager
+    def open_cell(self, cell: SstCell) -> Iterator[None]:
+        proofs = {}
+        for variant in ("plain", "encrypted"):
+            self.progress.log(f"state-transfer: {cell.label}: proving the {variant} stream")
+            proofs[variant] = self._proof_transfer(cell, variant)
+        cluster = self._cluster()
+        cluster.record.setdefault("proofs", {})[cell.slug] = proofs
+        self.store.write_json(RECORD, cluster.record)
+        yield
+
+    def warm_up(self, cell: SstCell, variant: str, seconds: int, raw: Path) -> None:
+        """None (warmup_s = 0): every transfer starts from an empty joiner."""
+
+    # -- one run ---------------------------------------------------------------------------
+    def measure(self, run: Run) -> SstRecord:
+        began = time.monotonic()
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        fields = self._transfer(run.cell, run.variant, run.raw)
+        return SstRecord(
+            cell=run.cell,
+            round=run.round,
+            variant=run.variant,
+            position=run.position,
+            session=run.session,
+            started_at=started_at,
+            wall_s=time.monotonic() - began,
+            raw_output=str(run.raw.relative_to(self.store.path)),
+            **fields,
+        )
+
+    def _transfer(self, cell: SstCell, variant: str, raw: Path) -> dict[str, Any]:
+        cluster = self._cluster()
+        donor, joiner = cluster.donor, cluster.joiner
+        cluster.reset_joiner(cell, variant)
+        donor_offset = _size(donor.paths.error_log)
+        joiner_offset = _size(joiner.paths.error_log)
+        link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
+        donor_cpu = donor.cpu_seconds()
+        with timed() as watch:
+            cluster.join(cell)
+        joiner_cpu = joiner.cpu_seconds()
+        donor_cpu = donor.cpu_seconds() - donor_cpu
+        link_after = link_counters(cluster.joiner_ns, cluster.joiner_device)
+        cluster.check_marker_copied()
+        donor_text = _log_from(donor.paths.error_log, donor_offset)
+        joiner_text = _log_from(joiner.paths.error_log, joiner_offset)
+        raw.write_text(
+            "# donor\n" + donor_text + "\n# joiner\n" + joiner_text,
+        )
+        donor_log, joiner_log = sstlog.SstLog.parse(donor_text), sstlog.SstLog.parse(joiner_text)
+        stages = {
+            **donor_log.stages(cell.method, "donor"),
+            **joiner_log.stages(cell.method, "joiner"),
+        }
+        window = watch.window
+        assert window is not None
+        joiner.stop()  # untimed; the next run starts from an empty joiner anyway
+        return {
+            "sync_s": watch.seconds,
+            "transfer_s": stages.get(sstlog.STREAM_STAGE, 0.0),
+            "link_rx_bytes": link_after.rx_bytes - link_before.rx_bytes,
+            "link_tx_bytes": link_after.tx_bytes - link_before.tx_bytes,
+            "donor_cpu_s": donor_cpu,
+            "joiner_cpu_s": joiner_cpu,
+            "harness_cpu_s": window.harness_cpu_s,
+            "other_cpu_s": window.other_cpu_s,
+            "steal_s": window.steal_s,
+            "interference_pct": window.interference_pct,
+            "donor_transport": donor_log.transport(cell.method),
+            "joiner_transport": joiner_log.transport(cell.method),
+            "stages": stages,
+        }
+
+    def prove(self, record: SstRecord) -> None:
+        """Per run, the SST scripts' own account on both nodes: the stream went through
+        socat's openssl address or stunnel exactly when the variant is `encrypted`."""
+        want = sstlog.expected_transport(record.cell.method, record.variant == "encrypted")
+        for role, got in (("donor", record.donor_transport), ("joiner", record.joiner_transport)):
+            if got != want:
+                raise ProofError(
+                    f"{record.cell.label} round {record.round}: the {record.variant} run's "
+                    f"{role} carried the stream by {got or 'nothing it logged'}, not {want} "
+                    "(its SST log)"
+                )
+
+    # -- the per-cell proof on the wire --------------------------------------------------------
+    def _proof_transfer(self, cell: SstCell, variant: str) -> dict[str, Any]:
+        cluster = self._cluster()
+        base = self.store.path / "raw" / f"state-transfer-proof-{cell.slug}-{variant}"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        marker_file = base.with_suffix(".marker")
+        marker_file.write_text(cluster.marker + "\n")
+        out = base.with_suffix(".capture.json")
+        ready = out.with_suffix(".ready")
+        for stale in (out, ready):
+            stale.unlink(missing_ok=True)
+        argv = [
+            *netns.exec_prefix(cluster.joiner_ns),
+            sys.executable,
+            "-m",
+            "encbench.proof.wire",
+            "--device",
+            cluster.joiner_device,
+            "--marker-file",
+            str(marker_file),
+            "--out",
+            str(out),
+        ]
+        log = base.with_suffix(".capture.log")
+        capture = proc.spawn(argv, phase="capture the SST stream", log=log)
+        try:
+            deadline = time.monotonic() + CAPTURE_READY_S
+            while not ready.exists():
+                if capture.poll() is not None or time.monotonic() > deadline:
+                    raise ToolError(
+                        "the capture of the joiner's link did not start",
+                        argv=argv,
+                        returncode=capture.poll(),
+                        phase="proof of the SST stream",
+                        tail=proc.tail(log),
+                    )
+                time.sleep(0.05)
+            fields = self._transfer(cell, variant, base.with_suffix(".sst.txt"))
+        finally:
+            proc.stop_group(capture, CAPTURE_STOP)
+        if not out.exists():
+            raise ToolError(
+                "the capture of the joiner's link wrote no findings",
+                argv=argv,
+                phase="proof of the SST stream",
+                tail=proc.tail(log),
+            )
+        found = json.loads(out.read_text())
+        return judge(cell, variant, found, fields)
+
+
+def judge(
+    cell: SstCell, variant: str, found: dict[str, Any], fields: dict[str, Any]
+) -> dict[str, Any]:
+    """The per-cell proof's verdict on one captured transfer; raises ProofError."""
+    where = f"{cell.label}: the {variant} proof transfer"
+    sst = str(galera.SST_PORT)
+    by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
+    # The verdict is the SST stream's (port 4444), which [sst] encrypts.  Hits elsewhere are
+    # a finding, not a failure: Galera itself sends the joiner recent write sets from its
+    # gcache over the IST port (4568) after an SST, in plaintext unless Galera's own TLS
+    # (socket.ssl_*) is on — which [sst] does not touch.
+    hits, dropped = by_port.get(sst, 0), int(found["dropped"])
+    elsewhere = {port: n for port, n in by_port.items() if port != sst}
+    hellos = found.get("hellos") or []
+    seen, crossed = int(found["payload_bytes"]), int(fields["link_rx_bytes"])
+    if seen < crossed / 2:
+        raise ProofError(
+            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
+            f"the link ({dropped} frames dropped): it cannot vouch for the stream"
+        )
+    if variant == "plain":
+        if hits == 0:
+            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            raise ProofError(
+                f"{where}: the donor's marker rows were not seen in the SST stream{why}: the "
+                "positive control failed, so an encrypted stream's 'not seen' would prove nothing"
+            )
+        if hellos:
+            raise ProofError(f"{where}: a TLS handshake crossed the link of a plain transfer")
+    else:
+        if hits:
+            raise ProofError(
+                f"{where}: the donor's marker crossed the SST stream (port {sst}) in "
+                f"plaintext {hits} times"
+            )
+        if not hellos:
+            raise ProofError(f"{where}: no TLS ServerHello crossed the link")
+        suite = SST_CIPHERS.get(cell.cipher, "") if cell.method == "mariabackup" else ""
+        if suite and hellos[0]["cipher"] != suite:
+            raise ProofError(f"{where}: the stream negotiated {hellos[0]['cipher']}, not {suite}")
+    return {
+        "marker_hits": hits,
+        "marker_hits_other_ports": elsewhere,
+        "bytes_by_port": found.get("bytes_by_port") or {},
+        "payload_bytes": int(found["payload_bytes"]),
+        "frames": int(found["frames"]),
+        "dropped": dropped,
+        "protocol": hellos[0]["protocol"] if hellos else "",
+        "cipher": hellos[0]["cipher"] if hellos else "",
+        "donor_transport": fields["donor_transport"],
+        "joiner_transport": fields["joiner_transport"],
+        "sync_s": fields["sync_s"],
+    }

@@ -1,0 +1,112 @@
+"""The state-transfer study end to end through the CLI (profile smoke-sst): a real 2-node
+Galera cluster on two network namespaces, real SSTs by mariadb-backup (socat, TLS 1.3) and
+rsync (stunnel), the proof on the wire, the report's table, and nothing left behind — on
+success, and after a SIGTERM in the middle of a transfer.  Needs root (namespaces)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from encbench.net import netns
+from encbench.servers import galera, registry
+from tests.helpers import encbench, processes_owned_by
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or galera.provider() is None,
+    reason="needs root (network namespaces) and galera-4 (scripts/setup.sh)",
+)
+
+
+def our_namespaces(state_dir: Path) -> list[str]:
+    links = list((state_dir / "encbench" / "netns").glob("*.json"))
+    names = {
+        n
+        for link in links
+        for n in json.loads(link.read_text()).values()
+        if str(n).startswith(netns.PREFIX)
+    }
+    return [ns for ns in netns.namespaces() if ns in names]
+
+
+def test_the_smoke_sst_profile_measures_both_methods_proves_the_wire_and_leaves_nothing(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    result = encbench("run", "smoke-sst", "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+    runs = [json.loads(line) for line in (out / "state-transfer.jsonl").read_text().splitlines()]
+    by_method: dict[str, list[dict]] = {}  # type: ignore[type-arg]
+    for run in runs:
+        by_method.setdefault(run["cell"]["method"], []).append(run)
+    assert set(by_method) == {"mariabackup", "rsync"}
+    want = {
+        ("mariabackup", "plain"): "socat plain",
+        ("mariabackup", "encrypted"): "socat openssl",
+        ("rsync", "plain"): "rsync plain",
+        ("rsync", "encrypted"): "stunnel",
+    }
+    record = json.loads((out / "state-transfer.json").read_text())
+    size = record["data"]["database_bytes"]
+    for method, method_runs in by_method.items():
+        assert {r["variant"] for r in method_runs} == {"plain", "encrypted"}
+        for r in method_runs:
+            assert r["joiner_transport"] == r["donor_transport"] == want[(method, r["variant"])]
+            assert r["sync_s"] > r["transfer_s"] > 0
+            # the donor's tables crossed the link (InnoDB files are sent whole)
+            assert r["link_rx_bytes"] > size > 0
+            assert r["donor_cpu_s"] > 0 and r["joiner_cpu_s"] > 0
+    proofs = record["proofs"]
+    assert set(proofs) == {"mariabackup-tlsv13-t1", "rsync-t1"}
+    for proof in proofs.values():
+        assert proof["plain"]["marker_hits"] > 0  # the positive control
+        assert proof["encrypted"]["marker_hits"] == 0
+        assert proof["encrypted"]["protocol"].startswith("TLSv1.")
+    assert proofs["mariabackup-tlsv13-t1"]["encrypted"]["protocol"] == "TLSv1.3"
+
+    summary = json.loads((out / "summary.json").read_text())
+    cells = summary["studies"]["state-transfer"]["cells"]
+    assert [c["method"] for c in cells] == ["mariabackup", "rsync"]
+    report = (out / "report.md").read_text()
+    assert "State transfer (Galera SST): plain against encrypted" in report
+    assert "| mariabackup, socat TLS 1.3, 1 thread |" in report
+    # nothing left behind: nodes, sandboxes, namespaces, keys and certificates
+    assert not (out / "sandbox").exists()
+    assert registry.entries() == []
+    assert our_namespaces(state_dir) == []
+    assert not (out / "private").exists()
+
+
+def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: Path) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", "smoke-sst", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    joiner_log = out / "sandbox" / "galera-joiner" / "error.log"
+    deadline = time.monotonic() + 240
+    # A transfer is under way once the joiner's SST script has spoken.
+    while time.monotonic() < deadline and child.poll() is None:
+        if joiner_log.exists() and "WSREP_SST" in joiner_log.read_text(errors="replace"):
+            break
+        time.sleep(0.1)
+    assert child.poll() is None, child.stderr.read() if child.stderr else ""
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=180)
+    assert child.returncode in (130, 143), stderr
+    assert "Traceback" not in stderr
+    assert processes_owned_by(child.pid) == []
+    assert not (out / "sandbox").exists()
+    assert registry.entries() == []
+    assert our_namespaces(state_dir) == []

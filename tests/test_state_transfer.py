@@ -1,0 +1,311 @@
+"""The state-transfer study's own parts without servers: its cells and profile checks, the
+SST scripts' logs (real ones, tests/golden/sst/), the capture's parsing of frames and TLS
+ServerHellos, the proof's verdicts, the Galera node's options, its record and its part of
+the report."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from encbench.errors import BadInput, ProofError
+from encbench.profile import Profile, parse
+from encbench.proof import wire
+from encbench.report import markdown
+from encbench.results.schema import SstCell, SstRecord
+from encbench.servers import galera
+from encbench.servers.variants import render_cnf
+from encbench.studies.state_transfer import cells, sstlog
+from encbench.studies.state_transfer.cluster import sockopt
+from encbench.studies.state_transfer.study import judge
+from tests.helpers import encbench
+from tests.test_cli_bad_input import assert_one_line_error
+
+GOLDEN = Path(__file__).parent / "golden" / "sst"
+
+
+def a_profile(extra: str = "") -> Profile:
+    return parse(f'name = "sst"\nstudies = ["state-transfer"]\n{extra}', "p.toml")
+
+
+# -- cells and the profile ---------------------------------------------------------------------
+def test_mariabackup_has_a_cell_per_cipher_and_rsync_one() -> None:
+    profile = a_profile(
+        '[state_transfer]\nmethods = ["mariabackup", "rsync"]\n'
+        'ciphers = ["TLSv1.3", "CHACHA20"]\nbackup_threads = [1, 4]\n'
+    )
+    assert [c.label for c in cells.cells(profile)] == [
+        "mariabackup, socat TLS 1.3, 1 thread",
+        "mariabackup, socat TLS 1.3, 4 threads",
+        "mariabackup, socat TLS 1.2 CHACHA20, 1 thread",
+        "mariabackup, socat TLS 1.2 CHACHA20, 4 threads",
+        "rsync, stunnel, 1 thread",
+        "rsync, stunnel, 4 threads",
+    ]
+    assert cells.cells(parse('name = "x"\n', "p.toml")) == []
+    assert SstCell("mariabackup", "TLSv1.3", 1).slug == "mariabackup-tlsv13-t1"
+
+
+@pytest.mark.parametrize(
+    ("line", "fragment"),
+    [
+        ('methods = ["xtrabackup"]', "'mariabackup' or 'rsync'"),
+        ('ciphers = ["RC4"]', "unknown SST cipher 'RC4'"),
+        ("nodes = 3", "3 nodes is out of range"),
+        ("nodes = 1", "use nodes = 2"),
+        ("backup_threads = [0]", "0 backup threads is out of range"),
+        ("rate_mbit = 0", "greater than 0"),
+        ("min_rounds = 8\nmax_rounds = 4", "min_rounds is larger than"),
+    ],
+)
+def test_bad_state_transfer_settings_are_refused(line: str, fragment: str) -> None:
+    with pytest.raises(BadInput, match=fragment):
+        a_profile(f"[state_transfer]\n{line}\n")
+
+
+def test_bad_input_from_the_command_line_is_one_line(tmp_path: Path) -> None:
+    prof = tmp_path / "p.toml"
+    prof.write_text('name = "s"\nstudies = ["state-transfer"]\n[state_transfer]\nnodes = 5\n')
+    out = tmp_path / "o"
+    result = encbench("run", str(prof), "--out", str(out))
+    assert_one_line_error(result, "state_transfer.nodes", "5 nodes is out of range")
+    assert not out.exists()
+
+
+def test_data_larger_than_the_disk_counts_every_node(tmp_path: Path) -> None:
+    prof = tmp_path / "huge.toml"
+    prof.write_text(
+        'name = "huge"\nstudies = ["state-transfer"]\n'
+        "[data]\ntables = 1000\ntable_size = 500000000\n"
+    )
+    out = tmp_path / "o"
+    result = encbench("run", str(prof), "--out", str(out))
+    assert_one_line_error(result, "not enough disk", "GiB")
+    assert not out.exists()
+
+
+def test_missing_galera_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    from encbench import preflight
+
+    monkeypatch.setattr(galera, "provider", lambda: None)
+    with pytest.raises(BadInput, match=r"libgalera_smm.so\) not found: apt-get install galera-4"):
+        preflight.require_tools(a_profile())
+
+
+def test_missing_socat_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    from encbench import preflight, proc
+
+    real = proc.which
+    monkeypatch.setattr(proc, "which", lambda name: None if name == "socat" else real(name))
+    monkeypatch.setattr(galera, "provider", lambda: Path("/x.so"))
+    with pytest.raises(BadInput, match="socat not found: apt-get install socat"):
+        preflight.require_tools(a_profile())
+
+
+# -- the Galera node's option file ------------------------------------------------------------
+def test_a_node_joins_its_peers_on_its_own_address_and_ports() -> None:
+    donor, joiner = galera.Node("donor", "10.0.0.2"), galera.Node("joiner", "10.0.0.1")
+    options = galera.wsrep_options(
+        joiner,
+        cluster="c",
+        peers=(donor,),
+        sst_method="mariabackup",
+        user="root",
+        provider_path=Path("/usr/lib/galera/libgalera_smm.so"),
+    )
+    assert options["wsrep_cluster_address"] == "gcomm://10.0.0.2:4567"
+    assert options["wsrep_sst_receive_address"] == "10.0.0.1:4444"
+    assert "ist.recv_addr=10.0.0.1:4568" in options["wsrep_provider_options"]
+    boot = galera.wsrep_options(
+        donor, cluster="c", peers=(), sst_method="rsync", user="root", provider_path=Path("/p")
+    )
+    assert boot["wsrep_cluster_address"] == "gcomm://"
+
+
+def test_the_sst_group_is_written_after_mariadbd_and_plain_names_no_certificate() -> None:
+    paths = {"cert": Path("/c.pem"), "key": Path("/k.pem"), "ca": Path("/ca.pem")}
+    plain = galera.sst_section(encrypted=False, **paths)
+    enc = galera.sst_section(encrypted=True, sockopt=",cipher=X,max-version=TLS1.2", **paths)
+    assert plain["ssl-mode"] == "DISABLED" and "tcert" not in plain and "sockopt" not in plain
+    assert enc["ssl-mode"] == "REQUIRED" and enc["tkey"] == "/k.pem"
+    text = render_cnf({"port": "1"}, {"sst": enc})
+    assert text.index("[mariadbd]") < text.index("[sst]")
+    assert 'sockopt=",cipher=X,max-version=TLS1.2"' in text
+
+
+def test_a_tls12_suite_pins_the_version_and_tls13_leaves_socat_its_default() -> None:
+    assert sockopt(SstCell("mariabackup", "TLSv1.3")) == ""
+    assert sockopt(SstCell("mariabackup", "AES128-GCM")) == (
+        ",cipher=ECDHE-RSA-AES128-GCM-SHA256,max-version=TLS1.2"
+    )
+    assert sockopt(SstCell("rsync", "")) == ""
+
+
+# -- the SST scripts' logs --------------------------------------------------------------------
+def test_stages_and_transport_of_a_real_encrypted_mariabackup_transfer() -> None:
+    donor = sstlog.SstLog.parse((GOLDEN / "mariabackup-encrypted-donor.log").read_text())
+    joiner = sstlog.SstLog.parse((GOLDEN / "mariabackup-encrypted-joiner.log").read_text())
+    assert donor.transport("mariabackup") == "socat openssl"
+    assert joiner.transport("mariabackup") == "socat openssl"
+    stages = donor.stages("mariabackup", "donor")
+    assert 9.5 < stages["donor pause before streaming"] < 11
+    assert stages[sstlog.STREAM_STAGE] > 0
+    assert any(name.endswith("(time=1)") for name in stages)
+    joined = joiner.stages("mariabackup", "joiner")
+    assert {"joiner wait and receive", "joiner prepare", "joiner move"} <= set(joined)
+    assert donor.errors() == []
+
+
+def test_a_plain_rsync_transfer_is_rsync_plain() -> None:
+    donor = sstlog.SstLog.parse((GOLDEN / "rsync-plain-donor.log").read_text())
+    assert donor.transport("rsync") == "rsync plain"
+    assert donor.stages("rsync", "donor")[sstlog.STREAM_STAGE] > 0
+
+
+def test_a_log_without_sst_lines_says_nothing() -> None:
+    log = sstlog.SstLog.parse("2026-11-23 10:00:00 0 [Note] mariadbd: ready for connections.\n")
+    assert log.transport("rsync") == ""
+    assert log.stages("mariabackup", "donor") == {}
+
+
+# -- the capture -------------------------------------------------------------------------------
+def frame(payload: bytes) -> bytes:
+    ip_len = 20 + 20 + len(payload)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, ip_len, 0, 0, 64, 6, 0, bytes(4), bytes(4))
+    tcp = struct.pack("!HHIIBBHHH", 1, 2, 0, 0, 5 << 4, 0x18, 0, 0, 0)
+    return bytes(12) + b"\x08\x00" + ip + tcp + payload
+
+
+def server_hello(version: int, suite: int, tls13: bool) -> bytes:
+    ext = struct.pack("!HHH", 43, 2, 0x0304) if tls13 else b""
+    body = struct.pack("!H", version) + bytes(32) + b"\x00" + struct.pack("!HB", suite, 0)
+    body += struct.pack("!H", len(ext)) + ext
+    hs = b"\x02" + len(body).to_bytes(3, "big") + body
+    return b"\x16\x03\x03" + struct.pack("!H", len(hs)) + hs
+
+
+def test_a_tcp_payload_is_found_and_other_frames_are_not() -> None:
+    assert wire.tcp_payload(frame(b"hello")) == b"hello"
+    assert wire.tcp_payload(bytes(12) + b"\x86\xdd" + bytes(60)) is None  # IPv6
+
+
+def test_the_negotiated_protocol_and_suite_come_from_the_server_hello() -> None:
+    tls13 = wire.server_hello(server_hello(0x0303, 0x1302, tls13=True))
+    assert tls13 == wire.Hello("TLSv1.3", "TLS_AES_256_GCM_SHA384")
+    tls12 = wire.server_hello(server_hello(0x0303, 0xCCA8, tls13=False))
+    assert tls12 == wire.Hello("TLSv1.2", "ECDHE-RSA-CHACHA20-POLY1305")
+    assert wire.server_hello(b"\x17\x03\x03" + bytes(60)) is None  # application data
+
+
+def test_a_marker_split_across_two_segments_is_found_once() -> None:
+    search = wire.Search(b"MARKER-123")
+    assert search.feed(b"....MARK") == 0
+    assert search.feed(b"ER-123....MARKER-123") == 2
+    assert search.feed(b"ER-123") == 0
+    # conversations are searched apart: two streams' halves are no marker
+    assert search.feed(b"..MARK", (1, 2)) == 0
+    assert search.feed(b"ER-123", (3, 4)) == 0
+
+
+# -- the proof's verdicts ----------------------------------------------------------------------
+def found(
+    hits: int, hellos: list[dict[str, str]], seen: int = 1000, ist_hits: int = 8
+) -> dict[str, Any]:
+    """A capture's findings: `hits` in the SST stream (4444), `ist_hits` in Galera's own
+    write-set preload after it (4568), which [sst] does not encrypt."""
+    by_port = {k: v for k, v in (("4444", hits), ("4568", ist_hits)) if v}
+    return {
+        "marker_hits": hits + ist_hits,
+        "hits_by_port": by_port,
+        "dropped": 0,
+        "hellos": hellos,
+        "payload_bytes": seen,
+        "frames": 9,
+    }
+
+
+FIELDS = {"link_rx_bytes": 1200, "donor_transport": "t", "joiner_transport": "t", "sync_s": 1.0}
+HELLO = [{"protocol": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384"}]
+
+
+def test_a_plain_transfer_without_the_marker_fails_the_positive_control() -> None:
+    cell = SstCell("mariabackup", "TLSv1.3")
+    with pytest.raises(ProofError, match="positive control failed"):
+        judge(cell, "plain", found(0, []), FIELDS)
+    assert judge(cell, "plain", found(4, []), FIELDS)["marker_hits"] == 4
+
+
+def test_an_encrypted_transfer_must_hide_the_marker_and_show_its_suite() -> None:
+    cell = SstCell("mariabackup", "AES128-GCM")
+    with pytest.raises(ProofError, match="in plaintext 1 times"):
+        judge(cell, "encrypted", found(1, HELLO), FIELDS)
+    with pytest.raises(ProofError, match="no TLS ServerHello"):
+        judge(cell, "encrypted", found(0, []), FIELDS)
+    with pytest.raises(ProofError, match="not ECDHE-RSA-AES128-GCM-SHA256"):
+        judge(cell, "encrypted", found(0, HELLO), FIELDS)
+    ok = judge(SstCell("mariabackup", "TLSv1.3"), "encrypted", found(0, HELLO), FIELDS)
+    assert ok["protocol"] == "TLSv1.3"
+    # Galera's own IST preload carries the marker in both variants: recorded, not the verdict
+    assert ok["marker_hits_other_ports"] == {"4568": 8}
+
+
+def test_a_capture_that_saw_too_little_vouches_for_nothing() -> None:
+    with pytest.raises(ProofError, match="cannot vouch"):
+        judge(SstCell("rsync"), "encrypted", found(0, HELLO, seen=100), FIELDS)
+
+
+# -- the record and the report -----------------------------------------------------------------
+def record(variant: str, round_: int, sync_s: float) -> SstRecord:
+    return SstRecord(
+        cell=SstCell("rsync"),
+        round=round_,
+        variant=variant,
+        position=0,
+        session="s",
+        started_at="2026-11-23T00:00:00+00:00",
+        wall_s=sync_s + 1,
+        sync_s=sync_s,
+        transfer_s=sync_s / 2,
+        link_rx_bytes=100 * 2**20,
+        link_tx_bytes=2**20,
+        donor_cpu_s=1.0,
+        joiner_cpu_s=2.0,
+        harness_cpu_s=0.01,
+        other_cpu_s=0.0,
+        steal_s=0.0,
+        interference_pct=0.0,
+        donor_transport="stunnel" if variant == "encrypted" else "rsync plain",
+        joiner_transport="stunnel" if variant == "encrypted" else "rsync plain",
+        stages={"donor stream": sync_s / 2},
+    )
+
+
+def test_a_record_refuses_an_impossible_time_and_round_trips() -> None:
+    with pytest.raises(ValueError, match="impossible run"):
+        record("plain", 1, 0.0)
+    r = record("plain", 1, 4.0)
+    data = r.to_json()
+    assert data["mib_per_s"] == pytest.approx(50.0)
+    assert SstRecord.from_json(data) == r
+
+
+def test_the_report_shows_the_cost_of_each_cell(tmp_path: Path) -> None:
+    from encbench.report import state_transfer, state_transfer_section
+    from encbench.report.tables import Document
+
+    profile = a_profile('[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\n')
+    runs = []
+    for r in range(4):
+        order = ("plain", "encrypted") if r in (0, 3) else ("encrypted", "plain")
+        for v in order:
+            runs.append(record(v, r + 1, 4.0 if v == "plain" else 5.0))
+    part = state_transfer.build(runs, profile, {"proofs": {}})
+    cell = part.cells[0]
+    assert cell.rounds == 4
+    assert cell.comparisons["sync_s"].overhead_pct == pytest.approx(25.0)
+    text = markdown.render(Document("t", state_transfer_section.sections(part)))
+    assert "rsync, stunnel, 1 thread" in text
+    assert "+25.0%" in text
