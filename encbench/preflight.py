@@ -13,6 +13,7 @@ from encbench import environment, placement, proc
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers import shapes
+from encbench.servers.user_server import UserServer, password_from
 
 PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
 
@@ -274,6 +275,15 @@ def check_shapes(profile: Profile) -> None:
         raise BadInput(why)
 
 
+def check_target_answers(profile: Profile) -> None:
+    """A target that cannot be reached or refuses the login is a wrong DSN, port or password:
+    said in one line before a results directory or the capacity figures are made."""
+    if profile.target is None:
+        return
+    spec = profile.target
+    UserServer(spec.connection(), password_from(spec.defaults_extra_file)).check_alive()
+
+
 def require_tools(profile: Profile | None = None) -> None:
     extra = (
         transit_checks(profile) + profile_checks(profile) + state_transfer_checks(profile)
@@ -289,3 +299,4 @@ def require_tools(profile: Profile | None = None) -> None:
         check_sst_ciphers(profile)
         check_sharing(profile)
         check_shapes(profile)
+        check_target_answers(profile)

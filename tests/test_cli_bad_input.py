@@ -173,3 +173,20 @@ def test_encryption_threads_out_of_range_are_refused_before_anything_starts(
         "use 1 to 255",
     )
     assert not out.exists()
+
+
+def test_a_target_nobody_answers_at_is_refused_before_the_results_directory(
+    tmp_path: Path,
+) -> None:
+    """A typo in the DSN's port: one line naming the address, exit 2, nothing written."""
+    import socket
+
+    with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = encbench(
+        "run", "smoke", "--target", f"mysql://bench@127.0.0.1:{port}/",
+        cwd=tmp_path, env={"MYSQL_PWD": "x"},
+    )  # fmt: skip
+    assert_one_line_error(result, f"127.0.0.1:{port}", "check the target's host and port")
+    assert not (tmp_path / "results").exists()

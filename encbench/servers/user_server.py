@@ -31,6 +31,8 @@ CONNECT_TIMEOUT_S = 10.0
 QUERY_TIMEOUT_S = 600.0
 STATUS_TIMEOUT_S = 60.0
 ACCESS_DENIED = frozenset({1044, 1045, 1142, 1227})  # db, user, table, privilege
+# The client's own: no socket file, no server at the host and port, an unknown host.
+UNREACHABLE = frozenset({2002, 2003, 2005})
 
 
 def password_from(defaults_file: str, environ: dict[str, str] | None = None) -> str | None:
@@ -145,6 +147,11 @@ class UserServer:
                 f"{self.name}: {text} (error {code}): check the user and its password "
                 "(MYSQL_PWD or --defaults-extra-file) and its privileges (`encbench plan` "
                 "lists them)"
+            )
+        if code in UNREACHABLE:
+            return BadInput(
+                f"{self.name}: {text}: check the target's host and port (or socket) and that "
+                "its server is running"
             )
         if code is not None and code < 2000:
             return ServerError(f"{self.name} refused a statement: {text} (error {code})")
