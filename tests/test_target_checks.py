@@ -59,6 +59,14 @@ def test_the_password_comes_from_mysql_pwd_first_then_the_option_file(tmp_path: 
         password_from(str(tmp_path / "empty.cnf"), {})
 
 
+def test_an_option_files_quotes_are_one_pair_and_the_last_group_read_wins(tmp_path: Path) -> None:
+    cnf = tmp_path / "my.cnf"
+    cnf.write_text("[client]\npassword = ends-with\"\n")
+    assert password_from(str(cnf), {}) == 'ends-with"'  # not a pair: the quote is the password's
+    cnf.write_text("[client]\npassword = 'a'\n[client-mariadb]\npassword = \"b\"\n")
+    assert password_from(str(cnf), {}) == "b"  # libmariadb reads [client-mariadb] last
+
+
 def test_a_ready_mariadb_server_has_no_problems() -> None:
     assert pre.server_problems(MARIADB, ["file_key_management"]) == []
 

@@ -53,10 +53,14 @@ def password_from(defaults_file: str, environ: dict[str, str] | None = None) -> 
         parser.read_string(text, str(path))
     except (OSError, UnicodeDecodeError, configparser.Error) as exc:
         raise BadInput(f"cannot read the option file {path}: {exc}; check the path") from None
-    for section in ("client", "client-server", "client-mariadb"):
+    # The client library reads these groups in this order and a later value wins.
+    for section in ("client-mariadb", "client-server", "client"):
         if parser.has_option(section, "password"):
-            value = parser.get(section, "password") or ""
-            return value.strip().strip("'\"")
+            value = (parser.get(section, "password") or "").strip()
+            # One pair of matching quotes is the option file's, not the password's.
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                value = value[1:-1]
+            return value
     raise BadInput(f"the option file {path} has no password in its [client] section; add one")
 
 

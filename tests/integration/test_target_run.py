@@ -153,6 +153,13 @@ def test_plan_prints_what_it_would_create_and_touches_nothing(
     assert "ALTER TABLE" in result.stdout and "ENCRYPTED=YES" in result.stdout
     assert users.server.query("SHOW DATABASES") == before
     assert list(cwd.iterdir()) == []  # no results directory
+    # A profile without the at-rest study plans none of its databases or checks.
+    transit_only = tmp_path / "transit.toml"
+    transit_only.write_text('name = "t"\nstudies = ["in-transit"]\n')
+    result = users.run("plan", str(transit_only), "--target", users.dsn(), cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    assert "in transit:" in result.stdout
+    assert "_plain`" not in result.stdout and "check:" not in result.stdout
 
 
 def test_with_ssh_to_its_host_the_servers_cpu_is_read_there_per_run(

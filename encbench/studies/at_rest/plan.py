@@ -4,6 +4,8 @@ problem is listed with its fix rather than only the first."""
 
 from __future__ import annotations
 
+import os
+
 from encbench.profile import Profile
 from encbench.servers.user_server import UserServer, password_from
 from encbench.studies.at_rest import prerequisites
@@ -52,10 +54,15 @@ def plan_lines(profile: Profile) -> list[str]:
         out += [f"  cell {c.label}" for c in todo]
         return out
     t = profile.target
-    out.append(
-        f"target {t.socket or f'{t.host}:{t.port}'} as {t.user} (password: "
-        f"{'MYSQL_PWD' if password_from(t.defaults_extra_file) is not None else 'none given'})"
-    )
+    if "MYSQL_PWD" in os.environ:
+        source = "MYSQL_PWD"
+    elif password_from(t.defaults_extra_file) is not None:
+        source = t.defaults_extra_file
+    else:
+        source = "none given"
+    out.append(f"target {t.socket or f'{t.host}:{t.port}'} as {t.user} (password: {source})")
+    if "at-rest" not in profile.studies:
+        return out  # nothing of the at-rest study is checked, created or measured
     problems, pool, dialect = target_checks(profile)
     out += [f"  check: {p}" for p in problems] or ["  checks: every prerequisite holds"]
     out.append("would create and run, in this order:")
