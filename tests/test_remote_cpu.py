@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
-from encbench.servers.remote_cpu import SshCpu, parse_stat_ticks
+from encbench.servers.cgroup import parse_counter
+from encbench.servers.remote_cpu import SshCpu
 
 
 class LocalShell(SshCpu):
@@ -38,9 +39,9 @@ def mariadbd(tmp_path: Path) -> Iterator[subprocess.Popen[bytes]]:
 
 def test_utime_and_stime_are_read_after_the_command_name_even_with_spaces() -> None:
     line = "1234 (my server) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 9 0"
-    assert parse_stat_ticks(line) == 325
+    assert parse_counter("proc_stat_ticks", line) == 325
     with pytest.raises(ValueError):
-        parse_stat_ticks("not a stat line")
+        parse_counter("proc_stat_ticks", "not a stat line")
 
 
 def test_the_servers_process_is_found_from_its_pid_file_and_its_cpu_read(

@@ -61,7 +61,7 @@ def test_the_password_comes_from_mysql_pwd_first_then_the_option_file(tmp_path: 
 
 def test_an_option_files_quotes_are_one_pair_and_the_last_group_read_wins(tmp_path: Path) -> None:
     cnf = tmp_path / "my.cnf"
-    cnf.write_text("[client]\npassword = ends-with\"\n")
+    cnf.write_text('[client]\npassword = ends-with"\n')
     assert password_from(str(cnf), {}) == 'ends-with"'  # not a pair: the quote is the password's
     cnf.write_text("[client]\npassword = 'a'\n[client-mariadb]\npassword = \"b\"\n")
     assert password_from(str(cnf), {}) == "b"  # libmariadb reads [client-mariadb] last

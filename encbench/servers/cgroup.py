@@ -85,6 +85,8 @@ def parse_counter(kind: str, text: str) -> int:
         # Fields after the command name (which may hold spaces) start at field 3; utime and
         # stime are fields 14 and 15.
         fields = text.rpartition(")")[2].split()
+        if len(fields) < 13:
+            raise ValueError(f"not a /proc/PID/stat line: {text[:80]!r}")
         return int(fields[11]) + int(fields[12])
     raise ValueError(f"unknown counter kind {kind!r}")
 

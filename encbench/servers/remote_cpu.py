@@ -30,6 +30,7 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError
+from encbench.servers import cgroup
 
 SOURCE = "ssh /proc/PID/stat"
 WINDOW = "client run (read over ssh before and after)"
@@ -39,15 +40,6 @@ ANSWER_TIMEOUT_S = 15.0
 LOGIN_TIMEOUT_S = 60.0
 END = "encbench-end-of-answer"
 SSH_HINT = "install it: apt-get install openssh-client"
-
-
-def parse_stat_ticks(text: str) -> int:
-    """utime + stime (fields 14 and 15) of a /proc/PID/stat line; the command name, in
-    parentheses, may hold spaces, so fields are counted after its closing parenthesis."""
-    fields = text.rsplit(")", 1)[-1].split()
-    if len(fields) < 13:
-        raise ValueError(f"not a /proc/PID/stat line: {text[:80]!r}")
-    return int(fields[11]) + int(fields[12])
 
 
 class SshCpu:
@@ -137,7 +129,10 @@ class SshCpu:
 
     def read_s(self) -> float:
         """The server's CPU seconds so far (utime + stime)."""
-        return parse_stat_ticks(self.ask(f"cat /proc/{self.pid}/stat")) / self.ticks_per_s
+        return (
+            cgroup.parse_counter("proc_stat_ticks", self.ask(f"cat /proc/{self.pid}/stat"))
+            / self.ticks_per_s
+        )
 
     def close(self) -> None:
         process, self.process = self.process, None

@@ -140,9 +140,6 @@ class UserServer:
     def check_alive(self, timeout_s: float | None = None) -> None:
         self.query("SELECT 1", timeout_s=timeout_s or self.status_timeout_s)
 
-    def version(self) -> str:
-        return str(self.query("SELECT VERSION()")[0][0])
-
     def _failure(self, exc: pymysql.MySQLError) -> ServerError | BadInput:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
         text = exc.args[-1] if exc.args else str(exc)

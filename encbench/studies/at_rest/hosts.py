@@ -29,9 +29,6 @@ from encbench.servers.variants import EncryptionSpec
 class VariantHost(AbstractContextManager["VariantHost"], Protocol):
     """Where the variants `plain` and `encrypted` live; closed on any exit."""
 
-    # Whether configure() gives each regime its own buffer pool (by a restart).  Without
-    # it a regime that needs another pool cannot be measured here (unavailable).
-    restarts: bool
     # What at-rest.json records of the design, the data and the proofs.
     record: dict[str, Any]
 

@@ -130,8 +130,6 @@ class ServerPair:
     error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted.  One of the
     designs of hosts.VariantHost: each variant its own local server, restarted per regime."""
 
-    restarts = True
-
     def __init__(
         self, store: ResultStore, profile: Profile, spec: EncryptionSpec | None = None
     ) -> None:

@@ -203,8 +203,6 @@ class TableSets:
     """Both variants on the user's server; a context manager that drops encbench's own
     databases on any exit (unless keep)."""
 
-    restarts = False
-
     def __init__(self, store: ResultStore, profile: Profile) -> None:
         assert profile.target is not None, "a target design needs [target]"
         self.store = store

@@ -138,7 +138,6 @@ class TransitTarget:
         self.server = UserServer(self.spec.connection(), self.password).on(self.database)
         self.created = False
         self.tls_missing: str | None = None
-        self.client_pki: pki.Pki | None = None
         self.cpu: SshCpu | None = None  # the server's CPU over ssh, where allowed
 
     def connection(self) -> Connection:
@@ -236,7 +235,7 @@ class TransitTarget:
             f"(openssl: {seen.verify or '?'}); openssl s_client negotiated "
             f"{seen.protocol or '?'} {seen.cipher or '?'}",
         }
-        made = pki.Pki(
+        return pki.Pki(
             key_type=TARGET_KEY,
             directory=private,
             ca_cert=Path(spec.ssl_ca).absolute(),
@@ -246,8 +245,6 @@ class TransitTarget:
             client_key=Path(spec.ssl_key).absolute(),
             server_ips=(),
         )
-        self.client_pki = made
-        return made
 
 
 def plan_lines(profile: Profile) -> list[str]:
