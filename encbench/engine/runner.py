@@ -206,7 +206,9 @@ class Runner:
         estimate = rounds.estimate(done.blocks, metric, rule)
         equivalence = rounds.estimate(done.blocks, metric, rule, 0.90)
         verdict = (
-            stats.verdict(estimate, m.direction, equivalence, rule.equivalence_margin_pct)
+            stats.verdict(
+                estimate, m.direction, equivalence, rule.equivalence_margin_pct, m.more_less
+            )
             if estimate
             else "inconclusive: too few rounds for an interval"
         )

@@ -79,7 +79,7 @@ def summarize_cell(
     m = PRIMARY
     comparison = (
         # A time is longer or shorter, not higher (issue #11: "X% longer").
-        Estimate.of_blocks(state.blocks, m.name, m.direction, rule, ("longer", "shorter"))
+        Estimate.of_blocks(state.blocks, m.name, m.direction, rule, m.more_less)
         if state.blocks
         else Estimate.too_few(rounds, m.name, m.direction)
     )

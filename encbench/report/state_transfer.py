@@ -71,7 +71,7 @@ def summarize_cell(
         if any(getattr(r, m.name) <= 0 for r in runs):
             continue  # a stage the scripts did not log: no ratio to take
         comparisons[m.name] = (
-            Estimate.of_blocks(state.blocks, m.name, m.direction, rule)
+            Estimate.of_blocks(state.blocks, m.name, m.direction, rule, m.more_less)
             if state.blocks
             else Estimate.too_few(rounds, m.name, m.direction)
         )

@@ -56,6 +56,9 @@ class Metric:
     unit: str
     direction: Direction
     primary: bool = False  # the stopping rule and the headline verdict use this one
+    # The verdict's words for a lower-is-better metric that went up / down: a time is
+    # "longer" / "shorter" (stats.verdict).
+    more_less: tuple[str, str] = ("higher", "lower")
 
 
 AT_REST_METRICS = (
@@ -339,7 +342,12 @@ class TransitRecord:
 # for encrypting existing data, whose paired cost is the foreground load's time per transaction
 # (see OperationRecord).
 OPERATION_UNITS = {"encrypt-existing": "ms/txn"}
-OPERATIONS_METRICS = (Metric("time", "s or ms/txn (time_unit)", "lower_is_better", primary=True),)
+TIME_WORDS = ("longer", "shorter")
+OPERATIONS_METRICS = (
+    Metric(
+        "time", "s or ms/txn (time_unit)", "lower_is_better", primary=True, more_less=TIME_WORDS
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -452,8 +460,8 @@ class OperationRecord:
 
 # -- the state-transfer study ---------------------------------------------------------------
 SST_METRICS = (
-    Metric("sync_s", "s", "lower_is_better", primary=True),
-    Metric("transfer_s", "s", "lower_is_better"),
+    Metric("sync_s", "s", "lower_is_better", primary=True, more_less=TIME_WORDS),
+    Metric("transfer_s", "s", "lower_is_better", more_less=TIME_WORDS),
 )
 
 
