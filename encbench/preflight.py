@@ -240,7 +240,7 @@ def shape_problems(
         if s.cpus > len(cpus):
             out.append(
                 f"{where} asks for {s.cpus} CPUs and encbench may use {len(cpus)} here (CPUs "
-                f"{shapes.cpu_list(cpus)}); give cpus = {len(cpus)} or fewer"
+                f"{placement.cpu_list(cpus)}); give cpus = {len(cpus)} or fewer"
             )
         if s.memory_mib is None:
             continue

@@ -290,11 +290,12 @@ def check_run(record: RunRecord, writes: bool, calibration: bool = False) -> Non
 def check_confined(record: RunRecord, cpus: tuple[int, ...]) -> None:
     """The per-run proof of an instance shape: the server's Cpus_allowed_list when the run
     began was the shape's CPUs (servers/shapes.py proves its groups and limits per start)."""
-    from encbench.servers.shapes import cpu_list, parse_cpu_list
+    from encbench.placement import cpu_list
+    from encbench.servers.shapes import parse_cpu_list
 
     if parse_cpu_list(record.shape_cpus_allowed) != tuple(sorted(cpus)):
         raise ProofError(
             f"{record.cell.label} round {record.round}: the {record.variant} server could run "
-            f"on CPUs {record.shape_cpus_allowed!r}, not its shape's {cpu_list(cpus)}: it was "
-            "not confined"
+            f"on CPUs {record.shape_cpus_allowed!r}, not its shape's "
+            f"{cpu_list(sorted(cpus))}: it was not confined"
         )

@@ -36,7 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from encbench import proc
 from encbench.errors import EncbenchError, ProofError
+from encbench.placement import cpu_list
 from encbench.servers import cgroup
 from encbench.servers.cgroup import CpuCounter, Hierarchy, ServerCgroup
 
@@ -96,10 +98,6 @@ def parse_cpu_list(text: str) -> tuple[int, ...]:
         first, _, last = part.partition("-")
         cpus.update(range(int(first), int(last or first) + 1))
     return tuple(sorted(cpus))
-
-
-def cpu_list(cpus: Iterable[int]) -> str:
-    return ",".join(str(c) for c in sorted(cpus))
 
 
 # -- where the groups go -----------------------------------------------------------------------
@@ -237,9 +235,8 @@ class ShapedGroup:
 
     @property
     def counter(self) -> CpuCounter:
-        if self.layout.version == 2:
-            return CpuCounter(cgroup.SOURCE_V2, self._dir(UNIFIED) / "cpu.stat", "usage_usec")
-        return CpuCounter(cgroup.SOURCE_V1, self._dir(V1_COUNTER) / "cpuacct.usage", "ns")
+        # The group that counts: v2's one group, or v1's cpuacct directory.
+        return self.by_controller[UNIFIED if self.layout.version == 2 else V1_COUNTER].counter
 
     def members(self) -> list[int]:
         """The pids in any of its groups (the counting group holds every one of them)."""
@@ -320,9 +317,7 @@ class ShapedGroup:
     def confinement(self, pid: int) -> dict[str, Any]:
         """The proof that the running server `pid` is confined: its allowed CPUs and its
         groups, with the limits read back.  ProofError when any is not the shape's."""
-        status = Path(f"/proc/{pid}/status").read_text()
-        found = re.search(r"^Cpus_allowed_list:\s*(\S+)", status, re.M)
-        allowed = found[1] if found else ""
+        allowed = proc.cpus_allowed(pid)
         membership = Path(f"/proc/{pid}/cgroup").read_text()
         read = self.read_back()
         problems = limit_problems(self.limits, read, self.layout.version)

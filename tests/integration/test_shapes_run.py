@@ -52,9 +52,11 @@ def test_the_shapes_smoke_profile_runs_confined_and_leaves_no_cgroup(
 
     runs = [json.loads(line) for line in (out / "at-rest.jsonl").read_text().splitlines()]
     allowed = {(r["cell"]["shape"], r["shape_cpus_allowed"]) for r in runs}
-    both = shapes.cpu_list(placement.usable_cpus()[:2])
+    both = placement.cpu_list(placement.usable_cpus()[:2])
     first = str(placement.usable_cpus()[0])
-    assert {shapes.cpu_list(shapes.parse_cpu_list(a)) for s, a in allowed if s == "2cpu"} == {both}
+    assert {placement.cpu_list(shapes.parse_cpu_list(a)) for s, a in allowed if s == "2cpu"} == {
+        both
+    }
     assert {a for s, a in allowed if s == "half-cpu"} == {first}
 
     record = json.loads((out / "at-rest.json").read_text())
