@@ -72,17 +72,21 @@ class Contrast:
         return {"holds": "cost", "reversed": "gain", "inconclusive": "unsure"}[self.verdict]
 
 
-def cell_cost(cell: AtRestCell) -> CellCost | None:
-    comp = cell.comparisons.get("tps") if cell.rounds else None
+def cell_cost(cell: AtRestCell, metric: str = "tps", setting: str | None = None) -> CellCost | None:
+    """A cell's cost in one metric, in log terms, with its standard error from its 95%
+    interval: fewer TPS is a cost, more of a lower-is-better metric (CPU, latency) too.
+    `setting` groups the cell (default: its regime and configuration)."""
+    comp = cell.comparisons.get(metric) if cell.rounds else None
     if comp is None or comp.ci_low is None or comp.ci_high is None:
         return None
     if comp.ci_low <= 0 or comp.ci_high <= 0:
         return None
+    sign = -1.0 if metric == "tps" else 1.0
     return CellCost(
         workload=cell.workload,
-        setting=cell.setting,
+        setting=cell.setting if setting is None else setting,
         threads=cell.threads,
-        cost=-math.log(comp.ratio),
+        cost=sign * math.log(comp.ratio),
         se=(math.log(comp.ci_high) - math.log(comp.ci_low)) / (2 * Z95),
     )
 

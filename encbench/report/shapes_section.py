@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 
 from encbench.report import plots
 from encbench.report.at_rest_section import fmt, overhead_cell
-from encbench.report.claims import Z95, CellCost, Contrast, contrast
+from encbench.report.claims import CellCost, Contrast, cell_cost, contrast
 from encbench.report.models import AtRestCell, AtRestSummary, Estimate, Record
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 
@@ -66,20 +66,8 @@ def _unshaped(cell: AtRestCell) -> str:
 
 
 def metric_cost(cell: AtRestCell, metric: str) -> CellCost | None:
-    """A cell's cost in one metric, in log terms, with its standard error (claims.py)."""
-    comp: Estimate | None = cell.comparisons.get(metric) if cell.rounds else None
-    if comp is None or comp.ci_low is None or comp.ci_high is None:
-        return None
-    if comp.ci_low <= 0 or comp.ci_high <= 0:
-        return None
-    sign = -1.0 if metric == "tps" else 1.0  # a cost: fewer TPS, more CPU
-    return CellCost(
-        workload=cell.workload,
-        setting=_unshaped(cell),
-        threads=cell.threads,
-        cost=sign * math.log(comp.ratio),
-        se=(math.log(comp.ci_high) - math.log(comp.ci_low)) / (2 * Z95),
-    )
+    """A cell's cost in one metric, grouped by its setting without the shape (claims.py)."""
+    return cell_cost(cell, metric, _unshaped(cell))
 
 
 def smaller_pays_more(cells: Sequence[AtRestCell], order: list[str]) -> list[Contrast]:
