@@ -108,6 +108,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def tree_bytes(path: Path) -> int:
+    """The bytes of every file below path (a data directory, a backup)."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
 class SandboxServer:
     """One mariadbd on a private data directory, a unix socket and a free loopback port."""
 

@@ -29,6 +29,8 @@ from encbench.servers.variants import (
 )
 from encbench.studies.at_rest.pair import (
     BYTES_PER_ROW_ESTIMATE,
+    SERVER_ALLOWANCE_MB,
+    SYSTEM_FILES_ESTIMATE,
     clear_stale_sandbox,
     estimated_data_mb,
     pool_mb,
@@ -176,21 +178,18 @@ def backup_dir(store: ResultStore, variant: str) -> Path:
     return store.path / "sandbox" / f"operations-backup-{variant}"
 
 
-def tree_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
 def estimated_disk_bytes(profile: Profile) -> int:
     """Two data directories and, while a backup is timed, one backup of one of them."""
     rows = profile.data.tables * profile.data.table_size
-    one = rows * BYTES_PER_ROW_ESTIMATE + (250 << 20)
+    one = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
     return 3 * one
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
     pool = buffer_pool_mb(profile)
-    need = len(VARIANTS) * (pool + 128) + math.ceil(pool / 2)  # + mariadb-backup --prepare
+    need = len(VARIANTS) * (pool + SERVER_ALLOWANCE_MB) + math.ceil(pool / 2)  # + --prepare
     return need, (
-        f"two servers, each a {pool:,} MB buffer pool + 128 MB, and mariadb-backup; use "
-        "smaller data (data.tables, data.table_size) or a smaller regime.in_memory_headroom"
+        f"two servers, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB, and "
+        "mariadb-backup; use smaller data (data.tables, data.table_size) or a smaller "
+        "regime.in_memory_headroom"
     )

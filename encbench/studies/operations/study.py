@@ -34,7 +34,7 @@ from encbench.errors import ProofError, ToolError
 from encbench.profile import OperationsSpec, Profile
 from encbench.results.schema import Metric, OperationCell, OperationRecord
 from encbench.results.store import ResultStore
-from encbench.servers.sandbox import SandboxServer, find_binary
+from encbench.servers.sandbox import SandboxServer, find_binary, tree_bytes
 from encbench.servers.target import blame_the_server
 from encbench.studies import machine
 from encbench.studies.operations import cells, recovery, rotation
@@ -43,7 +43,6 @@ from encbench.studies.operations.servers import (
     PLAIN,
     OperationServers,
     backup_dir,
-    tree_bytes,
 )
 from encbench.studies.operations.timing import Stopwatch, timed
 from encbench.workloads import sysbench

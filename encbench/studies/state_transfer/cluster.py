@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -32,7 +31,7 @@ from encbench.profile import SST_CIPHERS, Profile
 from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki, registry
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.sandbox import SandboxServer, tree_bytes
 from encbench.servers.variants import common_options
 from encbench.studies.at_rest.pair import (
     BYTES_PER_ROW_ESTIMATE,
@@ -337,7 +336,3 @@ class Cluster:
                 phase="state transfer",
                 hint=f"see {self.joiner.paths.error_log}",
             )
-
-
-def tree_bytes(path: Path) -> int:
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
