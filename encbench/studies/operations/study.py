@@ -87,11 +87,15 @@ def sysbench_tables(server: SandboxServer) -> int:
     )
 
 
-def wait_tables(server: SandboxServer, encrypted: bool, timeout_s: float) -> int:
-    """Wait until every table of the database is encrypted (or none is) and no tablespace is
-    being rotated; returns how many are encrypted."""
+def wait_tables(
+    server: SandboxServer, encrypted: bool, timeout_s: float, want: int | None = None
+) -> int:
+    """Wait until every table of the database (`want`, counted here when not given) is
+    encrypted (or none is) and no tablespace is being rotated; returns how many are
+    encrypted."""
     deadline = time.monotonic() + timeout_s
-    want = sysbench_tables(server)
+    if want is None:
+        want = sysbench_tables(server)
     while True:
         _, done, busy = table_states(server)
         if not busy and done == (want if encrypted else 0):
@@ -102,6 +106,15 @@ def wait_tables(server: SandboxServer, encrypted: bool, timeout_s: float) -> int
                 f"the {server.name} server's tables were not {what} within {timeout_s:.0f} s "
                 f"({done} of {want} encrypted, rotation busy: {busy})"
             )
+        time.sleep(ENCRYPTION_POLL_S)
+
+
+def poll_tables(server: SandboxServer, seconds: float) -> None:
+    """The plain side's window: the query wait_tables sends, at its period, for `seconds`,
+    so that both sides' windows carry the same polling (the server's and encbench's work)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        table_states(server)
         time.sleep(ENCRYPTION_POLL_S)
 
 
@@ -269,13 +282,14 @@ class OperationsStudy:
         with proc.background(argv, phase="sysbench load", log=run.raw) as load:
             # Untimed: sysbench's threads connect and prepare their statements first.
             time.sleep(LOAD_RAMP_S)
+            want = sysbench_tables(server)  # outside the window
             before = commits(server)
             with timed() as watch:
                 if encrypting:
                     server.query("SET GLOBAL innodb_encrypt_tables = ON")
-                    wait_tables(server, True, ENCRYPTION_TIMEOUT_S)
+                    wait_tables(server, True, ENCRYPTION_TIMEOUT_S, want)
                 else:
-                    time.sleep(self.rule.foreground_s)
+                    poll_tables(server, self.rule.foreground_s)
             transactions = commits(server) - before
             if load.poll() is not None or transactions <= 0:
                 raise ToolError(
