@@ -4,11 +4,14 @@ sets (`--target`: a user's server, `ENCRYPTED=NO` and `ENCRYPTED=YES` tables sid
 
     .venv/bin/python -m benchmarks.designs [--reps 1] [--out DIR]
 
-A MariaDB server started here, outside encbench, plays the user's server: file_key_management
-loaded, a TCP account with a password (handed to encbench in MYSQL_PWD, as a user would), and
-a buffer pool that holds both table sets, so the in-memory cells are what both designs
-measure.  Per repetition both designs run the same profile, in alternating order, so that a
-change in the machine's other load over the minutes falls on both alike.  Per cell it prints
+The tests' user's server (tests/integration/users_server.py) plays the user's server:
+file_key_management loaded, a TCP account with a password (handed to encbench in MYSQL_PWD,
+as a user would), a buffer pool that holds both table sets, so the in-memory cells are what
+both designs measure, and — with --remote, where namespaces can be made — another network
+namespace 4 ms away (the delay relay), so the per-table runs and their harness CPU are
+measured over a remote link.  Per repetition both designs run the same profile, in
+alternating order, so that a change in the machine's other load over the minutes falls on
+both alike.  Per cell it prints
 the TPS overhead each design found with its 95% interval, whether the two intervals overlap,
 and the harness's own CPU (encbench and its tools, as a share of the machine).
 
@@ -20,10 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import secrets
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
@@ -31,11 +30,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench.servers import keys
-from encbench.servers.sandbox import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
+from tests.helpers import encbench
+from tests.integration.users_server import PASSWORD, UsersServer, users_server
 
-ENCBENCH = Path(sys.executable).parent / "encbench"
 DESIGNS = ("two-server", "per-table")
 
 # Reads and a write, in memory (a user's server cannot be restarted with another buffer
@@ -71,29 +68,6 @@ class Measured:
     tps_overhead: dict[str, tuple[float, float, float] | None]
 
 
-def users_server(root: Path, password: str) -> SandboxServer:
-    """A server as a user would run one: a key plugin, an account with a password."""
-    server = SandboxServer("users", root, use_cgroup=False)
-    opts = server_options(
-        "encrypted",
-        EncryptionSpec(),
-        server.paths,
-        port=server.port,
-        buffer_pool_mb=256,
-        key_file=keys.key_file(keys.private_dir(root)),
-        run_as_root=os.geteuid() == 0,
-    )
-    server.initialize(opts)
-    server.start(opts)
-    server.query(f"CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY '{password}'")
-    server.query(
-        "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, ALTER, INDEX "
-        "ON `encbench\\_%`.* TO 'bench'@'127.0.0.1'"
-    )
-    server.query("GRANT PROCESS ON *.* TO 'bench'@'127.0.0.1'")
-    return server
-
-
 def overheads(summary: dict[str, Any]) -> dict[str, tuple[float, float, float] | None]:
     found: dict[str, tuple[float, float, float] | None] = {}
     for cell in summary["studies"]["at-rest"]["cells"]:
@@ -107,12 +81,20 @@ def overheads(summary: dict[str, Any]) -> dict[str, tuple[float, float, float] |
     return found
 
 
-def run(design: str, rep: int, profile: Path, out: Path, env: dict[str, str], dsn: str) -> Measured:
-    argv = [str(ENCBENCH), "run", str(profile), "--out", str(out)]
-    if design == "per-table":
-        argv += ["--target", dsn]
+def run(
+    design: str, rep: int, profile: Path, out: Path, users: UsersServer, state: str
+) -> Measured:
+    """One design's run: the two-server design on this host, the per-table one from the
+    user's client host (users.prefix) against the user's server."""
+    per_table = design == "per-table"
     started = time.monotonic()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, check=False)
+    done = encbench(
+        "run", str(profile), "--out", str(out),
+        *(("--target", users.dsn()) if per_table else ()),
+        env={"MYSQL_PWD": PASSWORD, "XDG_STATE_HOME": state},
+        prefix=users.prefix if per_table else (),
+        timeout=3600,
+    )  # fmt: skip
     wall_s = time.monotonic() - started
     if done.returncode != 0:
         raise SystemExit(f"{design}: encbench run failed:\n{done.stderr[-2000:]}")
@@ -143,31 +125,29 @@ def overlap(a: tuple[float, float, float] | None, b: tuple[float, float, float] 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--reps", type=int, default=1)
+    parser.add_argument("--remote", action="store_true", help="the user's server 4 ms away")
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     parser.add_argument("--out", type=Path, default=Path("results") / f"designs-{stamp}")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=False)
     profile = args.out / "designs.toml"
     profile.write_text(PROFILE)
-    password = secrets.token_urlsafe(18)
     measured: list[Measured] = []
     with tempfile.TemporaryDirectory(prefix="encbench-designs-") as scratch:
-        server = users_server(Path(scratch) / "users-server", password)
-        try:
-            dsn = f"mysql://bench@127.0.0.1:{server.port}/"
-            env = {**os.environ, "MYSQL_PWD": password, "XDG_STATE_HOME": f"{scratch}/state"}
+        with users_server(Path(scratch), remote=args.remote, buffer_pool_mb=256) as users:
             for rep in range(args.reps):
                 order = DESIGNS if rep % 2 == 0 else DESIGNS[::-1]
                 for design in order:
-                    m = run(design, rep, profile, args.out / f"r{rep}-{design}", env, dsn)
+                    out = (args.out / f"r{rep}-{design}").absolute()
+                    m = run(design, rep, profile.absolute(), out, users, f"{scratch}/state")
                     measured.append(m)
                     print(f"rep {rep} {design}: {m.wall_s:.0f} s, harness "
                           f"{m.harness_pct:.2f}% of the machine", flush=True)  # fmt: skip
                     (args.out / "designs.json").write_text(
                         json.dumps([asdict(x) for x in measured], indent=1)
                     )
-        finally:
-            server.destroy()
+        where = f"{users.rtt_ms:g} ms away" if users.rtt_ms else "on loopback"
+    print(f"\nthe user's server was {where}")
     print()
     print("| rep | cell | two servers: TPS overhead (95% CI) "
           "| one server, two table sets | intervals overlap |")  # fmt: skip

@@ -120,7 +120,9 @@ def _sshd(stack: contextlib.ExitStack, root: Path, prefix: list[str], address: s
 
 
 @contextlib.contextmanager
-def users_server(root: Path, remote: bool = True, sshd: bool = False) -> Iterator[UsersServer]:
+def users_server(
+    root: Path, remote: bool = True, sshd: bool = False, buffer_pool_mb: int = 64
+) -> Iterator[UsersServer]:
     """Start it (remote when this machine allows namespaces), and remove it all on exit;
     with sshd, its host also lets encbench in over ssh (for the server's CPU)."""
     with contextlib.ExitStack() as stack:
@@ -142,7 +144,7 @@ def users_server(root: Path, remote: bool = True, sshd: bool = False) -> Iterato
             EncryptionSpec(),
             server.paths,
             port=server.port,
-            buffer_pool_mb=64,
+            buffer_pool_mb=buffer_pool_mb,
             key_file=keys.key_file(keys.private_dir(root)),
             run_as_root=os.geteuid() == 0,
         )
