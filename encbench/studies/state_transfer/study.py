@@ -270,6 +270,9 @@ def judge(
         suite = SST_CIPHERS.get(cell.cipher, "") if cell.method == "mariabackup" else ""
         if suite and hellos[0]["cipher"] != suite:
             raise ProofError(f"{where}: the stream negotiated {hellos[0]['cipher']}, not {suite}")
+        tls13 = cell.method == "mariabackup" and cell.cipher == "TLSv1.3"
+        if tls13 and hellos[0]["protocol"] != "TLSv1.3":
+            raise ProofError(f"{where}: the stream negotiated {hellos[0]['protocol']}, not TLS 1.3")
     return {
         "marker_hits": hits,
         "marker_hits_other_ports": elsewhere,
