@@ -83,6 +83,21 @@ def test_a_plain_run_that_decrypted_or_encrypted_any_page_fails(
         )
 
 
+def test_on_a_shared_server_a_plain_run_may_encrypt_the_other_sets_pages_but_not_decrypt() -> None:
+    # A user's server holds both table sets: the page cleaner flushes (encrypts) the
+    # encrypted set's dirty pages during whichever run comes next.
+    plain = run(variant="plain", pages_decrypted=0, pages_encrypted=40)
+    proof.check_run(plain, writes=False, shared_server=True)
+    with pytest.raises(ProofError, match="the plain run decrypted"):
+        proof.check_run(plain, writes=False)
+    with pytest.raises(ProofError, match="the plain run decrypted 3"):
+        proof.check_run(replace_decrypted(plain, 3), writes=False, shared_server=True)
+
+
+def replace_decrypted(record: RunRecord, pages: int) -> RunRecord:
+    return dataclasses.replace(record, pages_decrypted=pages)
+
+
 def test_the_scan_reads_the_whole_file_past_the_old_64_mib_limit(tmp_path: Path) -> None:
     path = tmp_path / "ib_logfile0"
     with open(path, "wb") as f:
