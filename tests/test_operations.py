@@ -218,3 +218,18 @@ def test_the_engine_times_operations_without_warm_up_and_calls_a_longer_time_a_c
     profile = a_profile('[operations]\noperations = ["startup"]\nmin_rounds = 12\n')
     comp = operations.build(runs, profile, None, None).cells[0].comparisons["time"]
     assert comp.kind == "cost" and comp.overhead_pct > 15
+
+
+def test_table_states_count_only_the_study_databases_wholly_encrypted_tables() -> None:
+    from encbench.studies.operations.study import count_states
+
+    rows = [
+        ("sbtest/sbtest1", 1, 1, 0, None),  # encrypted
+        ("sbtest/sbtest2", 1, 0, 0, None),  # scheme 1, but a page still at version 0
+        ("sbtest/sbtest3", 0, 0, 0, None),  # crypt data, not encrypted
+        ("other/t1", 1, 1, 0, None),  # another database: not counted
+    ]
+    assert count_states(rows, "sbtest") == (3, 1, False)
+    # Any tablespace rotating or with a page number to go makes the server busy, ours or not.
+    assert count_states([*rows, ("other/t2", 1, 1, 1, None)], "sbtest")[2] is True
+    assert count_states([*rows, ("innodb_system", 1, 1, 0, 17)], "sbtest")[2] is True

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,19 +57,40 @@ LOAD_RAMP_S = 1.0
 CRASH_SCRIPT = "oltp_write_only"
 
 
-def table_states(server: SandboxServer) -> tuple[int, int, bool]:
+TABLE_STATES = (
+    "SELECT NAME, ENCRYPTION_SCHEME, MIN_KEY_VERSION, ROTATING_OR_FLUSHING, "
+    "KEY_ROTATION_PAGE_NUMBER FROM information_schema.INNODB_TABLESPACES_ENCRYPTION"
+)
+
+
+def count_states(rows: Sequence[Sequence[Any]], database: str) -> tuple[int, int, bool]:
     """(tables with crypt data, of them wholly encrypted, whether any tablespace is still
-    being (re-)encrypted) per INNODB_TABLESPACES_ENCRYPTION, for the study's database: a table
-    is wholly encrypted when its scheme is 1 and its oldest page's key version is not 0.  A
-    table never encrypted has no crypt data and no row there (sysbench_tables counts all)."""
-    rows = server.query(
-        "SELECT NAME, ENCRYPTION_SCHEME, MIN_KEY_VERSION, ROTATING_OR_FLUSHING, "
-        "KEY_ROTATION_PAGE_NUMBER FROM information_schema.INNODB_TABLESPACES_ENCRYPTION"
-    )
-    ours = [r for r in rows if str(r[0]).startswith(f"{server.database}/")]
+    being (re-)encrypted) from INNODB_TABLESPACES_ENCRYPTION's rows, for the study's database:
+    a table is wholly encrypted when its scheme is 1 and its oldest page's key version is not
+    0.  A table never encrypted has no crypt data and no row there (sysbench_tables counts
+    all)."""
+    ours = [r for r in rows if str(r[0]).startswith(f"{database}/")]
     encrypted = sum(1 for r in ours if int(r[1]) == 1 and int(r[2] or 0) > 0)
     busy = any(int(r[3] or 0) != 0 or r[4] is not None for r in rows)
     return len(ours), encrypted, busy
+
+
+def table_states(server: SandboxServer) -> tuple[int, int, bool]:
+    """count_states of the server's tables now, over a connection of its own."""
+    return count_states(server.query(TABLE_STATES), server.database)
+
+
+@contextmanager
+def polled_states(server: SandboxServer) -> Iterator[Callable[[], tuple[int, int, bool]]]:
+    """table_states over one connection for every poll of a window: a connection per poll
+    (a handshake and a login each) would be encbench's own CPU inside the measured window."""
+    with server.cursor(timeout_s=server.status_timeout_s) as cur:
+
+        def states() -> tuple[int, int, bool]:
+            cur.execute(TABLE_STATES)
+            return count_states(cur.fetchall(), server.database)
+
+        yield states
 
 
 def commits(server: SandboxServer) -> int:
@@ -96,26 +117,28 @@ def wait_tables(
     deadline = time.monotonic() + timeout_s
     if want is None:
         want = sysbench_tables(server)
-    while True:
-        _, done, busy = table_states(server)
-        if not busy and done == (want if encrypted else 0):
-            return done
-        if time.monotonic() > deadline:
-            what = "encrypted" if encrypted else "decrypted"
-            raise ProofError(
-                f"the {server.name} server's tables were not {what} within {timeout_s:.0f} s "
-                f"({done} of {want} encrypted, rotation busy: {busy})"
-            )
-        time.sleep(ENCRYPTION_POLL_S)
+    with polled_states(server) as states:
+        while True:
+            _, done, busy = states()
+            if not busy and done == (want if encrypted else 0):
+                return done
+            if time.monotonic() > deadline:
+                what = "encrypted" if encrypted else "decrypted"
+                raise ProofError(
+                    f"the {server.name} server's tables were not {what} within "
+                    f"{timeout_s:.0f} s ({done} of {want} encrypted, rotation busy: {busy})"
+                )
+            time.sleep(ENCRYPTION_POLL_S)
 
 
 def poll_tables(server: SandboxServer, seconds: float) -> None:
     """The plain side's window: the query wait_tables sends, at its period, for `seconds`,
     so that both sides' windows carry the same polling (the server's and encbench's work)."""
     end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        table_states(server)
-        time.sleep(ENCRYPTION_POLL_S)
+    with polled_states(server) as states:
+        while time.monotonic() < end:
+            states()
+            time.sleep(ENCRYPTION_POLL_S)
 
 
 class OperationsStudy:
