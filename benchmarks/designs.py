@@ -2,7 +2,7 @@
 two servers (encbench starts a plain and an encrypted one) against one server with two table
 sets (`--target`: a user's server, `ENCRYPTED=NO` and `ENCRYPTED=YES` tables side by side).
 
-    .venv/bin/python -m benchmarks.designs [--reps 1] [--out DIR]
+    .venv/bin/python -m benchmarks.designs [--reps 1] [--remote] [--only DESIGN] [--out DIR]
 
 The tests' user's server (tests/integration/users_server.py) plays the user's server:
 file_key_management loaded, a TCP account with a password (handed to encbench in MYSQL_PWD,
@@ -126,6 +126,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--reps", type=int, default=1)
     parser.add_argument("--remote", action="store_true", help="the user's server 4 ms away")
+    parser.add_argument(
+        "--only", choices=DESIGNS, help="one design (e.g. per-table --remote: the harness only)"
+    )
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     parser.add_argument("--out", type=Path, default=Path("results") / f"designs-{stamp}")
     args = parser.parse_args()
@@ -137,6 +140,7 @@ def main() -> None:
         with users_server(Path(scratch), remote=args.remote, buffer_pool_mb=256) as users:
             for rep in range(args.reps):
                 order = DESIGNS if rep % 2 == 0 else DESIGNS[::-1]
+                order = tuple(d for d in order if args.only in (None, d))
                 for design in order:
                     out = (args.out / f"r{rep}-{design}").absolute()
                     m = run(design, rep, profile.absolute(), out, users, f"{scratch}/state")
@@ -154,8 +158,10 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for rep in range(args.reps):
         by = {m.design: m for m in measured if m.rep == rep}
-        for cell, two in by["two-server"].tps_overhead.items():
-            one = by["per-table"].tps_overhead.get(cell)
+        cells = {c: None for m in by.values() for c in m.tps_overhead}
+        for cell in cells:
+            two = by["two-server"].tps_overhead.get(cell) if "two-server" in by else None
+            one = by["per-table"].tps_overhead.get(cell) if "per-table" in by else None
             print(f"| {rep} | {cell} | {shown(two)} | {shown(one)} | {overlap(two, one)} |")
 
 
