@@ -26,11 +26,19 @@ import select
 import shlex
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError
 from encbench.servers import cgroup
+from encbench.servers.target import MISSING
+
+if TYPE_CHECKING:
+    from encbench.profile import TargetSpec
+    from encbench.results.store import ResultStore
+    from encbench.servers.user_server import UserServer
 
 SOURCE = "ssh /proc/PID/stat"
 WINDOW = "client run (read over ssh before and after)"
@@ -147,3 +155,29 @@ class SshCpu:
             proc.stop_group(process, proc.TOOL_STOP)
         if process.stdout is not None:
             process.stdout.close()
+
+
+def open_remote_cpu(
+    server: UserServer, spec: TargetSpec, store: ResultStore, log: Callable[[str], None]
+) -> SshCpu | None:
+    """The server's CPU over ssh where [target] ssh allows it (remote_cpu.py), else None."""
+    if not spec.ssh:
+        return None
+    pid_file = str(server.query("SELECT @@pid_file")[0][0])
+    log(f"server CPU: reading /proc/PID/stat on {spec.ssh} over ssh ({pid_file})")
+    cpu = SshCpu(spec.ssh, spec.ssh_config, store.path / "logs" / "ssh-cpu.log")
+    try:
+        cpu.open(pid_file)
+    except BaseException:
+        cpu.close()
+        raise
+    return cpu
+
+
+def cpu_measurement(cpu: SshCpu | None, destination: str) -> str:
+    if cpu is None:
+        return f"not measured: {MISSING['pid']} (give [target] ssh to read it there)"
+    return (
+        f"{cpu.source} of pid {cpu.pid} on {destination}, over one open ssh connection, read "
+        "before and after each client run (so its window includes the clients' connects)"
+    )

@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 
 from encbench.profile import Profile
+from encbench.servers.owned import MARKER_TABLE
 from encbench.servers.user_server import UserServer, password_from
 from encbench.studies.at_rest import prerequisites
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.dialects import Dialect, dialect_for
-from encbench.studies.at_rest.table_sets import MARKER_TABLE, regime_problem, statements
+from encbench.studies.at_rest.table_sets import regime_problem, statements
 
-# The results directory's key is known only once it exists (table_sets.run_key).
+# The results directory's key is known only once it exists (servers/owned.py: run_key).
 PLACEHOLDER_KEY = "<12 hex digits of the results directory>"
 
 

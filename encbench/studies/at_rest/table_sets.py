@@ -23,17 +23,23 @@ noise; the data files cannot be scanned (the proof is the server's own account).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from encbench.errors import BadInput
-from encbench.profile import Profile, ShapeSpec, TargetSpec
+from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers.remote_cpu import SshCpu
+from encbench.servers.owned import (
+    MARKER_TABLE,
+    create_owned,
+    drop_owned,
+    marker,
+    ownership,
+    run_key,
+)
+from encbench.servers.remote_cpu import SshCpu, cpu_measurement, open_remote_cpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import MISSING, Connection, Target
 from encbench.servers.user_server import UserServer, password_from
@@ -44,7 +50,6 @@ from encbench.studies.at_rest.pair import BYTES_PER_ROW_ESTIMATE, estimated_data
 from encbench.workloads import sysbench
 
 DESIGN = "two table sets on one server (ENCRYPTED=YES / ENCRYPTED=NO)"
-MARKER_TABLE = "encbench_owner"
 WHAT_IT_CANNOT_SHOW = (
     "the redo log, the binary log and the undo and temporary tablespaces are the server's "
     "own, alike for both table sets, so their encryption is in neither or both",
@@ -62,21 +67,12 @@ CPU_IS_THE_WHOLE_SERVERS = (
 )
 
 
-def run_key(store_path: str) -> str:
-    """A short, stable name part for a results directory: the same on --resume."""
-    return hashlib.sha256(store_path.encode()).hexdigest()[:12]
-
-
 def names_for_key(key: str) -> dict[str, str]:
     return {v: f"encbench_{key}_{v}" for v in VARIANTS}
 
 
 def database_names(store_path: str) -> dict[str, str]:
     return names_for_key(run_key(store_path))
-
-
-def marker(store_path: str) -> str:
-    return f"encbench run {run_key(store_path)}"
 
 
 def statements(profile: Profile, key: str, dialect: Dialect = MARIADB_DIALECT) -> list[str]:
@@ -123,32 +119,6 @@ def regime_problem(regime: str, pool_bytes: int, profile: Profile) -> str | None
     return None
 
 
-def open_remote_cpu(
-    server: UserServer, spec: TargetSpec, store: ResultStore, log: Callable[[str], None]
-) -> SshCpu | None:
-    """The server's CPU over ssh where [target] ssh allows it (remote_cpu.py), else None."""
-    if not spec.ssh:
-        return None
-    pid_file = str(server.query("SELECT @@pid_file")[0][0])
-    log(f"server CPU: reading /proc/PID/stat on {spec.ssh} over ssh ({pid_file})")
-    cpu = SshCpu(spec.ssh, spec.ssh_config, store.path / "logs" / "ssh-cpu.log")
-    try:
-        cpu.open(pid_file)
-    except BaseException:
-        cpu.close()
-        raise
-    return cpu
-
-
-def cpu_measurement(cpu: SshCpu | None, destination: str) -> str:
-    if cpu is None:
-        return f"not measured: {MISSING['pid']} (give [target] ssh to read it there)"
-    return (
-        f"{cpu.source} of pid {cpu.pid} on {destination}, over one open ssh connection, read "
-        "before and after each client run (so its window includes the clients' connects)"
-    )
-
-
 def cannot_show(cpu: SshCpu | None) -> list[str]:
     if cpu is None:
         return list(WHAT_IT_CANNOT_SHOW)
@@ -156,47 +126,6 @@ def cannot_show(cpu: SshCpu | None) -> list[str]:
         line if not line.startswith("server CPU per transaction") else CPU_IS_THE_WHOLE_SERVERS
         for line in WHAT_IT_CANNOT_SHOW
     ]
-
-
-def ownership(server: UserServer, db: str, run_marker: str) -> str:
-    """ "absent", or "ours" (this run's marker); BadInput for anything else.  Only the
-    catalogue is read: never a table that is not encbench's."""
-    if not server.query(
-        "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (db,)
-    ):
-        return "absent"
-    rows = server.query(
-        "SELECT TABLE_COMMENT FROM information_schema.TABLES "
-        "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
-        (db, MARKER_TABLE),
-    )
-    if rows and rows[0][0] == run_marker:
-        return "ours"
-    raise BadInput(
-        f"database {db} exists on the {server.name} and is not this run's (no "
-        f"encbench marker {run_marker!r}): encbench leaves it alone; drop or rename it "
-        "yourself if it is yours, or use another --out"
-    )
-
-
-def create_owned(server: UserServer, db: str, run_marker: str, option: str = "") -> None:
-    """Create `db` (with `option`, e.g. MySQL's DEFAULT ENCRYPTION) and mark it as this run's
-    (a run's own left by an interrupted attempt is made again from the start); refuses one
-    that is not this run's (ownership)."""
-    if ownership(server, db, run_marker) == "ours":
-        server.query(f"DROP DATABASE `{db}`")
-    server.query(f"CREATE DATABASE `{db}`{option}")
-    server.query(
-        f"CREATE TABLE `{db}`.{MARKER_TABLE} (run VARCHAR(64) PRIMARY KEY) "
-        f"ENGINE=InnoDB COMMENT=%s",
-        (run_marker,),
-    )
-
-
-def drop_owned(server: UserServer, db: str, run_marker: str) -> None:
-    """Drop `db` only when it carries this run's marker (checked again before the drop)."""
-    if ownership(server, db, run_marker) == "ours":
-        server.query(f"DROP DATABASE `{db}`")
 
 
 class TableSets:

@@ -32,12 +32,12 @@ from encbench.proof import tls
 from encbench.results.schema import Metric, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
+from encbench.servers.remote_cpu import cpu_measurement
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
 from encbench.studies import machine
 from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
-from encbench.studies.at_rest.table_sets import cpu_measurement
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import Client

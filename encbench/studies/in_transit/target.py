@@ -9,7 +9,7 @@ emulated distances, other key types, a TLS 1.2 cipher chosen by ssl_cipher — a
 with the reason (cells.target_skip_reason).
 
 The clients need a database: one encbench creates, names with the run id and marks as its
-own (as the at-rest table sets do: table_sets.create_owned), holding sysbench's table and
+own (servers/owned.py, as the at-rest table sets are), holding sysbench's table and
 the bulk table as the profile's tests need them, dropped at the end unless `keep`.
 
 sysbench 1.0.20 has only `--mysql-ssl=on`, with which it always presents the client
@@ -33,19 +33,12 @@ from encbench.errors import BadInput, EncbenchError
 from encbench.profile import Profile, TargetSpec
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
-from encbench.servers.remote_cpu import SshCpu
+from encbench.servers.owned import create_owned, drop_owned, marker, ownership, run_key
+from encbench.servers.remote_cpu import SshCpu, open_remote_cpu
 from encbench.servers.target import Connection
 from encbench.servers.user_server import UserServer, password_from
 from encbench.studies.at_rest import prerequisites
 from encbench.studies.at_rest.plan import PLACEHOLDER_KEY
-from encbench.studies.at_rest.table_sets import (
-    create_owned,
-    drop_owned,
-    marker,
-    open_remote_cpu,
-    ownership,
-    run_key,
-)
 from encbench.studies.in_transit.cells import TARGET_KEY, cells, target_skip_reason
 from encbench.workloads import bulk, sysbench
 

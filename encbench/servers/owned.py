@@ -1,0 +1,64 @@
+"""What encbench owns on a server it did not start: databases it creates, named with the
+run's key and marked as its own by a table `encbench_owner` whose COMMENT names the run.
+Everything else on that server is never read, altered or dropped: a database of encbench's
+name without this run's marker is refused (ownership), and a drop checks the marker again.
+The at-rest table sets and the in-transit clients' database both live under these rules."""
+
+from __future__ import annotations
+
+import hashlib
+
+from encbench.errors import BadInput
+from encbench.servers.user_server import UserServer
+
+MARKER_TABLE = "encbench_owner"
+
+
+def run_key(store_path: str) -> str:
+    """A short, stable name part for a results directory: the same on --resume."""
+    return hashlib.sha256(store_path.encode()).hexdigest()[:12]
+
+
+def marker(store_path: str) -> str:
+    return f"encbench run {run_key(store_path)}"
+
+
+def ownership(server: UserServer, db: str, run_marker: str) -> str:
+    """ "absent", or "ours" (this run's marker); BadInput for anything else.  Only the
+    catalogue is read: never a table that is not encbench's."""
+    if not server.query(
+        "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = %s", (db,)
+    ):
+        return "absent"
+    rows = server.query(
+        "SELECT TABLE_COMMENT FROM information_schema.TABLES "
+        "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
+        (db, MARKER_TABLE),
+    )
+    if rows and rows[0][0] == run_marker:
+        return "ours"
+    raise BadInput(
+        f"database {db} exists on the {server.name} and is not this run's (no "
+        f"encbench marker {run_marker!r}): encbench leaves it alone; drop or rename it "
+        "yourself if it is yours, or use another --out"
+    )
+
+
+def create_owned(server: UserServer, db: str, run_marker: str, option: str = "") -> None:
+    """Create `db` (with `option`, e.g. MySQL's DEFAULT ENCRYPTION) and mark it as this run's
+    (a run's own left by an interrupted attempt is made again from the start); refuses one
+    that is not this run's (ownership)."""
+    if ownership(server, db, run_marker) == "ours":
+        server.query(f"DROP DATABASE `{db}`")
+    server.query(f"CREATE DATABASE `{db}`{option}")
+    server.query(
+        f"CREATE TABLE `{db}`.{MARKER_TABLE} (run VARCHAR(64) PRIMARY KEY) "
+        f"ENGINE=InnoDB COMMENT=%s",
+        (run_marker,),
+    )
+
+
+def drop_owned(server: UserServer, db: str, run_marker: str) -> None:
+    """Drop `db` only when it carries this run's marker (checked again before the drop)."""
+    if ownership(server, db, run_marker) == "ours":
+        server.query(f"DROP DATABASE `{db}`")
