@@ -78,3 +78,24 @@ def test_a_reversed_claim_is_called_reversed_and_cells_without_an_interval_are_l
     assert left_out == 1
     assert [c.compared for c in found] == ["oltp_update_index vs reads"]
     assert found[0].verdict == "reversed" and found[0].kind == "gain"
+
+
+def test_the_claims_are_tested_in_server_cpu_per_transaction_too_where_more_is_the_cost() -> None:
+    def with_cpu(c: AtRestCell, ratio: float, half: float) -> AtRestCell:
+        cpu = c.comparisons["tps"].model_copy(
+            update={"ratio": ratio, "ci_low": ratio * math.exp(-half),
+                    "ci_high": ratio * math.exp(half)}
+        )  # fmt: skip
+        return c.model_copy(update={"comparisons": {**c.comparisons, "cpu_ms_per_txn": cpu}})
+
+    cells = [
+        with_cpu(cell("oltp_read_only", 1, 0.90, 0.02), 1.10, 0.02),
+        with_cpu(cell("oltp_update_index", 1, 0.95, 0.50), 1.25, 0.03),
+    ]
+    by_tps, _ = claims.claims(cells)
+    by_cpu, left_out = claims.claims(cells, "cpu_ms_per_txn")
+    assert left_out == 0 and [c.metric for c in by_cpu] == ["cpu_ms_per_txn"]
+    # In TPS the write costs less and its noise hides which; in CPU it costs more, clearly.
+    assert by_tps[0].verdict == "inconclusive"
+    assert by_cpu[0].difference == pytest.approx(100 * (math.log(1.25) - math.log(1.10)))
+    assert by_cpu[0].verdict == "holds"

@@ -158,25 +158,39 @@ def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
 
 def claims_section(part: AtRestSummary) -> Section | None:
     """The seed's two claims, each a contrast of the measured cells' costs with its interval
-    (report/claims.py); absent when no two cells could be compared."""
-    contrasts, left_out = claims.claims(part.cells)
+    (report/claims.py), in throughput and in server CPU per transaction; absent when no two
+    cells could be compared."""
+    contrasts: list[claims.Contrast] = []
+    notes = [claims.METHOD]
+    for metric, words in claims.MEASURES.items():
+        found, left_out = claims.claims(part.cells, metric)
+        contrasts += found
+        if left_out and found:
+            notes.append(
+                f"{left_out} measured cell(s) had no interval in {words} and take no part."
+            )
     if not contrasts:
         return None
     rows = [
         row(
             c.claim,
+            claims.MEASURES[c.metric],
             c.compared,
             f"{c.difference:+.1f} ({c.ci[0]:+.1f} … {c.ci[1]:+.1f})",
             f"{c.cells[0]} / {c.cells[1]}",
             c.verdict,
-            styles={4: c.kind},
+            styles={5: c.kind},
         )
         for c in contrasts
     ]
-    header = ["claim", "compared", "difference in cost, points (95% CI)", "cells", "verdict"]
-    notes = [claims.METHOD]
-    if left_out:
-        notes.append(f"{left_out} measured cell(s) had no interval and take no part.")
+    header = [
+        "claim",
+        "in",
+        "compared",
+        "difference in cost, points (95% CI)",
+        "cells",
+        "verdict",
+    ]
     return Section("The seed's claims", [Table(header, rows, notes=notes)])
 
 

@@ -1,15 +1,17 @@
 """The seed's two claims about encryption at rest, tested on the measured cells (seed 003:
 "writes cost more than reads"; "low concurrency costs more than high").
 
-Each claim is a contrast between cells' costs.  A cell's cost is c = −ln(TPS ratio
-encrypted/plain) from its Hodges–Lehmann estimate (≈ the overhead in percent / 100 for small
-effects), and its standard error is recovered from its 95% interval as if it were normal:
-se = (ln high − ln low) / (2 × 1.96) — the interval is already widened for autocorrelation
-and Stein's guard, so the error carries that too.  Cells are measured at different times by
-separate paired rounds, so their errors are taken as independent: a contrast of group means
-d = mean(c of group A) − mean(c of group B) has se² = Σ se_a² / n_a² + Σ se_b² / n_b², and its
-95% interval is d ± 1.96 se.  The claim holds where the interval lies above 0, is reversed
-below 0, and is left open otherwise.  Cells without an interval (too few rounds) take no part.
+Each claim is a contrast between cells' costs, in throughput and (as the seed reported it
+too) in server CPU per transaction. A cell's cost is c = −ln(TPS ratio encrypted/plain), or
++ln(CPU-per-transaction ratio), from its Hodges–Lehmann estimate (≈ the overhead in percent
+/ 100 for small effects), and its standard error is recovered from its 95% interval as if it
+were normal: se = (ln high − ln low) / (2 × 1.96) — the interval is already widened for
+autocorrelation and Stein's guard, so the error carries that too. Cells are measured at
+different times by separate paired rounds, so their errors are taken as independent: a
+contrast of group means d = mean(c of group A) − mean(c of group B) has se² = Σ se_a² / n_a²
++ Σ se_b² / n_b², and its 95% interval is d ± 1.96 se. The claim holds where the interval
+lies above 0, is reversed below 0, and is left open otherwise. Cells without an interval
+(too few rounds) take no part.
 
 Writes are the pure write workloads (WRITES); reads are oltp_read_only and oltp_point_select;
 oltp_read_write, a mix, is in neither.  Only thread counts and settings (regime,
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from encbench.report.models import AtRestCell
 
@@ -29,11 +31,14 @@ Z95 = 1.959963984540054
 WRITES = ("oltp_write_only", "oltp_update_index", "oltp_update_non_index", "oltp_insert")
 READS = ("oltp_read_only", "oltp_point_select")
 METHOD = (
-    "A claim is a difference of costs, cost = −ln(encrypted/plain TPS) ×100 (≈ the overhead "
-    "in %), between group means of cells; each cell's error comes from its 95% interval "
+    "A claim is a difference of costs, cost = −ln(encrypted/plain TPS) ×100, or "
+    "ln(encrypted/plain server CPU per transaction) ×100 (each ≈ the overhead in %), between "
+    "group means of cells; each cell's error comes from its 95% interval "
     "(as if normal), cells count as independent, and the difference's 95% interval is "
     "±1.96 standard errors. It holds where the interval lies above 0."
 )
+# The metrics a claim is tested in, with the words the report uses for each.
+MEASURES = {"tps": "TPS", "cpu_ms_per_txn": "server CPU per txn"}
 
 
 @dataclass(frozen=True)
@@ -56,6 +61,7 @@ class Contrast:
     difference: float
     ci: tuple[float, float]
     cells: tuple[int, int]  # cells in A, in B
+    metric: str = "tps"
 
     @property
     def verdict(self) -> str:
@@ -91,13 +97,15 @@ def cell_cost(cell: AtRestCell, metric: str = "tps", setting: str | None = None)
     )
 
 
-def contrast(claim: str, compared: str, a: Sequence[CellCost], b: Sequence[CellCost]) -> Contrast:
+def contrast(
+    claim: str, compared: str, a: Sequence[CellCost], b: Sequence[CellCost], metric: str = "tps"
+) -> Contrast:
     mean_a = sum(c.cost for c in a) / len(a)
     mean_b = sum(c.cost for c in b) / len(b)
     var = sum(c.se**2 for c in a) / len(a) ** 2 + sum(c.se**2 for c in b) / len(b) ** 2
     d, half = mean_a - mean_b, Z95 * math.sqrt(var)
     return Contrast(
-        claim, compared, 100 * d, (100 * (d - half), 100 * (d + half)), (len(a), len(b))
+        claim, compared, 100 * d, (100 * (d - half), 100 * (d + half)), (len(a), len(b)), metric
     )
 
 
@@ -150,8 +158,10 @@ def low_versus_high(costs: Sequence[CellCost]) -> list[Contrast]:
     return out
 
 
-def claims(cells: Sequence[AtRestCell]) -> tuple[list[Contrast], int]:
-    """Both claims' contrasts, and how many measured cells had no interval to take part."""
-    costs = [c for cell in cells if (c := cell_cost(cell)) is not None]
-    left_out = sum(1 for cell in cells if cell.rounds and cell_cost(cell) is None)
-    return writes_versus_reads(costs) + low_versus_high(costs), left_out
+def claims(cells: Sequence[AtRestCell], metric: str = "tps") -> tuple[list[Contrast], int]:
+    """Both claims' contrasts in one metric, and how many measured cells had no interval in
+    it to take part."""
+    costs = [c for cell in cells if (c := cell_cost(cell, metric)) is not None]
+    left_out = sum(1 for cell in cells if cell.rounds and cell_cost(cell, metric) is None)
+    found = writes_versus_reads(costs) + low_versus_high(costs)
+    return [replace(c, metric=metric) for c in found], left_out
