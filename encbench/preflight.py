@@ -127,6 +127,21 @@ def state_transfer_checks(profile: Profile) -> list[Check]:
     return checks
 
 
+def key_rotation_checks(profile: Profile) -> list[Check]:
+    """The operations study's key rotation builds encbench's key plugin at run time: a C
+    compiler and MariaDB's server headers (servers/keyplugin)."""
+    if "operations" not in profile.studies or ("key-rotation" not in profile.operations.operations):
+        return []
+    from encbench.servers import keyplugin
+
+    name = f"key rotation: the build of {keyplugin.NAME}"
+    why = keyplugin.problem()
+    if why is None:
+        return [Check(name, True, "a C compiler and MariaDB's server headers")]
+    detail, _, fix = why.partition(": ")
+    return [Check(name, False, detail, fix)]
+
+
 def profile_checks(profile: Profile) -> list[Check]:
     """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`)."""
     if "at-rest" not in profile.studies or not profile.measure.profile_cpu:
@@ -286,7 +301,10 @@ def check_target_answers(profile: Profile) -> None:
 
 def require_tools(profile: Profile | None = None) -> None:
     extra = (
-        transit_checks(profile) + profile_checks(profile) + state_transfer_checks(profile)
+        transit_checks(profile)
+        + profile_checks(profile)
+        + state_transfer_checks(profile)
+        + key_rotation_checks(profile)
         if profile
         else []
     )

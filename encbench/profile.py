@@ -353,15 +353,11 @@ class TargetSpec(Strict):
         return Connection.tcp(self.host, self.port, self.user, "")
 
 
-Operation = Literal["startup", "crash-recovery", "encrypt-existing", "backup", "prepare"]
+Operation = Literal[
+    "startup", "crash-recovery", "encrypt-existing", "key-rotation", "backup", "prepare"
+]
 # innodb_encryption_threads takes 0 to 255; 0 would never encrypt anything.
 MAX_ENCRYPTION_THREADS = 255
-KEY_ROTATION_REFUSED = (
-    "key rotation cannot be measured with the key management plugins Debian's MariaDB "
-    "packages ship: file_key_management keys have a single version, and "
-    "innodb_encryption_rotate_key_age only re-encrypts when a key gets a new version "
-    "(see README, Operations); remove it"
-)
 
 
 class OperationsSpec(Rounds):
@@ -395,8 +391,6 @@ class OperationsSpec(Rounds):
     @field_validator("operations")
     @classmethod
     def known_operations(cls, value: list[str]) -> list[str]:
-        if "key-rotation" in value:
-            raise ValueError(KEY_ROTATION_REFUSED)
         return _all_known(value, get_args(Operation), "operation")
 
     @field_validator("encryption_threads")

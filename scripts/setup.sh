@@ -6,9 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 UV_VERSION=0.13.9
+# gcc, libmariadbd-dev: the operations study's key rotation builds encbench's key plugin
+# (encbench/servers/keyplugin) against the server's headers.
 # galera-4, socat, rsync, stunnel4, iproute2: the state-transfer study (Galera nodes on two
 # network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel).
-PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl
+PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl gcc libmariadbd-dev
           galera-4 socat rsync stunnel4 iproute2)
 
 scripts/apt-install.sh "${PACKAGES[@]}"

@@ -4,7 +4,9 @@ engine driving a study of timed operations (no warm-up, a lower-is-better time).
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +24,8 @@ from encbench.report import markdown, operations, operations_section
 from encbench.results.schema import OperationCell, OperationRecord
 from encbench.results.store import ResultStore
 from encbench.studies.operations import cells, recovery, rotation
+from encbench.studies.operations.study import OperationsStudy
+from encbench.studies.operations.tablespaces import count_key_versions, count_states
 
 GOLDEN = Path(__file__).parent / "golden" / "operations"
 
@@ -53,7 +57,6 @@ def test_each_operation_is_one_cell_and_encrypting_one_per_thread_count() -> Non
         ("encryption_threads = [0]", "0 encryption threads is out of range"),
         ("encryption_threads = [2, 256]", "use 1 to 255"),
         ("encryption_threads = [2, 2]", "listed twice"),
-        ('operations = ["key-rotation"]', "key rotation cannot be measured"),
         ('operations = ["fsck"]', "unknown operation 'fsck'"),
         ("load_threads = 0", "greater than 0"),
     ],
@@ -83,15 +86,30 @@ def test_a_start_without_crash_recovery_is_no_measurement_of_one() -> None:
         recovery.parse(clean, "plain")
 
 
-def test_key_rotation_is_reported_not_measured_with_its_reason(tmp_path: Path) -> None:
+def test_key_rotation_is_one_cell_between_encrypting_and_backup() -> None:
+    profile = a_profile(
+        '[operations]\noperations = ["encrypt-existing", "key-rotation", "backup"]\n'
+        "encryption_threads = [2]\n"
+    )
+    assert [c.slug for c in cells.cells(profile)] == [
+        "encrypt-existing-t2", "key-rotation", "backup",
+    ]  # fmt: skip
+    assert OperationCell("key-rotation").unit == "ms/txn"
+    assert OperationCell("key-rotation").label == "key rotation"
+
+
+def test_key_rotation_says_whether_it_is_measured_and_why_not(tmp_path: Path) -> None:
     (tmp_path / "file_key_management.so").touch()
     (tmp_path / "ha_archive.so").touch()
-    status = rotation.status(tmp_path)
-    assert status["measured"] is False
-    assert status["key_plugins"] == ["file_key_management"]
-    assert "one version" in status["reason"]
-    (tmp_path / "debug_key_management.so").touch()
-    assert "debug_key_management is installed" in rotation.status(tmp_path)["reason"]
+    measured = rotation.status(True, tmp_path)
+    assert measured["measured"] is True and measured["key_plugin"] == "encbench_key_management"
+    assert measured["key_plugins"] == ["file_key_management"]
+    unasked = rotation.status(False, tmp_path)
+    assert unasked["measured"] is False
+    assert 'add "key-rotation" to operations.operations' in unasked["reason"]
+    missing = rotation.status(True, tmp_path, problem="needs a C compiler: apt-get install gcc")
+    assert missing["measured"] is False
+    assert "one version" in missing["reason"] and "apt-get install gcc" in missing["reason"]
 
 
 def record(
@@ -147,7 +165,7 @@ def test_the_report_gives_times_with_intervals_and_the_rate_per_thread_against_t
     )
     startup, encrypting = cells.cells(profile)
     runs = rounds_of(startup, 12, 1.5, 0.2) + rounds_of(encrypting, 12, 2.0, 0.5)
-    record_json = {"key_rotation": rotation.status(Path("/nonexistent"))}
+    record_json = {"key_rotation": rotation.status(False, Path("/nonexistent"))}
     part = operations.build(runs, profile, record_json, CRYPTO)
     first, second = part.cells
     assert first.comparisons["time"].kind == "cost"
@@ -233,3 +251,64 @@ def test_table_states_count_only_the_study_databases_wholly_encrypted_tables() -
     # Any tablespace rotating or with a page number to go makes the server busy, ours or not.
     assert count_states([*rows, ("other/t2", 1, 1, 1, None)], "sbtest")[2] is True
     assert count_states([*rows, ("innodb_system", 1, 1, 0, 17)], "sbtest")[2] is True
+
+
+def test_key_version_states_count_tables_wholly_at_the_version_or_later() -> None:
+    rows = [
+        ("sbtest/sbtest1", 1, 3, 0, None),  # rotated
+        ("sbtest/sbtest2", 1, 1, 0, None),  # its oldest page still at version 1
+        ("sbtest/sbtest3", 1, 5, 0, None),  # later still
+    ]
+    assert count_key_versions(rows, "sbtest", 3) == (3, 2, False)
+    assert count_key_versions(rows, "sbtest", 1) == count_states(rows, "sbtest")
+
+
+def rotation_record(
+    variant: str, before: int, after: int, at: int, time: float = 2.0
+) -> OperationRecord:
+    rotating = variant == "encrypted"
+    return OperationRecord(
+        cell=OperationCell("key-rotation"), round=0, variant=variant, position=0, session="s",
+        started_at="t", wall_s=3.0, time=time, time_unit="ms/txn", timed_s=1.0,
+        harness_cpu_s=0.01, other_cpu_s=0.0, steal_s=0.0, interference_pct=0.0,
+        tables_encrypted=3, tables=3, foreground_tps=1000.0 / time, foreground_transactions=500,
+        encryption_s=1.0 if rotating else 0.0, encrypted_bytes=50 << 20 if rotating else 0,
+        key_version_from=before, key_version=after, tables_at_key_version=at,
+    )  # fmt: skip
+
+
+def study_for_proof() -> OperationsStudy:
+    return OperationsStudy.__new__(OperationsStudy)
+
+
+def test_a_rotating_run_is_proven_only_when_every_table_has_the_version_two_up() -> None:
+    prove = study_for_proof().prove
+    prove(rotation_record("encrypted", 1, 3, 3))
+    prove(rotation_record("plain", 3, 3, 3))
+    with pytest.raises(ProofError, match="2 of 3 tables wholly at key version 3"):
+        prove(rotation_record("encrypted", 1, 3, 2))
+    with pytest.raises(ProofError, match="key version 1 → 2, not 3"):
+        prove(rotation_record("encrypted", 1, 2, 3))
+    # the non-rotating side must not have moved the version
+    with pytest.raises(ProofError, match="non-rotating run must leave every table encrypted"):
+        prove(rotation_record("plain", 3, 5, 3))
+    unencrypted = dataclasses.replace(rotation_record("plain", 3, 3, 3), tables_encrypted=2)
+    with pytest.raises(ProofError, match="2 of 3 tables encrypted"):
+        prove(unencrypted)
+
+
+def test_the_report_names_key_rotations_sides_rotating_and_not() -> None:
+    profile = a_profile('[operations]\noperations = ["key-rotation"]\n')
+    runs = []
+    for rnd in range(4):
+        for position, variant in enumerate(("plain", "encrypted")):
+            t = 2.0 if variant == "plain" else 2.5
+            rec = rotation_record(variant, 1 + 2 * rnd, 1 + 2 * rnd + (2 if position else 0), 3, t)
+            runs.append(dataclasses.replace(rec, round=rnd, position=position))
+    part = operations.build(runs, profile, {"key_rotation": rotation.status(True)}, None)
+    text = markdown.render_blocks(operations_section.sections(part, 5))
+    assert "| key rotation | not rotating: 2.000 ms/txn (" in text
+    assert "| rotating: 2.500 ms/txn (" in text
+    assert re.search(r"foreground 500 txn/s \S* ?not rotating, 400 txn/s \S* ?while rotating", text)
+    assert re.search(r"re-encryption 1\.00 s \S* ?at 50 MiB/s", text)
+    assert "**Key rotation**: Debian's file_key_management keys have one version" in text

@@ -36,7 +36,7 @@ def variant_stats(runs: list[OperationRecord], operation: str) -> OperationVaria
     if operation == "crash-recovery":
         extra["redo_mib"] = _sample(runs, lambda r: r.redo_bytes / MIB)
         extra["pages_recovered"] = _sample(runs, lambda r: float(r.pages_recovered))
-    if operation == "encrypt-existing":
+    if operation in ("encrypt-existing", "key-rotation"):
         extra["foreground_tps"] = _sample(runs, lambda r: r.foreground_tps)
         if all(r.encryption_s > 0 for r in runs):
             extra["encryption_s"] = _sample(runs, lambda r: r.encryption_s)

@@ -26,7 +26,9 @@ in-transit.jsonl, schema TRANSIT_SCHEMA:
       Later: `server_cpu_s` null where the server's CPU could not be read (a target without
       [target] ssh); older lines, all numbers, read as before.
 operations.jsonl, schema OPERATIONS_SCHEMA:
-  1 — first version: one line per timed operation of one variant in one round.
+  1 — first version: one line per timed operation of one variant in one round.  Later,
+      with defaults (older lines read as before): the key-rotation cell's key_version_from,
+      key_version and tables_at_key_version.
 state-transfer.jsonl, schema SST_SCHEMA:
   1 — first version: one line per state transfer (SST) of one variant in one round.
 """
@@ -341,7 +343,7 @@ class TransitRecord:
 # What an operation's `time` measures, per operation: seconds of the operation itself, except
 # for encrypting existing data, whose paired cost is the foreground load's time per transaction
 # (see OperationRecord).
-OPERATION_UNITS = {"encrypt-existing": "ms/txn"}
+OPERATION_UNITS = {"encrypt-existing": "ms/txn", "key-rotation": "ms/txn"}
 TIME_WORDS = ("longer", "shorter")
 OPERATIONS_METRICS = (
     Metric(
@@ -355,7 +357,7 @@ class OperationCell:
     """One row of the operations table: an operation, with its encryption threads where it
     has them (encrypting existing data; 0 for every other operation)."""
 
-    operation: str  # startup | crash-recovery | encrypt-existing | backup | prepare
+    operation: str  # startup | crash-recovery | encrypt-existing | key-rotation | backup | prepare
     threads: int = 0
 
     @property
@@ -378,6 +380,7 @@ OPERATION_TITLES = {
     "startup": "start-up",
     "crash-recovery": "crash recovery",
     "encrypt-existing": "encrypting existing data",
+    "key-rotation": "key rotation",
     "backup": "mariadb-backup --backup",
     "prepare": "mariadb-backup --prepare",
 }
@@ -393,7 +396,10 @@ class OperationRecord:
     foreground load: the same sysbench read/write run on the same server with the background
     encryption running (`encrypted`) or not (`plain`), and `time` is that load's milliseconds
     per transaction (1000 / TPS); the encryption's own time and rate are recorded beside it
-    (`encryption_s`, `encrypted_bytes`), encrypted side only."""
+    (`encryption_s`, `encrypted_bytes`), encrypted side only.  Key rotation is paired the same
+    way: `encrypted` is the run whose window re-encrypts every page with a new key version,
+    `plain` the same load on the same encrypted tables with no rotation; `encryption_s` and
+    `encrypted_bytes` are then the re-encryption's, and the key versions prove it."""
 
     STUDY: ClassVar[str] = "operations"
     SCHEMA: ClassVar[int] = OPERATIONS_SCHEMA
@@ -425,6 +431,11 @@ class OperationRecord:
     foreground_transactions: int = 0
     encryption_s: float = 0.0
     encrypted_bytes: int = 0
+    # key rotation: the key plugin's version before and after the window, and the tables whose
+    # every page is at that version afterwards (the per-run proof)
+    key_version_from: int = 0
+    key_version: int = 0
+    tables_at_key_version: int = 0
     # backup: the bytes mariadb-backup wrote
     backup_bytes: int = 0
     raw_output: str = ""

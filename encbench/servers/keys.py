@@ -35,6 +35,21 @@ def key_file(directory: Path, name: str = "encryption.keys") -> Path:
     return path
 
 
+def versioned_key_file(directory: Path, versions: int, name: str = "rotation.keys") -> Path:
+    """encbench_key_management's key file (servers/keyplugin): key id 1 in `versions`
+    versions, each its own random 256-bit AES key, one `1;version;hex` line each.  The plugin
+    reads it once at start-up, so every version a run will rotate to is made now.  An
+    existing file (a resumed run) is kept if it holds enough versions."""
+    if versions < 1:
+        raise ValueError(f"a key file needs at least one version, not {versions}")
+    path = directory / name
+    if path.exists() and len(path.read_text().splitlines()) >= versions:
+        return path
+    lines = [f"1;{v};{secrets.token_hex(32)}" for v in range(1, versions + 1)]
+    write_secret(path, "\n".join(lines) + "\n")
+    return path
+
+
 def password(directory: Path, name: str) -> str:
     path = directory / f"{name}.password"
     if path.exists():

@@ -1,6 +1,7 @@
 """The operations study end to end through the CLI (profile smoke-operations, about a
-minute): every operation measured on real servers, plain and encrypted, its proof per run,
-the report's table of times, and nothing left behind."""
+minute): every operation measured on real servers, plain and encrypted (key rotation:
+rotating and not, both encrypted, with encbench's own key plugin built for the run), its
+proof per run, the report's table of times, and nothing left behind."""
 
 from __future__ import annotations
 
@@ -29,16 +30,25 @@ def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
     for run in runs:
         by_cell.setdefault(run["cell"]["operation"] + str(run["cell"]["threads"]), []).append(run)
     assert set(by_cell) == {
-        "startup0", "crash-recovery0", "encrypt-existing1", "encrypt-existing2", "backup0",
-        "prepare0",
+        "startup0", "crash-recovery0", "encrypt-existing1", "encrypt-existing2",
+        "key-rotation0", "backup0", "prepare0",
     }  # fmt: skip
-    for cell_runs in by_cell.values():
+    for name, cell_runs in by_cell.items():
         assert {r["variant"] for r in cell_runs} == {"plain", "encrypted"}
         assert all(r["time"] > 0 and r["timed_s"] > 0 for r in cell_runs)
-        # the per-run proof: encrypted leaves every table encrypted, plain none
+        # the per-run proof: encrypted leaves every table encrypted, plain none (key
+        # rotation: both sides every table)
         for r in cell_runs:
-            want = r["tables"] if r["variant"] == "encrypted" else 0
+            both = name == "key-rotation0"
+            want = r["tables"] if r["variant"] == "encrypted" or both else 0
             assert r["tables"] >= 3 and r["tables_encrypted"] == want
+    # key rotation: the rotating run moved every table two key versions up, the other none
+    for r in by_cell["key-rotation0"]:
+        step = 2 if r["variant"] == "encrypted" else 0
+        assert r["key_version"] == r["key_version_from"] + step >= 1
+        assert r["tables_at_key_version"] == r["tables"]
+        assert r["foreground_transactions"] > 0
+        assert (r["encryption_s"] > 0 and r["encrypted_bytes"] > 0) == (step == 2)
     assert all(r["redo_bytes"] > 0 and r["pages_recovered"] > 0 for r in by_cell["crash-recovery0"])
     encrypting = [r for r in by_cell["encrypt-existing1"] if r["variant"] == "encrypted"]
     assert all(r["encryption_s"] > 0 and r["encrypted_bytes"] > 0 for r in encrypting)
@@ -46,18 +56,20 @@ def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
     assert all(r["backup_bytes"] > 0 for r in by_cell["backup0"] + by_cell["prepare0"])
     record = json.loads((out / "operations.json").read_text())
     assert record["proofs"]["encrypted"]["passed"] and record["proofs"]["plain"]["passed"]
-    assert record["key_rotation"]["measured"] is False
+    assert record["key_rotation"]["measured"] is True
+    assert record["rotatable_options"]["encbench_key_management_filename"].startswith("<key")
 
     summary = json.loads((out / "summary.json").read_text())
     cells = summary["studies"]["operations"]["cells"]
     # Two rounds each, unless other load on this shared machine had one measured again
     # (max_rounds bounds the rounds measured again too).
-    assert len(cells) == 6
+    assert len(cells) == 7
     assert all(c["rounds"] + c["rounds_rejected"] >= 2 for c in cells)
     report = (out / "report.md").read_text()
     assert "| Operation | no encryption (95% CI) | encrypted (95% CI) | cost (95% CI) |" in report
     assert "| crash recovery |" in report and "redo applied" in report
-    assert "**Key rotation**: not measured" in report
+    assert "| key rotation | not rotating: " in report and "while rotating" in report
+    assert "**Key rotation**: not measured" not in report
     # nothing left behind: servers, sandboxes (backups included), keys
     assert not (out / "sandbox").exists()
     assert registry.entries() == []

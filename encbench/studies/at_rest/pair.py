@@ -117,12 +117,13 @@ def remove_empty_sandbox_dir(store: ResultStore) -> None:
         sandbox.rmdir()
 
 
+# The options that name a key file (file_key_management's, encbench_key_management's).
+KEY_FILE_OPTIONS = frozenset({"file_key_management_filename", "encbench_key_management_filename"})
+
+
 def redact(options: dict[str, str]) -> dict[str, str]:
     """Options as recorded with the results: the key file's path is not published."""
-    return {
-        k: "<key file in private/>" if k == "file_key_management_filename" else v
-        for k, v in options.items()
-    }
+    return {k: "<key file in private/>" if k in KEY_FILE_OPTIONS else v for k, v in options.items()}
 
 
 class ServerPair:

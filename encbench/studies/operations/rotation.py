@@ -1,23 +1,19 @@
-"""Whether key rotation can be measured here.  Rotation (innodb_encryption_rotate_key_age)
-re-encrypts pages whose key version is older than the latest, so it needs a key management
-plugin whose keys have versions.  file_key_management's have one version each; the plugins
-that version keys are not packaged for Debian 12's MariaDB (debug_key_management is a test
-plugin, hashicorp_key_management and the cloud KMS plugins need a key server), so the report
-says that instead of measuring something else under the name."""
+"""What operations.json and the report say about key rotation.  Rotation
+(innodb_encryption_rotate_key_age) re-encrypts pages whose key version is older than the
+latest, so it needs a key management plugin whose keys have versions.  Debian 12's MariaDB
+ships only file_key_management, whose keys have one version each, so encbench builds its own,
+encbench_key_management (servers/keyplugin); where it cannot be built (no compiler, no server
+headers) or the profile does not ask for the cell, the report says why it was not measured."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from encbench.servers import keyplugin
+
 PLUGIN_DIR = Path("/usr/lib/mysql/plugin")
-# Key management plugins whose keys have versions (so that a new version can be made).
-VERSIONED_KEY_PLUGINS = (
-    "debug_key_management",
-    "hashicorp_key_management",
-    "aws_key_management",
-    "example_key_management",
-)
+ASK = 'add "key-rotation" to operations.operations'
 
 
 def key_plugins(plugin_dir: Path = PLUGIN_DIR) -> list[str]:
@@ -29,21 +25,24 @@ def key_plugins(plugin_dir: Path = PLUGIN_DIR) -> list[str]:
     return names
 
 
-def status(plugin_dir: Path = PLUGIN_DIR) -> dict[str, Any]:
-    """What operations.json and the report say about key rotation."""
+def status(
+    wanted: bool, plugin_dir: Path = PLUGIN_DIR, problem: str | None = None
+) -> dict[str, Any]:
+    """Whether this run measures key rotation, and if not, why (`problem`: why the plugin
+    cannot be built here, keyplugin.problem())."""
     found = key_plugins(plugin_dir)
-    versioned = [p for p in found if p in VERSIONED_KEY_PLUGINS]
-    if versioned:
+    if wanted and problem is None:
+        return {
+            "measured": True,
+            "key_plugins": found,
+            "key_plugin": keyplugin.NAME,
+            "reason": "",
+        }
+    if problem is not None:
         reason = (
-            f"not measured: {', '.join(versioned)} is installed in {plugin_dir}, but encbench "
-            "measures rotation with none yet"
+            "not measured: file_key_management's keys have one version, and the build of "
+            f"{keyplugin.NAME}, encbench's plugin with versioned keys, {problem}"
         )
     else:
-        reason = (
-            f"not measured: the key management plugins in {plugin_dir} are "
-            f"{', '.join(found) or 'none'}; file_key_management's keys have one version, so "
-            "no new key version can be made and innodb_encryption_rotate_key_age has nothing "
-            "to rotate to (debug_key_management is a test plugin Debian does not ship; "
-            "hashicorp_key_management needs a Vault server)"
-        )
+        reason = f"not measured: the profile does not ask for it ({ASK})"
     return {"measured": False, "key_plugins": found, "reason": reason}

@@ -2,8 +2,12 @@
 encryption options (servers/variants.py), with the profile's data, provisioned and proven
 once.  Encrypting existing data needs plain tables on a server that has a key: for those
 cells the plain server is restarted `convertible` (plain, plus file_key_management with
-innodb_encrypt_tables=OFF), and both variants of the cell run on it; every other cell runs
-each variant on its own server."""
+innodb_encrypt_tables=OFF), and both variants of the cell run on it.  Key rotation needs
+tables encrypted with a key that has versions: for it the plain server is restarted
+`rotatable` (plain, plus encbench's own key plugin, servers/keyplugin, with
+innodb_encrypt_tables=ON), its tables encrypted before the cell's first round, and decrypted
+again before it leaves that mode, so that every other cell finds it plain.  Every other cell
+runs each variant on its own server."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keys
+from encbench.servers import keyplugin, keys
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import (
     VARIANTS,
@@ -37,11 +41,28 @@ from encbench.studies.at_rest.pair import (
     redact,
     remove_empty_sandbox_dir,
 )
+from encbench.studies.operations import tablespaces
 from encbench.workloads import sysbench
 
 RECORD = "operations.json"
-# The plain server's configurations: as provisioned, or with a key to encrypt existing data.
-PLAIN, CONVERTIBLE = "plain", "convertible"
+# The plain server's configurations: as provisioned, with a key to encrypt existing data, or
+# with versioned keys to rotate.
+PLAIN, CONVERTIBLE, ROTATABLE = "plain", "convertible", "rotatable"
+# InnoDB re-encrypts a page when its key version + innodb_encryption_rotate_key_age is less
+# than the latest version (fil0crypt.cc, fil_crypt_needs_rotation: strictly less; an age of 0
+# turns rotation off).  With the smallest age, 1, a rotation must therefore raise the latest
+# version by 2: to v + 1 nothing would be re-encrypted.
+ROTATE_KEY_AGE = 1
+VERSION_STEP = ROTATE_KEY_AGE + 1
+# Long enough for entering and leaving the rotatable mode on data the size of a profile's.
+MODE_CHANGE_TIMEOUT_S = 3600.0
+
+
+def key_versions_needed(max_rounds: int) -> int:
+    """The plugin reads its key file once, at start: every version a cell can rotate to is
+    made up front, one rotation per round, with rounds measured again (max_rounds bounds
+    them too) and a spare."""
+    return 1 + VERSION_STEP * (max_rounds + 2)
 
 
 def buffer_pool_mb(profile: Profile) -> int:
@@ -75,6 +96,9 @@ class OperationServers:
             v: SandboxServer(v, self.roots[v]) for v in VARIANTS
         }
         self.pool_mb = buffer_pool_mb(profile)
+        self.rotates = "key-rotation" in profile.operations.operations
+        self.plugin_dir = self.roots["plain"] / "plugins"
+        self.rotation_keys = keys.private_dir(store.path) / "rotation.keys"
         self.plain_mode = PLAIN
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
@@ -112,6 +136,18 @@ class OperationServers:
             options.update(encryption_options(EncryptionSpec(self.spec.algorithm), self.key_file))
             options["innodb_encrypt_tables"] = "OFF"
             options["innodb_encryption_rotation_iops"] = str(self.profile.operations.rotation_iops)
+        if variant == "plain" and mode == ROTATABLE:
+            options.update(
+                keyplugin.options(self.plugin_dir, self.rotation_keys, self.spec.algorithm)
+            )
+            options.update(
+                {
+                    "innodb_encrypt_tables": "ON",
+                    "innodb_encryption_threads": "2",
+                    "innodb_encryption_rotate_key_age": str(ROTATE_KEY_AGE),
+                    "innodb_encryption_rotation_iops": str(self.profile.operations.rotation_iops),
+                }
+            )
         return options
 
     def provision(self, log: Callable[[str], None], key_rotation: dict[str, Any]) -> None:
@@ -147,6 +183,11 @@ class OperationServers:
                 "mariadb_version": self.servers["plain"].version(),
                 "options": {v: redact(self.options(v)) for v in VARIANTS},
                 "convertible_options": redact(self.options("plain", CONVERTIBLE)),
+                **(
+                    {"rotatable_options": redact(self.options("plain", ROTATABLE))}
+                    if self.rotates
+                    else {}
+                ),
                 "option_difference": option_difference(
                     self.options("plain"), self.options("encrypted")
                 ),
@@ -157,14 +198,34 @@ class OperationServers:
         self.store.write_json(RECORD, self.record)
 
     def use_plain_as(self, mode: str, log: Callable[[str], None]) -> None:
-        """Restart the plain server in `mode` if it is not in it, and prove its tables plain."""
+        """Restart the plain server in `mode` if it is not in it, and prove its tables plain
+        (encrypted in the rotatable mode, all of them, before its first round)."""
         if self.plain_mode == mode:
             return
-        log(f"operations: restarting the plain server {mode}")
         server = self.servers["plain"]
+        if self.plain_mode == ROTATABLE:
+            # Its pages can only be read with the plugin's keys: decrypted first, untimed.
+            log("operations: decrypting the plain server's tables before it leaves rotation")
+            server.query("SET GLOBAL innodb_encrypt_tables = OFF")
+            tablespaces.wait_tables(server, False, MODE_CHANGE_TIMEOUT_S)
+        if mode == ROTATABLE:
+            keyplugin.build(self.plugin_dir, self.record.get("mariadb_version") or "")
+            keys.versioned_key_file(
+                self.rotation_keys.parent,
+                key_versions_needed(self.profile.operations.max_rounds),
+                self.rotation_keys.name,
+            )
+        log(f"operations: restarting the plain server {mode}")
         server.restart(self.options("plain", mode))
-        proof.prove_tablespaces(server, "plain", self.tables)
+        # The mode is what the server now runs as, whether or not its proof passes, so that
+        # leaving it still decrypts first.
         self.plain_mode = mode
+        if mode == ROTATABLE:
+            log("operations: encrypting the plain server's tables with key version 1")
+            tablespaces.wait_tables(server, True, MODE_CHANGE_TIMEOUT_S)
+            proof.prove_tablespaces(server, "encrypted", self.tables, when="in rotation mode")
+        else:
+            proof.prove_tablespaces(server, "plain", self.tables)
 
     def datadir_bytes(self, variant: str) -> int:
         """What the background encryption goes over: every InnoDB tablespace file."""

@@ -12,6 +12,10 @@ round, plain against encrypted, with the engine's blocks, intervals and stopping
   the same plain tables: on the encrypted side over the encryption pass itself, on the plain
   side over foreground_s; the encryption's time and MiB/s are recorded on the encrypted side.
   Between rounds the tables are decrypted again (untimed), so each round starts from plain.
+- key rotation: as encrypting existing data, on the plain server with its tables encrypted
+  under encbench's own key plugin (servers/keyplugin) at key version v: the rotating
+  (`encrypted`) side's window raises the plugin's version to v + 2 and lasts until every
+  page of every table has it; the other side's is foreground_s of the same load.
 - backup: `mariadb-backup --backup` of the running server into the sandbox, timed; deleted.
 - prepare: a backup (untimed), then `mariadb-backup --prepare` of it, timed; deleted.  The
   encrypted backup's prepare reads the key plugin's options from its own backup-my.cnf.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +38,7 @@ from encbench.errors import ProofError, ToolError
 from encbench.profile import OperationsSpec, Profile
 from encbench.results.schema import Metric, OperationCell, OperationRecord
 from encbench.results.store import ResultStore
+from encbench.servers import keyplugin
 from encbench.servers.sandbox import SandboxServer, find_binary, tree_bytes
 from encbench.servers.target import blame_the_server
 from encbench.studies import machine
@@ -41,15 +46,30 @@ from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations.servers import (
     CONVERTIBLE,
     PLAIN,
+    ROTATABLE,
+    ROTATE_KEY_AGE,
+    VERSION_STEP,
     OperationServers,
     backup_dir,
+)
+from encbench.studies.operations.tablespaces import (
+    at_version,
+    commits,
+    count_states,
+    key_version,
+    key_version_states,
+    poll_tables,
+    polled_states,
+    sysbench_tables,
+    table_states,
+    wait_key_version,
+    wait_tables,
 )
 from encbench.studies.operations.timing import Stopwatch, timed
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.
 START_POLL_S = 0.01
-ENCRYPTION_POLL_S = 0.05
 ENCRYPTION_TIMEOUT_S = 3600.0
 BACKUP_TIMEOUT_S = 3600.0
 FOREGROUND_SCRIPT = "oltp_read_write"
@@ -57,88 +77,11 @@ LOAD_RAMP_S = 1.0
 CRASH_SCRIPT = "oltp_write_only"
 
 
-TABLE_STATES = (
-    "SELECT NAME, ENCRYPTION_SCHEME, MIN_KEY_VERSION, ROTATING_OR_FLUSHING, "
-    "KEY_ROTATION_PAGE_NUMBER FROM information_schema.INNODB_TABLESPACES_ENCRYPTION"
-)
-
-
-def count_states(rows: Sequence[Sequence[Any]], database: str) -> tuple[int, int, bool]:
-    """(tables with crypt data, of them wholly encrypted, whether any tablespace is still
-    being (re-)encrypted) from INNODB_TABLESPACES_ENCRYPTION's rows, for the study's database:
-    a table is wholly encrypted when its scheme is 1 and its oldest page's key version is not
-    0.  A table never encrypted has no crypt data and no row there (sysbench_tables counts
-    all)."""
-    ours = [r for r in rows if str(r[0]).startswith(f"{database}/")]
-    encrypted = sum(1 for r in ours if int(r[1]) == 1 and int(r[2] or 0) > 0)
-    busy = any(int(r[3] or 0) != 0 or r[4] is not None for r in rows)
-    return len(ours), encrypted, busy
-
-
-def table_states(server: SandboxServer) -> tuple[int, int, bool]:
-    """count_states of the server's tables now, over a connection of its own."""
-    return count_states(server.query(TABLE_STATES), server.database)
-
-
-@contextmanager
-def polled_states(server: SandboxServer) -> Iterator[Callable[[], tuple[int, int, bool]]]:
-    """table_states over one connection for every poll of a window: a connection per poll
-    (a handshake and a login each) would be encbench's own CPU inside the measured window."""
-    with server.cursor(timeout_s=server.status_timeout_s) as cur:
-
-        def states() -> tuple[int, int, bool]:
-            cur.execute(TABLE_STATES)
-            return count_states(cur.fetchall(), server.database)
-
-        yield states
-
-
-def commits(server: SandboxServer) -> int:
-    return int(server.query("SHOW GLOBAL STATUS LIKE 'Com_commit'")[0][1])
-
-
-def sysbench_tables(server: SandboxServer) -> int:
-    """The tables of the study's database (sbtest1…N and the proof's table), from InnoDB's
-    dictionary: after a restart the tablespace views list only the files opened since."""
-    return int(
-        server.query(
-            "SELECT COUNT(*) FROM information_schema.INNODB_SYS_TABLES WHERE NAME LIKE %s",
-            (f"{server.database}/%",),
-        )[0][0]
-    )
-
-
-def wait_tables(
-    server: SandboxServer, encrypted: bool, timeout_s: float, want: int | None = None
-) -> int:
-    """Wait until every table of the database (`want`, counted here when not given) is
-    encrypted (or none is) and no tablespace is being rotated; returns how many are
-    encrypted."""
-    deadline = time.monotonic() + timeout_s
-    if want is None:
-        want = sysbench_tables(server)
-    with polled_states(server) as states:
-        while True:
-            _, done, busy = states()
-            if not busy and done == (want if encrypted else 0):
-                return done
-            if time.monotonic() > deadline:
-                what = "encrypted" if encrypted else "decrypted"
-                raise ProofError(
-                    f"the {server.name} server's tables were not {what} within "
-                    f"{timeout_s:.0f} s ({done} of {want} encrypted, rotation busy: {busy})"
-                )
-            time.sleep(ENCRYPTION_POLL_S)
-
-
-def poll_tables(server: SandboxServer, seconds: float) -> None:
-    """The plain side's window: the query wait_tables sends, at its period, for `seconds`,
-    so that both sides' windows carry the same polling (the server's and encbench's work)."""
-    end = time.monotonic() + seconds
-    with polled_states(server) as states:
-        while time.monotonic() < end:
-            states()
-            time.sleep(ENCRYPTION_POLL_S)
+# Named here too: tests and callers read them from the study (they live in tablespaces.py).
+__all__ = ["OperationsStudy", "count_states", "polled_states"]
+# The plain server's mode per cell (servers.py): both variants of these run on it.
+PLAIN_MODES = {"encrypt-existing": CONVERTIBLE, "key-rotation": ROTATABLE}
+VERSION_VARIABLE = f"{keyplugin.NAME}_version"
 
 
 class OperationsStudy:
@@ -173,7 +116,9 @@ class OperationsStudy:
     @contextmanager
     def setup(self, todo: Sequence[OperationCell]) -> Iterator[OperationServers]:
         with OperationServers(self.store, self.profile) as servers:
-            servers.provision(self.progress.log, rotation.status())
+            wanted = any(c.operation == "key-rotation" for c in self.cells())
+            problem = keyplugin.problem() if wanted else None
+            servers.provision(self.progress.log, rotation.status(wanted, problem=problem))
             self.servers = servers
             try:
                 yield servers
@@ -186,7 +131,7 @@ class OperationsStudy:
 
     @contextmanager
     def open_cell(self, cell: OperationCell) -> Iterator[None]:
-        mode = CONVERTIBLE if cell.operation == "encrypt-existing" else PLAIN
+        mode = PLAIN_MODES.get(cell.operation, PLAIN)
         self._servers().use_plain_as(mode, self.progress.log)
         yield
 
@@ -199,8 +144,8 @@ class OperationsStudy:
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         op = run.cell.operation
         servers = self._servers()
-        # Encrypting existing data runs both variants on the convertible plain server.
-        server = servers.servers["plain" if op == "encrypt-existing" else run.variant]
+        # Encrypting existing data and key rotation run both variants on the plain server.
+        server = servers.servers["plain" if op in PLAIN_MODES else run.variant]
         fields: dict[str, Any]
         with blame_the_server(server):
             if op == "startup":
@@ -209,6 +154,8 @@ class OperationsStudy:
                 watch, fields = self._crash_recovery(server, run)
             elif op == "encrypt-existing":
                 watch, fields = self._encrypt_existing(server, run)
+            elif op == "key-rotation":
+                watch, fields = self._key_rotation(server, run)
             elif op == "backup":
                 watch, fields = self._backup(server, run, prepare=False)
             else:
@@ -336,6 +283,60 @@ class OperationsStudy:
             "tables_encrypted": encrypted_now,
         }
 
+    def _key_rotation(self, server: SandboxServer, run: Run) -> tuple[Stopwatch, dict[str, Any]]:
+        """As encrypting existing data, on the plain server with its tables encrypted under
+        encbench_key_management at key version v (servers.py, ROTATABLE): the foreground load
+        throughout; the rotating side's window runs from raising the plugin's version to
+        v + VERSION_STEP until every table's oldest page has it and no tablespace is
+        rotating, the other side's is foreground_s of the same load with the same polling."""
+        d = self.profile.data
+        argv = sysbench.command(
+            server.endpoint(),
+            FOREGROUND_SCRIPT,
+            threads=self.rule.load_threads,
+            time_s=int(ENCRYPTION_TIMEOUT_S),
+            options=sysbench.oltp_options(d.tables, d.table_size),
+        )
+        rotating = run.variant == "encrypted"
+        rotated_bytes = self._servers().datadir_bytes("plain")
+        before_version = key_version(server, VERSION_VARIABLE)
+        version = before_version + VERSION_STEP if rotating else before_version
+        with proc.background(argv, phase="sysbench load", log=run.raw) as load:
+            time.sleep(LOAD_RAMP_S)  # untimed, as for encrypting existing data
+            want = sysbench_tables(server)
+            before = commits(server)
+            with timed() as watch:
+                if rotating:
+                    server.query(f"SET GLOBAL {VERSION_VARIABLE} = {int(version)}")
+                    # Setting the age (to what it is) wakes InnoDB's encryption threads
+                    # (fil_crypt_set_rotate_key_age), as a DBA would after a new key: without
+                    # it they notice the new version at their next check, up to a second
+                    # later, and the window would time their sleep.
+                    server.query(f"SET GLOBAL innodb_encryption_rotate_key_age = {ROTATE_KEY_AGE}")
+                    wait_key_version(server, version, ENCRYPTION_TIMEOUT_S, want)
+                else:
+                    poll_tables(server, self.rule.foreground_s, at_version(version))
+            transactions = commits(server) - before
+            if load.poll() is not None or transactions <= 0:
+                raise ToolError(
+                    f"the foreground load ended or committed nothing ({transactions} commits)",
+                    argv=argv,
+                    returncode=load.returncode,
+                    phase="key rotation: foreground load",
+                    tail=proc.tail(run.raw),
+                )
+        _, tables_at, _ = key_version_states(server, version)
+        return watch, {
+            "time": 1000.0 * watch.seconds / transactions,
+            "foreground_tps": transactions / watch.seconds,
+            "foreground_transactions": transactions,
+            "encryption_s": watch.seconds if rotating else 0.0,
+            "encrypted_bytes": rotated_bytes if rotating else 0,
+            "key_version_from": before_version,
+            "key_version": key_version(server, VERSION_VARIABLE),
+            "tables_at_key_version": tables_at,
+        }
+
     def _backup(
         self, server: SandboxServer, run: Run, *, prepare: bool
     ) -> tuple[Stopwatch, dict[str, Any]]:
@@ -385,11 +386,40 @@ class OperationsStudy:
     def prove(self, record: OperationRecord) -> None:
         """Per run, the server's own account right after the operation: the encrypted side's
         tables are all encrypted and the plain side's none (for encrypting existing data: the
-        encrypted run ended with every table encrypted, the plain run with none)."""
+        encrypted run ended with every table encrypted, the plain run with none).  Key
+        rotation: both sides end with every table encrypted, and with every page at the key
+        version the plugin then hands out: the rotating run's VERSION_STEP above the one it
+        began with, the other's unchanged."""
         where = f"{record.cell.label} round {record.round}: the {record.variant} run"
+        if record.cell.operation == "key-rotation":
+            prove_rotation(record, where)
+            return
         want = record.tables if record.variant == "encrypted" else 0
         if record.tables <= 0 or record.tables_encrypted != want:
             raise ProofError(
                 f"{where} left {record.tables_encrypted} of {record.tables} tables encrypted "
                 f"(INNODB_TABLESPACES_ENCRYPTION); {record.variant} must leave {want}"
             )
+
+
+def prove_rotation(record: OperationRecord, where: str) -> None:
+    step = VERSION_STEP if record.variant == "encrypted" else 0
+    problems = []
+    if record.tables <= 0 or record.tables_encrypted != record.tables:
+        problems.append(f"{record.tables_encrypted} of {record.tables} tables encrypted")
+    if record.key_version != record.key_version_from + step:
+        problems.append(
+            f"key version {record.key_version_from} → {record.key_version}, not "
+            f"{record.key_version_from + step}"
+        )
+    if record.tables_at_key_version != record.tables:
+        problems.append(
+            f"{record.tables_at_key_version} of {record.tables} tables wholly at key version "
+            f"{record.key_version}"
+        )
+    if problems:
+        raise ProofError(
+            f"{where} left {'; '.join(problems)} (INNODB_TABLESPACES_ENCRYPTION); a "
+            f"{'rotating' if step else 'non-rotating'} run must leave every table encrypted "
+            f"with key version {record.key_version_from + step}"
+        )
