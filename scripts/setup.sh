@@ -7,9 +7,10 @@ cd "$(dirname "$0")/.."
 
 UV_VERSION=0.13.9
 # galera-4, socat, rsync, stunnel4, iproute2: the state-transfer study (Galera nodes on two
-# network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel).
+# network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel);
+# fio and iperf3: the disk's and the link's limits it sets every transfer against.
 PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl
-          galera-4 socat rsync stunnel4 iproute2)
+          galera-4 socat rsync stunnel4 iproute2 fio iperf3)
 
 scripts/apt-install.sh "${PACKAGES[@]}"
 
