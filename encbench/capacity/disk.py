@@ -60,8 +60,9 @@ def parse_fio_json(text: str) -> tuple[str, dict[str, float]]:
     """fio's version and, per job name, the MiB/s of the direction it did (read or write).
 
     fio may print a warning before its JSON (e.g. "fio: file hash not empty on exit"), so
-    the document is read from its first brace (and up to its last).  A job that failed (`error` ≠ 0) or moved no
-    bytes is a ValueError: its figure would be no measurement."""
+    the document is read from its first brace to the end of that document.  A job that
+    failed (`error` ≠ 0) or moved no bytes is a ValueError: its figure would be no
+    measurement."""
     start = text.find("{")
     if start < 0:
         raise ValueError("no JSON document in fio's output")

@@ -20,8 +20,9 @@ MEANING = (
     "data directories' filesystem, the link donor → joiner, and for the encrypted stream "
     "its cipher on the cores it can use — and the binding resource is named when the result "
     f"is within {100 - sst_limits.AT_LIMIT_PCT:g}% of that limit. Below "
-    f"{sst_limits.FAR_BELOW_PCT:g}% of every limit none of them bound the transfer: what did "
-    "is something none of them measures (the SST tools' own work per file and per step)."
+    f"{sst_limits.FAR_BELOW_PCT:g}% of every limit none of them bound the transfer: what held "
+    "it back is something none of them measures (for instance the SST tools' own work per "
+    "file and per step)."
 )
 
 
@@ -29,12 +30,13 @@ def _figure(value: float | None) -> str:
     return f"{value:,.0f}" if value is not None else "–"
 
 
+def _limit_text(found: SstLimit, name: str) -> str:
+    detail = f" ({found.cipher})" if name == sst_limits.CIPHER and found.cipher else ""
+    return f"{name} {_figure(found.limits_mib_per_s[name])}{detail}"
+
+
 def _limits_text(found: SstLimit) -> str:
-    return ", ".join(
-        f"{name} {_figure(found.limits_mib_per_s[name])}"
-        for name in ORDER
-        if name in found.limits_mib_per_s
-    )
+    return ", ".join(_limit_text(found, n) for n in ORDER if n in found.limits_mib_per_s)
 
 
 def limits_table(cells: Sequence[SstCellSummary]) -> Table | None:
@@ -44,15 +46,12 @@ def limits_table(cells: Sequence[SstCellSummary]) -> Table | None:
             found = cell.limits.get(variant)
             if found is None:
                 continue
-            lowest = f"{found.resource} {_figure(found.limit_mib_per_s)}" + (
-                f" ({found.cipher})" if found.resource == sst_limits.CIPHER else ""
-            )
             rows.append(
                 row(
                     cell.label,
                     variant,
                     _figure(found.mib_per_s),
-                    lowest,
+                    _limit_text(found, found.resource),
                     f"{found.pct_of_limit:.0f}%",
                     found.reading,
                     _limits_text(found),
@@ -150,11 +149,12 @@ def benchmark_sentence(cells: Sequence[SstCellSummary]) -> str | None:
         f"{best.pct_of_limit:.0f}% of its lowest limit, the {best.resource} "
         f"({_figure(best.limit_mib_per_s)} MiB/s)"
     )
+    margin = 100 - sst_limits.AT_LIMIT_PCT
     if best.binding:
-        return f"{head} — within {100 - sst_limits.AT_LIMIT_PCT:g}% of it: the {best.binding} bound it."
+        return f"{head} — within {margin:g}% of it: the {best.binding} bound it."
     if best.pct_of_limit >= sst_limits.FAR_BELOW_PCT:
         return (
-            f"{head} — not within {100 - sst_limits.AT_LIMIT_PCT:g}% of it: the {best.resource} "
+            f"{head} — not within {margin:g}% of it: the {best.resource} "
             "was the nearest, but something none of the limits measures held the stream below it."
         )
     return (

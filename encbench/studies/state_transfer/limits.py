@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from encbench.capacity.read import cipher_mb_per_s
 from encbench.profile import SST_CIPHERS
@@ -79,7 +79,7 @@ def cipher_cores(cell: SstCell, cores: int) -> int:
     return max(1, min(2 * streams(cell), cores))
 
 
-def ok(part: Any) -> bool:
+def ok(part: Any) -> TypeGuard[Mapping[str, Any]]:
     """A measured part of the record (not missing, not an error noted instead)."""
     return isinstance(part, Mapping) and not part.get("error")
 
