@@ -84,8 +84,8 @@ def _disk_item(limits: Record) -> str:
     how = "direct I/O" if disk.get("direct") else "buffered I/O (the filesystem refuses O_DIRECT)"
     return (
         f"Disk: sequential read **{_figure(disk['read_mib_per_s'])} MiB/s**, write "
-        f"**{_figure(disk['write_mib_per_s'])} MiB/s** (fio {disk.get('fio_version', '')}, "
-        f"{disk.get('block', '?')} blocks, {how}, a {disk.get('file_mib', '?')} MiB file in "
+        f"**{_figure(disk['write_mib_per_s'])} MiB/s** ({disk.get('fio_version') or 'fio'}, "
+        f"{disk.get('block', '?')}B blocks, {how}, a {disk.get('file_mib', '?')} MiB file in "
         f"{disk.get('where', 'the sandbox')}, {disk.get('seconds', '?')} s each way; the "
         "file is deleted after)."
     )
@@ -99,8 +99,8 @@ def _link_item(limits: Record) -> str:
     shaped = f"its tbf rate limit of {rate:g} Mbit/s" if rate else "no rate limit"
     retransmits = link.get("retransmits")
     return (
-        f"Link: **{_figure(link['mib_per_s'])} MiB/s** received (iperf3 "
-        f"{link.get('iperf3_version', '')}, {link.get('streams', 1)} TCP stream "
+        f"Link: **{_figure(link['mib_per_s'])} MiB/s** received "
+        f"({link.get('iperf3_version') or 'iperf3'}, {link.get('streams', 1)} TCP stream "
         f"{link.get('direction', 'donor → joiner')} for {link.get('seconds', 0):.0f} s over "
         f"the SST's veth pair, with {shaped}"
         + (f"; {retransmits} retransmits" if retransmits is not None else "")

@@ -102,6 +102,38 @@ def test_the_smoke_sst_profile_measures_both_methods_proves_the_wire_and_leaves_
     assert not (out / "private").exists()
 
 
+@pytest.mark.parametrize("during", ["fio", "iperf3"])
+def test_a_sigterm_while_the_limits_are_measured_leaves_nothing(
+    during: str, tmp_path: Path, state_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", "smoke-sst", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    deadline = time.monotonic() + 120
+    # The measuring tool is running once one of its processes belongs to the run.
+    while time.monotonic() < deadline and child.poll() is None:
+        if any(during in p for p in processes_owned_by(child.pid)):
+            break
+        time.sleep(0.05)
+    assert child.poll() is None, child.stderr.read() if child.stderr else ""
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode in (130, 143), stderr
+    assert "Traceback" not in stderr
+    # Stopped inside the measurement: its record was never written.
+    assert not (out / "state-transfer.json").exists()
+    assert processes_owned_by(child.pid) == []
+    assert not (out / "sandbox").exists()  # fio's test file with it
+    assert registry.entries() == []
+    assert our_namespaces(state_dir) == []
+
+
 def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: Path) -> None:
     out = tmp_path / "out"
     env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
