@@ -94,7 +94,8 @@ def transit_checks(profile: Profile) -> list[Check]:
 
 def state_transfer_checks(profile: Profile) -> list[Check]:
     """The state-transfer study's tools: the Galera provider, the SST scripts' helpers for
-    the profile's methods, and `ip` for the two emulated hosts."""
+    the profile's methods, `ip` for the two emulated hosts, and fio and iperf3 for the disk's
+    and the link's limits beside every result."""
     if "state-transfer" not in profile.studies:
         return []
     from encbench.servers import galera
@@ -124,7 +125,7 @@ def state_transfer_checks(profile: Profile) -> list[Check]:
         checks += [_binary("mariadb-backup", "mariadb-backup"), _binary("socat", "socat")]
     if "rsync" in methods:
         checks += [_binary("rsync", "rsync"), _binary("stunnel", "stunnel4")]
-    return checks
+    return [*checks, _binary("fio", "fio"), _binary("iperf3", "iperf3")]
 
 
 def key_rotation_checks(profile: Profile) -> list[Check]:

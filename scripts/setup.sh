@@ -9,9 +9,10 @@ UV_VERSION=0.13.9
 # gcc, libmariadbd-dev: the operations study's key rotation builds encbench's key plugin
 # (encbench/servers/keyplugin) against the server's headers.
 # galera-4, socat, rsync, stunnel4, iproute2: the state-transfer study (Galera nodes on two
-# network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel).
+# network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel);
+# fio and iperf3: the disk's and the link's limits it sets every transfer against.
 PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl gcc libmariadbd-dev
-          galera-4 socat rsync stunnel4 iproute2)
+          galera-4 socat rsync stunnel4 iproute2 fio iperf3)
 
 scripts/apt-install.sh "${PACKAGES[@]}"
 

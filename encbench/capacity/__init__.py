@@ -6,6 +6,11 @@ These figures bound what encryption can cost MariaDB: a page read that must be d
 record, a handshake.  Comparing them with a measured slowdown tells whether the crypto itself or
 something around it (extra copies, locks, I/O) is the cost.
 
+Beside them, the other ceilings a copy of data meets (the state-transfer study's limits):
+`disk` (fio: sequential read and write on a directory's filesystem) and `link` (iperf3: one
+TCP stream between two launch prefixes, e.g. two network namespaces), imported as
+submodules.
+
 Layout: pure parsers (text → dataclasses, unit-tested on captured outputs in
 tests/golden/openssl/; `parse`), the aggregated results (`results`), a small plan of which
 `openssl speed` runs to make (`plan`), the runner (`measure`), and `cipher_entry` /

@@ -481,6 +481,20 @@ class SstVariant(Model):
     stages: dict[str, Sample] = {}
 
 
+class SstLimit(Model):
+    """One variant's MiB/s against the lowest of its measured limits
+    (studies/state_transfer/limits.py)."""
+
+    mib_per_s: float  # mean over rounds: the link's bytes over the donor's stream
+    limits_mib_per_s: dict[str, float]  # "disk read", "disk write", "link", ["cipher"]
+    resource: str  # the lowest limit
+    limit_mib_per_s: float
+    pct_of_limit: float
+    binding: str  # the resource that bound it ("" when none: below AT_LIMIT_PCT)
+    reading: str  # in words
+    cipher: str = ""  # encrypted: the cipher and cores its limit stands for
+
+
 class SstCellSummary(Model):
     method: str
     cipher: str
@@ -495,6 +509,8 @@ class SstCellSummary(Model):
     other_load_pct_of_core: float | None = None
     # The per-cell proof on the wire, per variant (state-transfer.json's "proofs").
     proof: Record | None = None
+    # Per variant ("plain", "encrypted"), where any limit was measured.
+    limits: dict[str, SstLimit] = {}
 
 
 class StateTransferSummary(Model):
@@ -508,6 +524,8 @@ class StateTransferSummary(Model):
     harness: Harness
     cells: list[SstCellSummary]
     differences: Differences | None = None
+    # The measured limits as state-transfer.json records them (disk, link, cipher, cores).
+    limits: Record | None = None
 
 
 # -- A/A calibration (report/calibration.py) ------------------------------------------------

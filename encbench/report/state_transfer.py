@@ -14,12 +14,14 @@ from encbench.report.models import (
     Record,
     Sample,
     SstCellSummary,
+    SstLimit,
     SstVariant,
     StateTransferSummary,
     adjust,
 )
 from encbench.results.schema import SstCell, SstRecord, primary_metric
 from encbench.studies.state_transfer import cells as sst_cells
+from encbench.studies.state_transfer import limits as sst_limits
 
 PRIMARY = primary_metric(SstRecord.METRICS)
 MIB = 2**20
@@ -47,8 +49,34 @@ def variant_stats(runs: list[SstRecord]) -> SstVariant:
     )
 
 
+def against_limits(
+    cell: SstCell, variant: str, mib_per_s: float, limits: Record, proof: Record | None
+) -> SstLimit | None:
+    """One variant's mean MiB/s against its lowest measured limit; the encrypted side's
+    cipher is the one its proof transfer negotiated (before a proof: the expected one)."""
+    suite = str(((proof or {}).get(variant) or {}).get("cipher") or "")
+    found = sst_limits.limits_for(limits, cell, variant, suite)
+    against = sst_limits.bound(mib_per_s, found)
+    if against is None:
+        return None
+    return SstLimit(
+        mib_per_s=mib_per_s,
+        limits_mib_per_s=found.mib_per_s,
+        resource=against.resource,
+        limit_mib_per_s=against.limit_mib_per_s,
+        pct_of_limit=against.pct,
+        binding=against.binding,
+        reading=against.reading,
+        cipher=found.cipher,
+    )
+
+
 def summarize_cell(
-    cell: SstCell, state: plan.CellRounds, profile: Profile, proof: Record | None
+    cell: SstCell,
+    state: plan.CellRounds,
+    profile: Profile,
+    proof: Record | None,
+    limits: Record | None = None,
 ) -> SstCellSummary:
     rounds = state.counted
     runs = [run for r in rounds for run in r.runs.values()]
@@ -77,14 +105,20 @@ def summarize_cell(
         )
     timed = sum(r.sync_s for r in runs)
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
+    variants = Pair[SstVariant](
+        plain=variant_stats([r.runs["plain"] for r in rounds]),
+        encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
+    )
+    against = {
+        name: against_limits(cell, name, stats.mib_per_s.mean, limits or {}, proof)
+        for name, stats in (("plain", variants.plain), ("encrypted", variants.encrypted))
+    }
     return entry.model_copy(
         update={
             "status": plan.stop_reason(state, rule, PRIMARY.name)
             or "incomplete (run stopped before the cell finished)",
-            "variants": Pair[SstVariant](
-                plain=variant_stats([r.runs["plain"] for r in rounds]),
-                encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
-            ),
+            "variants": variants,
+            "limits": {name: found for name, found in against.items() if found is not None},
             "comparisons": comparisons,
             "other_load_pct_of_core": 100.0 * other / timed if timed > 0 else 0.0,
         }
@@ -97,9 +131,12 @@ def build(
     record = record or {}
     rule = profile.state_transfer
     proofs = record.get("proofs") or {}
+    limits = record.get("limits")
     cells, differences = adjust(
         [
-            summarize_cell(cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug))
+            summarize_cell(
+                cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug), limits
+            )
             for cell in sst_cells.cells(profile)
         ],
         PRIMARY.name,
@@ -117,4 +154,5 @@ def build(
         harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.sync_s for r in runs), cores),
         cells=cells,
         differences=differences,
+        limits=limits,
     )

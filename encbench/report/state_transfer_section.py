@@ -1,11 +1,13 @@
 """The state-transfer study's part of the report: per cell the time from the joiner's start
 to Synced and the donor's stream, plain against encrypted with the paired interval and a
-verdict; the bytes, rates and CPU beside them; the proof on the wire; and the set-up."""
+verdict; the bytes, rates and CPU beside them; each rate against this machine's limits
+(state_transfer_limits.py); the proof on the wire; and the set-up."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from encbench.report import state_transfer_limits
 from encbench.report.models import Sample, SstCellSummary, StateTransferSummary
 from encbench.report.operations_section import sample_text
 from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
@@ -169,6 +171,9 @@ def sections(part: StateTransferSummary) -> list[Section]:
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
     blocks += [times_table(part.cells), transfer_table(part.cells), Paragraph(SYNC_NOTE)]
+    limits = state_transfer_limits.section(part)
+    if limits is not None:
+        blocks.append(limits)
     blocks += [
         Section("State transfer: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
         Section("State transfer: set-up", [Bullets(setup_items(part))], level=3),

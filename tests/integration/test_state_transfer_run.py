@@ -1,7 +1,8 @@
 """The state-transfer study end to end through the CLI (profile smoke-sst): a real 2-node
 Galera cluster on two network namespaces, real SSTs by mariadb-backup (socat, TLS 1.3) and
-rsync (stunnel), the proof on the wire, the report's table, and nothing left behind — on
-success, and after a SIGTERM in the middle of a transfer.  Needs root (namespaces)."""
+rsync (stunnel), the proof on the wire, the limits beside them (fio on the sandbox's disk,
+iperf3 across the namespaces, openssl speed), the report's tables, and nothing left behind —
+on success, and after a SIGTERM in the middle of a transfer.  Needs root (namespaces)."""
 
 from __future__ import annotations
 
@@ -71,17 +72,66 @@ def test_the_smoke_sst_profile_measures_both_methods_proves_the_wire_and_leaves_
         assert proof["encrypted"]["protocol"].startswith("TLSv1.")
     assert proofs["mariabackup-tlsv13-t1"]["encrypted"]["protocol"] == "TLSv1.3"
 
+    # The limits, measured once before the nodes started: fio on the sandbox's filesystem,
+    # iperf3 between the namespaces, openssl speed of TLS 1.3's cipher.
+    limits = record["limits"]
+    assert limits["disk"]["read_mib_per_s"] > 0 and limits["disk"]["write_mib_per_s"] > 0
+    assert limits["link"]["mib_per_s"] > 0 and limits["link"]["direction"] == "donor → joiner"
+    assert "aes-256-gcm" in [c["cipher"] for c in limits["cipher"]["ciphers"]]
+    assert (out / "raw" / "state-transfer-limits" / "disk-limit.fio.json").exists()
+
     summary = json.loads((out / "summary.json").read_text())
     cells = summary["studies"]["state-transfer"]["cells"]
     assert [c["method"] for c in cells] == ["mariabackup", "rsync"]
+    for c in cells:
+        assert set(c["limits"]) == {"plain", "encrypted"}
+        assert set(c["limits"]["plain"]["limits_mib_per_s"]) == {"disk read", "disk write", "link"}
+        assert "cipher" in c["limits"]["encrypted"]["limits_mib_per_s"]
+        for side in c["limits"].values():
+            assert side["pct_of_limit"] > 0 and side["reading"]
     report = (out / "report.md").read_text()
     assert "State transfer (Galera SST): plain against encrypted" in report
     assert "| mariabackup, socat TLS 1.3, 1 thread |" in report
+    assert "State transfer: against this machine's limits" in report
+    assert "| mariabackup, socat TLS 1.3, 1 thread | encrypted |" in report
+    assert "The best encrypted pipeline" in report
     # nothing left behind: nodes, sandboxes, namespaces, keys and certificates
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
     assert our_namespaces(state_dir) == []
     assert not (out / "private").exists()
+
+
+@pytest.mark.parametrize("during", ["fio", "iperf3"])
+def test_a_sigterm_while_the_limits_are_measured_leaves_nothing(
+    during: str, tmp_path: Path, state_dir: Path
+) -> None:
+    out = tmp_path / "out"
+    env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", "smoke-sst", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    deadline = time.monotonic() + 120
+    # The measuring tool is running once one of its processes belongs to the run.
+    while time.monotonic() < deadline and child.poll() is None:
+        if any(during in p for p in processes_owned_by(child.pid)):
+            break
+        time.sleep(0.05)
+    assert child.poll() is None, child.stderr.read() if child.stderr else ""
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode in (130, 143), stderr
+    assert "Traceback" not in stderr
+    # Stopped inside the measurement: its record was never written.
+    assert not (out / "state-transfer.json").exists()
+    assert processes_owned_by(child.pid) == []
+    assert not (out / "sandbox").exists()  # fio's test file with it
+    assert registry.entries() == []
+    assert our_namespaces(state_dir) == []
 
 
 def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: Path) -> None:

@@ -15,6 +15,9 @@ engine's blocks with its intervals and stopping rule.
   and the encrypted one must not, and must show a TLS ServerHello, whose protocol and suite
   are recorded (the scripts run socat without -d and stunnel at debug = warning, so the
   tools' own logs do not name them).
+- The limits (limits.py, measure_limits.py): in set-up, before the nodes start, the disk's
+  (fio), the link's (iperf3 across the namespaces) and the ciphers' (openssl speed) MiB/s,
+  once per results directory; a cell's proof adds the cipher its stream negotiated if new.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
-from encbench.studies.state_transfer import cells, sstlog
+from encbench.studies.state_transfer import cells, limits, measure_limits, sstlog
 from encbench.studies.state_transfer.cluster import RECORD, Cluster, link_counters
 
 CAPTURE_READY_S = 30.0
@@ -82,12 +85,32 @@ class StateTransferStudy:
     @contextmanager
     def setup(self, todo: Sequence[SstCell]) -> Iterator[Cluster]:
         with Cluster(self.store, self.profile, self.progress.log) as cluster:
+            self._measure_limits(cluster)
             cluster.provision()
             self.cluster = cluster
             try:
                 yield cluster
             finally:
                 self.cluster = None
+
+    def _measure_limits(self, cluster: Cluster) -> None:
+        """The disk's, the link's and the ciphers' limits (limits.py), once per results
+        directory: before the nodes start, so nothing else of the run is busy."""
+        assert cluster.link is not None
+        ends = (
+            netns.exec_prefix(cluster.link.client_ns),  # the joiner receives
+            netns.exec_prefix(cluster.link.server_ns),  # the donor sends
+            cluster.link.client_addr,
+        )
+        measure_limits.measure(
+            self.store,
+            cluster.record,
+            self.cells(),
+            link_ends=ends,
+            rate_mbit=self.rule.rate_mbit,
+            log=self.progress.log,
+        )
+        self.store.write_json(RECORD, cluster.record)
 
     def _cluster(self) -> Cluster:
         assert self.cluster is not None, "a cell is measured inside setup()"
@@ -101,6 +124,12 @@ class StateTransferStudy:
             proofs[variant] = self._proof_transfer(cell, variant)
         cluster = self._cluster()
         cluster.record.setdefault("proofs", {})[cell.slug] = proofs
+        # The cipher limit stands for the suite the stream really negotiated.
+        negotiated = limits.evp_cipher(proofs["encrypted"].get("cipher", ""))
+        if negotiated:
+            measure_limits.measure_ciphers(
+                cluster.record.setdefault("limits", {}), [negotiated], self.progress.log
+            )
         self.store.write_json(RECORD, cluster.record)
         yield
 
