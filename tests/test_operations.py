@@ -20,7 +20,7 @@ from encbench.engine.runner import Runner
 from encbench.engine.study import Run
 from encbench.errors import BadInput, ProofError
 from encbench.profile import OperationsSpec, Profile, parse
-from encbench.report import markdown, operations, operations_section
+from encbench.report import documents, markdown, operations, operations_section
 from encbench.results.schema import OperationCell, OperationRecord
 from encbench.results.store import ResultStore
 from encbench.studies.operations import cells, recovery, rotation
@@ -312,3 +312,22 @@ def test_the_report_names_key_rotations_sides_rotating_and_not() -> None:
     assert re.search(r"foreground 500 txn/s \S* ?not rotating, 400 txn/s \S* ?while rotating", text)
     assert re.search(r"re-encryption 1\.00 s \S* ?at 50 MiB/s", text)
     assert "**Key rotation**: Debian's file_key_management keys have one version" in text
+
+
+def test_an_operations_report_states_encbenchs_own_share_of_the_machine() -> None:
+    """The issues hold the harness to 1% of the machine; a report without at-rest cells
+    must still say what it was (it was said only in the at-rest setup lines)."""
+    profile = a_profile('[operations]\noperations = ["startup"]\n')
+    (startup,) = cells.cells(profile)
+    runs = rounds_of(startup, 12, 1.5, 0.2)
+    record_json = {"key_rotation": rotation.status(False, Path("/nonexistent"))}
+    part = operations.build(runs, profile, record_json, CRYPTO)
+    env = {"cpu": {"cores": 2}}
+    summary = documents.summarize("ops", env, {"operations": part})
+    # 12 rounds × 2 runs × 0.01 s of encbench's CPU over 24 × 1 s timed, on 2 cores
+    assert summary.harness.share_of_machine_pct == pytest.approx(
+        100 * 0.24 / (part.harness.measured_wall_s * 2)
+    )
+    text = markdown.render(documents.document(summary))
+    assert f"= {summary.harness.share_of_machine_pct:.2f}% of the machine." in text
+    assert "encbench's own CPU during measured windows: 0.24 s over" in text

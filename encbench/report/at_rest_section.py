@@ -604,10 +604,4 @@ def sharing_words(part: AtRestSummary) -> str:
 
 
 def setup_last(part: AtRestSummary) -> list[str]:
-    h = part.harness
-    return [
-        sharing_words(part),
-        f"Write workloads: {part.write_workload_state}",
-        f"encbench's own CPU during measured windows: {h.cpu_s:.2f} s over "
-        f"{h.measured_wall_s:.0f} s measured = {h.share_of_machine_pct:.2f}% of the machine.",
-    ]
+    return [sharing_words(part), f"Write workloads: {part.write_workload_state}"]

@@ -147,4 +147,11 @@ def setup_section(summary: Summary) -> Section:
             "measured again."
         )
     items += [line for s in setups for line in s.last]
+    if parts:
+        # Every study's windows together: the figure the issues hold to 1% of the machine.
+        h = summary.harness
+        items.append(
+            f"encbench's own CPU during measured windows: {h.cpu_s:.2f} s over "
+            f"{h.measured_wall_s:.0f} s measured = {h.share_of_machine_pct:.2f}% of the machine."
+        )
     return Section("Setup", [Bullets(items)])
