@@ -10,8 +10,15 @@ donor."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from encbench.errors import ServerError
+
+if TYPE_CHECKING:
+    from encbench.servers.sandbox import SandboxServer
 
 PROVIDER_PATHS = (Path("/usr/lib/galera/libgalera_smm.so"), Path("/usr/lib/libgalera_smm.so"))
 PROVIDER_HINT = "install it: apt-get install galera-4 (or `make setup`)"
@@ -107,3 +114,32 @@ def sst_section(
     else:
         section["ssl-mode"] = "DISABLED"
     return section
+
+
+def local_state(node: SandboxServer) -> int:
+    """The node's wsrep_local_state (0 when it does not say)."""
+    rows = node.query("SHOW GLOBAL STATUS LIKE 'wsrep_local_state'")
+    return int(rows[0][1]) if rows and str(rows[0][1]).isdigit() else 0
+
+
+def wait_state(node: SandboxServer, want: int, timeout_s: float, poll_s: float) -> None:
+    """Wait until the node reaches `want` (e.g. SYNCED); ServerError after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            now = local_state(node)
+        except ServerError:
+            # A joining node drops client connections as it changes state (seen here
+            # during its IST): ask again while it lives; a dead node is the error.
+            if node.process is None or node.process.poll() is not None:
+                raise
+            now = 0
+        if now == want:
+            return
+        if time.monotonic() > deadline:
+            raise ServerError(
+                f"the {node.name} node did not reach {STATE_NAMES[want]} within "
+                f"{timeout_s:.0f} s (wsrep_local_state {now})",
+                hint=f"its error log: {node.paths.error_log}",
+            )
+        time.sleep(poll_s)
