@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from encbench.errors import ServerError
+from encbench.errors import BadInput, ServerError
 
 if TYPE_CHECKING:
     from encbench.servers.sandbox import SandboxServer
@@ -50,9 +50,11 @@ def wsrep_options(
     user: str,
     provider_path: Path,
     gcache_mb: int = 64,
+    provider_extra: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The options that make a sandbox a Galera node.  No peers: it bootstraps the cluster
-    (an empty gcomm:// address); otherwise it joins them."""
+    (an empty gcomm:// address); otherwise it joins them.  `provider_extra`: more
+    wsrep_provider_options (e.g. ssl_provider_options)."""
     addresses = ",".join(f"{p.address}:{GCOMM_PORT}" for p in peers)
     provider_options = ";".join(
         [
@@ -61,6 +63,7 @@ def wsrep_options(
             f"gcache.size={gcache_mb}M",
             # A node that leaves cleanly must not cost the other its primary component.
             "pc.weight=1",
+            *provider_extra,
         ]
     )
     return {
@@ -83,6 +86,44 @@ def wsrep_options(
         "default_storage_engine": "InnoDB",
         "innodb_autoinc_lock_mode": "2",
     }
+
+
+def ssl_provider_options(
+    *, key: Path | None, cert: Path | None, ca: Path | None, cipher: str = ""
+) -> tuple[str, ...]:
+    """Galera's own TLS (socket.ssl_*): every connection between the nodes — the group
+    communication on GCOMM_PORT, which carries the write sets, and IST on IST_PORT — under
+    the given key and certificate, verified against `ca`.  No key and certificate: none (a
+    plain cluster); a CA or cipher without them is refused, as it would be silently
+    ignored."""
+    if key is None or cert is None:
+        if ca is not None or cipher:
+            raise BadInput(
+                "Galera's socket.ssl_ca or socket.ssl_cipher was given without "
+                "socket.ssl_key and socket.ssl_cert: give the node a certificate and key"
+            )
+        return ()
+    paths = {"socket.ssl_key": key, "socket.ssl_cert": cert, "socket.ssl_ca": ca}
+    for name, path in paths.items():
+        # wsrep_provider_options is one string split at ';'.
+        if path is not None and (";" in str(path) or not path.is_absolute()):
+            raise BadInput(f"{name} {path} must be an absolute path without ';'")
+    options = ["socket.ssl=YES", f"socket.ssl_key={key}", f"socket.ssl_cert={cert}"]
+    if ca is not None:
+        options.append(f"socket.ssl_ca={ca}")
+    if cipher:
+        options.append(f"socket.ssl_cipher={cipher}")
+    return tuple(options)
+
+
+def provider_ssl(options: str) -> str:
+    """socket.ssl as a node's wsrep_provider_options report it: "YES", "NO", or "" when
+    they do not name it."""
+    for part in options.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name.strip() == "socket.ssl":
+            return value.strip().upper()
+    return ""
 
 
 def sst_section(
