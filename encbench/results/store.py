@@ -26,19 +26,31 @@ from typing import Any, Protocol, TypeVar
 
 from encbench import __version__
 from encbench.errors import BadInput
-from encbench.results.schema import OperationRecord, RunRecord, SstRecord, TransitRecord
+from encbench.results.schema import (
+    OperationRecord,
+    ReplicationRecord,
+    RunRecord,
+    SstRecord,
+    TransitRecord,
+)
 
 META_KIND = "encbench-results"
 # meta.json's own layout: 1 had a single `runs_schema` (runs.jsonl + transit.jsonl); 2 names
 # every results file with its schema.
 META_VERSION = 2
 RECORD_TYPES: tuple[
-    type[RunRecord] | type[TransitRecord] | type[OperationRecord] | type[SstRecord], ...
+    type[RunRecord]
+    | type[TransitRecord]
+    | type[OperationRecord]
+    | type[SstRecord]
+    | type[ReplicationRecord],
+    ...,
 ] = (
     RunRecord,
     TransitRecord,
     OperationRecord,
     SstRecord,
+    ReplicationRecord,
 )
 TORN_LINES = "logs/torn-lines.txt"
 
@@ -52,7 +64,7 @@ class Record(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-R = TypeVar("R", RunRecord, TransitRecord, OperationRecord, SstRecord)
+R = TypeVar("R", RunRecord, TransitRecord, OperationRecord, SstRecord, ReplicationRecord)
 
 
 def results_file(study: str) -> str:
