@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import pwd
 import secrets
+import shutil
 import time
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -27,12 +28,14 @@ from typing import Any
 from encbench.errors import BadInput, ServerError
 from encbench.net import netns
 from encbench.profile import Profile
-from encbench.servers import galera, pki
-from encbench.servers.sandbox import SandboxServer
+from encbench.results.store import ResultStore
+from encbench.servers import galera, pki, registry
+from encbench.servers.sandbox import SandboxServer, tree_bytes
 from encbench.servers.variants import common_options
-from encbench.studies.at_rest.pair import clear_stale_sandbox
+from encbench.studies.at_rest.pair import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.workloads import sysbench
 
+VARIANTS = ("plain", "encrypted")
 MARKER_TABLE = "encbench_marker"
 SYNC_POLL_S = 0.05
 SYNC_TIMEOUT_S = 300.0
@@ -198,12 +201,8 @@ class Cluster:
         node1.query(f"CREATE DATABASE IF NOT EXISTS {node1.database}")
         node2.initialize(self.node_options(2), install_db=False)
         node2.set_sections(sst)
-        if os.geteuid() == 0:
-            # The joiner's rsync daemon drops to `nobody` (see state_transfer/cluster.py).
-            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
-            os.chown(node2.paths.datadir, nobody.pw_uid, nobody.pw_gid)
-        node2.start(self.node_options(2), timeout_s=SYNC_TIMEOUT_S, poll_s=SYNC_POLL_S)
-        galera.wait_state(node2, galera.SYNCED, SYNC_TIMEOUT_S, SYNC_POLL_S)
+        self.stop_node2(empty=True)  # not running yet: hands its empty directory to rsync
+        self.start_node2()
         data = self.profile.data
         rows = data.tables * data.table_size
         self.log(f"replication: loading {data.tables} × {data.table_size:,} rows ({self.variant})")
@@ -253,15 +252,35 @@ class Cluster:
         size = status_value(self.node1, "wsrep_cluster_size")
         return int(size) if size.isdigit() else 0
 
+    def stop_node2(self, *, empty: bool = False) -> None:
+        """Node 2 stopped; with `empty`, its data directory emptied too (grastate with it),
+        so that its next start needs a full SST."""
+        node2 = self.node2
+        node2.stop()
+        if not empty:
+            return
+        datadir = node2.paths.datadir
+        if (node2.root / registry.SANDBOX_MARKER).exists() and datadir.is_dir():
+            shutil.rmtree(datadir)
+        datadir.mkdir()
+        if os.geteuid() == 0:
+            # The joiner's rsync daemon drops to `nobody` (see state_transfer/cluster.py).
+            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
+            os.chown(datadir, nobody.pw_uid, nobody.pw_gid)
+
+    def start_node2(self) -> None:
+        """Node 2 started and waited for until Synced (whatever state transfer it needs)."""
+        node2 = self.node2
+        node2.start(self.node_options(2), timeout_s=SYNC_TIMEOUT_S, poll_s=SYNC_POLL_S)
+        galera.wait_state(node2, galera.SYNCED, SYNC_TIMEOUT_S, SYNC_POLL_S)
+
     def rejoin(self) -> float:
         """Node 2 stopped and started again with its data (grastate kept): it rejoins by IST
         or, with nothing missed, by none, and opens new connections to node 1 — each with a
         TLS handshake in the TLS cluster.  Returns the seconds from its start to Synced."""
-        node2 = self.node2
-        node2.stop()
+        self.stop_node2()
         began = time.monotonic()
-        node2.start(self.node_options(2), timeout_s=SYNC_TIMEOUT_S, poll_s=SYNC_POLL_S)
-        galera.wait_state(node2, galera.SYNCED, SYNC_TIMEOUT_S, SYNC_POLL_S)
+        self.start_node2()
         return time.monotonic() - began
 
     def write_marker(self, marker: str, rows: int) -> None:
@@ -278,3 +297,48 @@ class Cluster:
             f"SELECT COUNT(*) FROM {table} WHERE note LIKE %s", (f"%{marker}",)
         )
         return int(rows[0][0])
+
+
+@contextmanager
+def both_clusters(
+    store: ResultStore, profile: Profile, log: Callable[[str], None], study: str
+) -> Iterator[dict[str, Cluster]]:
+    """The plain and the TLS cluster, started, loaded and described in the study's record
+    (`study`.json); both torn down on any exit.  Two clusters rather than one restarted per
+    variant: see study.py."""
+    for line in netns.clean_stale():  # what a killed run left: never a live run's
+        log(f"{study}: {line}")
+    with ExitStack() as stack:
+        # Last out: DIR/sandbox once both clusters' sandboxes are gone.
+        stack.callback(remove_empty_sandbox_dir, store)
+        made = pki.generate(store.path, profile.replication.key_type, peer=True)
+        clusters = {
+            variant: stack.enter_context(
+                Cluster(variant, store.path, profile, made if variant == "encrypted" else None, log)
+            )
+            for variant in VARIANTS
+        }
+        for variant, cluster in clusters.items():
+            cluster.provision(store.path / "logs" / f"{study}-prepare-{variant}.log")
+        record = store.read_json(f"{study}.json") or {}
+        record.update(describe(clusters, profile, made))
+        store.write_json(f"{study}.json", record)
+        yield clusters
+
+
+def describe(clusters: dict[str, Cluster], profile: Profile, made: pki.Pki) -> dict[str, Any]:
+    node1 = clusters["plain"].node1
+    data = profile.data
+    return {
+        "clusters": {v: c.describe() for v, c in clusters.items()},
+        "link": {"rate_mbit": profile.replication.rate_mbit, "method": "veth pair per cluster"},
+        "data": {
+            "tables": data.tables,
+            "table_size": data.table_size,
+            "database_bytes": tree_bytes(node1.paths.datadir / node1.database),
+        },
+        "mariadb_version": node1.version(),
+        "galera_version": status_value(node1, "wsrep_provider_version"),
+        "key_type": profile.replication.key_type,
+        "certificate": pki.describe(made.server_cert),
+    }

@@ -28,7 +28,7 @@ import secrets
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,17 +41,14 @@ from encbench.net import netns
 from encbench.profile import Profile, ReplicationSpec
 from encbench.results.schema import Metric, ReplicationCell, ReplicationRecord
 from encbench.results.store import ResultStore
-from encbench.servers import galera, pki
-from encbench.servers.sandbox import tree_bytes
+from encbench.servers import galera
 from encbench.studies import machine
-from encbench.studies.at_rest.pair import remove_empty_sandbox_dir
 from encbench.studies.operations.timing import timed
 from encbench.studies.replication import cells
-from encbench.studies.replication.cluster import Cluster
+from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.workloads import sysbench
 
 RECORD = "replication.json"
-VARIANTS = ("plain", "encrypted")
 MARKER_ROWS = 4
 PROOF_LOAD_S = 3
 CAPTURE_READY_S = 30.0
@@ -83,50 +80,13 @@ class ReplicationStudy:
 
     @contextmanager
     def setup(self, todo: Sequence[ReplicationCell]) -> Iterator[None]:
-        log = self.progress.log
-        for line in netns.clean_stale():  # what a killed run left: never a live run's
-            log(f"replication: {line}")
-        with ExitStack() as stack:
-            # Last out: DIR/sandbox once both clusters' sandboxes are gone.
-            stack.callback(remove_empty_sandbox_dir, self.store)
-            made = pki.generate(self.store.path, self.rule.key_type, peer=True)
-            for variant in VARIANTS:
-                cluster = Cluster(
-                    variant,
-                    self.store.path,
-                    self.profile,
-                    made if variant == "encrypted" else None,
-                    log,
-                )
-                self.clusters[variant] = stack.enter_context(cluster)
-            for variant, cluster in self.clusters.items():
-                cluster.provision(self.store.path / "logs" / f"replication-prepare-{variant}.log")
-            self._describe(made)
+        with both_clusters(self.store, self.profile, self.progress.log, self.name) as clusters:
+            self.clusters = clusters
+            self.record = self.store.read_json(RECORD) or {}
             try:
                 yield
             finally:
                 self.clusters = {}
-
-    def _describe(self, made: pki.Pki) -> None:
-        node1 = self.clusters["plain"].node1
-        rows = node1.query("SHOW GLOBAL STATUS LIKE 'wsrep_provider_version'")
-        data = self.profile.data
-        self.record.update(
-            {
-                "clusters": {v: c.describe() for v, c in self.clusters.items()},
-                "link": {"rate_mbit": self.rule.rate_mbit, "method": "veth pair per cluster"},
-                "data": {
-                    "tables": data.tables,
-                    "table_size": data.table_size,
-                    "database_bytes": tree_bytes(node1.paths.datadir / node1.database),
-                },
-                "mariadb_version": node1.version(),
-                "galera_version": str(rows[0][1]) if rows else "",
-                "key_type": self.rule.key_type,
-                "certificate": pki.describe(made.server_cert),
-            }
-        )
-        self.store.write_json(RECORD, self.record)
 
     def _cluster(self, variant: str) -> Cluster:
         assert self.clusters, "a cell is measured inside setup()"
