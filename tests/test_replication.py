@@ -135,10 +135,12 @@ def test_socket_ssl_is_read_from_the_reported_provider_options() -> None:
 
 
 # -- the proofs ------------------------------------------------------------------------------
-def record(variant: str, ssl: str = "", size: int = 2, tps: float = 100.0) -> ReplicationRecord:
+def record(
+    variant: str, ssl: str = "", size: int = 2, tps: float = 100.0, round_: int = 1
+) -> ReplicationRecord:
     return ReplicationRecord(
         cell=ReplicationCell("oltp_write_only", 2),
-        round=1,
+        round=round_,
         variant=variant,
         position=0,
         session="s",
@@ -227,3 +229,31 @@ def test_a_proof_needs_the_marker_on_node_2_and_a_capture_that_saw_the_link() ->
         judge(CELL, "encrypted", found({}, HELLO), 1200, 3)
     with pytest.raises(ProofError, match="cannot vouch"):
         judge(CELL, "encrypted", found({}, HELLO, seen=100), 1200, 4)
+
+
+# -- the report ------------------------------------------------------------------------------
+def test_the_report_shows_the_tps_cost_and_the_proof_of_each_cell() -> None:
+    from encbench.report import markdown, replication, replication_section
+    from encbench.report.tables import Document
+
+    profile = a_profile(
+        '[replication]\nworkloads = ["oltp_write_only"]\nthreads = [2]\nmin_rounds = 2\n'
+    )
+    runs = []
+    for r in range(4):
+        order = ("plain", "encrypted") if r in (0, 3) else ("encrypted", "plain")
+        runs += [record(v, tps=100.0 if v == "plain" else 80.0, round_=r + 1) for v in order]
+    proof = {
+        "plain": {"marker_hits": 8, "marker_hits_by_port": {"4567": 8}, "rejoin_s": 3.0},
+        "encrypted": {"marker_hits": 0, "protocol": "TLSv1.3", "cipher": "TLS_AES_256_GCM_SHA384"},
+    }
+    part = replication.build(runs, profile, {"proofs": {"oltp_write_only-t2": proof}})
+    cell = part.cells[0]
+    assert cell.rounds == 4
+    assert cell.comparisons["tps"].overhead_pct == pytest.approx(20.0)  # a cost: 20% fewer
+    # fewer transactions for the same link bytes and CPU: more of each per transaction
+    assert cell.comparisons["cpu_ms_per_txn"].overhead_pct == pytest.approx(25.0)
+    text = markdown.render(Document("t", replication_section.sections(part)))
+    row = "| replication oltp_write_only 2 thr | 100.0 (100.0–100.0) | 80.0 (80.0–80.0) | +20.0%"
+    assert row in text
+    assert "TLSv1.3 TLS_AES_256_GCM_SHA384" in text

@@ -16,6 +16,8 @@ from encbench.report import (
     in_transit_section,
     operations,
     operations_section,
+    replication,
+    replication_section,
     shapes_section,
     state_transfer,
     state_transfer_section,
@@ -26,12 +28,19 @@ from encbench.report.models import (
     InTransitSummary,
     OperationsSummary,
     Record,
+    ReplicationSummary,
     StateTransferSummary,
     StudyPart,
     Summary,
 )
 from encbench.report.tables import Section
-from encbench.results.schema import OperationRecord, RunRecord, SstRecord, TransitRecord
+from encbench.results.schema import (
+    OperationRecord,
+    ReplicationRecord,
+    RunRecord,
+    SstRecord,
+    TransitRecord,
+)
 from encbench.results.store import ResultStore
 
 
@@ -176,9 +185,40 @@ class StateTransferSection:
         return Setup()  # its set-up and proof are subsections of its own section
 
 
+class ReplicationSection:
+    name: ClassVar[str] = ReplicationRecord.STUDY
+    words: ClassVar[str] = "replication"
+
+    def build(
+        self, store: ResultStore, profile: Profile, environment: Record | None
+    ) -> ReplicationSummary:
+        return replication.build(
+            store.runs(ReplicationRecord),
+            profile,
+            store.read_json(f"{self.name}.json"),
+            at_rest.cores_of(environment),
+        )
+
+    def part(self, summary: Summary) -> ReplicationSummary | None:
+        return summary.studies.replication
+
+    def sections(self, summary: Summary) -> list[Section]:
+        part = self.part(summary)
+        return replication_section.sections(part) if part else []
+
+    def setup(self, summary: Summary) -> Setup:
+        return Setup()  # its set-up and proof are subsections of its own section
+
+
 SECTIONS: dict[str, StudySection] = {
     s.name: s
-    for s in (AtRestSection(), InTransitSection(), OperationsSection(), StateTransferSection())
+    for s in (
+        AtRestSection(),
+        InTransitSection(),
+        OperationsSection(),
+        StateTransferSection(),
+        ReplicationSection(),
+    )
 }
 
 
