@@ -131,7 +131,7 @@ def state_transfer_checks(profile: Profile) -> list[Check]:
 def replication_checks(profile: Profile) -> list[Check]:
     """The replication study's tools: the Galera provider, rsync for node 2's first join,
     `ip` and root for the emulated hosts."""
-    if "replication" not in profile.studies:
+    if "replication" not in profile.studies and "rejoin" not in profile.studies:
         return []
     from encbench.servers import galera
 

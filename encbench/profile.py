@@ -250,7 +250,7 @@ def _all_known(values: list[str], choices: Iterable[str], what: str) -> list[str
     return values
 
 
-Study = Literal["at-rest", "in-transit", "operations", "state-transfer", "replication"]
+Study = Literal["at-rest", "in-transit", "operations", "state-transfer", "replication", "rejoin"]
 TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
 TransitMethod = Literal["tls", "stunnel", "ssh"]
 
@@ -491,6 +491,25 @@ class ReplicationSpec(Rounds):
         return _all_known(value, REPLICATION_WORKLOADS, "replication workload")
 
 
+RejoinTransfer = Literal["ist", "sst"]
+MAX_MISSED_TRANSACTIONS = 1_000_000
+
+
+class RejoinSpec(Rounds):
+    """The rejoin study: node 2 of the replication study's two clusters (plain, socket.ssl;
+    [replication] sets their key type and link) stopped while node 1 commits
+    `missed_transactions`, then started and timed until Synced — by IST (its data kept) or
+    by a full SST (its data directory emptied) (studies/replication/rejoin.py)."""
+
+    transfers: Annotated[list[RejoinTransfer], Field(min_length=1)] = ["ist", "sst"]
+    # oltp_write_only transactions, each one write set; must fit node 2's gcache for IST.
+    missed_transactions: Annotated[int, Field(gt=0, le=MAX_MISSED_TRANSACTIONS)] = 2000
+    # One rejoin takes what it takes: no warm-up, and run_s is only the ETA's estimate.
+    warmup_s: Annotated[int, Field(ge=0, le=0)] = 0
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 10
+    cell_budget_s: Annotated[float, Field(gt=0)] = 240
+
+
 class Profile(Strict):
     name: str
     description: str = ""
@@ -509,6 +528,7 @@ class Profile(Strict):
     operations: OperationsSpec = OperationsSpec()
     state_transfer: StateTransferSpec = StateTransferSpec()
     replication: ReplicationSpec = ReplicationSpec()
+    rejoin: RejoinSpec = RejoinSpec()
 
     @field_validator("name")
     @classmethod
@@ -597,7 +617,7 @@ def parse(text: str, origin: str) -> Profile:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:
         raise BadInput(_first_error(exc, origin)) from exc
-    for section in ("measure", "transit", "operations", "state_transfer", "replication"):
+    for section in ("measure", "transit", "operations", "state_transfer", "replication", "rejoin"):
         rounds = getattr(profile, section)
         if rounds.min_rounds > rounds.max_rounds:
             raise BadInput(
@@ -617,7 +637,7 @@ def parse(text: str, origin: str) -> Profile:
             "server.encryption_algorithm or server.encryption_scope lists several: list one, "
             "or measure the operations in a profile of their own"
         )
-    for study in ("state-transfer", "replication"):
+    for study in ("state-transfer", "replication", "rejoin"):
         if profile.calibration and study in profile.studies:
             raise BadInput(
                 f"{origin}: the {study} study has no A/A calibration yet; remove "

@@ -222,6 +222,7 @@ C = TypeVar(
     "OperationCellSummary",
     "SstCellSummary",
     "ReplicationCellSummary",
+    "RejoinCellSummary",
 )
 
 
@@ -575,6 +576,34 @@ class ReplicationSummary(Model):
     differences: Differences | None = None
 
 
+class RejoinVariant(Model):
+    sync_s: Sample
+    link_mib: Sample
+    node1_cpu_s: Sample
+    node2_cpu_s: Sample
+
+
+class RejoinCellSummary(Model):
+    transfer: str
+    missed: int
+    label: str
+    rounds: int
+    rounds_rejected: int
+    measured_s: float
+    status: str
+    variants: Pair[RejoinVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    proof: Record | None = None
+
+
+class RejoinSummary(Model):
+    target_halfwidth_pct: float
+    harness: Harness
+    cells: list[RejoinCellSummary]
+    differences: Differences | None = None
+
+
 # -- A/A calibration (report/calibration.py) ------------------------------------------------
 class CalibrationCell(Model):
     """One A/A cell: B (plain twin) against A (plain) on the study's primary metric."""
@@ -644,6 +673,7 @@ class Studies(Model):
     operations: OperationsSummary | None = None
     state_transfer: StateTransferSummary | None = Field(default=None, alias="state-transfer")
     replication: ReplicationSummary | None = None
+    rejoin: RejoinSummary | None = None
 
     @model_serializer(mode="wrap")
     def _present_only(self, handler: Any) -> dict[str, Any]:
@@ -676,4 +706,5 @@ StudyPart = (
     | OperationsSummary
     | StateTransferSummary
     | ReplicationSummary
+    | RejoinSummary
 )

@@ -16,6 +16,7 @@ from encbench.report import (
     in_transit_section,
     operations,
     operations_section,
+    rejoin,
     replication,
     replication_section,
     shapes_section,
@@ -28,6 +29,7 @@ from encbench.report.models import (
     InTransitSummary,
     OperationsSummary,
     Record,
+    RejoinSummary,
     ReplicationSummary,
     StateTransferSummary,
     StudyPart,
@@ -36,6 +38,7 @@ from encbench.report.models import (
 from encbench.report.tables import Section
 from encbench.results.schema import (
     OperationRecord,
+    RejoinRecord,
     ReplicationRecord,
     RunRecord,
     SstRecord,
@@ -210,6 +213,31 @@ class ReplicationSection:
         return Setup()  # its set-up and proof are subsections of its own section
 
 
+class RejoinSection:
+    name: ClassVar[str] = RejoinRecord.STUDY
+    words: ClassVar[str] = "rejoin"
+
+    def build(
+        self, store: ResultStore, profile: Profile, environment: Record | None
+    ) -> RejoinSummary:
+        return rejoin.build(
+            store.runs(RejoinRecord),
+            profile,
+            store.read_json(f"{self.name}.json"),
+            at_rest.cores_of(environment),
+        )
+
+    def part(self, summary: Summary) -> RejoinSummary | None:
+        return summary.studies.rejoin
+
+    def sections(self, summary: Summary) -> list[Section]:
+        part = self.part(summary)
+        return rejoin.sections(part) if part else []
+
+    def setup(self, summary: Summary) -> Setup:
+        return Setup()  # the replication study's set-up describes the same clusters
+
+
 SECTIONS: dict[str, StudySection] = {
     s.name: s
     for s in (
@@ -218,6 +246,7 @@ SECTIONS: dict[str, StudySection] = {
         OperationsSection(),
         StateTransferSection(),
         ReplicationSection(),
+        RejoinSection(),
     )
 }
 

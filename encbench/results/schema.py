@@ -34,6 +34,8 @@ state-transfer.jsonl, schema SST_SCHEMA:
 replication.jsonl, schema REPLICATION_SCHEMA:
   1 — first version: one line per sysbench run against a 2-node cluster's first node, of
       one variant (plain cluster, or Galera's own TLS) in one round.
+rejoin.jsonl, schema REJOIN_SCHEMA:
+  1 — first version: one line per rejoin of node 2 (IST or SST) of one variant in one round.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ TRANSIT_SCHEMA = 2
 OPERATIONS_SCHEMA = 1
 SST_SCHEMA = 1
 REPLICATION_SCHEMA = 1
+REJOIN_SCHEMA = 1
 # summary.json:
 #   1 — one study at the top level, the in-transit part under "transit".
 #   2 — every study under "studies": {"at-rest": {...}, "in-transit": {...}}.
@@ -678,4 +681,82 @@ class ReplicationRecord:
             raise ValueError(f"schema {data.get('schema')!r} is not {REPLICATION_SCHEMA}")
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         fields["cell"] = ReplicationCell(**data["cell"])
+        return cls(**fields)
+
+
+# -- the rejoin study ---------------------------------------------------------------------------
+REJOIN_METRICS = (
+    Metric("sync_s", "s", "lower_is_better", primary=True, more_less=TIME_WORDS),
+    Metric("link_bytes", "bytes", "lower_is_better"),
+)
+REJOIN_TRANSFERS = {"ist": "IST", "sst": "SST"}
+
+
+@dataclass(frozen=True)
+class RejoinCell:
+    """One row of the rejoin table: node 2 rejoins by IST (its data kept) or by a full SST
+    (its data directory emptied), after node 1 committed `missed` transactions without it."""
+
+    transfer: str  # ist | sst
+    missed: int
+
+    @property
+    def label(self) -> str:
+        return f"rejoin by {REJOIN_TRANSFERS[self.transfer]}, {self.missed:,} transactions missed"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.transfer}-m{self.missed}"
+
+
+@dataclass(frozen=True)
+class RejoinRecord:
+    """One rejoin of node 2 of one variant's cluster (plain, or socket.ssl) in one round:
+    timed from node 2's start to Synced (`sync_s`).  Bytes are node 2's veth counters over
+    that time, both directions; CPU node 1's over it and node 2's since its start (its cgroup
+    is made at its start).  The per-run proof: node 2's own log says how it got the state
+    (`transport`: "IST" when it received only write sets, "SST" when rsync copied the data
+    directory first) and how many write sets came by IST (`ist_writesets`)."""
+
+    STUDY: ClassVar[str] = "rejoin"
+    SCHEMA: ClassVar[int] = REJOIN_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = REJOIN_METRICS
+
+    cell: RejoinCell
+    round: int
+    variant: str
+    position: int
+    session: str
+    started_at: str
+    wall_s: float
+    sync_s: float
+    link_bytes: int
+    node1_cpu_s: float
+    node2_cpu_s: float
+    harness_cpu_s: float
+    other_cpu_s: float
+    steal_s: float
+    interference_pct: float
+    transport: str
+    ist_writesets: int
+    raw_output: str = ""
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.sync_s <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"synced in {self.sync_s:.3f} s"
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = REJOIN_SCHEMA
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RejoinRecord:
+        if data.get("schema") != REJOIN_SCHEMA:
+            raise ValueError(f"schema {data.get('schema')!r} is not {REJOIN_SCHEMA}")
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["cell"] = RejoinCell(**data["cell"])
         return cls(**fields)

@@ -28,6 +28,7 @@ from encbench import __version__
 from encbench.errors import BadInput
 from encbench.results.schema import (
     OperationRecord,
+    RejoinRecord,
     ReplicationRecord,
     RunRecord,
     SstRecord,
@@ -43,7 +44,8 @@ RECORD_TYPES: tuple[
     | type[TransitRecord]
     | type[OperationRecord]
     | type[SstRecord]
-    | type[ReplicationRecord],
+    | type[ReplicationRecord]
+    | type[RejoinRecord],
     ...,
 ] = (
     RunRecord,
@@ -51,6 +53,7 @@ RECORD_TYPES: tuple[
     OperationRecord,
     SstRecord,
     ReplicationRecord,
+    RejoinRecord,
 )
 TORN_LINES = "logs/torn-lines.txt"
 
@@ -64,7 +67,9 @@ class Record(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-R = TypeVar("R", RunRecord, TransitRecord, OperationRecord, SstRecord, ReplicationRecord)
+R = TypeVar(
+    "R", RunRecord, TransitRecord, OperationRecord, SstRecord, ReplicationRecord, RejoinRecord
+)
 
 
 def results_file(study: str) -> str:

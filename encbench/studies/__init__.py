@@ -22,6 +22,7 @@ from encbench.studies.in_transit.study import TransitStudy
 from encbench.studies.operations import servers as operations
 from encbench.studies.operations.study import OperationsStudy
 from encbench.studies.replication import sizing as replication
+from encbench.studies.replication.rejoin import RejoinStudy
 from encbench.studies.replication.study import ReplicationStudy
 from encbench.studies.state_transfer import sizing as state_transfer
 from encbench.studies.state_transfer.study import StateTransferStudy
@@ -47,6 +48,7 @@ STUDIES: dict[str, Entry] = {
         StateTransferStudy, state_transfer.disk_bytes, state_transfer.memory_mb
     ),
     "replication": Entry(ReplicationStudy, replication.disk_bytes, replication.memory_mb),
+    "rejoin": Entry(RejoinStudy, replication.disk_bytes, replication.memory_mb),
 }
 
 
