@@ -345,3 +345,5 @@ def test_rejoin_cells_and_their_bad_input() -> None:
         parse('name = "r"\n[rejoin]\ntransfers = ["xtrabackup"]\n', "p.toml")
     with pytest.raises(BadInput, match=r"rejoin\.missed_transactions"):
         parse('name = "r"\n[rejoin]\nmissed_transactions = 0\n', "p.toml")
+    with pytest.raises(BadInput, match="less than or equal to 20000"):
+        parse('name = "r"\n[rejoin]\nmissed_transactions = 20001\n', "p.toml")
