@@ -650,6 +650,8 @@ class ReplicationRecord:
     node1_ssl: str
     node2_ssl: str
     cluster_size: int
+    # Both nodes of the other variant's cluster, idle meanwhile: what keeping it up cost.
+    idle_cluster_cpu_s: float = 0.0
     raw_output: str = ""
 
     def __post_init__(self) -> None:

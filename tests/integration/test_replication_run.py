@@ -47,6 +47,8 @@ def test_the_smoke_replication_profile_pairs_plain_and_tls_clusters_and_leaves_n
         # every transaction's write set crossed the link: more than a few bytes each
         assert r["link_bytes_per_txn"] > 100
         assert r["node1_cpu_s"] > 0 and r["node2_cpu_s"] > 0
+        # the idle cluster costs little beside the loaded one
+        assert 0 <= r["idle_cluster_cpu_s"] < (r["node1_cpu_s"] + r["node2_cpu_s"]) / 4
 
     record = json.loads((out / "replication.json").read_text())
     assert record["clusters"]["encrypted"]["socket_ssl"] is True

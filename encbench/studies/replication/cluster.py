@@ -245,6 +245,10 @@ class Cluster:
             time.sleep(SYNC_POLL_S)
         return time.monotonic() - began
 
+    def cpu_seconds(self) -> float:
+        """Both nodes' CPU so far (their cgroups)."""
+        return self.node1.cpu_seconds() + self.node2.cpu_seconds()
+
     def node_ssl(self, n: int) -> str:
         return galera.provider_ssl(variable_value(self.nodes[n], "wsrep_provider_options"))
 

@@ -127,11 +127,14 @@ class ReplicationStudy:
         began = time.monotonic()
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         link_before = cluster.link_bytes()
+        idle = self.clusters["plain" if run.variant == "encrypted" else "encrypted"]
+        idle_cpu = idle.cpu_seconds()
         cpu1, cpu2 = node1.cpu_seconds(), node2.cpu_seconds()
         with timed() as watch:
             result = sysbench.run(self._invocation(run.cell, cluster, run.seconds, run.raw))
             apply_wait_s = cluster.wait_applied()
         cpu1, cpu2 = node1.cpu_seconds() - cpu1, node2.cpu_seconds() - cpu2
+        idle_cpu = idle.cpu_seconds() - idle_cpu
         link = cluster.link_bytes() - link_before
         window = watch.window
         assert window is not None
@@ -160,6 +163,7 @@ class ReplicationStudy:
             node1_ssl=cluster.node_ssl(1),
             node2_ssl=cluster.node_ssl(2),
             cluster_size=cluster.cluster_size(),
+            idle_cluster_cpu_s=idle_cpu,
             raw_output=str(run.raw.relative_to(self.store.path)),
         )
 
