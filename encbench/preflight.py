@@ -128,6 +128,37 @@ def state_transfer_checks(profile: Profile) -> list[Check]:
     return [*checks, _binary("fio", "fio"), _binary("iperf3", "iperf3")]
 
 
+def replication_checks(profile: Profile) -> list[Check]:
+    """The replication study's tools: the Galera provider, rsync for node 2's first join,
+    `ip` and root for the emulated hosts."""
+    if "replication" not in profile.studies and "rejoin" not in profile.studies:
+        return []
+    from encbench.servers import galera
+
+    found = galera.provider()
+    root = os.geteuid() == 0
+    return [
+        Check(
+            "Galera provider (libgalera_smm.so)",
+            found is not None,
+            str(found or "not found"),
+            "" if found else "apt-get install galera-4 (or `make setup`)",
+        ),
+        _binary("ip", "iproute2"),
+        _binary("wsrep_sst_common", "mariadb-server"),
+        _binary("rsync", "rsync"),
+        Check(
+            "root privileges",
+            root,
+            "present" if root else "missing",
+            ""
+            if root
+            else "the replication study's clusters live in network namespaces: run encbench "
+            "as root (sudo)",
+        ),
+    ]
+
+
 def key_rotation_checks(profile: Profile) -> list[Check]:
     """The operations study's key rotation builds encbench's key plugin at run time: a C
     compiler and MariaDB's server headers (servers/keyplugin)."""
@@ -305,6 +336,7 @@ def require_tools(profile: Profile | None = None) -> None:
         transit_checks(profile)
         + profile_checks(profile)
         + state_transfer_checks(profile)
+        + replication_checks(profile)
         + key_rotation_checks(profile)
         if profile
         else []

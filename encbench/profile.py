@@ -34,7 +34,7 @@ from encbench.placement import Sharing
 from encbench.servers import pki, shapes
 from encbench.servers.target import Connection
 from encbench.servers.variants import Algorithm, Scope
-from encbench.workloads.sysbench import OLTP_WORKLOADS
+from encbench.workloads.sysbench import OLTP_WORKLOADS, WRITE_WORKLOADS
 
 DEFAULT_PROFILE = "quick"
 Regime = Literal["in-memory", "io-bound"]
@@ -250,7 +250,7 @@ def _all_known(values: list[str], choices: Iterable[str], what: str) -> list[str
     return values
 
 
-Study = Literal["at-rest", "in-transit", "operations", "state-transfer"]
+Study = Literal["at-rest", "in-transit", "operations", "state-transfer", "replication", "rejoin"]
 TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
 TransitMethod = Literal["tls", "stunnel", "ssh"]
 
@@ -467,6 +467,52 @@ class StateTransferSpec(Rounds):
         return value
 
 
+# The replication study's workloads: a read-only one replicates nothing.
+REPLICATION_WORKLOADS = tuple(w for w in OLTP_WORKLOADS if w in WRITE_WORKLOADS)
+
+
+class ReplicationSpec(Rounds):
+    """The replication study: sysbench write workloads against node 1 of a 2-node Galera
+    cluster, a plain cluster against one with Galera's own TLS (socket.ssl_*), both up at
+    once on their own emulated hosts (studies/replication/)."""
+
+    workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_write_only", "oltp_read_write"]
+    threads: Threads = [4]
+    key_type: Literal["rsa2048", "rsa3072", "rsa4096"] = "rsa2048"
+    # The emulated link between each cluster's hosts (tbf); none: as fast as the veth goes.
+    rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 5
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 20
+    cell_budget_s: Annotated[float, Field(gt=0)] = 240
+
+    @field_validator("workloads")
+    @classmethod
+    def write_workloads(cls, value: list[str]) -> list[str]:
+        return _all_known(value, REPLICATION_WORKLOADS, "replication workload")
+
+
+RejoinTransfer = Literal["ist", "sst"]
+# Node 1 commits them within sysbench's margin (2 minutes: workloads/sysbench.py) and node
+# 2's IST needs them in node 1's 64 MB gcache (servers/galera.py): oltp_write_only's write
+# sets are about 1 KB.
+MAX_MISSED_TRANSACTIONS = 20_000
+
+
+class RejoinSpec(Rounds):
+    """The rejoin study: node 2 of the replication study's two clusters (plain, socket.ssl;
+    [replication] sets their key type and link) stopped while node 1 commits
+    `missed_transactions`, then started and timed until Synced — by IST (its data kept) or
+    by a full SST (its data directory emptied) (studies/replication/rejoin.py)."""
+
+    transfers: Annotated[list[RejoinTransfer], Field(min_length=1)] = ["ist", "sst"]
+    # oltp_write_only transactions, each one write set; must fit node 2's gcache for IST.
+    missed_transactions: Annotated[int, Field(gt=0, le=MAX_MISSED_TRANSACTIONS)] = 2000
+    # One rejoin takes what it takes: no warm-up, and run_s is only the ETA's estimate.
+    warmup_s: Annotated[int, Field(ge=0, le=0)] = 0
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 10
+    cell_budget_s: Annotated[float, Field(gt=0)] = 240
+
+
 class Profile(Strict):
     name: str
     description: str = ""
@@ -484,6 +530,8 @@ class Profile(Strict):
 
     operations: OperationsSpec = OperationsSpec()
     state_transfer: StateTransferSpec = StateTransferSpec()
+    replication: ReplicationSpec = ReplicationSpec()
+    rejoin: RejoinSpec = RejoinSpec()
 
     @field_validator("name")
     @classmethod
@@ -572,7 +620,7 @@ def parse(text: str, origin: str) -> Profile:
         profile = Profile.model_validate(raw)
     except ValidationError as exc:
         raise BadInput(_first_error(exc, origin)) from exc
-    for section in ("measure", "transit", "operations", "state_transfer"):
+    for section in ("measure", "transit", "operations", "state_transfer", "replication", "rejoin"):
         rounds = getattr(profile, section)
         if rounds.min_rounds > rounds.max_rounds:
             raise BadInput(
@@ -592,11 +640,12 @@ def parse(text: str, origin: str) -> Profile:
             "server.encryption_algorithm or server.encryption_scope lists several: list one, "
             "or measure the operations in a profile of their own"
         )
-    if profile.calibration and "state-transfer" in profile.studies:
-        raise BadInput(
-            f"{origin}: the state-transfer study has no A/A calibration yet; remove "
-            '"state-transfer" from studies to calibrate'
-        )
+    for study in ("state-transfer", "replication", "rejoin"):
+        if profile.calibration and study in profile.studies:
+            raise BadInput(
+                f"{origin}: the {study} study has no A/A calibration yet; remove "
+                f'"{study}" from studies to calibrate'
+            )
     if profile.calibration and "operations" in profile.studies:
         # Its twin would still be an encrypted server: no A/A of operations exists yet.
         raise BadInput(

@@ -270,3 +270,26 @@ def two_hosts(rtt_ms: float = 0.0, rate_mbit: float | None = None) -> Iterator[L
     finally:
         _remove(link)
         _record(link).unlink(missing_ok=True)
+
+
+# -- what crossed a link ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Counters:
+    rx_bytes: int
+    tx_bytes: int
+
+
+def link_counters(ns: str, device: str) -> Counters:
+    """The device's own byte counters (read inside its namespace, where /sys shows it)."""
+    out = proc.run(
+        [exec_prefix(ns)[0], "-n", ns, "-s", "-j", "link", "show", "dev", device],
+        phase="read link counters",
+        timeout_s=30,
+    ).stdout
+    stats = json.loads(out)[0]["stats64"]
+    return Counters(int(stats["rx"]["bytes"]), int(stats["tx"]["bytes"]))
+
+
+def client_device(link: Link) -> str:
+    """The veth end in the client namespace (named by _create)."""
+    return f"encb{link.id}c"

@@ -215,7 +215,15 @@ def _finite(x: float) -> float | None:
 
 
 V = TypeVar("V", bound=Model)
-C = TypeVar("C", "AtRestCell", "TransitCellSummary", "OperationCellSummary", "SstCellSummary")
+C = TypeVar(
+    "C",
+    "AtRestCell",
+    "TransitCellSummary",
+    "OperationCellSummary",
+    "SstCellSummary",
+    "ReplicationCellSummary",
+    "RejoinCellSummary",
+)
 
 
 class Pair(Model, Generic[V]):
@@ -528,6 +536,74 @@ class StateTransferSummary(Model):
     limits: Record | None = None
 
 
+# -- the replication study ------------------------------------------------------------------
+class ReplicationVariant(Model):
+    tps: Sample
+    latency_avg_ms: Sample
+    latency_p95_ms: Sample
+    link_bytes_per_txn: Sample  # both directions of node 2's veth
+    cpu_ms_per_txn: Sample  # both nodes
+    node1_cpu_ms_per_txn: Sample
+    node2_cpu_ms_per_txn: Sample
+    apply_wait_s: Sample
+
+
+class ReplicationCellSummary(Model):
+    workload: str
+    threads: int
+    label: str
+    rounds: int
+    rounds_rejected: int
+    measured_s: float
+    status: str
+    variants: Pair[ReplicationVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    # The per-cell proof on the wire, per cluster (replication.json's "proofs").
+    proof: Record | None = None
+
+
+class ReplicationSummary(Model):
+    target_halfwidth_pct: float
+    mariadb_version: str | None
+    galera_version: str | None
+    data: Record | None
+    link: Record | None
+    key_type: str | None
+    certificate: str | None
+    harness: Harness
+    cells: list[ReplicationCellSummary]
+    differences: Differences | None = None
+
+
+class RejoinVariant(Model):
+    sync_s: Sample
+    link_mib: Sample
+    node1_cpu_s: Sample
+    node2_cpu_s: Sample
+
+
+class RejoinCellSummary(Model):
+    transfer: str
+    missed: int
+    label: str
+    rounds: int
+    rounds_rejected: int
+    measured_s: float
+    status: str
+    variants: Pair[RejoinVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    proof: Record | None = None
+
+
+class RejoinSummary(Model):
+    target_halfwidth_pct: float
+    harness: Harness
+    cells: list[RejoinCellSummary]
+    differences: Differences | None = None
+
+
 # -- A/A calibration (report/calibration.py) ------------------------------------------------
 class CalibrationCell(Model):
     """One A/A cell: B (plain twin) against A (plain) on the study's primary metric."""
@@ -596,6 +672,8 @@ class Studies(Model):
     in_transit: InTransitSummary | None = Field(default=None, alias="in-transit")
     operations: OperationsSummary | None = None
     state_transfer: StateTransferSummary | None = Field(default=None, alias="state-transfer")
+    replication: ReplicationSummary | None = None
+    rejoin: RejoinSummary | None = None
 
     @model_serializer(mode="wrap")
     def _present_only(self, handler: Any) -> dict[str, Any]:
@@ -622,4 +700,11 @@ class Summary(Model):
 
 
 # Each study's part of summary.json.
-StudyPart = AtRestSummary | InTransitSummary | OperationsSummary | StateTransferSummary
+StudyPart = (
+    AtRestSummary
+    | InTransitSummary
+    | OperationsSummary
+    | StateTransferSummary
+    | ReplicationSummary
+    | RejoinSummary
+)

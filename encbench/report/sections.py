@@ -16,6 +16,9 @@ from encbench.report import (
     in_transit_section,
     operations,
     operations_section,
+    rejoin,
+    replication,
+    replication_section,
     shapes_section,
     state_transfer,
     state_transfer_section,
@@ -26,12 +29,21 @@ from encbench.report.models import (
     InTransitSummary,
     OperationsSummary,
     Record,
+    RejoinSummary,
+    ReplicationSummary,
     StateTransferSummary,
     StudyPart,
     Summary,
 )
 from encbench.report.tables import Section
-from encbench.results.schema import OperationRecord, RunRecord, SstRecord, TransitRecord
+from encbench.results.schema import (
+    OperationRecord,
+    RejoinRecord,
+    ReplicationRecord,
+    RunRecord,
+    SstRecord,
+    TransitRecord,
+)
 from encbench.results.store import ResultStore
 
 
@@ -176,9 +188,66 @@ class StateTransferSection:
         return Setup()  # its set-up and proof are subsections of its own section
 
 
+class ReplicationSection:
+    name: ClassVar[str] = ReplicationRecord.STUDY
+    words: ClassVar[str] = "replication"
+
+    def build(
+        self, store: ResultStore, profile: Profile, environment: Record | None
+    ) -> ReplicationSummary:
+        return replication.build(
+            store.runs(ReplicationRecord),
+            profile,
+            store.read_json(f"{self.name}.json"),
+            at_rest.cores_of(environment),
+        )
+
+    def part(self, summary: Summary) -> ReplicationSummary | None:
+        return summary.studies.replication
+
+    def sections(self, summary: Summary) -> list[Section]:
+        part = self.part(summary)
+        return replication_section.sections(part) if part else []
+
+    def setup(self, summary: Summary) -> Setup:
+        return Setup()  # its set-up and proof are subsections of its own section
+
+
+class RejoinSection:
+    name: ClassVar[str] = RejoinRecord.STUDY
+    words: ClassVar[str] = "rejoin"
+
+    def build(
+        self, store: ResultStore, profile: Profile, environment: Record | None
+    ) -> RejoinSummary:
+        return rejoin.build(
+            store.runs(RejoinRecord),
+            profile,
+            store.read_json(f"{self.name}.json"),
+            at_rest.cores_of(environment),
+        )
+
+    def part(self, summary: Summary) -> RejoinSummary | None:
+        return summary.studies.rejoin
+
+    def sections(self, summary: Summary) -> list[Section]:
+        part = self.part(summary)
+        return rejoin.sections(part) if part else []
+
+    def setup(self, summary: Summary) -> Setup:
+        return Setup()  # the replication study's set-up describes the same clusters
+
+
 SECTIONS: dict[str, StudySection] = {
     s.name: s
-    for s in (AtRestSection(), InTransitSection(), OperationsSection(), StateTransferSection())
+    for s in (
+        AtRestSection(),
+        InTransitSection(),
+        OperationsSection(),
+        StateTransferSection(),
+        ReplicationSection(),
+        RejoinSection(),
+    )
 }
 
 

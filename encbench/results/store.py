@@ -26,19 +26,34 @@ from typing import Any, Protocol, TypeVar
 
 from encbench import __version__
 from encbench.errors import BadInput
-from encbench.results.schema import OperationRecord, RunRecord, SstRecord, TransitRecord
+from encbench.results.schema import (
+    OperationRecord,
+    RejoinRecord,
+    ReplicationRecord,
+    RunRecord,
+    SstRecord,
+    TransitRecord,
+)
 
 META_KIND = "encbench-results"
 # meta.json's own layout: 1 had a single `runs_schema` (runs.jsonl + transit.jsonl); 2 names
 # every results file with its schema.
 META_VERSION = 2
 RECORD_TYPES: tuple[
-    type[RunRecord] | type[TransitRecord] | type[OperationRecord] | type[SstRecord], ...
+    type[RunRecord]
+    | type[TransitRecord]
+    | type[OperationRecord]
+    | type[SstRecord]
+    | type[ReplicationRecord]
+    | type[RejoinRecord],
+    ...,
 ] = (
     RunRecord,
     TransitRecord,
     OperationRecord,
     SstRecord,
+    ReplicationRecord,
+    RejoinRecord,
 )
 TORN_LINES = "logs/torn-lines.txt"
 
@@ -52,7 +67,9 @@ class Record(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-R = TypeVar("R", RunRecord, TransitRecord, OperationRecord, SstRecord)
+R = TypeVar(
+    "R", RunRecord, TransitRecord, OperationRecord, SstRecord, ReplicationRecord, RejoinRecord
+)
 
 
 def results_file(study: str) -> str:

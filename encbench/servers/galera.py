@@ -10,8 +10,15 @@ donor."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from encbench.errors import BadInput, ServerError
+
+if TYPE_CHECKING:
+    from encbench.servers.sandbox import SandboxServer
 
 PROVIDER_PATHS = (Path("/usr/lib/galera/libgalera_smm.so"), Path("/usr/lib/libgalera_smm.so"))
 PROVIDER_HINT = "install it: apt-get install galera-4 (or `make setup`)"
@@ -43,9 +50,11 @@ def wsrep_options(
     user: str,
     provider_path: Path,
     gcache_mb: int = 64,
+    provider_extra: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """The options that make a sandbox a Galera node.  No peers: it bootstraps the cluster
-    (an empty gcomm:// address); otherwise it joins them."""
+    (an empty gcomm:// address); otherwise it joins them.  `provider_extra`: more
+    wsrep_provider_options (e.g. ssl_provider_options)."""
     addresses = ",".join(f"{p.address}:{GCOMM_PORT}" for p in peers)
     provider_options = ";".join(
         [
@@ -54,6 +63,7 @@ def wsrep_options(
             f"gcache.size={gcache_mb}M",
             # A node that leaves cleanly must not cost the other its primary component.
             "pc.weight=1",
+            *provider_extra,
         ]
     )
     return {
@@ -76,6 +86,44 @@ def wsrep_options(
         "default_storage_engine": "InnoDB",
         "innodb_autoinc_lock_mode": "2",
     }
+
+
+def ssl_provider_options(
+    *, key: Path | None, cert: Path | None, ca: Path | None, cipher: str = ""
+) -> tuple[str, ...]:
+    """Galera's own TLS (socket.ssl_*): every connection between the nodes — the group
+    communication on GCOMM_PORT, which carries the write sets, and IST on IST_PORT — under
+    the given key and certificate, verified against `ca`.  No key and certificate: none (a
+    plain cluster); a CA or cipher without them is refused, as it would be silently
+    ignored."""
+    if key is None or cert is None:
+        if ca is not None or cipher:
+            raise BadInput(
+                "Galera's socket.ssl_ca or socket.ssl_cipher was given without "
+                "socket.ssl_key and socket.ssl_cert: give the node a certificate and key"
+            )
+        return ()
+    paths = {"socket.ssl_key": key, "socket.ssl_cert": cert, "socket.ssl_ca": ca}
+    for name, path in paths.items():
+        # wsrep_provider_options is one string split at ';'.
+        if path is not None and (";" in str(path) or not path.is_absolute()):
+            raise BadInput(f"{name} {path} must be an absolute path without ';'")
+    options = ["socket.ssl=YES", f"socket.ssl_key={key}", f"socket.ssl_cert={cert}"]
+    if ca is not None:
+        options.append(f"socket.ssl_ca={ca}")
+    if cipher:
+        options.append(f"socket.ssl_cipher={cipher}")
+    return tuple(options)
+
+
+def provider_ssl(options: str) -> str:
+    """socket.ssl as a node's wsrep_provider_options report it: "YES", "NO", or "" when
+    they do not name it."""
+    for part in options.split(";"):
+        name, _, value = part.strip().partition("=")
+        if name.strip() == "socket.ssl":
+            return value.strip().upper()
+    return ""
 
 
 def sst_section(
@@ -107,3 +155,32 @@ def sst_section(
     else:
         section["ssl-mode"] = "DISABLED"
     return section
+
+
+def local_state(node: SandboxServer) -> int:
+    """The node's wsrep_local_state (0 when it does not say)."""
+    rows = node.query("SHOW GLOBAL STATUS LIKE 'wsrep_local_state'")
+    return int(rows[0][1]) if rows and str(rows[0][1]).isdigit() else 0
+
+
+def wait_state(node: SandboxServer, want: int, timeout_s: float, poll_s: float) -> None:
+    """Wait until the node reaches `want` (e.g. SYNCED); ServerError after timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            now = local_state(node)
+        except ServerError:
+            # A joining node drops client connections as it changes state (seen here
+            # during its IST): ask again while it lives; a dead node is the error.
+            if node.process is None or node.process.poll() is not None:
+                raise
+            now = 0
+        if now == want:
+            return
+        if time.monotonic() > deadline:
+            raise ServerError(
+                f"the {node.name} node did not reach {STATE_NAMES[want]} within "
+                f"{timeout_s:.0f} s (wsrep_local_state {now})",
+                hint=f"its error log: {node.paths.error_log}",
+            )
+        time.sleep(poll_s)

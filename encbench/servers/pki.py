@@ -96,11 +96,20 @@ def _sign(
     return cert
 
 
-def generate(run_dir: Path, key_type: str, *, server_ips: tuple[str, ...] = ("127.0.0.1",)) -> Pki:
+def generate(
+    run_dir: Path,
+    key_type: str,
+    *,
+    server_ips: tuple[str, ...] = ("127.0.0.1",),
+    peer: bool = False,
+) -> Pki:
     """Make CA, server and client certificates under run_dir/private/tls-<key_type>/.
 
     The server certificate names every address the client may dial (loopback and the
-    namespace server address), so a verifying client accepts it whichever path is measured."""
+    namespace server address), so a verifying client accepts it whichever path is measured.
+    With `peer`, it also serves as a client's (extendedKeyUsage clientAuth): a Galera node
+    both listens and dials with one certificate, and OpenSSL refuses a serverAuth-only one
+    at the dialling end ("unsupported certificate")."""
     check_key_type(key_type)
     run_dir.mkdir(parents=True, exist_ok=True)
     directory = keys.private_dir(run_dir) / f"tls-{key_type}"
@@ -115,7 +124,7 @@ def generate(run_dir: Path, key_type: str, *, server_ips: tuple[str, ...] = ("12
     sans = ",".join([*(f"IP:{ip}" for ip in server_ips), "DNS:localhost"])
     server_ext = [
         "basicConstraints=CA:FALSE",
-        "extendedKeyUsage=serverAuth",
+        "extendedKeyUsage=serverAuth,clientAuth" if peer else "extendedKeyUsage=serverAuth",
         f"subjectAltName={sans}",
     ]
     client_ext = ["basicConstraints=CA:FALSE", "extendedKeyUsage=clientAuth"]

@@ -21,6 +21,9 @@ from encbench.studies.in_transit import sizing as in_transit
 from encbench.studies.in_transit.study import TransitStudy
 from encbench.studies.operations import servers as operations
 from encbench.studies.operations.study import OperationsStudy
+from encbench.studies.replication import sizing as replication
+from encbench.studies.replication.rejoin import RejoinStudy
+from encbench.studies.replication.study import ReplicationStudy
 from encbench.studies.state_transfer import sizing as state_transfer
 from encbench.studies.state_transfer.study import StateTransferStudy
 
@@ -44,6 +47,8 @@ STUDIES: dict[str, Entry] = {
     "state-transfer": Entry(
         StateTransferStudy, state_transfer.disk_bytes, state_transfer.memory_mb
     ),
+    "replication": Entry(ReplicationStudy, replication.disk_bytes, replication.memory_mb),
+    "rejoin": Entry(RejoinStudy, replication.disk_bytes, replication.memory_mb),
 }
 
 

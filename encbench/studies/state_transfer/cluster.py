@@ -12,20 +12,16 @@ sandbox registry and the namespaces in the link registry."""
 
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import secrets
 import shutil
-import time
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from encbench import proc
-from encbench.errors import BadInput, ServerError, ToolError
+from encbench.errors import BadInput, ToolError
 from encbench.net import netns
 from encbench.profile import SST_CIPHERS, Profile
 from encbench.results.schema import SstCell
@@ -59,23 +55,6 @@ def sockopt(cell: SstCell) -> str:
     suite needs max-version (OpenSSL 3 would negotiate TLS 1.3 and ignore `cipher`)."""
     suite = SST_CIPHERS.get(cell.cipher, "") if cell.method == "mariabackup" else ""
     return f",cipher={suite},max-version=TLS1.2" if suite else ""
-
-
-@dataclass(frozen=True)
-class Counters:
-    rx_bytes: int
-    tx_bytes: int
-
-
-def link_counters(ns: str, device: str) -> Counters:
-    """The device's own byte counters (read inside its namespace, where /sys shows it)."""
-    out = proc.run(
-        [netns.exec_prefix(ns)[0], "-n", ns, "-s", "-j", "link", "show", "dev", device],
-        phase="read link counters",
-        timeout_s=30,
-    ).stdout
-    stats = json.loads(out)[0]["stats64"]
-    return Counters(int(stats["rx"]["bytes"]), int(stats["tx"]["bytes"]))
 
 
 class Cluster:
@@ -269,31 +248,8 @@ class Cluster:
         return str(rows[0][1]) if rows else ""
 
     # -- one state transfer -----------------------------------------------------------------
-    @staticmethod
-    def state(node: SandboxServer) -> int:
-        rows = node.query("SHOW GLOBAL STATUS LIKE 'wsrep_local_state'")
-        return int(rows[0][1]) if rows and str(rows[0][1]).isdigit() else 0
-
     def wait_state(self, node: SandboxServer, want: int, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                now = self.state(node)
-            except ServerError:
-                # A joining node drops client connections as it changes state (seen here
-                # during its IST): ask again while it lives; a dead node is the error.
-                if node.process is None or node.process.poll() is not None:
-                    raise
-                now = 0
-            if now == want:
-                return
-            if time.monotonic() > deadline:
-                raise ServerError(
-                    f"the {node.name} node did not reach {galera.STATE_NAMES[want]} within "
-                    f"{timeout_s:.0f} s (wsrep_local_state {now})",
-                    hint=f"its error log: {node.paths.error_log}",
-                )
-            time.sleep(SYNC_POLL_S)
+        galera.wait_state(node, want, timeout_s, SYNC_POLL_S)
 
     def reset_joiner(self, cell: SstCell, variant: str) -> None:
         """Untimed: the joiner stopped and emptied, both nodes' [sst] set for the variant, the

@@ -36,6 +36,7 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
 from encbench.net import netns
+from encbench.net.netns import link_counters
 from encbench.profile import SST_CIPHERS, Profile, StateTransferSpec
 from encbench.results.schema import Metric, SstCell, SstRecord
 from encbench.results.store import ResultStore
@@ -43,7 +44,7 @@ from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
 from encbench.studies.state_transfer import cells, limits, measure_limits, sstlog
-from encbench.studies.state_transfer.cluster import RECORD, Cluster, link_counters
+from encbench.studies.state_transfer.cluster import RECORD, Cluster
 
 CAPTURE_READY_S = 30.0
 CAPTURE_STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued

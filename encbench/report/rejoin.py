@@ -1,0 +1,186 @@
+"""The rejoin part of summary.json and of the report: per cell (IST or SST) the time from
+node 2's start to Synced, plain cluster against socket.ssl, with the bytes and CPU beside it
+and the proof on the wire."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from encbench.engine import rounds as plan
+from encbench.profile import Profile
+from encbench.report.models import (
+    Estimate,
+    Harness,
+    Pair,
+    Record,
+    RejoinCellSummary,
+    RejoinSummary,
+    RejoinVariant,
+    Sample,
+    adjust,
+)
+from encbench.report.operations_section import sample_text
+from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.results.schema import RejoinCell, RejoinRecord, primary_metric
+from encbench.studies.replication import rejoin as rejoin_study
+
+PRIMARY = primary_metric(RejoinRecord.METRICS)
+MIB = 2**20
+INTRO = (
+    "Each round stops node 2 of each cluster (plain, and with Galera's own TLS), lets node 1 "
+    "commit the cell's transactions without it, and times node 2 from its start to Synced: "
+    "by IST (its data kept; Galera sends the missed write sets from node 1's gcache over its "
+    "own connection, which only socket.ssl encrypts) or by a full SST (its data directory "
+    "emptied; rsync copies node 1's, plain in both clusters, then IST sends the rest). Times "
+    "are means over rounds with their 95% CI; the cost is the paired Hodges–Lehmann estimate."
+)
+
+
+def _sample(runs: list[RejoinRecord], value: Callable[[RejoinRecord], float]) -> Sample:
+    return Sample.of([value(r) for r in runs])
+
+
+def variant_stats(runs: list[RejoinRecord]) -> RejoinVariant:
+    return RejoinVariant(
+        sync_s=_sample(runs, lambda r: r.sync_s),
+        link_mib=_sample(runs, lambda r: r.link_bytes / MIB),
+        node1_cpu_s=_sample(runs, lambda r: r.node1_cpu_s),
+        node2_cpu_s=_sample(runs, lambda r: r.node2_cpu_s),
+    )
+
+
+def summarize_cell(
+    cell: RejoinCell, state: plan.CellRounds, profile: Profile, proof: Record | None
+) -> RejoinCellSummary:
+    rounds = state.counted
+    runs = [run for r in rounds for run in r.runs.values()]
+    entry = RejoinCellSummary(
+        transfer=cell.transfer,
+        missed=cell.missed,
+        label=cell.label,
+        rounds=len(rounds),
+        rounds_rejected=len(state.rejected),
+        measured_s=state.wall_s,
+        status="not measured",
+        proof=proof,
+    )
+    if not rounds:
+        return entry
+    rule = profile.rejoin
+    comparisons = {
+        m.name: (
+            Estimate.of_blocks(state.blocks, m.name, m.direction, rule, m.more_less)
+            if state.blocks
+            else Estimate.too_few(rounds, m.name, m.direction)
+        )
+        for m in RejoinRecord.METRICS
+    }
+    timed = sum(r.sync_s for r in runs)
+    other = sum(r.other_cpu_s + r.steal_s for r in runs)
+    return entry.model_copy(
+        update={
+            "status": plan.stop_reason(state, rule, PRIMARY.name)
+            or "incomplete (run stopped before the cell finished)",
+            "variants": Pair[RejoinVariant](
+                plain=variant_stats([r.runs["plain"] for r in rounds]),
+                encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
+            ),
+            "comparisons": comparisons,
+            "other_load_pct_of_core": 100.0 * other / timed if timed > 0 else 0.0,
+        }
+    )
+
+
+def build(
+    runs: list[RejoinRecord], profile: Profile, record: Record | None, cores: int = 1
+) -> RejoinSummary:
+    proofs = (record or {}).get("proofs") or {}
+    rule = profile.rejoin
+    cells, differences = adjust(
+        [
+            summarize_cell(cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug))
+            for cell in rejoin_study.cells(profile)
+        ],
+        PRIMARY.name,
+        rule.equivalence_margin_pct,
+        rule.interference_max_pct,
+    )
+    return RejoinSummary(
+        target_halfwidth_pct=rule.target_halfwidth_pct,
+        harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.sync_s for r in runs), cores),
+        cells=cells,
+        differences=differences,
+    )
+
+
+def _cost(cell: RejoinCellSummary, metric: str) -> tuple[str, str, str]:
+    comp = cell.comparisons.get(metric)
+    if comp is None:
+        return "–", cell.status if metric == "sync_s" else "–", "na"
+    ci = comp.overhead_ci_pct
+    cost = f"{comp.overhead_pct:+.1f}%" + (f" ({ci[0]:+.1f} … {ci[1]:+.1f})" if ci else "")
+    return cost, comp.verdict, comp.kind
+
+
+def _mean(s: Sample | None, digits: int = 1) -> str:
+    return f"{s.mean:,.{digits}f}" if s is not None else "–"
+
+
+def table(cells: Sequence[RejoinCellSummary]) -> Table:
+    rows = []
+    for cell in cells:
+        v = cell.variants
+        cost, verdict, kind = _cost(cell, "sync_s")
+        rows.append(
+            row(
+                cell.label,
+                sample_text(v.plain.sync_s, "s", 2) if v else "–",
+                sample_text(v.encrypted.sync_s, "s", 2) if v else "–",
+                cost,
+                verdict,
+                f"{_mean(v.plain.link_mib, 2)} / {_mean(v.encrypted.link_mib, 2)}" if v else "–",
+                f"{_mean(v.plain.node1_cpu_s, 2)} / {_mean(v.encrypted.node1_cpu_s, 2)}"
+                if v
+                else "–",
+                f"{_mean(v.plain.node2_cpu_s, 2)} / {_mean(v.encrypted.node2_cpu_s, 2)}"
+                if v
+                else "–",
+                f"{cell.rounds}"
+                + (f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else ""),
+                styles={4: kind},
+            )
+        )
+    return Table(
+        ["rejoin", "to Synced, plain", "to Synced, socket.ssl", "cost (95% CI)", "verdict",
+         "MiB on the link, plain / TLS", "node 1 CPU s", "node 2 CPU s", "rounds"],
+        rows,
+        caption="Node 2 from its start to Synced, plain cluster against Galera's TLS",
+    )  # fmt: skip
+
+
+def proof_items(cells: Sequence[RejoinCellSummary]) -> list[str]:
+    items = []
+    for cell in cells:
+        proof = cell.proof or {}
+        plain, enc = proof.get("plain") or {}, proof.get("encrypted") or {}
+        if not plain or not enc:
+            continue
+        items.append(
+            f"{cell.label}: plain cluster — the marker rows node 2 missed seen "
+            f"{plain.get('marker_hits_by_port')} (by port); TLS cluster — "
+            f"{enc.get('marker_hits_by_port') or 'none'} (by port; port 4444 is the rsync SST "
+            f"stream, which socket.ssl does not cover), {enc.get('protocol') or '?'} "
+            f"{enc.get('cipher') or '?'} (the ServerHello on the wire)."
+        )
+    return items or ["No cell has been proven yet."]
+
+
+def sections(part: RejoinSummary) -> list[Section]:
+    blocks: list[Block] = [Paragraph(INTRO)]
+    if part.differences is not None:
+        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks += [
+        table(part.cells),
+        Section("Rejoin: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
+    ]
+    return [Section("Rejoin (IST against SST): plain against socket.ssl", blocks)]

@@ -1,0 +1,14 @@
+"""Which replication cells a profile asks for: per write workload and thread count."""
+
+from __future__ import annotations
+
+from encbench.profile import Profile
+from encbench.results.schema import ReplicationCell
+
+
+def cells(profile: Profile) -> list[ReplicationCell]:
+    """The study's cells, in the profile's order (none when it does not run)."""
+    if "replication" not in profile.studies:
+        return []
+    spec = profile.replication
+    return [ReplicationCell(w, n) for w in spec.workloads for n in spec.threads]

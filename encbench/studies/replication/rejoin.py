@@ -1,0 +1,318 @@
+"""The rejoin study (engine/study.py): how long node 2 of a 2-node cluster takes to come back
+after missing some transactions — by IST (its data directory kept: Galera sends only the
+write sets it missed, from node 1's gcache) or by a full SST (its data directory emptied:
+rsync copies node 1's, then IST sends what came meanwhile) — on the replication study's two
+clusters (cluster.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
+Galera's own connection, so socket.ssl is the only thing that encrypts it; the rsync SST
+stream is `[sst]`'s, plain in both clusters here.
+
+- A run: node 2 stopped (and emptied, for SST), node 1 commits the cell's transactions
+  (sysbench oltp_write_only, one write set each) — untimed; then node 2 started and timed
+  until Synced.  Bytes: node 2's veth, both directions, over that time; CPU: node 1's over
+  it, node 2's since its start.
+- The per-run proof: node 2's log says how it got the state ("rsync SST completed" for SST,
+  "rsync IST completed" for IST) and that the IST carried at least the missed write sets.
+- The per-cell proof: one rejoin per cluster with node 2's link captured, marker rows
+  written on node 1 while node 2 was down: in the plain cluster the marker must cross the
+  link (the positive control), in the TLS cluster it must not cross Galera's ports (4567,
+  4568) and a ServerHello must; hits on the SST port (4444, rsync) are recorded, not judged:
+  socket.ssl does not cover it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.engine.progress import RunProgress
+from encbench.engine.study import Run
+from encbench.errors import ProofError, ToolError
+from encbench.net import netns
+from encbench.profile import Profile, RejoinSpec
+from encbench.results.schema import REJOIN_TRANSFERS, Metric, RejoinCell, RejoinRecord
+from encbench.results.store import ResultStore
+from encbench.servers import galera
+from encbench.studies import machine
+from encbench.studies.operations.timing import timed
+from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
+from encbench.workloads import sysbench
+
+RECORD = "rejoin.json"
+MARKER_ROWS = 4
+CAPTURE_READY_S = 30.0
+CAPTURE_STOP = ((15, 60.0),)
+MISSED_THREADS = 2
+
+SST_DONE = "rsync SST completed on joiner"
+IST_DONE = "rsync IST completed on joiner"
+IST_WRITESETS = re.compile(r"Receiving IST: (\d+) writesets")
+
+
+def cells(profile: Profile) -> list[RejoinCell]:
+    if "rejoin" not in profile.studies:
+        return []
+    spec = profile.rejoin
+    return [RejoinCell(t, spec.missed_transactions) for t in spec.transfers]
+
+
+def transport(log: str) -> str:
+    """How node 2 got the state, by its own log since its start: "SST" (rsync copied the
+    data directory), "IST" (write sets only), "" (it does not say)."""
+    if SST_DONE in log:
+        return "SST"
+    if IST_DONE in log or IST_WRITESETS.search(log):
+        return "IST"
+    return ""
+
+
+def ist_writesets(log: str) -> int:
+    return sum(int(n) for n in IST_WRITESETS.findall(log))
+
+
+def _log_from(path: Path, offset: int) -> str:
+    with open(path, errors="replace") as f:
+        f.seek(offset)
+        return f.read()
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+class RejoinStudy:
+    name = "rejoin"
+    record_type = RejoinRecord
+    together = False  # one rejoin at a time: the two clusters share the machine
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.progress = progress
+        self.rule: RejoinSpec = profile.rejoin
+        self.clusters: dict[str, Cluster] = {}
+        self.record: dict[str, Any] = {}
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return RejoinRecord.METRICS
+
+    def cells(self) -> Sequence[RejoinCell]:
+        return cells(self.profile)
+
+    def prepare(self) -> None:
+        machine.record_environment(self.store)
+
+    @contextmanager
+    def setup(self, todo: Sequence[RejoinCell]) -> Iterator[None]:
+        with both_clusters(self.store, self.profile, self.progress.log, self.name) as clusters:
+            self.clusters = clusters
+            self.record = self.store.read_json(RECORD) or {}
+            try:
+                yield
+            finally:
+                self.clusters = {}
+
+    @contextmanager
+    def open_cell(self, cell: RejoinCell) -> Iterator[None]:
+        proofs = {}
+        for variant in VARIANTS:
+            self.progress.log(f"{cell.label}: proving the {variant} cluster's link")
+            proofs[variant] = self._proof(cell, variant)
+        self.record.setdefault("proofs", {})[cell.slug] = proofs
+        self.store.write_json(RECORD, self.record)
+        yield
+
+    def warm_up(self, cell: RejoinCell, variant: str, seconds: int, raw: Path) -> None:
+        """None (warmup_s = 0): every rejoin starts from a stopped node 2."""
+
+    def _miss(self, cluster: Cluster, cell: RejoinCell, log: Path) -> None:
+        """Node 2 down, node 1 commits the cell's transactions without it (untimed)."""
+        cluster.stop_node2(empty=cell.transfer == "sst")
+        data = self.profile.data
+        sysbench.run(
+            sysbench.invocation(
+                cluster.node1.endpoint(),
+                "oltp_write_only",
+                threads=MISSED_THREADS,
+                time_s=0,
+                events=cell.missed,
+                log=log,
+                options=sysbench.oltp_options(data.tables, data.table_size),
+            )
+        )
+
+    def _rejoin(self, cluster: Cluster) -> dict[str, Any]:
+        """Node 2 started and timed until Synced; what it cost and how it came back."""
+        node1, node2 = cluster.node1, cluster.node2
+        offset = _size(node2.paths.error_log)
+        link_before = cluster.link_bytes()
+        cpu1 = node1.cpu_seconds()
+        with timed() as watch:
+            cluster.start_node2()
+        cpu1 = node1.cpu_seconds() - cpu1
+        cpu2 = node2.cpu_seconds()  # its cgroup was made at its start
+        link = cluster.link_bytes() - link_before
+        text = _log_from(node2.paths.error_log, offset)
+        window = watch.window
+        assert window is not None
+        return {
+            "sync_s": watch.seconds,
+            "link_bytes": link,
+            "node1_cpu_s": cpu1,
+            "node2_cpu_s": cpu2,
+            "harness_cpu_s": window.harness_cpu_s,
+            "other_cpu_s": window.other_cpu_s,
+            "steal_s": window.steal_s,
+            "interference_pct": window.interference_pct,
+            "transport": transport(text),
+            "ist_writesets": ist_writesets(text),
+            "log": text,
+        }
+
+    # -- one run ---------------------------------------------------------------------------
+    def measure(self, run: Run) -> RejoinRecord:
+        cluster = self.clusters[run.variant]
+        began = time.monotonic()
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self._miss(cluster, run.cell, run.raw.with_suffix(".missed.txt"))
+        fields = self._rejoin(cluster)
+        run.raw.write_text(fields.pop("log"))
+        return RejoinRecord(
+            cell=run.cell,
+            round=run.round,
+            variant=run.variant,
+            position=run.position,
+            session=run.session,
+            started_at=started_at,
+            wall_s=time.monotonic() - began,
+            raw_output=str(run.raw.relative_to(self.store.path)),
+            **fields,
+        )
+
+    def prove(self, record: RejoinRecord) -> None:
+        prove_run(record)
+
+    # -- the per-cell proof on the wire --------------------------------------------------------
+    def _proof(self, cell: RejoinCell, variant: str) -> dict[str, Any]:
+        cluster = self.clusters[variant]
+        marker = f"encbench-rejoin-marker-{secrets.token_hex(12)}"
+        base = self.store.path / "raw" / f"rejoin-proof-{cell.slug}-{variant}"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        marker_file = base.with_suffix(".marker")
+        marker_file.write_text(marker + "\n")
+        out = base.with_suffix(".capture.json")
+        ready = out.with_suffix(".ready")
+        for stale in (out, ready):
+            stale.unlink(missing_ok=True)
+        self._miss(cluster, cell, base.with_suffix(".missed.txt"))
+        cluster.write_marker(marker, MARKER_ROWS)  # while node 2 is down: it comes by IST/SST
+        argv = [
+            *netns.exec_prefix(cluster.node2_ns),
+            sys.executable,
+            "-m",
+            "encbench.proof.wire",
+            "--device",
+            cluster.node2_device,
+            "--marker-file",
+            str(marker_file),
+            "--out",
+            str(out),
+        ]
+        log = base.with_suffix(".capture.log")
+        capture = proc.spawn(argv, phase="capture node 2's rejoin", log=log)
+        try:
+            deadline = time.monotonic() + CAPTURE_READY_S
+            while not ready.exists():
+                if capture.poll() is not None or time.monotonic() > deadline:
+                    raise ToolError(
+                        "the capture of node 2's link did not start",
+                        argv=argv,
+                        returncode=capture.poll(),
+                        phase="proof of the rejoin",
+                        tail=proc.tail(log),
+                    )
+                time.sleep(0.05)
+            fields = self._rejoin(cluster)
+            copied = cluster.marker_rows(2, marker)
+        finally:
+            proc.stop_group(capture, CAPTURE_STOP)
+        if not out.exists():
+            raise ToolError(
+                "the capture of node 2's link wrote no findings",
+                argv=argv,
+                phase="proof of the rejoin",
+                tail=proc.tail(log),
+            )
+        base.with_suffix(".node2.log").write_text(fields["log"])
+        found = json.loads(out.read_text())
+        verdict = judge(cell, variant, found, fields["link_bytes"], copied)
+        return {**verdict, "transport": fields["transport"], "sync_s": fields["sync_s"]}
+
+
+def prove_run(record: RejoinRecord) -> None:
+    want = REJOIN_TRANSFERS[record.cell.transfer]
+    where = f"{record.cell.label} round {record.round}: the {record.variant} run"
+    if record.transport != want:
+        raise ProofError(
+            f"{where}: node 2's log says it rejoined by {record.transport or 'nothing it logged'}"
+            f", not {want}"
+        )
+    if want == "IST" and record.ist_writesets < record.cell.missed:
+        raise ProofError(
+            f"{where}: node 2 received {record.ist_writesets} write sets by IST, fewer than "
+            f"the {record.cell.missed} it missed"
+        )
+
+
+def judge(
+    cell: RejoinCell, variant: str, found: dict[str, Any], crossed: int, copied: int
+) -> dict[str, Any]:
+    """The per-cell proof's verdict on one captured rejoin; raises ProofError."""
+    where = f"{cell.label}: the {variant} cluster's proof"
+    if copied != MARKER_ROWS:
+        raise ProofError(f"{where}: node 2 holds {copied} of node 1's {MARKER_ROWS} marker rows")
+    by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
+    galera_ports = (str(galera.GCOMM_PORT), str(galera.IST_PORT))
+    on_galera = sum(by_port.get(p, 0) for p in galera_ports)
+    dropped = int(found["dropped"])
+    hellos = found.get("hellos") or []
+    seen = int(found["payload_bytes"])
+    if seen < crossed / 2:
+        raise ProofError(
+            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
+            f"the link ({dropped} frames dropped): it cannot vouch for the link"
+        )
+    if variant == "plain":
+        if not by_port:
+            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            raise ProofError(
+                f"{where}: the marker rows node 2 missed were not seen on the link{why}: the "
+                "positive control failed, so the TLS cluster's 'not seen' would prove nothing"
+            )
+    else:
+        if on_galera:
+            raise ProofError(
+                f"{where}: node 1's marker crossed Galera's own ports in plaintext "
+                f"{on_galera} times (by port: {by_port})"
+            )
+        if not hellos:
+            raise ProofError(f"{where}: no TLS ServerHello crossed the link")
+    return {
+        "marker_hits": sum(by_port.values()),
+        "marker_hits_by_port": by_port,
+        "bytes_by_port": found.get("bytes_by_port") or {},
+        "payload_bytes": seen,
+        "link_bytes": crossed,
+        "dropped": dropped,
+        "protocol": hellos[0]["protocol"] if hellos else "",
+        "cipher": hellos[0]["cipher"] if hellos else "",
+    }

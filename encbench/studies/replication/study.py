@@ -1,0 +1,294 @@
+"""The replication study (engine/study.py): what Galera's own TLS (socket.ssl_*) costs a
+write workload whose every commit is certified with, and replicated to, a second node.
+
+Two 2-node clusters are up at once, each on its own pair of emulated hosts (cluster.py):
+`plain` (no socket.ssl) and `encrypted` (socket.ssl_key/cert/ca from the run's PKI).  Per
+cell — a sysbench write workload at a thread count — the engine's paired rounds run the
+workload against node 1 of one cluster, then of the other, while the idle cluster waits.  Two
+clusters rather than one restarted per variant: a restart of both nodes (and node 2's state
+transfer) per run would cost more than the run, and one restart per cell would leave the
+variants unpaired in time.
+
+- A run: sysbench against node 1's socket; then the wait until node 2 has applied every
+  write set (`apply_wait_s`), so both nodes' CPU (their cgroups) counts the run's whole work;
+  node 2's veth counters give the bytes between the nodes per transaction.
+- The per-run proof: both nodes' wsrep_provider_options say socket.ssl = YES exactly in the
+  encrypted cluster, and node 1 sees a cluster of 2 when the run ends.
+- The per-cell proof (open_cell): per cluster, node 2's link captured (proof/wire.py) while
+  node 2 rejoins (new connections, so the TLS cluster shows its handshake), marker rows are
+  written on node 1 and the cell's workload runs for a few seconds: the plain link must carry
+  the marker (the positive control), the TLS one must not, and must show a TLS ServerHello,
+  whose protocol and suite are recorded in replication.json.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.engine.progress import RunProgress
+from encbench.engine.study import Run
+from encbench.errors import ProofError, ToolError
+from encbench.net import netns
+from encbench.profile import Profile, ReplicationSpec
+from encbench.results.schema import Metric, ReplicationCell, ReplicationRecord
+from encbench.results.store import ResultStore
+from encbench.servers import galera
+from encbench.studies import machine
+from encbench.studies.operations.timing import timed
+from encbench.studies.replication import cells
+from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
+from encbench.workloads import sysbench
+
+RECORD = "replication.json"
+MARKER_ROWS = 4
+PROOF_LOAD_S = 3
+CAPTURE_READY_S = 30.0
+CAPTURE_STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued
+
+
+class ReplicationStudy:
+    name = "replication"
+    record_type = ReplicationRecord
+    together = False  # the two clusters share the machine's two cores: one at a time
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.progress = progress
+        self.rule: ReplicationSpec = profile.replication
+        self.clusters: dict[str, Cluster] = {}
+        self.record: dict[str, Any] = store.read_json(RECORD) or {}
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return ReplicationRecord.METRICS
+
+    def cells(self) -> Sequence[ReplicationCell]:
+        return cells.cells(self.profile)
+
+    def prepare(self) -> None:
+        machine.record_environment(self.store)
+
+    @contextmanager
+    def setup(self, todo: Sequence[ReplicationCell]) -> Iterator[None]:
+        with both_clusters(self.store, self.profile, self.progress.log, self.name) as clusters:
+            self.clusters = clusters
+            self.record = self.store.read_json(RECORD) or {}
+            try:
+                yield
+            finally:
+                self.clusters = {}
+
+    def _cluster(self, variant: str) -> Cluster:
+        assert self.clusters, "a cell is measured inside setup()"
+        return self.clusters[variant]
+
+    @contextmanager
+    def open_cell(self, cell: ReplicationCell) -> Iterator[None]:
+        proofs = {}
+        for variant in VARIANTS:
+            self.progress.log(f"{cell.label}: proving the {variant} cluster's link")
+            proofs[variant] = self._proof(cell, variant)
+        self.record.setdefault("proofs", {})[cell.slug] = proofs
+        self.store.write_json(RECORD, self.record)
+        yield
+
+    def _invocation(
+        self, cell: ReplicationCell, cluster: Cluster, seconds: int, log: Path
+    ) -> sysbench.Invocation:
+        data = self.profile.data
+        return sysbench.invocation(
+            cluster.node1.endpoint(),
+            cell.workload,
+            threads=cell.threads,
+            time_s=seconds,
+            log=log,
+            options=sysbench.oltp_options(data.tables, data.table_size),
+        )
+
+    def warm_up(self, cell: ReplicationCell, variant: str, seconds: int, raw: Path) -> None:
+        cluster = self._cluster(variant)
+        sysbench.run(self._invocation(cell, cluster, seconds, raw))
+        cluster.wait_applied()
+
+    # -- one run ---------------------------------------------------------------------------
+    def measure(self, run: Run) -> ReplicationRecord:
+        cluster = self._cluster(run.variant)
+        node1, node2 = cluster.node1, cluster.node2
+        began = time.monotonic()
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        link_before = cluster.link_bytes()
+        idle = self.clusters["plain" if run.variant == "encrypted" else "encrypted"]
+        idle_cpu = idle.cpu_seconds()
+        cpu1, cpu2 = node1.cpu_seconds(), node2.cpu_seconds()
+        with timed() as watch:
+            result = sysbench.run(self._invocation(run.cell, cluster, run.seconds, run.raw))
+            apply_wait_s = cluster.wait_applied()
+        cpu1, cpu2 = node1.cpu_seconds() - cpu1, node2.cpu_seconds() - cpu2
+        idle_cpu = idle.cpu_seconds() - idle_cpu
+        link = cluster.link_bytes() - link_before
+        window = watch.window
+        assert window is not None
+        return ReplicationRecord(
+            cell=run.cell,
+            round=run.round,
+            variant=run.variant,
+            position=run.position,
+            session=run.session,
+            started_at=started_at,
+            wall_s=time.monotonic() - began,
+            tps=result.tps,
+            qps=result.qps,
+            transactions=result.transactions,
+            ignored_errors=result.ignored_errors,
+            latency_avg_ms=result.latency_avg_ms,
+            latency_p95_ms=result.latency_p95_ms,
+            apply_wait_s=apply_wait_s,
+            link_bytes=link,
+            node1_cpu_s=cpu1,
+            node2_cpu_s=cpu2,
+            harness_cpu_s=window.harness_cpu_s,
+            other_cpu_s=window.other_cpu_s,
+            steal_s=window.steal_s,
+            interference_pct=window.interference_pct,
+            node1_ssl=cluster.node_ssl(1),
+            node2_ssl=cluster.node_ssl(2),
+            cluster_size=cluster.cluster_size(),
+            idle_cluster_cpu_s=idle_cpu,
+            raw_output=str(run.raw.relative_to(self.store.path)),
+        )
+
+    def prove(self, record: ReplicationRecord) -> None:
+        """Per run: socket.ssl on both nodes exactly in the encrypted cluster, and node 2
+        still in the cluster (a run it left would have replicated to no one)."""
+        prove_run(record)
+
+    # -- the per-cell proof on the wire --------------------------------------------------------
+    def _proof(self, cell: ReplicationCell, variant: str) -> dict[str, Any]:
+        cluster = self._cluster(variant)
+        marker = f"encbench-repl-marker-{secrets.token_hex(12)}"
+        base = self.store.path / "raw" / f"replication-proof-{cell.slug}-{variant}"
+        base.parent.mkdir(parents=True, exist_ok=True)
+        marker_file = base.with_suffix(".marker")
+        marker_file.write_text(marker + "\n")
+        out = base.with_suffix(".capture.json")
+        ready = out.with_suffix(".ready")
+        for stale in (out, ready):
+            stale.unlink(missing_ok=True)
+        argv = [
+            *netns.exec_prefix(cluster.node2_ns),
+            sys.executable,
+            "-m",
+            "encbench.proof.wire",
+            "--device",
+            cluster.node2_device,
+            "--marker-file",
+            str(marker_file),
+            "--out",
+            str(out),
+        ]
+        log = base.with_suffix(".capture.log")
+        capture = proc.spawn(argv, phase="capture the replication link", log=log)
+        try:
+            deadline = time.monotonic() + CAPTURE_READY_S
+            while not ready.exists():
+                if capture.poll() is not None or time.monotonic() > deadline:
+                    raise ToolError(
+                        "the capture of node 2's link did not start",
+                        argv=argv,
+                        returncode=capture.poll(),
+                        phase="proof of the replication link",
+                        tail=proc.tail(log),
+                    )
+                time.sleep(0.05)
+            before = cluster.link_bytes()
+            rejoin_s = cluster.rejoin()
+            cluster.write_marker(marker, MARKER_ROWS)
+            sysbench.run(
+                self._invocation(cell, cluster, PROOF_LOAD_S, base.with_suffix(".sysbench.txt"))
+            )
+            cluster.wait_applied()
+            copied = cluster.marker_rows(2, marker)
+            crossed = cluster.link_bytes() - before
+        finally:
+            proc.stop_group(capture, CAPTURE_STOP)
+        if not out.exists():
+            raise ToolError(
+                "the capture of node 2's link wrote no findings",
+                argv=argv,
+                phase="proof of the replication link",
+                tail=proc.tail(log),
+            )
+        found = json.loads(out.read_text())
+        verdict = judge(cell, variant, found, crossed, copied)
+        return {**verdict, "rejoin_s": rejoin_s}
+
+
+def prove_run(record: ReplicationRecord) -> None:
+    want = "YES" if record.variant == "encrypted" else "NO"
+    where = f"{record.cell.label} round {record.round}: the {record.variant} run"
+    for n, got in ((1, record.node1_ssl), (2, record.node2_ssl)):
+        # A plain node may leave socket.ssl out of its options altogether.
+        if got != want and not (want == "NO" and got == ""):
+            raise ProofError(
+                f"{where}: node {n}'s wsrep_provider_options say socket.ssl = {got or 'nothing'}"
+                f", not {want}"
+            )
+    if record.cluster_size != 2:
+        raise ProofError(f"{where}: node 1 saw a cluster of {record.cluster_size}, not 2")
+
+
+def judge(
+    cell: ReplicationCell, variant: str, found: dict[str, Any], crossed: int, copied: int
+) -> dict[str, Any]:
+    """The per-cell proof's verdict on one captured rejoin and load; raises ProofError."""
+    where = f"{cell.label}: the {variant} cluster's proof"
+    if copied != MARKER_ROWS:
+        raise ProofError(f"{where}: node 2 holds {copied} of node 1's {MARKER_ROWS} marker rows")
+    by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
+    hits, dropped = sum(by_port.values()), int(found["dropped"])
+    hellos = found.get("hellos") or []
+    seen = int(found["payload_bytes"])
+    if seen < crossed / 2:
+        raise ProofError(
+            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
+            f"the link ({dropped} frames dropped): it cannot vouch for the link"
+        )
+    if variant == "plain":
+        if by_port.get(str(galera.GCOMM_PORT), 0) == 0:
+            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            raise ProofError(
+                f"{where}: node 1's marker rows were not seen on the replication port "
+                f"{galera.GCOMM_PORT}{why}: the positive control failed, so the TLS "
+                "cluster's 'not seen' would prove nothing"
+            )
+        if hellos:
+            raise ProofError(f"{where}: a TLS handshake crossed a plain cluster's link")
+    else:
+        if hits:
+            raise ProofError(
+                f"{where}: node 1's marker crossed the link in plaintext {hits} times "
+                f"(by port: {by_port})"
+            )
+        if not hellos:
+            raise ProofError(f"{where}: no TLS ServerHello crossed the link")
+    return {
+        "marker_hits": hits,
+        "marker_hits_by_port": by_port,
+        "bytes_by_port": found.get("bytes_by_port") or {},
+        "payload_bytes": seen,
+        "link_bytes": crossed,
+        "frames": int(found["frames"]),
+        "dropped": dropped,
+        "protocol": hellos[0]["protocol"] if hellos else "",
+        "cipher": hellos[0]["cipher"] if hellos else "",
+    }
