@@ -21,10 +21,8 @@ stream is `[sst]`'s, plain in both clusters here.
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,12 +30,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import proc
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
-from encbench.errors import ProofError, ToolError
-from encbench.net import netns
+from encbench.errors import ProofError
 from encbench.profile import Profile, RejoinSpec
+from encbench.proof import link_capture
 from encbench.results.schema import REJOIN_TRANSFERS, Metric, RejoinCell, RejoinRecord
 from encbench.results.store import ResultStore
 from encbench.servers import galera
@@ -48,8 +45,6 @@ from encbench.workloads import sysbench
 
 RECORD = "rejoin.json"
 MARKER_ROWS = 4
-CAPTURE_READY_S = 30.0
-CAPTURE_STOP = ((15, 60.0),)
 MISSED_THREADS = 2
 
 SST_DONE = "rsync SST completed on joiner"
@@ -206,55 +201,15 @@ class RejoinStudy:
         cluster = self.clusters[variant]
         marker = f"encbench-rejoin-marker-{secrets.token_hex(12)}"
         base = self.store.path / "raw" / f"rejoin-proof-{cell.slug}-{variant}"
-        base.parent.mkdir(parents=True, exist_ok=True)
-        marker_file = base.with_suffix(".marker")
-        marker_file.write_text(marker + "\n")
-        out = base.with_suffix(".capture.json")
-        ready = out.with_suffix(".ready")
-        for stale in (out, ready):
-            stale.unlink(missing_ok=True)
         self._miss(cluster, cell, base.with_suffix(".missed.txt"))
         cluster.write_marker(marker, MARKER_ROWS)  # while node 2 is down: it comes by IST/SST
-        argv = [
-            *netns.exec_prefix(cluster.node2_ns),
-            sys.executable,
-            "-m",
-            "encbench.proof.wire",
-            "--device",
-            cluster.node2_device,
-            "--marker-file",
-            str(marker_file),
-            "--out",
-            str(out),
-        ]
-        log = base.with_suffix(".capture.log")
-        capture = proc.spawn(argv, phase="capture node 2's rejoin", log=log)
-        try:
-            deadline = time.monotonic() + CAPTURE_READY_S
-            while not ready.exists():
-                if capture.poll() is not None or time.monotonic() > deadline:
-                    raise ToolError(
-                        "the capture of node 2's link did not start",
-                        argv=argv,
-                        returncode=capture.poll(),
-                        phase="proof of the rejoin",
-                        tail=proc.tail(log),
-                    )
-                time.sleep(0.05)
+        with link_capture.captured(
+            cluster.node2_ns, cluster.node2_device, marker, base, "node 2's link"
+        ) as capture:
             fields = self._rejoin(cluster)
             copied = cluster.marker_rows(2, marker)
-        finally:
-            proc.stop_group(capture, CAPTURE_STOP)
-        if not out.exists():
-            raise ToolError(
-                "the capture of node 2's link wrote no findings",
-                argv=argv,
-                phase="proof of the rejoin",
-                tail=proc.tail(log),
-            )
         base.with_suffix(".node2.log").write_text(fields["log"])
-        found = json.loads(out.read_text())
-        verdict = judge(cell, variant, found, fields["link_bytes"], copied)
+        verdict = judge(cell, variant, capture.findings, fields["link_bytes"], copied)
         return {**verdict, "transport": fields["transport"], "sync_s": fields["sync_s"]}
 
 

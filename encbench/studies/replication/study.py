@@ -23,9 +23,7 @@ variants unpaired in time.
 
 from __future__ import annotations
 
-import json
 import secrets
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -33,12 +31,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import proc
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
-from encbench.errors import ProofError, ToolError
-from encbench.net import netns
+from encbench.errors import ProofError
 from encbench.profile import Profile, ReplicationSpec
+from encbench.proof import link_capture
 from encbench.results.schema import Metric, ReplicationCell, ReplicationRecord
 from encbench.results.store import ResultStore
 from encbench.servers import galera
@@ -51,8 +48,6 @@ from encbench.workloads import sysbench
 RECORD = "replication.json"
 MARKER_ROWS = 4
 PROOF_LOAD_S = 3
-CAPTURE_READY_S = 30.0
-CAPTURE_STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued
 
 
 class ReplicationStudy:
@@ -177,39 +172,9 @@ class ReplicationStudy:
         cluster = self._cluster(variant)
         marker = f"encbench-repl-marker-{secrets.token_hex(12)}"
         base = self.store.path / "raw" / f"replication-proof-{cell.slug}-{variant}"
-        base.parent.mkdir(parents=True, exist_ok=True)
-        marker_file = base.with_suffix(".marker")
-        marker_file.write_text(marker + "\n")
-        out = base.with_suffix(".capture.json")
-        ready = out.with_suffix(".ready")
-        for stale in (out, ready):
-            stale.unlink(missing_ok=True)
-        argv = [
-            *netns.exec_prefix(cluster.node2_ns),
-            sys.executable,
-            "-m",
-            "encbench.proof.wire",
-            "--device",
-            cluster.node2_device,
-            "--marker-file",
-            str(marker_file),
-            "--out",
-            str(out),
-        ]
-        log = base.with_suffix(".capture.log")
-        capture = proc.spawn(argv, phase="capture the replication link", log=log)
-        try:
-            deadline = time.monotonic() + CAPTURE_READY_S
-            while not ready.exists():
-                if capture.poll() is not None or time.monotonic() > deadline:
-                    raise ToolError(
-                        "the capture of node 2's link did not start",
-                        argv=argv,
-                        returncode=capture.poll(),
-                        phase="proof of the replication link",
-                        tail=proc.tail(log),
-                    )
-                time.sleep(0.05)
+        with link_capture.captured(
+            cluster.node2_ns, cluster.node2_device, marker, base, "node 2's link"
+        ) as capture:
             before = cluster.link_bytes()
             rejoin_s = cluster.rejoin()
             cluster.write_marker(marker, MARKER_ROWS)
@@ -219,17 +184,7 @@ class ReplicationStudy:
             cluster.wait_applied()
             copied = cluster.marker_rows(2, marker)
             crossed = cluster.link_bytes() - before
-        finally:
-            proc.stop_group(capture, CAPTURE_STOP)
-        if not out.exists():
-            raise ToolError(
-                "the capture of node 2's link wrote no findings",
-                argv=argv,
-                phase="proof of the replication link",
-                tail=proc.tail(log),
-            )
-        found = json.loads(out.read_text())
-        verdict = judge(cell, variant, found, crossed, copied)
+        verdict = judge(cell, variant, capture.findings, crossed, copied)
         return {**verdict, "rejoin_s": rejoin_s}
 
 

@@ -1,0 +1,75 @@
+"""A link captured while something crosses it: proof/wire.py's capture process started in
+the namespace that owns the device, waited for until it listens, stopped (SIGTERM, then what
+the kernel queued is read) when the block ends, and its findings read back.
+
+Every per-cell wire proof (an SST stream, Galera's replication, a node's rejoin) is the same
+sequence around a different transfer; this is that sequence, once."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from encbench import proc
+from encbench.errors import ToolError
+from encbench.net import netns
+
+READY_S = 30.0
+STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued
+
+
+@dataclass
+class Capture:
+    """What the capture found (proof/wire.py's Findings as JSON), filled in when the block
+    that captured ends."""
+
+    findings: dict[str, Any] = field(default_factory=dict)
+
+
+@contextmanager
+def captured(namespace: str, device: str, marker: str, base: Path, what: str) -> Iterator[Capture]:
+    """Capture `device` in `namespace`, searching for `marker`, over the `with` block.  Files
+    go beside `base` (.marker, .capture.json, .capture.log); `what` names the link in errors
+    ("node 2's link")."""
+    base.parent.mkdir(parents=True, exist_ok=True)
+    marker_file = base.with_suffix(".marker")
+    marker_file.write_text(marker + "\n")
+    out = base.with_suffix(".capture.json")
+    ready = out.with_suffix(".ready")
+    for stale in (out, ready):
+        stale.unlink(missing_ok=True)
+    argv = [
+        *netns.exec_prefix(namespace),
+        sys.executable, "-m", "encbench.proof.wire",
+        "--device", device, "--marker-file", str(marker_file), "--out", str(out),
+    ]  # fmt: skip
+    log = base.with_suffix(".capture.log")
+    phase = f"capture {what}"
+    capture = proc.spawn(argv, phase=phase, log=log)
+    result = Capture()
+    try:
+        deadline = time.monotonic() + READY_S
+        while not ready.exists():
+            if capture.poll() is not None or time.monotonic() > deadline:
+                raise ToolError(
+                    f"the capture of {what} did not start",
+                    argv=argv,
+                    returncode=capture.poll(),
+                    phase=phase,
+                    tail=proc.tail(log),
+                )
+            time.sleep(0.05)
+        yield result
+    finally:
+        proc.stop_group(capture, STOP)
+    if not out.exists():
+        raise ToolError(
+            f"the capture of {what} wrote no findings", argv=argv, phase=phase, tail=proc.tail(log)
+        )
+    result.findings = json.loads(out.read_text())
