@@ -18,6 +18,11 @@ engine's blocks with its intervals and stopping rule.
 - The limits (limits.py, measure_limits.py): in set-up, before the nodes start, the disk's
   (fio), the link's (iperf3 across the namespaces) and the ciphers' (openssl speed) MiB/s,
   once per results directory; a cell's proof adds the cipher its stream negotiated if new.
+- A raw pipeline's cell (tar, xbstream: pipelines.py) has the same variants, rounds, limits
+  and wire proof, without Galera: a run streams the donor's data directory to an empty
+  directory on the joiner's host; its per-run proof is socat's own log at both ends.  A tar
+  cell stops the donor when it opens (tar reads a stopped server's files, as the seed did)
+  and starts it again when it closes.
 """
 
 from __future__ import annotations
@@ -36,14 +41,21 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
 from encbench.net import netns
-from encbench.profile import SST_CIPHERS, Profile, StateTransferSpec
+from encbench.profile import (
+    PIPELINES,
+    SOCAT_METHODS,
+    SST_CIPHERS,
+    STOPPED_DONOR,
+    Profile,
+    StateTransferSpec,
+)
 from encbench.results.schema import Metric, SstCell, SstRecord
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
-from encbench.studies.state_transfer import cells, limits, measure_limits, sstlog
-from encbench.studies.state_transfer.cluster import RECORD, Cluster, link_counters
+from encbench.studies.state_transfer import cells, limits, measure_limits, pipelines, sstlog
+from encbench.studies.state_transfer.cluster import MARKER_TABLE, RECORD, Cluster, link_counters
 
 CAPTURE_READY_S = 30.0
 CAPTURE_STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued
@@ -118,6 +130,17 @@ class StateTransferStudy:
 
     @contextmanager
     def open_cell(self, cell: SstCell) -> Iterator[None]:
+        cluster = self._cluster()
+        if cell.method in STOPPED_DONOR:
+            self.progress.log(f"state-transfer: {cell.label}: stopping the donor")
+            cluster.stop_donor()
+        self._prove_cell(cell)
+        yield
+        # Not on an error: the set-up's teardown removes the donor anyway.
+        if cell.method in STOPPED_DONOR:
+            cluster.start_donor()
+
+    def _prove_cell(self, cell: SstCell) -> None:
         proofs = {}
         for variant in ("plain", "encrypted"):
             self.progress.log(f"state-transfer: {cell.label}: proving the {variant} stream")
@@ -131,7 +154,6 @@ class StateTransferStudy:
                 cluster.record.setdefault("limits", {}), [negotiated], self.progress.log
             )
         self.store.write_json(RECORD, cluster.record)
-        yield
 
     def warm_up(self, cell: SstCell, variant: str, seconds: int, raw: Path) -> None:
         """None (warmup_s = 0): every transfer starts from an empty joiner."""
@@ -154,6 +176,8 @@ class StateTransferStudy:
         )
 
     def _transfer(self, cell: SstCell, variant: str, raw: Path) -> dict[str, Any]:
+        if cell.method in PIPELINES:
+            return self._pipeline(cell, variant, raw)
         cluster = self._cluster()
         donor, joiner = cluster.donor, cluster.joiner
         cluster.reset_joiner(cell, variant)
@@ -194,6 +218,41 @@ class StateTransferStudy:
             "donor_transport": donor_log.transport(cell.method),
             "joiner_transport": joiner_log.transport(cell.method),
             "stages": stages,
+        }
+
+    def _pipeline(self, cell: SstCell, variant: str, raw: Path) -> dict[str, Any]:
+        """One raw pipeline transfer (pipelines.py); the same fields as an SST's."""
+        cluster = self._cluster()
+        run = cluster.pipeline_run(cell, variant, raw.with_suffix(""))
+        prepared = pipelines.prepare(run, cluster.donor_addr)  # untimed
+        try:
+            link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
+            with timed() as watch:
+                done = prepared.measure()
+        finally:
+            prepared.stop()
+        link_after = link_counters(cluster.joiner_ns, cluster.joiner_device)
+        cluster.record.setdefault("pipelines", {})["page_cache"] = done.page_cache
+        pipelines.check_copied(run.target, cluster.donor.database, MARKER_TABLE)
+        raw.write_text(
+            "".join(f"# {log.name}\n{log.read_text(errors='replace')}\n" for log in done.logs)
+        )
+        window = watch.window
+        assert window is not None
+        return {
+            "sync_s": done.sync_s,
+            "transfer_s": done.transfer_s,
+            "link_rx_bytes": link_after.rx_bytes - link_before.rx_bytes,
+            "link_tx_bytes": link_after.tx_bytes - link_before.tx_bytes,
+            "donor_cpu_s": done.donor_cpu_s,
+            "joiner_cpu_s": done.joiner_cpu_s,
+            "harness_cpu_s": window.harness_cpu_s,
+            "other_cpu_s": window.other_cpu_s,
+            "steal_s": window.steal_s,
+            "interference_pct": window.interference_pct,
+            "donor_transport": done.donor_transport,
+            "joiner_transport": done.joiner_transport,
+            "stages": done.stages,
         }
 
     def prove(self, record: SstRecord) -> None:
@@ -296,10 +355,10 @@ def judge(
             )
         if not hellos:
             raise ProofError(f"{where}: no TLS ServerHello crossed the link")
-        suite = SST_CIPHERS.get(cell.cipher, "") if cell.method == "mariabackup" else ""
+        suite = SST_CIPHERS.get(cell.cipher, "") if cell.method in SOCAT_METHODS else ""
         if suite and hellos[0]["cipher"] != suite:
             raise ProofError(f"{where}: the stream negotiated {hellos[0]['cipher']}, not {suite}")
-        tls13 = cell.method == "mariabackup" and cell.cipher == "TLSv1.3"
+        tls13 = cell.method in SOCAT_METHODS and cell.cipher == "TLSv1.3"
         if tls13 and hellos[0]["protocol"] != "TLSv1.3":
             raise ProofError(f"{where}: the stream negotiated {hellos[0]['protocol']}, not TLS 1.3")
     return {
