@@ -166,23 +166,23 @@ class Prepared:
             argvs.append([*run.ends.donor_prefix, *rsync_argv(run.datadir, file_list, donor_addr)])
             logs.append(lists / f"{i:05d}.log")
         config = run.logs.with_name(run.logs.name + ".rsyncd.conf")
-        config.write_text(daemon_config(run.target, pipelines._log(run.logs, "rsyncd")))
+        config.write_text(daemon_config(run.target, pipelines.log_path(run.logs, "rsyncd")))
         donor_socat, joiner_socat = tunnel_argvs(
             run.ends, donor_addr, encrypted=run.encrypted, sockopt=run.sockopt
         )
         self.daemon = pipelines.Chain(
             [[*run.ends.joiner_prefix, *daemon_argv(config, run.ends.joiner_addr)]],
-            [pipelines._log(run.logs, "rsync-daemon")],
+            [pipelines.log_path(run.logs, "rsync-daemon")],
             "rsync daemon",
         )
         self.receiver = pipelines.Chain(
             [[*run.ends.joiner_prefix, *joiner_socat]],
-            [pipelines._log(run.logs, "receiver-socat")],
+            [pipelines.log_path(run.logs, "receiver-socat")],
             "rsync pipeline: the joiner's socat",
         )
         self.sender = pipelines.Chain(
             [[*run.ends.donor_prefix, *donor_socat]],
-            [pipelines._log(run.logs, "sender-socat")],
+            [pipelines.log_path(run.logs, "sender-socat")],
             "rsync pipeline: the donor's socat",
         )
         self.pool = Pool(argvs, logs, run.cell.backup_threads)

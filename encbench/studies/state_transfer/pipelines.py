@@ -10,6 +10,7 @@ wsrep_sst_mariabackup (cluster.sockopt), and socat's buffer (`-b`) from the prof
     xbstream: (donor) mariadb-backup --backup --stream=xbstream --parallel=N | socat
               →  socat | mbstream -x (joiner)
               of the running (idle) donor, as an SST's backup is taken.
+    rsync-dir, rsync-file: pipeline_rsync.py.
 
 One run, timed from the sender's start to the receiver's exit with every byte written and
 the target directory's filesystem synced (`sync -f`): untimed before it, the target is
@@ -329,7 +330,7 @@ class Timed:
     logs: tuple[Path, ...]
 
 
-def _log(prefix: Path, name: str) -> Path:
+def log_path(prefix: Path, name: str) -> Path:
     return prefix.with_name(f"{prefix.name}.{name}.log")
 
 
@@ -367,7 +368,10 @@ class Stream:
                 [*run.ends.joiner_prefix, *recv],
                 [*run.ends.joiner_prefix, *receiver_tool(run.cell, run.target)],
             ],
-            [_log(run.logs, "receiver-socat"), _log(run.logs, f"receiver-{run.cell.method}")],
+            [
+                log_path(run.logs, "receiver-socat"),
+                log_path(run.logs, f"receiver-{run.cell.method}"),
+            ],
             phase,
         )
         self.sender = Chain(
@@ -375,7 +379,7 @@ class Stream:
                 [*run.ends.donor_prefix, *sender_tool(run.cell, run.datadir, run.backup)],
                 [*run.ends.donor_prefix, *send],
             ],
-            [_log(run.logs, f"sender-{run.cell.method}"), _log(run.logs, "sender-socat")],
+            [log_path(run.logs, f"sender-{run.cell.method}"), log_path(run.logs, "sender-socat")],
             phase,
         )
         self.page_cache = drop_page_cache()
