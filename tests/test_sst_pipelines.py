@@ -465,3 +465,11 @@ def test_a_pipeline_copies_a_directory_over_socat_on_the_loopback(
     assert done.sync_s >= done.transfer_s > 0
     assert done.donor_cpu_s > 0 and done.joiner_cpu_s > 0
     assert done.page_cache == "not dropped (a test)"
+
+
+def test_the_rsyncs_join_only_the_donors_network_namespace() -> None:
+    from encbench.net import netns
+
+    # nsenter execs the program (the pid is rsync's) and makes no mount namespace per rsync.
+    assert netns.net_prefix("encb-1-s") == ["nsenter", "--net=/run/netns/encb-1-s"]
+    assert ends().donor_net_prefix == ()  # then the rsyncs start as the donor's other tools

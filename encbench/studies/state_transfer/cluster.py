@@ -378,6 +378,7 @@ class Cluster:
                 client_cert=self.pki.client_cert,
                 client_key=self.pki.client_key,
                 buffer_kib=self.spec.socat_buffer_kib,
+                donor_net_prefix=netns.net_prefix(self.link.server_ns),
             ),
             datadir=donor.paths.datadir,
             backup=pipelines.BackupSource(

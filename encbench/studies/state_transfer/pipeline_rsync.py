@@ -160,10 +160,11 @@ class Prepared:
         self.lists = lists = run.logs.with_name(run.logs.name + ".lists")
         pipelines.empty_dir(lists)
         argvs, logs = [], []
+        prefix = run.ends.donor_net_prefix or run.ends.donor_prefix
         for i, unit in enumerate(units(run.datadir, per)):
             file_list = lists / f"{i:05d}.txt"
             file_list.write_text("".join(f"{name}\n" for name in unit))
-            argvs.append([*run.ends.donor_prefix, *rsync_argv(run.datadir, file_list, donor_addr)])
+            argvs.append([*prefix, *rsync_argv(run.datadir, file_list, donor_addr)])
             logs.append(lists / f"{i:05d}.log")
         config = run.logs.with_name(run.logs.name + ".rsyncd.conf")
         config.write_text(daemon_config(run.target, pipelines.log_path(run.logs, "rsyncd")))

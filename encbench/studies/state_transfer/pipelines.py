@@ -69,6 +69,9 @@ class Ends:
     client_cert: Path  # the connecting end's: a server certificate is not a client's
     client_key: Path
     buffer_kib: int
+    # Where the rsync pipelines' many rsyncs start on the donor (netns.net_prefix): no mount
+    # namespace each; empty, as donor_prefix.
+    donor_net_prefix: Sequence[str] = ()
 
     def tls(self, *, connect: bool, sockopt: str) -> str:
         cert, key = (self.client_cert, self.client_key) if connect else (self.cert, self.key)
