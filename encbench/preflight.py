@@ -125,6 +125,17 @@ def state_transfer_checks(profile: Profile) -> list[Check]:
         checks += [_binary("mariadb-backup", "mariadb-backup"), _binary("socat", "socat")]
     if "rsync" in methods:
         checks += [_binary("rsync", "rsync"), _binary("stunnel", "stunnel4")]
+    if "rsync-dir" in methods or "rsync-file" in methods:
+        checks += [_binary("rsync", "rsync"), _binary("socat", "socat")]
+    if "tar" in methods:
+        checks += [_binary("tar", "tar"), _binary("socat", "socat")]
+    if "xbstream" in methods:
+        checks += [
+            _binary("mariadb-backup", "mariadb-backup"),
+            _binary("mbstream", "mariadb-backup"),
+            _binary("socat", "socat"),
+        ]
+    checks = list({check.name: check for check in checks}.values())  # socat once
     return [*checks, _binary("fio", "fio"), _binary("iperf3", "iperf3")]
 
 
@@ -228,10 +239,10 @@ def check_ciphers(profile: Profile) -> None:
 def check_sst_ciphers(profile: Profile) -> None:
     """Each TLS 1.2 suite the state-transfer cells ask socat for must be one this OpenSSL
     offers: otherwise every encrypted transfer would fail its handshake."""
-    from encbench.profile import SST_CIPHERS
+    from encbench.profile import SOCAT_METHODS, SST_CIPHERS
 
     spec = profile.state_transfer
-    if "state-transfer" not in profile.studies or "mariabackup" not in spec.methods:
+    if "state-transfer" not in profile.studies or not set(SOCAT_METHODS) & set(spec.methods):
         return
     for name in spec.ciphers:
         suite = SST_CIPHERS[name]

@@ -409,7 +409,20 @@ class OperationsSpec(Rounds):
 # The state-transfer study's methods and, for mariabackup's socat stream, its TLS choices:
 # TLS 1.3 with OpenSSL's default suite, or a TLS 1.2 suite (socat with OpenSSL 3 negotiates
 # TLS 1.3, where `cipher=` is silently ignored, so a suite needs max-version=TLS1.2).
-SstMethod = Literal["mariabackup", "rsync"]
+SstMethod = Literal["mariabackup", "rsync", "tar", "xbstream", "rsync-dir", "rsync-file"]
+# The seed's raw pipelines, without Galera (studies/state_transfer/pipelines.py): the donor's
+# data directory streamed by `tar` or by `mariadb-backup --stream=xbstream` over socat, or
+# copied by rsync per directory or per file into an rsync daemon through socat, plain or
+# socat's openssl address, into an empty directory on the joiner's host.
+PIPELINES = ("tar", "xbstream", "rsync-dir", "rsync-file")
+# The pipelines that read the donor's files as the seed did, with the server stopped.
+STOPPED_DONOR = ("tar", "rsync-dir", "rsync-file")
+# What a cell's `ciphers` choose for: every stream socat carries (rsync's stunnel has one).
+SOCAT_METHODS = ("mariabackup", *PIPELINES)
+# What a cell's `backup_threads` is for: mariadb-backup's --parallel, rsync's per-directory
+# parallelism, the rsync pipelines' rsyncs at a time; tar reads one file at a time.
+THREADED_METHODS = ("mariabackup", "rsync", "xbstream", "rsync-dir", "rsync-file")
+MAX_SOCAT_BUFFER_KIB = 65536
 SST_CIPHERS: dict[str, str] = {
     "TLSv1.3": "",
     "AES128-GCM": "ECDHE-RSA-AES128-GCM-SHA256",
@@ -425,7 +438,8 @@ class StateTransferSpec(Rounds):
     (studies/state_transfer/)."""
 
     methods: Annotated[list[SstMethod], Field(min_length=1)] = ["mariabackup", "rsync"]
-    # mariabackup's stream only: one cell per entry (rsync's stunnel keeps its own default).
+    # The streams socat carries (mariabackup's and the pipelines'): one cell per entry
+    # (rsync's stunnel keeps its own default).
     ciphers: Annotated[list[str], Field(min_length=1)] = ["TLSv1.3"]
     backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
     nodes: int = 2
@@ -440,6 +454,19 @@ class StateTransferSpec(Rounds):
     cell_budget_s: Annotated[float, Field(gt=0)] = 300
     # The longest one state transfer may take before the run stops with the nodes' logs.
     sst_timeout_s: Annotated[float, Field(gt=0, le=86_400)] = 900
+    # socat's -b in the raw pipelines (the SST scripts start their own socat): its 8 KiB
+    # default held a plain stream to about half of what 1 MiB gave on this machine (#10).
+    socat_buffer_kib: int = 1024
+
+    @field_validator("socat_buffer_kib")
+    @classmethod
+    def buffer_in_range(cls, value: int) -> int:
+        if not 1 <= value <= MAX_SOCAT_BUFFER_KIB:
+            raise ValueError(
+                f"a socat buffer of {value} KiB is out of range: use 1 to "
+                f"{MAX_SOCAT_BUFFER_KIB} (KiB; socat's own default is 8)"
+            )
+        return value
 
     @field_validator("ciphers")
     @classmethod

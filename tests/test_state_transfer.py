@@ -52,7 +52,7 @@ def test_mariabackup_has_a_cell_per_cipher_and_rsync_one() -> None:
 @pytest.mark.parametrize(
     ("line", "fragment"),
     [
-        ('methods = ["xtrabackup"]', "'mariabackup' or 'rsync'"),
+        ('methods = ["xtrabackup"]', "'rsync-dir' or 'rsync-file'"),
         ('ciphers = ["RC4"]', "unknown SST cipher 'RC4'"),
         ("nodes = 3", "3 nodes is out of range"),
         ("nodes = 1", "use nodes = 2"),

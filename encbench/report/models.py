@@ -534,6 +534,9 @@ class StateTransferSummary(Model):
     differences: Differences | None = None
     # The measured limits as state-transfer.json records them (disk, link, cipher, cores).
     limits: Record | None = None
+    # The raw pipelines' set-up as state-transfer.json records it (socat's buffer, the page
+    # cache, the donor's state per pipeline); None without pipeline cells.
+    pipelines: Record | None = None
 
 
 # -- the replication study ------------------------------------------------------------------

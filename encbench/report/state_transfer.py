@@ -155,4 +155,5 @@ def build(
         cells=cells,
         differences=differences,
         limits=limits,
+        pipelines=record.get("pipelines"),
     )

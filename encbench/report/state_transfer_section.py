@@ -29,6 +29,20 @@ SYNC_NOTE = (
     'donor", rsync from "Tables flushed" to "Transfer of data done".'
 )
 
+PIPELINE_NOTE = (
+    "Rows named `pipeline` are the seed's raw pipelines, without Galera, to isolate the "
+    "transfer: the donor's data directory streamed by `tar -c` (the donor stopped, as the "
+    "seed did) or by `mariadb-backup --backup --stream=xbstream --parallel=N` (the donor "
+    "running, idle) through socat to `tar -x` or `mbstream -x` into an empty directory on "
+    "the joiner's host; encrypted, through socat's openssl address with the run's "
+    "certificate (both ends verify). For them the first time is from the sender's start to "
+    "the receiver's exit with the target's filesystem synced (`sync -f`), the second to the "
+    "receiver's exit; their CPU is the sender's and the receiver's processes. "
+    "mariadb-backup 10.11 has no encryption of its own (no `--encrypt`/`--decrypt` as "
+    "xtrabackup had, which the seed measured): MariaDB's documentation pipes the stream "
+    "through `openssl enc` instead, so this study has no such row."
+)
+
 
 def _cost(cell: SstCellSummary, metric: str) -> tuple[str, str, str]:
     comp = cell.comparisons.get(metric)
@@ -166,16 +180,34 @@ def setup_items(part: StateTransferSummary) -> list[str]:
     ]
 
 
+def pipeline_items(part: StateTransferSummary) -> list[str]:
+    found = part.pipelines or {}
+    donor = found.get("donor") or {}
+    return [
+        f"Raw pipelines: socat's buffer (`-b`) {found.get('socat_buffer_kib', '?')} KiB; "
+        f"the page cache {found.get('page_cache', '?')}; the donor for tar "
+        f"{donor.get('tar', '?')}, for xbstream {donor.get('xbstream', '?')}; per-run proof: "
+        "socat's own log at both ends (`-d -d`: the TLS protocol and suite it negotiated, or "
+        "a plain transfer loop)."
+    ]
+
+
 def sections(part: StateTransferSummary) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO)]
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
     blocks += [times_table(part.cells), transfer_table(part.cells), Paragraph(SYNC_NOTE)]
+    if part.pipelines is not None:
+        blocks.append(Paragraph(PIPELINE_NOTE))
     limits = state_transfer_limits.section(part)
     if limits is not None:
         blocks.append(limits)
     blocks += [
         Section("State transfer: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
-        Section("State transfer: set-up", [Bullets(setup_items(part))], level=3),
+        Section(
+            "State transfer: set-up",
+            [Bullets(setup_items(part) + (pipeline_items(part) if part.pipelines else []))],
+            level=3,
+        ),
     ]
     return [Section("State transfer (Galera SST): plain against encrypted", blocks)]

@@ -30,7 +30,9 @@ operations.jsonl, schema OPERATIONS_SCHEMA:
       with defaults (older lines read as before): the key-rotation cell's key_version_from,
       key_version and tables_at_key_version.
 state-transfer.jsonl, schema SST_SCHEMA:
-  1 — first version: one line per state transfer (SST) of one variant in one round.
+  1 — first version: one line per state transfer (SST) of one variant in one round.  Later,
+      the same fields: cells of the raw pipelines (method `tar` or `xbstream`, no Galera),
+      whose sync_s and transfer_s SstRecord describes.
 replication.jsonl, schema REPLICATION_SCHEMA:
   1 — first version: one line per sysbench run against a 2-node cluster's first node, of
       one variant (plain cluster, or Galera's own TLS) in one round.
@@ -485,23 +487,27 @@ SST_METRICS = (
 
 @dataclass(frozen=True)
 class SstCell:
-    """One row of the state-transfer table: an SST method, the encrypted stream's cipher
-    choice (mariabackup's socat: a key of profile.SST_CIPHERS; rsync: "" = stunnel's own
-    default) and mariadb-backup's --parallel (rsync: its per-directory parallelism)."""
+    """One row of the state-transfer table: an SST method or a raw pipeline (profile.
+    PIPELINES: no Galera), the encrypted stream's cipher choice (socat's: a key of
+    profile.SST_CIPHERS; rsync: "" = stunnel's own default) and mariadb-backup's --parallel
+    (rsync: its per-directory parallelism; tar: 1)."""
 
-    method: str  # mariabackup | rsync
+    method: str  # mariabackup | rsync | tar | xbstream | rsync-dir | rsync-file
     cipher: str = ""
     backup_threads: int = 1
 
     @property
     def label(self) -> str:
-        if self.method != "mariabackup":
+        if self.method == "rsync":
             how = "stunnel"
         elif self.cipher == "TLSv1.3":
             how = "socat TLS 1.3"
         else:
             how = f"socat TLS 1.2 {self.cipher}"
-        return f"{self.method}, {how}, {self.backup_threads} thread" + (
+        # A raw pipeline (profile.PIPELINES; its names hold a "-" or are tar/xbstream).
+        pipeline = self.method in ("tar", "xbstream") or self.method.startswith("rsync-")
+        what = f"pipeline {self.method}" if pipeline else self.method
+        return f"{what}, {how}, {self.backup_threads} thread" + (
             "s" if self.backup_threads > 1 else ""
         )
 
@@ -522,7 +528,13 @@ class SstRecord:
     `transfer_s` is the donor's stream alone, from the SST script's own log lines (their
     millisecond timestamps); `stages` holds every stage the scripts logged, in seconds.
     Bytes are the joiner's veth counters over the run (`link_rx_bytes`: donor → joiner).
-    CPU is each node's cgroup, which holds the SST scripts and the tools they start."""
+    CPU is each node's cgroup, which holds the SST scripts and the tools they start.
+
+    A raw pipeline's run (method tar or xbstream: no Galera, no SST script): `sync_s` runs
+    from the sender's start to the receiver's exit with every byte written and the target
+    directory's filesystem synced (`sync -f`); `transfer_s` to the receiver's exit, before
+    that sync; `stages` the sender's exit, the receiver's and the sync; the donor's and the
+    joiner's CPU are the sender's and the receiver's processes (wait4's rusage)."""
 
     STUDY: ClassVar[str] = "state-transfer"
     SCHEMA: ClassVar[int] = SST_SCHEMA

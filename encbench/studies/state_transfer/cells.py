@@ -1,9 +1,10 @@
-"""Which state-transfer cells a profile asks for: per method and mariadb-backup thread count,
-and for mariabackup per cipher choice of its socat stream (rsync's stunnel has one)."""
+"""Which state-transfer cells a profile asks for: per method (an SST method or a raw
+pipeline) and thread count where the method has threads, and per cipher choice where socat
+carries the stream (rsync's stunnel has one)."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profile import SOCAT_METHODS, THREADED_METHODS, Profile
 from encbench.results.schema import SstCell
 
 
@@ -14,7 +15,8 @@ def cells(profile: Profile) -> list[SstCell]:
     spec = profile.state_transfer
     out: list[SstCell] = []
     for method in spec.methods:
-        ciphers = spec.ciphers if method == "mariabackup" else [""]
+        ciphers = spec.ciphers if method in SOCAT_METHODS else [""]
+        threads = spec.backup_threads if method in THREADED_METHODS else [1]
         for cipher in ciphers:
-            out += [SstCell(method, cipher, n) for n in spec.backup_threads]
+            out += [SstCell(method, cipher, n) for n in threads]
     return out

@@ -18,12 +18,13 @@ import secrets
 import shutil
 from collections.abc import Callable
 from contextlib import ExitStack
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from encbench.errors import BadInput, ToolError
 from encbench.net import netns
-from encbench.profile import SST_CIPHERS, Profile
+from encbench.profile import PIPELINES, SOCAT_METHODS, SST_CIPHERS, Profile
 from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki, registry
@@ -34,6 +35,7 @@ from encbench.studies.at_rest.pair import (
     clear_stale_sandbox,
     remove_empty_sandbox_dir,
 )
+from encbench.studies.state_transfer import pipelines
 from encbench.workloads import sysbench
 
 RECORD = "state-transfer.json"
@@ -51,9 +53,10 @@ def buffer_pool_mb(profile: Profile) -> int:
 
 
 def sockopt(cell: SstCell) -> str:
-    """socat address options of mariabackup's encrypted stream for the cell's cipher: a TLS 1.2
-    suite needs max-version (OpenSSL 3 would negotiate TLS 1.3 and ignore `cipher`)."""
-    suite = SST_CIPHERS.get(cell.cipher, "") if cell.method == "mariabackup" else ""
+    """socat address options of an encrypted stream for the cell's cipher (mariabackup's SST
+    and the raw pipelines): a TLS 1.2 suite needs max-version (OpenSSL 3 would negotiate TLS
+    1.3 and ignore `cipher`)."""
+    suite = SST_CIPHERS.get(cell.cipher, "") if cell.method in SOCAT_METHODS else ""
     return f",cipher={suite},max-version=TLS1.2" if suite else ""
 
 
@@ -142,9 +145,20 @@ class Cluster:
         return self.link.client_ns
 
     @property
+    def donor_addr(self) -> str:
+        assert self.link is not None
+        return self.link.server_addr
+
+    @property
     def joiner_device(self) -> str:
         assert self.link is not None
         return f"encb{self.link.id}c"
+
+    @property
+    def sst_method(self) -> str:
+        """The nodes' wsrep_sst_method outside an SST cell: the profile's first SST method
+        (a profile of raw pipelines alone never joins the joiner)."""
+        return next((m for m in self.spec.methods if m not in PIPELINES), "mariabackup")
 
     def node_options(self, role: str, method: str) -> dict[str, str]:
         node = self.nodes[role]
@@ -189,7 +203,7 @@ class Cluster:
         log = self.log
         data = self.profile.data
         donor = self.donor
-        first = self.spec.methods[0]
+        first = self.sst_method
         log("state-transfer: initializing the donor")
         donor.initialize(common_options(
             donor.paths, port=donor.port, buffer_pool_mb=self.pool_mb,
@@ -241,6 +255,17 @@ class Cluster:
                 "certificate": pki.describe(self.pki.server_cert) if self.pki else "",
             }
         )
+        if any(m in PIPELINES for m in self.spec.methods):
+            self.record.setdefault("pipelines", {}).update(
+                {
+                    "socat_buffer_kib": self.spec.socat_buffer_kib,
+                    "donor": {
+                        "tar and rsync": "stopped (a clean shutdown; restarted after the cell)",
+                        "xbstream": "running, idle (no load)",
+                    },
+                    "timed": "sender's start → receiver's exit, then sync -f of the target",
+                }
+            )
         self.store.write_json(RECORD, self.record)
 
     def _galera_version(self) -> str:
@@ -281,6 +306,47 @@ class Cluster:
             poll_s=SYNC_POLL_S,
         )
         self.wait_state(joiner, galera.SYNCED, self.spec.sst_timeout_s)
+
+    # -- the raw pipelines (pipelines.py) -----------------------------------------------------
+    def stop_donor(self) -> None:
+        """For tar, which reads the donor's files as the seed did: with the server stopped."""
+        self.donor.stop()
+
+    def start_donor(self) -> None:
+        """The donor back (it bootstraps the cluster again, as the only node)."""
+        self.donor.start(self.node_options("donor", self.sst_method))
+        self.wait_state(self.donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
+
+    def pipeline_run(self, cell: SstCell, variant: str, logs: Path) -> pipelines.Run:
+        assert self.link is not None and self.pki is not None
+        donor, joiner = self.donor, self.joiner
+        return pipelines.Run(
+            cell=cell,
+            encrypted=variant == "encrypted",
+            sockopt=sockopt(cell),
+            ends=pipelines.Ends(
+                donor_prefix=netns.exec_prefix(self.link.server_ns),
+                joiner_prefix=netns.exec_prefix(self.link.client_ns),
+                joiner_addr=self.link.client_addr,
+                cert=self.pki.server_cert,
+                key=self.pki.server_key,
+                ca=self.pki.ca_cert,
+                client_cert=self.pki.client_cert,
+                client_key=self.pki.client_key,
+                buffer_kib=self.spec.socat_buffer_kib,
+                donor_net_prefix=netns.net_prefix(self.link.server_ns),
+            ),
+            datadir=donor.paths.datadir,
+            backup=pipelines.BackupSource(
+                defaults_file=donor.defaults_file,
+                socket=donor.paths.socket,
+                user=donor.user,
+                work_dir=donor.paths.tmpdir / "pipeline-backup",
+            ),
+            target=joiner.root / "pipeline-target",
+            logs=logs,
+            timeout_s=self.spec.sst_timeout_s,
+        )
 
     def check_marker_copied(self) -> None:
         """The joiner holds the donor's data after a transfer: its marker rows match."""

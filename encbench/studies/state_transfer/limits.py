@@ -20,7 +20,9 @@ The limits of one transfer, each in MiB/s (2^20 bytes per second):
   The cores: one TLS stream is encrypted by one process on the donor (socat, stunnel) and
   decrypted by one on the joiner, and both hosts share this machine, so a byte costs
   1/encrypt + 1/decrypt core-seconds per MiB on min(2 × streams, cores) cores.  mariabackup
-  sends one stream whatever its --parallel (one socat); rsync one per database directory,
+  sends one stream whatever its --parallel (one socat), and so do the raw pipelines (tar,
+  xbstream: one socat each end); the rsync pipelines one per rsync, `backup_threads` at a
+  time (socat forks per connection at both ends); rsync SST one per database directory,
   `backup-threads` at a time (wsrep_sst_rsync's `xargs -P`), each through its own stunnel.
   openssl speed reuses one context on one buffer: the cheapest the cipher can be, so this is
   a ceiling the real stream cannot reach exactly.
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from encbench.capacity.read import cipher_mb_per_s
-from encbench.profile import SST_CIPHERS
+from encbench.profile import SOCAT_METHODS, SST_CIPHERS
 from encbench.results.schema import SstCell
 
 MIB = 2**20
@@ -65,14 +67,14 @@ def evp_cipher(suite: str) -> str | None:
 
 def expected_suite(cell: SstCell) -> str:
     """The suite a cell's encrypted stream should negotiate, before its proof says."""
-    if cell.method == "mariabackup" and SST_CIPHERS.get(cell.cipher):
+    if cell.method in SOCAT_METHODS and SST_CIPHERS.get(cell.cipher):
         return SST_CIPHERS[cell.cipher]
     return DEFAULT_TLS13_SUITE
 
 
 def streams(cell: SstCell) -> int:
     """TLS streams the method runs at once (see the module docstring)."""
-    return cell.backup_threads if cell.method == "rsync" else 1
+    return cell.backup_threads if cell.method.startswith("rsync") else 1
 
 
 def cipher_cores(cell: SstCell, cores: int) -> int:

@@ -4,7 +4,7 @@ it is received and prepared), and memory for both nodes."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profile import PIPELINES, Profile
 from encbench.studies.at_rest.pair import (
     BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
@@ -20,7 +20,9 @@ COPIES = 3
 def disk_bytes(profile: Profile) -> int:
     rows = profile.data.tables * profile.data.table_size
     one = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
-    return profile.state_transfer.nodes * one + (COPIES - 2) * one
+    # A raw pipeline's target directory on the joiner's host holds one more copy.
+    pipelines = any(m in PIPELINES for m in profile.state_transfer.methods)
+    return profile.state_transfer.nodes * one + (COPIES - 2 + pipelines) * one
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:

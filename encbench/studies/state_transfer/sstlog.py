@@ -51,6 +51,15 @@ TRANSPORTS = {
     ("mariabackup", False): "socat plain",
     ("rsync", True): "stunnel",
     ("rsync", False): "rsync plain",
+    # The raw pipelines (pipelines.py) have no SST script: socat's own log (-d -d) says.
+    ("tar", True): "socat openssl",
+    ("tar", False): "socat plain",
+    ("xbstream", True): "socat openssl",
+    ("xbstream", False): "socat plain",
+    ("rsync-dir", True): "socat openssl",
+    ("rsync-dir", False): "socat plain",
+    ("rsync-file", True): "socat openssl",
+    ("rsync-file", False): "socat plain",
 }
 
 

@@ -18,12 +18,15 @@ engine's blocks with its intervals and stopping rule.
 - The limits (limits.py, measure_limits.py): in set-up, before the nodes start, the disk's
   (fio), the link's (iperf3 across the namespaces) and the ciphers' (openssl speed) MiB/s,
   once per results directory; a cell's proof adds the cipher its stream negotiated if new.
+- A raw pipeline's cell (tar, xbstream: pipelines.py) has the same variants, rounds, limits
+  and wire proof, without Galera: a run streams the donor's data directory to an empty
+  directory on the joiner's host; its per-run proof is socat's own log at both ends.  A tar
+  cell stops the donor when it opens (tar reads a stopped server's files, as the seed did)
+  and starts it again when it closes.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -31,23 +34,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import proc
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
-from encbench.errors import ProofError, ToolError
+from encbench.errors import ProofError
 from encbench.net import netns
 from encbench.net.netns import link_counters
-from encbench.profile import SST_CIPHERS, Profile, StateTransferSpec
+from encbench.profile import (
+    PIPELINES,
+    SOCAT_METHODS,
+    SST_CIPHERS,
+    STOPPED_DONOR,
+    Profile,
+    StateTransferSpec,
+)
+from encbench.proof import link_capture
 from encbench.results.schema import Metric, SstCell, SstRecord
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
-from encbench.studies.state_transfer import cells, limits, measure_limits, sstlog
-from encbench.studies.state_transfer.cluster import RECORD, Cluster
-
-CAPTURE_READY_S = 30.0
-CAPTURE_STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued
+from encbench.studies.state_transfer import cells, limits, measure_limits, pipelines, sstlog
+from encbench.studies.state_transfer.cluster import MARKER_TABLE, RECORD, Cluster
 
 
 def _log_from(path: Path, offset: int) -> str:
@@ -119,6 +126,17 @@ class StateTransferStudy:
 
     @contextmanager
     def open_cell(self, cell: SstCell) -> Iterator[None]:
+        cluster = self._cluster()
+        if cell.method in STOPPED_DONOR:
+            self.progress.log(f"state-transfer: {cell.label}: stopping the donor")
+            cluster.stop_donor()
+        self._prove_cell(cell)
+        yield
+        # Not on an error: the set-up's teardown removes the donor anyway.
+        if cell.method in STOPPED_DONOR:
+            cluster.start_donor()
+
+    def _prove_cell(self, cell: SstCell) -> None:
         proofs = {}
         for variant in ("plain", "encrypted"):
             self.progress.log(f"state-transfer: {cell.label}: proving the {variant} stream")
@@ -132,7 +150,6 @@ class StateTransferStudy:
                 cluster.record.setdefault("limits", {}), [negotiated], self.progress.log
             )
         self.store.write_json(RECORD, cluster.record)
-        yield
 
     def warm_up(self, cell: SstCell, variant: str, seconds: int, raw: Path) -> None:
         """None (warmup_s = 0): every transfer starts from an empty joiner."""
@@ -155,6 +172,8 @@ class StateTransferStudy:
         )
 
     def _transfer(self, cell: SstCell, variant: str, raw: Path) -> dict[str, Any]:
+        if cell.method in PIPELINES:
+            return self._pipeline(cell, variant, raw)
         cluster = self._cluster()
         donor, joiner = cluster.donor, cluster.joiner
         cluster.reset_joiner(cell, variant)
@@ -197,6 +216,41 @@ class StateTransferStudy:
             "stages": stages,
         }
 
+    def _pipeline(self, cell: SstCell, variant: str, raw: Path) -> dict[str, Any]:
+        """One raw pipeline transfer (pipelines.py); the same fields as an SST's."""
+        cluster = self._cluster()
+        run = cluster.pipeline_run(cell, variant, raw.with_suffix(""))
+        prepared = pipelines.prepare(run, cluster.donor_addr)  # untimed
+        try:
+            link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
+            with timed() as watch:
+                done = prepared.measure()
+        finally:
+            prepared.stop()
+        link_after = link_counters(cluster.joiner_ns, cluster.joiner_device)
+        cluster.record.setdefault("pipelines", {})["page_cache"] = done.page_cache
+        pipelines.check_copied(run.target, cluster.donor.database, MARKER_TABLE)
+        raw.write_text(
+            "".join(f"# {log.name}\n{log.read_text(errors='replace')}\n" for log in done.logs)
+        )
+        window = watch.window
+        assert window is not None
+        return {
+            "sync_s": done.sync_s,
+            "transfer_s": done.transfer_s,
+            "link_rx_bytes": link_after.rx_bytes - link_before.rx_bytes,
+            "link_tx_bytes": link_after.tx_bytes - link_before.tx_bytes,
+            "donor_cpu_s": done.donor_cpu_s,
+            "joiner_cpu_s": done.joiner_cpu_s,
+            "harness_cpu_s": window.harness_cpu_s,
+            "other_cpu_s": window.other_cpu_s,
+            "steal_s": window.steal_s,
+            "interference_pct": window.interference_pct,
+            "donor_transport": done.donor_transport,
+            "joiner_transport": done.joiner_transport,
+            "stages": done.stages,
+        }
+
     def prove(self, record: SstRecord) -> None:
         """Per run, the SST scripts' own account on both nodes: the stream went through
         socat's openssl address or stunnel exactly when the variant is `encrypted`."""
@@ -213,51 +267,11 @@ class StateTransferStudy:
     def _proof_transfer(self, cell: SstCell, variant: str) -> dict[str, Any]:
         cluster = self._cluster()
         base = self.store.path / "raw" / f"state-transfer-proof-{cell.slug}-{variant}"
-        base.parent.mkdir(parents=True, exist_ok=True)
-        marker_file = base.with_suffix(".marker")
-        marker_file.write_text(cluster.marker + "\n")
-        out = base.with_suffix(".capture.json")
-        ready = out.with_suffix(".ready")
-        for stale in (out, ready):
-            stale.unlink(missing_ok=True)
-        argv = [
-            *netns.exec_prefix(cluster.joiner_ns),
-            sys.executable,
-            "-m",
-            "encbench.proof.wire",
-            "--device",
-            cluster.joiner_device,
-            "--marker-file",
-            str(marker_file),
-            "--out",
-            str(out),
-        ]
-        log = base.with_suffix(".capture.log")
-        capture = proc.spawn(argv, phase="capture the SST stream", log=log)
-        try:
-            deadline = time.monotonic() + CAPTURE_READY_S
-            while not ready.exists():
-                if capture.poll() is not None or time.monotonic() > deadline:
-                    raise ToolError(
-                        "the capture of the joiner's link did not start",
-                        argv=argv,
-                        returncode=capture.poll(),
-                        phase="proof of the SST stream",
-                        tail=proc.tail(log),
-                    )
-                time.sleep(0.05)
+        with link_capture.captured(
+            cluster.joiner_ns, cluster.joiner_device, cluster.marker, base, "the joiner's link"
+        ) as capture:
             fields = self._transfer(cell, variant, base.with_suffix(".sst.txt"))
-        finally:
-            proc.stop_group(capture, CAPTURE_STOP)
-        if not out.exists():
-            raise ToolError(
-                "the capture of the joiner's link wrote no findings",
-                argv=argv,
-                phase="proof of the SST stream",
-                tail=proc.tail(log),
-            )
-        found = json.loads(out.read_text())
-        return judge(cell, variant, found, fields)
+        return judge(cell, variant, capture.findings, fields)
 
 
 def judge(
@@ -297,10 +311,10 @@ def judge(
             )
         if not hellos:
             raise ProofError(f"{where}: no TLS ServerHello crossed the link")
-        suite = SST_CIPHERS.get(cell.cipher, "") if cell.method == "mariabackup" else ""
+        suite = SST_CIPHERS.get(cell.cipher, "") if cell.method in SOCAT_METHODS else ""
         if suite and hellos[0]["cipher"] != suite:
             raise ProofError(f"{where}: the stream negotiated {hellos[0]['cipher']}, not {suite}")
-        tls13 = cell.method == "mariabackup" and cell.cipher == "TLSv1.3"
+        tls13 = cell.method in SOCAT_METHODS and cell.cipher == "TLSv1.3"
         if tls13 and hellos[0]["protocol"] != "TLSv1.3":
             raise ProofError(f"{where}: the stream negotiated {hellos[0]['protocol']}, not TLS 1.3")
     return {
