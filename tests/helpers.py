@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -48,6 +49,27 @@ def processes_owned_by(owner_pid: int) -> list[str]:
         if any(item.startswith(marker) for item in environ.split(b"\0")) and state != "Z":
             found.append(f"{entry.name} {cmdline}")
     return found
+
+
+def namespaces_left(state_dir: Path) -> list[str]:
+    """What a run with this XDG_STATE_HOME left of its network namespaces: a link record that
+    outlived the run (encbench deletes it only once both namespaces are gone), and any
+    namespace such a record names.  Only this run's: other runs on a shared machine, or a
+    killed test's leftovers, are none of its business."""
+    from encbench.net import netns
+
+    links = sorted((state_dir / "encbench" / "netns").glob("*.json"))
+    named = {
+        str(n)
+        for link in links
+        for n in json.loads(link.read_text()).values()
+        if str(n).startswith(netns.PREFIX)
+    }
+    try:
+        present = set(netns.namespaces())
+    except netns.NetnsUnavailable:
+        present = set()
+    return [f"record {link.name}" for link in links] + sorted(named & present)
 
 
 def tiny_profile(path: Path, **measure: object) -> Path:

@@ -211,6 +211,7 @@ def test_clean_stale_removes_links_whose_owner_pid_was_recycled(
 ) -> None:
     removed: list[str] = []
     monkeypatch.setattr(netns, "_remove", lambda link: removed.append(link.id) or [])
+    monkeypatch.setattr(netns, "namespaces", lambda: [])
     dead, live = netns._new_link(0, None), netns._new_link(0, None)
     dead = dataclasses.replace(dead, owner_start_ticks=recycled().start_ticks)
     for link in (dead, live):
@@ -218,6 +219,25 @@ def test_clean_stale_removes_links_whose_owner_pid_was_recycled(
     assert netns.clean_stale() == [f"forgot link {dead.id} of dead {dead.owner}"]
     assert removed == [dead.id]
     assert netns.recorded() == [live]
+
+
+def test_a_links_record_outlives_a_removal_that_failed_so_the_next_clean_tries_again(
+    state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dead = dataclasses.replace(netns._new_link(0, None), owner_start_ticks=recycled().start_ticks)
+    netns._record(dead).write_text(json.dumps(dataclasses.asdict(dead)))
+    present = [dead.client_ns, dead.server_ns]  # `ip netns del` failed: both still there
+    monkeypatch.setattr(netns, "_remove", lambda link: [])
+    monkeypatch.setattr(netns, "namespaces", lambda: list(present))
+
+    assert netns.clean_stale() == [
+        f"kept the record of link {dead.id}: its namespaces are still there"
+    ]
+    assert netns.recorded() == [dead]
+
+    present.clear()  # the next attempt removed them
+    assert netns.clean_stale() == [f"forgot link {dead.id} of dead {dead.owner}"]
+    assert netns.recorded() == []
 
 
 # -- orphans ----------------------------------------------------------------------------------

@@ -140,9 +140,20 @@ def clean_stale() -> list[str]:
         if link.owner.alive():
             continue
         actions += _remove(link)
-        _record(link).unlink(missing_ok=True)
-        actions.append(f"forgot link {link.id} of dead {link.owner}")
+        if _forget(link):
+            actions.append(f"forgot link {link.id} of dead {link.owner}")
+        else:
+            actions.append(f"kept the record of link {link.id}: its namespaces are still there")
     return actions
+
+
+def _forget(link: Link) -> bool:
+    """Delete the link's record once neither namespace is left; a record outlives a failed
+    removal so that the next run's (or `encbench clean`'s) clean_stale tries again."""
+    if {link.client_ns, link.server_ns} & set(namespaces()):
+        return False
+    _record(link).unlink(missing_ok=True)
+    return True
 
 
 # -- the link ---------------------------------------------------------------------------------
@@ -277,7 +288,8 @@ def two_hosts(rtt_ms: float = 0.0, rate_mbit: float | None = None) -> Iterator[L
         yield link
     finally:
         _remove(link)
-        _record(link).unlink(missing_ok=True)
+        with contextlib.suppress(ToolError, NetnsUnavailable):
+            _forget(link)
 
 
 # -- what crossed a link ------------------------------------------------------------------------

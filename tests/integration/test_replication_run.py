@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 
 from encbench.servers import galera, registry
-from tests.helpers import encbench, processes_owned_by
-from tests.integration.test_state_transfer_run import our_namespaces
+from tests.helpers import encbench, namespaces_left, processes_owned_by
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or galera.provider() is None,
@@ -84,7 +83,7 @@ def test_the_smoke_replication_profile_pairs_plain_and_tls_clusters_and_leaves_n
     # nothing left behind: nodes, sandboxes, namespaces, keys and certificates
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
-    assert our_namespaces(state_dir) == []
+    assert namespaces_left(state_dir) == []
     assert not (out / "private").exists()
 
 
@@ -112,4 +111,4 @@ def test_a_sigterm_during_a_run_leaves_nothing(tmp_path: Path, state_dir: Path) 
     assert processes_owned_by(child.pid) == []
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
-    assert our_namespaces(state_dir) == []
+    assert namespaces_left(state_dir) == []

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from encbench.servers import galera, registry
-from tests.helpers import encbench, processes_owned_by
-from tests.integration.test_state_transfer_run import our_namespaces
+from tests.helpers import encbench, namespaces_left, processes_owned_by
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or galera.provider() is None,
@@ -80,7 +79,7 @@ def test_the_smoke_pipelines_profile_streams_tar_and_xbstream_proves_the_wire_an
     # nothing left behind: nodes, pipelines, sandboxes, namespaces, keys and certificates
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
-    assert our_namespaces(state_dir) == []
+    assert namespaces_left(state_dir) == []
     assert not (out / "private").exists()
 
 
@@ -108,4 +107,4 @@ def test_a_sigterm_during_a_pipeline_leaves_nothing(tmp_path: Path, state_dir: P
     assert processes_owned_by(child.pid) == []
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
-    assert our_namespaces(state_dir) == []
+    assert namespaces_left(state_dir) == []

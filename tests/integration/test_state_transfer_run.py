@@ -16,25 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from encbench.net import netns
 from encbench.servers import galera, registry
-from tests.helpers import encbench, processes_owned_by
+from tests.helpers import encbench, namespaces_left, processes_owned_by
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or galera.provider() is None,
     reason="needs root (network namespaces) and galera-4 (scripts/setup.sh)",
 )
-
-
-def our_namespaces(state_dir: Path) -> list[str]:
-    links = list((state_dir / "encbench" / "netns").glob("*.json"))
-    names = {
-        n
-        for link in links
-        for n in json.loads(link.read_text()).values()
-        if str(n).startswith(netns.PREFIX)
-    }
-    return [ns for ns in netns.namespaces() if ns in names]
 
 
 def test_the_smoke_sst_profile_measures_both_methods_proves_the_wire_and_leaves_nothing(
@@ -98,7 +86,7 @@ def test_the_smoke_sst_profile_measures_both_methods_proves_the_wire_and_leaves_
     # nothing left behind: nodes, sandboxes, namespaces, keys and certificates
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
-    assert our_namespaces(state_dir) == []
+    assert namespaces_left(state_dir) == []
     assert not (out / "private").exists()
 
 
@@ -131,7 +119,7 @@ def test_a_sigterm_while_the_limits_are_measured_leaves_nothing(
     assert processes_owned_by(child.pid) == []
     assert not (out / "sandbox").exists()  # fio's test file with it
     assert registry.entries() == []
-    assert our_namespaces(state_dir) == []
+    assert namespaces_left(state_dir) == []
 
 
 def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: Path) -> None:
@@ -159,4 +147,4 @@ def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: P
     assert processes_owned_by(child.pid) == []
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
-    assert our_namespaces(state_dir) == []
+    assert namespaces_left(state_dir) == []

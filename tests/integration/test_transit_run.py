@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
-from encbench.net import netns
 from encbench.servers import registry
-from tests.helpers import processes_owned_by, skip_unless_ci
+from tests.helpers import namespaces_left, processes_owned_by, skip_unless_ci
 
 
 def transit_profile(path: Path, **settings: str) -> Path:
@@ -56,13 +55,6 @@ def run_cli(*args: str, state_dir: Path) -> tuple[subprocess.CompletedProcess[st
     )
     out, err = child.communicate(timeout=900)
     return subprocess.CompletedProcess(child.args, child.returncode, out, err), child.pid
-
-
-def our_namespaces() -> list[str]:
-    try:
-        return [ns for ns in netns.namespaces() if ns.startswith(netns.PREFIX)]
-    except netns.NetnsUnavailable:
-        return []
 
 
 def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_dir: Path) -> None:
@@ -145,7 +137,7 @@ def test_a_distance_is_measured_through_two_namespaces_and_removed(
     report = (out / "report.md").read_text()
     assert "### Connection rate lost to TLS, by network distance" in report
     assert "RTT 30 ms" in report
-    assert our_namespaces() == []
+    assert namespaces_left(state_dir) == []
     assert processes_owned_by(pid) == []
 
 
@@ -187,7 +179,7 @@ def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
     assert child.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert processes_owned_by(child.pid) == []
-    assert our_namespaces() == []
+    assert namespaces_left(state_dir) == []
     assert registry.entries() == []
     assert not (out / "sandbox").exists()
     kept = records(out)
@@ -200,4 +192,4 @@ def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(
     assert after[: len(kept)] == kept  # nothing measured was lost or rewritten
     summary = json.loads((out / "summary.json").read_text())
     assert all(c["rounds"] >= 2 for c in summary["studies"]["in-transit"]["cells"])
-    assert processes_owned_by(pid) == [] and our_namespaces() == []
+    assert processes_owned_by(pid) == [] and namespaces_left(state_dir) == []
