@@ -101,7 +101,8 @@ def run(
     budgets), operations (start-up, crash recovery, encrypting existing data, backup, at
     most 20 min; smoke-operations about 1 min), seed-2017-sst (Galera SST, mariabackup and
     rsync, plain against encrypted, about 20 min by its budgets; smoke-sst at most 3 min;
-    smoke-pipelines, the raw tar, xbstream and rsync pipelines, at most 3 min; needs root),
+    smoke-pipelines, the raw tar, xbstream and rsync pipelines, at most 3 min;
+    seed-2017-sst-aesni, tar | socat by TLS suite with AES-NI on and off; all need root),
     calibrate (an A/A calibration, see `encbench calibrate`) — or the path of a .toml file."""
     options = TargetOptions(target, defaults_file, keep)
     _run(lambda: _open_store(profile, out, resume, force, options=options))

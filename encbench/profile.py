@@ -430,6 +430,11 @@ SST_CIPHERS: dict[str, str] = {
     "CHACHA20": "ECDHE-RSA-CHACHA20-POLY1305",
 }
 MAX_BACKUP_THREADS = 64
+# Whether OpenSSL may use AES-NI in every process of a state transfer: "off" starts the nodes
+# (and so the SST scripts' socat, stunnel, openssl) and the raw pipelines' socat with
+# OPENSSL_ia32cap = capacity's NO_AESNI_IA32CAP, which clears AES-NI and PCLMULQDQ and
+# nothing else (the seed's own mask also zeroed CPUID leaf 7: see capacity/measure.py).
+AesNi = Literal["on", "off"]
 
 
 class StateTransferSpec(Rounds):
@@ -442,6 +447,8 @@ class StateTransferSpec(Rounds):
     # (rsync's stunnel keeps its own default).
     ciphers: Annotated[list[str], Field(min_length=1)] = ["TLSv1.3"]
     backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
+    # One cell per entry, every method: "off" as the seed's "AES-NI off" runs (AesNi above).
+    aesni: Annotated[list[AesNi], Field(min_length=1)] = ["on"]
     nodes: int = 2
     # The emulated link between the hosts (tbf); none: as fast as the veth pair goes.
     rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None

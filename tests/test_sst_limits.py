@@ -5,6 +5,7 @@ record a resumed run keeps, preflight, and the report's section."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +181,21 @@ def test_the_cipher_binds_where_it_is_the_lowest() -> None:
     assert found is not None and found.binding == "cipher" and found.pct == pytest.approx(95.0)
 
 
+def test_a_cell_without_aes_ni_is_set_against_the_cipher_measured_without_it() -> None:
+    cipher = cipher_json(3000 * MIB / 1e6)  # 3000 MiB/s a core with AES-NI
+    off = {**cipher["ciphers"][0], "accel": False, "mb_per_s_mean": 150 * MIB / 1e6}
+    cipher["ciphers"].append(off)
+    record = a_record(cipher=cipher)
+    on = limits.limits_for(record, TLS13, "encrypted")
+    without = limits.limits_for(record, replace(TLS13, aesni="off"), "encrypted")
+    assert on.mib_per_s["cipher"] == pytest.approx(3000.0)  # 2 cores, encrypt + decrypt
+    assert without.mib_per_s["cipher"] == pytest.approx(150.0)
+    assert without.cipher == "aes-256-gcm without AES-NI × 2 cores"
+    # Never measured without AES-NI: no cipher limit rather than the accelerated one.
+    alone = limits.limits_for(a_record(), replace(TLS13, aesni="off"), "encrypted")
+    assert "cipher" not in alone.mib_per_s
+
+
 # -- measuring once, keeping it on --resume ------------------------------------------------------
 class FakeStore:
     def __init__(self, path: Path) -> None:
@@ -202,7 +218,7 @@ def test_a_resumed_run_measures_only_what_is_missing(
     def speeds(plan: capacity.Plan) -> tuple[list[capacity.CipherResult], list[Any]]:
         called.append("openssl " + ",".join(j.algorithm for j in plan.jobs))
         stat = capacity.Stat(1500.0, 10.0, 3)
-        return [capacity.CipherResult(j.algorithm, True, 1, "encrypt", 16384, stat)
+        return [capacity.CipherResult(j.algorithm, j.accel, 1, "encrypt", 16384, stat)
                 for j in plan.jobs], []  # fmt: skip
 
     monkeypatch.setattr(disk, "measure_disk", fio)
@@ -229,9 +245,13 @@ def test_a_resumed_run_measures_only_what_is_missing(
     called.clear()
     measure()  # --resume: the failed link again, nothing else
     assert called == ["iperf3"]
-    assert measure_limits.measure_ciphers(part, ["aes-256-gcm"], lambda _: None) is False
-    assert measure_limits.measure_ciphers(part, ["aes-128-gcm"], lambda _: None) is True
+    assert measure_limits.measure_ciphers(part, [("aes-256-gcm", True)], lambda _: None) is False
+    assert measure_limits.measure_ciphers(part, [("aes-128-gcm", True)], lambda _: None) is True
     assert called == ["iperf3", "openssl aes-128-gcm"]
+    # The same cipher without AES-NI is another measurement, made once.
+    assert measure_limits.measure_ciphers(part, [("aes-128-gcm", False)], lambda _: None) is True
+    assert measure_limits.measure_ciphers(part, [("aes-128-gcm", False)], lambda _: None) is False
+    assert called == ["iperf3", "openssl aes-128-gcm", "openssl aes-128-gcm"]
 
 
 # -- preflight ---------------------------------------------------------------------------------

@@ -49,6 +49,65 @@ def test_mariabackup_has_a_cell_per_cipher_and_rsync_one() -> None:
     assert SstCell("mariabackup", "TLSv1.3", 1).slug == "mariabackup-tlsv13-t1"
 
 
+def test_aes_ni_off_is_a_cell_of_its_own_beside_each_on_and_an_old_record_is_on() -> None:
+    profile = a_profile(
+        '[state_transfer]\nmethods = ["mariabackup", "tar"]\nciphers = ["CHACHA20"]\n'
+        'aesni = ["on", "off"]\n'
+    )
+    assert [c.label for c in cells.cells(profile)] == [
+        "mariabackup, socat TLS 1.2 CHACHA20, 1 thread",
+        "mariabackup, socat TLS 1.2 CHACHA20, 1 thread, AES-NI off",
+        "pipeline tar, socat TLS 1.2 CHACHA20, 1 thread",
+        "pipeline tar, socat TLS 1.2 CHACHA20, 1 thread, AES-NI off",
+    ]
+    off = SstCell("mariabackup", "CHACHA20", 1, "off")
+    assert off.slug == "mariabackup-chacha20-t1-noaesni"
+    # Records written before the setting existed read back as AES-NI on.
+    data = record("plain", 1, 4.0).to_json()
+    data["cell"].pop("aesni")
+    assert SstRecord.from_json(data).cell.aesni == "on"
+
+
+def test_every_process_of_a_transfer_gets_the_cells_mask_and_the_proof_checks_it() -> None:
+    from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP
+    from encbench.studies.state_transfer.cluster import env_prefix, openssl_env
+    from encbench.studies.state_transfer.study import judge_masks
+
+    # "on" sets a mask that clears nothing: an inherited value cannot slow that side.
+    assert openssl_env("on") == {"OPENSSL_ia32cap": FULL_IA32CAP}
+    assert env_prefix("off") == ["env", f"OPENSSL_ia32cap={NO_AESNI_IA32CAP}"]
+    off = SstCell("mariabackup", "CHACHA20", 1, "off")
+    both = {"donor": NO_AESNI_IA32CAP, "joiner": NO_AESNI_IA32CAP}
+    assert judge_masks(off, "encrypted", both) == both
+    with pytest.raises(ProofError, match="donor ran with OPENSSL_ia32cap=\\(unset\\)"):
+        judge_masks(off, "encrypted", {"joiner": NO_AESNI_IA32CAP})
+    with pytest.raises(ProofError, match="joiner ran with OPENSSL_ia32cap=~0:~0, not"):
+        judge_masks(off, "plain", {"donor": NO_AESNI_IA32CAP, "joiner": FULL_IA32CAP})
+
+
+def test_a_processs_environment_is_read_as_it_started(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from encbench.studies.state_transfer.cluster import environment_of
+
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(30)"],
+        env={"OPENSSL_ia32cap": "~0x200000200000000:~0", "OTHER": "x"},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "up\n"  # exec'd: /proc shows its own environment
+        assert environment_of(child.pid, "OPENSSL_ia32cap") == "~0x200000200000000:~0"
+        assert environment_of(child.pid, "MISSING") == ""
+    finally:
+        child.kill()
+        child.wait()
+    assert environment_of(child.pid, "OPENSSL_ia32cap") == ""  # gone
+
+
 @pytest.mark.parametrize(
     ("line", "fragment"),
     [
@@ -58,6 +117,7 @@ def test_mariabackup_has_a_cell_per_cipher_and_rsync_one() -> None:
         ("nodes = 1", "use nodes = 2"),
         ("backup_threads = [0]", "0 backup threads is out of range"),
         ("rate_mbit = 0", "greater than 0"),
+        ('aesni = ["seed"]', "'on' or 'off'"),
         ("min_rounds = 8\nmax_rounds = 4", "min_rounds is larger than"),
     ],
 )
@@ -312,3 +372,30 @@ def test_the_report_shows_the_cost_of_each_cell(tmp_path: Path) -> None:
     text = markdown.render(Document("t", state_transfer_section.sections(part)))
     assert "rsync, stunnel, 1 thread" in text
     assert "+25.0%" in text
+    assert "AES-NI off" not in text  # no cell has it: nothing to explain
+
+
+def test_the_report_says_what_aes_ni_off_was_and_what_each_end_ran_with() -> None:
+    from encbench.capacity import NO_AESNI_IA32CAP
+    from encbench.report import state_transfer, state_transfer_section
+    from encbench.report.tables import Document
+
+    profile = a_profile('[state_transfer]\nmethods = ["rsync"]\naesni = ["off"]\nmin_rounds = 2\n')
+    off = SstCell("rsync", "", 1, "off")
+    runs = [
+        SstRecord.from_json({**record(v, r, 4.0).to_json(), "cell": {**off.__dict__}})
+        for r in (1, 2)
+        for v in ("plain", "encrypted")
+    ]
+    masks = {"donor": NO_AESNI_IA32CAP, "joiner": NO_AESNI_IA32CAP}
+    proof = {
+        "plain": {"marker_hits": 3, "payload_bytes": 2**20, "dropped": 0},
+        "encrypted": {"marker_hits": 0, "payload_bytes": 2**20, "dropped": 0,
+                      "openssl_ia32cap": masks},
+    }  # fmt: skip
+    part = state_transfer.build(runs, profile, {"proofs": {off.slug: proof}})
+    assert part.cells[0].aesni == "off"
+    text = markdown.render(Document("t", state_transfer_section.sections(part)))
+    assert "rsync, stunnel, 1 thread, AES-NI off" in text
+    assert f"OPENSSL_ia32cap: donor `{NO_AESNI_IA32CAP}`, joiner `{NO_AESNI_IA32CAP}`." in text
+    assert f"ran with `OPENSSL_ia32cap={NO_AESNI_IA32CAP}`" in text

@@ -507,6 +507,7 @@ class SstCellSummary(Model):
     method: str
     cipher: str
     backup_threads: int
+    aesni: str = "on"
     label: str
     rounds: int
     rounds_rejected: int

@@ -84,6 +84,7 @@ def summarize_cell(
         method=cell.method,
         cipher=cell.cipher,
         backup_threads=cell.backup_threads,
+        aesni=cell.aesni,
         label=cell.label,
         rounds=len(rounds),
         rounds_rejected=len(state.rejected),

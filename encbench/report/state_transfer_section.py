@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP
 from encbench.report import state_transfer_limits
 from encbench.report.models import Sample, SstCellSummary, StateTransferSummary
 from encbench.report.operations_section import sample_text
@@ -149,8 +150,32 @@ def proof_items(cells: Sequence[SstCellSummary]) -> list[str]:
             f"{enc.get('protocol') or '?'} {enc.get('cipher') or '?'} (the ServerHello on the "
             f"wire), transport `{enc.get('joiner_transport')}`."
             + _elsewhere(enc.get("marker_hits_other_ports") or {})
+            + _masks(enc.get("openssl_ia32cap") or {})
         )
     return items or ["No cell has been proven yet."]
+
+
+def _masks(masks: dict[str, str]) -> str:
+    """Where the proof read each end's OpenSSL mask (older records have none)."""
+    if not masks:
+        return ""
+    said = ", ".join(f"{role} `{mask}`" for role, mask in sorted(masks.items()))
+    return f" OPENSSL_ia32cap: {said}."
+
+
+def aesni_item(cells: Sequence[SstCellSummary]) -> list[str]:
+    """What "AES-NI off" means, when a cell has it."""
+    if all(cell.aesni == "on" for cell in cells):
+        return []
+    return [
+        f"AES-NI off: every process of the transfer at both ends (the nodes, and so their SST "
+        f"scripts' socat or stunnel; a raw pipeline's socat, tar, rsync) ran with "
+        f"`OPENSSL_ia32cap={NO_AESNI_IA32CAP}`, which clears AES-NI and PCLMULQDQ and nothing "
+        f"else; the other cells with `{FULL_IA32CAP}`, which clears nothing. The seed's own "
+        "mask (no `:` part) also made OpenSSL 3 clear CPUID leaf 7, which slows ChaCha20 too. "
+        "The per-cell proof read each node's mask from its process; the cipher limit of those "
+        "cells is `openssl speed` under the same mask."
+    ]
 
 
 def setup_items(part: StateTransferSummary) -> list[str]:
@@ -206,7 +231,13 @@ def sections(part: StateTransferSummary) -> list[Section]:
         Section("State transfer: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
         Section(
             "State transfer: set-up",
-            [Bullets(setup_items(part) + (pipeline_items(part) if part.pipelines else []))],
+            [
+                Bullets(
+                    setup_items(part)
+                    + (pipeline_items(part) if part.pipelines else [])
+                    + aesni_item(part.cells)
+                )
+            ],
             level=3,
         ),
     ]

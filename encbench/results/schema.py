@@ -489,12 +489,14 @@ SST_METRICS = (
 class SstCell:
     """One row of the state-transfer table: an SST method or a raw pipeline (profile.
     PIPELINES: no Galera), the encrypted stream's cipher choice (socat's: a key of
-    profile.SST_CIPHERS; rsync: "" = stunnel's own default) and mariadb-backup's --parallel
-    (rsync: its per-directory parallelism; tar: 1)."""
+    profile.SST_CIPHERS; rsync: "" = stunnel's own default), mariadb-backup's --parallel
+    (rsync: its per-directory parallelism; tar: 1) and whether OpenSSL may use AES-NI in
+    every process of the transfer ("off": profile.AESNI_MASKS)."""
 
     method: str  # mariabackup | rsync | tar | xbstream | rsync-dir | rsync-file
     cipher: str = ""
     backup_threads: int = 1
+    aesni: str = "on"  # on | off (records from before it existed: on)
 
     @property
     def label(self) -> str:
@@ -507,14 +509,15 @@ class SstCell:
         # A raw pipeline (profile.PIPELINES; its names hold a "-" or are tar/xbstream).
         pipeline = self.method in ("tar", "xbstream") or self.method.startswith("rsync-")
         what = f"pipeline {self.method}" if pipeline else self.method
-        return f"{what}, {how}, {self.backup_threads} thread" + (
-            "s" if self.backup_threads > 1 else ""
-        )
+        plural = "s" if self.backup_threads > 1 else ""
+        aesni = "" if self.aesni == "on" else ", AES-NI off"
+        return f"{what}, {how}, {self.backup_threads} thread{plural}{aesni}"
 
     @property
     def slug(self) -> str:
         cipher = f"-{self.cipher.lower().replace('.', '')}" if self.cipher else ""
-        return f"{self.method}{cipher}-t{self.backup_threads}"
+        aesni = "" if self.aesni == "on" else "-noaesni"
+        return f"{self.method}{cipher}-t{self.backup_threads}{aesni}"
 
 
 @dataclass(frozen=True)

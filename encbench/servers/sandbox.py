@@ -17,7 +17,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -204,9 +204,17 @@ class SandboxServer:
         self.sections = {group: dict(values) for group, values in sections.items()}
         self._write_options(self.options)
 
-    def start(self, options: dict[str, str], timeout_s: float = 120, poll_s: float = 0.1) -> None:
+    def start(
+        self,
+        options: dict[str, str],
+        timeout_s: float = 120,
+        poll_s: float = 0.1,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         """Start and wait until `SELECT 1` answers, probing every poll_s (a timed start-up
-        probes often, so that the probe's period does not hide in its time)."""
+        probes often, so that the probe's period does not hide in its time).  `env` adds to
+        the server's environment, which the programs it starts inherit (a Galera node's SST
+        scripts and their socat, e.g. OPENSSL_ia32cap)."""
         if self.process is not None:
             raise RuntimeError(f"{self.name} server is already running")
         self._write_options(options)
@@ -229,7 +237,7 @@ class SandboxServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env=proc.child_env(),
+                env={**proc.child_env(), **(env or {})},
                 start_new_session=True,
             )
         except BaseException:

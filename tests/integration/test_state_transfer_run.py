@@ -12,11 +12,14 @@ import signal
 import subprocess
 import sys
 import time
+from importlib.resources import files
 from pathlib import Path
 
 import pytest
 
+from encbench.capacity import NO_AESNI_IA32CAP
 from encbench.servers import galera, registry
+from encbench.studies.state_transfer.cluster import environment_of
 from tests.helpers import encbench, namespaces_left, processes_owned_by
 
 pytestmark = pytest.mark.skipif(
@@ -122,11 +125,27 @@ def test_a_sigterm_while_the_limits_are_measured_leaves_nothing(
     assert namespaces_left(state_dir) == []
 
 
+def socat_masks(owner_pid: int) -> dict[int, str]:
+    """OPENSSL_ia32cap of each socat the run has running now, by pid."""
+    found = {}
+    for line in processes_owned_by(owner_pid):
+        pid, _, cmdline = line.partition(" ")
+        if cmdline.split(" ", 1)[0].endswith("socat"):
+            found[int(pid)] = environment_of(int(pid), "OPENSSL_ia32cap")
+    return found
+
+
 def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: Path) -> None:
+    """smoke-sst with AES-NI off: the donor restarts with the mask, and the socat that its
+    SST script starts, and the joiner's, carry it; then a SIGTERM mid-transfer."""
+    profile = tmp_path / "smoke-sst-aesni-off.toml"
+    smoke = (files("encbench.profiles") / "smoke-sst.toml").read_text()
+    assert smoke.rstrip().splitlines()[-1].startswith("cell_budget_s")  # [state_transfer] last
+    profile.write_text(smoke.replace('"smoke-sst"', '"smoke-sst-aesni-off"') + 'aesni = ["off"]\n')
     out = tmp_path / "out"
     env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
     child = subprocess.Popen(
-        [sys.executable, "-m", "encbench", "run", "smoke-sst", "--out", str(out)],
+        [sys.executable, "-m", "encbench", "run", str(profile), "--out", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -134,12 +153,17 @@ def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: P
     )
     joiner_log = out / "sandbox" / "galera-joiner" / "error.log"
     deadline = time.monotonic() + 240
-    # A transfer is under way once the joiner's SST script has spoken.
+    masks: dict[int, str] = {}
+    # A transfer is under way once the joiner's SST script has spoken and both ends' socat
+    # run (the joiner's listens through the donor's 10 s pause before it streams).
     while time.monotonic() < deadline and child.poll() is None:
-        if joiner_log.exists() and "WSREP_SST" in joiner_log.read_text(errors="replace"):
+        masks.update(socat_masks(child.pid))
+        spoken = joiner_log.exists() and "WSREP_SST" in joiner_log.read_text(errors="replace")
+        if spoken and len(masks) >= 2:
             break
         time.sleep(0.1)
     assert child.poll() is None, child.stderr.read() if child.stderr else ""
+    assert len(masks) >= 2 and set(masks.values()) == {NO_AESNI_IA32CAP}, masks
     child.send_signal(signal.SIGTERM)
     _, stderr = child.communicate(timeout=180)
     assert child.returncode in (130, 143), stderr

@@ -1,6 +1,6 @@
 """Which state-transfer cells a profile asks for: per method (an SST method or a raw
-pipeline) and thread count where the method has threads, and per cipher choice where socat
-carries the stream (rsync's stunnel has one)."""
+pipeline) and thread count where the method has threads, per cipher choice where socat
+carries the stream (rsync's stunnel has one), and with AES-NI on or off."""
 
 from __future__ import annotations
 
@@ -18,5 +18,5 @@ def cells(profile: Profile) -> list[SstCell]:
         ciphers = spec.ciphers if method in SOCAT_METHODS else [""]
         threads = spec.backup_threads if method in THREADED_METHODS else [1]
         for cipher in ciphers:
-            out += [SstCell(method, cipher, n) for n in threads]
+            out += [SstCell(method, cipher, n, aesni) for aesni in spec.aesni for n in threads]
     return out

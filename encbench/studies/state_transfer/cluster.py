@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP
 from encbench.errors import BadInput, ToolError
 from encbench.net import netns
 from encbench.profile import PIPELINES, SOCAT_METHODS, SST_CIPHERS, Profile
@@ -60,6 +61,34 @@ def sockopt(cell: SstCell) -> str:
     return f",cipher={suite},max-version=TLS1.2" if suite else ""
 
 
+MASK_VARIABLE = "OPENSSL_ia32cap"
+
+
+def openssl_env(aesni: str) -> dict[str, str]:
+    """The OpenSSL capability mask of every process of a transfer: AES-NI (and PCLMULQDQ)
+    cleared for "off"; for "on" a mask that clears nothing, so that a value the user's
+    environment carries cannot slow the accelerated side (capacity/measure.py says why
+    each mask is what it is)."""
+    return {MASK_VARIABLE: FULL_IA32CAP if aesni == "on" else NO_AESNI_IA32CAP}
+
+
+def env_prefix(aesni: str) -> list[str]:
+    """openssl_env as a launcher's words (`env NAME=VALUE`), for the raw pipelines' ends."""
+    return ["env", *(f"{k}={v}" for k, v in openssl_env(aesni).items())]
+
+
+def environment_of(pid: int, name: str) -> str:
+    """A variable of a running process's environment as it started ("" when it has none
+    or the process is gone)."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return ""
+    prefix = f"{name}=".encode()
+    found = [item[len(prefix) :] for item in environ.split(b"\0") if item.startswith(prefix)]
+    return found[0].decode(errors="replace") if found else ""
+
+
 class Cluster:
     def __init__(self, store: ResultStore, profile: Profile, log: Callable[[str], None]) -> None:
         self.log = log
@@ -80,6 +109,11 @@ class Cluster:
         self.hosts: dict[str, galera.Node] = {}
         self.options: dict[str, dict[str, str]] = {}
         self.pki: pki.Pki | None = None
+        # The mask the donor runs with: an SST cell with another restarts it (reset_joiner).
+        self.donor_aesni = "on"
+        # OPENSSL_ia32cap as each node's mariadbd really started with it (its SST scripts
+        # inherit it): the per-cell proof checks it against the cell's.
+        self.started_masks: dict[str, str] = {}
 
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> Cluster:
@@ -209,7 +243,8 @@ class Cluster:
             donor.paths, port=donor.port, buffer_pool_mb=self.pool_mb,
             run_as_root=os.geteuid() == 0, binlog=False,
         ))  # fmt: skip
-        donor.start(self.node_options("donor", first))
+        donor.start(self.node_options("donor", first), env=openssl_env(self.donor_aesni))
+        self._note_mask("donor")
         self.wait_state(donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
         donor.query(f"CREATE DATABASE IF NOT EXISTS {donor.database}")
         log(f"state-transfer: loading {data.tables} × {data.table_size:,} rows into the donor")
@@ -295,6 +330,12 @@ class Cluster:
         sections = self.sst_sections(cell, variant)
         for node in self.nodes.values():
             node.set_sections(sections)
+        if cell.aesni != self.donor_aesni:
+            # The donor's SST script, and its socat or stunnel, inherit the donor's
+            # environment: a cell with the other mask needs the donor started with it.
+            self.log(f"state-transfer: restarting the donor with AES-NI {cell.aesni}")
+            self.donor.stop()
+            self.start_donor(cell.aesni)
         self.wait_state(self.donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
 
     def join(self, cell: SstCell) -> None:
@@ -304,7 +345,9 @@ class Cluster:
             self.node_options("joiner", cell.method),
             timeout_s=self.spec.sst_timeout_s,
             poll_s=SYNC_POLL_S,
+            env=openssl_env(cell.aesni),
         )
+        self._note_mask("joiner")
         self.wait_state(joiner, galera.SYNCED, self.spec.sst_timeout_s)
 
     # -- the raw pipelines (pipelines.py) -----------------------------------------------------
@@ -312,21 +355,42 @@ class Cluster:
         """For tar, which reads the donor's files as the seed did: with the server stopped."""
         self.donor.stop()
 
-    def start_donor(self) -> None:
-        """The donor back (it bootstraps the cluster again, as the only node)."""
-        self.donor.start(self.node_options("donor", self.sst_method))
+    def start_donor(self, aesni: str | None = None) -> None:
+        """The donor back (it bootstraps the cluster again, as the only node), with the
+        mask it had or the one given."""
+        self.donor_aesni = aesni or self.donor_aesni
+        env = openssl_env(self.donor_aesni)
+        self.donor.start(self.node_options("donor", self.sst_method), env=env)
+        self._note_mask("donor")
         self.wait_state(self.donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
+
+    def _note_mask(self, role: str) -> None:
+        process = self.nodes[role].process
+        mask = environment_of(process.pid, MASK_VARIABLE) if process is not None else ""
+        self.started_masks[role] = mask
+
+    def masks(self, cell: SstCell) -> dict[str, str]:
+        """OPENSSL_ia32cap of the processes that carried the cell's last transfer, per end:
+        an SST's, as each node started (the SST scripts and their socat, stunnel inherit
+        it); a raw pipeline's, as its launcher set it (pipeline_run)."""
+        if cell.method in PIPELINES:
+            mask = openssl_env(cell.aesni)[MASK_VARIABLE]
+            return {"donor": mask, "joiner": mask}
+        return dict(self.started_masks)
 
     def pipeline_run(self, cell: SstCell, variant: str, logs: Path) -> pipelines.Run:
         assert self.link is not None and self.pki is not None
         donor, joiner = self.donor, self.joiner
+        # Every program of the pipeline at both ends (socat, and tar, mariadb-backup, rsync
+        # that do no cryptography) runs with the cell's mask.
+        mask = env_prefix(cell.aesni)
         return pipelines.Run(
             cell=cell,
             encrypted=variant == "encrypted",
             sockopt=sockopt(cell),
             ends=pipelines.Ends(
-                donor_prefix=netns.exec_prefix(self.link.server_ns),
-                joiner_prefix=netns.exec_prefix(self.link.client_ns),
+                donor_prefix=[*netns.exec_prefix(self.link.server_ns), *mask],
+                joiner_prefix=[*netns.exec_prefix(self.link.client_ns), *mask],
                 joiner_addr=self.link.client_addr,
                 cert=self.pki.server_cert,
                 key=self.pki.server_key,
@@ -334,7 +398,7 @@ class Cluster:
                 client_cert=self.pki.client_cert,
                 client_key=self.pki.client_key,
                 buffer_kib=self.spec.socat_buffer_kib,
-                donor_net_prefix=netns.net_prefix(self.link.server_ns),
+                donor_net_prefix=[*netns.net_prefix(self.link.server_ns), *mask],
             ),
             datadir=donor.paths.datadir,
             backup=pipelines.BackupSource(

@@ -11,8 +11,9 @@ The limits of one transfer, each in MiB/s (2^20 bytes per second):
   SST's own veth, with its rate limit if the profile sets one (capacity/link.py).
 - **cipher** (the encrypted side only): `openssl speed -evp` of the cipher the stream
   negotiated, at 16 KiB (a full TLS record), one core, both directions (GCM and
-  ChaCha20-Poly1305 decrypt at their encryption speed: capacity.cipher_mb_per_s), times the
-  cores the stream can use.  Which cipher stands for which SST choice: the TLS 1.2 suites
+  ChaCha20-Poly1305 decrypt at their encryption speed: capacity.cipher_mb_per_s), with
+  AES-NI or, for a cell with `aesni = "off"`, without (the same mask), times the cores the
+  stream can use.  Which cipher stands for which SST choice: the TLS 1.2 suites
   `AES128-GCM` → aes-128-gcm, `AES256-GCM` → aes-256-gcm, `CHACHA20` →
   chacha20-poly1305; TLS 1.3 (socat's default, and rsync's stunnel) → the suite its proof
   transfer's ServerHello named, and before that proof OpenSSL 3's first default,
@@ -86,11 +87,13 @@ def ok(part: Any) -> TypeGuard[Mapping[str, Any]]:
     return isinstance(part, Mapping) and not part.get("error")
 
 
-def cipher_mib_per_s(cipher_json: Mapping[str, Any], evp: str, cores: int) -> float | None:
-    """The cipher limit on `cores` cores for one stream's encrypt-and-decrypt; None when
-    the cipher was not measured."""
+def cipher_mib_per_s(
+    cipher_json: Mapping[str, Any], evp: str, cores: int, accel: bool = True
+) -> float | None:
+    """The cipher limit on `cores` cores for one stream's encrypt-and-decrypt, with AES-NI
+    or without; None when the cipher was not measured so."""
     speeds = [
-        cipher_mb_per_s(cipher_json, evp, TLS_RECORD_BYTES, direction=direction)
+        cipher_mb_per_s(cipher_json, evp, TLS_RECORD_BYTES, accel=accel, direction=direction)
         for direction in ("encrypt", "decrypt")
     ]
     if any(s is None or s <= 0 for s in speeds):
@@ -121,11 +124,13 @@ def limits_for(record: Mapping[str, Any], cell: SstCell, variant: str, suite: st
         return Limits(out)
     evp = evp_cipher(suite or expected_suite(cell))
     cores = cipher_cores(cell, int(record.get("cores") or 1))
-    speed = cipher_mib_per_s(record.get("cipher") or {}, evp, cores) if evp else None
+    accel = cell.aesni == "on"
+    speed = cipher_mib_per_s(record.get("cipher") or {}, evp, cores, accel) if evp else None
     if speed is not None:
         out[CIPHER] = speed
     plural = "s" if cores > 1 else ""
-    return Limits(out, f"{evp or suite or '?'} × {cores} core{plural}")
+    without = "" if accel else " without AES-NI"
+    return Limits(out, f"{evp or suite or '?'}{without} × {cores} core{plural}")
 
 
 @dataclass(frozen=True)

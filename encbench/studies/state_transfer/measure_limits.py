@@ -42,30 +42,37 @@ def _attempt(what: str, measure: Callable[[], dict[str, Any]], log: Callable[[st
         return {"error": str(exc)}
 
 
+def _name(evp: str, accel: bool) -> str:
+    return evp if accel else f"{evp} without AES-NI"
+
+
 def measure_ciphers(
-    record: dict[str, Any], evps: Iterable[str], log: Callable[[str], None]
+    record: dict[str, Any], evps: Iterable[tuple[str, bool]], log: Callable[[str], None]
 ) -> bool:
-    """openssl speed of each cipher not yet in `record` (the "limits" part), at a TLS
-    record's size, one core, encryption (GCM and ChaCha20-Poly1305 decrypt at the same
-    speed); True when something was added."""
+    """openssl speed of each (cipher, AES-NI on?) not yet in `record` (the "limits" part),
+    at a TLS record's size, one core, encryption (GCM and ChaCha20-Poly1305 decrypt at the
+    same speed); True when something was added."""
     part = record.setdefault("cipher", {"ciphers": []})
-    have = {entry.get("cipher") for entry in part.get("ciphers", [])}
-    missing = sorted({e for e in evps if e} - have)
+    have = {(entry.get("cipher"), bool(entry.get("accel"))) for entry in part.get("ciphers", [])}
+    missing = sorted({(e, accel) for e, accel in evps if e} - have)
     if not missing:
         return False
-    jobs = tuple(capacity.SpeedJob(evp, (limits.TLS_RECORD_BYTES,)) for evp in missing)
+    jobs = tuple(
+        capacity.SpeedJob(evp, (limits.TLS_RECORD_BYTES,), accel=accel) for evp, accel in missing
+    )
     plan = capacity.Plan(jobs, repeats=CIPHER_REPEATS, seconds=1, quick=True)
-    log(f"state-transfer: measuring the cipher limit ({', '.join(missing)}: openssl speed)")
+    names = [_name(evp, accel) for evp, accel in missing]
+    log(f"state-transfer: measuring the cipher limit ({', '.join(names)}: openssl speed)")
     try:
         found, _ = capacity.measure_speeds(plan)
     except ToolError as exc:
         log(f"state-transfer: the cipher limit was not measured — {exc}")
-        part.setdefault("errors", {}).update({evp: str(exc) for evp in missing})
+        part.setdefault("errors", {}).update({name: str(exc) for name in names})
         return True
     part["ciphers"] = [*part.get("ciphers", []), *(c.to_json() for c in found)]
     part["plan"] = plan.to_json()
-    for evp in missing:
-        part.get("errors", {}).pop(evp, None)
+    for name in names:
+        part.get("errors", {}).pop(name, None)
     return True
 
 
@@ -110,4 +117,8 @@ def measure(
             },
             log,
         )
-    measure_ciphers(part, (limits.evp_cipher(limits.expected_suite(c)) or "" for c in cells), log)
+    measure_ciphers(
+        part,
+        ((limits.evp_cipher(limits.expected_suite(c)) or "", c.aesni == "on") for c in cells),
+        log,
+    )

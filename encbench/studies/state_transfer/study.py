@@ -54,7 +54,13 @@ from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
 from encbench.studies.state_transfer import cells, limits, measure_limits, pipelines, sstlog
-from encbench.studies.state_transfer.cluster import MARKER_TABLE, RECORD, Cluster
+from encbench.studies.state_transfer.cluster import (
+    MARKER_TABLE,
+    MASK_VARIABLE,
+    RECORD,
+    Cluster,
+    openssl_env,
+)
 
 
 def _log_from(path: Path, offset: int) -> str:
@@ -147,7 +153,9 @@ class StateTransferStudy:
         negotiated = limits.evp_cipher(proofs["encrypted"].get("cipher", ""))
         if negotiated:
             measure_limits.measure_ciphers(
-                cluster.record.setdefault("limits", {}), [negotiated], self.progress.log
+                cluster.record.setdefault("limits", {}),
+                [(negotiated, cell.aesni == "on")],
+                self.progress.log,
             )
         self.store.write_json(RECORD, cluster.record)
 
@@ -271,7 +279,23 @@ class StateTransferStudy:
             cluster.joiner_ns, cluster.joiner_device, cluster.marker, base, "the joiner's link"
         ) as capture:
             fields = self._transfer(cell, variant, base.with_suffix(".sst.txt"))
-        return judge(cell, variant, capture.findings, fields)
+        proof = judge(cell, variant, capture.findings, fields)
+        proof["openssl_ia32cap"] = judge_masks(cell, variant, cluster.masks(cell))
+        return proof
+
+
+def judge_masks(cell: SstCell, variant: str, masks: dict[str, str]) -> dict[str, str]:
+    """Both ends of the proof transfer ran with the cell's OpenSSL mask (AES-NI on or off);
+    returns them; raises ProofError."""
+    want = openssl_env(cell.aesni)[MASK_VARIABLE]
+    for role in ("donor", "joiner"):
+        got = masks.get(role, "")
+        if got != want:
+            raise ProofError(
+                f"{cell.label}: the {variant} proof transfer's {role} ran with "
+                f"OPENSSL_ia32cap={got or '(unset)'}, not {want} (AES-NI {cell.aesni})"
+            )
+    return masks
 
 
 def judge(
