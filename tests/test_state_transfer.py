@@ -260,6 +260,26 @@ def test_the_negotiated_protocol_and_suite_come_from_the_server_hello() -> None:
     assert wire.server_hello(b"\x17\x03\x03" + bytes(60)) is None  # application data
 
 
+def test_plain_data_that_starts_like_a_server_hello_is_not_one() -> None:
+    import random
+
+    # What a plain tar stream's segment once was read as: a "hello" of version 0x2486 and
+    # suite 0xc370, which failed that run's plain proof.
+    fake = bytearray(server_hello(0x2486, 0xC370, tls13=False))
+    assert wire.server_hello(bytes(fake)) is None
+    # Random bytes with the two type bytes forced: the odds the old check gave.
+    rng = random.Random(7)
+    for _ in range(20_000):
+        payload = bytearray(rng.randbytes(1448))
+        payload[0], payload[5] = wire.TLS_HANDSHAKE, wire.SERVER_HELLO
+        assert wire.server_hello(bytes(payload)) is None
+    # A hello with an impossible record length, session id or compression is refused too.
+    real = server_hello(0x0303, 0xCCA8, tls13=False)
+    assert wire.server_hello(real[:3] + b"\xff\xff" + real[5:]) is None
+    assert wire.server_hello(real[:43] + b"\x21" + real[44:]) is None  # 33-byte session id
+    assert wire.server_hello(real[:46] + b"\x01" + real[47:]) is None  # compression 1
+
+
 def test_a_marker_split_across_two_segments_is_found_once() -> None:
     search = wire.Search(b"MARKER-123")
     assert search.feed(b"....MARK") == 0
