@@ -338,6 +338,13 @@ def test_the_report_says_which_limit_was_not_measured_and_why() -> None:
     assert "Disk: sequential read **900 MiB/s**, write **400 MiB/s**" in text
 
 
+def test_the_report_names_the_cipher_speeds_measured_without_aes_ni() -> None:
+    cipher = cipher_json(300 * MIB / 1e6)
+    cipher["ciphers"].append({**cipher["ciphers"][0], "accel": False, "mb_per_s_mean": 50.0})
+    _, text = report_of(4.0, 5.0, a_record(cipher=cipher))
+    assert "aes-256-gcm 300 MiB/s; aes-256-gcm without AES-NI 48 MiB/s" in text
+
+
 def test_a_run_without_limits_has_no_limits_section() -> None:
     from encbench.report import state_transfer
 

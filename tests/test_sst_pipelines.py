@@ -315,7 +315,8 @@ def test_the_report_shows_a_pipeline_row_and_says_what_it_timed() -> None:
     setup = {
         "socat_buffer_kib": 1024,
         "page_cache": "dropped before each run (sync; echo 3 > /proc/sys/vm/drop_caches)",
-        "donor": {"tar": "stopped", "xbstream": "running, idle (no load)"},
+        # As cluster.provision writes it.
+        "donor": {"tar and rsync": "stopped", "xbstream": "running, idle (no load)"},
     }
     part = state_transfer.build(runs, profile, {"proofs": {}, "pipelines": setup})
     assert part.cells[0].comparisons["sync_s"].overhead_pct == pytest.approx(50.0)
@@ -324,6 +325,7 @@ def test_the_report_shows_a_pipeline_row_and_says_what_it_timed() -> None:
     assert "+50.0%" in text
     assert "mariadb-backup 10.11 has no encryption of its own" in text
     assert "socat's buffer (`-b`) 1024 KiB; the page cache dropped before each run" in text
+    assert "the donor for tar and rsync stopped, for xbstream running, idle" in text
     # Without pipeline cells, neither the note nor the set-up line.
     sst_only = state_transfer.build([], a_profile(), {})
     assert sst_only.pipelines is None

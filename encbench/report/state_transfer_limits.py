@@ -115,7 +115,8 @@ def _cipher_item(limits: Record) -> str:
     if not entries and not errors:
         return "Cipher: not measured."
     speeds = "; ".join(
-        f"{e['cipher']} {_figure(e['mb_per_s_mean'] * sst_limits.MB / sst_limits.MIB)} MiB/s"
+        f"{e['cipher']}{'' if e.get('accel', True) else ' without AES-NI'} "
+        f"{_figure(e['mb_per_s_mean'] * sst_limits.MB / sst_limits.MIB)} MiB/s"
         for e in entries
     )
     failed = "; ".join(f"{name} not measured ({why})" for name, why in errors.items())

@@ -210,8 +210,9 @@ def pipeline_items(part: StateTransferSummary) -> list[str]:
     donor = found.get("donor") or {}
     return [
         f"Raw pipelines: socat's buffer (`-b`) {found.get('socat_buffer_kib', '?')} KiB; "
-        f"the page cache {found.get('page_cache', '?')}; the donor for tar "
-        f"{donor.get('tar', '?')}, for xbstream {donor.get('xbstream', '?')}; per-run proof: "
+        f"the page cache {found.get('page_cache', '?')}; the donor for tar and rsync "
+        f"{donor.get('tar and rsync', '?')}, for xbstream {donor.get('xbstream', '?')}; "
+        "per-run proof: "
         "socat's own log at both ends (`-d -d`: the TLS protocol and suite it negotiated, or "
         "a plain transfer loop)."
     ]
