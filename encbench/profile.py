@@ -433,8 +433,9 @@ MAX_BACKUP_THREADS = 64
 # Whether OpenSSL may use AES-NI in every process of a state transfer: "off" starts the nodes
 # (and so the SST scripts' socat, stunnel, openssl) and the raw pipelines' socat with
 # OPENSSL_ia32cap = capacity's NO_AESNI_IA32CAP, which clears AES-NI and PCLMULQDQ and
-# nothing else (the seed's own mask also zeroed CPUID leaf 7: see capacity/measure.py).
-AesNi = Literal["on", "off"]
+# nothing else; "seed-mask" with the seed's mask as it wrote it, which OpenSSL 3 reads as
+# also clearing CPUID leaf 7 (AVX2 and the rest: ChaCha20 slows too; capacity/measure.py).
+AesNi = Literal["on", "off", "seed-mask"]
 
 
 class StateTransferSpec(Rounds):

@@ -62,6 +62,11 @@ def test_aes_ni_off_is_a_cell_of_its_own_beside_each_on_and_an_old_record_is_on(
     ]
     off = SstCell("mariabackup", "CHACHA20", 1, "off")
     assert off.slug == "mariabackup-chacha20-t1-noaesni"
+    seed = SstCell("tar", "CHACHA20", 1, "seed-mask")
+    assert (
+        seed.label == "pipeline tar, socat TLS 1.2 CHACHA20, 1 thread, AES-NI off (the seed's mask)"
+    )
+    assert seed.slug == "tar-chacha20-t1-seedmask"
     # Records written before the setting existed read back as AES-NI on.
     data = record("plain", 1, 4.0).to_json()
     data["cell"].pop("aesni")
@@ -75,6 +80,7 @@ def test_every_process_of_a_transfer_gets_the_cells_mask_and_the_proof_checks_it
 
     # "on" sets a mask that clears nothing: an inherited value cannot slow that side.
     assert openssl_env("on") == {"OPENSSL_ia32cap": FULL_IA32CAP}
+    assert openssl_env("seed-mask") == {"OPENSSL_ia32cap": "~0x200000200000000"}  # as written
     assert env_prefix("off") == ["env", f"OPENSSL_ia32cap={NO_AESNI_IA32CAP}"]
     off = SstCell("mariabackup", "CHACHA20", 1, "off")
     both = {"donor": NO_AESNI_IA32CAP, "joiner": NO_AESNI_IA32CAP}
@@ -117,7 +123,7 @@ def test_a_processs_environment_is_read_as_it_started(tmp_path: Path) -> None:
         ("nodes = 1", "use nodes = 2"),
         ("backup_threads = [0]", "0 backup threads is out of range"),
         ("rate_mbit = 0", "greater than 0"),
-        ('aesni = ["seed"]', "'on' or 'off'"),
+        ('aesni = ["seed"]', "'on', 'off' or 'seed-mask'"),
         ("min_rounds = 8\nmax_rounds = 4", "min_rounds is larger than"),
     ],
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP
+from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
 from encbench.report import state_transfer_limits
 from encbench.report.models import Sample, SstCellSummary, StateTransferSummary
 from encbench.report.operations_section import sample_text
@@ -167,6 +167,16 @@ def aesni_item(cells: Sequence[SstCellSummary]) -> list[str]:
     """What "AES-NI off" means, when a cell has it."""
     if all(cell.aesni == "on" for cell in cells):
         return []
+    seed = (
+        [
+            f"AES-NI off (the seed's mask): `OPENSSL_ia32cap={SEED_STUDY_IA32CAP}` as the seed "
+            "wrote it; with no `:` part OpenSSL 3 also clears CPUID leaf 7 (AVX2, AVX-512, VAES, "
+            "BMI2, ADX …), so ChaCha20-Poly1305 and RSA slow too, not only AES. Its cells have no "
+            "cipher limit: `openssl speed` is not measured under that mask."
+        ]
+        if any(cell.aesni == "seed-mask" for cell in cells)
+        else []
+    )
     return [
         f"AES-NI off: every process of the transfer at both ends (the nodes, and so their SST "
         f"scripts' socat or stunnel; a raw pipeline's socat, tar, rsync) ran with "
@@ -174,7 +184,8 @@ def aesni_item(cells: Sequence[SstCellSummary]) -> list[str]:
         f"else; the other cells with `{FULL_IA32CAP}`, which clears nothing. The seed's own "
         "mask (no `:` part) also made OpenSSL 3 clear CPUID leaf 7, which slows ChaCha20 too. "
         "The per-cell proof read each node's mask from its process; the cipher limit of those "
-        "cells is `openssl speed` under the same mask."
+        "cells is `openssl speed` under the same mask.",
+        *seed,
     ]
 
 

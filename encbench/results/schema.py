@@ -496,7 +496,7 @@ class SstCell:
     method: str  # mariabackup | rsync | tar | xbstream | rsync-dir | rsync-file
     cipher: str = ""
     backup_threads: int = 1
-    aesni: str = "on"  # on | off (records from before it existed: on)
+    aesni: str = "on"  # on | off | seed-mask (records from before it existed: on)
 
     @property
     def label(self) -> str:
@@ -510,13 +510,13 @@ class SstCell:
         pipeline = self.method in ("tar", "xbstream") or self.method.startswith("rsync-")
         what = f"pipeline {self.method}" if pipeline else self.method
         plural = "s" if self.backup_threads > 1 else ""
-        aesni = "" if self.aesni == "on" else ", AES-NI off"
+        aesni = {"on": "", "off": ", AES-NI off"}.get(self.aesni, ", AES-NI off (the seed's mask)")
         return f"{what}, {how}, {self.backup_threads} thread{plural}{aesni}"
 
     @property
     def slug(self) -> str:
         cipher = f"-{self.cipher.lower().replace('.', '')}" if self.cipher else ""
-        aesni = "" if self.aesni == "on" else "-noaesni"
+        aesni = {"on": "", "off": "-noaesni"}.get(self.aesni, "-seedmask")
         return f"{self.method}{cipher}-t{self.backup_threads}{aesni}"
 
 

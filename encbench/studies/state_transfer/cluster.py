@@ -22,7 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP
+from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
 from encbench.errors import BadInput, ToolError
 from encbench.net import netns
 from encbench.profile import PIPELINES, SOCAT_METHODS, SST_CIPHERS, Profile
@@ -64,12 +64,15 @@ def sockopt(cell: SstCell) -> str:
 MASK_VARIABLE = "OPENSSL_ia32cap"
 
 
+# Per profile.AesNi: "on" a mask that clears nothing, so that a value the user's environment
+# carries cannot slow the accelerated side; "off" AES-NI and PCLMULQDQ cleared; "seed-mask"
+# the seed's (capacity/measure.py says why each is what it is).
+MASKS = {"on": FULL_IA32CAP, "off": NO_AESNI_IA32CAP, "seed-mask": SEED_STUDY_IA32CAP}
+
+
 def openssl_env(aesni: str) -> dict[str, str]:
-    """The OpenSSL capability mask of every process of a transfer: AES-NI (and PCLMULQDQ)
-    cleared for "off"; for "on" a mask that clears nothing, so that a value the user's
-    environment carries cannot slow the accelerated side (capacity/measure.py says why
-    each mask is what it is)."""
-    return {MASK_VARIABLE: FULL_IA32CAP if aesni == "on" else NO_AESNI_IA32CAP}
+    """The OpenSSL capability mask of every process of a transfer."""
+    return {MASK_VARIABLE: MASKS[aesni]}
 
 
 def env_prefix(aesni: str) -> list[str]:

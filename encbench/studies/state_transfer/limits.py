@@ -13,7 +13,8 @@ The limits of one transfer, each in MiB/s (2^20 bytes per second):
   negotiated, at 16 KiB (a full TLS record), one core, both directions (GCM and
   ChaCha20-Poly1305 decrypt at their encryption speed: capacity.cipher_mb_per_s), with
   AES-NI or, for a cell with `aesni = "off"`, without (the same mask), times the cores the
-  stream can use.  Which cipher stands for which SST choice: the TLS 1.2 suites
+  stream can use; none under the seed's mask (`aesni = "seed-mask"`), which capacity does
+  not measure.  Which cipher stands for which SST choice: the TLS 1.2 suites
   `AES128-GCM` → aes-128-gcm, `AES256-GCM` → aes-256-gcm, `CHACHA20` →
   chacha20-poly1305; TLS 1.3 (socat's default, and rsync's stunnel) → the suite its proof
   transfer's ServerHello named, and before that proof OpenSSL 3's first default,
@@ -125,10 +126,12 @@ def limits_for(record: Mapping[str, Any], cell: SstCell, variant: str, suite: st
     evp = evp_cipher(suite or expected_suite(cell))
     cores = cipher_cores(cell, int(record.get("cores") or 1))
     accel = cell.aesni == "on"
+    plural = "s" if cores > 1 else ""
+    if cell.aesni == "seed-mask":  # openssl speed is not measured under it: no cipher limit
+        return Limits(out, f"{evp or suite or '?'} under the seed's mask (not measured)")
     speed = cipher_mib_per_s(record.get("cipher") or {}, evp, cores, accel) if evp else None
     if speed is not None:
         out[CIPHER] = speed
-    plural = "s" if cores > 1 else ""
     without = "" if accel else " without AES-NI"
     return Limits(out, f"{evp or suite or '?'}{without} × {cores} core{plural}")
 

@@ -151,7 +151,7 @@ class StateTransferStudy:
         cluster.record.setdefault("proofs", {})[cell.slug] = proofs
         # The cipher limit stands for the suite the stream really negotiated.
         negotiated = limits.evp_cipher(proofs["encrypted"].get("cipher", ""))
-        if negotiated:
+        if negotiated and cell.aesni != "seed-mask":
             measure_limits.measure_ciphers(
                 cluster.record.setdefault("limits", {}),
                 [(negotiated, cell.aesni == "on")],
