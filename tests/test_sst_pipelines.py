@@ -16,7 +16,7 @@ from encbench.results.schema import SstCell, SstRecord
 from encbench.servers import galera
 from encbench.studies.state_transfer import cells, limits, pipeline_rsync, pipelines, sizing, sstlog
 from encbench.studies.state_transfer.cluster import sockopt
-from encbench.studies.state_transfer.study import judge
+from encbench.studies.state_transfer.study import judge, prepare_pipeline
 from tests.helpers import encbench
 from tests.test_cli_bad_input import assert_one_line_error
 
@@ -450,7 +450,7 @@ def test_a_pipeline_copies_a_directory_over_socat_on_the_loopback(
         logs=logs / "run",
         timeout_s=60,
     )
-    prepared = pipelines.prepare(run, "127.0.0.2")
+    prepared = prepare_pipeline(run, "127.0.0.2")
     try:
         done = prepared.measure()
     finally:

@@ -346,15 +346,6 @@ class Prepared(Protocol):
     def stop(self) -> None: ...
 
 
-def prepare(run: Run, donor_addr: str) -> Prepared:
-    """Untimed: the target emptied, the page cache dropped, the listening end ready."""
-    if run.cell.method in ("rsync-dir", "rsync-file"):
-        from encbench.studies.state_transfer import pipeline_rsync
-
-        return pipeline_rsync.Prepared(run, donor_addr)
-    return Stream(run)
-
-
 class Stream:
     """tar or xbstream: one sender chain, one receiver chain."""
 

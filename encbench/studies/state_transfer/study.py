@@ -53,7 +53,14 @@ from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
-from encbench.studies.state_transfer import cells, limits, measure_limits, pipelines, sstlog
+from encbench.studies.state_transfer import (
+    cells,
+    limits,
+    measure_limits,
+    pipeline_rsync,
+    pipelines,
+    sstlog,
+)
 from encbench.studies.state_transfer.cluster import (
     MARKER_TABLE,
     MASK_VARIABLE,
@@ -228,7 +235,7 @@ class StateTransferStudy:
         """One raw pipeline transfer (pipelines.py); the same fields as an SST's."""
         cluster = self._cluster()
         run = cluster.pipeline_run(cell, variant, raw.with_suffix(""))
-        prepared = pipelines.prepare(run, cluster.donor_addr)  # untimed
+        prepared = prepare_pipeline(run, cluster.donor_addr)  # untimed
         try:
             link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
             with timed() as watch:
@@ -282,6 +289,15 @@ class StateTransferStudy:
         proof = judge(cell, variant, capture.findings, fields)
         proof["openssl_ia32cap"] = judge_masks(cell, variant, cluster.masks(cell))
         return proof
+
+
+def prepare_pipeline(run: pipelines.Run, donor_addr: str) -> pipelines.Prepared:
+    """Untimed: the target emptied, the page cache dropped, the listening end ready — by
+    the rsync pipelines' pool of rsyncs (pipeline_rsync.py) or tar's and xbstream's one
+    stream (pipelines.py)."""
+    if run.cell.method in ("rsync-dir", "rsync-file"):
+        return pipeline_rsync.Prepared(run, donor_addr)
+    return pipelines.Stream(run)
 
 
 def judge_masks(cell: SstCell, variant: str, masks: dict[str, str]) -> dict[str, str]:
