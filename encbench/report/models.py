@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from encbench import stats
 from encbench.engine import rounds
-from encbench.results.schema import SUMMARY_SCHEMA
+from encbench.results.schema import SUMMARY_SCHEMA, Metric
 
 # What another module records and the report only passes on or quotes: the environment,
 # the at-rest servers record, `openssl speed` figures, the in-transit PKI and options.
@@ -109,6 +109,17 @@ class Estimate(Model):
                 ratio=beside.ratio, ci_low=_finite(beside.ci_low), ci_high=_finite(beside.ci_high)
             ),
         )
+
+    @classmethod
+    def of_cell(cls, state: rounds.CellRounds, metric: Metric, rule: rounds.StopRule) -> Estimate:
+        """A cell's comparison in one metric, in the metric's own words (a time is longer or
+        shorter): from its whole blocks, or, before the first one, its rounds without an
+        interval."""
+        if state.blocks:
+            return cls.of_blocks(
+                state.blocks, metric.name, metric.direction, rule, metric.more_less
+            )
+        return cls.too_few(state.counted, metric.name, metric.direction)
 
     @classmethod
     def too_few(

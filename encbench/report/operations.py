@@ -77,12 +77,7 @@ def summarize_cell(
         return entry
     rule = profile.operations
     m = PRIMARY
-    comparison = (
-        # A time is longer or shorter, not higher (issue #11: "X% longer").
-        Estimate.of_blocks(state.blocks, m.name, m.direction, rule, m.more_less)
-        if state.blocks
-        else Estimate.too_few(rounds, m.name, m.direction)
-    )
+    comparison = Estimate.of_cell(state, m, rule)
     encrypted = [r.runs["encrypted"] for r in rounds]
     per_thread = None
     if cell.threads and all(r.encryption_s > 0 for r in encrypted):

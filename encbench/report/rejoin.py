@@ -67,14 +67,7 @@ def summarize_cell(
     if not rounds:
         return entry
     rule = profile.rejoin
-    comparisons = {
-        m.name: (
-            Estimate.of_blocks(state.blocks, m.name, m.direction, rule, m.more_less)
-            if state.blocks
-            else Estimate.too_few(rounds, m.name, m.direction)
-        )
-        for m in RejoinRecord.METRICS
-    }
+    comparisons = {m.name: Estimate.of_cell(state, m, rule) for m in RejoinRecord.METRICS}
     timed = sum(r.sync_s for r in runs)
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
     return entry.model_copy(

@@ -99,11 +99,7 @@ def summarize_cell(
     for m in SstRecord.METRICS:
         if any(getattr(r, m.name) <= 0 for r in runs):
             continue  # a stage the scripts did not log: no ratio to take
-        comparisons[m.name] = (
-            Estimate.of_blocks(state.blocks, m.name, m.direction, rule, m.more_less)
-            if state.blocks
-            else Estimate.too_few(rounds, m.name, m.direction)
-        )
+        comparisons[m.name] = Estimate.of_cell(state, m, rule)
     timed = sum(r.sync_s for r in runs)
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
     variants = Pair[SstVariant](
