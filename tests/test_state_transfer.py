@@ -423,5 +423,8 @@ def test_the_report_says_what_aes_ni_off_was_and_what_each_end_ran_with() -> Non
     assert part.cells[0].aesni == "off"
     text = markdown.render(Document("t", state_transfer_section.sections(part)))
     assert "rsync, stunnel, 1 thread, AES-NI off" in text
-    assert f"OPENSSL_ia32cap: donor `{NO_AESNI_IA32CAP}`, joiner `{NO_AESNI_IA32CAP}`." in text
+    assert (
+        f"OPENSSL_ia32cap read back from each node: donor `{NO_AESNI_IA32CAP}`, "
+        f"joiner `{NO_AESNI_IA32CAP}`."
+    ) in text
     assert f"ran with `OPENSSL_ia32cap={NO_AESNI_IA32CAP}`" in text

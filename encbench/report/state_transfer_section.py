@@ -150,17 +150,20 @@ def proof_items(cells: Sequence[SstCellSummary]) -> list[str]:
             f"{enc.get('protocol') or '?'} {enc.get('cipher') or '?'} (the ServerHello on the "
             f"wire), transport `{enc.get('joiner_transport')}`."
             + _elsewhere(enc.get("marker_hits_other_ports") or {})
-            + _masks(enc.get("openssl_ia32cap") or {})
+            + _masks(enc.get("openssl_ia32cap") or {}, enc.get("openssl_ia32cap_set"))
         )
     return items or ["No cell has been proven yet."]
 
 
-def _masks(masks: dict[str, str]) -> str:
-    """Where the proof read each end's OpenSSL mask (older records have none)."""
+def _masks(masks: dict[str, str], launched_with: str | None) -> str:
+    """Each node's OpenSSL mask as the proof read it back, or a pipeline's as its launcher
+    set it (older records have neither)."""
+    if launched_with:
+        return f" OPENSSL_ia32cap `{launched_with}`, as both ends were launched (not read back)."
     if not masks:
         return ""
     said = ", ".join(f"{role} `{mask}`" for role, mask in sorted(masks.items()))
-    return f" OPENSSL_ia32cap: {said}."
+    return f" OPENSSL_ia32cap read back from each node: {said}."
 
 
 def aesni_item(cells: Sequence[SstCellSummary]) -> list[str]:
@@ -183,7 +186,8 @@ def aesni_item(cells: Sequence[SstCellSummary]) -> list[str]:
         f"`OPENSSL_ia32cap={NO_AESNI_IA32CAP}`, which clears AES-NI and PCLMULQDQ and nothing "
         f"else; the other cells with `{FULL_IA32CAP}`, which clears nothing. The seed's own "
         "mask (no `:` part) also made OpenSSL 3 clear CPUID leaf 7, which slows ChaCha20 too. "
-        "The per-cell proof read each node's mask from its process; the cipher limit of those "
+        "For an SST the per-cell proof read each node's mask back from its process (a raw "
+        "pipeline's is as its launcher set it); the cipher limit of those "
         "cells is `openssl speed` under the same mask.",
         *seed,
     ]

@@ -372,13 +372,9 @@ class Cluster:
         mask = environment_of(process.pid, MASK_VARIABLE) if process is not None else ""
         self.started_masks[role] = mask
 
-    def masks(self, cell: SstCell) -> dict[str, str]:
-        """OPENSSL_ia32cap of the processes that carried the cell's last transfer, per end:
-        an SST's, as each node started (the SST scripts and their socat, stunnel inherit
-        it); a raw pipeline's, as its launcher set it (pipeline_run)."""
-        if cell.method in PIPELINES:
-            mask = openssl_env(cell.aesni)[MASK_VARIABLE]
-            return {"donor": mask, "joiner": mask}
+    def masks(self) -> dict[str, str]:
+        """OPENSSL_ia32cap of each node's mariadbd as it started, read back from the process
+        (the SST scripts and their socat, stunnel inherit it)."""
         return dict(self.started_masks)
 
     def pipeline_run(self, cell: SstCell, variant: str, logs: Path) -> pipelines.Run:
