@@ -130,9 +130,23 @@ def socat_masks(owner_pid: int) -> dict[int, str]:
     found = {}
     for line in processes_owned_by(owner_pid):
         pid, _, cmdline = line.partition(" ")
-        if cmdline.split(" ", 1)[0].endswith("socat"):
-            found[int(pid)] = environment_of(int(pid), "OPENSSL_ia32cap")
+        program, *arguments = cmdline.split() or [""]
+        # The SST script's `socat -V` (a version check) is not a stream's end.
+        if program.endswith("socat") and arguments != ["-V"]:
+            mask = environment_of(int(pid), "OPENSSL_ia32cap")
+            # A socat may have exited between the listing and this read: a zombie's or a
+            # reaped process's environment reads as empty, which says nothing of its mask.
+            if mask or still_running(int(pid)):
+                found[int(pid)] = mask
     return found
+
+
+def still_running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
 
 
 def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: Path) -> None:
