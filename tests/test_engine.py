@@ -194,6 +194,43 @@ def test_the_runner_drives_every_study_through_one_lifecycle(tmp_path: Path) -> 
     assert [r.position for r in runs[:4]] == [0, 1, 0, 1]
 
 
+@dataclass
+class RenewingStudy(FakeStudy):
+    """A study whose servers start afresh before every block (engine.study.Renewing)."""
+
+    renews: bool = True
+
+    def renew(self, cell: CellKey) -> bool:
+        self.calls.append(f"renew {cell.threads}")
+        return self.renews
+
+
+def test_a_renewing_study_gets_fresh_servers_and_a_warm_up_before_every_block(
+    tmp_path: Path,
+) -> None:
+    calls: list[str] = []
+    rule = Rounds(warmup_s=1, run_s=1, min_rounds=4, max_rounds=4, target_halfwidth_pct=2.0)
+    one_cell = (CellKey("oltp_read_only", "in-memory", 1),)
+    runner(tmp_path).run([RenewingStudy(calls, rule, cell_list=one_cell)])
+    cell = calls[calls.index("open 1") + 1 : calls.index("close 1")]
+    steps = [c for c in cell if not c.startswith("prove")]
+    block = ["renew 1", "warm-up plain", "warm-up encrypted"]
+    assert steps[:3] == block, "the first block too: the servers may come from the last cell"
+    assert steps[7:10] == block, "after two rounds, a new block on new servers"
+    assert steps.count("renew 1") == 2
+    # Not between the two rounds of a block: its halves must share their servers.
+    assert [c for c in steps[3:7] if not c.startswith("measure")] == []
+
+
+def test_a_study_that_cannot_renew_is_warmed_up_once_per_cell(tmp_path: Path) -> None:
+    calls: list[str] = []
+    rule = Rounds(warmup_s=1, run_s=1, min_rounds=4, max_rounds=4, target_halfwidth_pct=2.0)
+    one_cell = (CellKey("oltp_read_only", "in-memory", 1),)
+    runner(tmp_path).run([RenewingStudy(calls, rule, cell_list=one_cell, renews=False)])
+    assert calls.count("renew 1") == 2
+    assert calls.count("warm-up plain") == 1
+
+
 def test_a_duet_study_measures_each_round_at_once_and_alternates_the_halves(
     tmp_path: Path,
 ) -> None:

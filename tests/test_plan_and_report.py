@@ -203,3 +203,33 @@ def test_a_cells_steady_steal_is_its_usual_level_and_only_a_burst_above_it_is_me
         for r in runs
     ]
     assert [r.number for r in plan.cell_rounds(burst, CELL, RULE).rejected] == [7]
+
+
+def test_server_starts_are_counted_over_every_configuration_and_shape() -> None:
+    from encbench.report.at_rest import server_starts
+
+    record = {
+        "restart": "block",
+        "regimes": {"in-memory": {"starts": 7}, "io-bound": {}},  # {}: a record from before
+        "configurations": {
+            "AES_CTR, scope all": {
+                "regimes": {"in-memory": {"starts": 3}},
+                "shapes": {"small": {"regimes": {"io-bound": {"starts": 2}}}},
+            }
+        },
+    }
+    assert server_starts(record) == 7 + 1 + 3 + 2
+    assert server_starts(None) == 0
+
+
+def test_the_set_up_says_when_the_servers_started_afresh() -> None:
+    from encbench.report.at_rest_section import restart_words
+    from encbench.report.models import AtRestSummary
+
+    def words(restart: str, starts: int | None) -> str:
+        part = AtRestSummary.model_construct(restart=restart, server_starts=starts)
+        return restart_words(part)
+
+    assert "before every block" in words("block", 12) and "12 starts" in words("block", 12)
+    assert "do not cover it" in words("regime", 2)
+    assert "target's, never restarted" in words("block", None)

@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 from encbench import stats
 from encbench.engine import rounds
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import CellSkipped, Run, Study, Together
+from encbench.engine.study import CellSkipped, Renewing, Run, Study, Together
 from encbench.errors import Interrupted
 from encbench.results.schema import primary_metric
 from encbench.results.store import ResultStore
@@ -162,15 +162,19 @@ class Runner:
     def _primary(study: Study) -> str:
         return primary_metric(study.metrics).name
 
+    def _warm_up(self, study: Study, cell: Any) -> None:
+        if not study.rule.warmup_s:
+            return
+        self.progress.status(f"{cell.label}: warm-up")
+        for variant in rounds.VARIANTS:
+            raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
+            study.warm_up(cell, variant, study.rule.warmup_s, raw)
+
     def _measure_cell(
         self, study: Study, cell: Any, runs: list[Any], state: _Progress, share: float
     ) -> None:
         rule, metric = study.rule, self._primary(study)
-        if rule.warmup_s:
-            self.progress.status(f"{cell.label}: warm-up")
-            for variant in rounds.VARIANTS:
-                raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
-                study.warm_up(cell, variant, rule.warmup_s, raw)
+        cold = True  # the variants need a warm-up before the next round
         started = time.monotonic()
         number = -1  # the round just measured
         while True:
@@ -180,6 +184,11 @@ class Runner:
             reason = rounds.stop_reason(done, rule, metric)
             if reason is not None:
                 break
+            if isinstance(study, Renewing) and not done.open_block and study.renew(cell):
+                cold = True
+            if cold:
+                self._warm_up(study, cell)
+                cold = False
             number = rounds.next_round_number(runs, cell)
             estimate = rounds.estimate(done.blocks, metric, rule)
             finite = estimate is not None and math.isfinite(estimate.halfwidth_pct)

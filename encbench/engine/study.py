@@ -8,7 +8,8 @@ The lifecycle the runner drives, and which tests/test_engine.py proves with a fa
     prepare
     setup(cells to do) ⟮
         open_cell(cell) ⟮                      (CellSkipped: recorded by the study, skipped)
-            warm_up(cell, variant) for each variant
+            per block, when the study is Renewing: renew(cell) (fresh servers)
+            warm_up(cell, variant) for each variant   (first, and after each renewal)
             ( measure(run) → prove(record) → append ) × 2 per round, A B / B A, …
             or, when the study measures both variants at once (`together`: a duet round),
             ( measure_together(both runs) → prove each → append each ) per round
@@ -141,6 +142,17 @@ class Study(Protocol):
 
     def prove(self, record: Any) -> None:
         """The per-run proof: raise ProofError when the run was not what its variant claims."""
+        ...
+
+
+@runtime_checkable
+class Renewing(Protocol):
+    """A study whose servers can start afresh between blocks, so that what one pair of
+    server processes has of its own is not the same in every block of a cell."""
+
+    def renew(self, cell: Any) -> bool:
+        """Called before every block's first round; True when the servers were restarted
+        (the runner then warms both variants up again before the block)."""
         ...
 
 

@@ -170,7 +170,21 @@ def build(
         sharing=runs[0].sharing if runs else profile.measure.sharing,
         server_cpus=sorted({r.server_cpus for r in runs if r.server_cpus}),
         client_cpus=sorted({r.client_cpus for r in runs if r.client_cpus}),
+        # As the servers were run (a record from before `restart` existed: per regime).
+        restart=str((servers or {}).get("restart", "regime")),
+        server_starts=None if profile.target is not None else server_starts(servers),
     )
+
+
+def server_starts(record: Record | None) -> int:
+    """How many times both servers started in a regime, over every configuration and shape
+    of at-rest.json (each regime's `starts`; a record from before it counts one start)."""
+    if not isinstance(record, dict):
+        return 0
+    regimes = record.get("regimes")
+    own = sum(int(r.get("starts", 1)) for r in regimes.values()) if regimes else 0
+    nested = [v for key in ("configurations", "shapes") for v in (record.get(key) or {}).values()]
+    return own + sum(server_starts(v) for v in nested)
 
 
 def cores_of(environment: Record | None) -> int:

@@ -603,5 +603,29 @@ def sharing_words(part: AtRestSummary) -> str:
     return f"Rounds: sequential {setting} — one variant after the other, nothing pinned."
 
 
+def restart_words(part: AtRestSummary) -> str:
+    """When the servers started afresh: what the interval covers depends on it."""
+    if part.server_starts is None:
+        return (
+            "Servers: the target's, never restarted by encbench — what its processes have of "
+            "their own is the same in every block, and no interval here can show it."
+        )
+    if part.restart == "block":
+        return (
+            f'Servers: both restarted before every block (`measure.restart = "block"`; '
+            f"{part.server_starts} starts in all), so that what a pair of server processes "
+            "has of its own varies between blocks and the intervals cover it."
+        )
+    return (
+        f'Servers: restarted only when the regime changed (`measure.restart = "regime"`; '
+        f"{part.server_starts} starts in all) — a difference between the two processes "
+        "themselves lasts through every block of a cell, and the intervals do not cover it."
+    )
+
+
 def setup_last(part: AtRestSummary) -> list[str]:
-    return [sharing_words(part), f"Write workloads: {part.write_workload_state}"]
+    return [
+        sharing_words(part),
+        restart_words(part),
+        f"Write workloads: {part.write_workload_state}",
+    ]

@@ -346,6 +346,10 @@ class AtRestSummary(Model):
     sharing: str = "sequential"
     server_cpus: list[str] = []
     client_cpus: list[str] = []
+    # When both servers started afresh (profile.MeasureSpec.restart) and how many times they
+    # did in all (at-rest.json; None: a target's server, never restarted by encbench).
+    restart: str = "regime"
+    server_starts: int | None = None
 
 
 # -- the in-transit study -------------------------------------------------------------------

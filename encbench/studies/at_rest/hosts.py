@@ -76,4 +76,9 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
         """Make both variants ready for a regime (restart, prove again, preload)."""
         ...
 
+    def renew(self, log: Callable[[str], None]) -> bool:
+        """New server processes for the next block, as configure() left them; False where
+        the design cannot (a target's server is never restarted)."""
+        ...
+
     def close(self) -> None: ...

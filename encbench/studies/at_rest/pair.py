@@ -331,6 +331,22 @@ class ServerPair:
         bp = self.buffer_pool_mb(regime)
         log(f"{regime}: buffer pool {bp} MB for {self.data_mb:.0f} MB of data")
         self._check_shape_memory(bp)
+        self._restart(regime, bp)
+        self.regime, self.shaped = regime, self.shape
+
+    def renew(self, log: Callable[[str], None]) -> bool:
+        """New server processes for the next block: both restarted as the regime left them
+        (same options, same shape), proven again and, in memory, preloaded.  Why: two
+        identical servers can differ by a fifth for as long as both processes live (where
+        their memory and threads landed: see README, Calibration), so a block measured on one
+        pair of processes says nothing of the next pair; a restart per block makes that
+        difference part of the blocks' spread, which the interval then covers."""
+        if self.regime is None:
+            return False
+        self._restart(self.regime, self.buffer_pool_mb(self.regime))
+        return True
+
+    def _restart(self, regime: str, bp: int) -> None:
         shaping = self._shaping()
         regime_record: dict[str, Any] = {
             "buffer_pool_mb": bp,
@@ -357,9 +373,12 @@ class ServerPair:
             regime_record["cpu_source"][variant] = server.cpu_counter.source
             if regime == "in-memory":
                 self._preload(server)
-        self._shape_record().setdefault("regimes", {})[regime] = regime_record
+        regimes = self._shape_record().setdefault("regimes", {})
+        # How many times both servers started in this regime: 1 + one per renewed block.
+        regime_record["starts"] = regimes.get(regime, {}).get("starts", 0) + 1
+        regimes[regime] = regime_record
+        self.record["restart"] = self.profile.measure.restart  # the report says which
         self.store.write_json("at-rest.json", self.record)
-        self.regime, self.shaped = regime, self.shape
 
     def _shaping(self) -> tuple[shapes.Layout, shapes.Limits] | None:
         """Where and how the next start confines a server (the preflight found the layout

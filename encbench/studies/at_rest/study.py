@@ -222,6 +222,14 @@ class AtRestStudy:
         with blame_the_server(self._host().target(variant)):
             return sysbench.run(self._invocation(cell, variant, seconds, log))
 
+    def renew(self, cell: CellKey) -> bool:
+        """Before each block (the engine's Renewing): both servers restarted, per the
+        profile's `restart`; True when they were (the runner then warms them up again)."""
+        if self.rule.restart != "block":
+            return False
+        self.progress.status(f"{cell.label}: both servers restarted for the next block")
+        return self._host().renew(self.progress.log)
+
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
         self._sysbench(cell, variant, seconds, raw)
 

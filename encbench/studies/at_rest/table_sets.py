@@ -289,6 +289,9 @@ class TableSets:
     def unavailable(self, regime: str) -> str | None:
         return regime_problem(regime, self.pool_bytes, self.profile)
 
+    def renew(self, log: Callable[[str], None]) -> bool:
+        return False  # the user's server: never restarted
+
     def configure(self, regime: str, log: Callable[[str], None]) -> None:
         """No restart: prove the sets again and, in memory, read both into the pool."""
         if self.regime == regime:
