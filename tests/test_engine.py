@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from encbench.engine import rounds
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds
 from encbench.engine.study import CellSkipped, Run
@@ -199,10 +201,16 @@ class RenewingStudy(FakeStudy):
     """A study whose servers start afresh before every block (engine.study.Renewing)."""
 
     renews: bool = True
+    setups: list[tuple[int, int, float]] = dataclasses.field(default_factory=list)
 
     def renew(self, cell: CellKey) -> bool:
         self.calls.append(f"renew {cell.threads}")
+        time.sleep(0.05)  # a restart takes time, which the cell's budget must see
         return self.renews
+
+    def measure(self, run: Run) -> RunRecord:
+        self.setups.append((run.round, run.position, run.setup_s))
+        return dataclasses.replace(super().measure(run), setup_s=run.setup_s)
 
 
 def test_a_renewing_study_gets_fresh_servers_and_a_warm_up_before_every_block(
@@ -211,7 +219,10 @@ def test_a_renewing_study_gets_fresh_servers_and_a_warm_up_before_every_block(
     calls: list[str] = []
     rule = Rounds(warmup_s=1, run_s=1, min_rounds=4, max_rounds=4, target_halfwidth_pct=2.0)
     one_cell = (CellKey("oltp_read_only", "in-memory", 1),)
-    runner(tmp_path).run([RenewingStudy(calls, rule, cell_list=one_cell)])
+    study = RenewingStudy(calls, rule, cell_list=one_cell)
+    run = runner(tmp_path)
+    run.run([study])
+    runner_store = run.store
     cell = calls[calls.index("open 1") + 1 : calls.index("close 1")]
     steps = [c for c in cell if not c.startswith("prove")]
     block = ["renew 1", "warm-up plain", "warm-up encrypted"]
@@ -220,6 +231,12 @@ def test_a_renewing_study_gets_fresh_servers_and_a_warm_up_before_every_block(
     assert steps.count("renew 1") == 2
     # Not between the two rounds of a block: its halves must share their servers.
     assert [c for c in steps[3:7] if not c.startswith("measure")] == []
+    # The renewal's time goes to the block's first run and so into the cell's budget.
+    charged = [(r, p) for r, p, s in study.setups if s > 0]
+    assert charged == [(0, 0), (2, 0)]
+    assert all(s >= 0.05 for _, _, s in study.setups if s > 0)
+    done = rounds.cell_rounds(runner_store.runs(RunRecord), one_cell[0], rule)
+    assert done.wall_s >= 4 * 1.0 + 2 * 0.05
 
 
 def test_a_study_that_cannot_renew_is_warmed_up_once_per_cell(tmp_path: Path) -> None:

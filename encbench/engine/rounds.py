@@ -77,7 +77,9 @@ class Round:
 
     @property
     def wall_s(self) -> float:
-        return float(sum(r.wall_s for r in self.runs.values()))
+        """The round's real time: its runs and, where a record keeps it, the set-up of its
+        block just before it (fresh servers and their warm-up: RunRecord.setup_s)."""
+        return float(sum(r.wall_s + getattr(r, "setup_s", 0.0) for r in self.runs.values()))
 
     @property
     def order(self) -> tuple[str, ...]:

@@ -184,11 +184,14 @@ class Runner:
             reason = rounds.stop_reason(done, rule, metric)
             if reason is not None:
                 break
+            before = time.monotonic()
             if isinstance(study, Renewing) and not done.open_block and study.renew(cell):
                 cold = True
+            setup_s = 0.0
             if cold:
                 self._warm_up(study, cell)
                 cold = False
+                setup_s = time.monotonic() - before
             number = rounds.next_round_number(runs, cell)
             estimate = rounds.estimate(done.blocks, metric, rule)
             finite = estimate is not None and math.isfinite(estimate.halfwidth_pct)
@@ -200,7 +203,8 @@ class Runner:
             raw_name = f"{study.name}-{cell.slug}-r{number:03d}-{{}}.txt"
             planned = [
                 Run(cell, number, variant, position, self.session, rule.run_s,
-                    self.store.raw_path(raw_name.format(variant)))
+                    self.store.raw_path(raw_name.format(variant)),
+                    setup_s if position == 0 else 0.0)
                 for position, variant in enumerate(rounds.next_order(done, self.rng))
             ]  # fmt: skip
             if study.together:

@@ -99,6 +99,10 @@ class Run:
     session: str
     seconds: int  # the rule's run_s: a load's length; an operation takes what it takes
     raw: Path
+    # Seconds the runner spent just before this run renewing and warming the servers for its
+    # block (on a block's first run only): a record that keeps it (`setup_s`) charges it to
+    # the cell's time budget (engine/rounds.py: Round.wall_s).
+    setup_s: float = 0.0
 
 
 class Study(Protocol):

@@ -193,6 +193,10 @@ class RunRecord:
     # Cpus_allowed_list (/proc/PID/status) when the run began: the per-run proof that it ran
     # confined to the shape's CPUs ("" without a shape).
     shape_cpus_allowed: str = ""
+    # Added within schema 1 (older lines read as 0): the seconds spent just before this run on
+    # its block's fresh servers and warm-up (measure.restart = "block"; on a block's first run
+    # only).  Not measuring time, but the cell's time budget is real time: it is charged there.
+    setup_s: float = 0.0
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

@@ -398,6 +398,7 @@ class AtRestStudy:
             sharing=self.rule.sharing,
             server_cpus=server_cpus,
             client_cpus=client_cpus,
+            setup_s=run.setup_s,
             shape_cpus_allowed=opened.cpus_allowed,
         )
 
