@@ -239,8 +239,8 @@ class MeasureSpec(Rounds):
     # When both servers start afresh: before every block ("block"), so that what a pair of
     # processes has of its own (two identical servers differed by up to a fifth for as long
     # as both lived: README, Calibration) varies between blocks and the interval covers it;
-    # or only when the regime changes ("regime": cheaper, and blind to that difference).
-    # A target's server is never restarted.
+    # or only when the regime, shape or configuration changes ("regime": cheaper, and blind
+    # to that difference).  A target's server is never restarted.
     restart: Literal["block", "regime"] = "block"
 
     @field_validator("workloads")

@@ -129,6 +129,7 @@ class FakeStudy:
 
 
 RULE = Rounds(warmup_s=1, run_s=1, min_rounds=2, max_rounds=2, target_halfwidth_pct=2.0)
+CELL = CellKey("oltp_read_only", "in-memory", 1)
 
 
 class Draws(random.Random):
@@ -236,7 +237,31 @@ def test_a_renewing_study_gets_fresh_servers_and_a_warm_up_before_every_block(
     assert charged == [(0, 0), (2, 0)]
     assert all(s >= 0.05 for _, _, s in study.setups if s > 0)
     done = rounds.cell_rounds(runner_store.runs(RunRecord), one_cell[0], rule)
-    assert done.wall_s >= 4 * 1.0 + 2 * 0.05
+    runs_s = 8 * 1.0  # a_record: every run 1 s
+    assert done.wall_s == pytest.approx(runs_s + sum(s for _, _, s in study.setups))
+    assert done.wall_s > runs_s + 2 * 0.05
+
+
+def test_the_budget_counts_a_new_blocks_set_up_once_and_none_inside_a_block() -> None:
+    def run(round_: int, variant: str, position: int, setup_s: float) -> RunRecord:
+        planned = Run(CELL, round_, variant, position, "s", 1, Path("r.txt"), setup_s)
+        return dataclasses.replace(a_record(planned, 100.0), wall_s=10.0, setup_s=setup_s)
+
+    records = [
+        run(0, "plain", 0, 8.0), run(0, "encrypted", 1, 0.0),
+        run(1, "encrypted", 0, 0.0), run(1, "plain", 1, 0.0),
+    ]  # fmt: skip
+    # One block: 40 s of runs and 8 s of set-up.  The next block: 2 rounds of 20 s + 8 s.
+    ends = Rounds(min_rounds=2, max_rounds=100, cell_budget_s=48 + 48 - 1)
+    goes_on = Rounds(min_rounds=2, max_rounds=100, cell_budget_s=48 + 48)
+    for rule, stops in ((ends, True), (goes_on, False)):
+        state = rounds.cell_rounds(records, CELL, rule)
+        assert state.wall_s == 48.0
+        assert (rounds._budget_spent(state, rule, 2) is not None) is stops
+    # Inside a block only its second round is ahead, with no set-up of its own.
+    open_block = rounds.cell_rounds(records[:2], CELL, goes_on)
+    assert rounds._budget_spent(open_block, Rounds(cell_budget_s=28 + 20), 1) is None
+    assert rounds._budget_spent(open_block, Rounds(cell_budget_s=28 + 19), 1) is not None
 
 
 def test_a_study_that_cannot_renew_is_warmed_up_once_per_cell(tmp_path: Path) -> None:

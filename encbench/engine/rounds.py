@@ -79,7 +79,15 @@ class Round:
     def wall_s(self) -> float:
         """The round's real time: its runs and, where a record keeps it, the set-up of its
         block just before it (fresh servers and their warm-up: RunRecord.setup_s)."""
-        return float(sum(r.wall_s + getattr(r, "setup_s", 0.0) for r in self.runs.values()))
+        return self.runs_s + self.setup_s
+
+    @property
+    def runs_s(self) -> float:
+        return float(sum(r.wall_s for r in self.runs.values()))
+
+    @property
+    def setup_s(self) -> float:
+        return float(sum(getattr(r, "setup_s", 0.0) for r in self.runs.values()))
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -266,9 +274,13 @@ def _budget_spent(state: CellRounds, m: StopRule, rounds_ahead: int) -> str | No
     rounds = sorted([*state.counted, *state.rejected], key=lambda r: r.number)
     if not rounds:
         return None
-    # Stop when what must come next would overrun the budget, not after overrunning it.
-    last = max(r.wall_s for r in rounds[-ROUNDS_PER_BLOCK:])
-    if state.wall_s + rounds_ahead * last > m.cell_budget_s:
+    # Stop when what must come next would overrun the budget, not after overrunning it: the
+    # rounds ahead, and a new block's set-up (fresh servers, warm-up) once, as the last took.
+    recent = rounds[-ROUNDS_PER_BLOCK:]
+    ahead = rounds_ahead * max(r.runs_s for r in recent)
+    if not state.open_block:
+        ahead += max(r.setup_s for r in recent)
+    if state.wall_s + ahead > m.cell_budget_s:
         return f"time budget ({m.cell_budget_s:g} s) ended"
     return None
 

@@ -484,7 +484,8 @@ def _regime_lines(regimes: Record) -> list[str]:
             line += "."
         proofs = rec.get("proofs") or {}
         if proofs:
-            line += " Proven again after the restart (INNODB_TABLESPACES_ENCRYPTION): " + ", ".join(
+            again = "every restart (the last shown)" if rec.get("starts", 1) > 1 else "the restart"
+            line += f" Proven again after {again} (INNODB_TABLESPACES_ENCRYPTION): " + ", ".join(
                 f"{variant} {p['tablespaces_encrypted']}/{p['tablespaces_checked']} encrypted"
                 for variant, p in proofs.items()
             )
@@ -617,9 +618,10 @@ def restart_words(part: AtRestSummary) -> str:
             "has of its own varies between blocks and the intervals cover it."
         )
     return (
-        f'Servers: restarted only when the regime changed (`measure.restart = "regime"`; '
-        f"{part.server_starts} starts in all) — a difference between the two processes "
-        "themselves lasts through every block of a cell, and the intervals do not cover it."
+        f"Servers: restarted only when the regime, shape or configuration changed "
+        f'(`measure.restart = "regime"`; {part.server_starts} starts in all) — a difference '
+        "between the two processes themselves lasts through every block of a cell, and the "
+        "intervals do not cover it."
     )
 
 

@@ -152,6 +152,14 @@ class ServerPair:
         self.shape: ShapeSpec | None = None
         self.shaped: ShapeSpec | None = None
         self.record: dict[str, Any] = store.read_json("at-rest.json") or {}
+        # Restart before every block or only per regime: the profile's, unless this run began
+        # under a version that had no such setting (its at-rest.json has no `restart`), which
+        # restarted per regime — a resumed run keeps one design.
+        self.restart: str = self.record.setdefault(
+            "restart", "regime" if self.record else profile.measure.restart
+        )
+        # The servers have started and served no block yet: the next block needs no restart.
+        self.fresh = False
 
     def _new_servers(self) -> dict[str, SandboxServer]:
         sandbox = self.store.path / "sandbox"
@@ -340,10 +348,14 @@ class ServerPair:
         identical servers can differ by a fifth for as long as both processes live (where
         their memory and threads landed: see README, Calibration), so a block measured on one
         pair of processes says nothing of the next pair; a restart per block makes that
-        difference part of the blocks' spread, which the interval then covers."""
-        if self.regime is None:
+        difference part of the blocks' spread, which the interval then covers.  Servers
+        just started (a new regime, shape or pair) serve their first block as they are.
+        False when the run restarts per regime only."""
+        if self.restart != "block" or self.regime is None:
             return False
-        self._restart(self.regime, self.buffer_pool_mb(self.regime))
+        if not self.fresh:
+            self._restart(self.regime, self.buffer_pool_mb(self.regime))
+        self.fresh = False
         return True
 
     def _restart(self, regime: str, bp: int) -> None:
@@ -377,8 +389,8 @@ class ServerPair:
         # How many times both servers started in this regime: 1 + one per renewed block.
         regime_record["starts"] = regimes.get(regime, {}).get("starts", 0) + 1
         regimes[regime] = regime_record
-        self.record["restart"] = self.profile.measure.restart  # the report says which
         self.store.write_json("at-rest.json", self.record)
+        self.fresh = True
 
     def _shaping(self) -> tuple[shapes.Layout, shapes.Limits] | None:
         """Where and how the next start confines a server (the preflight found the layout

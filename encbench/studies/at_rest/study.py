@@ -223,12 +223,19 @@ class AtRestStudy:
             return sysbench.run(self._invocation(cell, variant, seconds, log))
 
     def renew(self, cell: CellKey) -> bool:
-        """Before each block (the engine's Renewing): both servers restarted, per the
-        profile's `restart`; True when they were (the runner then warms them up again)."""
-        if self.rule.restart != "block":
+        """Before each block (the engine's Renewing): both servers fresh, per the profile's
+        `restart` (hosts.VariantHost.renew); True when they are (the runner then warms them
+        up).  Pinned rounds pin both new servers at once: the one not measured first must
+        not start its threads on sysbench's CPUs."""
+        self.progress.status(f"{cell.label}: fresh servers for the next block")
+        if not self._host().renew(self.progress.log):
             return False
-        self.progress.status(f"{cell.label}: both servers restarted for the next block")
-        return self._host().renew(self.progress.log)
+        if self.rule.sharing == "pinned":
+            where = placement.placement(self.rule.sharing, 0, self.cpus)
+            assert where.server is not None
+            for server in self._local_servers().values():
+                placement.pin(server.pid, where.server)
+        return True
 
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
         self._sysbench(cell, variant, seconds, raw)
