@@ -28,7 +28,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError
@@ -36,7 +36,6 @@ from encbench.servers import cgroup
 from encbench.servers.target import MISSING
 
 if TYPE_CHECKING:
-    from encbench.profile import TargetSpec
     from encbench.results.store import ResultStore
     from encbench.servers.user_server import UserServer
 
@@ -48,6 +47,17 @@ ANSWER_TIMEOUT_S = 15.0
 LOGIN_TIMEOUT_S = 60.0
 END = "encbench-end-of-answer"
 SSH_HINT = "install it: apt-get install openssh-client"
+
+
+class SshAccess(Protocol):
+    """What reading the server's CPU over ssh needs of the profile's target (its TargetSpec):
+    said here so that servers/ does not import the profile above it."""
+
+    @property
+    def ssh(self) -> str: ...
+
+    @property
+    def ssh_config(self) -> str: ...
 
 
 class SshCpu:
@@ -158,7 +168,7 @@ class SshCpu:
 
 
 def open_remote_cpu(
-    server: UserServer, spec: TargetSpec, store: ResultStore, log: Callable[[str], None]
+    server: UserServer, spec: SshAccess, store: ResultStore, log: Callable[[str], None]
 ) -> SshCpu | None:
     """The server's CPU over ssh where [target] ssh allows it (remote_cpu.py), else None."""
     if not spec.ssh:
