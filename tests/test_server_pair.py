@@ -34,12 +34,12 @@ def test_servers_just_started_serve_their_first_block_and_every_later_block_gets
 ) -> None:
     pair, restarts = a_pair(tmp_path, monkeypatch)
     assert pair.restart == "block"
-    assert not pair.renew(print), "no regime yet: nothing to renew"
+    assert not pair.renew(), "no regime yet: nothing to renew"
     pair.configure("in-memory", lambda line: None)
     assert restarts == ["in-memory"]
-    assert pair.renew(print) and restarts == ["in-memory"], "not twice in a row"
-    assert pair.renew(print) and restarts == ["in-memory", "in-memory"]
-    assert pair.renew(print) and len(restarts) == 3
+    assert pair.renew() and restarts == ["in-memory"], "not twice in a row"
+    assert pair.renew() and restarts == ["in-memory", "in-memory"]
+    assert pair.renew() and len(restarts) == 3
 
 
 def test_a_resumed_run_that_began_restarting_per_regime_keeps_that_design(
@@ -50,5 +50,5 @@ def test_a_resumed_run_that_began_restarting_per_regime_keeps_that_design(
     assert pair.restart == "regime"
     pair.configure("in-memory", lambda line: None)
     pair.fresh = False
-    assert not pair.renew(print) and restarts == ["in-memory"]
+    assert not pair.renew() and restarts == ["in-memory"]
     assert pair.record["restart"] == "regime", "the report says how it was run"

@@ -34,6 +34,13 @@ def test_a_tiny_calibration_proves_both_servers_plain_and_reports(
     same = [{k: v for k, v in options[s].items() if k not in per_sandbox} for s in options]
     assert same[0] == same[1] and not any("encrypt" in k for k in same[0])
     assert json.loads((out / "meta.json").read_text())["calibration"] is True
+    # Fresh servers before every block (measure.restart): 2 cells × 6 blocks, the first block
+    # served by the regime's own start, each later one by a restart, proven again each time.
+    assert record["restart"] == "block"
+    runs = [json.loads(line) for line in (out / "at-rest.jsonl").read_text().splitlines()]
+    firsts = [r for r in runs if r["setup_s"] > 0]  # (a re-measured first round: one more)
+    assert len(firsts) >= 12 and all(r["position"] == 0 for r in firsts)
+    assert record["regimes"]["in-memory"]["starts"] == len(firsts)
 
     summary = json.loads((out / "summary.json").read_text())
     calibration = summary["calibration"]

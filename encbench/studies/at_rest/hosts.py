@@ -76,7 +76,7 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
         """Make both variants ready for a regime (restart, prove again, preload)."""
         ...
 
-    def renew(self, log: Callable[[str], None]) -> bool:
+    def renew(self) -> bool:
         """New server processes for the next block, as configure() left them; False where
         the design cannot (a target's server is never restarted)."""
         ...

@@ -342,7 +342,7 @@ class ServerPair:
         self._restart(regime, bp)
         self.regime, self.shaped = regime, self.shape
 
-    def renew(self, log: Callable[[str], None]) -> bool:
+    def renew(self) -> bool:
         """New server processes for the next block: both restarted as the regime left them
         (same options, same shape), proven again and, in memory, preloaded.  Why: two
         identical servers can differ by a fifth for as long as both processes live (where

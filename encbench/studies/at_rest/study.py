@@ -228,7 +228,7 @@ class AtRestStudy:
         up).  Pinned rounds pin both new servers at once: the one not measured first must
         not start its threads on sysbench's CPUs."""
         self.progress.status(f"{cell.label}: fresh servers for the next block")
-        if not self._host().renew(self.progress.log):
+        if not self._host().renew():
             return False
         if self.rule.sharing == "pinned":
             where = placement.placement(self.rule.sharing, 0, self.cpus)

@@ -289,7 +289,7 @@ class TableSets:
     def unavailable(self, regime: str) -> str | None:
         return regime_problem(regime, self.pool_bytes, self.profile)
 
-    def renew(self, log: Callable[[str], None]) -> bool:
+    def renew(self) -> bool:
         return False  # the user's server: never restarted
 
     def configure(self, regime: str, log: Callable[[str], None]) -> None:
