@@ -28,7 +28,7 @@ from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
 from encbench.servers import dsn, keys, registry
 from encbench.servers.sandbox import check_path
-from encbench.studies import build_studies, check_disk, check_memory, skipped_for_target
+from encbench.studies import build_studies, check_disk, check_memory, left_out
 
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
@@ -194,13 +194,16 @@ def _open_store(
         try:
             store.check_profile_unchanged(force)
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
-            preflight.require_tools(prof)
-            check_disk(store.path, prof)
-            check_memory(prof)
+            left = left_out(prof, preflight.unavailable_studies(prof))
+            here = prof.without(left)
+            preflight.require_tools(here)
+            check_disk(store.path, here)
+            check_memory(here)
+            store.write_not_measured(left)
         except BaseException:
             store.unlock()
             raise
-        return store, prof
+        return store, here
     if force:
         raise BadInput("--force goes with --resume: it accepts a changed profile.toml")
     origin = profile or profiles.DEFAULT_PROFILE
@@ -212,20 +215,21 @@ def _open_store(
     name = f"{prof.name}-aa" if prof.calibration and "calibrat" not in prof.name else prof.name
     out = out or Path("results") / f"{name}-{stamp}"
     check_path(out)
-    preflight.require_tools(prof)
-    check_disk(out, prof)
-    check_memory(prof)
-    return ResultStore.create(out, prof.name, text, calibration=prof.calibration), prof
+    left = left_out(prof, preflight.unavailable_studies(prof))
+    here = prof.without(left)
+    preflight.require_tools(here)
+    check_disk(out, here)
+    check_memory(here)
+    store = ResultStore.create(out, prof.name, text, calibration=prof.calibration)
+    store.write_not_measured(left)
+    return store, here
 
 
 def _measure(store: ResultStore, prof: profiles.Profile) -> None:
     """Every study the profile names, one after the other, on the one runner."""
     with RunProgress(0) as progress:
-        for name in skipped_for_target(prof):
-            progress.log(
-                f"{name}: skipped — against a target only at rest and in transit are "
-                "measured (operations restart and kill the server, which is not encbench's)"
-            )
+        for name, why in store.not_measured().items():
+            progress.log(f"{name}: skipped — {why}")
         studies = build_studies(store, prof, progress)
         progress.set_total(estimated_seconds(studies))
         runner = Runner(

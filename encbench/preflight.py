@@ -139,6 +139,17 @@ def state_transfer_checks(profile: Profile) -> list[Check]:
     return [*checks, _binary("fio", "fio"), _binary("iperf3", "iperf3")]
 
 
+def unavailable_studies(profile: Profile) -> dict[str, str]:
+    """The profile's optional studies that this machine cannot run, each with what it lacks
+    and the fix: they are left out of the run (and named in its report), not refused."""
+    out = {}
+    if "state-transfer" in profile.studies and profile.state_transfer.optional:
+        missing = [c for c in state_transfer_checks(profile) if not c.ok]
+        if missing:
+            out["state-transfer"] = "; ".join(f"{c.name} {c.detail}: {c.fix}" for c in missing)
+    return out
+
+
 def replication_checks(profile: Profile) -> list[Check]:
     """The replication study's tools: the Galera provider, rsync for node 2's first join,
     `ip` and root for the emulated hosts."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -457,6 +457,14 @@ class StateTransferSpec(Rounds):
     # One cell per entry, every method: "off" as the seed's "AES-NI off" runs (AesNi above).
     aesni: Annotated[list[AesNi], Field(min_length=1)] = ["on"]
     nodes: int = 2
+    # The donor's data when it is not [data]'s (which the at-rest study sizes for its
+    # regimes): an SST copies it whole in every run, so a short profile may want less.
+    tables: Annotated[int, Field(gt=0, le=1000)] | None = None
+    table_size: Annotated[int, Field(gt=0)] | None = None
+    # true: a machine without what the study needs (root, the Galera provider, the
+    # methods' tools) skips its cells with the reason in the report, rather than refusing
+    # the whole run — for a profile whose other studies run anywhere (quick).
+    optional: bool = False
     # The emulated link between the hosts (tbf); none: as fast as the veth pair goes.
     rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
     key_type: Literal["rsa2048", "rsa3072", "rsa4096"] = "rsa2048"
@@ -471,6 +479,14 @@ class StateTransferSpec(Rounds):
     # socat's -b in the raw pipelines (the SST scripts start their own socat): its 8 KiB
     # default held a plain stream to about half of what 1 MiB gave on this machine (#10).
     socat_buffer_kib: int = 1024
+
+    def data(self, default: DataSpec) -> DataSpec:
+        """The donor's sysbench data: this section's size where it gives one, else
+        `default` ([data]) for what it leaves out."""
+        return DataSpec(
+            tables=self.tables or default.tables,
+            table_size=self.table_size or default.table_size,
+        )
 
     @field_validator("socat_buffer_kib")
     @classmethod
@@ -583,6 +599,15 @@ class Profile(Strict):
                 f"use only {NAME_CHARACTERS}, and no '..'"
             )
         return value
+
+    def without(self, left_out: Mapping[str, str]) -> Profile:
+        """This profile less the studies `left_out` (study → why it cannot run here): what
+        this run measures.  The results directory keeps the whole profile."""
+        studies = [s for s in self.studies if s not in left_out]
+        if not studies:
+            whys = "; ".join(f"{name}: {why}" for name, why in left_out.items())
+            raise BadInput(f"profile {self.name} has no study that can run here — {whys}")
+        return self.model_copy(update={"studies": studies})
 
 
 def builtin_names() -> list[str]:

@@ -171,6 +171,70 @@ def test_missing_socat_names_the_package(monkeypatch: pytest.MonkeyPatch) -> Non
         preflight.require_tools(a_profile())
 
 
+def test_the_study_may_size_its_own_data_and_falls_back_to_data() -> None:
+    own = a_profile("[data]\ntables = 8\n[state_transfer]\ntable_size = 10000\n")
+    assert own.state_transfer.data(own.data).model_dump() == {"tables": 8, "table_size": 10000}
+    plain = a_profile("[data]\ntables = 3\ntable_size = 7\n")
+    assert plain.state_transfer.data(plain.data) == plain.data
+
+
+def test_an_optional_study_this_machine_cannot_run_is_left_out_with_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from encbench import preflight
+
+    monkeypatch.setattr(galera, "provider", lambda: None)
+    both = parse(
+        'name = "q"\nstudies = ["at-rest", "state-transfer"]\n[state_transfer]\noptional = true\n',
+        "p.toml",
+    )
+    why = preflight.unavailable_studies(both)
+    assert list(why) == ["state-transfer"]
+    assert "libgalera_smm.so) not found: apt-get install galera-4" in why["state-transfer"]
+    here = both.without(why)
+    assert here.studies == ["at-rest"]
+    assert preflight.state_transfer_checks(here) == []  # nothing of it is required any more
+    # What a run leaves out: this, and the studies a target cannot take.
+    from encbench.studies import left_out
+
+    target = both.model_copy(update={"target": object()})
+    assert set(left_out(target, why)) == {"state-transfer"}
+    assert left_out(target, {})["state-transfer"].startswith("against a target only at rest")
+    # Not optional: refused, as before.
+    assert preflight.unavailable_studies(a_profile()) == {}
+    # Nothing left to run: one line that says why.
+    alone = a_profile("[state_transfer]\noptional = true\n")
+    with pytest.raises(BadInput, match=r"no study that can run here — state-transfer: Galera"):
+        alone.without(preflight.unavailable_studies(alone))
+
+
+def test_a_run_with_only_an_optional_study_that_cannot_run_is_refused(tmp_path: Path) -> None:
+    prof = tmp_path / "p.toml"
+    prof.write_text('name = "s"\nstudies = ["state-transfer"]\n[state_transfer]\noptional = true\n')
+    out = tmp_path / "o"
+    # No tool on the PATH: the SST scripts' helper and `ip` are missing.
+    result = encbench("run", str(prof), "--out", str(out), env={"PATH": str(tmp_path)})
+    assert_one_line_error(result, "no study that can run here", "wsrep_sst_common not found")
+    assert not out.exists()
+
+
+def test_a_study_left_out_is_named_in_the_report_and_not_built(tmp_path: Path) -> None:
+    from encbench.report import documents
+    from encbench.results.store import ResultStore
+
+    prof = parse('name = "q"\nstudies = ["state-transfer"]\n', "p.toml")
+    store = ResultStore.create(tmp_path / "o", "q", "")
+    store.write_not_measured({"state-transfer": "root privileges missing: run as root"})
+    summary = documents.build_summary(store, prof)
+    assert summary.studies.state_transfer is None
+    assert summary.to_json()["not_measured"] == {
+        "state-transfer": "root privileges missing: run as root"
+    }
+    text = markdown.render(documents.document(summary))
+    assert "## Not measured" in text
+    assert "**state-transfer**: root privileges missing: run as root." in text
+
+
 # -- the Galera node's option file ------------------------------------------------------------
 def test_a_node_joins_its_peers_on_its_own_address_and_ports() -> None:
     donor, joiner = galera.Node("donor", "10.0.0.2"), galera.Node("joiner", "10.0.0.1")

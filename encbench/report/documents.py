@@ -41,16 +41,17 @@ def render_documents(store: ResultStore, profile: Profile, with_html: bool = Fal
 
 def build_summary(store: ResultStore, profile: Profile) -> Summary:
     environment = store.read_json("environment.json")
+    left_out = store.not_measured()
     parts: dict[str, StudyPart] = {
         name: SECTIONS[name].build(store, profile, environment)
         for name in profile.studies
-        if name in SECTIONS
+        if name in SECTIONS and name not in left_out
     }
     if profile.calibration:
         aa = calibration.build(store, profile, environment)
-        return summarize(profile.name, environment, parts, calibration=aa)
+        return summarize(profile.name, environment, parts, calibration=aa, not_measured=left_out)
     noise = calibration.noise_floor_of(store)
-    return summarize(profile.name, environment, parts, noise_floor=noise)
+    return summarize(profile.name, environment, parts, noise_floor=noise, not_measured=left_out)
 
 
 def summarize(
@@ -60,9 +61,11 @@ def summarize(
     *,
     calibration: Calibration | None = None,
     noise_floor: NoiseFloor | None = None,
+    not_measured: Mapping[str, str] | None = None,
 ) -> Summary:
     """The summary of the studies' parts, each under its study's name; an A/A calibration
-    carries its result, an ordinary run the machine's noise floor as it found it."""
+    carries its result, an ordinary run the machine's noise floor as it found it; the
+    profile's studies the run left out, with why."""
     return Summary(
         profile=profile_name,
         method=CALIBRATION_METHOD if calibration else stats.METHOD,
@@ -71,6 +74,7 @@ def summarize(
         studies=Studies.model_validate(parts),
         calibration=calibration,
         noise_floor=noise_floor,
+        not_measured=dict(not_measured or {}),
     )
 
 
@@ -108,6 +112,8 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
         servers = (at_rest.servers if at_rest else None) or {}
         algorithm = (servers.get("encryption") or {}).get("algorithm")
         sections.append(crypto_section.section(crypto, algorithm))
+    if summary.not_measured:
+        sections.append(not_measured_section(summary.not_measured))
     at_rest = summary.studies.at_rest
     sections.append(
         calibration_section.noise_floor_section(
@@ -116,6 +122,12 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
     )
     sections.append(setup_section(summary))
     return Document(title, sections)
+
+
+def not_measured_section(left_out: Mapping[str, str]) -> Section:
+    """The profile's studies this run did not measure, and why — never silently absent."""
+    items = [f"**{name}**: {why}." for name, why in left_out.items()]
+    return Section("Not measured", [Bullets(items)])
 
 
 def setup_section(summary: Summary) -> Section:

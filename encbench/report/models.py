@@ -711,6 +711,9 @@ class Summary(Model):
     calibration: Calibration | None = None
     # The machine's latest calibration, as an ordinary run found it.
     noise_floor: NoiseFloor | None = None
+    # The profile's studies the run left out (study → why): a target; an optional study
+    # this machine cannot run.
+    not_measured: dict[str, str] = {}
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 

@@ -21,6 +21,7 @@ import fcntl
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -56,6 +57,9 @@ RECORD_TYPES: tuple[
     RejoinRecord,
 )
 TORN_LINES = "logs/torn-lines.txt"
+# The studies of the profile that a run left out, and why (a target; an optional study this
+# machine cannot run).
+NOT_MEASURED = "not-measured.json"
 
 
 class Record(Protocol):
@@ -292,6 +296,16 @@ class ResultStore:
             except (ValueError, KeyError, TypeError) as exc:
                 raise BadInput(f"{path}, line {number}, is not a valid run: {exc}") from None
         return records
+
+    # -- studies this run left out -----------------------------------------------------------
+    def write_not_measured(self, left_out: Mapping[str, str]) -> None:
+        """The profile's studies this run (or resume) leaves out, each with why: rewritten at
+        every start, so a resume on a machine that can run them measures them."""
+        write_json(self.path / NOT_MEASURED, dict(left_out))
+
+    def not_measured(self) -> dict[str, str]:
+        data = self.read_json(NOT_MEASURED)
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
     def raw_path(self, name: str) -> Path:
         return self.path / "raw" / name

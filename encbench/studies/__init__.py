@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +61,19 @@ def skipped_for_target(profile: Profile) -> list[str]:
     if profile.target is None:
         return []
     return [name for name in profile.studies if name not in TARGET_STUDIES]
+
+
+TARGET_WHY = (
+    "against a target only at rest and in transit are measured (operations restart and kill "
+    "the server, which is not encbench's)"
+)
+
+
+def left_out(profile: Profile, unavailable: Mapping[str, str]) -> dict[str, str]:
+    """The profile's studies this run leaves out, each with why: those a target cannot take,
+    and the optional ones this machine cannot run (preflight.unavailable_studies)."""
+    out = {name: TARGET_WHY for name in skipped_for_target(profile)}
+    return out | {name: why for name, why in unavailable.items() if name in profile.studies}
 
 
 def _entries(profile: Profile) -> list[tuple[str, Entry]]:

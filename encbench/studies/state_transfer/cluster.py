@@ -49,7 +49,8 @@ RSYNC_DAEMON_USER = "nobody"
 
 def buffer_pool_mb(profile: Profile) -> int:
     """Enough to load the data; a state transfer copies files, not pages from the pool."""
-    rows = profile.data.tables * profile.data.table_size
+    data = profile.state_transfer.data(profile.data)
+    rows = data.tables * data.table_size
     return max(64, min(1024, int(rows * BYTES_PER_ROW_ESTIMATE / 2**20) + 32))
 
 
@@ -238,7 +239,7 @@ class Cluster:
     # -- provisioning -----------------------------------------------------------------------
     def provision(self) -> None:
         log = self.log
-        data = self.profile.data
+        data = self.profile.state_transfer.data(self.profile.data)
         donor = self.donor
         first = self.sst_method
         log("state-transfer: initializing the donor")

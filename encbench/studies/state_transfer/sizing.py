@@ -18,7 +18,8 @@ COPIES = 3
 
 
 def disk_bytes(profile: Profile) -> int:
-    rows = profile.data.tables * profile.data.table_size
+    data = profile.state_transfer.data(profile.data)
+    rows = data.tables * data.table_size
     one = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
     # A raw pipeline's target directory on the joiner's host holds one more copy.
     pipelines = any(m in PIPELINES for m in profile.state_transfer.methods)
@@ -31,5 +32,6 @@ def memory_mb(profile: Profile) -> tuple[int, str]:
     need = profile.state_transfer.nodes * (pool + SERVER_ALLOWANCE_MB) + pool
     return need, (
         f"two Galera nodes, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB, and "
-        "mariadb-backup's prepare; use smaller data (data.tables, data.table_size)"
+        "mariadb-backup's prepare; use smaller data (state_transfer.tables and "
+        "state_transfer.table_size, or [data]'s)"
     )
