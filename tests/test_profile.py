@@ -21,6 +21,15 @@ def test_quick_is_read_only_in_both_regimes_over_the_issued_thread_sweep() -> No
     assert prof.measure.threads == [1, 4, 16, 64]
 
 
+def test_quick_has_one_optional_rsync_sst_cell_on_small_data_of_its_own() -> None:
+    prof, _ = profile.load("quick")
+    st = prof.state_transfer
+    assert "state-transfer" in prof.studies and st.optional
+    assert st.methods == ["rsync"]  # MariaDB's default; mariabackup's donor sleeps 10 s
+    assert st.data(prof.data).tables * st.data(prof.data).table_size == 20_000
+    assert st.min_rounds >= 12  # an interval, not a functional check
+
+
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
