@@ -706,7 +706,7 @@ def parse(text: str, origin: str) -> Profile:
             "server.encryption_algorithm or server.encryption_scope lists several: list one, "
             "or measure the operations in a profile of their own"
         )
-    for study in ("state-transfer", "replication", "rejoin"):
+    for study in ("replication", "rejoin"):
         if profile.calibration and study in profile.studies:
             raise BadInput(
                 f"{origin}: the {study} study has no A/A calibration yet; remove "

@@ -405,6 +405,40 @@ def test_an_encrypted_transfer_must_hide_the_marker_and_show_its_suite() -> None
     assert ok["marker_hits_other_ports"] == {"4568": 8}
 
 
+def test_an_aa_calibrations_twin_is_judged_as_the_plain_stream_it_is() -> None:
+    from encbench.studies.state_transfer.cluster import stream_encrypted
+
+    assert stream_encrypted("encrypted", calibration=False)
+    assert not stream_encrypted("encrypted", calibration=True)
+    assert not stream_encrypted("plain", calibration=False)
+    cell = SstCell("rsync")
+    # The twin must show the marker (it is plain) and no handshake.
+    twin = judge(cell, "encrypted", found(4, []), FIELDS, encrypted=False)
+    assert twin["marker_hits"] == 4
+    with pytest.raises(ProofError, match="positive control failed"):
+        judge(cell, "encrypted", found(0, HELLO), FIELDS, encrypted=False)
+    with pytest.raises(ProofError, match="TLS handshake crossed"):
+        judge(cell, "encrypted", found(4, HELLO), FIELDS, encrypted=False)
+
+
+def test_a_state_transfer_calibration_reads_its_cells_b_against_a(tmp_path: Path) -> None:
+    from encbench.report import calibration
+    from encbench.results.store import ResultStore
+
+    prof = a_profile('calibration = true\n[state_transfer]\nmethods = ["rsync"]\n')
+    store = ResultStore.create(tmp_path / "o", "sst", "")
+    for r in range(12):
+        order = ("plain", "encrypted") if r % 4 in (0, 3) else ("encrypted", "plain")
+        for v in order:
+            store.append(record(v, r + 1, 4.0 + 0.01 * (r % 3)))
+    cells_ = calibration.cells_of(store, prof)
+    assert [(c.study, c.group, c.label, c.rounds) for c in cells_] == [
+        ("state-transfer", "rsync", "rsync, 1 thr", 12)
+    ]
+    assert cells_[0].false_positive is False
+    assert calibration.last_start(store, prof) == "2026-11-23T00:00:00+00:00"
+
+
 def test_a_capture_that_saw_too_little_vouches_for_nothing() -> None:
     with pytest.raises(ProofError, match="cannot vouch"):
         judge(SstCell("rsync"), "encrypted", found(0, HELLO, seen=100), FIELDS)

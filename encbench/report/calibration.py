@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -31,10 +33,19 @@ from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, NoiseGroup, Record
 from encbench.results import store as results_store
-from encbench.results.schema import RunRecord, TransitCell, TransitRecord, primary_metric
+from encbench.results.schema import (
+    CellKey,
+    RunRecord,
+    SstCell,
+    SstRecord,
+    TransitCell,
+    TransitRecord,
+    primary_metric,
+)
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.in_transit import cells as transit_cells
+from encbench.studies.state_transfer import cells as sst_cells
 
 METHOD = (
     "A/A: the same estimate as every real run (Hodges–Lehmann of the block log ratios B/A, B a "
@@ -147,26 +158,56 @@ def transit_label(cell: TransitCell) -> tuple[str, str]:
     return group, f"{group}, {cell.threads} thr{row}"
 
 
+def at_rest_label(cell: CellKey) -> tuple[str, str]:
+    group = f"{cell.workload}, {cell.regime}"
+    return group, f"{group}, {cell.threads} thr"
+
+
+def state_transfer_label(cell: SstCell) -> tuple[str, str]:
+    """An SST cell's method is its group; its encrypted transport is not what a calibration
+    ran (both sides plain), so the label names the profile's row, not a cipher."""
+    row = f", the {cell.cipher} row" if cell.cipher else ""
+    aesni = "" if cell.aesni == "on" else f", AES-NI {cell.aesni}"
+    return cell.method, f"{cell.method}, {cell.backup_threads} thr{row}{aesni}"
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What the calibration reads of one study: its runs, its cells, its stopping rule, and
+    each cell's group and label in the noise-floor tables."""
+
+    record_type: type[Any]
+    cells: Callable[[Profile], Sequence[Any]]
+    rule: Callable[[Profile], plan.StopRule]
+    label: Callable[[Any], tuple[str, str]]
+
+
+# The studies that have an A/A calibration, in the order they run.
+CALIBRATED: dict[str, Calibrated] = {
+    "at-rest": Calibrated(RunRecord, at_rest_cells, lambda p: p.measure, at_rest_label),
+    "in-transit": Calibrated(
+        TransitRecord, transit_cells.cells, lambda p: p.transit, transit_label
+    ),
+    "state-transfer": Calibrated(
+        SstRecord, sst_cells.cells, lambda p: p.state_transfer, state_transfer_label
+    ),
+}
+
+
 def cells_of(store: ResultStore, profile: Profile) -> list[CalibrationCell]:
     """Every measured cell of the profile's studies, B against A on its primary metric."""
     found: list[CalibrationCell] = []
-    if "at-rest" in profile.studies:
-        runs = store.runs(RunRecord)
-        metric = primary_metric(RunRecord.METRICS).name
-        for cell in at_rest_cells(profile):
-            state = plan.cell_rounds(runs, cell, profile.measure)
+    for study, how in CALIBRATED.items():
+        if study not in profile.studies:
+            continue
+        runs = store.runs(how.record_type)
+        metric = primary_metric(how.record_type.METRICS).name
+        rule = how.rule(profile)
+        for cell in how.cells(profile):
+            state = plan.cell_rounds(runs, cell, rule)
             if state.counted:
-                group = f"{cell.workload}, {cell.regime}"
-                label = f"{group}, {cell.threads} thr"
-                found.append(aa_cell("at-rest", group, label, metric, state, profile.measure))
-    if "in-transit" in profile.studies:
-        transit_runs = store.runs(TransitRecord)
-        metric = primary_metric(TransitRecord.METRICS).name
-        for tcell in transit_cells.cells(profile):
-            state = plan.cell_rounds(transit_runs, tcell, profile.transit)
-            if state.counted:
-                group, label = transit_label(tcell)
-                found.append(aa_cell("in-transit", group, label, metric, state, profile.transit))
+                group, label = how.label(cell)
+                found.append(aa_cell(study, group, label, metric, state, rule))
     return found
 
 
@@ -182,9 +223,12 @@ def machine_of(environment: Record | None) -> str | None:
 
 def last_start(store: ResultStore, profile: Profile) -> str | None:
     """When the calibration was measured: its last run's start, from the records alone."""
-    starts = [r.started_at for r in store.runs(RunRecord)] if "at-rest" in profile.studies else []
-    if "in-transit" in profile.studies:
-        starts += [r.started_at for r in store.runs(TransitRecord)]
+    starts = [
+        r.started_at
+        for study, how in CALIBRATED.items()
+        if study in profile.studies
+        for r in store.runs(how.record_type)
+    ]
     return max(starts) if starts else None
 
 

@@ -210,4 +210,11 @@ def setup_lines(summary: Summary) -> list[str]:
             "In transit: one server; A and B are the same plain TCP path, each run checked "
             "against the server's Ssl_finished_accepts (0 for both)."
         )
+    if summary.studies.state_transfer:
+        out.append(
+            "State transfer: one 2-node Galera cluster; A and B are the same plain SST "
+            "(`[sst] ssl-mode=DISABLED`, no certificate), each run's SST logs checked to say "
+            "plain on both nodes, and each cell's captured proof transfers showing the "
+            "donor's marker in the stream of both."
+        )
     return out

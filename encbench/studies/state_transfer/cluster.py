@@ -62,6 +62,12 @@ def sockopt(cell: SstCell) -> str:
     return f",cipher={suite},max-version=TLS1.2" if suite else ""
 
 
+def stream_encrypted(variant: str, calibration: bool) -> bool:
+    """Whether a run of this variant encrypts its stream: in an A/A calibration neither side
+    does (the `encrypted` role is a plain twin), so every difference found is noise."""
+    return variant == "encrypted" and not calibration
+
+
 MASK_VARIABLE = "OPENSSL_ia32cap"
 
 
@@ -227,7 +233,7 @@ class Cluster:
         assert self.pki is not None
         return {
             "sst": galera.sst_section(
-                encrypted=variant == "encrypted",
+                encrypted=stream_encrypted(variant, self.profile.calibration),
                 cert=self.pki.server_cert,
                 key=self.pki.server_key,
                 ca=self.pki.ca_cert,
@@ -294,6 +300,12 @@ class Cluster:
                 "certificate": pki.describe(self.pki.server_cert) if self.pki else "",
             }
         )
+        if self.profile.calibration:
+            # A/A: the `encrypted` role is a plain twin; both streams go as plain does.
+            self.record |= {
+                "calibration": True,
+                "sides": {"plain": "A (plain)", "encrypted": "B (plain twin)"},
+            }
         if any(m in PIPELINES for m in self.spec.methods):
             self.record.setdefault("pipelines", {}).update(
                 {
@@ -386,7 +398,7 @@ class Cluster:
         mask = env_prefix(cell.aesni)
         return pipelines.Run(
             cell=cell,
-            encrypted=variant == "encrypted",
+            encrypted=stream_encrypted(variant, self.profile.calibration),
             sockopt=sockopt(cell),
             ends=pipelines.Ends(
                 donor_prefix=[*netns.exec_prefix(self.link.server_ns), *mask],

@@ -67,6 +67,7 @@ from encbench.studies.state_transfer.cluster import (
     RECORD,
     Cluster,
     openssl_env,
+    stream_encrypted,
 )
 
 
@@ -269,7 +270,8 @@ class StateTransferStudy:
     def prove(self, record: SstRecord) -> None:
         """Per run, the SST scripts' own account on both nodes: the stream went through
         socat's openssl address or stunnel exactly when the variant is `encrypted`."""
-        want = sstlog.expected_transport(record.cell.method, record.variant == "encrypted")
+        encrypted = stream_encrypted(record.variant, self.profile.calibration)
+        want = sstlog.expected_transport(record.cell.method, encrypted)
         for role, got in (("donor", record.donor_transport), ("joiner", record.joiner_transport)):
             if got != want:
                 raise ProofError(
@@ -286,7 +288,8 @@ class StateTransferStudy:
             cluster.joiner_ns, cluster.joiner_device, cluster.marker, base, "the joiner's link"
         ) as capture:
             fields = self._transfer(cell, variant, base.with_suffix(".sst.txt"))
-        proof = judge(cell, variant, capture.findings, fields)
+        encrypted = stream_encrypted(variant, self.profile.calibration)
+        proof = judge(cell, variant, capture.findings, fields, encrypted=encrypted)
         if cell.method in PIPELINES:
             # Set by the pipeline's launcher (cluster.pipeline_run), not read back from its
             # processes, which have exited by now: recorded, not proven.
@@ -320,9 +323,17 @@ def judge_masks(cell: SstCell, variant: str, masks: dict[str, str]) -> dict[str,
 
 
 def judge(
-    cell: SstCell, variant: str, found: dict[str, Any], fields: dict[str, Any]
+    cell: SstCell,
+    variant: str,
+    found: dict[str, Any],
+    fields: dict[str, Any],
+    *,
+    encrypted: bool | None = None,
 ) -> dict[str, Any]:
-    """The per-cell proof's verdict on one captured transfer; raises ProofError."""
+    """The per-cell proof's verdict on one captured transfer; raises ProofError.  `encrypted`:
+    whether the stream should be (default: the `encrypted` variant's; an A/A calibration's
+    twin is plain)."""
+    encrypted = variant == "encrypted" if encrypted is None else encrypted
     where = f"{cell.label}: the {variant} proof transfer"
     sst = str(galera.SST_PORT)
     by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
@@ -339,7 +350,7 @@ def judge(
             f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
             f"the link ({dropped} frames dropped): it cannot vouch for the stream"
         )
-    if variant == "plain":
+    if not encrypted:
         if hits == 0:
             why = f" (the capture dropped {dropped} frames)" if dropped else ""
             raise ProofError(
