@@ -198,8 +198,9 @@ def test_an_optional_study_this_machine_cannot_run_is_left_out_with_why(
     from encbench.studies import left_out
 
     target = both.model_copy(update={"target": object()})
-    assert set(left_out(target, why)) == {"state-transfer"}
-    assert left_out(target, {})["state-transfer"].startswith("against a target only at rest")
+    # A target's reason wins: installing galera-4 would not bring the study back.
+    assert left_out(target, why)["state-transfer"].startswith("against a target only at rest")
+    assert left_out(both, why) == why
     # Not optional: refused, as before.
     assert preflight.unavailable_studies(a_profile()) == {}
     # Nothing left to run: one line that says why.
@@ -218,6 +219,77 @@ def test_a_run_with_only_an_optional_study_that_cannot_run_is_refused(tmp_path: 
     assert not out.exists()
 
 
+def test_a_resume_that_leaves_a_study_out_keeps_what_it_measured(tmp_path: Path) -> None:
+    from encbench.report import documents
+    from encbench.results.store import ResultStore
+
+    prof = a_profile('[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\n')
+    store = ResultStore.create(tmp_path / "o", "sst", "")
+    for v in ("plain", "encrypted"):
+        store.append(record(v, 1, 4.0))
+    store.write_not_measured({"state-transfer": "root privileges missing: run as root"})
+    summary = documents.build_summary(store, prof)
+    assert summary.studies.state_transfer is not None
+    assert summary.studies.state_transfer.cells[0].rounds == 1
+    text = markdown.render(documents.document(summary))
+    assert "**state-transfer**: measured in part; the rest was left out: root privileges" in text
+
+
+def test_an_optional_study_without_namespaces_as_root_is_left_out_at_set_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from encbench.engine.progress import RunProgress
+    from encbench.engine.study import CellSkipped
+    from encbench.net import netns
+    from encbench.results.store import ResultStore
+    from encbench.studies.state_transfer.study import StateTransferStudy
+
+    def no_namespaces(*_: object) -> None:
+        raise netns.NetnsUnavailable("cannot create network namespaces here (EPERM)")
+
+    monkeypatch.setattr(netns, "clean_stale", lambda: [])
+    monkeypatch.setattr(netns, "two_hosts", no_namespaces)
+    store = ResultStore.create(tmp_path / "o", "sst", "")
+    optional = StateTransferStudy(
+        store, a_profile("[state_transfer]\noptional = true\n"), RunProgress(0)
+    )
+    with optional.setup(optional.cells()) as cluster:
+        assert cluster is None
+        with (
+            pytest.raises(CellSkipped, match="cannot create network namespaces"),
+            optional.open_cell(optional.cells()[0]),
+        ):
+            pass
+    assert "EPERM" in store.not_measured()["state-transfer"]
+    required = StateTransferStudy(store, a_profile(), RunProgress(0))
+    with pytest.raises(BadInput, match="run as root"), required.setup(required.cells()):
+        pass
+
+
+def test_a_calibrations_twin_is_configured_and_proven_plain(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from encbench.engine.progress import RunProgress
+    from encbench.results.store import ResultStore
+    from encbench.studies.state_transfer.cluster import Cluster
+    from encbench.studies.state_transfer.study import StateTransferStudy
+
+    store = ResultStore.create(tmp_path / "o", "sst", "")
+    aa = a_profile('calibration = true\n[state_transfer]\nmethods = ["rsync"]\n')
+    ab = a_profile('[state_transfer]\nmethods = ["rsync"]\n')
+    certs = SimpleNamespace(server_cert="c", server_key="k", ca_cert="a")
+    for prof, want in ((aa, "DISABLED"), (ab, "REQUIRED")):
+        cluster = Cluster(store, prof, lambda _: None)
+        cluster.pki = certs  # type: ignore[assignment]
+        got = cluster.sst_sections(SstCell("rsync"), "encrypted")["sst"]["ssl-mode"]
+        assert got == want
+    twin = record("plain", 1, 4.0)
+    twin = SstRecord.from_json({**twin.to_json(), "variant": "encrypted"})  # its log: plain
+    StateTransferStudy(store, aa, RunProgress(0)).prove(twin)
+    with pytest.raises(ProofError, match="carried the stream by rsync plain, not stunnel"):
+        StateTransferStudy(store, ab, RunProgress(0)).prove(twin)
+
+
 def test_a_study_left_out_is_named_in_the_report_and_not_built(tmp_path: Path) -> None:
     from encbench.report import documents
     from encbench.results.store import ResultStore
@@ -233,6 +305,10 @@ def test_a_study_left_out_is_named_in_the_report_and_not_built(tmp_path: Path) -
     text = markdown.render(documents.document(summary))
     assert "## Not measured" in text
     assert "**state-transfer**: root privileges missing: run as root." in text
+    # An A/A calibration's report says so too.
+    aa = parse('name = "q"\ncalibration = true\nstudies = ["state-transfer"]\n', "p.toml")
+    text = markdown.render(documents.document(documents.build_summary(store, aa)))
+    assert "**state-transfer**: root privileges missing" in text
 
 
 # -- the Galera node's option file ------------------------------------------------------------

@@ -12,7 +12,8 @@ from encbench.report.tables import Bullets, Paragraph, Section, Table, row
 INTRO = (
     "An A/A calibration: both sides of every pair ran the same plain configuration, "
     "**A (plain)** and **B (plain twin)** — at rest two identical plain servers, each proven "
-    "plain; in transit plain TCP against plain TCP to one server. Each cell was judged by "
+    "plain; in transit plain TCP against plain TCP to one server; in a state transfer the "
+    "same plain stream (SST or raw pipeline) from one donor. Each cell was judged by "
     "the same paired rounds and 95% interval as an ordinary run, so every difference found "
     "is noise: a cell whose interval of B/A excludes no difference is a false positive."
 )
@@ -127,7 +128,10 @@ def cells_table(c: Calibration) -> Table:
             )
         )
     return Table(
-        header, rows, caption="Every cell: B against A in TPS (at rest) or its rate (in transit)"
+        header,
+        rows,
+        caption="Every cell: B against A in TPS (at rest), its rate (in transit) or seconds to "
+        "the end of the transfer (state transfer: lower is faster)",
     )
 
 
@@ -212,9 +216,10 @@ def setup_lines(summary: Summary) -> list[str]:
         )
     if summary.studies.state_transfer:
         out.append(
-            "State transfer: one 2-node Galera cluster; A and B are the same plain SST "
-            "(`[sst] ssl-mode=DISABLED`, no certificate), each run's SST logs checked to say "
-            "plain on both nodes, and each cell's captured proof transfers showing the "
-            "donor's marker in the stream of both."
+            "State transfer: one donor; A and B are the same plain stream — an SST to the "
+            "other Galera node with `[sst] ssl-mode=DISABLED` and no certificate, or a raw "
+            "pipeline's plain socat — each run's own logs (the SST scripts', socat's) checked "
+            "to say plain at both ends, and each cell's two captured proof transfers showing "
+            "the donor's marker in the stream."
         )
     return out

@@ -42,10 +42,12 @@ def render_documents(store: ResultStore, profile: Profile, with_html: bool = Fal
 def build_summary(store: ResultStore, profile: Profile) -> Summary:
     environment = store.read_json("environment.json")
     left_out = store.not_measured()
+    # A study measured in part before a resume left it out keeps its part; the section
+    # below says why the rest is missing.
     parts: dict[str, StudyPart] = {
         name: SECTIONS[name].build(store, profile, environment)
         for name in profile.studies
-        if name in SECTIONS and name not in left_out
+        if name in SECTIONS and (name not in left_out or store.has_runs(name))
     }
     if profile.calibration:
         aa = calibration.build(store, profile, environment)
@@ -102,7 +104,10 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
     if summary.calibration is not None:
         # A/A: its own sections; the studies' tables speak of encryption and overhead.
         title = f"encbench: A/A calibration, {words} — profile `{summary.profile}`"
-        return Document(title, [*calibration_section.sections(summary), setup_section(summary)])
+        sections = calibration_section.sections(summary)
+        if summary.not_measured:
+            sections.append(not_measured_section(summary.not_measured, summary.studies))
+        return Document(title, [*sections, setup_section(summary)])
     title = f"encbench: {words} encryption — profile `{summary.profile}`"
     sections = [section for s in studies for section in s.sections(summary)]
     if crypto:
@@ -113,7 +118,7 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
         algorithm = (servers.get("encryption") or {}).get("algorithm")
         sections.append(crypto_section.section(crypto, algorithm))
     if summary.not_measured:
-        sections.append(not_measured_section(summary.not_measured))
+        sections.append(not_measured_section(summary.not_measured, summary.studies))
     at_rest = summary.studies.at_rest
     sections.append(
         calibration_section.noise_floor_section(
@@ -124,9 +129,20 @@ def document(summary: Summary, crypto: Record | None = None) -> Document:
     return Document(title, sections)
 
 
-def not_measured_section(left_out: Mapping[str, str]) -> Section:
-    """The profile's studies this run did not measure, and why — never silently absent."""
-    items = [f"**{name}**: {why}." for name, why in left_out.items()]
+def not_measured_section(left_out: Mapping[str, str], parts: Studies) -> Section:
+    """The profile's studies this run did not measure (or, resumed, did not finish), and why
+    — never silently absent."""
+    measured = {
+        field.alias or attr
+        for attr, field in Studies.model_fields.items()
+        if getattr(parts, attr) is not None
+    }
+    items = [
+        f"**{name}**"
+        + (": measured in part; the rest was left out" if name in measured else "")
+        + f": {why}."
+        for name, why in left_out.items()
+    ]
     return Section("Not measured", [Bullets(items)])
 
 

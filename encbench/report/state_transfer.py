@@ -106,8 +106,10 @@ def summarize_cell(
         plain=variant_stats([r.runs["plain"] for r in rounds]),
         encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
     )
+    # An A/A calibration's B is a plain twin: the plain limits are its own.
+    limited_as = {"plain": "plain", "encrypted": "plain" if profile.calibration else "encrypted"}
     against = {
-        name: against_limits(cell, name, stats.mib_per_s.mean, limits or {}, proof)
+        name: against_limits(cell, limited_as[name], stats.mib_per_s.mean, limits or {}, proof)
         for name, stats in (("plain", variants.plain), ("encrypted", variants.encrypted))
     }
     return entry.model_copy(

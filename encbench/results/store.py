@@ -303,6 +303,11 @@ class ResultStore:
         every start, so a resume on a machine that can run them measures them."""
         write_json(self.path / NOT_MEASURED, dict(left_out))
 
+    def has_runs(self, study: str) -> bool:
+        """Whether the study's results file holds any run."""
+        path = self.path / results_file(study)
+        return path.exists() and path.stat().st_size > 0
+
     def not_measured(self) -> dict[str, str]:
         data = self.read_json(NOT_MEASURED)
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

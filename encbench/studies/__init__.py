@@ -72,8 +72,9 @@ TARGET_WHY = (
 def left_out(profile: Profile, unavailable: Mapping[str, str]) -> dict[str, str]:
     """The profile's studies this run leaves out, each with why: those a target cannot take,
     and the optional ones this machine cannot run (preflight.unavailable_studies)."""
-    out = {name: TARGET_WHY for name in skipped_for_target(profile)}
-    return out | {name: why for name, why in unavailable.items() if name in profile.studies}
+    out = {name: why for name, why in unavailable.items() if name in profile.studies}
+    # A target's reason wins: installing what a study lacks would not bring it back.
+    return out | {name: TARGET_WHY for name in skipped_for_target(profile)}
 
 
 def _entries(profile: Profile) -> list[tuple[str, Entry]]:

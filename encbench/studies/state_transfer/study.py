@@ -29,16 +29,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import Run
-from encbench.errors import ProofError
+from encbench.engine.study import CellSkipped, Run
+from encbench.errors import BadInput, ProofError
 from encbench.net import netns
-from encbench.net.netns import link_counters
+from encbench.net.netns import NetnsUnavailable, link_counters
 from encbench.profile import (
     PIPELINES,
     SOCAT_METHODS,
@@ -93,6 +93,8 @@ class StateTransferStudy:
         self.progress = progress
         self.rule: StateTransferSpec = profile.state_transfer
         self.cluster: Cluster | None = None
+        # Why an optional study could not set up here (then every cell is skipped).
+        self.left_out: str | None = None
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
@@ -105,8 +107,19 @@ class StateTransferStudy:
         machine.record_environment(self.store)
 
     @contextmanager
-    def setup(self, todo: Sequence[SstCell]) -> Iterator[Cluster]:
-        with Cluster(self.store, self.profile, self.progress.log) as cluster:
+    def setup(self, todo: Sequence[SstCell]) -> Iterator[Cluster | None]:
+        with ExitStack() as stack:
+            try:
+                cluster = stack.enter_context(Cluster(self.store, self.profile, self.progress.log))
+            except BadInput as exc:
+                if not (self.rule.optional and isinstance(exc.__cause__, NetnsUnavailable)):
+                    raise
+                # Root, but no namespaces (a container without CAP_NET_ADMIN): an optional
+                # study is left out here too, as preflight leaves it out without root.
+                self.left_out = str(exc)
+                self.store.write_not_measured({**self.store.not_measured(), self.name: str(exc)})
+                yield None
+                return
             self._measure_limits(cluster)
             cluster.provision()
             self.cluster = cluster
@@ -127,7 +140,8 @@ class StateTransferStudy:
         measure_limits.measure(
             self.store,
             cluster.record,
-            self.cells(),
+            # An A/A calibration encrypts no stream: no cipher to measure.
+            () if self.profile.calibration else self.cells(),
             link_ends=ends,
             rate_mbit=self.rule.rate_mbit,
             log=self.progress.log,
@@ -140,6 +154,8 @@ class StateTransferStudy:
 
     @contextmanager
     def open_cell(self, cell: SstCell) -> Iterator[None]:
+        if self.left_out is not None:
+            raise CellSkipped(self.left_out)
         cluster = self._cluster()
         if cell.method in STOPPED_DONOR:
             self.progress.log(f"state-transfer: {cell.label}: stopping the donor")
@@ -268,8 +284,9 @@ class StateTransferStudy:
         }
 
     def prove(self, record: SstRecord) -> None:
-        """Per run, the SST scripts' own account on both nodes: the stream went through
-        socat's openssl address or stunnel exactly when the variant is `encrypted`."""
+        """Per run, the SST scripts' (or a raw pipeline's socat's) own account on both ends:
+        the stream went through socat's openssl address or stunnel exactly when the variant
+        encrypts it (`encrypted`, but not an A/A calibration's plain twin)."""
         encrypted = stream_encrypted(record.variant, self.profile.calibration)
         want = sstlog.expected_transport(record.cell.method, encrypted)
         for role, got in (("donor", record.donor_transport), ("joiner", record.joiner_transport)):
