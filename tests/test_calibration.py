@@ -17,7 +17,7 @@ from encbench.errors import BadInput, ProofError
 from encbench.proof.at_rest import prove_twins
 from encbench.report import at_rest, calibration, calibration_section, documents, markdown
 from encbench.report.calibration_section import NONE_MEASURED
-from encbench.report.models import CalibrationCell
+from encbench.report.models import Calibration, CalibrationCell
 from encbench.report.tables import Document
 from encbench.results.schema import CellKey, RunRecord, TransitCell
 from encbench.results.store import ResultStore
@@ -305,3 +305,37 @@ def test_a_floor_measured_with_other_rounds_says_so(tmp_path: Path, machine_stat
     other = markdown.render(Document("t", [calibration_section.noise_floor_section(floor, "duet")]))
     assert '`measure.sharing = "sequential"`' in other
     assert "this run's rounds at rest were `duet`, whose floor may differ" in other
+
+
+def _calibrated(study: str, when: str) -> Calibration:
+    cell = CalibrationCell(
+        study=study,
+        group="g",
+        label="l",
+        metric="m",
+        rounds=12,
+        a_mean=1,
+        b_mean=1,
+        ratio=1.0,
+        ci_low=0.98,
+        ci_high=1.02,
+        halfwidth_pct=2.0,
+        round_spread_pct=3.0,
+        false_positive=False,
+    )
+    return calibration.summarize(f"aa-{study}", [cell], measured_at=when)
+
+
+def test_calibrating_one_study_keeps_the_floor_of_the_others() -> None:
+    calibration.write_machine(_calibrated("at-rest", "t1"))
+    calibration.write_machine(_calibrated("state-transfer", "t2"))
+    floor = calibration.read_machine()
+    assert floor.latest is not None and floor.latest.profile == "aa-state-transfer"
+    assert [c.profile for c in floor.others] == ["aa-at-rest"]
+    text = markdown.render(Document("t", [calibration_section.noise_floor_section(floor)]))
+    assert "For at-rest, which the latest did not measure: the calibration of t1" in text
+    # A new calibration of at rest replaces the old one and keeps the state transfer's.
+    calibration.write_machine(_calibrated("at-rest", "t3"))
+    floor = calibration.read_machine()
+    assert floor.latest is not None and floor.latest.measured_at == "t3"
+    assert [c.measured_at for c in floor.others] == ["t2"]

@@ -250,22 +250,38 @@ def machine_file() -> Path:
 
 
 def read_machine() -> NoiseFloor:
-    """This machine's latest calibration; an unreadable or foreign file counts as none."""
+    """This machine's latest calibration, and the newest of each study it does not cover;
+    an unreadable or foreign file counts as none."""
     path = machine_file()
-    latest = None
+    latest, others = None, []
     try:
         data = json.loads(path.read_text())
         if isinstance(data, dict) and data.get("schema") == MACHINE_FILE_SCHEMA:
             latest = Calibration.model_validate(data["calibration"])
+            others = [Calibration.model_validate(c) for c in data.get("others") or []]
     except (OSError, ValueError, KeyError):
-        latest = None
-    return NoiseFloor(file=str(path), latest=latest)
+        latest, others = None, []
+    return NoiseFloor(file=str(path), latest=latest, others=others)
+
+
+def studies_of(result: Calibration) -> set[str]:
+    return {g.study for g in result.groups}
 
 
 def write_machine(result: Calibration) -> Path:
+    """`result` becomes the latest; an earlier calibration stays beside it only for studies
+    `result` did not measure (calibrating the state transfer alone keeps the at-rest floor)."""
     path = machine_file()
+    before = read_machine()
+    earlier = [c for c in (before.latest, *before.others) if c is not None]
+    covered = studies_of(result)
+    kept = [c for c in earlier if studies_of(c) and not studies_of(c) & covered]
+    data = {
+        "schema": MACHINE_FILE_SCHEMA,
+        "calibration": result.model_dump(mode="json"),
+        "others": [c.model_dump(mode="json") for c in kept],
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {"schema": MACHINE_FILE_SCHEMA, "calibration": result.model_dump(mode="json")}
     results_store.write_json(path, data)
     return path
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from encbench.report.calibration import ENOUGH_CELLS, NOMINAL_RATE
 from encbench.report.models import Calibration, NoiseFloor, Summary
-from encbench.report.tables import Bullets, Paragraph, Section, Table, row
+from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
 
 INTRO = (
     "An A/A calibration: both sides of every pair ran the same plain configuration, "
@@ -172,7 +172,20 @@ def noise_floor_section(noise: NoiseFloor | None, sharing: str | None = None) ->
             f"rounds at rest were `{sharing}`, whose floor may differ: calibrate with "
             f'`sharing = "{sharing}"` to know it.'
         )
-    return Section("Noise floor of this machine", [Paragraph(text), groups_table(latest)])
+    blocks: list[Block] = [Paragraph(text), groups_table(latest)]
+    for other in noise.others if noise else []:
+        studies = ", ".join(sorted({g.study for g in other.groups}))
+        blocks.append(
+            Paragraph(
+                f"For {studies}, which the latest did not measure: the calibration of "
+                f"{other.measured_at or 'an unknown date'} (profile `{other.profile}`): "
+                f"false-positive rate {rate_in_words(other)}; per-round spread median "
+                f"{_pm(other.round_spread_pct)}, 95% CI half-width median "
+                f"{_pm(other.halfwidth_pct)}."
+            )
+        )
+        blocks.append(groups_table(other))
+    return Section("Noise floor of this machine", blocks)
 
 
 def setup_lines(summary: Summary) -> list[str]:

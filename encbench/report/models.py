@@ -679,6 +679,8 @@ class NoiseFloor(Model):
 
     file: str
     latest: Calibration | None
+    # Earlier calibrations of studies `latest` did not measure, the newest for each.
+    others: list[Calibration] = []
 
 
 # -- the whole summary ----------------------------------------------------------------------
