@@ -28,7 +28,13 @@ from encbench.report.documents import render_documents
 from encbench.results.store import ResultStore
 from encbench.servers import dsn, keys, registry
 from encbench.servers.sandbox import check_path
-from encbench.studies import build_studies, check_disk, check_memory, left_out
+from encbench.studies import (
+    build_studies,
+    check_disk,
+    check_memory,
+    left_out,
+    without_room,
+)
 
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
@@ -197,6 +203,7 @@ def _open_store(
             store.check_profile_unchanged(force)
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
             left = left_out(prof, preflight.unavailable_studies(prof))
+            left |= without_room(store.path, prof.without(left))
             here = prof.without(left)
             preflight.require_tools(here)
             check_disk(store.path, here)
@@ -218,6 +225,7 @@ def _open_store(
     out = out or Path("results") / f"{name}-{stamp}"
     check_path(out)
     left = left_out(prof, preflight.unavailable_studies(prof))
+    left |= without_room(out, prof.without(left))
     here = prof.without(left)
     preflight.require_tools(here)
     check_disk(out, here)

@@ -219,6 +219,22 @@ def test_a_run_with_only_an_optional_study_that_cannot_run_is_refused(tmp_path: 
     assert not out.exists()
 
 
+def test_an_optional_study_without_room_is_left_out_and_a_required_one_refused(
+    tmp_path: Path,
+) -> None:
+    from encbench.studies import check_disk, without_room
+
+    huge = "[state_transfer]\ntables = 1000\ntable_size = 500000000\n"
+    optional = parse(
+        f'name = "q"\nstudies = ["at-rest", "state-transfer"]\n{huge}optional = true\n', "p"
+    )
+    why = without_room(tmp_path, optional)
+    assert list(why) == ["state-transfer"] and "not enough disk" in why["state-transfer"]
+    check_disk(tmp_path, optional.without(why))  # the rest fits
+    required = parse(f'name = "q"\nstudies = ["at-rest", "state-transfer"]\n{huge}', "p")
+    assert without_room(tmp_path, required) == {}
+
+
 def test_a_resume_that_leaves_a_study_out_keeps_what_it_measured(tmp_path: Path) -> None:
     from encbench.report import documents
     from encbench.results.store import ResultStore

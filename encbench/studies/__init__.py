@@ -102,6 +102,24 @@ def check_disk(path: Path, profile: Profile) -> None:
         )
 
 
+def without_room(path: Path, profile: Profile) -> dict[str, str]:
+    """The profile's optional studies that this machine has no disk or memory for, each with
+    the refusal it would have met: left out like one that lacks a tool.  A run that does not
+    fit without them is refused as before, by check_disk and check_memory."""
+    out: dict[str, str] = {}
+    optional = [
+        n for n in profile.studies if n == "state-transfer" and profile.state_transfer.optional
+    ]
+    for name in optional:
+        alone = profile.model_copy(update={"studies": [name]})
+        try:
+            check_disk(path, alone)
+            check_memory(alone)
+        except BadInput as exc:
+            out[name] = str(exc)
+    return out
+
+
 def available_mb(meminfo: str) -> float | None:
     """MemAvailable of /proc/meminfo in MB: what can be allocated without swapping."""
     found = re.search(r"^MemAvailable:\s+(\d+) kB", meminfo, re.M)
