@@ -265,7 +265,8 @@ def read_machine() -> NoiseFloor:
 
 
 def studies_of(result: Calibration) -> set[str]:
-    return {g.study for g in result.groups}
+    """The studies a calibration measured (its cells; a file without them, its groups)."""
+    return {c.study for c in result.cells} | {g.study for g in result.groups}
 
 
 def write_machine(result: Calibration) -> Path:

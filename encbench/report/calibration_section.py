@@ -5,7 +5,7 @@ machine's noise floor, or that none was measured."""
 
 from __future__ import annotations
 
-from encbench.report.calibration import ENOUGH_CELLS, NOMINAL_RATE
+from encbench.report.calibration import ENOUGH_CELLS, NOMINAL_RATE, studies_of
 from encbench.report.models import Calibration, NoiseFloor, Summary
 from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
 
@@ -174,7 +174,7 @@ def noise_floor_section(noise: NoiseFloor | None, sharing: str | None = None) ->
         )
     blocks: list[Block] = [Paragraph(text), groups_table(latest)]
     for other in noise.others if noise else []:
-        studies = ", ".join(sorted({g.study for g in other.groups}))
+        studies = ", ".join(sorted(studies_of(other)))
         blocks.append(
             Paragraph(
                 f"For {studies}, which the latest did not measure: the calibration of "

@@ -186,3 +186,34 @@ def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: P
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
     assert namespaces_left(state_dir) == []
+
+
+def test_an_aa_calibration_streams_both_sides_plain_on_the_wire(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """The A/A twin on real nodes: B's rsync SST goes by rsync's own daemon, not stunnel, its
+    capture shows the marker, and the calibration lands in the machine's file."""
+    prof = tmp_path / "aa.toml"
+    prof.write_text(
+        'name = "aa-sst"\nstudies = ["state-transfer"]\n[data]\ntables = 1\ntable_size = 2000\n'
+        '[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\nmax_rounds = 2\n'
+    )
+    out = tmp_path / "out"
+    result = encbench("calibrate", str(prof), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "proving the B (plain twin) stream" in result.stderr
+    runs = [json.loads(line) for line in (out / "state-transfer.jsonl").read_text().splitlines()]
+    assert {r["variant"] for r in runs} == {"plain", "encrypted"}
+    assert {r["donor_transport"] for r in runs} == {"rsync plain"}
+    assert {r["joiner_transport"] for r in runs} == {"rsync plain"}
+    record = json.loads((out / "state-transfer.json").read_text())
+    assert record["calibration"] is True
+    twin = record["proofs"]["rsync-t1"]["encrypted"]
+    assert twin["marker_hits"] > 0 and twin["protocol"] == ""
+    # Nothing encrypted: no cipher limit measured.
+    assert record["limits"].get("cipher", {}).get("ciphers", []) == []
+    machine = json.loads((state_dir / "encbench" / "calibration.json").read_text())
+    # Two rounds give no interval (that needs 12): the cell is listed, not yet judged.
+    assert [c["study"] for c in machine["calibration"]["cells"]] == ["state-transfer"]
+    assert namespaces_left(state_dir) == []
+    assert processes_owned_by(os.getpid()) == []

@@ -62,6 +62,10 @@ def sockopt(cell: SstCell) -> str:
     return f",cipher={suite},max-version=TLS1.2" if suite else ""
 
 
+# What an A/A calibration calls the two roles (as the other studies' calibrations do).
+CALIBRATION_SIDES = {"plain": "A (plain)", "encrypted": "B (plain twin)"}
+
+
 def stream_encrypted(variant: str, calibration: bool) -> bool:
     """Whether a run of this variant encrypts its stream: in an A/A calibration neither side
     does (the `encrypted` role is a plain twin), so every difference found is noise."""
@@ -302,10 +306,7 @@ class Cluster:
         )
         if self.profile.calibration:
             # A/A: the `encrypted` role is a plain twin; both streams go as plain does.
-            self.record |= {
-                "calibration": True,
-                "sides": {"plain": "A (plain)", "encrypted": "B (plain twin)"},
-            }
+            self.record |= {"calibration": True, "sides": dict(CALIBRATION_SIDES)}
         if any(m in PIPELINES for m in self.spec.methods):
             self.record.setdefault("pipelines", {}).update(
                 {

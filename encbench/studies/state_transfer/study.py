@@ -62,6 +62,7 @@ from encbench.studies.state_transfer import (
     sstlog,
 )
 from encbench.studies.state_transfer.cluster import (
+    CALIBRATION_SIDES,
     MARKER_TABLE,
     MASK_VARIABLE,
     RECORD,
@@ -169,7 +170,9 @@ class StateTransferStudy:
     def _prove_cell(self, cell: SstCell) -> None:
         proofs = {}
         for variant in ("plain", "encrypted"):
-            self.progress.log(f"state-transfer: {cell.label}: proving the {variant} stream")
+            # An A/A calibration's sides are A and its plain twin B, never "encrypted".
+            side = CALIBRATION_SIDES[variant] if self.profile.calibration else variant
+            self.progress.log(f"state-transfer: {cell.label}: proving the {side} stream")
             proofs[variant] = self._proof_transfer(cell, variant)
         cluster = self._cluster()
         cluster.record.setdefault("proofs", {})[cell.slug] = proofs
