@@ -290,6 +290,9 @@ def plan_command(
 
             for line in transit_target.plan_lines(prof):
                 click.echo(line)
+        # What `run` would leave out on this machine, and why (nothing is started to know).
+        for name, why in left_out(prof, preflight.unavailable_studies(prof)).items():
+            click.echo(f"{name}: left out here — {why}")
     except EncbenchError as exc:
         _fail(exc)
 

@@ -209,6 +209,21 @@ def test_an_optional_study_this_machine_cannot_run_is_left_out_with_why(
         alone.without(preflight.unavailable_studies(alone))
 
 
+def test_plan_names_the_optional_study_this_machine_would_leave_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from click.testing import CliRunner
+
+    from encbench import cli
+
+    monkeypatch.setattr(galera, "provider", lambda: None)
+    printed = CliRunner().invoke(cli.main, ["plan", "quick"])
+    assert printed.exit_code == 0, printed.output
+    assert "state-transfer: left out here — Galera provider (libgalera_smm.so) not found" in (
+        printed.output
+    )
+
+
 def test_a_run_with_only_an_optional_study_that_cannot_run_is_refused(tmp_path: Path) -> None:
     prof = tmp_path / "p.toml"
     prof.write_text('name = "s"\nstudies = ["state-transfer"]\n[state_transfer]\noptional = true\n')
