@@ -202,12 +202,7 @@ def _open_store(
         try:
             store.check_profile_unchanged(force)
             prof = profiles.parse(store.profile_text, str(resume / "profile.toml"))
-            left = left_out(prof, preflight.unavailable_studies(prof))
-            left |= without_room(store.path, prof.without(left))
-            here = prof.without(left)
-            preflight.require_tools(here)
-            check_disk(store.path, here)
-            check_memory(here)
+            here, left = _what_runs_here(prof, store.path)
             store.write_not_measured(left)
         except BaseException:
             store.unlock()
@@ -224,15 +219,22 @@ def _open_store(
     name = f"{prof.name}-aa" if prof.calibration and "calibrat" not in prof.name else prof.name
     out = out or Path("results") / f"{name}-{stamp}"
     check_path(out)
+    here, left = _what_runs_here(prof, out)
+    store = ResultStore.create(out, prof.name, text, calibration=prof.calibration)
+    store.write_not_measured(left)
+    return store, here
+
+
+def _what_runs_here(prof: profiles.Profile, out: Path) -> tuple[profiles.Profile, dict[str, str]]:
+    """The profile less what this machine leaves out (a target's studies; an optional one
+    without its tools, root, disk or memory), checked; and what was left out, with why."""
     left = left_out(prof, preflight.unavailable_studies(prof))
     left |= without_room(out, prof.without(left))
     here = prof.without(left)
     preflight.require_tools(here)
     check_disk(out, here)
     check_memory(here)
-    store = ResultStore.create(out, prof.name, text, calibration=prof.calibration)
-    store.write_not_measured(left)
-    return store, here
+    return here, left
 
 
 def _measure(store: ResultStore, prof: profiles.Profile) -> None:

@@ -30,7 +30,7 @@ from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki, registry
 from encbench.servers.sandbox import SandboxServer, tree_bytes
-from encbench.servers.variants import common_options
+from encbench.servers.variants import CALIBRATION_SIDES, common_options
 from encbench.studies.at_rest.pair import (
     BYTES_PER_ROW_ESTIMATE,
     clear_stale_sandbox,
@@ -60,10 +60,6 @@ def sockopt(cell: SstCell) -> str:
     1.3 and ignore `cipher`)."""
     suite = SST_CIPHERS.get(cell.cipher, "") if cell.method in SOCAT_METHODS else ""
     return f",cipher={suite},max-version=TLS1.2" if suite else ""
-
-
-# What an A/A calibration calls the two roles (as the other studies' calibrations do).
-CALIBRATION_SIDES = {"plain": "A (plain)", "encrypted": "B (plain twin)"}
 
 
 def stream_encrypted(variant: str, calibration: bool) -> bool:

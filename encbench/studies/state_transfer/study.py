@@ -51,6 +51,7 @@ from encbench.proof import link_capture
 from encbench.results.schema import Metric, SstCell, SstRecord
 from encbench.results.store import ResultStore
 from encbench.servers import galera
+from encbench.servers.variants import side_name
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
 from encbench.studies.state_transfer import (
@@ -62,7 +63,6 @@ from encbench.studies.state_transfer import (
     sstlog,
 )
 from encbench.studies.state_transfer.cluster import (
-    CALIBRATION_SIDES,
     MARKER_TABLE,
     MASK_VARIABLE,
     RECORD,
@@ -171,7 +171,7 @@ class StateTransferStudy:
         proofs = {}
         for variant in ("plain", "encrypted"):
             # An A/A calibration's sides are A and its plain twin B, never "encrypted".
-            side = CALIBRATION_SIDES[variant] if self.profile.calibration else variant
+            side = side_name(variant, self.profile.calibration)
             self.progress.log(f"state-transfer: {cell.label}: proving the {side} stream")
             proofs[variant] = self._proof_transfer(cell, variant)
         cluster = self._cluster()
