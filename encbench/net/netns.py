@@ -1,6 +1,9 @@
 """Two emulated hosts on one machine: network namespaces `encb-<id>-c` (client) and
 `encb-<id>-s` (server) joined by a veth pair on a /30 of 10.213.0.0/16, with a round-trip
-delay and an optional rate limit.
+delay and an optional rate limit.  Or three (`three_hosts`): a third host `encb-<id>-p` (the
+peer) on a /29, where the server's namespace holds a bridge — the switch — with the server's
+address, and both other hosts' veth pairs end on its ports, so every host reaches every
+other in one hop, each through its own rate-limited pair.
 
 How the delay is done is recorded in `Link.delay_method`:
 
@@ -61,6 +64,18 @@ class Link:
     # None in records written before start times were: only the pid can be checked then.
     owner_start_ticks: int | None = None
     run_id: str = ""
+    # A third host (three_hosts), bridged to the other two in the server's namespace; ""
+    # on a two-host link.
+    peer_ns: str = ""
+    peer_addr: str = ""
+
+    @property
+    def namespaces(self) -> tuple[str, ...]:
+        return tuple(ns for ns in (self.client_ns, self.server_ns, self.peer_ns) if ns)
+
+    @property
+    def prefix_len(self) -> int:
+        return 29 if self.peer_ns else 30
 
     @property
     def owner(self) -> proc.RunIdentity:
@@ -150,17 +165,20 @@ def clean_stale() -> list[str]:
 def _forget(link: Link) -> bool:
     """Delete the link's record once neither namespace is left; a record outlives a failed
     removal so that the next run's (or `encbench clean`'s) clean_stale tries again."""
-    if {link.client_ns, link.server_ns} & set(namespaces()):
+    if set(link.namespaces) & set(namespaces()):
         return False
     _record(link).unlink(missing_ok=True)
     return True
 
 
 # -- the link ---------------------------------------------------------------------------------
-def _new_link(rtt_ms: float, rate_mbit: float | None) -> Link:
+def _new_link(rtt_ms: float, rate_mbit: float | None, hosts: int = 2) -> Link:
     link_id = secrets.token_hex(3)
     owner = proc.current_run()
-    third, fourth = secrets.randbelow(256), 4 * secrets.randbelow(64)
+    # A /30 holds two hosts, a /29 three (and the switch needs no address of its own).
+    block = 4 if hosts == 2 else 8
+    third, fourth = secrets.randbelow(256), block * secrets.randbelow(256 // block)
+    peer = hosts == 3
     return Link(
         id=link_id,
         client_ns=f"{PREFIX}{link_id}-c",
@@ -172,6 +190,8 @@ def _new_link(rtt_ms: float, rate_mbit: float | None) -> Link:
         owner_pid=owner.pid,
         owner_start_ticks=owner.start_ticks,
         run_id=owner.run_id,
+        peer_ns=f"{PREFIX}{link_id}-p" if peer else "",
+        peer_addr=f"10.213.{third}.{fourth + 3}" if peer else "",
     )
 
 
@@ -194,6 +214,7 @@ def set_delay(link: Link, rtt_ms: float) -> str:
     now provides it ("netem", or "relay" when the kernel has none: the caller then dials
     through delay.relay).  The old root qdisc is replaced, rate limit included."""
     check_delay(rtt_ms)
+    assert not link.peer_ns, "a three-host link has no delay (three_hosts)"
     methods = []
     for ns, dev in _devices(link):
         with contextlib.suppress(ToolError):
@@ -227,21 +248,62 @@ def _shape(ns: str, dev: str, rtt_ms: float, rate_mbit: float | None) -> str:
 
 def _create(link: Link) -> Link:
     """Build the link; returns it with the delay method its client end got."""
-    methods = []
-    dev_c, dev_s = f"encb{link.id}c", f"encb{link.id}s"
-    _ipcmd("netns", "add", link.client_ns, phase="ip netns add")
-    _ipcmd("netns", "add", link.server_ns, phase="ip netns add")
-    _ipcmd("link", "add", dev_c, "type", "veth", "peer", "name", dev_s, phase="ip link add veth")
-    for ns, dev, addr in (
-        (link.client_ns, dev_c, link.client_addr),
-        (link.server_ns, dev_s, link.server_addr),
-    ):
-        _ipcmd("link", "set", dev, "netns", ns, phase="ip link set netns")
-        _ipcmd("-n", ns, "addr", "add", f"{addr}/30", "dev", dev, phase="ip addr add")
-        _ipcmd("-n", ns, "link", "set", dev, "up", phase="ip link up")
+    for ns in link.namespaces:
+        _ipcmd("netns", "add", ns, phase="ip netns add")
         _ipcmd("-n", ns, "link", "set", "lo", "up", phase="ip link up lo")
-        methods.append(_shape(ns, dev, link.rtt_ms, link.rate_mbit))
+    # Veth pairs as (end, end), each end (namespace, device, address); an end without an
+    # address is a port of the switch.
+    client = (link.client_ns, f"encb{link.id}c", link.client_addr)
+    pairs = [(client, (link.server_ns, f"encb{link.id}s", link.server_addr))]
+    if link.peer_ns:
+        # The server's address moves to the switch, and the peer's pair ends on a port too.
+        switch = f"encb{link.id}b"
+        _ipcmd(
+            "-n",
+            link.server_ns,
+            "link",
+            "add",
+            switch,
+            "type",
+            "bridge",
+            phase="ip link add bridge",
+        )
+        _address(link.server_ns, switch, link.server_addr, link.prefix_len)
+        _ipcmd("-n", link.server_ns, "link", "set", switch, "up", phase="ip link up")
+        pairs = [
+            (client, (link.server_ns, f"encb{link.id}s", "")),
+            (
+                (link.peer_ns, f"encb{link.id}p", link.peer_addr),
+                (link.server_ns, f"encb{link.id}q", ""),
+            ),
+        ]
+    methods = []
+    for pair in pairs:
+        (_, first, _), (_, second, _) = pair
+        _ipcmd("link", "add", first, "type", "veth", "peer", "name", second, phase="veth")
+        for ns, dev, addr in pair:
+            _ipcmd("link", "set", dev, "netns", ns, phase="ip link set netns")
+            if addr:
+                _address(ns, dev, addr, link.prefix_len)
+            else:
+                _ipcmd(
+                    "-n",
+                    ns,
+                    "link",
+                    "set",
+                    dev,
+                    "master",
+                    f"encb{link.id}b",
+                    phase="ip link master",
+                )
+            _ipcmd("-n", ns, "link", "set", dev, "up", phase="ip link up")
+            # Each direction is shaped where it leaves: a host's end, or the switch's port.
+            methods.append(_shape(ns, dev, link.rtt_ms, link.rate_mbit))
     return replace(link, delay_method=methods[0])
+
+
+def _address(ns: str, dev: str, addr: str, prefix_len: int) -> None:
+    _ipcmd("-n", ns, "addr", "add", f"{addr}/{prefix_len}", "dev", dev, phase="ip addr add")
 
 
 def _remove(link: Link) -> list[str]:
@@ -249,19 +311,20 @@ def _remove(link: Link) -> list[str]:
     pair dies with either end, so nothing else is left.  Never raises."""
     actions = []
     present = set(namespaces())
-    for ns in (link.client_ns, link.server_ns):
+    for ns in link.namespaces:
         if ns in present and ns.startswith(PREFIX):
             with contextlib.suppress(ToolError):
                 _ipcmd("netns", "del", ns, phase="ip netns del")
                 actions.append(f"removed namespace {ns}")
     # A veth created before it was moved into a namespace lives in ours; remove it too.
-    with contextlib.suppress(ToolError):
-        proc.run(
-            [_ip(), "link", "del", f"encb{link.id}c"],
-            phase="ip link del",
-            timeout_s=30,
-            check=False,
-        )
+    for first_end in ("c", "p") if link.peer_ns else ("c",):
+        with contextlib.suppress(ToolError):
+            proc.run(
+                [_ip(), "link", "del", f"encb{link.id}{first_end}"],
+                phase="ip link del",
+                timeout_s=30,
+                check=False,
+            )
     return actions
 
 
@@ -270,11 +333,25 @@ def two_hosts(rtt_ms: float = 0.0, rate_mbit: float | None = None) -> Iterator[L
     """Create the link, yield it, and remove it on success, error, KeyboardInterrupt or the
     Interrupted that the CLI raises on SIGTERM.  With link.delay_method == "relay" clients
     must dial through delay.relay (see the module docstring)."""
+    with _hosts(rtt_ms, rate_mbit, 2) as link:
+        yield link
+
+
+@contextlib.contextmanager
+def three_hosts(rate_mbit: float | None = None) -> Iterator[Link]:
+    """Like two_hosts, with a third host (link.peer_ns, link.peer_addr) on the same switch.
+    No delay: set_delay and the relay know two ends only."""
+    with _hosts(0.0, rate_mbit, 3) as link:
+        yield link
+
+
+@contextlib.contextmanager
+def _hosts(rtt_ms: float, rate_mbit: float | None, count: int) -> Iterator[Link]:
     check_delay(rtt_ms)
     check_rate(rate_mbit)
     if os.geteuid() != 0:
         raise NetnsUnavailable(f"network namespaces {IP_HINT}; loopback results only")
-    link = _new_link(rtt_ms, rate_mbit)
+    link = _new_link(rtt_ms, rate_mbit, count)
     # Recorded before creation: a run killed half-way still leaves a record to clean.
     _record(link).write_text(json.dumps(asdict(link)))
     try:

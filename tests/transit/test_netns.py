@@ -85,6 +85,64 @@ def test_set_delay_changes_the_round_trip_and_keeps_the_rate_limit(state_dir: Pa
         assert netns.set_delay(link, 0) == "none"
 
 
+LISTEN = textwrap.dedent(
+    """
+    import socket, sys
+    with socket.create_server((sys.argv[1], 7777)) as server:
+        print("listening", flush=True)
+        conn, (addr, _) = server.accept()
+        conn.sendall(addr.encode())
+    """
+)
+
+
+def dial(link: netns.Link, from_ns: str, to_addr: str, to_ns: str) -> str:
+    """The address the listener at to_addr saw from_ns dial it from."""
+    listener = subprocess.Popen(
+        [*netns.exec_prefix(to_ns), sys.executable, "-c", LISTEN, to_addr],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert listener.stdout is not None
+        assert listener.stdout.readline().strip() == "listening"
+        code = (
+            "import socket, sys; s = socket.create_connection((sys.argv[1], 7777), timeout=5); "
+            "print(s.recv(100).decode())"
+        )
+        out = netns.run_in(from_ns, [sys.executable, "-c", code, to_addr], phase="dial")
+        return out.strip()
+    finally:
+        listener.kill()
+        listener.wait()
+
+
+@needs_netns
+def test_three_hosts_share_a_switch_every_one_reaching_every_other(state_dir: Path) -> None:
+    with netns.three_hosts(rate_mbit=500) as link:
+        assert set(link.namespaces) <= set(netns.namespaces())
+        assert len(link.namespaces) == 3
+        hosts = {
+            link.client_ns: link.client_addr,
+            link.server_ns: link.server_addr,
+            link.peer_ns: link.peer_addr,
+        }
+        for from_ns, from_addr in hosts.items():
+            for to_ns, to_addr in hosts.items():
+                if to_ns != from_ns:
+                    assert dial(link, from_ns, to_addr, to_ns) == from_addr
+        # Every direction is shaped where it leaves: both hosts' ends and the switch's ports.
+        for ns in link.namespaces:
+            qdisc = netns.run_in(ns, ["tc", "qdisc", "show"], phase="test")
+            assert "tbf" in qdisc and "500Mbit" in qdisc
+        assert f"{link.peer_addr}/29" in netns.run_in(
+            link.peer_ns, ["ip", "-br", "addr"], phase="t"
+        )
+        assert netns.recorded() == [link]
+    assert leftovers(link.id) == []
+    assert netns.recorded() == []
+
+
 CHILD = textwrap.dedent(
     """
     import signal, sys, time
@@ -95,7 +153,7 @@ CHILD = textwrap.dedent(
         raise Interrupted("stopped")
 
     signal.signal(signal.SIGTERM, stop)
-    with netns.two_hosts(0) as link:
+    with (netns.three_hosts() if sys.argv[1] == "3" else netns.two_hosts(0)) as link:
         print(link.id, flush=True)
         time.sleep(60)
     """
@@ -103,19 +161,22 @@ CHILD = textwrap.dedent(
 
 
 @needs_netns
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize(
+    ("sig", "hosts"),
+    [(signal.SIGTERM, 2), (signal.SIGINT, 2), (signal.SIGKILL, 2), (signal.SIGKILL, 3)],
+)
 def test_an_interrupted_run_leaves_nothing_and_a_killed_one_is_cleaned(
-    state_dir: Path, sig: signal.Signals
+    state_dir: Path, sig: signal.Signals, hosts: int
 ) -> None:
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD],
+        [sys.executable, "-c", CHILD, str(hosts)],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
     )
     assert child.stdout is not None
     link_id = child.stdout.readline().strip()
-    assert leftovers(link_id)
+    assert len([ns for ns in netns.namespaces() if link_id in ns]) == hosts
     child.send_signal(sig)
     child.wait(timeout=30)
     if sig == signal.SIGKILL:
