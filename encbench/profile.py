@@ -25,6 +25,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 from pydantic_core import ErrorDetails
 
@@ -445,8 +446,8 @@ AesNi = Literal["on", "off", "seed-mask"]
 
 
 class StateTransferSpec(Rounds):
-    """The state-transfer study: a 2-node Galera cluster, each node on its own emulated host,
-    and per round a fresh SST of the joiner, plain against encrypted
+    """The state-transfer study: a 2- or 3-node Galera cluster, each node on its own emulated
+    host, and per round a fresh SST of the joiner, plain against encrypted
     (studies/state_transfer/)."""
 
     methods: Annotated[list[SstMethod], Field(min_length=1)] = ["mariabackup", "rsync"]
@@ -506,12 +507,21 @@ class StateTransferSpec(Rounds):
     @field_validator("nodes")
     @classmethod
     def node_count(cls, value: int) -> int:
-        if value != 2:
+        if value not in (2, 3):
             raise ValueError(
-                f"{value} nodes is out of range: this version builds clusters of 2 nodes "
-                "(a donor and a joiner); use nodes = 2"
+                f"{value} nodes is out of range: use 2 (a donor and a joiner) or 3 (and a "
+                "peer that stays in the cluster while the joiner rejoins)"
             )
         return value
+
+    @model_validator(mode="after")
+    def third_node_joins_by_sst(self) -> StateTransferSpec:
+        if self.nodes == 3 and all(m in PIPELINES for m in self.methods):
+            raise ValueError(
+                "nodes = 3 needs an SST method (mariabackup or rsync): the raw pipelines "
+                "run without Galera, so a third node would measure nothing; use nodes = 2"
+            )
+        return self
 
     @field_validator("backup_threads")
     @classmethod

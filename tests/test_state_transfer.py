@@ -119,8 +119,9 @@ def test_a_processs_environment_is_read_as_it_started(tmp_path: Path) -> None:
     [
         ('methods = ["xtrabackup"]', "'rsync-dir' or 'rsync-file'"),
         ('ciphers = ["RC4"]', "unknown SST cipher 'RC4'"),
-        ("nodes = 3", "3 nodes is out of range"),
-        ("nodes = 1", "use nodes = 2"),
+        ("nodes = 4", "4 nodes is out of range"),
+        ("nodes = 1", "use 2 .* or 3"),
+        ('methods = ["tar", "xbstream"]\nnodes = 3', "nodes = 3 needs an SST method"),
         ("backup_threads = [0]", "0 backup threads is out of range"),
         ("rate_mbit = 0", "greater than 0"),
         ('aesni = ["seed"]', "'on', 'off' or 'seed-mask'"),
@@ -360,6 +361,25 @@ def test_a_node_joins_its_peers_on_its_own_address_and_ports() -> None:
         donor, cluster="c", peers=(), sst_method="rsync", user="root", provider_path=Path("/p")
     )
     assert boot["wsrep_cluster_address"] == "gcomm://"
+    assert "wsrep_sst_donor" not in options and "wsrep_sst_donor" not in boot
+
+
+def test_with_a_third_node_the_joiner_joins_both_and_takes_its_sst_from_the_donor_only() -> None:
+    donor, joiner = galera.Node("donor", "10.0.0.2"), galera.Node("joiner", "10.0.0.1")
+    peer = galera.Node("peer", "10.0.0.3")
+    options = galera.wsrep_options(
+        joiner,
+        cluster="c",
+        peers=(donor, peer),
+        sst_method="rsync",
+        user="root",
+        provider_path=Path("/p"),
+        sst_donor="donor",
+    )
+    assert options["wsrep_cluster_address"] == "gcomm://10.0.0.2:4567,10.0.0.3:4567"
+    # No trailing comma: Galera may not fall back to the peer, whose transfer the donor's
+    # SST log (the per-run proof) would not show.
+    assert options["wsrep_sst_donor"] == "donor"
 
 
 def test_the_sst_group_is_written_after_mariadbd_and_plain_names_no_certificate() -> None:
@@ -604,6 +624,11 @@ def test_the_report_shows_the_cost_of_each_cell(tmp_path: Path) -> None:
     assert "rsync, stunnel, 1 thread" in text
     assert "+25.0%" in text
     assert "AES-NI off" not in text  # no cell has it: nothing to explain
+    assert "Cluster: 2 Galera nodes" in text and "the peer" not in text  # an old record: 2
+    three = state_transfer.build(runs, profile, {"proofs": {}, "nodes": 3})
+    text = markdown.render(Document("t", state_transfer_section.sections(three)))
+    assert "Cluster: 3 Galera nodes" in text and "joined by a switch" in text
+    assert "pinned to the donor (`wsrep_sst_donor`)" in text
 
 
 def test_the_report_says_what_aes_ni_off_was_and_what_each_end_ran_with() -> None:

@@ -553,6 +553,9 @@ class StateTransferSummary(Model):
     # The raw pipelines' set-up as state-transfer.json records it (socat's buffer, the page
     # cache, the donor's state per pipeline); None without pipeline cells.
     pipelines: Record | None = None
+    # The cluster's nodes (2, or 3 with a peer that stays in the cluster); None in a record
+    # from before it was written, which always had 2.
+    nodes: int | None = None
 
 
 # -- the replication study ------------------------------------------------------------------

@@ -155,4 +155,5 @@ def build(
         differences=differences,
         limits=limits,
         pipelines=record.get("pipelines"),
+        nodes=record.get("nodes"),
     )

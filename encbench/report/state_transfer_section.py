@@ -198,11 +198,20 @@ def setup_items(part: StateTransferSummary) -> list[str]:
     link = part.link or {}
     rate = link.get("rate_mbit")
     size = data.get("datadir_bytes")
+    peer = part.nodes == 3
+    joined = "a switch (a bridge) with a veth pair per host" if peer else "a veth pair"
     return [
-        f"Cluster: 2 Galera nodes (MariaDB {part.mariadb_version or '?'}, provider "
-        f"{part.galera_version or '?'}), each a sandboxed mariadbd in its own network namespace "
-        "joined by a veth pair"
+        f"Cluster: {part.nodes or 2} Galera nodes (MariaDB {part.mariadb_version or '?'}, "
+        f"provider {part.galera_version or '?'}), each a sandboxed mariadbd in its own network "
+        f"namespace, joined by {joined}"
         + (f" limited to {rate:g} Mbit/s (tbf)" if rate else " (no rate limit)")
+        + (
+            "; the third node (the peer) joins once and stays Synced while the joiner rejoins "
+            "a cluster that keeps its quorum, every transfer pinned to the donor "
+            "(`wsrep_sst_donor`)"
+            if peer
+            else ""
+        )
         + "; the donor bootstraps the cluster and holds "
         f"{data.get('tables', '?')} × {data.get('table_size', '?')} sysbench rows"
         + (f" ({size / 2**20:,.0f} MiB of data directory)" if isinstance(size, int) else "")

@@ -51,10 +51,13 @@ def wsrep_options(
     provider_path: Path,
     gcache_mb: int = 64,
     provider_extra: tuple[str, ...] = (),
+    sst_donor: str = "",
 ) -> dict[str, str]:
     """The options that make a sandbox a Galera node.  No peers: it bootstraps the cluster
     (an empty gcomm:// address); otherwise it joins them.  `provider_extra`: more
-    wsrep_provider_options (e.g. ssl_provider_options)."""
+    wsrep_provider_options (e.g. ssl_provider_options).  `sst_donor`: the one node a state
+    transfer may come from (wsrep_sst_donor, without the trailing comma that would let
+    Galera fall back to another)."""
     addresses = ",".join(f"{p.address}:{GCOMM_PORT}" for p in peers)
     provider_options = ";".join(
         [
@@ -85,7 +88,12 @@ def wsrep_options(
         "binlog_format": "ROW",
         "default_storage_engine": "InnoDB",
         "innodb_autoinc_lock_mode": "2",
-    }
+    } | ({"wsrep_sst_donor": sst_donor} if sst_donor else {})
+
+
+def joins(options: dict[str, str]) -> bool:
+    """Whether a node with these options joins a cluster (else it bootstraps one)."""
+    return options.get("wsrep_cluster_address", "gcomm://") != "gcomm://"
 
 
 def ssl_provider_options(

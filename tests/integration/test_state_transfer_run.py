@@ -217,3 +217,43 @@ def test_an_aa_calibration_streams_both_sides_plain_on_the_wire(
     assert [c["study"] for c in machine["calibration"]["cells"]] == ["state-transfer"]
     assert namespaces_left(state_dir) == []
     assert processes_owned_by(os.getpid()) == []
+
+
+def test_a_three_node_cluster_keeps_its_peer_and_every_transfer_comes_from_the_donor(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    """nodes = 3: the peer joins once and stays; the joiner joins both, its SST pinned to the
+    donor; the donor, restarted for the AES-NI-off cell, rejoins through the peer instead
+    of bootstrapping a second cluster."""
+    prof = tmp_path / "three.toml"
+    prof.write_text(
+        'name = "three"\nstudies = ["state-transfer"]\n[state_transfer]\nmethods = ["rsync"]\n'
+        'aesni = ["off"]\nnodes = 3\ntables = 1\ntable_size = 2000\nmin_rounds = 2\n'
+        "max_rounds = 2\n"
+    )
+    out = tmp_path / "out"
+    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+    assert result.returncode == 0, result.stderr
+    assert "the third node joins" in result.stderr
+    assert "restarting the donor with AES-NI off" in result.stderr
+    record = json.loads((out / "state-transfer.json").read_text())
+    assert record["nodes"] == 3 and set(record["cluster"]) == {"donor", "joiner", "peer"}
+    assert "switch" in record["link"]["method"]
+    runs = [json.loads(line) for line in (out / "state-transfer.jsonl").read_text().splitlines()]
+    assert len(runs) == 4  # 2 rounds × 2 variants
+    for run in runs:
+        # The donor's own SST log carried each stream: the peer donated none of them.
+        want = "stunnel" if run["variant"] == "encrypted" else "rsync plain"
+        assert run["donor_transport"] == run["joiner_transport"] == want
+    proof = record["proofs"]["rsync-t1-noaesni"]
+    assert proof["plain"]["marker_hits"] > 0 and proof["encrypted"]["marker_hits"] == 0
+    # Galera's own account, in the donor's log: each of the joiner's 6 transfers (2 proof
+    # transfers and 4 runs) came from the donor; the restarted donor rejoined through the peer.
+    donor_log = (out / "logs" / "state-transfer" / "donor-error.log").read_text(errors="replace")
+    requests = [line for line in donor_log.splitlines() if "requested state transfer" in line]
+    joiner = [line for line in requests if "(joiner) requested" in line]
+    assert len(joiner) == 6 and all("Selected 1.0 (donor)" in line for line in joiner), joiner
+    assert any("(donor) requested" in line and "(peer)(SYNCED)" in line for line in requests)
+    assert namespaces_left(state_dir) == []
+    assert registry.entries() == []
+    assert processes_owned_by(os.getpid()) == []

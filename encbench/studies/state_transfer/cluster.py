@@ -5,7 +5,15 @@ bootstraps the cluster and holds the profile's sysbench data and a marker table 
 plaintext, for the proof on the wire); the joiner's data directory is emptied before each
 transfer, so every one is a full SST.
 
-A context manager: on success, error, Ctrl-C or SIGTERM both nodes are stopped (with every
+With `nodes = 3` a third node, the peer, on a third host of the same switch
+(netns.three_hosts), joins once by its own SST and stays Synced throughout: the joiner
+then rejoins a cluster that keeps its quorum without it, as a node re-provisioned in a
+production cluster does.  Every transfer still comes from the donor (`wsrep_sst_donor`, no
+fallback; the per-run proof reads the donor's own SST log), and a donor restarted for
+another AES-NI mask or after a raw pipeline rejoins through the peer instead of
+bootstrapping a second cluster.
+
+A context manager: on success, error, Ctrl-C or SIGTERM every node is stopped (with every
 SST script, socat, stunnel and rsync daemon in their process groups), their sandboxes
 deleted and the namespaces removed; after a SIGKILL `encbench clean` finds the nodes in the
 sandbox registry and the namespaces in the link registry."""
@@ -106,7 +114,8 @@ class Cluster:
         self.profile = profile
         self.spec = profile.state_transfer
         sandbox = store.path / "sandbox"
-        self.roots = {role: sandbox / f"galera-{role}" for role in ("donor", "joiner")}
+        roles = ("donor", "joiner", "peer")[: self.spec.nodes]
+        self.roots = {role: sandbox / f"galera-{role}" for role in roles}
         for root in self.roots.values():
             clear_stale_sandbox(root)
         self.pool_mb = buffer_pool_mb(profile)
@@ -130,8 +139,12 @@ class Cluster:
         try:
             for line in netns.clean_stale():  # what a killed run left: never a live run's
                 self.log(f"state-transfer: {line}")
+            rate = self.spec.rate_mbit
             try:
-                self.link = self._stack.enter_context(netns.two_hosts(0.0, self.spec.rate_mbit))
+                hosts = (
+                    netns.three_hosts(rate) if self.spec.nodes == 3 else netns.two_hosts(0, rate)
+                )
+                self.link = self._stack.enter_context(hosts)
             except netns.NetnsUnavailable as exc:
                 raise BadInput(f"state-transfer: {exc}; run as root") from exc
             link = self.link
@@ -139,10 +152,12 @@ class Cluster:
                 "donor": galera.Node("donor", link.server_addr),
                 "joiner": galera.Node("joiner", link.client_addr),
             }
+            if link.peer_ns:
+                self.hosts["peer"] = galera.Node("peer", link.peer_addr)
             self.pki = pki.generate(
                 self.store.path,
                 self.spec.key_type,
-                server_ips=(link.server_addr, link.client_addr, "127.0.0.1"),
+                server_ips=(*(host.address for host in self.hosts.values()), "127.0.0.1"),
             )
             namespaces = self._namespaces()
             # Registered before the nodes: an exit stack unwinds last-in first, so this runs
@@ -173,7 +188,8 @@ class Cluster:
 
     def _namespaces(self) -> dict[str, str]:
         assert self.link is not None
-        return {"donor": self.link.server_ns, "joiner": self.link.client_ns}
+        found = {"donor": self.link.server_ns, "joiner": self.link.client_ns}
+        return found | ({"peer": self.link.peer_ns} if self.link.peer_ns else {})
 
     @property
     def donor(self) -> SandboxServer:
@@ -204,6 +220,17 @@ class Cluster:
         (a profile of raw pipelines alone never joins the joiner)."""
         return next((m for m in self.spec.methods if m not in PIPELINES), "mariabackup")
 
+    def _peers(self, role: str) -> tuple[galera.Node, ...]:
+        """The nodes `role` joins: none for a donor that bootstraps the cluster (the only
+        node, or the peer not running), else every other running member."""
+        peer = self.nodes.get("peer")
+        peer_up = peer is not None and peer.process is not None and peer.process.poll() is None
+        if role == "donor":
+            return (self.hosts["peer"],) if peer_up else ()
+        if role == "peer":
+            return (self.hosts["donor"],)
+        return (self.hosts["donor"], self.hosts["peer"]) if peer_up else (self.hosts["donor"],)
+
     def node_options(self, role: str, method: str) -> dict[str, str]:
         node = self.nodes[role]
         provider = galera.provider()
@@ -216,15 +243,16 @@ class Cluster:
             run_as_root=os.geteuid() == 0,
             binlog=False,
         )
-        peers = () if role == "donor" else (self.hosts["donor"],)
         options.update(
             galera.wsrep_options(
                 self.hosts[role],
                 cluster=self.cluster_name,
-                peers=peers,
+                peers=self._peers(role),
                 sst_method=method,
                 user=node.user,
                 provider_path=provider,
+                # With a peer, either member could donate: the measured one is the donor.
+                sst_donor="donor" if role != "donor" and "peer" in self.hosts else "",
             )
         )
         return options
@@ -275,15 +303,17 @@ class Cluster:
                 f"INSERT INTO {donor.database}.{MARKER_TABLE} VALUES (%s, %s)",
                 (i + 1, f"{'x' * 17 * i}{self.marker}"),
             )
+        if "peer" in self.nodes:
+            self._start_peer(first)
         self.joiner.initialize(self.node_options("joiner", first), install_db=False)
         self.record.update(
             {
-                "nodes": 2,
+                "nodes": self.spec.nodes,
                 "cluster": {
                     role: {"address": self.hosts[role].address, "namespace": ns}
                     for role, ns in self._namespaces().items()
                 },
-                "link": {"rate_mbit": self.spec.rate_mbit, "method": "veth pair (tbf rate)"},
+                "link": {"rate_mbit": self.spec.rate_mbit, "method": self._link_method()},
                 "data": {
                     "tables": data.tables,
                     "table_size": data.table_size,
@@ -316,6 +346,32 @@ class Cluster:
             )
         self.store.write_json(RECORD, self.record)
 
+    def _link_method(self) -> str:
+        if "peer" in self.nodes:
+            return "a switch (bridge) and a veth pair per host (tbf rate)"
+        return "veth pair (tbf rate)"
+
+    def _start_peer(self, method: str) -> None:
+        """Untimed: the third node joins by a plain SST from the donor and stays Synced."""
+        self.log("state-transfer: the third node joins (a plain SST, not measured)")
+        peer = self.nodes["peer"]
+        peer.initialize(self.node_options("peer", method), install_db=False)
+        self._hand_to_rsync(peer, method)
+        assert self.pki is not None
+        plain = galera.sst_section(
+            encrypted=False, cert=self.pki.server_cert, key=self.pki.server_key,
+            ca=self.pki.ca_cert,
+        )  # fmt: skip
+        for node in (self.donor, peer):
+            node.set_sections({"sst": plain})
+        peer.start(
+            self.node_options("peer", method),
+            timeout_s=self.spec.sst_timeout_s,
+            poll_s=SYNC_POLL_S,
+            env=openssl_env("on"),
+        )
+        self.wait_state(peer, galera.SYNCED, self.spec.sst_timeout_s)
+
     def _galera_version(self) -> str:
         rows = self.donor.query("SHOW GLOBAL STATUS LIKE 'wsrep_provider_version'")
         return str(rows[0][1]) if rows else ""
@@ -333,13 +389,7 @@ class Cluster:
         if (joiner.root / registry.SANDBOX_MARKER).exists() and datadir.is_dir():
             shutil.rmtree(datadir)
         datadir.mkdir()
-        if cell.method == "rsync" and os.geteuid() == 0:
-            # The joiner's rsync daemon, started by root, drops to rsync's default `nobody`
-            # (wsrep_sst_rsync's rsyncd.conf sets no uid; a packaged server runs as `mysql`,
-            # whose files its daemon then owns): it must own the directory it fills.  The
-            # nodes, running as root, read what it writes.
-            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
-            os.chown(datadir, nobody.pw_uid, nobody.pw_gid)
+        self._hand_to_rsync(joiner, cell.method)
         sections = self.sst_sections(cell, variant)
         for node in self.nodes.values():
             node.set_sections(sections)
@@ -350,6 +400,17 @@ class Cluster:
             self.donor.stop()
             self.start_donor(cell.aesni)
         self.wait_state(self.donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
+
+    @staticmethod
+    def _hand_to_rsync(node: SandboxServer, method: str) -> None:
+        """Before an rsync SST into the node's empty data directory: the joining node's
+        rsync daemon, started by root, drops to rsync's default `nobody` (wsrep_sst_rsync's
+        rsyncd.conf sets no uid; a packaged server runs as `mysql`, whose files its daemon
+        then owns): it must own the directory it fills.  The nodes, running as root, read
+        what it writes."""
+        if method == "rsync" and os.geteuid() == 0:
+            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
+            os.chown(node.paths.datadir, nobody.pw_uid, nobody.pw_gid)
 
     def join(self, cell: SstCell) -> None:
         """Start the joiner and wait until it is Synced: the measured part of a run."""
@@ -369,11 +430,15 @@ class Cluster:
         self.donor.stop()
 
     def start_donor(self, aesni: str | None = None) -> None:
-        """The donor back (it bootstraps the cluster again, as the only node), with the
-        mask it had or the one given."""
+        """The donor back, with the mask it had or the one given: it bootstraps the cluster
+        again as its only node, or, with a third node up, rejoins it (by IST, untimed)."""
         self.donor_aesni = aesni or self.donor_aesni
         env = openssl_env(self.donor_aesni)
-        self.donor.start(self.node_options("donor", self.sst_method), env=env)
+        options = self.node_options("donor", self.sst_method)
+        if galera.joins(options):
+            # Even an IST by rsync writes a file into the data directory.
+            self._hand_to_rsync(self.donor, self.sst_method)
+        self.donor.start(options, env=env)
         self._note_mask("donor")
         self.wait_state(self.donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
 

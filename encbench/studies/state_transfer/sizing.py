@@ -1,6 +1,6 @@
 """What the state-transfer study needs before anything starts: disk for every node's copy of
 the data (the donor's, the joiner's, and mariadb-backup's staging of it on the joiner while
-it is received and prepared), and memory for both nodes."""
+it is received and prepared), and memory for every node."""
 
 from __future__ import annotations
 
@@ -28,10 +28,11 @@ def disk_bytes(profile: Profile) -> int:
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
     pool = buffer_pool_mb(profile)
+    nodes = profile.state_transfer.nodes
     # + mariadb-backup --prepare on the joiner (its --use-memory is the pool).
-    need = profile.state_transfer.nodes * (pool + SERVER_ALLOWANCE_MB) + pool
+    need = nodes * (pool + SERVER_ALLOWANCE_MB) + pool
     return need, (
-        f"two Galera nodes, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB, and "
+        f"{nodes} Galera nodes, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB, and "
         "mariadb-backup's prepare; use smaller data (state_transfer.tables and "
         "state_transfer.table_size, or [data]'s)"
     )

@@ -1,4 +1,5 @@
-"""The state-transfer study (engine/study.py): a 2-node Galera cluster on two emulated hosts,
+"""The state-transfer study (engine/study.py): a 2-node Galera cluster on two emulated hosts
+(or 3 with a peer that stays in the cluster: cluster.py),
 and per cell — an SST method, the encrypted stream's cipher, mariadb-backup's threads — one
 full state transfer of the joiner per variant and round, plain against encrypted, in the
 engine's blocks with its intervals and stopping rule.
