@@ -382,6 +382,47 @@ def test_with_a_third_node_the_joiner_joins_both_and_takes_its_sst_from_the_dono
     assert options["wsrep_sst_donor"] == "donor"
 
 
+class FakeProcess:
+    def __init__(self, returncode: int | None) -> None:
+        self.returncode = returncode
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+
+class FakeNode:
+    def __init__(self, process: FakeProcess | None) -> None:
+        self.process = process
+        self.paths = type("Paths", (), {"error_log": Path("/x/error.log")})()
+
+
+def test_the_donor_bootstraps_first_and_rejoins_a_live_peer_but_a_dead_peer_stops_the_run(
+    tmp_path: Path,
+) -> None:
+    from encbench.errors import ServerError
+    from encbench.results.store import ResultStore
+    from encbench.studies.state_transfer.cluster import Cluster
+
+    store = ResultStore.create(tmp_path / "o", "sst", "")
+    cluster = Cluster(store, a_profile("[state_transfer]\nnodes = 3\n"), lambda _: None)
+    donor, joiner, peer = (galera.Node(n, f"10.0.0.{i}") for i, n in enumerate(cluster.roots))
+    cluster.hosts = {"donor": donor, "joiner": joiner, "peer": peer}
+    fake: Any = FakeNode(None)
+    cluster.nodes = {"peer": fake}
+    assert cluster._peers("donor") == ()  # the first node up bootstraps the cluster
+    assert cluster._peers("peer") == (donor,)
+    fake.process = FakeProcess(None)  # the peer runs
+    assert cluster._peers("donor") == (peer,)  # a restarted donor rejoins it
+    assert cluster._peers("joiner") == (donor, peer)
+    fake.process = FakeProcess(-9)  # the peer died
+    for role in ("donor", "joiner"):
+        with pytest.raises(ServerError, match=r"the third node .* stopped"):
+            cluster._peers(role)
+    two = Cluster(store, a_profile(), lambda _: None)
+    two.hosts = {"donor": donor, "joiner": joiner}
+    assert two._peers("donor") == () and two._peers("joiner") == (donor,)
+
+
 def test_the_sst_group_is_written_after_mariadbd_and_plain_names_no_certificate() -> None:
     paths = {"cert": Path("/c.pem"), "key": Path("/k.pem"), "ca": Path("/ca.pem")}
     plain = galera.sst_section(encrypted=False, **paths)

@@ -307,8 +307,9 @@ def _address(ns: str, dev: str, addr: str, prefix_len: int) -> None:
 
 
 def _remove(link: Link) -> list[str]:
-    """Delete both namespaces; deleting a namespace destroys the veth end inside it, and a veth
-    pair dies with either end, so nothing else is left.  Never raises."""
+    """Delete every namespace of the link; deleting a namespace destroys the veth ends and the
+    switch inside it, and a veth pair dies with either end, so nothing else is left.  Never
+    raises."""
     actions = []
     present = set(namespaces())
     for ns in link.namespaces:

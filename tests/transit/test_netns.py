@@ -132,9 +132,16 @@ def test_three_hosts_share_a_switch_every_one_reaching_every_other(state_dir: Pa
                 if to_ns != from_ns:
                     assert dial(link, from_ns, to_addr, to_ns) == from_addr
         # Every direction is shaped where it leaves: both hosts' ends and the switch's ports.
-        for ns in link.namespaces:
-            qdisc = netns.run_in(ns, ["tc", "qdisc", "show"], phase="test")
-            assert "tbf" in qdisc and "500Mbit" in qdisc
+        ends = {
+            link.client_ns: ["c"],
+            link.peer_ns: ["p"],
+            link.server_ns: ["s", "q"],
+        }
+        for ns, devices in ends.items():
+            for end in devices:
+                show = ["tc", "qdisc", "show", "dev", f"encb{link.id}{end}"]
+                qdisc = netns.run_in(ns, show, phase="test")
+                assert "tbf" in qdisc and "500Mbit" in qdisc, (end, qdisc)
         assert f"{link.peer_addr}/29" in netns.run_in(
             link.peer_ns, ["ip", "-br", "addr"], phase="t"
         )
@@ -153,6 +160,9 @@ CHILD = textwrap.dedent(
         raise Interrupted("stopped")
 
     signal.signal(signal.SIGTERM, stop)
+    # Ctrl-C's KeyboardInterrupt even where SIGINT came in ignored (a job started in the
+    # background by a shell without job control, pytest-xdist's workers).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     with (netns.three_hosts() if sys.argv[1] == "3" else netns.two_hosts(0)) as link:
         print(link.id, flush=True)
         time.sleep(60)

@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import Any
 
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
-from encbench.errors import BadInput, ToolError
+from encbench.errors import BadInput, ServerError, ToolError
 from encbench.net import netns
 from encbench.profile import PIPELINES, SOCAT_METHODS, SST_CIPHERS, Profile
 from encbench.results.schema import SstCell
@@ -221,15 +221,23 @@ class Cluster:
         return next((m for m in self.spec.methods if m not in PIPELINES), "mariabackup")
 
     def _peers(self, role: str) -> tuple[galera.Node, ...]:
-        """The nodes `role` joins: none for a donor that bootstraps the cluster (the only
-        node, or the peer not running), else every other running member."""
+        """The nodes `role` joins: none for a donor that bootstraps the cluster (the first
+        node to start), else every other member.  A third node that has started and died
+        is an error, not a reason to go on with two: the record says three."""
         peer = self.nodes.get("peer")
-        peer_up = peer is not None and peer.process is not None and peer.process.poll() is None
-        if role == "donor":
-            return (self.hosts["peer"],) if peer_up else ()
         if role == "peer":
             return (self.hosts["donor"],)
-        return (self.hosts["donor"], self.hosts["peer"]) if peer_up else (self.hosts["donor"],)
+        if peer is None or peer.process is None:  # no third node, or not started yet
+            return () if role == "donor" else (self.hosts["donor"],)
+        if peer.process.poll() is not None:
+            raise ServerError(
+                f"the third node (the peer) stopped (exit {peer.process.returncode}): the "
+                "cluster is no longer the 3 nodes the record says",
+                hint=f"its error log: {peer.paths.error_log}",
+            )
+        return (
+            (self.hosts["peer"],) if role == "donor" else (self.hosts["donor"], self.hosts["peer"])
+        )
 
     def node_options(self, role: str, method: str) -> dict[str, str]:
         node = self.nodes[role]
@@ -393,6 +401,9 @@ class Cluster:
         sections = self.sst_sections(cell, variant)
         for node in self.nodes.values():
             node.set_sections(sections)
+        if "peer" in self.nodes:
+            # Untimed: the peer still a Synced member (a dead one raises here).
+            self.wait_state(self.nodes["peer"], galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
         if cell.aesni != self.donor_aesni:
             # The donor's SST script, and its socat or stunnel, inherit the donor's
             # environment: a cell with the other mask needs the donor started with it.
@@ -431,7 +442,8 @@ class Cluster:
 
     def start_donor(self, aesni: str | None = None) -> None:
         """The donor back, with the mask it had or the one given: it bootstraps the cluster
-        again as its only node, or, with a third node up, rejoins it (by IST, untimed)."""
+        again as its only node, or, with a third node, rejoins it (untimed; an IST after a
+        clean stop, while the peer's gcache holds what the donor missed)."""
         self.donor_aesni = aesni or self.donor_aesni
         env = openssl_env(self.donor_aesni)
         options = self.node_options("donor", self.sst_method)
