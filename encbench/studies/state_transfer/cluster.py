@@ -220,6 +220,11 @@ class Cluster:
         (a profile of raw pipelines alone never joins the joiner)."""
         return next((m for m in self.spec.methods if m not in PIPELINES), "mariabackup")
 
+    @property
+    def has_peer(self) -> bool:
+        """Whether the cluster has a third node (`nodes = 3`), set when it is made."""
+        return "peer" in self.roots
+
     def _peers(self, role: str) -> tuple[galera.Node, ...]:
         """The nodes `role` joins: none for a donor that bootstraps the cluster (the first
         node to start), else every other member.  A third node that has started and died
@@ -260,7 +265,7 @@ class Cluster:
                 user=node.user,
                 provider_path=provider,
                 # With a peer, either member could donate: the measured one is the donor.
-                sst_donor="donor" if role != "donor" and "peer" in self.hosts else "",
+                sst_donor="donor" if role != "donor" and self.has_peer else "",
             )
         )
         return options
@@ -311,7 +316,7 @@ class Cluster:
                 f"INSERT INTO {donor.database}.{MARKER_TABLE} VALUES (%s, %s)",
                 (i + 1, f"{'x' * 17 * i}{self.marker}"),
             )
-        if "peer" in self.nodes:
+        if self.has_peer:
             self._start_peer(first)
         self.joiner.initialize(self.node_options("joiner", first), install_db=False)
         self.record.update(
@@ -355,7 +360,7 @@ class Cluster:
         self.store.write_json(RECORD, self.record)
 
     def _link_method(self) -> str:
-        if "peer" in self.nodes:
+        if self.has_peer:
             return "a switch (bridge) and a veth pair per host (tbf rate)"
         return "veth pair (tbf rate)"
 
@@ -363,17 +368,20 @@ class Cluster:
         """Untimed: the third node joins by a plain SST from the donor and stays Synced."""
         self.log("state-transfer: the third node joins (a plain SST, not measured)")
         peer = self.nodes["peer"]
-        peer.initialize(self.node_options("peer", method), install_db=False)
+        options = self.node_options("peer", method)
+        peer.initialize(options, install_db=False)
         self._hand_to_rsync(peer, method)
         assert self.pki is not None
         plain = galera.sst_section(
-            encrypted=False, cert=self.pki.server_cert, key=self.pki.server_key,
+            encrypted=False,
+            cert=self.pki.server_cert,
+            key=self.pki.server_key,
             ca=self.pki.ca_cert,
-        )  # fmt: skip
+        )
         for node in (self.donor, peer):
             node.set_sections({"sst": plain})
         peer.start(
-            self.node_options("peer", method),
+            options,
             timeout_s=self.spec.sst_timeout_s,
             poll_s=SYNC_POLL_S,
             env=openssl_env("on"),
@@ -401,7 +409,7 @@ class Cluster:
         sections = self.sst_sections(cell, variant)
         for node in self.nodes.values():
             node.set_sections(sections)
-        if "peer" in self.nodes:
+        if self.has_peer:
             # Untimed: the peer still a Synced member (a dead one raises here).
             self.wait_state(self.nodes["peer"], galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
         if cell.aesni != self.donor_aesni:
