@@ -264,6 +264,19 @@ def test_the_budget_counts_a_new_blocks_set_up_once_and_none_inside_a_block() ->
     assert rounds._budget_spent(open_block, Rounds(cell_budget_s=28 + 19), 1) is not None
 
 
+def test_a_duets_round_spends_the_time_of_its_longer_run_not_of_both() -> None:
+    # Both variants of a duet run at once: its budget must see the round's real time, or a
+    # duet's cells end at about half their budget (as benchmarks/methods.py found them).
+    def run(variant: str, position: int, wall_s: float, sharing: str) -> RunRecord:
+        planned = Run(CELL, 0, variant, position, "s", 1, Path("r.txt"), 0.0)
+        return dataclasses.replace(a_record(planned, 100.0), wall_s=wall_s, sharing=sharing)
+
+    for sharing, real_s in (("duet", 1.1), ("sequential", 2.1), ("pinned", 2.1)):
+        records = [run("plain", 0, 1.0, sharing), run("encrypted", 1, 1.1, sharing)]
+        (round_,) = rounds.complete_rounds(records, CELL)
+        assert round_.runs_s == pytest.approx(real_s), sharing
+
+
 def test_a_study_that_cannot_renew_is_warmed_up_once_per_cell(tmp_path: Path) -> None:
     calls: list[str] = []
     rule = Rounds(warmup_s=1, run_s=1, min_rounds=4, max_rounds=4, target_halfwidth_pct=2.0)
