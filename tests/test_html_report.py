@@ -18,6 +18,7 @@ from encbench import profile
 from encbench.engine import rounds as plan
 from encbench.report import at_rest, documents, plots
 from encbench.report import html as html_report
+from encbench.report.at_rest_section import BUSY_SHARE, sharing_words
 from encbench.report.models import AtRestCell, Summary
 from encbench.results.schema import CellKey, RunRecord
 from encbench.studies.at_rest.cells import cells as at_rest_cells
@@ -277,3 +278,22 @@ def test_encbench_crypto_prints_the_tables_of_the_reports_crypto_section(
     tables = [b for b in in_report.blocks if isinstance(b, Section)]
     assert [t.title for t in tables][-1] == "CPU and libraries"
     assert printed.stdout == markdown.render_blocks(tables) + "\n"
+
+
+def test_a_busy_sequential_run_is_pointed_to_the_duet_and_a_quiet_one_is_not() -> None:
+    part = golden_summary().studies.at_rest
+    assert part is not None and part.server_starts is not None
+    assert "duet" not in sharing_words(part), "the golden runs measured no round again"
+    cells = part.cells
+    # In 3 of 4 cells as many rounds measured again as counted: well above BUSY_SHARE.
+    busy = [c.model_copy(update={"rounds_rejected": c.rounds if i % 4 else 0})
+            for i, c in enumerate(cells)]  # fmt: skip
+    words = sharing_words(part.model_copy(update={"cells": busy}))
+    rejected = sum(c.rounds_rejected for c in busy)
+    assert rejected / (rejected + sum(c.rounds for c in cells)) > BUSY_SHARE
+    assert f"{rejected} of {rejected + sum(c.rounds for c in cells)} rounds" in words
+    assert 'measure.sharing = "duet"' in words
+    # Where a duet cannot be used, or is used, nothing is suggested.
+    for update in ({"server_starts": None}, {"sharing": "duet", "server_cpus": ["0", "1"]}):
+        other = part.model_copy(update={"cells": busy, **update})
+        assert "runs both variants at once" not in sharing_words(other), update
