@@ -266,7 +266,7 @@ def test_the_budget_counts_a_new_blocks_set_up_once_and_none_inside_a_block() ->
 
 def test_a_duets_round_spends_the_time_of_its_longer_run_not_of_both() -> None:
     # Both variants of a duet run at once: its budget must see the round's real time, or a
-    # duet's cells end at about half their budget (as benchmarks/methods.py found them).
+    # duet's cells end after about two-thirds of their budget (as benchmarks/methods.py found them).
     def run(variant: str, position: int, wall_s: float, sharing: str) -> RunRecord:
         planned = Run(CELL, 0, variant, position, "s", 1, Path("r.txt"), 0.0)
         return dataclasses.replace(a_record(planned, 100.0), wall_s=wall_s, sharing=sharing)

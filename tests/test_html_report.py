@@ -297,3 +297,20 @@ def test_a_busy_sequential_run_is_pointed_to_the_duet_and_a_quiet_one_is_not() -
     for update in ({"server_starts": None}, {"sharing": "duet", "server_cpus": ["0", "1"]}):
         other = part.model_copy(update={"cells": busy, **update})
         assert "runs both variants at once" not in sharing_words(other), update
+
+
+def test_the_duet_is_suggested_from_a_quarter_of_the_rounds_measured_again() -> None:
+    part = golden_summary().studies.at_rest
+    assert part is not None
+    cell = part.cells[0]
+
+    def words(rounds: int, rejected: int, shape: str = "") -> str:
+        one = cell.model_copy(
+            update={"rounds": rounds, "rounds_rejected": rejected, "shape": shape}
+        )
+        return sharing_words(part.model_copy(update={"cells": [one]}))
+
+    assert BUSY_SHARE == 0.25
+    assert "1 of 4 rounds were measured again" in words(3, 1)
+    assert "measured again" not in words(4, 1)  # 1 of 5: below a quarter
+    assert "measured again" not in words(3, 1, shape="small"), "a shape pins the servers itself"

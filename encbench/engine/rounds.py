@@ -85,7 +85,7 @@ class Round:
     def runs_s(self) -> float:
         """The real time of the round's runs: one after the other they add up; measured at
         once (a duet, measure.sharing) the longest is the round's.  Charging a duet twice
-        would end its cells at about half their budget."""
+        would end its cells after about two-thirds of their budget."""
         walls = [float(r.wall_s) for r in self.runs.values()]
         together = all(getattr(r, "sharing", "") == "duet" for r in self.runs.values())
         return max(walls) if together else sum(walls)
