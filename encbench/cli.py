@@ -17,22 +17,23 @@ from typing import NoReturn
 
 import click
 
-from encbench import __version__, environment, preflight, proc
+from encbench import __version__, environment, noise_floor, preflight, proc
 from encbench import profile as profiles
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds, stop_on_signals
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.net import netns
-from encbench.report import calibration
-from encbench.report.documents import render_documents
+from encbench.rendering import render_documents
 from encbench.results.store import ResultStore
 from encbench.servers import dsn, keys, registry
 from encbench.servers.sandbox import check_path
 from encbench.studies import (
+    STUDIES,
     build_studies,
     check_disk,
     check_memory,
     left_out,
+    unavailable_studies,
     without_room,
 )
 
@@ -228,7 +229,7 @@ def _open_store(
 def _what_runs_here(prof: profiles.Profile, out: Path) -> tuple[profiles.Profile, dict[str, str]]:
     """The profile less what this machine leaves out (a target's studies; an optional one
     without its tools, root, disk or memory), checked; and what was left out, with why."""
-    left = left_out(prof, preflight.unavailable_studies(prof))
+    left = left_out(prof, unavailable_studies(prof))
     left |= without_room(out, prof.without(left))
     here = prof.without(left)
     preflight.require_tools(here)
@@ -251,14 +252,14 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
         )
         if not prof.calibration:
             # The noise floor this run's report states: the machine's, as it is now.
-            calibration.snapshot_noise_floor(store)
+            noise_floor.snapshot_noise_floor(store)
         runner.run(studies)
         summary = render_documents(store, prof, with_html=True)
     if runner.complete:
         # Every cell is measured: --resume has nothing left to need the keys for.
         keys.remove_private(store.path)
         if summary.calibration is not None:
-            where = calibration.record_finished(store, summary.calibration)
+            where = noise_floor.record_finished(store, summary.calibration)
             click.echo(f"encbench: this machine's calibration is now in {where}", err=True)
     elif prof.calibration:
         click.echo(
@@ -276,25 +277,18 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
 def plan_command(
     profile: str | None, target: str | None, defaults_file: Path | None, keep: bool
 ) -> None:
-    """Print what `encbench run` would create and measure, and touch nothing: with a target,
-    its read-only checks (prerequisites, privileges, names) and every statement it would
-    send; no database, table, results directory or server is created."""
-    from encbench.studies.at_rest import plan as target_plan
+    """Print what `encbench run` would measure — every study's cells, its rounds and budget,
+    and how long it would take — and touch nothing: with a target, its read-only checks
+    (prerequisites, privileges, names) and every statement it would send; no database,
+    table, results directory or server is created."""
+    from encbench import plan
 
     try:
         prof, _ = _load_profile(
             profile or profiles.DEFAULT_PROFILE, TargetOptions(target, defaults_file, keep)
         )
-        for line in target_plan.plan_lines(prof):
+        for line in plan.lines(prof):
             click.echo(line)
-        if prof.target is not None and "in-transit" in prof.studies:
-            from encbench.studies.in_transit import target as transit_target
-
-            for line in transit_target.plan_lines(prof):
-                click.echo(line)
-        # What `run` would leave out on this machine, and why (nothing is started to know).
-        for name, why in left_out(prof, preflight.unavailable_studies(prof)).items():
-            click.echo(f"{name}: left out here — {why}")
     except EncbenchError as exc:
         _fail(exc)
 
@@ -307,6 +301,9 @@ def report(directory: Path) -> None:
     try:
         store = ResultStore.open(directory)
         prof = profiles.parse(store.profile_text, str(directory / "profile.toml"))
+        if not prof.calibration:
+            # A directory from before snapshots: the machine's noise floor as it is now.
+            noise_floor.snapshot_noise_floor(store)
         render_documents(store, prof, with_html=True)
     except EncbenchError as exc:
         _fail(exc)
@@ -329,6 +326,7 @@ def compare_command(
 ) -> None:
     """The same cells of two result sets side by side (two machines, two versions, AES_CTR
     vs AES_CBC): the change in overhead and whether it is significant."""
+    from encbench import rendering
     from encbench.report import compare
 
     try:
@@ -342,7 +340,7 @@ def compare_command(
             summaries.append(data)
         if out is not None and out.exists():
             raise BadInput(f"{out} exists: choose another --out")
-        result = compare.compare(
+        result = rendering.compare(
             summaries[0], summaries[1], label_a or dir_a.name, label_b or dir_b.name
         )
     except EncbenchError as exc:
@@ -374,19 +372,18 @@ def doctor() -> None:
         f"{env['sysbench']}, kernel {env['kernel']}"
     )
     click.echo(f"cpu: {env['cpu']['model']} ({env['cpu']['cores']} cores)")
-    # What only some in-transit profiles use: reported, but not a failure.
-    for check in preflight.optional_transit_checks():
-        mark = "ok " if check.ok else "optional"
-        line = f"{mark:8} {check.name}: {check.detail}"
-        click.echo(
-            line + (f" — for in-transit tunnels and dumps: {check.fix}" if check.fix else "")
-        )
-    perf = preflight.perf_check()
-    mark = "ok " if perf.ok else "optional"
-    click.echo(
-        f"{mark:8} {perf.name}: {perf.detail}"
-        + (f" — for `[measure] profile_cpu = true`: {perf.fix}" if perf.fix else "")
-    )
+    # What only some studies or profiles use: reported, but not a failure.
+    seen: set[str] = set()
+    for study in STUDIES:
+        for check, what in study.optional_tools():
+            if check.name in seen:
+                continue
+            seen.add(check.name)
+            mark = "ok " if check.ok else "optional"
+            click.echo(
+                f"{mark:8} {check.name}: {check.detail}"
+                + (f" — {what}: {check.fix}" if check.fix else "")
+            )
     sys.exit(0 if all(c.ok for c in checks) else 1)
 
 

@@ -12,16 +12,18 @@ from pathlib import Path
 
 import pytest
 
+from encbench import noise_floor, rendering
 from encbench import profile as profiles
 from encbench.errors import BadInput, ProofError
 from encbench.proof.at_rest import prove_twins
-from encbench.report import at_rest, calibration, calibration_section, documents, markdown
+from encbench.report import calibration, calibration_section, markdown
 from encbench.report.calibration_section import NONE_MEASURED
 from encbench.report.models import Calibration, CalibrationCell
 from encbench.report.tables import Document
 from encbench.results.schema import CellKey, RunRecord, TransitCell
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
+from encbench.studies.at_rest import summary as at_rest
 from encbench.studies.in_transit.checks import check_run
 from encbench.studies.in_transit.routes import Hosts, RouteMaker
 from tests.test_cli_bad_input import assert_one_line_error
@@ -192,7 +194,7 @@ def _clopper_pearson_by_hand(k: int, n: int) -> tuple[float, float]:
 
 def test_the_false_positive_rate_and_its_exact_interval(tmp_path: Path) -> None:
     store, prof = _fake_calibration(tmp_path / "aa")
-    summary = documents.build_summary(store, prof)
+    summary = rendering.build_summary(store, prof)
     c = summary.calibration
     assert c is not None and summary.noise_floor is None
     assert [cell.false_positive for cell in c.cells] == [False, True, False]
@@ -213,7 +215,7 @@ def test_clopper_pearson_over_40_cells_matches_the_hand_computation() -> None:
 
 def test_the_noise_floor_is_the_median_per_round_spread_and_half_width(tmp_path: Path) -> None:
     store, prof = _fake_calibration(tmp_path / "aa")
-    c = documents.build_summary(store, prof).calibration
+    c = rendering.build_summary(store, prof).calibration
     assert c is not None
     spreads = [100 * statistics.stdev([math.log(r) for r in rs]) for rs in RATIOS.values()]
     assert [cell.round_spread_pct for cell in c.cells] == pytest.approx(spreads)
@@ -230,7 +232,7 @@ def test_the_noise_floor_is_the_median_per_round_spread_and_half_width(tmp_path:
 
 def test_the_calibration_report_names_the_sides_and_never_encryption(tmp_path: Path) -> None:
     store, prof = _fake_calibration(tmp_path / "aa")
-    text = markdown.render(documents.document(documents.build_summary(store, prof)))
+    text = markdown.render(rendering.document(rendering.build_summary(store, prof)))
     assert "A/A calibration" in text and "A (plain)" in text and "B (plain twin)" in text
     assert "1 of 3 cells (33.3%, 95% CI 0.8–90.6%, Clopper–Pearson)" in text
     assert (
@@ -264,40 +266,41 @@ def test_a_cell_of_one_round_has_no_interval_and_is_not_counted() -> None:
 # -- what an ordinary report states --------------------------------------------------------------
 def test_an_ordinary_report_says_when_no_calibration_was_measured(tmp_path: Path) -> None:
     store, prof = _fake_calibration(tmp_path / "run", ORDINARY_TOML)
-    summary = documents.build_summary(store, prof)
+    noise_floor.snapshot_noise_floor(store)  # as `encbench run` does before measuring
+    summary = rendering.build_summary(store, prof)
     assert summary.calibration is None
     assert summary.noise_floor is not None and summary.noise_floor.latest is None
-    assert NONE_MEASURED in markdown.render(documents.document(summary))
+    assert NONE_MEASURED in markdown.render(rendering.document(summary))
 
 
 def test_an_ordinary_report_states_the_machines_latest_calibration(
     tmp_path: Path, machine_state: Path
 ) -> None:
     aa_store, aa_prof = _fake_calibration(tmp_path / "aa")
-    result = documents.build_summary(aa_store, aa_prof).calibration
+    result = rendering.build_summary(aa_store, aa_prof).calibration
     assert result is not None
-    where = calibration.record_finished(aa_store, result)
+    where = noise_floor.record_finished(aa_store, result)
     assert where == machine_state / "encbench" / "calibration.json"
     assert (aa_store.path / "calibration.json").exists()
 
     store, prof = _fake_calibration(tmp_path / "run", ORDINARY_TOML)
-    calibration.snapshot_noise_floor(store)  # as `encbench run` does before measuring
-    text = markdown.render(documents.document(documents.build_summary(store, prof)))
+    noise_floor.snapshot_noise_floor(store)  # as `encbench run` does before measuring
+    text = markdown.render(rendering.document(rendering.build_summary(store, prof)))
     assert "The latest A/A calibration of this machine (profile `aa`" in text
     assert "1 of 3 cells (33.3%" in text
     # The run's report keeps the calibration it began with, whatever comes later.
     where.unlink()
-    again = markdown.render(documents.document(documents.build_summary(store, prof)))
+    again = markdown.render(rendering.document(rendering.build_summary(store, prof)))
     assert again == text
     assert "whose floor may differ" not in text  # both sequential
 
 
 def test_a_floor_measured_with_other_rounds_says_so(tmp_path: Path, machine_state: Path) -> None:
     aa_store, aa_prof = _fake_calibration(tmp_path / "aa")
-    result = documents.build_summary(aa_store, aa_prof).calibration
+    result = rendering.build_summary(aa_store, aa_prof).calibration
     assert result is not None and result.sharing == "sequential"
-    calibration.record_finished(aa_store, result)
-    floor = calibration.read_machine()
+    noise_floor.record_finished(aa_store, result)
+    floor = noise_floor.read_machine()
     same = markdown.render(
         Document("t", [calibration_section.noise_floor_section(floor, "sequential")])
     )
@@ -327,15 +330,15 @@ def _calibrated(study: str, when: str) -> Calibration:
 
 
 def test_calibrating_one_study_keeps_the_floor_of_the_others() -> None:
-    calibration.write_machine(_calibrated("at-rest", "t1"))
-    calibration.write_machine(_calibrated("state-transfer", "t2"))
-    floor = calibration.read_machine()
+    noise_floor.write_machine(_calibrated("at-rest", "t1"))
+    noise_floor.write_machine(_calibrated("state-transfer", "t2"))
+    floor = noise_floor.read_machine()
     assert floor.latest is not None and floor.latest.profile == "aa-state-transfer"
     assert [c.profile for c in floor.others] == ["aa-at-rest"]
     text = markdown.render(Document("t", [calibration_section.noise_floor_section(floor)]))
     assert "For at-rest, which the latest did not measure: the calibration of t1" in text
     # A new calibration of at rest replaces the old one and keeps the state transfer's.
-    calibration.write_machine(_calibrated("at-rest", "t3"))
-    floor = calibration.read_machine()
+    noise_floor.write_machine(_calibrated("at-rest", "t3"))
+    floor = noise_floor.read_machine()
     assert floor.latest is not None and floor.latest.measured_at == "t3"
     assert [c.measured_at for c in floor.others] == ["t2"]

@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from encbench.report import claims
-from encbench.report.models import AtRestCell, Estimate
+from encbench.report.models import Estimate
+from encbench.studies.at_rest import claims
+from encbench.studies.at_rest.models import AtRestCell
 
 Z = claims.Z95
 

@@ -10,9 +10,11 @@ import re
 
 import pytest
 
+from encbench import rendering
 from encbench.errors import BadInput
 from encbench.report import compare, documents
-from encbench.report.models import AtRestCell, AtRestSummary, Estimate, Harness, Summary
+from encbench.report.models import Estimate, Harness, Summary
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
 from tests.test_html_report import golden_summary
 from tests.test_stats import T4, T9
 
@@ -61,7 +63,7 @@ def summary_of(*cells: AtRestCell) -> Summary:
 
 
 def test_the_change_is_b_minus_a_in_percentage_points_tested_by_welch() -> None:
-    out = compare.compare(
+    out = rendering.compare(
         summary_of(cell(4, entry(0.9, 0.02, 5))),
         summary_of(cell(4, entry(0.8, 0.03, 10))),
         "A",
@@ -78,7 +80,7 @@ def test_the_change_is_b_minus_a_in_percentage_points_tested_by_welch() -> None:
 def test_a_cell_measured_on_one_side_only_is_listed_as_such() -> None:
     a = summary_of(cell(1, entry(0.9, 0.02, 5)), cell(4, entry(0.9, 0.02, 5)))
     b = summary_of(cell(4, entry(0.8, 0.03, 10)), cell(64, entry(0.8, 0.03, 10)))
-    out = compare.compare(a, b, "ctr", "cbc")
+    out = rendering.compare(a, b, "ctr", "cbc")
     assert out.only_in_a == ["oltp_read_only io-bound 1 thr"]
     assert out.only_in_b == ["oltp_read_only io-bound 64 thr"]
     assert [c.threads for c in out.groups[0].cells] == [1, 4, 64]
@@ -89,7 +91,7 @@ def test_a_cell_measured_on_one_side_only_is_listed_as_such() -> None:
 
 
 def test_markdown_has_a_five_column_table_per_metric_and_group() -> None:
-    out = compare.compare(golden_summary(), golden_summary(), "run 1", "run 2")
+    out = rendering.compare(golden_summary(), golden_summary(), "run 1", "run 2")
     md = compare.render_markdown(out)
     header = (
         "| Threads | overhead run 1 (95% CI) | overhead run 2 (95% CI) | change | significant? |"
@@ -105,17 +107,17 @@ def test_markdown_has_a_five_column_table_per_metric_and_group() -> None:
 def test_a_summary_of_schema_1_is_refused_with_the_remedy() -> None:
     old = {**golden_summary().to_json(), "schema": 1}
     with pytest.raises(BadInput, match=r"schema 1 is not 2: re-render it with the encbench that"):
-        compare.compare(golden_summary().to_json(), old, "new", "old")
+        rendering.compare(golden_summary().to_json(), old, "new", "old")
 
 
 def test_a_summary_json_as_read_from_disk_is_compared() -> None:
     data = json.loads(json.dumps(golden_summary().to_json()))
-    out = compare.compare(data, data, "a", "b")
+    out = rendering.compare(data, data, "a", "b")
     assert len(out.groups) == 2 and not out.only_in_a and not out.only_in_b
 
 
 def test_the_comparison_is_json_and_its_html_is_self_contained() -> None:
-    out = compare.compare(golden_summary(), golden_summary(), "a<b", "b&c")
+    out = rendering.compare(golden_summary(), golden_summary(), "a<b", "b&c")
     data = out.to_json()
     assert json.loads(json.dumps(data)) == data
     assert compare.Comparison.model_validate(data) == out
@@ -126,12 +128,12 @@ def test_the_comparison_is_json_and_its_html_is_self_contained() -> None:
 
 
 def test_in_transit_cells_are_matched_by_test_method_key_cipher_rtt_threads_resumption() -> None:
-    from encbench.report import in_transit
+    from encbench.studies.in_transit import summary as in_transit
     from tests.test_transit_plan_and_report import SEED, fake_runs
 
     part = in_transit.build(fake_runs(), SEED, {})
     fewer = part.model_copy(update={"cells": part.cells[1:]})
-    out = compare.compare(
+    out = rendering.compare(
         documents.summarize("t", None, {"in-transit": part}),
         documents.summarize("t", None, {"in-transit": fewer}),
         "A",
@@ -148,9 +150,9 @@ def test_in_transit_cells_are_matched_by_test_method_key_cipher_rtt_threads_resu
 def test_operations_cells_are_matched_by_operation_and_encryption_threads() -> None:
     import random
 
-    from encbench.report import operations
     from encbench.results.schema import OperationCell, OperationRecord
     from encbench.studies.operations import cells as operation_cells
+    from encbench.studies.operations import summary as operations
     from tests.test_operations import a_profile, record
 
     profile = a_profile('[operations]\noperations = ["startup", "backup"]\n')
@@ -173,7 +175,7 @@ def test_operations_cells_are_matched_by_operation_and_encryption_threads() -> N
         part = operations.build(runs, profile, None, None)
         return documents.summarize("ops", None, {"operations": part})
 
-    out = compare.compare(side(0.2, backup), side(0.5), "A", "B")
+    out = rendering.compare(side(0.2, backup), side(0.5), "A", "B")
     (group,) = out.groups
     assert group.study == "operations" and group.row_header == "operation"
     first = group.cells[0]

@@ -14,14 +14,17 @@ from typing import Any
 
 import pytest
 
-from encbench import profile
+from encbench import profile, rendering
 from encbench.engine import rounds as plan
-from encbench.report import at_rest, documents, plots
+from encbench.report import documents, plots
 from encbench.report import html as html_report
-from encbench.report.at_rest_section import BUSY_SHARE, sharing_words
-from encbench.report.models import AtRestCell, Summary
+from encbench.report.models import Summary
 from encbench.results.schema import CellKey, RunRecord
+from encbench.studies.at_rest import plots as at_rest_plots
+from encbench.studies.at_rest import summary as at_rest
 from encbench.studies.at_rest.cells import cells as at_rest_cells
+from encbench.studies.at_rest.models import AtRestCell
+from encbench.studies.at_rest.section import BUSY_SHARE, sharing_words
 from tests.helpers import skip_unless_ci
 
 GOLDEN = Path(__file__).parent / "golden" / "report"
@@ -100,7 +103,7 @@ def golden_summary() -> Summary:
 
 
 def render_html(summary: Summary, crypto: dict[str, Any] | None = None) -> str:
-    return html_report.render(documents.document(summary, crypto))
+    return html_report.render(rendering.document(summary, crypto))
 
 
 def golden_crypto() -> dict[str, Any]:
@@ -143,22 +146,21 @@ def test_verdict_cells_are_marked_cost_no_difference_or_inconclusive(page: str) 
 
 
 def golden_cells() -> list[AtRestCell]:
-    part = golden_summary().studies.at_rest
+    part = golden_summary().part("at-rest")
     assert part is not None
     return part.cells
 
 
 def test_every_text_from_the_results_is_escaped() -> None:
     data = golden_summary()
-    part = data.studies.at_rest
+    part = data.part("at-rest")
     assert part is not None
     cells = [part.cells[0].model_copy(update={"status": "<script>alert(1)</script>"})]
     evil = data.model_copy(
         update={
             "profile": "<b>&evil</b>",
-            "studies": data.studies.model_copy(
-                update={"at_rest": part.model_copy(update={"cells": cells + part.cells[1:]})}
-            ),
+            "studies": data.studies
+            | {"at-rest": part.model_copy(update={"cells": cells + part.cells[1:]})},
         }
     )
     page = render_html(evil)
@@ -189,7 +191,7 @@ def test_crypto_bars_need_only_the_few_figures_of_a_quick_measurement() -> None:
 
 def test_plots_are_identical_when_drawn_twice() -> None:
     cells = [c for c in golden_cells() if c.regime == "io-bound"]
-    assert plots.overhead_svg(cells, "x") == plots.overhead_svg(cells, "x")
+    assert at_rest_plots.overhead_svg(cells, "x") == at_rest_plots.overhead_svg(cells, "x")
     assert plots.crypto_svg(golden_crypto()) == plots.crypto_svg(golden_crypto())
 
 
@@ -281,7 +283,7 @@ def test_encbench_crypto_prints_the_tables_of_the_reports_crypto_section(
 
 
 def test_a_busy_sequential_run_is_pointed_to_the_duet_and_a_quiet_one_is_not() -> None:
-    part = golden_summary().studies.at_rest
+    part = golden_summary().part("at-rest")
     assert part is not None and part.server_starts is not None
     assert "duet" not in sharing_words(part), "the golden runs measured no round again"
     cells = part.cells
@@ -300,7 +302,7 @@ def test_a_busy_sequential_run_is_pointed_to_the_duet_and_a_quiet_one_is_not() -
 
 
 def test_the_duet_is_suggested_from_a_quarter_of_the_rounds_measured_again() -> None:
-    part = golden_summary().studies.at_rest
+    part = golden_summary().part("at-rest")
     assert part is not None
     cell = part.cells[0]
 

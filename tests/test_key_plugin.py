@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from encbench import preflight, proc
+import encbench.studies.operations as operations_study
+from encbench import proc
 from encbench.errors import BadInput
 from encbench.profile import parse
 from encbench.servers import keyplugin, keys
@@ -81,8 +82,8 @@ def test_a_profile_with_key_rotation_is_refused_up_front_without_a_compiler(
     monkeypatch.setattr(
         keyplugin, "problem", lambda headers=keyplugin.HEADERS: "needs X, none: apt-get install gcc"
     )
-    (check,) = preflight.key_rotation_checks(profile)
+    (check,) = operations_study.needs(profile)
     assert not check.ok and check.fix == "apt-get install gcc"
     assert "key rotation" in check.name
     without = parse('name = "r"\nstudies = ["operations"]\n', "r.toml")
-    assert preflight.key_rotation_checks(without) == []
+    assert operations_study.needs(without) == []

@@ -15,15 +15,18 @@ from typing import Any
 
 import pytest
 
+from encbench import rendering
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner
 from encbench.engine.study import Run
 from encbench.errors import BadInput, ProofError
 from encbench.profile import OperationsSpec, Profile, parse
-from encbench.report import documents, markdown, operations, operations_section
+from encbench.report import documents, markdown
 from encbench.results.schema import OperationCell, OperationRecord
 from encbench.results.store import ResultStore
 from encbench.studies.operations import cells, recovery, rotation
+from encbench.studies.operations import section as operations_section
+from encbench.studies.operations import summary as operations
 from encbench.studies.operations.study import OperationsStudy
 from encbench.studies.operations.tablespaces import count_key_versions, count_states
 
@@ -178,7 +181,9 @@ def test_the_report_gives_times_with_intervals_and_the_rate_per_thread_against_t
     assert second.mib_per_s_per_thread is not None
     assert second.mib_per_s_per_thread.mean == pytest.approx(100.0)
     assert second.cipher_mib_per_s_per_core == pytest.approx(2000.0)
-    text = markdown.render_blocks(operations_section.sections(part, 5))
+    text = markdown.render_blocks(
+        operations_section.sections(part.model_copy(update={"crash_load_s": 5}))
+    )
     assert "| start-up | 1.499 s (1.494–1.505) | 1.799 s (1.792–1.806) | +20.0%" in text
     assert "| 2 | 0.500 s (0.500–0.500) | 200 (200–200) | 100 (100–100) | 2,000 | 5% |" in text
     assert "**Key rotation**: not measured" in text
@@ -306,7 +311,9 @@ def test_the_report_names_key_rotations_sides_rotating_and_not() -> None:
             rec = rotation_record(variant, 1 + 2 * rnd, 1 + 2 * rnd + (2 if position else 0), 3, t)
             runs.append(dataclasses.replace(rec, round=rnd, position=position))
     part = operations.build(runs, profile, {"key_rotation": rotation.status(True)}, None)
-    text = markdown.render_blocks(operations_section.sections(part, 5))
+    text = markdown.render_blocks(
+        operations_section.sections(part.model_copy(update={"crash_load_s": 5}))
+    )
     assert "| key rotation | not rotating: 2.000 ms/txn (" in text
     assert "| rotating: 2.500 ms/txn (" in text
     assert re.search(r"foreground 500 txn/s \S* ?not rotating, 400 txn/s \S* ?while rotating", text)
@@ -328,6 +335,6 @@ def test_an_operations_report_states_encbenchs_own_share_of_the_machine() -> Non
     assert summary.harness.share_of_machine_pct == pytest.approx(
         100 * 0.24 / (part.harness.measured_wall_s * 2)
     )
-    text = markdown.render(documents.document(summary))
+    text = markdown.render(rendering.document(summary))
     assert f"= {summary.harness.share_of_machine_pct:.2f}% of the machine." in text
     assert "encbench's own CPU during measured windows: 0.24 s over" in text

@@ -5,11 +5,12 @@ import random
 
 import pytest
 
-from encbench import profile
+from encbench import profile, rendering
 from encbench.engine import rounds as plan
-from encbench.report import at_rest, documents, markdown
-from encbench.report.models import AtRestSummary
+from encbench.report import documents, markdown
 from encbench.results.schema import CellKey
+from encbench.studies.at_rest import summary as at_rest
+from encbench.studies.at_rest.models import AtRestSummary
 from tests.test_store import record
 
 PROFILE = profile.parse(
@@ -117,7 +118,7 @@ def test_noisy_cell_stops_at_max_rounds() -> None:
 
 
 def report_md(part: AtRestSummary) -> str:
-    return markdown.render(documents.document(documents.summarize("t", None, {"at-rest": part})))
+    return markdown.render(rendering.document(documents.summarize("t", None, {"at-rest": part})))
 
 
 def test_report_has_a_seed_shaped_row_with_verdict() -> None:
@@ -206,7 +207,7 @@ def test_a_cells_steady_steal_is_its_usual_level_and_only_a_burst_above_it_is_me
 
 
 def test_server_starts_are_counted_over_every_configuration_and_shape() -> None:
-    from encbench.report.at_rest import server_starts
+    from encbench.studies.at_rest.summary import server_starts
 
     record = {
         "restart": "block",
@@ -223,8 +224,8 @@ def test_server_starts_are_counted_over_every_configuration_and_shape() -> None:
 
 
 def test_the_set_up_says_when_the_servers_started_afresh() -> None:
-    from encbench.report.at_rest_section import restart_words
-    from encbench.report.models import AtRestSummary
+    from encbench.studies.at_rest.models import AtRestSummary
+    from encbench.studies.at_rest.section import restart_words
 
     def words(restart: str, starts: int | None) -> str:
         part = AtRestSummary.model_construct(restart=restart, server_starts=starts)

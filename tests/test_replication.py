@@ -233,8 +233,10 @@ def test_a_proof_needs_the_marker_on_node_2_and_a_capture_that_saw_the_link() ->
 
 # -- the report ------------------------------------------------------------------------------
 def test_the_report_shows_the_tps_cost_and_the_proof_of_each_cell() -> None:
-    from encbench.report import markdown, replication, replication_section
+    from encbench.report import markdown
     from encbench.report.tables import Document
+    from encbench.studies.replication import section as replication_section
+    from encbench.studies.replication import summary as replication
 
     profile = a_profile(
         '[replication]\nworkloads = ["oltp_write_only"]\nthreads = [2]\nmin_rounds = 2\n'

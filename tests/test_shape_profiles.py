@@ -9,21 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from encbench import preflight, profile
+from encbench import profile
 from encbench.errors import BadInput
-from encbench.report import shapes_section
-from encbench.report.models import (
-    AtRestCell,
-    AtRestSummary,
-    AtRestVariant,
-    Estimate,
-    Harness,
-    Pair,
-    Spread,
-)
+from encbench.report.models import Estimate, Harness, Pair, Spread
 from encbench.report.tables import Bullets, Table
 from encbench.results.schema import CellKey, RunRecord
-from encbench.studies.at_rest import cells, pair
+from encbench.studies.at_rest import cells, pair, shapes_section
+from encbench.studies.at_rest import needs as at_rest_needs
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from tests.helpers import encbench
 
 BASE = 'name = "x"\n[measure]\nworkloads = ["oltp_read_only"]\nregimes = ["io-bound"]\n'
@@ -163,7 +156,7 @@ NEED = (268, "a 140 MB buffer pool for the io-bound regime + 128 MB for the rest
 
 def test_a_shape_larger_than_the_machine_is_named_with_what_it_has() -> None:
     prof = parse('[[server.shapes]]\nname = "big"\ncpus = 4\n')
-    assert preflight.shape_problems(prof, (0, 1), 24_104, NEED) == [
+    assert at_rest_needs.shape_problems(prof, (0, 1), 24_104, NEED) == [
         "server.shapes: shape 'big' asks for 4 CPUs and encbench may use 2 here (CPUs 0,1); "
         "give cpus = 2 or fewer"
     ]
@@ -174,14 +167,14 @@ def test_a_memory_budget_above_memtotal_or_below_the_buffer_pool_is_refused() ->
         '[[server.shapes]]\nname = "huge"\ncpus = 1\nmemory_mib = 30000\n'
         '[[server.shapes]]\nname = "tiny"\ncpus = 1\nmemory_mib = 200\n'
     )
-    assert preflight.shape_problems(prof, (0, 1), 24_104, NEED) == [
+    assert at_rest_needs.shape_problems(prof, (0, 1), 24_104, NEED) == [
         "server.shapes: shape 'huge' asks for 30,000 MiB and this machine has 24,104 MiB "
         "(MemTotal); give memory_mib = 24,104 or less",
         "server.shapes: shape 'tiny' gives the server 200 MiB and it needs about 268 (a 140 MB "
         "buffer pool for the io-bound regime + 128 MB for the rest of the server); raise "
         "memory_mib to 268 or use less data",
     ]
-    assert preflight.shape_problems(parse(TWO), (0, 1), 24_104, NEED) == []
+    assert at_rest_needs.shape_problems(parse(TWO), (0, 1), 24_104, NEED) == []
 
 
 def test_the_memory_a_shape_needs_is_its_largest_regimes_pool_and_the_allowance() -> None:

@@ -292,8 +292,9 @@ def run(variant: str, round_: int, stream_s: float) -> SstRecord:
 
 
 def report_of(plain_s: float, encrypted_s: float, record: dict[str, Any]) -> tuple[Any, str]:
-    from encbench.report import state_transfer, state_transfer_section
     from encbench.report.tables import Document
+    from encbench.studies.state_transfer import section as state_transfer_section
+    from encbench.studies.state_transfer import summary as state_transfer
 
     profile = parse(
         'name = "s"\nstudies = ["state-transfer"]\n[state_transfer]\nmethods = ["rsync"]\n'
@@ -350,7 +351,7 @@ def test_the_report_names_the_cipher_speeds_measured_without_aes_ni() -> None:
 
 
 def test_a_run_without_limits_has_no_limits_section() -> None:
-    from encbench.report import state_transfer
+    from encbench.studies.state_transfer import summary as state_transfer
 
     profile = parse('name = "s"\nstudies = ["state-transfer"]\n', "p.toml")
     part = state_transfer.build([], profile, {})

@@ -301,8 +301,9 @@ def record(variant: str, rnd: int, seconds: float) -> SstRecord:
 
 
 def test_the_report_shows_a_pipeline_row_and_says_what_it_timed() -> None:
-    from encbench.report import state_transfer, state_transfer_section
     from encbench.report.tables import Document
+    from encbench.studies.state_transfer import section as state_transfer_section
+    from encbench.studies.state_transfer import summary as state_transfer
 
     profile = a_profile(
         '[state_transfer]\nmethods = ["tar"]\nciphers = ["AES128-GCM"]\nmin_rounds = 2\n'

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from encbench import rendering, studies
 from encbench.errors import BadInput, ProofError
 from encbench.profile import Profile, parse
 from encbench.proof import wire
@@ -18,6 +19,7 @@ from encbench.report import markdown
 from encbench.results.schema import SstCell, SstRecord
 from encbench.servers import galera
 from encbench.servers.variants import render_cnf
+from encbench.studies import STUDIES
 from encbench.studies.state_transfer import cells, sstlog
 from encbench.studies.state_transfer.cluster import sockopt
 from encbench.studies.state_transfer.study import judge
@@ -182,19 +184,19 @@ def test_the_study_may_size_its_own_data_and_falls_back_to_data() -> None:
 def test_an_optional_study_this_machine_cannot_run_is_left_out_with_why(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from encbench import preflight
 
     monkeypatch.setattr(galera, "provider", lambda: None)
     both = parse(
         'name = "q"\nstudies = ["at-rest", "state-transfer"]\n[state_transfer]\noptional = true\n',
         "p.toml",
     )
-    why = preflight.unavailable_studies(both)
+    why = studies.unavailable_studies(both)
     assert list(why) == ["state-transfer"]
     assert "libgalera_smm.so) not found: apt-get install galera-4" in why["state-transfer"]
     here = both.without(why)
     assert here.studies == ["at-rest"]
-    assert preflight.state_transfer_checks(here) == []  # nothing of it is required any more
+    # Nothing of it is required any more.
+    assert not any(c.name.startswith("Galera") for c in studies.needs(here))
     # What a run leaves out: this, and the studies a target cannot take.
     from encbench.studies import left_out
 
@@ -203,11 +205,11 @@ def test_an_optional_study_this_machine_cannot_run_is_left_out_with_why(
     assert left_out(target, why)["state-transfer"].startswith("against a target only at rest")
     assert left_out(both, why) == why
     # Not optional: refused, as before.
-    assert preflight.unavailable_studies(a_profile()) == {}
+    assert studies.unavailable_studies(a_profile()) == {}
     # Nothing left to run: one line that says why.
     alone = a_profile("[state_transfer]\noptional = true\n")
     with pytest.raises(BadInput, match=r"no study that can run here — state-transfer: Galera"):
-        alone.without(preflight.unavailable_studies(alone))
+        alone.without(studies.unavailable_studies(alone))
 
 
 def test_plan_names_the_optional_study_this_machine_would_leave_out(
@@ -252,7 +254,6 @@ def test_an_optional_study_without_room_is_left_out_and_a_required_one_refused(
 
 
 def test_a_resume_that_leaves_a_study_out_keeps_what_it_measured(tmp_path: Path) -> None:
-    from encbench.report import documents
     from encbench.results.store import ResultStore
 
     prof = a_profile('[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\n')
@@ -260,10 +261,10 @@ def test_a_resume_that_leaves_a_study_out_keeps_what_it_measured(tmp_path: Path)
     for v in ("plain", "encrypted"):
         store.append(record(v, 1, 4.0))
     store.write_not_measured({"state-transfer": "root privileges missing: run as root"})
-    summary = documents.build_summary(store, prof)
-    assert summary.studies.state_transfer is not None
-    assert summary.studies.state_transfer.cells[0].rounds == 1
-    text = markdown.render(documents.document(summary))
+    summary = rendering.build_summary(store, prof)
+    assert summary.part("state-transfer") is not None
+    assert summary.part("state-transfer").cells[0].rounds == 1
+    text = markdown.render(rendering.document(summary))
     assert "**state-transfer**: measured in part; the rest was left out: root privileges" in text
 
 
@@ -323,23 +324,22 @@ def test_a_calibrations_twin_is_configured_and_proven_plain(tmp_path: Path) -> N
 
 
 def test_a_study_left_out_is_named_in_the_report_and_not_built(tmp_path: Path) -> None:
-    from encbench.report import documents
     from encbench.results.store import ResultStore
 
     prof = parse('name = "q"\nstudies = ["state-transfer"]\n', "p.toml")
     store = ResultStore.create(tmp_path / "o", "q", "")
     store.write_not_measured({"state-transfer": "root privileges missing: run as root"})
-    summary = documents.build_summary(store, prof)
-    assert summary.studies.state_transfer is None
+    summary = rendering.build_summary(store, prof)
+    assert summary.part("state-transfer") is None
     assert summary.to_json()["not_measured"] == {
         "state-transfer": "root privileges missing: run as root"
     }
-    text = markdown.render(documents.document(summary))
+    text = markdown.render(rendering.document(summary))
     assert "## Not measured" in text
     assert "**state-transfer**: root privileges missing: run as root." in text
     # An A/A calibration's report says so too.
     aa = parse('name = "q"\ncalibration = true\nstudies = ["state-transfer"]\n', "p.toml")
-    text = markdown.render(documents.document(documents.build_summary(store, aa)))
+    text = markdown.render(rendering.document(rendering.build_summary(store, aa)))
     assert "**state-transfer**: root privileges missing" in text
 
 
@@ -599,12 +599,12 @@ def test_a_state_transfer_calibration_reads_its_cells_b_against_a(tmp_path: Path
         order = ("plain", "encrypted") if r % 4 in (0, 3) else ("encrypted", "plain")
         for v in order:
             store.append(record(v, r + 1, 4.0 + 0.01 * (r % 3)))
-    cells_ = calibration.cells_of(store, prof)
+    cells_ = calibration.cells_of(store, prof, STUDIES)
     assert [(c.study, c.group, c.label, c.rounds) for c in cells_] == [
         ("state-transfer", "rsync", "rsync, 1 thr", 12)
     ]
     assert cells_[0].false_positive is False
-    assert calibration.last_start(store, prof) == "2026-11-23T00:00:00+00:00"
+    assert calibration.last_start(store, prof, STUDIES) == "2026-11-23T00:00:00+00:00"
 
 
 def test_a_capture_that_saw_too_little_vouches_for_nothing() -> None:
@@ -648,8 +648,9 @@ def test_a_record_refuses_an_impossible_time_and_round_trips() -> None:
 
 
 def test_the_report_shows_the_cost_of_each_cell(tmp_path: Path) -> None:
-    from encbench.report import state_transfer, state_transfer_section
     from encbench.report.tables import Document
+    from encbench.studies.state_transfer import section as state_transfer_section
+    from encbench.studies.state_transfer import summary as state_transfer
 
     profile = a_profile('[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\n')
     runs = []
@@ -674,8 +675,9 @@ def test_the_report_shows_the_cost_of_each_cell(tmp_path: Path) -> None:
 
 def test_the_report_says_what_aes_ni_off_was_and_what_each_end_ran_with() -> None:
     from encbench.capacity import NO_AESNI_IA32CAP
-    from encbench.report import state_transfer, state_transfer_section
     from encbench.report.tables import Document
+    from encbench.studies.state_transfer import section as state_transfer_section
+    from encbench.studies.state_transfer import summary as state_transfer
 
     profile = a_profile('[state_transfer]\nmethods = ["rsync"]\naesni = ["off"]\nmin_rounds = 2\n')
     off = SstCell("rsync", "", 1, "off")

@@ -9,14 +9,17 @@ from pathlib import Path
 import pytest
 
 from encbench import profile as profiles
+from encbench import rendering
 from encbench.errors import ProofError
-from encbench.report import documents, in_transit, markdown
-from encbench.report.models import InTransitSummary
+from encbench.report import documents, markdown
 from encbench.results.schema import RunRecord, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.in_transit import cells as transit_plan
+from encbench.studies.in_transit import needs as transit_needs
+from encbench.studies.in_transit import summary as in_transit
 from encbench.studies.in_transit.checks import check_run
+from encbench.studies.in_transit.models import InTransitSummary
 
 
 def load(body: str) -> profiles.Profile:
@@ -120,7 +123,7 @@ def transit_report(part: InTransitSummary, html: bool = False) -> str:
     """report.md (or report.html) of an in-transit-only summary."""
     from encbench.report import html as html_report
 
-    doc = documents.document(documents.summarize("t", None, {"in-transit": part}))
+    doc = rendering.document(documents.summarize("t", None, {"in-transit": part}))
     return html_report.render(doc) if html else markdown.render(doc)
 
 
@@ -190,16 +193,16 @@ def test_per_query_runs_need_one_handshake_per_client_thread() -> None:
     ],
 )
 def test_a_bulk_cipher_must_suit_the_key_type(key: str, cipher: str, ok: bool) -> None:
-    from encbench import preflight, proc
+    from encbench import proc
 
     if proc.which("openssl") is None:
         pytest.skip("openssl not installed")
     prof = load(f'key_types = ["{key}"]\ntls_version = "TLSv1.2"\nbulk_ciphers = ["{cipher}"]\n')
     if ok:
-        preflight.check_ciphers(prof)
+        transit_needs.check_ciphers(prof)
     else:
         with pytest.raises(profiles.BadInput, match="choose a suite with Au=ECDSA"):
-            preflight.check_ciphers(prof)
+            transit_needs.check_ciphers(prof)
 
 
 def test_the_report_says_how_often_stunnel_resumed_when_allowed() -> None:

@@ -19,33 +19,20 @@ so that `encbench report DIR` re-renders what the run saw).
 
 from __future__ import annotations
 
-import json
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
-from encbench import state, stats
+from encbench import stats
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, NoiseGroup, Record
-from encbench.results import store as results_store
+from encbench.report.parts import Reported
 from encbench.results.schema import (
-    CellKey,
-    RunRecord,
-    SstCell,
-    SstRecord,
-    TransitCell,
-    TransitRecord,
     primary_metric,
 )
 from encbench.results.store import ResultStore
-from encbench.studies.at_rest.cells import cells as at_rest_cells
-from encbench.studies.in_transit import cells as transit_cells
-from encbench.studies.state_transfer import cells as sst_cells
 
 METHOD = (
     "A/A: the same estimate as every real run (Hodges–Lehmann of the block log ratios B/A, B a "
@@ -54,9 +41,7 @@ METHOD = (
 )
 NOMINAL_RATE = 0.05  # what a 95% interval promises
 ENOUGH_CELLS = 40  # fewer leave the rate's interval too wide to judge 5% by
-MACHINE_FILE_SCHEMA = 1
 SNAPSHOT = "noise-floor.json"  # an ordinary run's copy of the machine's calibration
-RESULT = "calibration.json"  # a finished calibration's result in its results directory
 
 
 # -- the statistics (pure) --------------------------------------------------------------------
@@ -150,64 +135,23 @@ def summarize(
 
 
 # -- from a results directory ---------------------------------------------------------------
-def transit_label(cell: TransitCell) -> tuple[str, str]:
-    """(group, label) of an in-transit cell: what the row measured, not its encrypted path
-    (in a calibration none is taken); a tunnel or key-type row says which profile row it is."""
-    group = cell.test + (f", RTT {cell.rtt_ms:g} ms" if cell.rtt_ms else "")
-    row = "" if cell.method == "tls" else f", the {cell.method} row"
-    return group, f"{group}, {cell.threads} thr{row}"
-
-
-def at_rest_label(cell: CellKey) -> tuple[str, str]:
-    group = f"{cell.workload}, {cell.regime}"
-    return group, f"{group}, {cell.threads} thr"
-
-
-def state_transfer_label(cell: SstCell) -> tuple[str, str]:
-    """An SST cell's method is its group; its encrypted transport is not what a calibration
-    ran (both sides plain), so the label names the profile's row, not a cipher."""
-    row = f", the {cell.cipher} row" if cell.cipher else ""
-    aesni = "" if cell.aesni == "on" else f", AES-NI {cell.aesni}"
-    return cell.method, f"{cell.method}, {cell.backup_threads} thr{row}{aesni}"
-
-
-@dataclass(frozen=True)
-class Calibrated:
-    """What the calibration reads of one study: its runs, its cells, its stopping rule, and
-    each cell's group and label in the noise-floor tables."""
-
-    record_type: type[Any]
-    cells: Callable[[Profile], Sequence[Any]]
-    rule: Callable[[Profile], plan.StopRule]
-    label: Callable[[Any], tuple[str, str]]
-
-
-# The studies that have an A/A calibration, in the order they run.
-CALIBRATED: dict[str, Calibrated] = {
-    "at-rest": Calibrated(RunRecord, at_rest_cells, lambda p: p.measure, at_rest_label),
-    "in-transit": Calibrated(
-        TransitRecord, transit_cells.cells, lambda p: p.transit, transit_label
-    ),
-    "state-transfer": Calibrated(
-        SstRecord, sst_cells.cells, lambda p: p.state_transfer, state_transfer_label
-    ),
-}
-
-
-def cells_of(store: ResultStore, profile: Profile) -> list[CalibrationCell]:
-    """Every measured cell of the profile's studies, B against A on its primary metric."""
+def cells_of(
+    store: ResultStore, profile: Profile, studies: Sequence[Reported]
+) -> list[CalibrationCell]:
+    """Every measured cell of the profile's calibrated studies, B against A on its primary
+    metric."""
     found: list[CalibrationCell] = []
-    for study, how in CALIBRATED.items():
-        if study not in profile.studies:
+    for study in studies:
+        if study.calibration is None or study.name not in profile.studies:
             continue
-        runs = store.runs(how.record_type)
-        metric = primary_metric(how.record_type.METRICS).name
-        rule = how.rule(profile)
-        for cell in how.cells(profile):
+        runs = store.runs(study.record)
+        metric = primary_metric(study.record.METRICS).name
+        rule = study.options(profile)
+        for cell in study.cells(profile):
             state = plan.cell_rounds(runs, cell, rule)
             if state.counted:
-                group, label = how.label(cell)
-                found.append(aa_cell(study, group, label, metric, state, rule))
+                group, label = study.calibration.label(cell)
+                found.append(aa_cell(study.name, group, label, metric, state, rule))
     return found
 
 
@@ -221,47 +165,32 @@ def machine_of(environment: Record | None) -> str | None:
     )
 
 
-def last_start(store: ResultStore, profile: Profile) -> str | None:
+def last_start(store: ResultStore, profile: Profile, studies: Sequence[Reported]) -> str | None:
     """When the calibration was measured: its last run's start, from the records alone."""
     starts = [
         r.started_at
-        for study, how in CALIBRATED.items()
-        if study in profile.studies
-        for r in store.runs(how.record_type)
+        for study in studies
+        if study.calibration is not None and study.name in profile.studies
+        for r in store.runs(study.record)
     ]
     return max(starts) if starts else None
 
 
-def build(store: ResultStore, profile: Profile, environment: Record | None) -> Calibration:
+def build(
+    store: ResultStore,
+    profile: Profile,
+    environment: Record | None,
+    studies: Sequence[Reported],
+    sharing: str = "sequential",
+) -> Calibration:
     return summarize(
         profile.name,
-        cells_of(store, profile),
-        measured_at=last_start(store, profile),
+        cells_of(store, profile, studies),
+        measured_at=last_start(store, profile, studies),
         machine=machine_of(environment),
         results=str(store.path),
-        sharing=profile.measure.sharing,
+        sharing=sharing,
     )
-
-
-# -- the per-machine file -------------------------------------------------------------------
-def machine_file() -> Path:
-    """Beside the sandbox registry (servers/registry.py): this machine's (and user's) state."""
-    return state.base() / "calibration.json"
-
-
-def read_machine() -> NoiseFloor:
-    """This machine's latest calibration, and the newest of each study it does not cover;
-    an unreadable or foreign file counts as none."""
-    path = machine_file()
-    latest, others = None, []
-    try:
-        data = json.loads(path.read_text())
-        if isinstance(data, dict) and data.get("schema") == MACHINE_FILE_SCHEMA:
-            latest = Calibration.model_validate(data["calibration"])
-            others = [Calibration.model_validate(c) for c in data.get("others") or []]
-    except (OSError, ValueError, KeyError):
-        latest, others = None, []
-    return NoiseFloor(file=str(path), latest=latest, others=others)
 
 
 def studies_of(result: Calibration) -> set[str]:
@@ -269,38 +198,8 @@ def studies_of(result: Calibration) -> set[str]:
     return {c.study for c in result.cells} | {g.study for g in result.groups}
 
 
-def write_machine(result: Calibration) -> Path:
-    """`result` becomes the latest; an earlier calibration stays beside it only for studies
-    `result` did not measure (calibrating the state transfer alone keeps the at-rest floor)."""
-    path = machine_file()
-    before = read_machine()
-    earlier = [c for c in (before.latest, *before.others) if c is not None]
-    covered = studies_of(result)
-    kept = [c for c in earlier if studies_of(c) and not studies_of(c) & covered]
-    data = {
-        "schema": MACHINE_FILE_SCHEMA,
-        "calibration": result.model_dump(mode="json"),
-        "others": [c.model_dump(mode="json") for c in kept],
-    }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    results_store.write_json(path, data)
-    return path
-
-
-def record_finished(store: ResultStore, result: Calibration) -> Path:
-    """A complete calibration: its result into the results directory and the machine file."""
-    store.write_json(RESULT, result.model_dump(mode="json"))
-    return write_machine(result)
-
-
-def snapshot_noise_floor(store: ResultStore) -> None:
-    """An ordinary run keeps the machine's calibration as it was when the run began."""
-    if store.read_json(SNAPSHOT) is None:
-        store.write_json(SNAPSHOT, read_machine().model_dump(mode="json"))
-
-
-def noise_floor_of(store: ResultStore) -> NoiseFloor:
-    """The noise floor a run's report states: its snapshot, or (a directory from before
-    snapshots) the machine's latest calibration now."""
+def noise_floor_of(store: ResultStore) -> NoiseFloor | None:
+    """The noise floor a run's report states: the machine's calibration as the run found it
+    (noise_floor.py writes the snapshot), or None in a directory without one."""
     data = store.read_json(SNAPSHOT)
-    return NoiseFloor.model_validate(data) if data is not None else read_machine()
+    return NoiseFloor.model_validate(data) if data is not None else None

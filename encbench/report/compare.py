@@ -1,10 +1,9 @@
 """Compare two results directories (two machines, two versions, AES_CTR against AES_CBC): does
 encryption cost more in B than in A, and is the change real?
 
-Cells are matched per study: at-rest by (workload, regime [, algorithm and scope, instance
-shape where those are dimensions], threads), in-transit by (test,
-method, key type, cipher, RTT, threads, resumption), operations by (operation, encryption
-threads).  Each side's cell holds, beside its
+Cells are matched per study, by the key its report part gives (report/parts.py: Compared;
+at rest (workload, regime [, configuration, shape], threads), in transit (test, method, key
+type, cipher, RTT, threads, resumption), and so on).  Each side's cell holds, beside its
 primary Hodges–Lehmann estimate, the geometric mean r of its block ratios encrypted/plain with
 a Student-t 95% CI; the two sides are independent, so the change is tested with Welch's
 t-test on ln r_B − ln r_A (stats.welch_log_ratios) from those t intervals.  It is shown in
@@ -17,7 +16,7 @@ another placement on the host).  The report says so; repeat a side to see that v
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal
 
@@ -26,10 +25,10 @@ from pydantic import Field
 from encbench import stats
 from encbench.report import html as html_report
 from encbench.report import markdown, plots
-from encbench.report.at_rest_section import overhead_cell
+from encbench.report.cells import overhead_cell
 from encbench.report.documents import read_summary
-from encbench.report.in_transit_section import TEST_TITLES, method_name
 from encbench.report.models import Estimate, Model, Summary
+from encbench.report.parts import Compared, Reported
 from encbench.report.tables import (
     Block,
     Cell,
@@ -42,16 +41,10 @@ from encbench.report.tables import (
     row,
 )
 
-COMPARISON_SCHEMA = 2  # 2: groups of every study, each cell with its row label and metrics
+# 2: groups of every study, each cell with its row label and metrics; 3: each group names its
+# metrics with their captions; every study's cells (state transfer, replication, rejoin too).
+COMPARISON_SCHEMA = 3
 CONFIDENCE = 0.95
-METRICS = {
-    "at-rest": {"tps": "Throughput (TPS)", "cpu_ms_per_txn": "Server CPU per transaction"},
-    "in-transit": {"rate": "Rate lost to encryption (connections, transactions or MiB per s)"},
-    "operations": {
-        "time": "Time added by encryption (seconds of the operation; for encrypting existing "
-        "data, ms per transaction of the foreground load)"
-    },
-}
 METHOD = (
     "per cell, each side's standard error of ln(encrypted/plain) is recovered from its 95% CI "
     "(se = (ln hi − ln lo) / (2·t(0.975, n−1))); the difference of the two log ratios is "
@@ -120,6 +113,8 @@ class ComparedGroup(Model):
     study: str
     title: str
     row_header: str
+    # The metrics compared, each with the caption of its table (the study's compare_metrics).
+    metrics: dict[str, str]
     cells: list[ComparedCell]
 
 
@@ -151,110 +146,67 @@ class Comparison(Model):
 
 
 # -- matching cells -----------------------------------------------------------------------------
-class _Found(Model):
-    """One measured cell of one side: where it goes, and its estimates."""
-
-    group: tuple[str, str]  # (study, group title)
-    row_header: str
-    label: str
-    name: str
-    threads: int
-    rounds: int
-    comparisons: dict[str, Estimate]
+Found = tuple[Reported, Compared]
 
 
-def _cells(summary: Summary) -> dict[tuple[Any, ...], _Found]:
-    found: dict[tuple[Any, ...], _Found] = {}
-    if summary.studies.at_rest:
-        for c in summary.studies.at_rest.cells:
-            if c.rounds and c.comparisons:
-                found[("at-rest", c.workload, c.setting, c.threads)] = _Found(
-                    group=("at-rest", f"{c.workload}, {c.setting}"),
-                    row_header="Threads",
-                    label=str(c.threads),
-                    name=f"{c.workload} {c.setting} {c.threads} thr",
-                    threads=c.threads,
-                    rounds=c.rounds,
-                    comparisons=c.comparisons,
-                )
-    if summary.studies.in_transit:
-        for t in summary.studies.in_transit.cells:
-            if t.rounds and t.comparisons:
-                rtt = f", RTT {t.rtt_ms:g} ms" if t.rtt_ms else ""
-                found[("in-transit", *t.key)] = _Found(
-                    group=("in-transit", f"in transit: {TEST_TITLES.get(t.test, t.test)}"),
-                    row_header="path",
-                    label=f"{method_name(t)}{rtt}, {t.threads} thr",
-                    name=t.label,
-                    threads=t.threads,
-                    rounds=t.rounds,
-                    comparisons=t.comparisons,
-                )
-    if summary.studies.operations:
-        for o in summary.studies.operations.cells:
-            if o.rounds and o.comparisons:
-                found[("operations", o.operation, o.threads)] = _Found(
-                    group=("operations", "operations"),
-                    row_header="operation",
-                    label=o.label,
-                    name=o.label,
-                    threads=o.threads,
-                    rounds=o.rounds,
-                    comparisons=o.comparisons,
-                )
+def _cells(summary: Summary, studies: Sequence[Reported]) -> dict[tuple[Any, ...], Found]:
+    """Every measured cell of every study in the summary, by its key (the study's own)."""
+    found: dict[tuple[Any, ...], Found] = {}
+    for study in studies:
+        part = summary.part(study.name)
+        if part is not None:
+            for cell in study.report.compared(part):
+                found[cell.key] = (study, cell)
     return found
 
 
-def _compare_cell(a: _Found | None, b: _Found | None) -> ComparedCell:
+def _compare_cell(a: Found | None, b: Found | None) -> ComparedCell:
     either = a or b
     assert either is not None
-    metrics = METRICS[either.group[0]]
+    study, cell = either
     only: Side | None = None if a and b else ("a" if a else "b")
+    ca, cb = (a[1] if a else None), (b[1] if b else None)
     return ComparedCell(
-        label=either.label,
-        name=either.name,
-        threads=either.threads,
-        rounds=(a.rounds if a else None, b.rounds if b else None),
+        label=cell.label,
+        name=cell.name,
+        threads=cell.threads,
+        rounds=(ca.rounds if ca else None, cb.rounds if cb else None),
         only_in=only,
         metrics={
             m: MetricChange.of(
-                a.comparisons.get(m) if a else None, b.comparisons.get(m) if b else None
+                ca.comparisons.get(m) if ca else None, cb.comparisons.get(m) if cb else None
             )
-            for m in metrics
+            for m in study.report.compare_metrics
         },
     )
 
 
-def _setup(summary: Summary) -> dict[str, str]:
-    """What a reader checks first when two runs differ: what was run, where, on what."""
-    at_rest, moving = summary.studies.at_rest, summary.studies.in_transit
-    ops = summary.studies.operations
-    servers = (at_rest.servers if at_rest else None) or {}
+SETUP_LINES = ("encryption", "TLS", "MariaDB", "Galera", "data", "buffer pool")
+
+
+def _setup(summary: Summary, studies: Sequence[Reported]) -> dict[str, str]:
+    """What a reader checks first when two runs differ: what was run, where, on what; each
+    study's facts from its part, the first study that knows one giving it."""
     env = summary.environment or {}
-    enc, data, cpu = (
-        servers.get("encryption") or (ops.encryption if ops else None) or {},
-        servers.get("data") or (ops.data if ops else None) or {},
-        env.get("cpu") or {},
-    )
-    pools = ", ".join(
-        f"{r} {rec.get('buffer_pool_mb')} MB" for r, rec in (servers.get("regimes") or {}).items()
-    )
-    mariadb = (
-        servers.get("mariadb_version")
-        or (moving.mariadb_version if moving else None)
-        or (ops.mariadb_version if ops else None)
-    )
+    facts: dict[str, str] = {}
+    for study in studies:
+        part = summary.part(study.name)
+        if part is not None:
+            for key, value in study.report.compare_setup(part).items():
+                facts.setdefault(key, value)
+    cpu = env.get("cpu") or {}
     return {
         "profile": summary.profile,
-        "studies": ", ".join(summary.studies.model_dump(by_alias=True)) or "?",
-        "encryption": f"{enc.get('algorithm', '?')}, scope {enc.get('scope', '?')}",
-        "TLS": moving.tls_version if moving else "?",
-        "MariaDB": str(mariadb or env.get("mariadb") or "?"),
+        "studies": ", ".join(summary.studies) or "?",
+        "encryption": facts.get("encryption", "?"),
+        "TLS": facts.get("TLS", "?"),
+        "MariaDB": facts.get("MariaDB") or str(env.get("mariadb") or "?"),
+        "Galera": facts.get("Galera", "?"),
         "CPU": f"{cpu.get('model', '?')}, {cpu.get('cores', '?')} cores",
         "OpenSSL": str(env.get("openssl") or "?"),
         "kernel": str(env.get("kernel") or "?"),
-        "data": f"{data['tables']} tables × {data['table_size']:,} rows" if data else "?",
-        "buffer pool": pools or "?",
+        "data": facts.get("data", "?"),
+        "buffer pool": facts.get("buffer pool", "?"),
     }
 
 
@@ -263,30 +215,36 @@ def compare(
     summary_b: Mapping[str, Any] | Summary,
     label_a: str,
     label_b: str,
+    studies: Sequence[Reported],
 ) -> Comparison:
     """Match the cells of two summary.json study by study, and test, per cell, whether the
     cost of encryption changed from A to B."""
     a, b = (
-        s if isinstance(s, Summary) else read_summary(s, label)
+        s if isinstance(s, Summary) else read_summary(s, label, studies)
         for s, label in ((summary_a, label_a), (summary_b, label_b))
     )
-    cells_a, cells_b = _cells(a), _cells(b)
+    cells_a, cells_b = _cells(a, studies), _cells(b, studies)
     groups: dict[tuple[str, str], ComparedGroup] = {}
     for key in [*cells_a, *(k for k in cells_b if k not in cells_a)]:
         found_a, found_b = cells_a.get(key), cells_b.get(key)
         either = found_a or found_b
         assert either is not None
+        study, cell = either
         group = groups.setdefault(
-            either.group,
+            (study.name, cell.group),
             ComparedGroup(
-                study=either.group[0], title=either.group[1], row_header=either.row_header, cells=[]
+                study=study.name,
+                title=cell.group,
+                row_header=cell.row_header,
+                metrics=dict(study.report.compare_metrics),
+                cells=[],
             ),
         )
         group.cells.append(_compare_cell(found_a, found_b))
     for group in groups.values():
-        if group.study == "at-rest":
+        if group.row_header == "Threads":
             group.cells.sort(key=lambda c: c.threads)
-    setup_a, setup_b = _setup(a), _setup(b)
+    setup_a, setup_b = _setup(a, studies), _setup(b, studies)
     return Comparison(
         labels=Labels(a=label_a, b=label_b),
         setup=[
@@ -294,8 +252,8 @@ def compare(
             for k in setup_a
         ],
         groups=list(groups.values()),
-        only_in_a=[c.name for k, c in cells_a.items() if k not in cells_b],
-        only_in_b=[c.name for k, c in cells_b.items() if k not in cells_a],
+        only_in_a=[c.name for k, (_, c) in cells_a.items() if k not in cells_b],
+        only_in_b=[c.name for k, (_, c) in cells_b.items() if k not in cells_a],
     )
 
 
@@ -343,14 +301,25 @@ def metric_table(group: ComparedGroup, metric: str, labels: Labels) -> Table:
             pair = (shown, "not measured") if entry.a else ("not measured", shown)
             only = labels.a if entry.a else labels.b
             rows.append(row(cell.label, *pair, "–", f"only in {only}", styles=kind))
-    return Table(header, rows, caption=METRICS[group.study][metric])
+    return Table(header, rows, caption=group.metrics[metric])
 
 
 def _plot(group: ComparedGroup, labels: Labels) -> str | None:
+    """Along the thread sweep where the group's rows are thread counts; otherwise each row's
+    overhead in A and in B side by side."""
+    if group.row_header != "Threads":
+        return plots.side_by_side_svg(
+            [c.label for c in group.cells],
+            {m: [(c.metrics[m].a, c.metrics[m].b) for c in group.cells] for m in group.metrics},
+            group.metrics,
+            (labels.a, labels.b),
+            group.title,
+        )
+    first = next(iter(group.metrics))
     sides = []
     for side in ("a", "b"):
-        cells = [c for c in group.cells if getattr(c.metrics["tps"], side) is not None]
-        comps = {m: [getattr(c.metrics[m], side) for c in cells] for m in METRICS["at-rest"]}
+        cells = [c for c in group.cells if getattr(c.metrics[first], side) is not None]
+        comps = {m: [getattr(c.metrics[m], side) for c in cells] for m in group.metrics}
         sides.append(([c.threads for c in cells], comps))
     return plots.comparison_svg(sides, (labels.a, labels.b), group.title)
 
@@ -372,10 +341,9 @@ def document(comparison: Comparison) -> Document:
     )
     sections = [Section("Setup", [setup])]
     for group in comparison.groups:
-        blocks: list[Block] = [metric_table(group, m, labels) for m in METRICS[group.study]]
-        if group.study == "at-rest":
-            caption = "Cost of encryption in A and in B; bars: 95% CI."
-            blocks.append(Plot(partial(_plot, group, labels), caption))
+        blocks: list[Block] = [metric_table(group, m, labels) for m in group.metrics]
+        caption = "Cost of encryption in A and in B; bars: 95% CI."
+        blocks.append(Plot(partial(_plot, group, labels), caption))
         sections.append(Section(group.title, blocks))
     only = [
         Paragraph(f"Measured only in {label}: {', '.join(names)}.")

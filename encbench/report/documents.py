@@ -1,56 +1,62 @@
 """summary.json, report.md and report.html of a results directory, from its run records
-alone, so that `encbench report DIR` re-renders exactly what the run wrote."""
+alone, so that `encbench report DIR` re-renders exactly what the run wrote.  Every study's
+part comes from its ReportPart (report/parts.py), given by the caller: this module knows no
+study by name."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from encbench import stats
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.report import calibration, calibration_section, markdown
-from encbench.report.at_rest import cores_of
 from encbench.report.calibration import METHOD as CALIBRATION_METHOD
+from encbench.report.cells import cores_of
 from encbench.report.models import (
     Calibration,
+    Harness,
+    Model,
     NoiseFloor,
     Record,
-    Studies,
     StudyPart,
     Summary,
 )
-from encbench.report.sections import SECTIONS, total_harness
+from encbench.report.parts import Reported, Setup
 from encbench.report.tables import Bullets, Document, Section
 from encbench.results.schema import SUMMARY_SCHEMA
 from encbench.results.store import ResultStore
 
 
-def render_documents(store: ResultStore, profile: Profile, with_html: bool = False) -> Summary:
+def render_documents(
+    store: ResultStore, profile: Profile, studies: Sequence[Reported], with_html: bool = False
+) -> Summary:
     """summary.json and report.md (cheap: after every round); report.html on request, since
     drawing its plots takes a second or two of CPU that must not land between rounds."""
-    summary = build_summary(store, profile)
+    summary = build_summary(store, profile, studies)
     store.write_json("summary.json", summary.to_json())
     crypto = store.read_json("crypto.json")
-    store.write_text("report.md", markdown.render(document(summary, crypto)))
+    store.write_text("report.md", markdown.render(document(summary, studies, crypto)))
     if with_html:
         from encbench.report import html  # the plots import matplotlib: slow, only needed here
 
-        store.write_text("report.html", html.render(document(summary, crypto)))
+        store.write_text("report.html", html.render(document(summary, studies, crypto)))
     return summary
 
 
-def build_summary(store: ResultStore, profile: Profile) -> Summary:
+def build_summary(store: ResultStore, profile: Profile, studies: Sequence[Reported]) -> Summary:
     environment = store.read_json("environment.json")
     left_out = store.not_measured()
     # A study measured in part before a resume left it out keeps its part; the section
     # below says why the rest is missing.
-    parts: dict[str, StudyPart] = {
-        name: SECTIONS[name].build(store, profile, environment)
-        for name in profile.studies
-        if name in SECTIONS and (name not in left_out or store.has_runs(name))
+    parts: dict[str, Model] = {
+        s.name: s.report.build(store, profile, environment)
+        for s in studies
+        if s.name in profile.studies and (s.name not in left_out or store.has_runs(s.name))
     }
     if profile.calibration:
-        aa = calibration.build(store, profile, environment)
+        aa = calibration.build(store, profile, environment, studies)
         return summarize(profile.name, environment, parts, calibration=aa, not_measured=left_out)
     noise = calibration.noise_floor_of(store)
     return summarize(profile.name, environment, parts, noise_floor=noise, not_measured=left_out)
@@ -59,7 +65,7 @@ def build_summary(store: ResultStore, profile: Profile) -> Summary:
 def summarize(
     profile_name: str,
     environment: Record | None,
-    parts: Mapping[str, StudyPart],
+    parts: Mapping[str, Model],
     *,
     calibration: Calibration | None = None,
     noise_floor: NoiseFloor | None = None,
@@ -72,15 +78,22 @@ def summarize(
         profile=profile_name,
         method=CALIBRATION_METHOD if calibration else stats.METHOD,
         environment=environment,
-        harness=total_harness(list(parts.values()), cores_of(environment)),
-        studies=Studies.model_validate(parts),
+        harness=total_harness([cast(StudyPart, p) for p in parts.values()], cores_of(environment)),
+        studies=dict(parts),
         calibration=calibration,
         noise_floor=noise_floor,
         not_measured=dict(not_measured or {}),
     )
 
 
-def read_summary(data: object, where: str) -> Summary:
+def total_harness(parts: list[StudyPart], cores: int) -> Harness:
+    """encbench's own CPU over every study's measured windows."""
+    cpu = sum(p.harness.cpu_s for p in parts)
+    wall = sum(p.harness.measured_wall_s for p in parts)
+    return Harness.of(cpu, wall, cores)
+
+
+def read_summary(data: object, where: str, studies: Sequence[Reported]) -> Summary:
     """summary.json as written by this encbench; another schema gets one line and the fix."""
     schema = data.get("schema") if isinstance(data, dict) else None
     if schema != SUMMARY_SCHEMA:
@@ -89,7 +102,8 @@ def read_summary(data: object, where: str) -> Summary:
             "with the encbench that wrote it (`encbench report DIR`)"
         )
     try:
-        return Summary.model_validate(data)
+        parts = {s.name: s.report.model for s in studies}
+        return Summary.model_validate(data, context={"parts": parts})
     except ValueError as exc:
         first = str(exc).splitlines()[0]
         raise BadInput(
@@ -97,66 +111,71 @@ def read_summary(data: object, where: str) -> Summary:
         ) from None
 
 
-def document(summary: Summary, crypto: Record | None = None) -> Document:
+def _measured(summary: Summary, studies: Sequence[Reported]) -> list[tuple[Reported, Any]]:
+    """The studies with a part in the summary, in the registry's order, with their part."""
+    return [(s, part) for s in studies if (part := summary.part(s.name)) is not None]
+
+
+def _first(found: Sequence[str | None]) -> str | None:
+    return next((x for x in found if x), None)
+
+
+def document(
+    summary: Summary, studies: Sequence[Reported], crypto: Record | None = None
+) -> Document:
     """The whole report: each study's sections, the crypto capacity (HTML only), the setup."""
-    studies = [s for s in SECTIONS.values() if s.part(summary) is not None]
-    words = " and ".join(s.words for s in studies)
+    measured = _measured(summary, studies)
+    words = " and ".join(s.words for s, _ in measured)
     if summary.calibration is not None:
         # A/A: its own sections; the studies' tables speak of encryption and overhead.
         title = f"encbench: A/A calibration, {words} — profile `{summary.profile}`"
         sections = calibration_section.sections(summary)
         if summary.not_measured:
-            sections.append(not_measured_section(summary.not_measured, summary.studies))
-        return Document(title, [*sections, setup_section(summary)])
+            sections.append(not_measured_section(summary.not_measured, summary))
+        return Document(title, [*sections, setup_section(summary, measured)])
     title = f"encbench: {words} encryption — profile `{summary.profile}`"
-    sections = [section for s in studies for section in s.sections(summary)]
+    sections = [section for s, part in measured for section in s.report.sections(part)]
     if crypto:
         from encbench.report import crypto as crypto_section
 
-        at_rest = summary.studies.at_rest
-        servers = (at_rest.servers if at_rest else None) or {}
-        algorithm = (servers.get("encryption") or {}).get("algorithm")
+        algorithm = _first([s.report.cipher(part) for s, part in measured])
         sections.append(crypto_section.section(crypto, algorithm))
     if summary.not_measured:
-        sections.append(not_measured_section(summary.not_measured, summary.studies))
-    at_rest = summary.studies.at_rest
-    sections.append(
-        calibration_section.noise_floor_section(
-            summary.noise_floor, at_rest.sharing if at_rest else None
-        )
-    )
-    sections.append(setup_section(summary))
+        sections.append(not_measured_section(summary.not_measured, summary))
+    sharing = _first([s.report.sharing(part) for s, part in measured])
+    sections.append(calibration_section.noise_floor_section(summary.noise_floor, sharing))
+    sections.append(setup_section(summary, measured))
     return Document(title, sections)
 
 
-def not_measured_section(left_out: Mapping[str, str], parts: Studies) -> Section:
+def not_measured_section(left_out: Mapping[str, str], summary: Summary) -> Section:
     """The profile's studies this run did not measure (or, resumed, did not finish), and why
     — never silently absent."""
-    measured = {
-        field.alias or attr
-        for attr, field in Studies.model_fields.items()
-        if getattr(parts, attr) is not None
-    }
     items = [
         f"**{name}**"
-        + (": measured in part; the rest was left out" if name in measured else "")
+        + (": measured in part; the rest was left out" if name in summary.studies else "")
         + f": {why}."
         for name, why in left_out.items()
     ]
     return Section("Not measured", [Bullets(items)])
 
 
-def setup_section(summary: Summary) -> Section:
-    setups = [s.setup(summary) for s in SECTIONS.values() if s.part(summary) is not None]
+def setup_section(summary: Summary, measured: Sequence[tuple[Reported, Any]]) -> Section:
+    setups: list[Setup] = [s.report.setup(part) for s, part in measured]
     env = summary.environment or {}
     if summary.calibration is not None:
-        items = calibration_section.setup_lines(summary)
+        items = [
+            line
+            for s, part in measured
+            if s.calibration is not None
+            for line in s.calibration.setup(part)
+        ]
     else:
-        items = [line for s in setups for line in s.servers]
+        items = [line for x in setups for line in x.servers]
     cpu = env.get("cpu", {})
     if cpu:
         flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in cpu.get("flags", {}).items())
-        mariadb = next((s.mariadb_version for s in setups if s.mariadb_version), None)
+        mariadb = next((x.mariadb_version for x in setups if x.mariadb_version), None)
         items += [
             f"Machine: {cpu.get('model', '?')}, {cpu.get('cores', '?')} cores; "
             f"CPU flags: {flags or '?'}.",
@@ -164,8 +183,8 @@ def setup_section(summary: Summary) -> Section:
             f"{mariadb or env.get('mariadb')}, {env.get('openssl')}, sysbench "
             f"{env.get('sysbench')}.",
         ]
-    items += [line for s in setups for line in s.software]
-    parts = [p for s in SECTIONS.values() if (p := s.part(summary)) is not None]
+    items += [line for x in setups for line in x.software]
+    parts = [part for _, part in measured]
     if parts:
         items.append(
             f"Statistics: {summary.method}. Rounds come in blocks of two in opposite orders "
@@ -174,7 +193,7 @@ def setup_section(summary: Summary) -> Section:
             "budget ends; a round whose runs shared the machine with too much other load is "
             "measured again."
         )
-    items += [line for s in setups for line in s.last]
+    items += [line for x in setups for line in x.last]
     if parts:
         # Every study's windows together: the figure the issues hold to 1% of the machine.
         h = summary.harness

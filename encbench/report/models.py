@@ -12,10 +12,17 @@ summary.json, schema SUMMARY_SCHEMA (results/schema.py):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Generic, Protocol, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationInfo,
+    field_validator,
+)
 
 from encbench import stats
 from encbench.engine import rounds
@@ -226,15 +233,23 @@ def _finite(x: float) -> float | None:
 
 
 V = TypeVar("V", bound=Model)
-C = TypeVar(
-    "C",
-    "AtRestCell",
-    "TransitCellSummary",
-    "OperationCellSummary",
-    "SstCellSummary",
-    "ReplicationCellSummary",
-    "RejoinCellSummary",
-)
+
+
+class CellPart(Protocol):
+    """What Holm's adjustment reads of a study's cell summary."""
+
+    @property
+    def comparisons(self) -> dict[str, Estimate]: ...
+
+    @property
+    def rounds_rejected(self) -> int: ...
+
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> Self: ...
+
+
+C = TypeVar("C", bound=CellPart)
 
 
 class Pair(Model, Generic[V]):
@@ -257,183 +272,7 @@ class Harness(Model):
         return cls(cpu_s=cpu_s, measured_wall_s=wall_s, share_of_machine_pct=share)
 
 
-# -- the at-rest study ----------------------------------------------------------------------
-class AtRestVariant(Model):
-    tps: Spread
-    qps: Spread
-    latency_avg_ms: Spread
-    latency_p95_ms: Spread
-    cpu_ms_per_txn: Spread | None = None  # None: not measured (a target on another host)
-    hit_ratio: Spread
-    pages_read_per_txn: Spread
-    pages_written_per_txn: Spread
-    errors: int
-    reconnects: int
-
-
-class CipherFloor(Model):
-    """The cipher's own CPU per transaction beside the measured extra CPU (report/floor.py)."""
-
-    cipher: str
-    decrypt_us_per_page: float
-    encrypt_us_per_page: float
-    pages_decrypted_per_txn: float
-    pages_encrypted_per_txn: float
-    cipher_us_per_txn: float
-    extra_cpu_us_per_txn: float  # encrypted − plain server CPU, mean over rounds
-    extra_cpu_ci_us: tuple[float, float] | None
-    explained: str
-
-
-class CostProfile(Model):
-    """Extra CPU by function group from one profiled paired run (report/cost_profile.py);
-    or why it was not measured."""
-
-    unavailable: str | None = None
-    seconds: int = 0
-    samples: tuple[int, int] = (0, 0)  # plain, encrypted
-    pages_per_txn: float = 0.0
-    extra_us_per_txn: dict[str, float] = {}
-    extra_us_per_page: dict[str, float] | None = None
-    words: str = ""
-    reports: tuple[str, str] = ("", "")
-
-
-class AtRestCell(Model):
-    workload: str
-    regime: str
-    threads: int
-    # The encrypted configuration where the profile made it a dimension; "" otherwise.
-    algorithm: str = ""
-    scope: str = ""
-    shape: str = ""  # the instance shape (profile server.shapes); "" unconfined
-    rounds: int  # rounds that count (in blocks or waiting for a partner)
-    measured_s: float
-    status: str
-    rounds_rejected: int = 0  # measured again: interference above the profile's limit
-    other_load_pct: float | None = None
-    variants: Pair[AtRestVariant] | None = None
-    comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
-    floor: CipherFloor | None = None
-    cost_profile: CostProfile | None = None
-
-    @model_serializer(mode="wrap")
-    def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:
-        # A run of one configuration writes summary.json as before configurations were cells.
-        data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if k not in ("algorithm", "scope", "shape") or v}
-
-    @property
-    def setting(self) -> str:
-        """The regime, and the encrypted configuration where it is a dimension: what, beside
-        the workload, a table of thread counts holds fixed."""
-        setting = self.regime
-        if self.algorithm or self.scope:
-            setting += f", {self.algorithm}, scope {self.scope}"
-        return setting + (f", shape {self.shape}" if self.shape else "")
-
-
-class AtRestSummary(Model):
-    target_halfwidth_pct: float
-    write_workload_state: str
-    servers: Record | None
-    crypto: Record | None
-    harness: Harness
-    cells: list[AtRestCell]
-    differences: Differences | None = None
-    # How the rounds shared the machine (placement.py) and the CPU lists the runs' servers
-    # and clients were pinned to (empty: unpinned).
-    sharing: str = "sequential"
-    server_cpus: list[str] = []
-    client_cpus: list[str] = []
-    # When both servers started afresh (profile.MeasureSpec.restart) and how many times they
-    # did in all (at-rest.json; None: a target's server, never restarted by encbench).
-    restart: str = "regime"
-    server_starts: int | None = None
-
-
-# -- the in-transit study -------------------------------------------------------------------
-class Rate(Model):
-    mean: float
-    stdev: float
-    ci95: tuple[float, float] | None
-
-
-class PerEvent(Model):
-    mean: float
-    total_s: float | None = None
-
-
-class TransitVariant(Model):
-    rate: Rate
-    latency_avg_ms: Spread
-    # Totals over all rounds, not a mean of per-run values: at a distance a run holds a
-    # handful of connections and the CPU clock ticks in 10 ms steps.
-    server_cpu_ms_per_event: PerEvent
-    tunnel_cpu_ms_per_event: PerEvent
-    encryption_cpu_ms_per_event: Spread | None  # None: the server's CPU was not measured
-    tls_handshakes: int
-    tunnel_handshakes: int
-    tunnel_resumed: int
-    session_cache_hits: int
-    events: int
-    errors: int
-
-
-class TransitCellSummary(Model):
-    test: str
-    method: str
-    key_type: str
-    cipher: str
-    rtt_ms: float
-    threads: int
-    resume: bool
-    label: str
-    unit: str
-    rounds: int
-    measured_s: float
-    status: str
-    rounds_rejected: int = 0
-    variants: Pair[TransitVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
-    proof: dict[str, str] | None = None
-
-    @property
-    def key(self) -> tuple[str, str, str, str, float, int, bool]:
-        """What identifies the cell across two result sets (`encbench compare`)."""
-        return (
-            self.test,
-            self.method,
-            self.key_type,
-            self.cipher,
-            self.rtt_ms,
-            self.threads,
-            self.resume,
-        )
-
-
-class InTransitSummary(Model):
-    target_halfwidth_pct: float
-    tls_version: str
-    mariadb_version: str | None
-    pki: dict[str, Record] | None
-    notes: dict[str, str] | None
-    server_options: Record | None
-    delay_method: dict[str, str] | None
-    link: Record | None
-    bulk_table: Record | None
-    session_cache_hits: int
-    tls_handshakes: int
-    harness: Harness
-    cells: list[TransitCellSummary]
-    differences: Differences | None = None
-    # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
-    target: Record | None = None
-    cpu_measurement: str | None = None
-
-
-# -- the operations study -------------------------------------------------------------------
+# -- a variant's values over its rounds -------------------------------------------------
 class Sample(Model):
     """One variant's values over its counted rounds: mean, sample standard deviation and the
     mean's Student-t 95% interval (None below two rounds)."""
@@ -449,181 +288,6 @@ class Sample(Model):
         return cls(
             n=len(values), mean=mean, stdev=stdev, ci95=stats.mean_ci(mean, stdev, len(values))
         )
-
-
-class OperationVariant(Model):
-    time: Sample  # in the cell's unit
-    redo_mib: Sample | None = None  # crash recovery: redo applied
-    pages_recovered: Sample | None = None
-    foreground_tps: Sample | None = None  # encrypting existing data
-    encryption_s: Sample | None = None
-    encryption_mib_per_s: Sample | None = None
-    backup_mib: Sample | None = None
-
-
-class OperationCellSummary(Model):
-    operation: str
-    threads: int
-    label: str
-    unit: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[OperationVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
-    # encrypting existing data: the rate per encryption thread against the cipher's own rate
-    # on one core (openssl speed of the server's cipher at 16 KiB, crypto.json), in MiB/s
-    mib_per_s_per_thread: Sample | None = None
-    cipher_mib_per_s_per_core: float | None = None
-
-
-class OperationsSummary(Model):
-    target_halfwidth_pct: float
-    mariadb_version: str | None
-    encryption: Record | None
-    data: Record | None
-    buffer_pool_mb: int | None
-    rotation_iops: int | None
-    option_difference: Record | None
-    key_rotation: Record | None
-    harness: Harness
-    cells: list[OperationCellSummary]
-    differences: Differences | None = None
-
-
-# -- the state-transfer study ----------------------------------------------------------------
-class SstVariant(Model):
-    sync_s: Sample  # joiner started → Synced
-    transfer_s: Sample  # the donor's stream, from the SST script's log
-    link_mib: Sample  # donor → joiner, the joiner's veth counter
-    mib_per_s: Sample  # link_mib over the donor's stream
-    donor_cpu_s: Sample
-    joiner_cpu_s: Sample
-    stages: dict[str, Sample] = {}
-
-
-class SstLimit(Model):
-    """One variant's MiB/s against the lowest of its measured limits
-    (studies/state_transfer/limits.py)."""
-
-    mib_per_s: float  # mean over rounds: the link's bytes over the donor's stream
-    limits_mib_per_s: dict[str, float]  # "disk read", "disk write", "link", ["cipher"]
-    resource: str  # the lowest limit
-    limit_mib_per_s: float
-    pct_of_limit: float
-    binding: str  # the resource that bound it ("" when none: below AT_LIMIT_PCT)
-    reading: str  # in words
-    cipher: str = ""  # encrypted: the cipher and cores its limit stands for
-
-
-class SstCellSummary(Model):
-    method: str
-    cipher: str
-    backup_threads: int
-    aesni: str = "on"
-    label: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[SstVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
-    # The per-cell proof on the wire, per variant (state-transfer.json's "proofs").
-    proof: Record | None = None
-    # Per variant ("plain", "encrypted"), where any limit was measured.
-    limits: dict[str, SstLimit] = {}
-
-
-class StateTransferSummary(Model):
-    target_halfwidth_pct: float
-    mariadb_version: str | None
-    galera_version: str | None
-    data: Record | None
-    link: Record | None
-    key_type: str | None
-    certificate: str | None
-    harness: Harness
-    cells: list[SstCellSummary]
-    differences: Differences | None = None
-    # The measured limits as state-transfer.json records them (disk, link, cipher, cores).
-    limits: Record | None = None
-    # The raw pipelines' set-up as state-transfer.json records it (socat's buffer, the page
-    # cache, the donor's state per pipeline); None without pipeline cells.
-    pipelines: Record | None = None
-    # The cluster's nodes (2, or 3 with a peer that stays in the cluster); None in a record
-    # from before it was written, which always had 2.
-    nodes: int | None = None
-
-
-# -- the replication study ------------------------------------------------------------------
-class ReplicationVariant(Model):
-    tps: Sample
-    latency_avg_ms: Sample
-    latency_p95_ms: Sample
-    link_bytes_per_txn: Sample  # both directions of node 2's veth
-    cpu_ms_per_txn: Sample  # both nodes
-    node1_cpu_ms_per_txn: Sample
-    node2_cpu_ms_per_txn: Sample
-    apply_wait_s: Sample
-
-
-class ReplicationCellSummary(Model):
-    workload: str
-    threads: int
-    label: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[ReplicationVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
-    # The per-cell proof on the wire, per cluster (replication.json's "proofs").
-    proof: Record | None = None
-
-
-class ReplicationSummary(Model):
-    target_halfwidth_pct: float
-    mariadb_version: str | None
-    galera_version: str | None
-    data: Record | None
-    link: Record | None
-    key_type: str | None
-    certificate: str | None
-    harness: Harness
-    cells: list[ReplicationCellSummary]
-    differences: Differences | None = None
-
-
-class RejoinVariant(Model):
-    sync_s: Sample
-    link_mib: Sample
-    node1_cpu_s: Sample
-    node2_cpu_s: Sample
-
-
-class RejoinCellSummary(Model):
-    transfer: str
-    missed: int
-    label: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[RejoinVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
-    proof: Record | None = None
-
-
-class RejoinSummary(Model):
-    target_halfwidth_pct: float
-    harness: Harness
-    cells: list[RejoinCellSummary]
-    differences: Differences | None = None
 
 
 # -- A/A calibration (report/calibration.py) ------------------------------------------------
@@ -687,31 +351,16 @@ class NoiseFloor(Model):
 
 
 # -- the whole summary ----------------------------------------------------------------------
-class Studies(Model):
-    """Each study's part under its name; a study the profile does not run is left out."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-    at_rest: AtRestSummary | None = Field(default=None, alias="at-rest")
-    in_transit: InTransitSummary | None = Field(default=None, alias="in-transit")
-    operations: OperationsSummary | None = None
-    state_transfer: StateTransferSummary | None = Field(default=None, alias="state-transfer")
-    replication: ReplicationSummary | None = None
-    rejoin: RejoinSummary | None = None
-
-    @model_serializer(mode="wrap")
-    def _present_only(self, handler: Any) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if v is not None}
-
-
 class Summary(Model):
     schema_: int = Field(default=SUMMARY_SCHEMA, alias="schema")
     profile: str
     method: str
     environment: Record | None
     harness: Harness
-    studies: Studies
+    # Each study's part under its name, in the order they ran; a study the profile does not
+    # run is left out.  Read back, each part is validated as its study's model: the caller
+    # gives them as the validation context {"parts": {name: model}} (read_summary).
+    studies: dict[str, SerializeAsAny[Model]]
     # An A/A calibration's own result (both sides plain); None for an ordinary run.
     calibration: Calibration | None = None
     # The machine's latest calibration, as an ordinary run found it.
@@ -722,16 +371,36 @@ class Summary(Model):
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
+    @field_validator("studies", mode="before")
+    @classmethod
+    def _each_as_its_study(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, dict):
+            return value
+        models: dict[str, type[Model]] = (info.context or {}).get("parts", {})
+        out = {}
+        for name, part in value.items():
+            if isinstance(part, Model):
+                out[name] = part
+            elif name in models:
+                out[name] = models[name].model_validate(part)
+            else:
+                raise ValueError(f"no study named {name!r} in this encbench")
+        return out
+
+    def part(self, study: str) -> Any:
+        """The study's part, or None when it was not measured."""
+        return self.studies.get(study)
+
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True)
 
 
 # Each study's part of summary.json.
-StudyPart = (
-    AtRestSummary
-    | InTransitSummary
-    | OperationsSummary
-    | StateTransferSummary
-    | ReplicationSummary
-    | RejoinSummary
-)
+class StudyPart(Protocol):
+    """What the shared report reads of every study's part of summary.json."""
+
+    @property
+    def target_halfwidth_pct(self) -> float: ...
+
+    @property
+    def harness(self) -> Harness: ...

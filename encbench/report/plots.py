@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from encbench import stats
-from encbench.report.models import AtRestCell, Estimate, Record
+from encbench.report.models import Estimate, Record
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -112,10 +110,6 @@ def render_svg(
     return svg.replace("<svg ", f'<svg role="img" aria-label="{aria}" ', 1).strip()
 
 
-def measured(cells: Sequence[AtRestCell]) -> list[AtRestCell]:
-    return sorted((c for c in cells if c.rounds and c.variants), key=lambda c: c.threads)
-
-
 def threads_axis(ax: Axes, threads: Sequence[int]) -> None:
     """Log₂ thread axis with exactly the measured counts as ticks, as sysbench sweeps double."""
     from matplotlib.ticker import NullLocator
@@ -125,85 +119,6 @@ def threads_axis(ax: Axes, threads: Sequence[int]) -> None:
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlim(min(threads) / 1.5, max(threads) * 1.5)
     ax.set_xlabel("client threads (sysbench --threads, log₂ scale)")
-
-
-def _spread(cell: AtRestCell, variant: str, metric: str) -> tuple[float, float]:
-    assert cell.variants is not None
-    spread = getattr(getattr(cell.variants, variant), metric)
-    return float(spread.mean), float(spread.stdev)
-
-
-def _variant_lines(ax: Axes, cells: list[AtRestCell], metric: str) -> None:
-    threads = [c.threads for c in cells]
-    for variant in ("encrypted", "plain"):
-        style = VARIANT_STYLE[variant]
-        spreads = [_spread(c, variant, metric) for c in cells]
-        means = [m for m, _ in spreads]
-        bands = [stats.mean_ci(m, sd, c.rounds) for (m, sd), c in zip(spreads, cells, strict=True)]
-        ax.plot(threads, means, **style)
-        if len(cells) > 1:
-            # A cell of one round has no CI: the band breaks there (NaN) rather than lying.
-            low = [b[0] if b else math.nan for b in bands]
-            high = [b[1] if b else math.nan for b in bands]
-            ax.fill_between(threads, low, high, color=style["color"], alpha=0.18, linewidth=0)
-        elif bands[0] is not None:
-            ax.errorbar(
-                threads,
-                means,
-                yerr=[[means[0] - bands[0][0]], [bands[0][1] - means[0]]],
-                color=style["color"],
-                capsize=3,
-                linestyle="none",
-            )
-    ax.set_ylim(bottom=0)
-    ax.legend(loc="best")
-    threads_axis(ax, threads)
-
-
-def _variant_metric_svg(
-    cells: Sequence[AtRestCell], metric: str, ylabel: str, heading: str, slug: str
-) -> str | None:
-    """One metric of both variants against threads, each with the 95% CI of its mean."""
-    done = measured(cells)
-    if not done or any(getattr(c.variants.plain, metric) is None for c in done if c.variants):
-        return None  # not measured (a target's server CPU): no plot rather than zeros
-
-    def draw(fig: Figure) -> None:
-        ax = fig.add_subplot()
-        _variant_lines(ax, done, metric)
-        ax.set_ylabel(ylabel)
-        ax.set_title(f"{heading}\nband: 95% CI of the mean")
-
-    return render_svg(draw, slug, SIZE, f"{heading.lower()} against threads")
-
-
-def throughput_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
-    """TPS against threads for both variants, with the 95% CI of each variant's mean."""
-    return _variant_metric_svg(
-        cells, "tps", "throughput (transactions/s)", f"Throughput, {title}", f"tps-{title}"
-    )
-
-
-def cpu_per_txn_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
-    """Server CPU milliseconds per transaction against threads for both variants."""
-    return _variant_metric_svg(
-        cells,
-        "cpu_ms_per_txn",
-        "server CPU per transaction (ms)",
-        f"Server CPU per transaction, {title}",
-        f"cpu-{title}",
-    )
-
-
-def latency_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
-    """Average latency against threads for both variants (the seed's latency figure)."""
-    return _variant_metric_svg(
-        cells,
-        "latency_avg_ms",
-        "average latency (ms)",
-        f"Average latency, {title}",
-        f"latency-{title}",
-    )
 
 
 def cost_points(
@@ -234,39 +149,15 @@ def cost_points(
         )
 
 
-def _dodge(threads: Sequence[int], k: int, of: int) -> list[float]:
+def dodge(threads: Sequence[int], k: int, of: int) -> list[float]:
     """Shift series sideways on the log axis so their CI bars do not hide each other."""
     step = 2 ** (0.07 * (k - (of - 1) / 2))
     return [t * step for t in threads]
 
 
-def _zero_line(ax: Axes) -> None:
+def zero_line(ax: Axes) -> None:
     # Above the grid (zorder 1.5), below the data.
     ax.axhline(0.0, color="black", linewidth=0.8, zorder=1.8)
-
-
-def overhead_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
-    """The cost of encryption in % (> 0: encrypted is slower, or spends more server CPU per
-    transaction) against threads, with 95% CIs, for TPS and CPU per transaction."""
-    done = measured(cells)
-    if not done:
-        return None
-
-    def draw(fig: Figure) -> None:
-        ax = fig.add_subplot()
-        threads = [c.threads for c in done]
-        for k, metric in enumerate(METRIC_STYLE):
-            if not all(metric in c.comparisons for c in done):
-                continue  # not measured (a target's server CPU): no points rather than zeros
-            comps = [c.comparisons[metric] for c in done]
-            cost_points(ax, _dodge(threads, k, len(METRIC_STYLE)), comps, METRIC_STYLE[metric])
-        _zero_line(ax)
-        threads_axis(ax, threads)
-        ax.set_ylabel(COST_LABEL)
-        ax.set_title(f"Cost of encryption, {title}\nbars: 95% CI; filled: CI excludes 0")
-        ax.legend(loc="best")
-
-    return render_svg(draw, f"cost-{title}", SIZE, f"cost of encryption against threads, {title}")
 
 
 def comparison_svg(
@@ -287,8 +178,8 @@ def comparison_svg(
             for k, ((threads, comps), label) in enumerate(zip(groups, labels, strict=True)):
                 if threads:
                     style = {**SIDE_STYLE[k % len(SIDE_STYLE)], "label": label}
-                    cost_points(ax, _dodge(threads, k, len(groups)), comps[metric], style)
-            _zero_line(ax)
+                    cost_points(ax, dodge(threads, k, len(groups)), comps[metric], style)
+            zero_line(ax)
             threads_axis(ax, every)
             ax.set_title(METRIC_STYLE[metric]["label"])
         axes[0].set_ylabel(COST_LABEL)
@@ -385,3 +276,80 @@ def bar_axes(ax: Axes, names: list[str], xlabel: str, title: str) -> None:
     ax.margins(x=0.18)
     ax.set_xlabel(xlabel)
     ax.set_title(title)
+
+
+def cost_rows_svg(
+    rows: Sequence[str],
+    series: Sequence[tuple[str, Sequence[Estimate | None]]],
+    title: str,
+    name: str,
+    xlabel: str = "cost of encryption (%)  > 0: slower / more",
+) -> str | None:
+    """The cost of encryption per row (a cell: an operation, a transfer, a workload) with its
+    95% CI, one marker per series (two result sets, or two metrics); filled where the CI
+    excludes 0.  A series without an estimate for a row draws nothing there."""
+    if not rows or not any(e is not None for _, estimates in series for e in estimates):
+        return None
+    height = max(2.2, 0.9 + 0.32 * len(rows) * max(1, len(series)) ** 0.5)
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        spread = 0.18 if len(series) > 1 else 0.0
+        for k, (label, estimates) in enumerate(series):
+            style = {**SIDE_STYLE[k % len(SIDE_STYLE)], "label": label, "linestyle": "none"}
+            offset = spread * (k - (len(series) - 1) / 2)
+            found = [(i + offset, e) for i, e in enumerate(estimates) if e is not None]
+            if not found:
+                continue
+            ys, comps = [y for y, _ in found], [e for _, e in found]
+            xs = [c.overhead_pct for c in comps]
+            cis = [c.overhead_ci_pct for c in comps]
+            low = [x - ci[0] if ci else 0.0 for x, ci in zip(xs, cis, strict=True)]
+            high = [ci[1] - x if ci else 0.0 for x, ci in zip(xs, cis, strict=True)]
+            ax.errorbar(
+                xs,
+                ys,
+                xerr=[low, high],
+                color=style["color"],
+                marker=style["marker"],
+                linestyle="none",
+                capsize=3,
+                label=label,
+                markerfacecolor="white",
+            )
+            sig = [(x, y) for x, y, ci in zip(xs, ys, cis, strict=True) if ci and ci[0] * ci[1] > 0]
+            if sig:
+                ax.plot(
+                    *zip(*sig, strict=True),
+                    linestyle="none",
+                    marker=style["marker"],
+                    color=style["color"],
+                    zorder=4,
+                )
+        ax.axvline(0.0, color="black", linewidth=0.8, zorder=1.8)
+        ax.set_yticks(range(len(rows)), list(rows))
+        ax.invert_yaxis()
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel(xlabel)
+        ax.set_title(f"{title}\nbars: 95% CI; filled: CI excludes 0")
+        if len(series) > 1:
+            ax.legend(loc="best")
+
+    return render_svg(draw, name, (7.2, height), f"{title}, per row", auto_layout=True)
+
+
+def side_by_side_svg(
+    rows: Sequence[str],
+    metrics: Mapping[str, Sequence[tuple[Estimate | None, Estimate | None]]],
+    captions: Mapping[str, str],
+    labels: Sequence[str],
+    title: str,
+) -> str | None:
+    """`encbench compare` for rows that are not a thread sweep: each row's cost in A and in B,
+    the group's first metric."""
+    metric = next(iter(metrics), None)
+    if metric is None:
+        return None
+    pairs = metrics[metric]
+    series = [(labels[k], [pair[k] for pair in pairs]) for k in (0, 1)]
+    return cost_rows_svg(rows, series, f"{title}: {captions[metric]}", f"compare-{title}")

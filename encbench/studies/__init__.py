@@ -1,96 +1,99 @@
-"""The studies encbench runs, each only its own parts (engine/study.py), registered by the
-name a profile's `studies` list uses.  A new study is a package here plus one entry below:
-how to build it, and what disk and memory it needs (checked before anything starts)."""
+"""The studies encbench runs, each a package whose face is its StudyDefinition (`STUDY`,
+studies/definition.py), listed once below in the order they run.  A new study is its
+package and one line in STUDIES; everything else — the engine, `plan`, `doctor`, the checks
+before a run, the report, `compare`, `calibrate` — reads the definitions."""
 
 from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
+from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Study
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.results.store import ResultStore
-from encbench.studies.at_rest import pair
-from encbench.studies.at_rest.study import AtRestStudy
-from encbench.studies.in_transit import sizing as in_transit
-from encbench.studies.in_transit.study import TransitStudy
-from encbench.studies.operations import servers as operations
-from encbench.studies.operations.study import OperationsStudy
-from encbench.studies.replication import sizing as replication
-from encbench.studies.replication.rejoin import RejoinStudy
-from encbench.studies.replication.study import ReplicationStudy
-from encbench.studies.state_transfer import sizing as state_transfer
-from encbench.studies.state_transfer.study import StateTransferStudy
+from encbench.studies import at_rest, in_transit, operations, replication, state_transfer
+from encbench.studies.definition import StudyDefinition
 
 MEMINFO = Path("/proc/meminfo")
 
-
-@dataclass(frozen=True)
-class Entry:
-    make: Callable[[ResultStore, Profile, RunProgress], Study]
-    disk_bytes: Callable[[Profile], int]
-    # MB the study's servers hold at once, and what they are and how to need less.
-    memory_mb: Callable[[Profile], tuple[int, str]]
-
-
 # In the order they run: at rest first (its servers' CPU flags and cipher speed describe the
 # machine for the whole report).
-STUDIES: dict[str, Entry] = {
-    "at-rest": Entry(AtRestStudy, pair.disk_bytes, pair.memory_mb),
-    "in-transit": Entry(TransitStudy, in_transit.disk_bytes, in_transit.memory_mb),
-    "operations": Entry(OperationsStudy, operations.estimated_disk_bytes, operations.memory_mb),
-    "state-transfer": Entry(
-        StateTransferStudy, state_transfer.disk_bytes, state_transfer.memory_mb
-    ),
-    "replication": Entry(ReplicationStudy, replication.disk_bytes, replication.memory_mb),
-    "rejoin": Entry(RejoinStudy, replication.disk_bytes, replication.memory_mb),
-}
+STUDIES: tuple[StudyDefinition, ...] = (
+    at_rest.STUDY,
+    in_transit.STUDY,
+    operations.STUDY,
+    state_transfer.STUDY,
+    replication.STUDY,
+    replication.REJOIN,
+)
+BY_NAME = {s.name: s for s in STUDIES}
 
 
-# The studies that can measure a server encbench did not start ([target]); the others are
-# skipped with a line (cli.py) rather than measure a sandbox in the target's place.
-TARGET_STUDIES = frozenset({"at-rest", "in-transit"})
+def named(profile: Profile) -> list[StudyDefinition]:
+    """The profile's studies, in the order they run."""
+    return [s for s in STUDIES if s.name in profile.studies]
 
 
 def skipped_for_target(profile: Profile) -> list[str]:
     if profile.target is None:
         return []
-    return [name for name in profile.studies if name not in TARGET_STUDIES]
+    return [s.name for s in named(profile) if not s.takes_target]
 
 
-TARGET_WHY = (
-    "against a target only at rest and in transit are measured (operations restart and kill "
-    "the server, which is not encbench's)"
-)
+def target_why() -> str:
+    takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.takes_target)
+    return (
+        f"against a target only {takes} are measured (the other studies restart, crash or "
+        "cluster the servers they measure, which a target's is not encbench's to do)"
+    )
 
 
 def left_out(profile: Profile, unavailable: Mapping[str, str]) -> dict[str, str]:
     """The profile's studies this run leaves out, each with why: those a target cannot take,
-    and the optional ones this machine cannot run (preflight.unavailable_studies)."""
+    and the optional ones this machine cannot run (unavailable_studies)."""
     out = {name: why for name, why in unavailable.items() if name in profile.studies}
     # A target's reason wins: installing what a study lacks would not bring it back.
-    return out | {name: TARGET_WHY for name in skipped_for_target(profile)}
+    return out | {name: target_why() for name in skipped_for_target(profile)}
 
 
-def _entries(profile: Profile) -> list[tuple[str, Entry]]:
+def needs(profile: Profile) -> list[Check]:
+    """What the profile's studies need of this machine, each check once."""
+    found: dict[str, Check] = {}
+    for s in named(profile):
+        for check in s.needs(profile):
+            found.setdefault(check.name, check)
+    return list(found.values())
+
+
+def unavailable_studies(profile: Profile) -> dict[str, str]:
+    """The profile's optional studies that this machine cannot run, each with what it lacks
+    and the fix: they are left out of the run (and named in its report), not refused."""
+    out = {}
+    for s in named(profile):
+        if s.optional(profile):
+            missing = [c for c in s.needs(profile) if not c.ok]
+            if missing:
+                out[s.name] = "; ".join(c.problem() for c in missing)
+    return out
+
+
+def _entries(profile: Profile) -> list[StudyDefinition]:
     skip = skipped_for_target(profile)
-    return [
-        (name, e) for name, e in STUDIES.items() if name in profile.studies and name not in skip
-    ]
+    return [s for s in named(profile) if s.name not in skip]
 
 
 def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
-    return [e.make(store, profile, progress) for _, e in _entries(profile)]
+    return [s.make(store, profile, progress) for s in _entries(profile)]
 
 
 def check_disk(path: Path, profile: Profile) -> None:
     """Refuse a data set that cannot fit, before anything is created or loaded."""
-    need = sum(e.disk_bytes(profile) for _, e in _entries(profile))
+    need = sum(s.disk_bytes(profile) for s in _entries(profile))
     existing = path.absolute()
     while not existing.exists():
         existing = existing.parent
@@ -107,9 +110,7 @@ def without_room(path: Path, profile: Profile) -> dict[str, str]:
     the refusal it would have met: left out like one that lacks a tool.  A run that does not
     fit without them is refused as before, by check_disk and check_memory."""
     out: dict[str, str] = {}
-    optional = [
-        n for n in profile.studies if n == "state-transfer" and profile.state_transfer.optional
-    ]
+    optional = [s.name for s in named(profile) if s.optional(profile)]
     for name in optional:
         alone = profile.model_copy(update={"studies": [name]})
         try:
@@ -138,10 +139,10 @@ def check_memory(profile: Profile, meminfo: str | None = None) -> None:
     free = available_mb(meminfo)
     if free is None:
         return
-    for name, entry in _entries(profile):
-        need, what = entry.memory_mb(profile)
+    for study in _entries(profile):
+        need, what = study.memory_mb(profile)
         if need > free:
             raise BadInput(
-                f"{name}: the servers need about {need:,} MB and {free:,.0f} MB of memory is "
+                f"{study.name}: the servers need about {need:,} MB and {free:,.0f} MB of memory is "
                 f"available ({what})"
             )

@@ -1,2 +1,27 @@
 """The data-at-rest study: a plain and an encrypted sandboxed server, identical but for
-encryption."""
+encryption (or a user's server, `--target`)."""
+
+from encbench.results.schema import RunRecord
+from encbench.studies.at_rest import cells, needs, pair, plan, report
+from encbench.studies.at_rest.study import AtRestStudy
+from encbench.studies.definition import StudyDefinition
+
+STUDY = StudyDefinition(
+    name=RunRecord.STUDY,
+    words="data-at-rest",
+    setup_words="two sandboxed servers (plain, encrypted) on this machine",
+    variants=("plain server", "encrypted server"),
+    record=RunRecord,
+    make=AtRestStudy,
+    options=lambda profile: profile.measure,
+    cells=cells.cells,
+    disk_bytes=pair.disk_bytes,
+    memory_mb=pair.memory_mb,
+    report=report.PART,
+    needs=needs.needs,
+    check=needs.check,
+    takes_target=True,
+    calibration=report.CALIBRATED,
+    plan_lines=plan.target_lines,
+    optional_tools=needs.optional_tools,
+)

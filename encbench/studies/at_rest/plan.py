@@ -47,13 +47,11 @@ def target_checks(profile: Profile) -> tuple[list[str], int, Dialect]:
     return problems, pool, dialect_for(prerequisites.family(facts.variables))
 
 
-def plan_lines(profile: Profile) -> list[str]:
-    todo = cells(profile)
-    out = [f"profile {profile.name}: {len(todo)} at-rest cells"]
+def target_lines(profile: Profile) -> list[str]:
+    """What `plan` says of a target beyond the cells: who it logs in as, every problem it
+    found, every statement a run would send, and which cells the target's pool allows."""
     if profile.target is None:
-        out.append("at rest: two sandboxed servers (plain, encrypted) on this machine")
-        out += [f"  cell {c.label}" for c in todo]
-        return out
+        return []
     t = profile.target
     if "MYSQL_PWD" in os.environ:
         source = "MYSQL_PWD"
@@ -61,14 +59,12 @@ def plan_lines(profile: Profile) -> list[str]:
         source = t.defaults_extra_file
     else:
         source = "none given"
-    out.append(f"target {t.socket or f'{t.host}:{t.port}'} as {t.user} (password: {source})")
-    if "at-rest" not in profile.studies:
-        return out  # nothing of the at-rest study is checked, created or measured
+    out = [f"target {t.socket or f'{t.host}:{t.port}'} as {t.user} (password: {source})"]
     problems, pool, dialect = target_checks(profile)
     out += [f"  check: {p}" for p in problems] or ["  checks: every prerequisite holds"]
     out.append("would create and run, in this order:")
     out += [f"  {s}" for s in statements(profile, PLACEHOLDER_KEY, dialect)]
-    for c in todo:
+    for c in cells(profile):
         why = regime_problem(c.regime, pool, profile)
         out.append(f"  cell {c.label}: " + (f"skipped — {why}" if why else "measured"))
     return out

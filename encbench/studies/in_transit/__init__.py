@@ -1,2 +1,27 @@
-"""The data-in-transit study: one sandboxed server, reached over plain TCP and over TLS or a
-tunnel."""
+"""The data-in-transit study: one sandboxed server (or a user's, `--target`), reached over
+plain TCP and over TLS or a tunnel."""
+
+from encbench.results.schema import TransitRecord
+from encbench.studies.definition import StudyDefinition
+from encbench.studies.in_transit import cells, needs, report, sizing, target
+from encbench.studies.in_transit.study import TransitStudy
+
+STUDY = StudyDefinition(
+    name=TransitRecord.STUDY,
+    words="in-transit",
+    setup_words="one sandboxed server, reached over plain TCP and over TLS or a tunnel",
+    variants=("plain TCP", "TLS or the cell's tunnel"),
+    record=TransitRecord,
+    make=TransitStudy,
+    options=lambda profile: profile.transit,
+    cells=cells.cells,
+    disk_bytes=sizing.disk_bytes,
+    memory_mb=sizing.memory_mb,
+    report=report.PART,
+    needs=needs.needs,
+    check=needs.check,
+    takes_target=True,
+    calibration=report.CALIBRATED,
+    plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
+    optional_tools=needs.optional_tools,
+)

@@ -1,3 +1,41 @@
 """The operations study: what encryption at rest costs a DBA outside steady load — start-up,
 crash recovery, encrypting existing data, backup and prepare — each timed, paired plain
 against encrypted in the engine's rounds."""
+
+from encbench.checks import Check
+from encbench.profile import Profile
+from encbench.results.schema import OperationRecord
+from encbench.studies.definition import StudyDefinition
+from encbench.studies.operations import cells, report, servers
+from encbench.studies.operations.study import OperationsStudy
+
+
+def needs(profile: Profile) -> list[Check]:
+    """Key rotation builds encbench's key plugin at run time: a C compiler and MariaDB's
+    server headers (servers/keyplugin)."""
+    if "key-rotation" not in profile.operations.operations:
+        return []
+    from encbench.servers import keyplugin
+
+    name = f"key rotation: the build of {keyplugin.NAME}"
+    why = keyplugin.problem()
+    if why is None:
+        return [Check(name, True, "a C compiler and MariaDB's server headers")]
+    detail, _, fix = why.partition(": ")
+    return [Check(name, False, detail, fix)]
+
+
+STUDY = StudyDefinition(
+    name=OperationRecord.STUDY,
+    words="operations under",
+    setup_words="a plain and an encrypted sandboxed server, restarted, crashed and backed up",
+    variants=("plain server", "encrypted server"),
+    record=OperationRecord,
+    make=OperationsStudy,
+    options=lambda profile: profile.operations,
+    cells=cells.cells,
+    disk_bytes=servers.estimated_disk_bytes,
+    memory_mb=servers.memory_mb,
+    report=report.PART,
+    needs=needs,
+)

@@ -1,2 +1,53 @@
 """The replication study: what Galera's own TLS (socket.ssl_*) costs a write workload on a
-2-node cluster whose nodes live on two emulated hosts, plain cluster against TLS cluster."""
+2-node cluster whose nodes live on two emulated hosts, plain cluster against TLS cluster;
+and the rejoin study on the same clusters: node 2 rejoining by IST or SST."""
+
+from encbench import checks
+from encbench.checks import Check
+from encbench.profile import Profile
+from encbench.results.schema import RejoinRecord, ReplicationRecord
+from encbench.studies.definition import StudyDefinition
+from encbench.studies.replication import cells, rejoin, report, sizing
+from encbench.studies.replication.rejoin import RejoinStudy
+from encbench.studies.replication.study import ReplicationStudy
+
+
+def needs(profile: Profile) -> list[Check]:
+    """The Galera provider, rsync for node 2's first join, `ip` and root for the hosts."""
+    return [
+        checks.galera_provider(),
+        checks.binary("ip", "iproute2"),
+        checks.binary("wsrep_sst_common", "mariadb-server"),
+        checks.binary("rsync", "rsync"),
+        checks.root("the replication study's clusters live in network namespaces"),
+    ]
+
+
+STUDY = StudyDefinition(
+    name=ReplicationRecord.STUDY,
+    words="replication",
+    setup_words="two 2-node Galera clusters (plain, socket.ssl), each node on its own host",
+    variants=("plain cluster", "socket.ssl cluster"),
+    record=ReplicationRecord,
+    make=ReplicationStudy,
+    options=lambda profile: profile.replication,
+    cells=cells.cells,
+    disk_bytes=sizing.disk_bytes,
+    memory_mb=sizing.memory_mb,
+    report=report.PART,
+    needs=needs,
+)
+REJOIN = StudyDefinition(
+    name=RejoinRecord.STUDY,
+    words="rejoin",
+    setup_words="the replication study's two clusters; node 2 stopped and rejoined",
+    variants=("plain cluster", "socket.ssl cluster"),
+    record=RejoinRecord,
+    make=RejoinStudy,
+    options=lambda profile: profile.rejoin,
+    cells=rejoin.cells,
+    disk_bytes=sizing.disk_bytes,
+    memory_mb=sizing.memory_mb,
+    report=report.REJOIN_PART,
+    needs=needs,
+)

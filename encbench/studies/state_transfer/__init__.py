@@ -1,4 +1,27 @@
 """The state-transfer study: what encrypting a Galera state snapshot transfer (SST) costs —
 a full copy of a node's data to a joining node, by mariadb-backup over socat or by rsync,
-plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluster whose nodes live
-each on its own emulated host."""
+plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluster whose nodes
+live each on its own emulated host."""
+
+from encbench.results.schema import SstRecord
+from encbench.studies.definition import StudyDefinition
+from encbench.studies.state_transfer import cells, needs, report, sizing
+from encbench.studies.state_transfer.study import StateTransferStudy
+
+STUDY = StudyDefinition(
+    name=SstRecord.STUDY,
+    words="state-transfer",
+    setup_words="a Galera cluster of 2 or 3 nodes, each on its own emulated host",
+    variants=("plain stream", "the cell's encrypted stream"),
+    record=SstRecord,
+    make=StateTransferStudy,
+    options=lambda profile: profile.state_transfer,
+    cells=cells.cells,
+    disk_bytes=sizing.disk_bytes,
+    memory_mb=sizing.memory_mb,
+    report=report.PART,
+    needs=needs.needs,
+    check=needs.check,
+    optional=lambda profile: profile.state_transfer.optional,
+    calibration=report.CALIBRATED,
+)

@@ -7,19 +7,14 @@ from collections.abc import Callable
 
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report.models import (
-    Estimate,
-    Harness,
-    Pair,
-    Record,
+from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
+from encbench.results.schema import ReplicationCell, ReplicationRecord, primary_metric
+from encbench.studies.replication import cells as replication_cells
+from encbench.studies.replication.models import (
     ReplicationCellSummary,
     ReplicationSummary,
     ReplicationVariant,
-    Sample,
-    adjust,
 )
-from encbench.results.schema import ReplicationCell, ReplicationRecord, primary_metric
-from encbench.studies.replication import cells as replication_cells
 
 PRIMARY = primary_metric(ReplicationRecord.METRICS)
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from encbench.report import in_transit_plots
-from encbench.report.models import Estimate, InTransitSummary, TransitCellSummary, TransitVariant
+from encbench.report.models import Estimate
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
+from encbench.studies.in_transit import plots as in_transit_plots
+from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary, TransitVariant
 
 TEST_TITLES = {
     "connect": "Connection setup: connect, SELECT 1, disconnect",
@@ -268,3 +269,11 @@ def setup(part: InTransitSummary) -> list[str]:
         )
     out.append(REUSE_NOTE.format(hits=part.session_cache_hits, handshakes=part.tls_handshakes))
     return out
+
+
+def calibration_setup(part: InTransitSummary) -> list[str]:
+    """A calibration's Setup line of the in-transit study."""
+    return [
+        "In transit: one server; A and B are the same plain TCP path, each run checked "
+        "against the server's Ssl_finished_accepts (0 for both)."
+    ]

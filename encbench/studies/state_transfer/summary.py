@@ -7,21 +7,16 @@ from collections.abc import Callable
 
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report.models import (
-    Estimate,
-    Harness,
-    Pair,
-    Record,
-    Sample,
+from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
+from encbench.results.schema import SstCell, SstRecord, primary_metric
+from encbench.studies.state_transfer import cells as sst_cells
+from encbench.studies.state_transfer import limits as sst_limits
+from encbench.studies.state_transfer.models import (
     SstCellSummary,
     SstLimit,
     SstVariant,
     StateTransferSummary,
-    adjust,
 )
-from encbench.results.schema import SstCell, SstRecord, primary_metric
-from encbench.studies.state_transfer import cells as sst_cells
-from encbench.studies.state_transfer import limits as sst_limits
 
 PRIMARY = primary_metric(SstRecord.METRICS)
 MIB = 2**20

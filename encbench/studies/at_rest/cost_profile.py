@@ -10,8 +10,9 @@ the section says why instead.
 from __future__ import annotations
 
 from encbench.profiling import groups
-from encbench.report.models import CostProfile, Record
+from encbench.report.models import Record
 from encbench.results.schema import CellKey
+from encbench.studies.at_rest.models import CostProfile
 
 
 def cost_profile(profile_json: Record | None, cell: CellKey) -> CostProfile | None:

@@ -8,21 +8,16 @@ from collections.abc import Iterable
 from encbench import stats
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report.models import (
-    Estimate,
-    Harness,
-    InTransitSummary,
-    Pair,
-    PerEvent,
-    Rate,
-    Record,
-    Spread,
-    TransitCellSummary,
-    TransitVariant,
-    adjust,
-)
+from encbench.report.models import Estimate, Harness, Pair, Record, Spread, adjust
 from encbench.results.schema import Metric, TransitCell, TransitRecord, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
+from encbench.studies.in_transit.models import (
+    InTransitSummary,
+    PerEvent,
+    Rate,
+    TransitCellSummary,
+    TransitVariant,
+)
 
 # Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
 EXTRA_METRICS = (

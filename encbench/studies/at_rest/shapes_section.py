@@ -15,10 +15,12 @@ import math
 from collections.abc import Mapping, Sequence
 
 from encbench.report import plots
-from encbench.report.at_rest_section import fmt, overhead_cell
-from encbench.report.claims import CellCost, Contrast, cell_cost, contrast
-from encbench.report.models import AtRestCell, AtRestSummary, Estimate, Record
+from encbench.report.cells import fmt, overhead_cell
+from encbench.report.models import Estimate, Record
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.studies.at_rest import plots as at_rest_plots
+from encbench.studies.at_rest.claims import CellCost, Contrast, cell_cost, contrast
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
 
 METRICS = (("tps", "throughput"), ("cpu_ms_per_txn", "server CPU per transaction"))
 CLAIM = "the smaller shape pays more"
@@ -195,7 +197,9 @@ def _plot(cells: Sequence[AtRestCell], order: list[str], workload: str, setting:
     for name in order:
         key = (name, workload, setting)
         here = [c for c in cells if (c.shape, c.workload, _unshaped(c)) == key]
-        mine = [c for c in plots.measured(here) if all(m in c.comparisons for m, _ in METRICS)]
+        mine = [
+            c for c in at_rest_plots.measured(here) if all(m in c.comparisons for m, _ in METRICS)
+        ]
         by_metric: dict[str, Sequence[Estimate]] = {
             m: [c.comparisons[m] for c in mine] for m, _ in METRICS
         }

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report import claims, plots
-from encbench.report.models import AtRestCell, AtRestSummary, Estimate, Record, Spread
+from encbench.report.cells import fmt, overhead_cell
+from encbench.report.models import Record, Spread
 from encbench.report.tables import (
     Block,
     Bullets,
@@ -20,6 +20,9 @@ from encbench.report.tables import (
     Table,
     row,
 )
+from encbench.studies.at_rest import claims
+from encbench.studies.at_rest import plots as at_rest_plots
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
 
 Group = tuple[str, str]  # (workload, setting): the regime, and the configuration if it varies
 OVERHEAD_NOTE = (
@@ -29,17 +32,6 @@ OVERHEAD_NOTE = (
     '95% Wilcoxon interval. "No difference beyond ±m%" is said only when a test of '
     'equivalence (TOST, 90% interval within ±m%) shows it; otherwise "no difference detected".'
 )
-
-
-def fmt(x: float | None, digits: int = 2) -> str:
-    return "–" if x is None else f"{x:,.{digits}f}"
-
-
-def overhead_cell(comp: Estimate) -> str:
-    ci = comp.overhead_ci_pct
-    if not ci:
-        return f"{comp.overhead_pct:+.1f}%"
-    return f"{comp.overhead_pct:+.1f}% ({ci[0]:+.1f} … {ci[1]:+.1f})"
 
 
 def _pair(enc: Spread | None, plain: Spread | None, digits: int = 2) -> str:
@@ -403,21 +395,21 @@ def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Sectio
     the variants' own curves beside them (what they rest on); then the evidence tables."""
     title = f"{workload}, {regime}"
     cost_plot = Plot(
-        lambda: plots.overhead_svg(cells, title),
+        lambda: at_rest_plots.overhead_svg(cells, title),
         "Above 0: encrypted is slower (TPS) or spends more server CPU per transaction; the "
         "same figures as the tables' overhead columns.",
     )
     tps_plot = Plot(
-        lambda: plots.throughput_svg(cells, title),
+        lambda: at_rest_plots.throughput_svg(cells, title),
         "Mean TPS of each variant; band: 95% CI of that mean over rounds. The verdict compares "
         "the two within each round (paired), so it can be certain where the bands overlap.",
     )
     cpu_plot = Plot(
-        lambda: plots.cpu_per_txn_svg(cells, title),
+        lambda: at_rest_plots.cpu_per_txn_svg(cells, title),
         "Server (mariadbd) CPU time per transaction, from /proc, per variant.",
     )
     latency_plot = Plot(
-        lambda: plots.latency_svg(cells, title),
+        lambda: at_rest_plots.latency_svg(cells, title),
         "sysbench's average latency of each variant; band: 95% CI of that mean over rounds.",
     )
     blocks: list[Block] = [
@@ -661,3 +653,40 @@ def setup_last(part: AtRestSummary) -> list[str]:
         restart_words(part),
         f"Write workloads: {part.write_workload_state}",
     ]
+
+
+def calibration_setup(part: AtRestSummary) -> list[str]:
+    """A calibration's Setup lines of the at-rest study, in place of its server lines."""
+    servers = part.servers or {}
+    sides = servers.get("sides") or {}
+    out = []
+    data = servers.get("data") or {}
+    if data:
+        tables = f"{data['tables']} table{'s' if data['tables'] != 1 else ''}"
+        out.append(
+            f"At rest: {tables} × {data['table_size']:,} rows "
+            f"({data['size_mb']} MB) in each of two plain servers."
+        )
+    for regime, rec in (servers.get("regimes") or {}).items():
+        out.append(f"Regime {regime}: innodb_buffer_pool_size = {rec['buffer_pool_mb']} MB.")
+    if servers:
+        differ = servers.get("option_difference") or {}
+        out.append(
+            "The two servers' options: identical (their own paths and port aside), checked "
+            "before loading and before every regime."
+            if not differ
+            else f"The two servers' options differ in {', '.join(sorted(differ))}."
+        )
+    for variant, p in (servers.get("proofs") or {}).items():
+        # The proof's own words name encryption; a calibration states what they found.
+        raw = (
+            "the marker and sysbench's rows readable in the raw files"
+            if p.get("files_scanned") and p.get("marker_found_in")
+            else "; ".join(p.get("not_proven") or []) or "raw files not checked"
+        )
+        out.append(
+            f"Proof, {sides.get(variant, variant)}: plain — InnoDB lists "
+            f"{p['tablespaces_encrypted']} of {p['tablespaces_checked']} tablespaces with a "
+            f"key; {raw} (files scanned: {', '.join(p['files_scanned']) or 'none'})."
+        )
+    return out

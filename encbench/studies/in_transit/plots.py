@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from encbench.report.models import TransitCellSummary
 from encbench.report.plots import SIZE, VARIANT_STYLE, bar_axes, render_svg
+from encbench.studies.in_transit.models import TransitCellSummary
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

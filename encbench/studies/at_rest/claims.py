@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from encbench.report.models import AtRestCell
+from encbench.studies.at_rest.models import AtRestCell
 
 Z95 = 1.959963984540054
 WRITES = ("oltp_write_only", "oltp_update_index", "oltp_update_non_index", "oltp_insert")

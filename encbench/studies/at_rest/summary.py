@@ -6,22 +6,13 @@ from __future__ import annotations
 
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report import cost_profile, floor
-from encbench.report.models import (
-    AtRestCell,
-    AtRestSummary,
-    AtRestVariant,
-    Estimate,
-    Harness,
-    Pair,
-    Record,
-    Spread,
-    adjust,
-)
+from encbench.report.cells import cores_of
+from encbench.report.models import Estimate, Harness, Pair, Record, Spread, adjust
 from encbench.results.schema import RunRecord, primary_metric
-from encbench.studies.at_rest import growth
+from encbench.studies.at_rest import cost_profile, floor, growth
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")
@@ -185,7 +176,3 @@ def server_starts(record: Record | None) -> int:
     own = sum(int(r.get("starts", 1)) for r in regimes.values()) if regimes else 0
     nested = [v for key in ("configurations", "shapes") for v in (record.get(key) or {}).values()]
     return own + sum(server_starts(v) for v in nested)
-
-
-def cores_of(environment: Record | None) -> int:
-    return int((environment or {}).get("cpu", {}).get("cores", 1))

@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
-from encbench.report import state_transfer_limits
-from encbench.report.models import Sample, SstCellSummary, StateTransferSummary
-from encbench.report.operations_section import sample_text
+from encbench.report.cells import sample_text
+from encbench.report.models import Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.studies.state_transfer import limits_section as state_transfer_limits
+from encbench.studies.state_transfer.models import SstCellSummary, StateTransferSummary
 
 INTRO = (
     "Each round is one full state snapshot transfer (SST) per variant, plain and encrypted in "
@@ -267,3 +268,14 @@ def sections(part: StateTransferSummary) -> list[Section]:
         ),
     ]
     return [Section("State transfer (Galera SST): plain against encrypted", blocks)]
+
+
+def calibration_setup(part: StateTransferSummary) -> list[str]:
+    """A calibration's Setup line of the state-transfer study."""
+    return [
+        "State transfer: one donor; A and B are the same plain stream — an SST to the "
+        "other Galera node with `[sst] ssl-mode=DISABLED` and no certificate, or a raw "
+        "pipeline's plain socat — each run's own logs (the SST scripts', socat's) checked "
+        "to say plain at both ends, and each cell's two captured proof transfers showing "
+        "the donor's marker in the stream."
+    ]

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.models import ReplicationCellSummary, ReplicationSummary, Sample
-from encbench.report.operations_section import sample_text
+from encbench.report.cells import sample_text
+from encbench.report.models import Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.studies.replication.models import ReplicationCellSummary, ReplicationSummary
 
 INTRO = (
     "Each round runs the cell's sysbench workload once against node 1 of each of two 2-node "

@@ -9,19 +9,14 @@ from encbench.capacity.plan import PAGE_BYTES, SERVER_CIPHERS
 from encbench.capacity.read import cipher_mb_per_s
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report.models import (
-    Estimate,
-    Harness,
+from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
+from encbench.results.schema import OperationCell, OperationRecord, primary_metric
+from encbench.studies.operations import cells as operation_cells
+from encbench.studies.operations.models import (
     OperationCellSummary,
     OperationsSummary,
     OperationVariant,
-    Pair,
-    Record,
-    Sample,
-    adjust,
 )
-from encbench.results.schema import OperationCell, OperationRecord, primary_metric
-from encbench.studies.operations import cells as operation_cells
 
 PRIMARY = primary_metric(OperationRecord.METRICS)
 MIB = 2**20
@@ -131,4 +126,5 @@ def build(
         harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.timed_s for r in runs), cores),
         cells=cells,
         differences=differences,
+        crash_load_s=profile.operations.crash_load_s,
     )

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.models import OperationCellSummary, OperationsSummary, Sample
+from encbench.report.cells import fmt, sample_text
 from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.studies.operations.models import OperationCellSummary, OperationsSummary
 
 INTRO = (
     "Each operation is timed once per variant per round, plain and encrypted in alternating "
@@ -34,19 +35,6 @@ BACKUP_NOTE = (
     "carries the key plugin's options); `--prepare` is timed on a fresh backup, with the "
     "backup's own backup-my.cnf."
 )
-
-
-def fmt(x: float, digits: int = 2) -> str:
-    return f"{x:,.{digits}f}"
-
-
-def sample_text(s: Sample | None, unit: str = "", digits: int = 2) -> str:
-    if s is None:
-        return "–"
-    unit = f" {unit}" if unit else ""
-    if s.ci95 is None:
-        return f"{fmt(s.mean, digits)}{unit}"
-    return f"{fmt(s.mean, digits)}{unit} ({fmt(s.ci95[0], digits)}–{fmt(s.ci95[1], digits)})"
 
 
 def _cost(cell: OperationCellSummary) -> tuple[str, str, str]:
@@ -201,7 +189,8 @@ def setup_items(part: OperationsSummary) -> list[str]:
     return items
 
 
-def sections(part: OperationsSummary, load_s: int = 0) -> list[Section]:
+def sections(part: OperationsSummary) -> list[Section]:
+    load_s = part.crash_load_s
     blocks: list[Block] = [Paragraph(INTRO)]
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))

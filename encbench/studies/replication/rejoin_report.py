@@ -8,21 +8,12 @@ from collections.abc import Callable, Sequence
 
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
-from encbench.report.models import (
-    Estimate,
-    Harness,
-    Pair,
-    Record,
-    RejoinCellSummary,
-    RejoinSummary,
-    RejoinVariant,
-    Sample,
-    adjust,
-)
-from encbench.report.operations_section import sample_text
+from encbench.report.cells import sample_text
+from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
 from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
 from encbench.results.schema import RejoinCell, RejoinRecord, primary_metric
 from encbench.studies.replication import rejoin as rejoin_study
+from encbench.studies.replication.models import RejoinCellSummary, RejoinSummary, RejoinVariant
 
 PRIMARY = primary_metric(RejoinRecord.METRICS)
 MIB = 2**20

@@ -26,8 +26,9 @@ from collections.abc import Sequence
 
 from encbench import capacity as crypto
 from encbench import stats
-from encbench.report.models import CipherFloor, Record
+from encbench.report.models import Record
 from encbench.results.schema import RunRecord
+from encbench.studies.at_rest.models import CipherFloor
 
 
 def page_us(capacity: Record, cipher: str, direction: crypto.Direction) -> float | None:

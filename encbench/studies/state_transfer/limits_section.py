@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from encbench.report.models import Record, SstCellSummary, SstLimit, StateTransferSummary
+from encbench.report.models import Record
 from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
 from encbench.studies.state_transfer import limits as sst_limits
+from encbench.studies.state_transfer.models import SstCellSummary, SstLimit, StateTransferSummary
 
 ORDER = (sst_limits.DISK_READ, sst_limits.DISK_WRITE, sst_limits.LINK, sst_limits.CIPHER)
 MEANING = (

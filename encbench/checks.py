@@ -1,0 +1,58 @@
+"""One check of what a study needs on this machine (a tool, a privilege, a kernel feature),
+with the command that fixes what is missing: what `encbench doctor` prints and what a run
+refuses to start without.  Each study declares its own (studies/<name>/__init__.py)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from encbench import proc
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+    def problem(self) -> str:
+        """The one line a run that cannot start prints."""
+        return f"{self.name} {self.detail}: {self.fix}"
+
+
+def binary(name: str, package: str) -> Check:
+    path = proc.which(name)
+    if path:
+        return Check(name, True, path)
+    return Check(name, False, "not found", f"apt-get install {package} (or `make setup`)")
+
+
+def root(why: str) -> Check:
+    """Root, for what only root may do here (network namespaces, cgroups); `why` is the fix's
+    reason, e.g. "the state-transfer study's two hosts are network namespaces"."""
+    ok = os.geteuid() == 0
+    return Check(
+        "root privileges",
+        ok,
+        "present" if ok else "missing",
+        "" if ok else f"{why}: run encbench as root (sudo)",
+    )
+
+
+def galera_provider() -> Check:
+    from encbench.servers import galera
+
+    found = galera.provider()
+    return Check(
+        "Galera provider (libgalera_smm.so)",
+        found is not None,
+        str(found or "not found"),
+        "" if found else "apt-get install galera-4 (or `make setup`)",
+    )
+
+
+def unique(checks: list[Check]) -> list[Check]:
+    """Each check once, in first-seen order (two methods may both need socat)."""
+    return list({check.name: check for check in checks}.values())

@@ -1,0 +1,91 @@
+"""`encbench plan`: what a run of a profile would measure and how long it would take,
+printed; nothing is created or started (a target is only read).
+
+The time estimate adds, per cell, the longest the engine lets it run: its time budget, or
+its minimum rounds if they take longer (engine/rounds.upper_bound_s — the same bound the
+progress display's ETA starts from).  What happens outside the cells (installing the data
+directories, loading the tables, starting a cluster) is not counted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from encbench import studies
+from encbench.engine import rounds
+from encbench.profile import Profile
+from encbench.studies.definition import StudyDefinition
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    study: StudyDefinition
+    cells: list[str]
+    cell_s: float  # the bound of one cell's time
+    left_out: str | None  # why this machine (or a target) would leave it out
+
+    @property
+    def total_s(self) -> float:
+        return 0.0 if self.left_out else self.cell_s * len(self.cells)
+
+
+def duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    if not minutes:
+        return f"{secs} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs:02d} s"
+
+
+def study_plans(profile: Profile) -> list[StudyPlan]:
+    why = studies.left_out(profile, studies.unavailable_studies(profile))
+    out = []
+    for s in studies.named(profile):
+        rule = s.options(profile)
+        out.append(
+            StudyPlan(
+                study=s,
+                cells=[c.label for c in s.cells(profile)],
+                cell_s=rounds.upper_bound_s(rule, rule.run_s, rule.warmup_s),
+                left_out=why.get(s.name),
+            )
+        )
+    return out
+
+
+def _rounds_words(profile: Profile, s: StudyDefinition) -> str:
+    rule = s.options(profile)
+    warm = f", {rule.warmup_s} s warm-up" if rule.warmup_s else ""
+    run = f"{rule.run_s} s runs" if rule.warmup_s else f"runs of about {rule.run_s} s"
+    return (
+        f"{rule.min_rounds}–{rule.max_rounds} paired rounds a cell ({run}{warm}), until "
+        f"±{rule.target_halfwidth_pct:g}% or its {rule.cell_budget_s:g} s budget"
+    )
+
+
+def lines(profile: Profile) -> list[str]:
+    plans = study_plans(profile)
+    measured = [p for p in plans if not p.left_out]
+    cells = sum(len(p.cells) for p in measured)
+    total = sum(p.total_s for p in measured)
+    out = [
+        f"profile {profile.name}: {len(measured)} of {len(plans)} studies, {cells} cells, "
+        f"at most about {duration(total)} of measuring"
+    ]
+    for p in plans:
+        s = p.study
+        a, b = ("plain", "plain twin (A/A calibration)") if profile.calibration else s.variants
+        if p.left_out:
+            out.append(f"{s.name}: left out here — {p.left_out}")
+            continue
+        out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
+        out.append(
+            f"  {len(p.cells)} cells × at most {duration(p.cell_s)} = {duration(p.total_s)}; "
+            + _rounds_words(profile, s)
+        )
+        out += [f"  cell {label}" for label in p.cells]
+        out += s.plan_lines(profile)
+    out.append(
+        f"time: at most about {duration(total)} — each cell's budget, or its minimum rounds "
+        "where they take longer; set-up outside the cells (servers, data, clusters) not counted"
+    )
+    return out

@@ -1,0 +1,117 @@
+"""What a study gives the report (its ReportPart), and the shapes the shared report code
+reads of it.  report/ knows no study by name: documents.py, compare.py and calibration.py
+loop over the parts they are given (studies/definition.py: each study's `STUDY.report`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from encbench.profile import Profile
+from encbench.report.models import Estimate, Model, Record
+from encbench.report.tables import Section
+from encbench.results.store import ResultStore
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A study's lines in the report's Setup list: before the machine, after the software
+    versions, and after the statistics line."""
+
+    servers: list[str] = field(default_factory=list)
+    software: list[str] = field(default_factory=list)
+    last: list[str] = field(default_factory=list)
+    mariadb_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Compared:
+    """One measured cell as `encbench compare` matches it across two result sets: `key`
+    identifies it (the cell without its results); the rest places and names it."""
+
+    key: tuple[Any, ...]
+    group: str  # the title of the comparison's table it goes in
+    row_header: str
+    label: str  # its row
+    name: str  # in words, for "measured only in"
+    threads: int
+    rounds: int
+    comparisons: Mapping[str, Estimate]
+
+
+def _no_setup(part: Any) -> Setup:
+    return Setup()
+
+
+def _nothing_compared(part: Any) -> list[Compared]:
+    return []
+
+
+def _no_lines(part: Any) -> dict[str, str]:
+    return {}
+
+
+def _unknown(part: Any) -> str | None:
+    return None
+
+
+def _no_setup_lines(part: Any) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class ReportPart:
+    """A study's part of summary.json (built from its results directory alone) and of
+    report.md / report.html (from that part alone)."""
+
+    model: type[Model]  # its part of summary.json, under the study's name
+    build: Callable[[ResultStore, Profile, Record | None], Model]  # (store, profile, env)
+    sections: Callable[[Any], list[Section]]
+    setup: Callable[[Any], Setup] = _no_setup
+    # `encbench compare`: the part's measured cells, and the metrics compared (metric →
+    # the title of its table of changes).
+    compared: Callable[[Any], list[Compared]] = _nothing_compared
+    compare_metrics: Mapping[str, str] = field(default_factory=dict)
+    # What `compare`'s set-up table shows of the part (what a reader checks first).
+    compare_setup: Callable[[Any], dict[str, str]] = _no_lines
+    # The server cipher whose `openssl speed` the crypto section marks, and how the rounds
+    # shared the machine (the noise floor holds for runs measured the same way): the first
+    # study that knows them says.
+    cipher: Callable[[Any], str | None] = _unknown
+    sharing: Callable[[Any], str | None] = _unknown
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What an A/A calibration reads of a study: each cell's group and label in the noise
+    floor's tables; its stopping settings and cells come from the study itself."""
+
+    label: Callable[[Any], tuple[str, str]]
+    # The calibration's Setup lines for the study (what A and B were, and how each was proven).
+    setup: Callable[[Any], list[str]] = _no_setup_lines
+
+
+class Reported(Protocol):
+    """What the shared report code reads of a study (studies/definition.StudyDefinition)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def words(self) -> str: ...
+
+    @property
+    def report(self) -> ReportPart: ...
+
+    @property
+    def calibration(self) -> Calibrated | None: ...
+
+    @property
+    def record(self) -> type[Any]: ...
+
+    @property
+    def cells(self) -> Callable[[Profile], Sequence[Any]]: ...
+
+    @property
+    def options(self) -> Callable[[Profile], Any]: ...

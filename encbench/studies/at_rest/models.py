@@ -1,0 +1,103 @@
+"""The at-rest study's part of summary.json, as typed models (built in summary.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import model_serializer
+
+from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
+
+
+class AtRestVariant(Model):
+    tps: Spread
+    qps: Spread
+    latency_avg_ms: Spread
+    latency_p95_ms: Spread
+    cpu_ms_per_txn: Spread | None = None  # None: not measured (a target on another host)
+    hit_ratio: Spread
+    pages_read_per_txn: Spread
+    pages_written_per_txn: Spread
+    errors: int
+    reconnects: int
+
+
+class CipherFloor(Model):
+    """The cipher's own CPU per transaction beside the measured extra CPU (report/floor.py)."""
+
+    cipher: str
+    decrypt_us_per_page: float
+    encrypt_us_per_page: float
+    pages_decrypted_per_txn: float
+    pages_encrypted_per_txn: float
+    cipher_us_per_txn: float
+    extra_cpu_us_per_txn: float  # encrypted − plain server CPU, mean over rounds
+    extra_cpu_ci_us: tuple[float, float] | None
+    explained: str
+
+
+class CostProfile(Model):
+    """Extra CPU by function group from one profiled paired run (report/cost_profile.py);
+    or why it was not measured."""
+
+    unavailable: str | None = None
+    seconds: int = 0
+    samples: tuple[int, int] = (0, 0)  # plain, encrypted
+    pages_per_txn: float = 0.0
+    extra_us_per_txn: dict[str, float] = {}
+    extra_us_per_page: dict[str, float] | None = None
+    words: str = ""
+    reports: tuple[str, str] = ("", "")
+
+
+class AtRestCell(Model):
+    workload: str
+    regime: str
+    threads: int
+    # The encrypted configuration where the profile made it a dimension; "" otherwise.
+    algorithm: str = ""
+    scope: str = ""
+    shape: str = ""  # the instance shape (profile server.shapes); "" unconfined
+    rounds: int  # rounds that count (in blocks or waiting for a partner)
+    measured_s: float
+    status: str
+    rounds_rejected: int = 0  # measured again: interference above the profile's limit
+    other_load_pct: float | None = None
+    variants: Pair[AtRestVariant] | None = None
+    comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
+    floor: CipherFloor | None = None
+    cost_profile: CostProfile | None = None
+
+    @model_serializer(mode="wrap")
+    def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:
+        # A run of one configuration writes summary.json as before configurations were cells.
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if k not in ("algorithm", "scope", "shape") or v}
+
+    @property
+    def setting(self) -> str:
+        """The regime, and the encrypted configuration where it is a dimension: what, beside
+        the workload, a table of thread counts holds fixed."""
+        setting = self.regime
+        if self.algorithm or self.scope:
+            setting += f", {self.algorithm}, scope {self.scope}"
+        return setting + (f", shape {self.shape}" if self.shape else "")
+
+
+class AtRestSummary(Model):
+    target_halfwidth_pct: float
+    write_workload_state: str
+    servers: Record | None
+    crypto: Record | None
+    harness: Harness
+    cells: list[AtRestCell]
+    differences: Differences | None = None
+    # How the rounds shared the machine (placement.py) and the CPU lists the runs' servers
+    # and clients were pinned to (empty: unpinned).
+    sharing: str = "sequential"
+    server_cpus: list[str] = []
+    client_cpus: list[str] = []
+    # When both servers started afresh (profile.MeasureSpec.restart) and how many times they
+    # did in all (at-rest.json; None: a target's server, never restarted by encbench).
+    restart: str = "regime"
+    server_starts: int | None = None

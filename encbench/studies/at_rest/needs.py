@@ -1,0 +1,89 @@
+"""What the at-rest study needs of this machine beyond the servers and sysbench (preflight):
+perf where the profile asks for the CPU profile, the CPUs its sharing splits, and the CPUs,
+memory and cgroups its instance shapes confine the servers to."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from encbench import checks, placement, proc
+from encbench.checks import Check
+from encbench.errors import BadInput
+from encbench.profile import Profile
+from encbench.servers import shapes
+from encbench.studies.at_rest.cells import cells
+from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
+
+
+def perf_check() -> Check:
+    return checks.binary("perf", "linux-perf")
+
+
+def needs(profile: Profile) -> list[Check]:
+    """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`)."""
+    return [perf_check()] if profile.measure.profile_cpu else []
+
+
+def optional_tools() -> list[tuple[Check, str]]:
+    return [(perf_check(), "for `[measure] profile_cpu = true`")]
+
+
+def check(profile: Profile) -> None:
+    if not cells(profile):
+        raise BadInput("the profile's [measure] section asks for no cells")
+    check_sharing(profile)
+    check_shapes(profile)
+
+
+def check_sharing(profile: Profile) -> None:
+    """`pinned` and `duet` split the CPUs this process may use into two halves."""
+    why = placement.problem(
+        profile.measure.sharing, placement.usable_cpus(), proc.which(placement.TASKSET)
+    )
+    if why is not None:
+        raise BadInput(why)
+
+
+def shape_problems(
+    profile: Profile, cpus: Sequence[int], mem_total_mib: int | None, need: tuple[int, str]
+) -> list[str]:
+    """Each shape against this machine: its CPUs among those encbench may use, its memory
+    under MemTotal and above what one server needs (buffer pool and allowance)."""
+    out = []
+    need_mb, what = need
+    for s in profile.server.shapes:
+        where = f"server.shapes: shape {s.name!r}"
+        if s.cpus > len(cpus):
+            out.append(
+                f"{where} asks for {s.cpus} CPUs and encbench may use {len(cpus)} here (CPUs "
+                f"{placement.cpu_list(cpus)}); give cpus = {len(cpus)} or fewer"
+            )
+        if s.memory_mib is None:
+            continue
+        if mem_total_mib is not None and s.memory_mib > mem_total_mib:
+            out.append(
+                f"{where} asks for {s.memory_mib:,} MiB and this machine has {mem_total_mib:,} "
+                f"MiB (MemTotal); give memory_mib = {mem_total_mib:,} or less"
+            )
+        if s.memory_mib < need_mb:
+            out.append(
+                f"{where} gives the server {s.memory_mib:,} MiB and it needs about {need_mb:,} "
+                f"({what}); raise memory_mib to {need_mb:,} or use less data"
+            )
+    return out
+
+
+def check_shapes(profile: Profile) -> None:
+    """Shapes that this machine cannot give, or cgroups encbench cannot use here: refused
+    before anything starts, rather than measured unconfined."""
+    if not profile.server.shapes:
+        return
+    found = shape_problems(
+        profile, placement.usable_cpus(), shapes.mem_total_mib(), shape_memory_mb(profile)
+    )
+    if found:
+        raise BadInput(found[0])
+    controllers = {c for s in profile.server.shapes for c in shape_limits(s).controllers}
+    why = shapes.problem(controllers)
+    if why is not None:
+        raise BadInput(why)

@@ -1,0 +1,97 @@
+"""The at-rest study's part of the report: how its summary is built from the results
+directory, its sections, and what `compare` and the calibration read of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from encbench.profile import Profile
+from encbench.profiling import PROFILE_FILE
+from encbench.report.models import Record
+from encbench.report.parts import Calibrated, Compared, ReportPart, Setup
+from encbench.results.schema import CellKey, RunRecord
+from encbench.results.store import ResultStore
+from encbench.studies.at_rest import section, shapes_section, summary
+from encbench.studies.at_rest.models import AtRestSummary
+
+NAME = RunRecord.STUDY
+
+
+def build(store: ResultStore, profile: Profile, environment: Record | None) -> AtRestSummary:
+    return summary.build(
+        store.runs(RunRecord),
+        profile,
+        store.read_json(f"{NAME}.json"),
+        environment,
+        store.read_json("crypto.json"),
+        store.read_json(PROFILE_FILE),
+    )
+
+
+def sections(part: AtRestSummary) -> list[Any]:
+    return section.sections(part, shapes_section.sections(part))
+
+
+def setup(part: AtRestSummary) -> Setup:
+    return Setup(
+        servers=section.setup_servers(part.servers),
+        software=section.setup_capacity(part),
+        last=section.setup_last(part),
+        mariadb_version=(part.servers or {}).get("mariadb_version"),
+    )
+
+
+def compared(part: AtRestSummary) -> list[Compared]:
+    """Matched by (workload, regime [, algorithm and scope, shape where those are
+    dimensions], threads)."""
+    return [
+        Compared(
+            key=(NAME, c.workload, c.setting, c.threads),
+            group=f"{c.workload}, {c.setting}",
+            row_header="Threads",
+            label=str(c.threads),
+            name=f"{c.workload} {c.setting} {c.threads} thr",
+            threads=c.threads,
+            rounds=c.rounds,
+            comparisons=c.comparisons,
+        )
+        for c in part.cells
+        if c.rounds and c.comparisons
+    ]
+
+
+def compare_setup(part: AtRestSummary) -> dict[str, str]:
+    servers = part.servers or {}
+    out: dict[str, str] = {}
+    enc, data = servers.get("encryption") or {}, servers.get("data") or {}
+    if enc:
+        out["encryption"] = f"{enc.get('algorithm', '?')}, scope {enc.get('scope', '?')}"
+    if servers.get("mariadb_version"):
+        out["MariaDB"] = str(servers["mariadb_version"])
+    if data:
+        out["data"] = f"{data['tables']} tables × {data['table_size']:,} rows"
+    pools = ", ".join(
+        f"{r} {rec.get('buffer_pool_mb')} MB" for r, rec in (servers.get("regimes") or {}).items()
+    )
+    if pools:
+        out["buffer pool"] = pools
+    return out
+
+
+def calibration_label(cell: CellKey) -> tuple[str, str]:
+    group = f"{cell.workload}, {cell.regime}"
+    return group, f"{group}, {cell.threads} thr"
+
+
+PART = ReportPart(
+    model=AtRestSummary,
+    build=build,
+    sections=sections,
+    setup=setup,
+    compared=compared,
+    compare_metrics={"tps": "Throughput (TPS)", "cpu_ms_per_txn": "Server CPU per transaction"},
+    compare_setup=compare_setup,
+    cipher=lambda part: ((part.servers or {}).get("encryption") or {}).get("algorithm"),
+    sharing=lambda part: part.sharing,
+)
+CALIBRATED = Calibrated(label=calibration_label, setup=section.calibration_setup)

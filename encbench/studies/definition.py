@@ -1,0 +1,72 @@
+"""What the rest of encbench knows of a study: one object, `STUDY`, the face of the study's
+package (`studies/<name>/__init__.py`), listed once in `studies/__init__.py`.  The engine
+builds the study from it; `plan`, `doctor`, the checks before a run, the report, `compare`
+and `calibrate` read only these objects, so a new study is its package and one line in
+that list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from encbench.checks import Check
+from encbench.engine.progress import RunProgress
+from encbench.engine.study import Rule, Study
+from encbench.profile import Profile
+from encbench.report.parts import Calibrated, ReportPart
+from encbench.results.store import ResultStore
+
+
+def _needs_nothing(profile: Profile) -> list[Check]:
+    return []
+
+
+def _nothing_to_check(profile: Profile) -> None:
+    return None
+
+
+def _never(profile: Profile) -> bool:
+    return False
+
+
+def _no_lines(profile: Profile) -> list[str]:
+    return []
+
+
+def _no_tools() -> list[tuple[Check, str]]:
+    return []
+
+
+@dataclass(frozen=True)
+class StudyDefinition:
+    """A study, as the rest of encbench sees it."""
+
+    name: str  # as a profile's `studies` names it; also its results file, <name>.jsonl
+    words: str  # what the report's title calls it ("data-at-rest")
+    setup_words: str  # what `plan` says it starts ("two sandboxed servers (plain, encrypted)")
+    variants: tuple[str, str]  # what `plan` calls its plain and its encrypted side
+    record: type[Any]  # its results record (results/schema.py): file, schema, metrics
+    make: Callable[[ResultStore, Profile, RunProgress], Study]
+    options: Callable[[Profile], Rule]  # its section of the profile: rounds, budgets, …
+    cells: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
+    disk_bytes: Callable[[Profile], int]
+    # MB its servers hold at once, and what they are and how to need less.
+    memory_mb: Callable[[Profile], tuple[int, str]]
+    report: ReportPart
+    # The tools, privileges and kernel features it needs for this profile: `doctor` lists
+    # them, and a run refuses to start without them (an optional study is left out).
+    needs: Callable[[Profile], list[Check]] = _needs_nothing
+    # What the machine must also offer the profile's settings (a TLS suite this OpenSSL
+    # lacks, no cells at all): raises BadInput with the fix, before anything starts.
+    check: Callable[[Profile], None] = _nothing_to_check
+    # Left out, with why, on a machine that cannot run it (root, a tool, disk or memory).
+    optional: Callable[[Profile], bool] = _never
+    # Whether it can measure a server encbench did not start (`--target`); if not, why.
+    takes_target: bool = False
+    target_why: str = ""
+    calibration: Calibrated | None = None  # None: no A/A calibration of it yet
+    # Lines `plan` prints for this profile beyond its cells (a target's read-only checks).
+    plan_lines: Callable[[Profile], list[str]] = _no_lines
+    # Tools only some of its profiles use, each with what for: `doctor` lists them.
+    optional_tools: Callable[[], list[tuple[Check, str]]] = _no_tools

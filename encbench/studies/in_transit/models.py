@@ -1,0 +1,85 @@
+"""The in-transit study's part of summary.json, as typed models (built in summary.py)."""
+
+from __future__ import annotations
+
+from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
+
+
+class Rate(Model):
+    mean: float
+    stdev: float
+    ci95: tuple[float, float] | None
+
+
+class PerEvent(Model):
+    mean: float
+    total_s: float | None = None
+
+
+class TransitVariant(Model):
+    rate: Rate
+    latency_avg_ms: Spread
+    # Totals over all rounds, not a mean of per-run values: at a distance a run holds a
+    # handful of connections and the CPU clock ticks in 10 ms steps.
+    server_cpu_ms_per_event: PerEvent
+    tunnel_cpu_ms_per_event: PerEvent
+    encryption_cpu_ms_per_event: Spread | None  # None: the server's CPU was not measured
+    tls_handshakes: int
+    tunnel_handshakes: int
+    tunnel_resumed: int
+    session_cache_hits: int
+    events: int
+    errors: int
+
+
+class TransitCellSummary(Model):
+    test: str
+    method: str
+    key_type: str
+    cipher: str
+    rtt_ms: float
+    threads: int
+    resume: bool
+    label: str
+    unit: str
+    rounds: int
+    measured_s: float
+    status: str
+    rounds_rejected: int = 0
+    variants: Pair[TransitVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    proof: dict[str, str] | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str, float, int, bool]:
+        """What identifies the cell across two result sets (`encbench compare`)."""
+        return (
+            self.test,
+            self.method,
+            self.key_type,
+            self.cipher,
+            self.rtt_ms,
+            self.threads,
+            self.resume,
+        )
+
+
+class InTransitSummary(Model):
+    target_halfwidth_pct: float
+    tls_version: str
+    mariadb_version: str | None
+    pki: dict[str, Record] | None
+    notes: dict[str, str] | None
+    server_options: Record | None
+    delay_method: dict[str, str] | None
+    link: Record | None
+    bulk_table: Record | None
+    session_cache_hits: int
+    tls_handshakes: int
+    harness: Harness
+    cells: list[TransitCellSummary]
+    differences: Differences | None = None
+    # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
+    target: Record | None = None
+    cpu_measurement: str | None = None

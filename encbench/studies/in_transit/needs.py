@@ -1,0 +1,71 @@
+"""What the in-transit study needs of this machine: the client tools and tunnels its tests
+and methods use (without `ip`, distance rows are skipped with the reason, not refused), and
+TLS 1.2 suites this OpenSSL offers and its key type can sign for."""
+
+from __future__ import annotations
+
+from encbench import checks, proc
+from encbench.checks import Check
+from encbench.errors import BadInput
+from encbench.profile import Profile
+from encbench.studies.in_transit.cells import cells
+
+
+def optional_checks() -> list[Check]:
+    return [
+        checks.binary("mariadb", "mariadb-client"),
+        checks.binary("mariadb-dump", "mariadb-client"),
+        checks.binary("stunnel4", "stunnel4"),
+        checks.binary("sshd", "openssh-server"),
+        checks.binary("ssh", "openssh-client"),
+        checks.binary("ip", "iproute2"),
+    ]
+
+
+def optional_tools() -> list[tuple[Check, str]]:
+    return [(c, "for in-transit tunnels and dumps") for c in optional_checks()]
+
+
+def needs(profile: Profile) -> list[Check]:
+    t = profile.transit
+    needed = {"mariadb"}
+    needed |= {"mariadb-dump"} if "dump" in t.tests else set()
+    needed |= {"stunnel4"} if "stunnel" in t.methods else set()
+    needed |= {"sshd", "ssh"} if "ssh" in t.methods else set()
+    return [c for c in optional_checks() if c.name in needed]
+
+
+def check(profile: Profile) -> None:
+    if not cells(profile):
+        raise BadInput(
+            "the profile's [transit] section asks for no cells: the tunnel methods take only "
+            'tests "connect" and "bulk", the others need method "tls"'
+        )
+    check_ciphers(profile)
+
+
+def check_ciphers(profile: Profile) -> None:
+    """Each TLS 1.2 suite of the profile must be one this OpenSSL knows and one the key type
+    can sign for: otherwise the server would refuse to start or every handshake would fail."""
+    key = profile.transit.key_types[0]
+    wanted = "RSA" if key.startswith("rsa") else "ECDSA"  # ed25519 signs like ECDSA suites
+    for cipher in profile.transit.bulk_ciphers:
+        out = proc.run(
+            ["openssl", "ciphers", "-v", "-tls1_2", cipher],
+            phase="openssl ciphers",
+            timeout_s=30,
+            check=False,
+        )
+        # The list also names the TLS 1.3 suites, which come first whatever is asked.
+        found = [x for x in out.stdout.splitlines() if x.startswith(cipher + " ")]
+        line = found[0] if found else ""
+        if out.returncode != 0 or not line:
+            raise BadInput(
+                f"transit.bulk_ciphers: {cipher!r} is not a TLS 1.2 suite this OpenSSL "
+                "offers; list them with `openssl ciphers -s -tls1_2`"
+            )
+        if f"Au={wanted}" not in line:
+            raise BadInput(
+                f"transit.bulk_ciphers: {cipher!r} cannot be used with a {key} key "
+                f"({line.split()[3]}); choose a suite with Au={wanted}"
+            )

@@ -1,0 +1,74 @@
+"""The in-transit study's part of the report: its summary from the results directory, its
+sections, and what `compare` and the calibration read of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from encbench.profile import Profile
+from encbench.report.cells import cores_of
+from encbench.report.models import Record
+from encbench.report.parts import Calibrated, Compared, ReportPart
+from encbench.results.schema import TransitCell, TransitRecord
+from encbench.results.store import ResultStore
+from encbench.studies.in_transit import section, summary
+from encbench.studies.in_transit.models import InTransitSummary
+
+NAME = TransitRecord.STUDY
+
+
+def build(store: ResultStore, profile: Profile, environment: Record | None) -> InTransitSummary:
+    return summary.build(
+        store.runs(TransitRecord), profile, store.read_json(f"{NAME}.json"), cores_of(environment)
+    )
+
+
+def compared(part: InTransitSummary) -> list[Compared]:
+    """Matched by (test, method, key type, cipher, RTT, threads, resumption)."""
+    out = []
+    for t in part.cells:
+        if t.rounds and t.comparisons:
+            rtt = f", RTT {t.rtt_ms:g} ms" if t.rtt_ms else ""
+            out.append(
+                Compared(
+                    key=(NAME, *t.key),
+                    group=f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
+                    row_header="path",
+                    label=f"{section.method_name(t)}{rtt}, {t.threads} thr",
+                    name=t.label,
+                    threads=t.threads,
+                    rounds=t.rounds,
+                    comparisons=t.comparisons,
+                )
+            )
+    return out
+
+
+def compare_setup(part: InTransitSummary) -> dict[str, str]:
+    out = {"TLS": part.tls_version}
+    if part.mariadb_version:
+        out["MariaDB"] = part.mariadb_version
+    return out
+
+
+def calibration_label(cell: TransitCell) -> tuple[str, str]:
+    """(group, label) of an in-transit cell: what the row measured, not its encrypted path
+    (in a calibration none is taken); a tunnel or key-type row says which profile row it is."""
+    group = cell.test + (f", RTT {cell.rtt_ms:g} ms" if cell.rtt_ms else "")
+    row = "" if cell.method == "tls" else f", the {cell.method} row"
+    return group, f"{group}, {cell.threads} thr{row}"
+
+
+def sections(part: InTransitSummary) -> list[Any]:
+    return section.sections(part)
+
+
+PART = ReportPart(
+    model=InTransitSummary,
+    build=build,
+    sections=sections,
+    compared=compared,
+    compare_metrics={"rate": "Rate lost to encryption (connections, transactions or MiB per s)"},
+    compare_setup=compare_setup,
+)
+CALIBRATED = Calibrated(label=calibration_label, setup=section.calibration_setup)

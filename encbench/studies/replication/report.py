@@ -1,0 +1,103 @@
+"""The replication and rejoin studies' parts of the report: their summaries from the
+results directory, their sections, and what `compare` reads of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from encbench.profile import Profile
+from encbench.report.cells import cores_of
+from encbench.report.models import Record
+from encbench.report.parts import Compared, ReportPart
+from encbench.results.schema import RejoinRecord, ReplicationRecord
+from encbench.results.store import ResultStore
+from encbench.studies.replication import rejoin_report, section, summary
+from encbench.studies.replication.models import RejoinSummary, ReplicationSummary
+
+
+def build(store: ResultStore, profile: Profile, environment: Record | None) -> ReplicationSummary:
+    return summary.build(
+        store.runs(ReplicationRecord),
+        profile,
+        store.read_json(f"{ReplicationRecord.STUDY}.json"),
+        cores_of(environment),
+    )
+
+
+def build_rejoin(store: ResultStore, profile: Profile, environment: Record | None) -> RejoinSummary:
+    return rejoin_report.build(
+        store.runs(RejoinRecord),
+        profile,
+        store.read_json(f"{RejoinRecord.STUDY}.json"),
+        cores_of(environment),
+    )
+
+
+def compared(part: ReplicationSummary) -> list[Compared]:
+    """Matched by (workload, threads)."""
+    return [
+        Compared(
+            key=(ReplicationRecord.STUDY, c.workload, c.threads),
+            group="replication",
+            row_header="workload",
+            label=c.label,
+            name=c.label,
+            threads=c.threads,
+            rounds=c.rounds,
+            comparisons=c.comparisons,
+        )
+        for c in part.cells
+        if c.rounds and c.comparisons
+    ]
+
+
+def compared_rejoin(part: RejoinSummary) -> list[Compared]:
+    """Matched by (transfer, missed transactions)."""
+    return [
+        Compared(
+            key=(RejoinRecord.STUDY, c.transfer, c.missed),
+            group="rejoin",
+            row_header="rejoin",
+            label=c.label,
+            name=c.label,
+            threads=0,
+            rounds=c.rounds,
+            comparisons=c.comparisons,
+        )
+        for c in part.cells
+        if c.rounds and c.comparisons
+    ]
+
+
+def compare_setup(part: ReplicationSummary) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if part.mariadb_version:
+        out["MariaDB"] = part.mariadb_version
+    if part.galera_version:
+        out["Galera"] = part.galera_version
+    return out
+
+
+def sections(part: ReplicationSummary) -> list[Any]:
+    return section.sections(part)
+
+
+def rejoin_sections(part: RejoinSummary) -> list[Any]:
+    return rejoin_report.sections(part)
+
+
+PART = ReportPart(
+    model=ReplicationSummary,
+    build=build,
+    sections=sections,
+    compared=compared,
+    compare_metrics={"tps": "Throughput lost to Galera's TLS (TPS)"},
+    compare_setup=compare_setup,
+)
+REJOIN_PART = ReportPart(
+    model=RejoinSummary,
+    build=build_rejoin,
+    sections=rejoin_sections,
+    compared=compared_rejoin,
+    compare_metrics={"sync_s": "Time to Synced added by Galera's TLS"},
+)

@@ -1,0 +1,69 @@
+"""The state-transfer study's part of summary.json, as typed models (built in summary.py)."""
+
+from __future__ import annotations
+
+from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+
+
+class SstVariant(Model):
+    sync_s: Sample  # joiner started → Synced
+    transfer_s: Sample  # the donor's stream, from the SST script's log
+    link_mib: Sample  # donor → joiner, the joiner's veth counter
+    mib_per_s: Sample  # link_mib over the donor's stream
+    donor_cpu_s: Sample
+    joiner_cpu_s: Sample
+    stages: dict[str, Sample] = {}
+
+
+class SstLimit(Model):
+    """One variant's MiB/s against the lowest of its measured limits
+    (studies/state_transfer/limits.py)."""
+
+    mib_per_s: float  # mean over rounds: the link's bytes over the donor's stream
+    limits_mib_per_s: dict[str, float]  # "disk read", "disk write", "link", ["cipher"]
+    resource: str  # the lowest limit
+    limit_mib_per_s: float
+    pct_of_limit: float
+    binding: str  # the resource that bound it ("" when none: below AT_LIMIT_PCT)
+    reading: str  # in words
+    cipher: str = ""  # encrypted: the cipher and cores its limit stands for
+
+
+class SstCellSummary(Model):
+    method: str
+    cipher: str
+    backup_threads: int
+    aesni: str = "on"
+    label: str
+    rounds: int
+    rounds_rejected: int
+    measured_s: float
+    status: str
+    variants: Pair[SstVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    # The per-cell proof on the wire, per variant (state-transfer.json's "proofs").
+    proof: Record | None = None
+    # Per variant ("plain", "encrypted"), where any limit was measured.
+    limits: dict[str, SstLimit] = {}
+
+
+class StateTransferSummary(Model):
+    target_halfwidth_pct: float
+    mariadb_version: str | None
+    galera_version: str | None
+    data: Record | None
+    link: Record | None
+    key_type: str | None
+    certificate: str | None
+    harness: Harness
+    cells: list[SstCellSummary]
+    differences: Differences | None = None
+    # The measured limits as state-transfer.json records them (disk, link, cipher, cores).
+    limits: Record | None = None
+    # The raw pipelines' set-up as state-transfer.json records it (socat's buffer, the page
+    # cache, the donor's state per pipeline); None without pipeline cells.
+    pipelines: Record | None = None
+    # The cluster's nodes (2, or 3 with a peer that stays in the cluster); None in a record
+    # from before it was written, which always had 2.
+    nodes: int | None = None

@@ -1,0 +1,76 @@
+"""The state-transfer study's part of the report: its summary from the results directory,
+its sections, and what `compare` and the calibration read of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from encbench.profile import Profile
+from encbench.report.cells import cores_of
+from encbench.report.models import Record
+from encbench.report.parts import Calibrated, Compared, ReportPart
+from encbench.results.schema import SstCell, SstRecord
+from encbench.results.store import ResultStore
+from encbench.studies.state_transfer import section, summary
+from encbench.studies.state_transfer.models import StateTransferSummary
+
+NAME = SstRecord.STUDY
+
+
+def build(store: ResultStore, profile: Profile, environment: Record | None) -> StateTransferSummary:
+    return summary.build(
+        store.runs(SstRecord), profile, store.read_json(f"{NAME}.json"), cores_of(environment)
+    )
+
+
+def compared(part: StateTransferSummary) -> list[Compared]:
+    """Matched by (method, cipher, backup threads, AES-NI)."""
+    return [
+        Compared(
+            key=(NAME, c.method, c.cipher, c.backup_threads, c.aesni),
+            group="state transfer",
+            row_header="transfer",
+            label=c.label,
+            name=c.label,
+            threads=c.backup_threads,
+            rounds=c.rounds,
+            comparisons=c.comparisons,
+        )
+        for c in part.cells
+        if c.rounds and c.comparisons
+    ]
+
+
+def compare_setup(part: StateTransferSummary) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if part.mariadb_version:
+        out["MariaDB"] = part.mariadb_version
+    if part.galera_version:
+        out["Galera"] = part.galera_version
+    return out
+
+
+def calibration_label(cell: SstCell) -> tuple[str, str]:
+    """An SST cell's method is its group; its encrypted transport is not what a calibration
+    ran (both sides plain), so the label names the profile's row, not a cipher."""
+    row = f", the {cell.cipher} row" if cell.cipher else ""
+    aesni = "" if cell.aesni == "on" else f", AES-NI {cell.aesni}"
+    return cell.method, f"{cell.method}, {cell.backup_threads} thr{row}{aesni}"
+
+
+def sections(part: StateTransferSummary) -> list[Any]:
+    return section.sections(part)
+
+
+PART = ReportPart(
+    model=StateTransferSummary,
+    build=build,
+    sections=sections,
+    compared=compared,
+    compare_metrics={
+        "sync_s": "Time to Synced added by encryption",
+        "transfer_s": "Donor's stream time added by encryption",
+    },
+    compare_setup=compare_setup,
+)
+CALIBRATED = Calibrated(label=calibration_label, setup=section.calibration_setup)
