@@ -1,17 +1,20 @@
 """`encbench plan`: what a run of a profile would measure and how long it would take,
 printed; nothing is created or started (a target is only read).
 
-The time estimate adds, per cell, the longest the engine lets it run: its time budget, or
-its minimum rounds if they take longer (engine/rounds.upper_bound_s — the same bound the
-progress display's ETA starts from).  What happens outside the cells (installing the data
-directories, loading the tables, starting a cluster) is not counted."""
+The time estimate adds, per cell, how long the engine lets it run: a cell stops when its
+time budget would be overrun (engine/rounds.stop_reason), or earlier at its maximum rounds;
+a round is taken as two runs of run_s plus a second each (as engine/rounds.upper_bound_s
+takes it), and both warm-ups are added.  A cell that reaches its target
+half-width stops earlier still, which no plan can know: the estimate is what the budgets
+allow.  What happens outside the cells (installing the data directories, loading the
+tables, starting a cluster) is not counted."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from encbench import studies
-from encbench.engine import rounds
+from encbench.engine.study import Rule
 from encbench.profile import Profile
 from encbench.studies.definition import StudyDefinition
 
@@ -36,6 +39,12 @@ def duration(seconds: float) -> str:
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs:02d} s"
 
 
+def cell_seconds(rule: Rule) -> float:
+    """How long one cell runs, from its rule alone (see the module's docstring)."""
+    round_s = 2 * (rule.run_s + 1)
+    return min(rule.cell_budget_s, rule.max_rounds * round_s) + 2 * rule.warmup_s
+
+
 def study_plans(profile: Profile) -> list[StudyPlan]:
     why = studies.left_out(profile, studies.unavailable_studies(profile))
     out = []
@@ -45,7 +54,7 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
             StudyPlan(
                 study=s,
                 cells=[c.label for c in s.cells(profile)],
-                cell_s=rounds.upper_bound_s(rule, rule.run_s, rule.warmup_s),
+                cell_s=cell_seconds(rule),
                 left_out=why.get(s.name),
             )
         )
@@ -69,7 +78,7 @@ def lines(profile: Profile) -> list[str]:
     total = sum(p.total_s for p in measured)
     out = [
         f"profile {profile.name}: {len(measured)} of {len(plans)} studies, {cells} cells, "
-        f"at most about {duration(total)} of measuring"
+        f"about {duration(total)} of measuring"
     ]
     for p in plans:
         s = p.study
@@ -79,13 +88,14 @@ def lines(profile: Profile) -> list[str]:
             continue
         out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
         out.append(
-            f"  {len(p.cells)} cells × at most {duration(p.cell_s)} = {duration(p.total_s)}; "
+            f"  {len(p.cells)} cells × about {duration(p.cell_s)} = {duration(p.total_s)}; "
             + _rounds_words(profile, s)
         )
         out += [f"  cell {label}" for label in p.cells]
         out += s.plan_lines(profile)
     out.append(
-        f"time: at most about {duration(total)} — each cell's budget, or its minimum rounds "
-        "where they take longer; set-up outside the cells (servers, data, clusters) not counted"
+        f"time: about {duration(total)} — each cell until its time budget or its maximum "
+        "rounds, whichever comes first; set-up outside the cells (servers, data, clusters) "
+        "not counted"
     )
     return out

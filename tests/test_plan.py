@@ -1,0 +1,52 @@
+"""`encbench plan`: every study's cells, its rounds and budget, and the run's time estimate,
+for every built-in profile; nothing is started."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from encbench import cli, plan, studies
+from encbench.profile import load, parse
+
+
+def _plan(name: str) -> str:
+    result = CliRunner().invoke(cli.main, ["plan", name])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.mark.parametrize(
+    "name", ["quick", "seed-2017-sst", "galera-replication", "operations", "smoke-replication"]
+)
+def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str) -> None:
+    profile, _ = load(name)
+    text = _plan(name)
+    for study in studies.named(profile):
+        assert f"{study.name}: " in text
+        for cell in study.cells(profile):
+            assert f"  cell {cell.label}\n" in text
+    total = sum(p.total_s for p in plan.study_plans(profile) if not p.left_out)
+    assert text.splitlines()[0].endswith(f"about {plan.duration(total)} of measuring")
+    assert "0 at-rest cells" not in text
+
+
+def test_a_cell_runs_until_its_budget_or_its_maximum_rounds_whichever_comes_first() -> None:
+    budget = parse('name = "p"\n[measure]\nrun_s = 1\nwarmup_s = 2\ncell_budget_s = 80\n', "p")
+    assert plan.cell_seconds(budget.measure) == 80 + 2 * 2
+    # 12 rounds of two 4 s runs (plus a second each) end before a 600 s budget.
+    short = parse(
+        'name = "p"\n[measure]\nrun_s = 3\nwarmup_s = 0\nmax_rounds = 12\ncell_budget_s = 600\n',
+        "p",
+    )
+    assert plan.cell_seconds(short.measure) == 12 * 2 * 4
+
+
+def test_the_quick_plan_sums_its_cells_and_says_what_it_leaves_out() -> None:
+    profile, _ = load("quick")
+    plans = plan.study_plans(profile)
+    assert [p.study.name for p in plans] == profile.studies
+    expected = sum(p.cell_s * len(p.cells) for p in plans if not p.left_out)
+    assert sum(p.total_s for p in plans) == expected
+    assert plan.duration(850) == "14 min 10 s" and plan.duration(42) == "42 s"
+    assert plan.duration(3720) == "1 h 2 min"
