@@ -186,3 +186,39 @@ def test_operations_cells_are_matched_by_operation_and_encryption_threads() -> N
     md = compare.render_markdown(out)
     assert "| operation | overhead A (95% CI) | overhead B (95% CI) | change | significant? |" in md
     assert re.search(r"\| start-up \| \+(19|20|21)\.\d% \(.*\| \+(29|30|31)\.\d pp \| yes \(p", md)
+
+
+def test_state_transfer_cells_are_compared_and_a_cell_of_one_side_is_named() -> None:
+    import dataclasses
+    import random
+
+    from encbench.studies.state_transfer import summary as state_transfer
+    from tests.test_state_transfer import a_profile, record
+
+    profile = a_profile('[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\n')
+    rng = random.Random(3)
+
+    def side(cost: float, rounds: int) -> Summary:
+        runs = []
+        for rnd in range(rounds):
+            order = ("plain", "encrypted") if rnd % 2 == 0 else ("encrypted", "plain")
+            for position, variant in enumerate(order):
+                sync_s = 4.0 * (1 + cost if variant == "encrypted" else 1) * rng.uniform(0.99, 1.01)
+                run = record(variant, rnd, sync_s)
+                runs.append(dataclasses.replace(run, position=position, transfer_s=sync_s / 2))
+        part = state_transfer.build(runs, profile, None)
+        return documents.summarize("sst", None, {"state-transfer": part})
+
+    out = rendering.compare(side(0.1, 12), side(0.3, 12), "A", "B")
+    (group,) = out.groups
+    assert group.study == "state-transfer" and set(group.metrics) == {"sync_s", "transfer_s"}
+    (cell,) = group.cells
+    assert cell.metrics["sync_s"].change_pp == pytest.approx(20.0, abs=2.0)
+    assert cell.metrics["sync_s"].significant
+    md = compare.render_markdown(out)
+    assert "Time to Synced added by encryption" in md and cell.label in md
+    assert compare.render_html(out).count("<svg") == 1
+    # Measured on one side only: named, not silently dropped.
+    one_sided = rendering.compare(side(0.1, 12), side(0.1, 0), "A", "B")
+    assert one_sided.only_in_a == [cell.name] and not one_sided.only_in_b
+    assert "Measured only in A: " in compare.render_markdown(one_sided)
