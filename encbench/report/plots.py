@@ -17,10 +17,11 @@ from __future__ import annotations
 import html
 import io
 import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from encbench.report.models import Estimate, Record
+from encbench.report.models import Estimate, Pair, Record, Sample
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -336,6 +337,156 @@ def cost_rows_svg(
             ax.legend(loc="best")
 
     return render_svg(draw, name, (7.2, height), f"{title}, per row", auto_layout=True)
+
+
+# Per row label line: the row's height grows with its wrapped label so labels never overlap.
+ROW_LINE_IN = 0.15
+ROW_LABEL_CHARS = 40
+CI_BARS = "bars: 95% CI of each mean"
+
+
+def row_labels(rows: Sequence[str]) -> list[str]:
+    """Row labels wrapped to lines of ROW_LABEL_CHARS: a transfer's label names its method,
+    cipher, threads and AES-NI, too long for one line beside a plot."""
+    return [textwrap.fill(r, ROW_LABEL_CHARS, break_on_hyphens=False) for r in rows]
+
+
+def rows_height(rows: Sequence[str]) -> float:
+    """Inches for a panel of these (wrapped) rows, both variants' points in each."""
+    lines = max((r.count("\n") + 1 for r in rows), default=1)
+    return len(rows) * max(0.36, ROW_LINE_IN * lines + 0.08)
+
+
+def log_if_wide(ax: Axes, values: Sequence[float]) -> None:
+    """A log value axis (x) where the values span more than 10×: a 20% difference stays
+    visible on a row of seconds beside a row of minutes."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    positive = [v for v in values if v > 0]
+    if not positive or max(positive) / min(positive) <= 10:
+        return
+    ax.set_xscale("log")
+    # Plain numbers at 1, 2 and 5 of each decade: "2×10²" is harder to read than 200.
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+class StudyCell(Protocol):
+    """A study's cell summary as the per-row plots read it."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def rounds(self) -> int: ...
+
+    @property
+    def variants(self) -> Pair[Any] | None: ...
+
+    @property
+    def comparisons(self) -> dict[str, Estimate]: ...
+
+
+VC = TypeVar("VC", bound=StudyCell)
+
+
+def measured(cells: Sequence[VC]) -> list[VC]:
+    """The cells with rounds to draw, in their order."""
+    return [c for c in cells if c.rounds and c.variants is not None]
+
+
+def variant_samples(cells: Sequence[StudyCell], metric: str) -> list[tuple[Sample, Sample]]:
+    """Each measured cell's two samples of one metric, (plain, encrypted)."""
+    return [
+        (getattr(c.variants.plain, metric), getattr(c.variants.encrypted, metric))
+        for c in measured(cells)
+        if c.variants is not None
+    ]
+
+
+def variant_rows(
+    ax: Axes,
+    pairs: Sequence[tuple[Sample, Sample]],
+    names: Mapping[str, str] | None = None,
+) -> list[float]:
+    """Per row (top-down), the mean of each variant, (plain, encrypted), as a point with the
+    95% CI of that mean as a horizontal bar; a variant of one round has no CI, so a point
+    alone.  Returns every value drawn, ends of the bars included, for the axis' scale."""
+    names = names or {}
+    drawn: list[float] = []
+    for k, (variant, shift) in enumerate((("plain", 0.17), ("encrypted", -0.17))):
+        style = VARIANT_STYLE[variant]
+        samples = [pair[k] for pair in pairs]
+        means = [s.mean for s in samples]
+        bands = [s.ci95 or (s.mean, s.mean) for s in samples]
+        ax.errorbar(
+            means,
+            [i + shift for i in range(len(pairs))],
+            xerr=[
+                [max(0.0, m - lo) for m, (lo, _) in zip(means, bands, strict=True)],
+                [max(0.0, hi - m) for m, (_, hi) in zip(means, bands, strict=True)],
+            ],
+            color=style["color"],
+            marker=style["marker"],
+            linestyle="none",
+            capsize=3,
+            label=names.get(variant, style["label"]),
+        )
+        drawn += means + [v for band in bands for v in band]
+    return drawn
+
+
+def rows_axis(ax: Axes, rows: Sequence[str], xlabel: str, title: str) -> None:
+    """The rows top-down, each one tick, the value axis below."""
+    ax.set_yticks(range(len(rows)), list(rows))
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+
+
+def variant_rows_svg(
+    cells: Sequence[StudyCell],
+    metric: str,
+    xlabel: str,
+    title: str,
+    name: str,
+    label: str,
+    names: Mapping[str, str] | None = None,
+) -> str | None:
+    """One panel: per measured cell, both variants' means of `metric` with the 95% CI of
+    each (variant_rows); None without a measured cell."""
+    rows = row_labels([c.label for c in measured(cells)])
+    if not rows:
+        return None
+    pairs = variant_samples(cells, metric)
+
+    def draw(fig: Figure) -> None:
+        ax = fig.add_subplot()
+        log_if_wide(ax, variant_rows(ax, pairs, names))
+        rows_axis(ax, rows, xlabel, f"{title}\n{CI_BARS}")
+        # Outside the axes: inside, it would hide the points of a row.
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+    return render_svg(draw, name, (7.2, 1.3 + rows_height(rows)), label, auto_layout=True)
+
+
+def cells_cost_svg(
+    cells: Sequence[VC],
+    metrics: Mapping[str, str],
+    title: str,
+    name: str,
+    xlabel: str,
+    row_label: Callable[[VC], str] = lambda cell: cell.label,
+) -> str | None:
+    """cost_rows_svg of a study's measured cells: per metric (name: its words in the legend)
+    a series of the cells' paired estimates."""
+    done = measured(cells)
+    series = [
+        (words, [c.comparisons.get(metric) for c in done]) for metric, words in metrics.items()
+    ]
+    return cost_rows_svg(row_labels([row_label(c) for c in done]), series, title, name, xlabel)
 
 
 def side_by_side_svg(

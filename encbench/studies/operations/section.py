@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from encbench.report.cells import fmt, sample_text
-from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.studies.operations import plots as operations_plots
 from encbench.studies.operations.models import OperationCellSummary, OperationsSummary
 
 INTRO = (
@@ -194,7 +195,19 @@ def sections(part: OperationsSummary) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO)]
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
-    blocks.append(times_table(part.cells))
+    cells = part.cells
+    blocks += [
+        times_table(cells),
+        Plot(
+            lambda: operations_plots.times_svg(cells),
+            "Per operation, the mean of each variant with the 95% CI of that mean; a panel per "
+            "unit, on a log scale where its times span more than 10×.",
+        ),
+        Plot(
+            lambda: operations_plots.cost_svg(cells),
+            "Above 0: encrypted takes longer; the paired estimates of the table's cost column.",
+        ),
+    ]
     encryption = encryption_table(part.cells)
     if encryption is not None:
         blocks.append(encryption)

@@ -10,8 +10,9 @@ from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report.cells import sample_text
 from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
-from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.results.schema import RejoinCell, RejoinRecord, primary_metric
+from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication import rejoin as rejoin_study
 from encbench.studies.replication.models import RejoinCellSummary, RejoinSummary, RejoinVariant
 
@@ -163,8 +164,19 @@ def sections(part: RejoinSummary) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO)]
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    cells = part.cells
     blocks += [
-        table(part.cells),
+        table(cells),
+        Plot(
+            lambda: replication_plots.rejoin_svg(cells),
+            "Per transfer, node 2's mean time to Synced in each cluster with the 95% CI of "
+            "that mean.",
+        ),
+        Plot(
+            lambda: replication_plots.rejoin_cost_svg(cells),
+            "Above 0: node 2 of the TLS cluster takes longer to be Synced; the paired "
+            "estimates of the table's cost column.",
+        ),
         Section("Rejoin: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
     ]
     return [Section("Rejoin (IST against SST): plain against socket.ssl", blocks)]

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 from encbench.report.cells import sample_text
 from encbench.report.models import Sample
-from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication.models import ReplicationCellSummary, ReplicationSummary
 
 INTRO = (
@@ -144,9 +145,19 @@ def sections(part: ReplicationSummary) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO)]
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    cells = part.cells
     blocks += [
-        tps_table(part.cells),
-        per_txn_table(part.cells),
+        tps_table(cells),
+        Plot(
+            lambda: replication_plots.tps_svg(cells),
+            "Per workload, the mean TPS of each cluster with the 95% CI of that mean.",
+        ),
+        Plot(
+            lambda: replication_plots.replication_cost_svg(cells),
+            "Above 0: the TLS cluster commits fewer transactions per second, or spends more "
+            "CPU per transaction; the paired estimates of the tables' cost columns.",
+        ),
+        per_txn_table(cells),
         Section("Replication: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
         Section("Replication: set-up", [Bullets(setup_items(part))], level=3),
     ]

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
 from encbench.report.cells import sample_text
 from encbench.report.models import Sample
-from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, row
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.state_transfer import limits_section as state_transfer_limits
+from encbench.studies.state_transfer import plots as state_transfer_plots
 from encbench.studies.state_transfer.models import SstCellSummary, StateTransferSummary
 
 INTRO = (
@@ -247,7 +248,23 @@ def sections(part: StateTransferSummary) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO)]
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
-    blocks += [times_table(part.cells), transfer_table(part.cells), Paragraph(SYNC_NOTE)]
+    cells = part.cells
+    blocks += [
+        times_table(cells),
+        Plot(
+            lambda: state_transfer_plots.times_and_rates_svg(cells),
+            "Per transfer, the mean of each variant with the 95% CI of that mean: the time "
+            "from the joiner's start to Synced, and the MiB/s over the donor's stream with "
+            "this machine's measured limits (disk, link, and for the encrypted stream its "
+            "cipher) as marks across each row.",
+        ),
+        Plot(
+            lambda: state_transfer_plots.cost_svg(cells),
+            "Above 0: encrypted takes longer; the paired estimates of the table's cost columns.",
+        ),
+        transfer_table(cells),
+        Paragraph(SYNC_NOTE),
+    ]
     if part.pipelines is not None:
         blocks.append(Paragraph(PIPELINE_NOTE))
     limits = state_transfer_limits.section(part)
