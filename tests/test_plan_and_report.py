@@ -8,6 +8,7 @@ import pytest
 from encbench import profile, rendering
 from encbench.engine import rounds as plan
 from encbench.report import documents, markdown
+from encbench.report.cells import harness_share
 from encbench.results.schema import CellKey
 from encbench.studies.at_rest import summary as at_rest
 from encbench.studies.at_rest.models import AtRestSummary
@@ -149,7 +150,7 @@ def test_a_report_counts_the_rounds_measured_again() -> None:
 
 def test_harness_share_is_its_cpu_over_the_machine() -> None:
     runs = rounds_of([(90, 100)])
-    share = at_rest.harness_share(runs, cores=2)
+    share = harness_share(runs, at_rest.wall_s, cores=2)
     # 2 runs × 0.01 s over 2 × 5 s on 2 cores
     assert share.share_of_machine_pct == 100 * 0.02 / (10 * 2)
 
