@@ -2,7 +2,7 @@
 printed; nothing is created or started (a target is only read).
 
 The time estimate adds, per cell, the longest the engine lets it run: its time budget, or
-its minimum rounds if they take longer (engine/rounds.upper_bound_s — the same bound the
+its minimum rounds if they take longer (estimates.upper_bound_s — the same bound the
 progress display's ETA starts from).  What happens outside the cells (installing the data
 directories, loading the tables, starting a cluster) is not counted."""
 
@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench import studies
-from encbench.engine import rounds
+from encbench import estimates, studies
 from encbench.profile import Profile
 from encbench.studies.definition import StudyDefinition
 
@@ -45,7 +44,7 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
             StudyPlan(
                 study=s,
                 cells=[c.label for c in s.cells(profile)],
-                cell_s=rounds.upper_bound_s(rule, rule.run_s, rule.warmup_s),
+                cell_s=estimates.upper_bound_s(rule, rule.run_s, rule.warmup_s),
                 left_out=why.get(s.name),
             )
         )

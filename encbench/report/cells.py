@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
+from encbench import estimates
 from encbench.engine import rounds as plan
 from encbench.report.models import (
     CellPart,
@@ -71,8 +72,8 @@ def comparable(runs: Sequence[Any], metric: str) -> bool:
 def summarize_cell(
     model: type[M],
     identity: Mapping[str, Any],
-    state: plan.CellRounds,
-    rule: plan.StopRule,
+    state: estimates.CellRounds,
+    rule: estimates.StopRule,
     metrics: Sequence[Metric],
     variant_stats: Callable[[list[T]], Any],
     timed: Callable[[T], float],
@@ -99,11 +100,11 @@ def summarize_cell(
     return model.model_validate(
         {
             **fields,
-            "status": plan.stop_reason(state, rule, primary_metric(tuple(metrics)).name)
+            "status": estimates.stop_reason(state, rule, primary_metric(tuple(metrics)).name)
             or INCOMPLETE,
             "variants": {
                 variant: variant_stats([r.runs[variant] for r in counted])
-                for variant in plan.VARIANTS
+                for variant in estimates.VARIANTS
             },
             "comparisons": {
                 m.name: Estimate.of_cell(state, m, rule)
@@ -118,9 +119,9 @@ def summarize_cell(
 def summarize_cells(
     cells: Iterable[K],
     runs: Iterable[plan.Measured],
-    rule: plan.StopRule,
+    rule: estimates.StopRule,
     primary: str,
-    summarize: Callable[[K, plan.CellRounds], C],
+    summarize: Callable[[K, estimates.CellRounds], C],
 ) -> tuple[list[C], Differences | None]:
     """Every cell of a study summarized from its rounds, then Holm's adjustment of the
     primary metric over them."""

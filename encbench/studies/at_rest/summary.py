@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
@@ -55,7 +55,7 @@ def wall_s(run: RunRecord) -> float:
 
 def summarize_cell(
     cell: CellKey,
-    state: plan.CellRounds,
+    state: estimates.CellRounds,
     profile: Profile,
     crypto: Record | None,
     cores: int,

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from encbench import stats
-from encbench.engine import rounds as plan
+from encbench import estimates, stats
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
@@ -75,7 +74,7 @@ def wall_s(run: TransitRecord) -> float:
 
 
 def summarize_cell(
-    cell: TransitCell, state: plan.CellRounds, profile: Profile, record: Record
+    cell: TransitCell, state: estimates.CellRounds, profile: Profile, record: Record
 ) -> TransitCellSummary:
     counted = [run for r in state.counted for run in r.runs.values()]
     skipped = (record.get("skipped") or {}).get(cell.slug)

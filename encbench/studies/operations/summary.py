@@ -3,9 +3,9 @@ operations.json, the study's record of its servers, and crypto.json for the ciph
 
 from __future__ import annotations
 
+from encbench import estimates
 from encbench.capacity.plan import PAGE_BYTES, SERVER_CIPHERS
 from encbench.capacity.read import cipher_mb_per_s
-from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
@@ -52,7 +52,7 @@ def timed_s(run: OperationRecord) -> float:
 
 def summarize_cell(
     cell: OperationCell,
-    state: plan.CellRounds,
+    state: estimates.CellRounds,
     profile: Profile,
     cipher_limit: float | None,
 ) -> OperationCellSummary:

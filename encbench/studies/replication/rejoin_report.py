@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample, sample_text
@@ -42,7 +42,7 @@ def sync_s(run: RejoinRecord) -> float:
 
 
 def summarize_cell(
-    cell: RejoinCell, state: plan.CellRounds, profile: Profile, proof: Record | None
+    cell: RejoinCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
 ) -> RejoinCellSummary:
     identity = {"transfer": cell.transfer, "missed": cell.missed, "label": cell.label}
     return cells.summarize_cell(

@@ -3,7 +3,7 @@ replication.json, the study's record of its clusters and of the proofs on the wi
 
 from __future__ import annotations
 
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
@@ -37,7 +37,7 @@ def wall_s(run: ReplicationRecord) -> float:
 
 
 def summarize_cell(
-    cell: ReplicationCell, state: plan.CellRounds, profile: Profile, proof: Record | None
+    cell: ReplicationCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
 ) -> ReplicationCellSummary:
     identity = {"workload": cell.workload, "threads": cell.threads, "label": cell.label}
     return cells.summarize_cell(

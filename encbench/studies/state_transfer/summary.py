@@ -3,7 +3,7 @@ state-transfer.json, the study's record of its cluster and of the proofs on the 
 
 from __future__ import annotations
 
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
@@ -68,7 +68,7 @@ def sync_s(run: SstRecord) -> float:
 
 def summarize_cell(
     cell: SstCell,
-    state: plan.CellRounds,
+    state: estimates.CellRounds,
     profile: Profile,
     proof: Record | None,
     limits: Record | None = None,
