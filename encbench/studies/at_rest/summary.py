@@ -72,7 +72,8 @@ def summarize_cell(
     }
     rounds = state.counted
     if not rounds:
-        # Rounds measured again alone leave the cell as unmeasured as none.
+        # At rest, a cell whose only rounds were measured again counts as unmeasured: no
+        # rounds, no time.
         return AtRestCell(
             **identity,
             rounds=0,
