@@ -20,7 +20,7 @@ on every arm alike.
 Per results file it prints the median 95% half-width of the TPS cells under both analyses:
 - old: Student-t over every complete round's log ratio, as the old version reported it;
 - new: what this version reports for those runs (engine/rounds.py: the blocks that the rounds
-  pair into, rounds with interference above the limit left out).
+  pair into, rounds with interference above the limit left out; estimates.py: their estimate).
 So "the same runs, both analyses" and "both methods, run" come from one invocation.
 
 `--load bursty` runs a reproducible other load beside every encbench run (two processes,
@@ -51,7 +51,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from encbench import stats
+from encbench import estimates, stats
 from encbench.engine import rounds
 from encbench.profile import parse
 
@@ -163,7 +163,7 @@ def _interference_pct(run: dict[str, Any], cpus: int) -> float:
     return 100.0 * other / machine
 
 
-def analyse(results: Path, rule: rounds.StopRule) -> tuple[list[Analysed], float]:
+def analyse(results: Path, rule: estimates.StopRule) -> tuple[list[Analysed], float]:
     """Every at-rest cell of a results file, under both analyses; and the runs' median
     interference."""
     cpus = os.cpu_count() or 1
@@ -180,7 +180,7 @@ def analyse(results: Path, rule: rounds.StopRule) -> tuple[list[Analysed], float
         complete = rounds.complete_rounds(runs, cell)
         old = stats.t_ratio([r.log_ratio("tps") for r in complete], widen=False)
         state = rounds.cell_rounds(runs, cell, rule)
-        new = rounds.estimate(state.blocks, "tps", rule)
+        new = estimates.estimate(state.blocks, "tps", rule)
         new_width = new.halfwidth_pct if new and math.isfinite(new.halfwidth_pct) else None
         analysed.append(
             Analysed(

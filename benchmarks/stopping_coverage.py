@@ -1,8 +1,8 @@
 """Benchmark (not a test): does the stopping rule's 95% interval hold the true ratio 95% of the
 time, on noise shaped like this machine's?  Each simulated cell runs the engine's own
-functions (engine/rounds.py: block order, interference rejection, stopping after whole blocks
-when ±target is reached or the budget ends) on synthetic runs, and the final interval is
-checked against the true ratio.  The goal is ≥ 94%.
+functions (engine/rounds.py: block order, interference rejection; estimates.py: stopping
+after whole blocks when ±target is reached or the budget ends) on synthetic runs, and the
+final interval is checked against the true ratio.  The goal is ≥ 94%.
 
 Noise per round (log ratio encrypted/plain), from what issue #9 measured here:
 - AR(1) with lag-1 correlation `rho` (+0.35 seen at 16 threads) and spread `sigma`;
@@ -21,7 +21,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from encbench import stats
+from encbench import estimates, stats
 from encbench.engine import rounds
 from encbench.profile import Rounds
 
@@ -68,7 +68,7 @@ def simulate_cell(noise: Noise, rule: Rounds, rng: random.Random) -> Outcome:
     innovation = noise.sigma * math.sqrt(1.0 - noise.rho**2)  # stationary spread = sigma
     while True:
         state = rounds.cell_rounds(runs, "c", rule)
-        reason = rounds.stop_reason(state, rule, "tps")
+        reason = estimates.stop_reason(state, rule, "tps")
         if reason is not None:
             break
         number = rounds.next_round_number(runs, "c")
@@ -78,7 +78,7 @@ def simulate_cell(noise: Noise, rule: Rounds, rng: random.Random) -> Outcome:
         logs = {"plain": -ar / 2.0, "encrypted": noise.true_log_ratio + ar / 2.0}
         interference = {"plain": rng.uniform(0.0, 3.0), "encrypted": rng.uniform(0.0, 3.0)}
         if rng.random() < noise.burst_p:
-            side = rng.choice(rounds.VARIANTS)
+            side = rng.choice(estimates.VARIANTS)
             logs[side] -= noise.burst_size * noise.sigma * rng.random()
             interference[side] = rng.uniform(0.0, 30.0)  # half the bursts are caught
         logs[order[1]] += noise.order_effect
@@ -88,8 +88,8 @@ def simulate_cell(noise: Noise, rule: Rounds, rng: random.Random) -> Outcome:
                        1000.0 * math.exp(logs[variant]))
             )  # fmt: skip
     truth = math.exp(noise.true_log_ratio)
-    hl = rounds.estimate(state.blocks, "tps", rule)
-    t = rounds.t_estimate(state.blocks, "tps")
+    hl = estimates.estimate(state.blocks, "tps", rule)
+    t = estimates.t_estimate(state.blocks, "tps")
     return Outcome(
         covered_hl=bool(hl and hl.ci_low <= truth <= hl.ci_high),
         covered_t=bool(t and t.ci_low <= truth <= t.ci_high),

@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from encbench import profile, rendering
-from encbench.engine import rounds as plan
+from encbench import estimates, profile, rendering
 from encbench.report import documents, plots
 from encbench.report import html as html_report
 from encbench.report.models import Summary
@@ -44,7 +43,7 @@ def synthetic_runs(effects: Effects, seed: int = 1) -> list[RunRecord]:
         base = 1100.0 * cell.threads**0.6 / (3.5 if io_bound else 1.0)
         for n in range(rounds):
             drift = rng.gauss(1.0, noise)
-            order = plan.VARIANTS if n % 2 == 0 else plan.VARIANTS[::-1]  # blocks: AB, BA
+            order = estimates.VARIANTS if n % 2 == 0 else estimates.VARIANTS[::-1]  # blocks: AB, BA
             for position, variant in enumerate(order):
                 enc = variant == "encrypted"
                 jitter = rng.gauss(1.0, noise / 2)

@@ -5,9 +5,10 @@ import random
 
 import pytest
 
-from encbench import profile, rendering
+from encbench import estimates, profile, rendering
 from encbench.engine import rounds as plan
 from encbench.report import documents, markdown
+from encbench.report.cells import harness_share
 from encbench.results.schema import CellKey
 from encbench.studies.at_rest import summary as at_rest
 from encbench.studies.at_rest.models import AtRestSummary
@@ -92,29 +93,31 @@ def test_stage_one_plans_the_blocks_and_the_cell_stops_only_after_them() -> None
     quiet = [(90.0 + (n % 3) * 0.1, 100.0) for n in range(40)]
     runs = rounds_of(quiet)
     # Stage one = the first 12 rounds (6 blocks); so quiet that it plans no more.
-    assert plan.planned_blocks(plan.cell_rounds(runs[: 2 * 10], CELL, RULE), RULE, "tps") is None
+    assert (
+        estimates.planned_blocks(plan.cell_rounds(runs[: 2 * 10], CELL, RULE), RULE, "tps") is None
+    )
     state = plan.cell_rounds(runs[: 2 * 12], CELL, RULE)
-    assert plan.planned_blocks(state, RULE, "tps") == 6
-    assert plan.stop_reason(state, RULE, "tps") == "planned 12 rounds for ±2% done"
+    assert estimates.planned_blocks(state, RULE, "tps") == 6
+    assert estimates.stop_reason(state, RULE, "tps") == "planned 12 rounds for ±2% done"
     # Never in the middle of a block.
-    assert plan.stop_reason(plan.cell_rounds(runs[: 2 * 13], CELL, RULE), RULE, "tps") is None
+    assert estimates.stop_reason(plan.cell_rounds(runs[: 2 * 13], CELL, RULE), RULE, "tps") is None
 
 
 def test_a_noisy_stage_one_plans_more_blocks_and_the_budget_can_end_it() -> None:
     noisy = [(80.0 if n % 4 < 2 else 100.0, 100.0) for n in range(40)]
     state = plan.cell_rounds(rounds_of(noisy)[: 2 * 12], CELL, RULE)
-    planned = plan.planned_blocks(state, RULE, "tps")
+    planned = estimates.planned_blocks(state, RULE, "tps")
     assert planned is not None and planned > 6
-    assert plan.stop_reason(state, RULE, "tps") is None
+    assert estimates.stop_reason(state, RULE, "tps") is None
     tight = RULE.model_copy(update={"cell_budget_s": 125})
     # 12 rounds of 2 × 5 s = 120 s; another block would end at 140 s > 125 s.
-    assert plan.stop_reason(state, tight, "tps") == "time budget (125 s) ended"
+    assert estimates.stop_reason(state, tight, "tps") == "time budget (125 s) ended"
 
 
 def test_noisy_cell_stops_at_max_rounds() -> None:
     noisy = [(80.0 if n % 4 < 2 else 100.0, 100.0) for n in range(40)]
     state = plan.cell_rounds(rounds_of(noisy), CELL, RULE)
-    assert plan.stop_reason(state, RULE, "tps") == "max rounds (40) reached"
+    assert estimates.stop_reason(state, RULE, "tps") == "max rounds (40) reached"
 
 
 def report_md(part: AtRestSummary) -> str:
@@ -149,7 +152,7 @@ def test_a_report_counts_the_rounds_measured_again() -> None:
 
 def test_harness_share_is_its_cpu_over_the_machine() -> None:
     runs = rounds_of([(90, 100)])
-    share = at_rest.harness_share(runs, cores=2)
+    share = harness_share(runs, at_rest.wall_s, cores=2)
     # 2 runs × 0.01 s over 2 × 5 s on 2 cores
     assert share.share_of_machine_pct == 100 * 0.02 / (10 * 2)
 

@@ -3,7 +3,7 @@
 Per study: read back the runs already on disk (--resume), leave out the cells that are
 finished, set the study up, and per cell: warm both variants up, then measure rounds — one
 run per variant, in blocks of two rounds of opposite order, the first drawn at random — until
-the stopping rule (engine/rounds.py) says the interval is tight enough or the cell's budget is
+the stopping rule (estimates.py) says the interval is tight enough or the cell's budget is
 spent; a round with too much interference is measured again.  Every run is proven and
 appended (fsynced) the moment it is measured; the documents are rewritten after every round,
 so an interrupt at any point loses at most the run in progress.
@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from types import FrameType
 from typing import Any, NoReturn
 
-from encbench import stats
+from encbench import estimates
 from encbench.engine import rounds
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Renewing, Run, Study, Together
@@ -65,7 +65,7 @@ def new_session() -> str:
 
 def cell_upper_bound_s(study: Study) -> float:
     rule = study.rule
-    return rounds.upper_bound_s(rule, rule.run_s, rule.warmup_s)
+    return estimates.upper_bound_s(rule, rule.run_s, rule.warmup_s)
 
 
 def estimated_seconds(studies: Sequence[Study]) -> float:
@@ -140,9 +140,9 @@ class Runner:
 
     def _finished(self, study: Study, runs: list[Any], cell: Any) -> bool:
         done = rounds.cell_rounds(runs, cell, study.rule)
-        return rounds.stop_reason(done, study.rule, self._primary(study)) is not None
+        return estimates.stop_reason(done, study.rule, self._primary(study)) is not None
 
-    def _log_rejected(self, cell: Any, hit: rounds.Round, limit_pct: float) -> None:
+    def _log_rejected(self, cell: Any, hit: estimates.Round, limit_pct: float) -> None:
         worst = max(r.interference_pct for r in hit.runs.values())
         self.progress.log(
             f"{cell.label}: round {hit.number} measured again — other load took {worst:.0f}% of "
@@ -166,7 +166,7 @@ class Runner:
         if not study.rule.warmup_s:
             return
         self.progress.status(f"{cell.label}: warm-up")
-        for variant in rounds.VARIANTS:
+        for variant in estimates.VARIANTS:
             raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
             study.warm_up(cell, variant, study.rule.warmup_s, raw)
 
@@ -181,7 +181,7 @@ class Runner:
             done = rounds.cell_rounds(runs, cell, rule)
             if any(r.number == number for r in done.rejected):
                 self._log_rejected(cell, done.rejected[-1], rule.interference_max_pct)
-            reason = rounds.stop_reason(done, rule, metric)
+            reason = estimates.stop_reason(done, rule, metric)
             if reason is not None:
                 break
             before = time.monotonic()
@@ -193,7 +193,7 @@ class Runner:
                 cold = False
                 setup_s = time.monotonic() - before
             number = rounds.next_round_number(runs, cell)
-            estimate = rounds.estimate(done.blocks, metric, rule)
+            estimate = estimates.estimate(done.blocks, metric, rule)
             finite = estimate is not None and math.isfinite(estimate.halfwidth_pct)
             hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and finite else "±?"
             again = f", {len(done.rejected)} measured again" if done.rejected else ""
@@ -216,14 +216,10 @@ class Runner:
             self.documents(False)
             state.within(time.monotonic() - started, share)
         m = primary_metric(study.metrics)
-        estimate = rounds.estimate(done.blocks, metric, rule)
-        equivalence = rounds.estimate(done.blocks, metric, rule, 0.90)
         verdict = (
-            stats.verdict(
-                estimate, m.direction, equivalence, rule.equivalence_margin_pct, m.more_less
-            )
-            if estimate
-            else "inconclusive: too few rounds for an interval"
+            estimates.compare(done.blocks, metric, m.direction, rule, m.more_less).verdict
+            if done.blocks
+            else estimates.TOO_FEW
         )
         again = f", {len(done.rejected)} measured again" if done.rejected else ""
         self.progress.log(f"{cell.label}: {verdict} [{len(done.counted)} rounds{again}, {reason}]")

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from encbench.engine.rounds import StopRule
 from encbench.errors import EncbenchError
+from encbench.estimates import StopRule
 from encbench.results.schema import Metric
 
 
@@ -101,7 +101,7 @@ class Run:
     raw: Path
     # Seconds the runner spent just before this run renewing and warming the servers for its
     # block (on a block's first run only): a record that keeps it (`setup_s`) charges it to
-    # the cell's time budget (engine/rounds.py: Round.wall_s).
+    # the cell's time budget (estimates.py: Round.wall_s).
     setup_s: float = 0.0
 
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from encbench import stats
+from encbench import estimates, stats
 from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, NoiseGroup, Record
@@ -58,15 +58,15 @@ def aa_cell(
     group: str,
     label: str,
     metric: str,
-    state: plan.CellRounds,
-    rule: plan.StopRule,
+    state: estimates.CellRounds,
+    rule: estimates.StopRule,
 ) -> CalibrationCell:
     """One cell's B/A comparison on `metric`, by the same estimate as a real run."""
     rounds = state.counted
     a = [float(getattr(r.runs["plain"], metric)) for r in rounds]
     b = [float(getattr(r.runs["encrypted"], metric)) for r in rounds]
     logs = np.log(np.asarray(b) / np.asarray(a))
-    found = plan.estimate(state.blocks, metric, rule)
+    found = estimates.estimate(state.blocks, metric, rule)
     # No interval (fewer than 6 blocks): the cell cannot be judged, not a negative.
     estimate = found or stats.RatioEstimate(0, 1.0, -np.inf, np.inf)
     tested = bool(np.isfinite(estimate.halfwidth_pct)) and len(logs) >= 2

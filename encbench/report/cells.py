@@ -1,9 +1,137 @@
-"""What every study's part of the report shares: numbers as the tables print them, an
-overhead with its interval, a sample's mean with its interval, and the machine's cores."""
+"""What every study's part of the report shares: a cell's summary as every study builds it
+(its rounds, status, variants, comparisons and the load it shared the machine with), the
+harness's share, and numbers as the tables print them: an overhead with its interval, a
+sample's mean with its interval, and the machine's cores."""
 
 from __future__ import annotations
 
-from encbench.report.models import Estimate, Record, Sample
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+from encbench import estimates
+from encbench.engine import rounds as plan
+from encbench.report.models import (
+    CellPart,
+    Differences,
+    Estimate,
+    Harness,
+    Model,
+    Record,
+    Sample,
+    adjust,
+)
+from encbench.results.schema import Metric, primary_metric
+
+# What the rounds of a cell that ran out before it finished amount to.
+INCOMPLETE = "incomplete (run stopped before the cell finished)"
+
+
+class Timed(Protocol):
+    """What the shared figures read of a run record: every study's records have it."""
+
+    @property
+    def harness_cpu_s(self) -> float: ...
+    @property
+    def other_cpu_s(self) -> float: ...
+    @property
+    def steal_s(self) -> float: ...
+
+
+R = TypeVar("R")
+T = TypeVar("T", bound=Timed)
+K = TypeVar("K", bound=Hashable)
+C = TypeVar("C", bound=CellPart)
+M = TypeVar("M", bound=Model)
+
+
+def sample(runs: Sequence[R], value: Callable[[R], float]) -> Sample:
+    """One variant's `value` over its runs: mean, spread and the mean's interval."""
+    return Sample.of([value(r) for r in runs])
+
+
+def other_load_pct(runs: Sequence[T], timed: Callable[[T], float], cores: int = 1) -> float:
+    """Other processes' CPU (and stolen CPU) during a cell's measured runs, as a share of
+    `cores` over their measured time: the load its rounds had to share the machine with."""
+    wall = sum(timed(r) for r in runs)
+    other = sum(r.other_cpu_s + r.steal_s for r in runs)
+    return 100.0 * other / (wall * cores) if wall > 0 else 0.0
+
+
+def harness_share(runs: Sequence[T], timed: Callable[[T], float], cores: int) -> Harness:
+    """encbench's own CPU while the runs were measuring, as a share of the whole machine."""
+    return Harness.of(sum(r.harness_cpu_s for r in runs), sum(timed(r) for r in runs), cores)
+
+
+def comparable(runs: Sequence[Any], metric: str) -> bool:
+    """Whether a metric has a ratio to estimate: every run has it (a target's runs have no
+    server CPU), above zero (a stage a script did not log has none)."""
+    values = [getattr(run, metric) for run in runs]
+    return all(v is not None for v in values) and all(float(v) > 0 for v in values)
+
+
+def summarize_cell(
+    model: type[M],
+    identity: Mapping[str, Any],
+    state: estimates.CellRounds,
+    rule: estimates.StopRule,
+    metrics: Sequence[Metric],
+    variant_stats: Callable[[list[T]], Any],
+    timed: Callable[[T], float],
+    *,
+    cores: int = 1,
+    load_field: str = "other_load_pct_of_core",
+    not_measured: str = "not measured",
+) -> M:
+    """A cell's summary, as every study states it: `identity` (the cell's own fields), the
+    rounds that count and those measured again, why it stopped (the stopping rule reads the
+    primary one of `metrics`), each variant's `variant_stats`, every comparable metric's
+    estimate over the blocks, and the other load in `load_field` (as a share of `cores`).  A
+    cell without a counted round is `not_measured`.  A study adds its own fields after."""
+    counted = state.counted
+    fields = {
+        **identity,
+        "rounds": len(counted),
+        "rounds_rejected": len(state.rejected),
+        "measured_s": state.wall_s,
+    }
+    if not counted:
+        return model.model_validate({**fields, "status": not_measured})
+    runs: list[T] = [run for r in counted for run in r.runs.values()]
+    return model.model_validate(
+        {
+            **fields,
+            "status": estimates.stop_reason(state, rule, primary_metric(tuple(metrics)).name)
+            or INCOMPLETE,
+            "variants": {
+                variant: variant_stats([r.runs[variant] for r in counted])
+                for variant in estimates.VARIANTS
+            },
+            "comparisons": {
+                m.name: Estimate.of_cell(state, m, rule)
+                for m in metrics
+                if comparable(runs, m.name)
+            },
+            load_field: other_load_pct(runs, timed, cores),
+        }
+    )
+
+
+def summarize_cells(
+    cells: Iterable[K],
+    runs: Iterable[plan.Measured],
+    rule: estimates.StopRule,
+    primary: str,
+    summarize: Callable[[K, estimates.CellRounds], C],
+) -> tuple[list[C], Differences | None]:
+    """Every cell of a study summarized from its rounds, then Holm's adjustment of the
+    primary metric over them."""
+    measured = list(runs)
+    return adjust(
+        [summarize(cell, plan.cell_rounds(measured, cell, rule)) for cell in cells],
+        primary,
+        rule.equivalence_margin_pct,
+        rule.interference_max_pct,
+    )
 
 
 def fmt(x: float | None, digits: int = 2) -> str:

@@ -24,8 +24,7 @@ from pydantic import (
     field_validator,
 )
 
-from encbench import stats
-from encbench.engine import rounds
+from encbench import estimates, stats
 from encbench.results.schema import SUMMARY_SCHEMA, Metric
 
 # What another module records and the report only passes on or quotes: the environment,
@@ -83,32 +82,27 @@ class Estimate(Model):
     @classmethod
     def of_blocks(
         cls,
-        blocks: Sequence[rounds.Block],
+        blocks: Sequence[estimates.Block],
         metric: str,
         direction: stats.Direction,
-        rule: rounds.StopRule,
+        rule: estimates.StopRule,
         more_less: tuple[str, str] = ("higher", "lower"),
     ) -> Estimate:
-        margin_pct = rule.equivalence_margin_pct
-        estimate = rounds.estimate(blocks, metric, rule)
-        equivalence = rounds.estimate(blocks, metric, rule, 0.90)
-        beside = rounds.t_estimate(blocks, metric)
-        assert estimate is not None and equivalence is not None and beside is not None
-        over, low, high = stats.overhead_pct(estimate, direction)
-        interval = math.isfinite(estimate.halfwidth_pct)
-        same = stats.equivalent(equivalence, margin_pct)
+        found = estimates.compare(blocks, metric, direction, rule, more_less)
+        primary, equivalence, beside = found.estimate, found.equivalence, found.beside
+        over, low, high = found.overhead_pct
         return cls(
-            n=estimate.n,
-            ratio=estimate.ratio,
-            ci_low=_finite(estimate.ci_low),
-            ci_high=_finite(estimate.ci_high),
-            halfwidth_pct=_finite(estimate.halfwidth_pct),
+            n=primary.n,
+            ratio=primary.ratio,
+            ci_low=_finite(primary.ci_low),
+            ci_high=_finite(primary.ci_high),
+            halfwidth_pct=_finite(primary.halfwidth_pct),
             overhead_pct=over,
-            overhead_ci_pct=(low, high) if interval else None,
-            verdict=stats.verdict(estimate, direction, equivalence, margin_pct, more_less),
-            kind=stats.kind(estimate, same, direction),
-            p_value=estimate.p_value,
-            autocorrelation=estimate.autocorrelation,
+            overhead_ci_pct=(low, high) if math.isfinite(primary.halfwidth_pct) else None,
+            verdict=found.verdict,
+            kind=found.kind,
+            p_value=primary.p_value,
+            autocorrelation=primary.autocorrelation,
             equivalence_ci=(equivalence.ci_low, equivalence.ci_high)
             if math.isfinite(equivalence.halfwidth_pct)
             else None,
@@ -118,7 +112,9 @@ class Estimate(Model):
         )
 
     @classmethod
-    def of_cell(cls, state: rounds.CellRounds, metric: Metric, rule: rounds.StopRule) -> Estimate:
+    def of_cell(
+        cls, state: estimates.CellRounds, metric: Metric, rule: estimates.StopRule
+    ) -> Estimate:
         """A cell's comparison in one metric, in the metric's own words (a time is longer or
         shorter): from its whole blocks, or, before the first one, its rounds without an
         interval."""
@@ -130,11 +126,10 @@ class Estimate(Model):
 
     @classmethod
     def too_few(
-        cls, counted: Sequence[rounds.Round], metric: str, direction: stats.Direction
+        cls, counted: Sequence[estimates.Round], metric: str, direction: stats.Direction
     ) -> Estimate:
         """Rounds but no complete block: the ratio of their geometric means, no interval."""
-        ratio = math.exp(sum(r.log_ratio(metric) for r in counted) / len(counted))
-        over = (1.0 - ratio if direction == "higher_is_better" else ratio - 1.0) * 100.0
+        ratio, over = estimates.too_few(counted, metric, direction)
         return cls(
             n=0,
             ratio=ratio,
@@ -143,7 +138,7 @@ class Estimate(Model):
             halfwidth_pct=None,
             overhead_pct=over,
             overhead_ci_pct=None,
-            verdict="inconclusive: too few rounds for an interval",
+            verdict=estimates.TOO_FEW,
             kind="na",
         )
 
@@ -208,20 +203,19 @@ def adjust(
     rejected_rounds = sum(c.rounds_rejected for c in cells)
     if not measured:
         return list(cells), None
-    holm = stats.holm([e.p_value or 1.0 for _, e in measured])
+    adjusted = estimates.holm_over_cells([e for _, e in measured])
     out = list(cells)
-    for (i, e), differs in zip(measured, holm, strict=True):
+    for (i, e), differs in zip(measured, adjusted.differs_holm, strict=True):
         comps = dict(out[i].comparisons)
         comps[metric] = e.model_copy(update={"differs_holm": differs})
         out[i] = out[i].model_copy(update={"comparisons": comps})
-    estimates = [e for _, e in measured]
     return out, Differences(
         metric=metric,
         cells=len(measured),
-        differ=sum(e.kind in ("cost", "gain") for e in estimates),
-        differ_holm=sum(holm),
-        by_chance=0.05 * len(measured),
-        equivalent=sum(e.kind == "same" for e in estimates),
+        differ=adjusted.differ,
+        differ_holm=sum(adjusted.differs_holm),
+        by_chance=adjusted.by_chance,
+        equivalent=adjusted.equivalent,
         margin_pct=margin_pct,
         rounds_rejected=rejected_rounds,
         interference_max_pct=rule_max_pct,

@@ -4,11 +4,13 @@ speed), so that `encbench report DIR` re-renders exactly what the run wrote."""
 
 from __future__ import annotations
 
-from encbench.engine import rounds as plan
+from typing import Any
+
+from encbench import estimates
 from encbench.profile import Profile
-from encbench.report.cells import cores_of
-from encbench.report.models import Estimate, Harness, Pair, Record, Spread, adjust
-from encbench.results.schema import RunRecord, primary_metric
+from encbench.report import cells
+from encbench.report.models import Record, Spread
+from encbench.results.schema import CellKey, RunRecord, primary_metric
 from encbench.studies.at_rest import cost_profile, floor, growth
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
@@ -47,70 +49,57 @@ def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
     )
 
 
-def comparisons(state: plan.CellRounds, rule: plan.StopRule) -> dict[str, Estimate]:
-    """Every metric's estimate over the cell's blocks; rounds without a complete block give
-    a ratio without an interval."""
-    runs = [run for r in state.counted for run in r.runs.values()]
-    metrics = tuple(m for m in RunRecord.METRICS if measured(runs, m.name))
-    if not state.blocks:
-        return {m.name: Estimate.too_few(state.counted, m.name, m.direction) for m in metrics}
-    return {m.name: Estimate.of_blocks(state.blocks, m.name, m.direction, rule) for m in metrics}
-
-
-def other_load_pct(rounds: list[plan.Round], cores: int) -> float:
-    """Other processes' CPU (and stolen CPU) during this cell's measured runs, as a share of
-    the machine: the load its rounds had to share the machine with."""
-    runs = [run for r in rounds for run in r.runs.values()]
-    wall = sum(r.wall_s for r in runs)
-    other = sum(r.other_cpu_s + r.steal_s for r in runs)
-    return 100.0 * other / (wall * cores) if wall > 0 else 0.0
-
-
-def harness_share(runs: list[RunRecord], cores: int) -> Harness:
-    """encbench's own CPU while sysbench was measuring, as a share of the whole machine."""
-    return Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.wall_s for r in runs), cores)
+def wall_s(run: RunRecord) -> float:
+    return run.wall_s
 
 
 def summarize_cell(
-    state: plan.CellRounds,
+    cell: CellKey,
+    state: estimates.CellRounds,
     profile: Profile,
     crypto: Record | None,
     cores: int,
     cpu_profile: Record | None = None,
+    skipped: str | None = None,
 ) -> AtRestCell:
+    identity: dict[str, Any] = {
+        "workload": cell.workload,
+        "regime": cell.regime,
+        "threads": cell.threads,
+        "algorithm": cell.algorithm,
+        "scope": cell.scope,
+        "shape": cell.shape,
+    }
     rounds = state.counted
-    first = rounds[0].runs["plain"].cell
-    base = AtRestCell(
-        workload=first.workload,
-        regime=first.regime,
-        threads=first.threads,
-        algorithm=first.algorithm,
-        scope=first.scope,
-        shape=first.shape,
-        rounds=len(rounds),
-        rounds_rejected=len(state.rejected),
-        measured_s=state.wall_s,
-        status="",
+    if not rounds:
+        # At rest, a cell whose only rounds were measured again counts as unmeasured: no
+        # rounds, no time.
+        return AtRestCell(
+            **identity,
+            rounds=0,
+            measured_s=0.0,
+            status=f"not measured: {skipped}" if skipped else "not measured",
+        )
+    summary = cells.summarize_cell(
+        AtRestCell,
+        identity,
+        state,
+        profile.measure,
+        RunRecord.METRICS,
+        variant_stats,
+        wall_s,
+        cores=cores,
+        load_field="other_load_pct",
     )
-    variants = Pair[AtRestVariant](
-        plain=variant_stats([r.runs["plain"] for r in rounds]),
-        encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
-    )
-    compared = comparisons(state, profile.measure)
-    return base.model_copy(
+    return summary.model_copy(
         update={
-            "other_load_pct": other_load_pct(rounds, cores),
-            "status": plan.stop_reason(state, profile.measure, PRIMARY)
-            or "incomplete (run stopped before the cell finished)",
-            "variants": variants,
-            "comparisons": compared,
             "floor": floor.cipher_floor(
                 [r.runs["encrypted"] for r in rounds],
                 [r.runs["plain"] for r in rounds],
                 crypto,
-                configuration(first, profile).algorithm,
+                configuration(cell, profile).algorithm,
             ),
-            "cost_profile": cost_profile.cost_profile(cpu_profile, first),
+            "cost_profile": cost_profile.cost_profile(cpu_profile, cell),
         }
     )
 
@@ -123,31 +112,18 @@ def build(
     crypto: Record | None = None,
     cpu_profile: Record | None = None,
 ) -> AtRestSummary:
-    cores = cores_of(environment)
+    cores = cells.cores_of(environment)
     skipped = (servers or {}).get("skipped") or {}  # cells a target could not measure
-    cells = []
-    for cell in at_rest_cells(profile):
-        state = plan.cell_rounds(runs, cell, profile.measure)
-        if state.counted:
-            cells.append(summarize_cell(state, profile, crypto, cores, cpu_profile))
-        else:
-            cells.append(
-                AtRestCell(
-                    workload=cell.workload,
-                    regime=cell.regime,
-                    threads=cell.threads,
-                    algorithm=cell.algorithm,
-                    scope=cell.scope,
-                    shape=cell.shape,
-                    rounds=0,
-                    measured_s=0.0,
-                    status=f"not measured: {skipped[cell.slug]}"
-                    if cell.slug in skipped
-                    else "not measured",
-                )
-            )
     m = profile.measure
-    cells, differences = adjust(cells, PRIMARY, m.equivalence_margin_pct, m.interference_max_pct)
+    summaries, differences = cells.summarize_cells(
+        at_rest_cells(profile),
+        runs,
+        m,
+        PRIMARY,
+        lambda cell, state: summarize_cell(
+            cell, state, profile, crypto, cores, cpu_profile, skipped.get(cell.slug)
+        ),
+    )
     return AtRestSummary(
         target_halfwidth_pct=profile.measure.target_halfwidth_pct,
         differences=differences,
@@ -155,8 +131,8 @@ def build(
         + ("".join(f" {growth.DATA_NOTE}" for w in m.workloads if w in growth.GROWING_WORKLOADS)),
         servers=servers,
         crypto=crypto,
-        harness=harness_share(runs, cores),
-        cells=cells,
+        harness=cells.harness_share(runs, wall_s, cores),
+        cells=summaries,
         # The profile's, as the runs recorded it (a resumed run cannot change it).
         sharing=runs[0].sharing if runs else profile.measure.sharing,
         server_cpus=sorted({r.server_cpus for r in runs if r.server_cpus}),

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import groupby
 
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile, TransitSpec
 from encbench.results.schema import TransitCell
 
@@ -113,4 +113,4 @@ def groups(
 
 def estimated_seconds(profile: Profile) -> float:
     t = profile.transit
-    return len(cells(profile)) * plan.upper_bound_s(t, t.run_s, t.warmup_s)
+    return len(cells(profile)) * estimates.upper_bound_s(t, t.run_s, t.warmup_s)

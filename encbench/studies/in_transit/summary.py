@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from encbench import stats
-from encbench.engine import rounds as plan
+from encbench import estimates, stats
 from encbench.profile import Profile
-from encbench.report.models import Estimate, Harness, Pair, Record, Spread, adjust
+from encbench.report import cells
+from encbench.report.models import Record, Spread
 from encbench.results.schema import Metric, TransitCell, TransitRecord, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
 from encbench.studies.in_transit.models import (
@@ -69,56 +69,31 @@ def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
     )
 
 
-def comparisons(state: plan.CellRounds, rule: plan.StopRule) -> dict[str, Estimate]:
-    out: dict[str, Estimate] = {}
-    if not state.counted:
-        return out
-    runs = [run for r in state.counted for run in r.runs.values()]
-    for m in (*TransitRecord.METRICS, *EXTRA_METRICS):
-        values = [getattr(run, m.name) for run in runs]
-        if any(v is None for v in values) or min(float(v) for v in values) <= 0:
-            continue  # not measured (a target's server CPU), or a ratio without both sides
-        out[m.name] = (
-            Estimate.of_blocks(state.blocks, m.name, m.direction, rule)
-            if state.blocks
-            else Estimate.too_few(state.counted, m.name, m.direction)
-        )
-    return out
+def wall_s(run: TransitRecord) -> float:
+    return run.wall_s
 
 
 def summarize_cell(
-    cell: TransitCell, state: plan.CellRounds, profile: Profile, record: Record
+    cell: TransitCell, state: estimates.CellRounds, profile: Profile, record: Record
 ) -> TransitCellSummary:
-    rounds = state.counted
-    runs = [run for r in rounds for run in r.runs.values()]
-    # The unit the records name (schema 2); the cell's own for a run without records yet.
-    unit = runs[0].rate_unit if runs else cell.unit
-    entry = TransitCellSummary(
+    counted = [run for r in state.counted for run in r.runs.values()]
+    skipped = (record.get("skipped") or {}).get(cell.slug)
+    identity = {
         **{k: getattr(cell, k) for k in TransitCell.__dataclass_fields__},
-        label=cell.label,
-        unit=unit,
-        rounds=len(rounds),
-        rounds_rejected=len(state.rejected),
-        measured_s=state.wall_s,
-        status="not measured",
-        proof=(record.get("proofs") or {}).get(cell.slug),
-    )
-    if not rounds:
-        skipped = (record.get("skipped") or {}).get(cell.slug)
-        return entry.model_copy(update={"status": f"not measured: {skipped}"}) if skipped else entry
-    wall = sum(r.wall_s for r in runs)
-    other = sum(r.other_cpu_s + r.steal_s for r in runs)
-    return entry.model_copy(
-        update={
-            "status": plan.stop_reason(state, profile.transit, PRIMARY)
-            or "incomplete (run stopped before the cell finished)",
-            "variants": Pair[TransitVariant](
-                plain=variant_stats([r.runs["plain"] for r in rounds]),
-                encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
-            ),
-            "comparisons": comparisons(state, profile.transit),
-            "other_load_pct_of_core": 100.0 * other / wall if wall > 0 else 0.0,
-        }
+        "label": cell.label,
+        # The unit the records name (schema 2); the cell's own for a run without records yet.
+        "unit": counted[0].rate_unit if counted else cell.unit,
+        "proof": (record.get("proofs") or {}).get(cell.slug),
+    }
+    return cells.summarize_cell(
+        TransitCellSummary,
+        identity,
+        state,
+        profile.transit,
+        (*TransitRecord.METRICS, *EXTRA_METRICS),
+        variant_stats,
+        wall_s,
+        not_measured=f"not measured: {skipped}" if skipped else "not measured",
     )
 
 
@@ -127,14 +102,12 @@ def build(
 ) -> InTransitSummary:
     record = record or {}
     t = profile.transit
-    cells, differences = adjust(
-        [
-            summarize_cell(cell, plan.cell_rounds(runs, cell, t), profile, record)
-            for cell in transit_cells.cells(profile)
-        ],
+    summaries, differences = cells.summarize_cells(
+        transit_cells.cells(profile),
+        runs,
+        t,
         PRIMARY,
-        t.equivalence_margin_pct,
-        t.interference_max_pct,
+        lambda cell, state: summarize_cell(cell, state, profile, record),
     )
     return InTransitSummary(
         differences=differences,
@@ -151,6 +124,6 @@ def build(
         cpu_measurement=record.get("cpu_measurement"),
         session_cache_hits=sum(r.session_cache_hits for r in runs),
         tls_handshakes=sum(r.tls_handshakes for r in runs),
-        harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.wall_s for r in runs), cores),
-        cells=cells,
+        harness=cells.harness_share(runs, wall_s, cores),
+        cells=summaries,
     )

@@ -4,12 +4,13 @@ and the proof on the wire."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile
-from encbench.report.cells import sample_text
-from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
+from encbench.report import cells
+from encbench.report.cells import sample, sample_text
+from encbench.report.models import Record, Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.results.schema import RejoinCell, RejoinRecord, primary_metric
 from encbench.studies.replication import plots as replication_plots
@@ -28,51 +29,31 @@ INTRO = (
 )
 
 
-def _sample(runs: list[RejoinRecord], value: Callable[[RejoinRecord], float]) -> Sample:
-    return Sample.of([value(r) for r in runs])
-
-
 def variant_stats(runs: list[RejoinRecord]) -> RejoinVariant:
     return RejoinVariant(
-        sync_s=_sample(runs, lambda r: r.sync_s),
-        link_mib=_sample(runs, lambda r: r.link_bytes / MIB),
-        node1_cpu_s=_sample(runs, lambda r: r.node1_cpu_s),
-        node2_cpu_s=_sample(runs, lambda r: r.node2_cpu_s),
+        sync_s=sample(runs, lambda r: r.sync_s),
+        link_mib=sample(runs, lambda r: r.link_bytes / MIB),
+        node1_cpu_s=sample(runs, lambda r: r.node1_cpu_s),
+        node2_cpu_s=sample(runs, lambda r: r.node2_cpu_s),
     )
+
+
+def sync_s(run: RejoinRecord) -> float:
+    return run.sync_s
 
 
 def summarize_cell(
-    cell: RejoinCell, state: plan.CellRounds, profile: Profile, proof: Record | None
+    cell: RejoinCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
 ) -> RejoinCellSummary:
-    rounds = state.counted
-    runs = [run for r in rounds for run in r.runs.values()]
-    entry = RejoinCellSummary(
-        transfer=cell.transfer,
-        missed=cell.missed,
-        label=cell.label,
-        rounds=len(rounds),
-        rounds_rejected=len(state.rejected),
-        measured_s=state.wall_s,
-        status="not measured",
-        proof=proof,
-    )
-    if not rounds:
-        return entry
-    rule = profile.rejoin
-    comparisons = {m.name: Estimate.of_cell(state, m, rule) for m in RejoinRecord.METRICS}
-    timed = sum(r.sync_s for r in runs)
-    other = sum(r.other_cpu_s + r.steal_s for r in runs)
-    return entry.model_copy(
-        update={
-            "status": plan.stop_reason(state, rule, PRIMARY.name)
-            or "incomplete (run stopped before the cell finished)",
-            "variants": Pair[RejoinVariant](
-                plain=variant_stats([r.runs["plain"] for r in rounds]),
-                encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
-            ),
-            "comparisons": comparisons,
-            "other_load_pct_of_core": 100.0 * other / timed if timed > 0 else 0.0,
-        }
+    identity = {"transfer": cell.transfer, "missed": cell.missed, "label": cell.label}
+    return cells.summarize_cell(
+        RejoinCellSummary,
+        {**identity, "proof": proof},
+        state,
+        profile.rejoin,
+        RejoinRecord.METRICS,
+        variant_stats,
+        sync_s,
     )
 
 
@@ -81,19 +62,17 @@ def build(
 ) -> RejoinSummary:
     proofs = (record or {}).get("proofs") or {}
     rule = profile.rejoin
-    cells, differences = adjust(
-        [
-            summarize_cell(cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug))
-            for cell in rejoin_study.cells(profile)
-        ],
+    summaries, differences = cells.summarize_cells(
+        rejoin_study.cells(profile),
+        runs,
+        rule,
         PRIMARY.name,
-        rule.equivalence_margin_pct,
-        rule.interference_max_pct,
+        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
     )
     return RejoinSummary(
         target_halfwidth_pct=rule.target_halfwidth_pct,
-        harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.sync_s for r in runs), cores),
-        cells=cells,
+        harness=cells.harness_share(runs, sync_s, cores),
+        cells=summaries,
         differences=differences,
     )
 

@@ -3,11 +3,11 @@ replication.json, the study's record of its clusters and of the proofs on the wi
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile
-from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
+from encbench.report import cells
+from encbench.report.cells import sample
+from encbench.report.models import Record
 from encbench.results.schema import ReplicationCell, ReplicationRecord, primary_metric
 from encbench.studies.replication import cells as replication_cells
 from encbench.studies.replication.models import (
@@ -19,55 +19,35 @@ from encbench.studies.replication.models import (
 PRIMARY = primary_metric(ReplicationRecord.METRICS)
 
 
-def _sample(runs: list[ReplicationRecord], value: Callable[[ReplicationRecord], float]) -> Sample:
-    return Sample.of([value(r) for r in runs])
-
-
 def variant_stats(runs: list[ReplicationRecord]) -> ReplicationVariant:
     return ReplicationVariant(
-        tps=_sample(runs, lambda r: r.tps),
-        latency_avg_ms=_sample(runs, lambda r: r.latency_avg_ms),
-        latency_p95_ms=_sample(runs, lambda r: r.latency_p95_ms),
-        link_bytes_per_txn=_sample(runs, lambda r: r.link_bytes_per_txn),
-        cpu_ms_per_txn=_sample(runs, lambda r: r.cpu_ms_per_txn),
-        node1_cpu_ms_per_txn=_sample(runs, lambda r: r.node1_cpu_s * 1000 / r.transactions),
-        node2_cpu_ms_per_txn=_sample(runs, lambda r: r.node2_cpu_s * 1000 / r.transactions),
-        apply_wait_s=_sample(runs, lambda r: r.apply_wait_s),
+        tps=sample(runs, lambda r: r.tps),
+        latency_avg_ms=sample(runs, lambda r: r.latency_avg_ms),
+        latency_p95_ms=sample(runs, lambda r: r.latency_p95_ms),
+        link_bytes_per_txn=sample(runs, lambda r: r.link_bytes_per_txn),
+        cpu_ms_per_txn=sample(runs, lambda r: r.cpu_ms_per_txn),
+        node1_cpu_ms_per_txn=sample(runs, lambda r: r.node1_cpu_s * 1000 / r.transactions),
+        node2_cpu_ms_per_txn=sample(runs, lambda r: r.node2_cpu_s * 1000 / r.transactions),
+        apply_wait_s=sample(runs, lambda r: r.apply_wait_s),
     )
+
+
+def wall_s(run: ReplicationRecord) -> float:
+    return run.wall_s
 
 
 def summarize_cell(
-    cell: ReplicationCell, state: plan.CellRounds, profile: Profile, proof: Record | None
+    cell: ReplicationCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
 ) -> ReplicationCellSummary:
-    rounds = state.counted
-    runs = [run for r in rounds for run in r.runs.values()]
-    entry = ReplicationCellSummary(
-        workload=cell.workload,
-        threads=cell.threads,
-        label=cell.label,
-        rounds=len(rounds),
-        rounds_rejected=len(state.rejected),
-        measured_s=state.wall_s,
-        status="not measured",
-        proof=proof,
-    )
-    if not rounds:
-        return entry
-    rule = profile.replication
-    comparisons = {m.name: Estimate.of_cell(state, m, rule) for m in ReplicationRecord.METRICS}
-    timed = sum(r.wall_s for r in runs)
-    other = sum(r.other_cpu_s + r.steal_s for r in runs)
-    return entry.model_copy(
-        update={
-            "status": plan.stop_reason(state, rule, PRIMARY.name)
-            or "incomplete (run stopped before the cell finished)",
-            "variants": Pair[ReplicationVariant](
-                plain=variant_stats([r.runs["plain"] for r in rounds]),
-                encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
-            ),
-            "comparisons": comparisons,
-            "other_load_pct_of_core": 100.0 * other / timed if timed > 0 else 0.0,
-        }
+    identity = {"workload": cell.workload, "threads": cell.threads, "label": cell.label}
+    return cells.summarize_cell(
+        ReplicationCellSummary,
+        {**identity, "proof": proof},
+        state,
+        profile.replication,
+        ReplicationRecord.METRICS,
+        variant_stats,
+        wall_s,
     )
 
 
@@ -77,14 +57,12 @@ def build(
     record = record or {}
     rule = profile.replication
     proofs = record.get("proofs") or {}
-    cells, differences = adjust(
-        [
-            summarize_cell(cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug))
-            for cell in replication_cells.cells(profile)
-        ],
+    summaries, differences = cells.summarize_cells(
+        replication_cells.cells(profile),
+        runs,
+        rule,
         PRIMARY.name,
-        rule.equivalence_margin_pct,
-        rule.interference_max_pct,
+        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
     )
     return ReplicationSummary(
         target_halfwidth_pct=rule.target_halfwidth_pct,
@@ -94,7 +72,7 @@ def build(
         link=record.get("link"),
         key_type=record.get("key_type"),
         certificate=record.get("certificate"),
-        harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.wall_s for r in runs), cores),
-        cells=cells,
+        harness=cells.harness_share(runs, wall_s, cores),
+        cells=summaries,
         differences=differences,
     )

@@ -3,11 +3,11 @@ state-transfer.json, the study's record of its cluster and of the proofs on the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from encbench.engine import rounds as plan
+from encbench import estimates
 from encbench.profile import Profile
-from encbench.report.models import Estimate, Harness, Pair, Record, Sample, adjust
+from encbench.report import cells
+from encbench.report.cells import sample
+from encbench.report.models import Record
 from encbench.results.schema import SstCell, SstRecord, primary_metric
 from encbench.studies.state_transfer import cells as sst_cells
 from encbench.studies.state_transfer import limits as sst_limits
@@ -22,24 +22,20 @@ PRIMARY = primary_metric(SstRecord.METRICS)
 MIB = 2**20
 
 
-def _sample(runs: list[SstRecord], value: Callable[[SstRecord], float]) -> Sample:
-    return Sample.of([value(r) for r in runs])
-
-
 def variant_stats(runs: list[SstRecord]) -> SstVariant:
     names = sorted({name for r in runs for name in r.stages})
     stages = {
-        name: _sample(runs, lambda r, n=name: r.stages.get(n, 0.0))  # type: ignore[misc]
+        name: sample(runs, lambda r, n=name: r.stages.get(n, 0.0))  # type: ignore[misc]
         for name in names
         if all(name in r.stages for r in runs)
     }
     return SstVariant(
-        sync_s=_sample(runs, lambda r: r.sync_s),
-        transfer_s=_sample(runs, lambda r: r.transfer_s),
-        link_mib=_sample(runs, lambda r: r.link_rx_bytes / MIB),
-        mib_per_s=_sample(runs, lambda r: r.mib_per_s),
-        donor_cpu_s=_sample(runs, lambda r: r.donor_cpu_s),
-        joiner_cpu_s=_sample(runs, lambda r: r.joiner_cpu_s),
+        sync_s=sample(runs, lambda r: r.sync_s),
+        transfer_s=sample(runs, lambda r: r.transfer_s),
+        link_mib=sample(runs, lambda r: r.link_rx_bytes / MIB),
+        mib_per_s=sample(runs, lambda r: r.mib_per_s),
+        donor_cpu_s=sample(runs, lambda r: r.donor_cpu_s),
+        joiner_cpu_s=sample(runs, lambda r: r.joiner_cpu_s),
         stages=stages,
     )
 
@@ -66,56 +62,44 @@ def against_limits(
     )
 
 
+def sync_s(run: SstRecord) -> float:
+    return run.sync_s
+
+
 def summarize_cell(
     cell: SstCell,
-    state: plan.CellRounds,
+    state: estimates.CellRounds,
     profile: Profile,
     proof: Record | None,
     limits: Record | None = None,
 ) -> SstCellSummary:
-    rounds = state.counted
-    runs = [run for r in rounds for run in r.runs.values()]
-    entry = SstCellSummary(
-        method=cell.method,
-        cipher=cell.cipher,
-        backup_threads=cell.backup_threads,
-        aesni=cell.aesni,
-        label=cell.label,
-        rounds=len(rounds),
-        rounds_rejected=len(state.rejected),
-        measured_s=state.wall_s,
-        status="not measured",
-        proof=proof,
+    identity = {
+        "method": cell.method,
+        "cipher": cell.cipher,
+        "backup_threads": cell.backup_threads,
+        "aesni": cell.aesni,
+        "label": cell.label,
+    }
+    summary = cells.summarize_cell(
+        SstCellSummary,
+        {**identity, "proof": proof},
+        state,
+        profile.state_transfer,
+        SstRecord.METRICS,
+        variant_stats,
+        sync_s,
     )
-    if not rounds:
-        return entry
-    rule = profile.state_transfer
-    comparisons = {}
-    for m in SstRecord.METRICS:
-        if any(getattr(r, m.name) <= 0 for r in runs):
-            continue  # a stage the scripts did not log: no ratio to take
-        comparisons[m.name] = Estimate.of_cell(state, m, rule)
-    timed = sum(r.sync_s for r in runs)
-    other = sum(r.other_cpu_s + r.steal_s for r in runs)
-    variants = Pair[SstVariant](
-        plain=variant_stats([r.runs["plain"] for r in rounds]),
-        encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
-    )
+    variants = summary.variants
+    if variants is None:
+        return summary
     # An A/A calibration's B is a plain twin: the plain limits are its own.
     limited_as = {"plain": "plain", "encrypted": "plain" if profile.calibration else "encrypted"}
     against = {
         name: against_limits(cell, limited_as[name], stats.mib_per_s.mean, limits or {}, proof)
         for name, stats in (("plain", variants.plain), ("encrypted", variants.encrypted))
     }
-    return entry.model_copy(
-        update={
-            "status": plan.stop_reason(state, rule, PRIMARY.name)
-            or "incomplete (run stopped before the cell finished)",
-            "variants": variants,
-            "limits": {name: found for name, found in against.items() if found is not None},
-            "comparisons": comparisons,
-            "other_load_pct_of_core": 100.0 * other / timed if timed > 0 else 0.0,
-        }
+    return summary.model_copy(
+        update={"limits": {name: found for name, found in against.items() if found is not None}}
     )
 
 
@@ -126,16 +110,12 @@ def build(
     rule = profile.state_transfer
     proofs = record.get("proofs") or {}
     limits = record.get("limits")
-    cells, differences = adjust(
-        [
-            summarize_cell(
-                cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug), limits
-            )
-            for cell in sst_cells.cells(profile)
-        ],
+    summaries, differences = cells.summarize_cells(
+        sst_cells.cells(profile),
+        runs,
+        rule,
         PRIMARY.name,
-        rule.equivalence_margin_pct,
-        rule.interference_max_pct,
+        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug), limits),
     )
     return StateTransferSummary(
         target_halfwidth_pct=rule.target_halfwidth_pct,
@@ -145,8 +125,8 @@ def build(
         link=record.get("link"),
         key_type=record.get("key_type"),
         certificate=record.get("certificate"),
-        harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.sync_s for r in runs), cores),
-        cells=cells,
+        harness=cells.harness_share(runs, sync_s, cores),
+        cells=summaries,
         differences=differences,
         limits=limits,
         pipelines=record.get("pipelines"),
