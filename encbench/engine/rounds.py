@@ -54,7 +54,7 @@ class Measured(Protocol):
 
 
 class StopRule(Protocol):
-    """The stopping settings: every study's profile section has them (profile.Rounds)."""
+    """The stopping settings: every study's profile section has them (options.Rounds)."""
 
     @property
     def min_rounds(self) -> int: ...

@@ -13,6 +13,7 @@ from encbench.studies.at_rest import cost_profile, floor, growth
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
+from encbench.studies.at_rest.options import measure_options
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")
@@ -96,11 +97,11 @@ def summarize_cell(
         plain=variant_stats([r.runs["plain"] for r in rounds]),
         encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
     )
-    compared = comparisons(state, profile.measure)
+    compared = comparisons(state, measure_options(profile))
     return base.model_copy(
         update={
             "other_load_pct": other_load_pct(rounds, cores),
-            "status": plan.stop_reason(state, profile.measure, PRIMARY)
+            "status": plan.stop_reason(state, measure_options(profile), PRIMARY)
             or "incomplete (run stopped before the cell finished)",
             "variants": variants,
             "comparisons": compared,
@@ -127,7 +128,7 @@ def build(
     skipped = (servers or {}).get("skipped") or {}  # cells a target could not measure
     cells = []
     for cell in at_rest_cells(profile):
-        state = plan.cell_rounds(runs, cell, profile.measure)
+        state = plan.cell_rounds(runs, cell, measure_options(profile))
         if state.counted:
             cells.append(summarize_cell(state, profile, crypto, cores, cpu_profile))
         else:
@@ -146,10 +147,10 @@ def build(
                     else "not measured",
                 )
             )
-    m = profile.measure
+    m = measure_options(profile)
     cells, differences = adjust(cells, PRIMARY, m.equivalence_margin_pct, m.interference_max_pct)
     return AtRestSummary(
-        target_halfwidth_pct=profile.measure.target_halfwidth_pct,
+        target_halfwidth_pct=measure_options(profile).target_halfwidth_pct,
         differences=differences,
         write_workload_state=WRITE_STATE_NOTE
         + ("".join(f" {growth.DATA_NOTE}" for w in m.workloads if w in growth.GROWING_WORKLOADS)),
@@ -158,7 +159,7 @@ def build(
         harness=harness_share(runs, cores),
         cells=cells,
         # The profile's, as the runs recorded it (a resumed run cannot change it).
-        sharing=runs[0].sharing if runs else profile.measure.sharing,
+        sharing=runs[0].sharing if runs else measure_options(profile).sharing,
         server_cpus=sorted({r.server_cpus for r in runs if r.server_cpus}),
         client_cpus=sorted({r.client_cpus for r in runs if r.client_cpus}),
         # As the servers were run (a record from before `restart` existed: per regime).

@@ -18,6 +18,7 @@ from encbench.studies.in_transit.models import (
     TransitCellSummary,
     TransitVariant,
 )
+from encbench.studies.in_transit.options import transit_options
 
 # Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
 EXTRA_METRICS = (
@@ -110,13 +111,13 @@ def summarize_cell(
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
     return entry.model_copy(
         update={
-            "status": plan.stop_reason(state, profile.transit, PRIMARY)
+            "status": plan.stop_reason(state, transit_options(profile), PRIMARY)
             or "incomplete (run stopped before the cell finished)",
             "variants": Pair[TransitVariant](
                 plain=variant_stats([r.runs["plain"] for r in rounds]),
                 encrypted=variant_stats([r.runs["encrypted"] for r in rounds]),
             ),
-            "comparisons": comparisons(state, profile.transit),
+            "comparisons": comparisons(state, transit_options(profile)),
             "other_load_pct_of_core": 100.0 * other / wall if wall > 0 else 0.0,
         }
     )
@@ -126,7 +127,7 @@ def build(
     runs: list[TransitRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> InTransitSummary:
     record = record or {}
-    t = profile.transit
+    t = transit_options(profile)
     cells, differences = adjust(
         [
             summarize_cell(cell, plan.cell_rounds(runs, cell, t), profile, record)

@@ -17,6 +17,7 @@ from encbench.studies.operations.models import (
     OperationsSummary,
     OperationVariant,
 )
+from encbench.studies.operations.options import operations_options
 
 PRIMARY = primary_metric(OperationRecord.METRICS)
 MIB = 2**20
@@ -70,7 +71,7 @@ def summarize_cell(
     )
     if not rounds:
         return entry
-    rule = profile.operations
+    rule = operations_options(profile)
     m = PRIMARY
     comparison = Estimate.of_cell(state, m, rule)
     encrypted = [r.runs["encrypted"] for r in rounds]
@@ -103,7 +104,7 @@ def build(
     cores: int = 1,
 ) -> OperationsSummary:
     record = record or {}
-    rule = profile.operations
+    rule = operations_options(profile)
     limit = cipher_limit_mib_per_s(crypto, profile.server.encryption_algorithm[0])
     cells, differences = adjust(
         [
@@ -126,5 +127,5 @@ def build(
         harness=Harness.of(sum(r.harness_cpu_s for r in runs), sum(r.timed_s for r in runs), cores),
         cells=cells,
         differences=differences,
-        crash_load_s=profile.operations.crash_load_s,
+        crash_load_s=operations_options(profile).crash_load_s,
     )

@@ -14,6 +14,7 @@ from encbench.report.tables import Block, Bullets, Paragraph, Section, Table, ro
 from encbench.results.schema import RejoinCell, RejoinRecord, primary_metric
 from encbench.studies.replication import rejoin as rejoin_study
 from encbench.studies.replication.models import RejoinCellSummary, RejoinSummary, RejoinVariant
+from encbench.studies.replication.options import rejoin_options
 
 PRIMARY = primary_metric(RejoinRecord.METRICS)
 MIB = 2**20
@@ -57,7 +58,7 @@ def summarize_cell(
     )
     if not rounds:
         return entry
-    rule = profile.rejoin
+    rule = rejoin_options(profile)
     comparisons = {m.name: Estimate.of_cell(state, m, rule) for m in RejoinRecord.METRICS}
     timed = sum(r.sync_s for r in runs)
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
@@ -79,7 +80,7 @@ def build(
     runs: list[RejoinRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> RejoinSummary:
     proofs = (record or {}).get("proofs") or {}
-    rule = profile.rejoin
+    rule = rejoin_options(profile)
     cells, differences = adjust(
         [
             summarize_cell(cell, plan.cell_rounds(runs, cell, rule), profile, proofs.get(cell.slug))

@@ -15,6 +15,7 @@ from encbench.studies.replication.models import (
     ReplicationSummary,
     ReplicationVariant,
 )
+from encbench.studies.replication.options import replication_options
 
 PRIMARY = primary_metric(ReplicationRecord.METRICS)
 
@@ -53,7 +54,7 @@ def summarize_cell(
     )
     if not rounds:
         return entry
-    rule = profile.replication
+    rule = replication_options(profile)
     comparisons = {m.name: Estimate.of_cell(state, m, rule) for m in ReplicationRecord.METRICS}
     timed = sum(r.wall_s for r in runs)
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
@@ -75,7 +76,7 @@ def build(
     runs: list[ReplicationRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> ReplicationSummary:
     record = record or {}
-    rule = profile.replication
+    rule = replication_options(profile)
     proofs = record.get("proofs") or {}
     cells, differences = adjust(
         [

@@ -17,6 +17,7 @@ from encbench.studies.state_transfer.models import (
     SstVariant,
     StateTransferSummary,
 )
+from encbench.studies.state_transfer.options import state_transfer_options
 
 PRIMARY = primary_metric(SstRecord.METRICS)
 MIB = 2**20
@@ -89,7 +90,7 @@ def summarize_cell(
     )
     if not rounds:
         return entry
-    rule = profile.state_transfer
+    rule = state_transfer_options(profile)
     comparisons = {}
     for m in SstRecord.METRICS:
         if any(getattr(r, m.name) <= 0 for r in runs):
@@ -123,7 +124,7 @@ def build(
     runs: list[SstRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> StateTransferSummary:
     record = record or {}
-    rule = profile.state_transfer
+    rule = state_transfer_options(profile)
     proofs = record.get("proofs") or {}
     limits = record.get("limits")
     cells, differences = adjust(
