@@ -58,8 +58,13 @@ def problem(profile: Profile) -> str | None:
         )
     listed = RunRecord.STUDY in profile.studies
     shapes = _shapes_problem(profile, measure, listed)
-    if shapes is not None or profile.target is None or not listed:
-        return shapes
+    if shapes is None and listed and profile.target is not None:
+        return _target_problem(measure)
+    return shapes
+
+
+def _target_problem(measure: MeasureSpec) -> str | None:
+    """What a target's server cannot take: encbench did not start it on this host."""
     if measure.profile_cpu:
         return (
             "measure.profile_cpu samples a server process on this host, which a "

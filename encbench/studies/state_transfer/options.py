@@ -11,6 +11,7 @@ from encbench.options import DataSpec, Rounds, all_known
 from encbench.profile import Profile
 
 SECTION = "state_transfer"
+
 # The state-transfer study's methods and, for mariabackup's socat stream, its TLS choices:
 # TLS 1.3 with OpenSSL's default suite, or a TLS 1.2 suite (socat with OpenSSL 3 negotiates
 # TLS 1.3, where `cipher=` is silently ignored, so a suite needs max-version=TLS1.2).
