@@ -54,6 +54,7 @@ from typing import Any
 from encbench import estimates, stats
 from encbench.engine import rounds
 from encbench.profile import parse
+from encbench.studies.at_rest.options import measure_options
 
 REPO = Path(__file__).resolve().parents[1]
 OLD_COMMIT = "483f626"  # the last commit before issue #9's work began
@@ -237,7 +238,7 @@ def main() -> None:
             profiles[method] = args.out / f"quick-at-rest-{method}.toml"
             profiles[method].write_text(at_rest_profile(trees[tree], method, sharing))
         # One rule to analyse every file by: the new quick's (its min_rounds make stage one).
-        rule = parse(at_rest_profile(REPO, "new"), "quick-at-rest-new").measure
+        rule = measure_options(parse(at_rest_profile(REPO, "new"), "quick-at-rest-new"))
         for rep in range(args.reps):
             order = arms[rep % len(arms) :] + arms[: rep % len(arms)]
             for method in order:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from encbench import estimates, stats
 from encbench.engine import rounds
-from encbench.profile import Rounds
+from encbench.options import Rounds
 
 
 @dataclass(frozen=True)

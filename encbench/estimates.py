@@ -33,7 +33,7 @@ TOO_FEW = "inconclusive: too few rounds for an interval"
 
 
 class StopRule(Protocol):
-    """The stopping settings: every study's profile section has them (profile.Rounds)."""
+    """The stopping settings: every study's profile section has them (options.Rounds)."""
 
     @property
     def min_rounds(self) -> int: ...

@@ -21,7 +21,7 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import Interrupted, ProofError
-from encbench.profile import Rounds
+from encbench.options import Rounds
 from encbench.results.schema import CellKey, RunRecord
 from encbench.results.store import ResultStore
 

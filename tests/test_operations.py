@@ -20,13 +20,14 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner
 from encbench.engine.study import Run
 from encbench.errors import BadInput, ProofError
-from encbench.profile import OperationsSpec, Profile, parse
+from encbench.profile import Profile, parse
 from encbench.report import documents, markdown
 from encbench.results.schema import OperationCell, OperationRecord
 from encbench.results.store import ResultStore
 from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations import section as operations_section
 from encbench.studies.operations import summary as operations
+from encbench.studies.operations.options import OperationsSpec
 from encbench.studies.operations.study import OperationsStudy
 from encbench.studies.operations.tablespaces import count_key_versions, count_states
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench import profile, studies
+from encbench import options, profile, studies
 from encbench.errors import BadInput
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.at_rest import pair
@@ -132,7 +132,7 @@ def test_every_builtin_profile_still_parses_under_the_strict_checks() -> None:
 
 def test_the_thread_limit_follows_the_servers_max_connections(tmp_path: Path) -> None:
     paths = SandboxPaths(tmp_path, tmp_path, tmp_path / "s", tmp_path / "p", tmp_path / "e")
-    options = server_options(
+    rendered = server_options(
         "plain",
         EncryptionSpec(),
         paths,
@@ -141,20 +141,20 @@ def test_the_thread_limit_follows_the_servers_max_connections(tmp_path: Path) ->
         key_file=tmp_path / "k",
         run_as_root=False,
     )
-    assert int(options["max_connections"]) == profile.SERVER_MAX_CONNECTIONS
-    assert 0 < profile.MAX_CLIENT_THREADS < profile.SERVER_MAX_CONNECTIONS
+    assert int(rendered["max_connections"]) == options.SERVER_MAX_CONNECTIONS
+    assert 0 < options.MAX_CLIENT_THREADS < options.SERVER_MAX_CONNECTIONS
 
 
 @pytest.mark.parametrize(
     "key", ["[measure]\nthreads", "[transit]\nconnect_threads", "[transit]\nquery_threads"]
 )
 def test_refuses_more_threads_than_the_server_accepts_connections(key: str) -> None:
-    limit = profile.MAX_CLIENT_THREADS
+    limit = options.MAX_CLIENT_THREADS
     profile.parse(f'name = "x"\n{key} = [1, {limit}]\n', "p.toml")
     message = refusal(f"{key} = [1, {limit + 1}]\n")
     name = key.replace("[", "").replace("]\n", ".")
     assert message.startswith(f"p.toml: {name}: {limit + 1} threads need {limit + 1} connections")
-    assert f"max_connections = {profile.SERVER_MAX_CONNECTIONS}" in message
+    assert f"max_connections = {options.SERVER_MAX_CONNECTIONS}" in message
     assert message.endswith(f"use at most {limit}")
 
 

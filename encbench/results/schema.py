@@ -491,11 +491,11 @@ SST_METRICS = (
 
 @dataclass(frozen=True)
 class SstCell:
-    """One row of the state-transfer table: an SST method or a raw pipeline (profile.
+    """One row of the state-transfer table: an SST method or a raw pipeline (its options'
     PIPELINES: no Galera), the encrypted stream's cipher choice (socat's: a key of
-    profile.SST_CIPHERS; rsync: "" = stunnel's own default), mariadb-backup's --parallel
+    SST_CIPHERS; rsync: "" = stunnel's own default), mariadb-backup's --parallel
     (rsync: its per-directory parallelism; tar: 1) and whether OpenSSL may use AES-NI in
-    every process of the transfer ("off": profile.AESNI_MASKS)."""
+    every process of the transfer ("off": its cluster's MASKS)."""
 
     method: str  # mariabackup | rsync | tar | xbstream | rsync-dir | rsync-file
     cipher: str = ""
@@ -510,7 +510,7 @@ class SstCell:
             how = "socat TLS 1.3"
         else:
             how = f"socat TLS 1.2 {self.cipher}"
-        # A raw pipeline (profile.PIPELINES; its names hold a "-" or are tar/xbstream).
+        # A raw pipeline (its options' PIPELINES; its names hold a "-" or are tar/xbstream).
         pipeline = self.method in ("tar", "xbstream") or self.method.startswith("rsync-")
         what = f"pipeline {self.method}" if pipeline else self.method
         plural = "s" if self.backup_threads > 1 else ""

@@ -14,7 +14,7 @@ from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Study
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.profile import Profile, register_studies
 from encbench.results.store import ResultStore
 from encbench.studies import at_rest, in_transit, operations, replication, state_transfer
 from encbench.studies.definition import StudyDefinition
@@ -22,7 +22,7 @@ from encbench.studies.definition import StudyDefinition
 MEMINFO = Path("/proc/meminfo")
 
 # In the order they run: at rest first (its servers' CPU flags and cipher speed describe the
-# machine for the whole report).
+# machine for the whole report), which is also what a profile that lists none measures.
 STUDIES: tuple[StudyDefinition, ...] = (
     at_rest.STUDY,
     in_transit.STUDY,
@@ -32,6 +32,7 @@ STUDIES: tuple[StudyDefinition, ...] = (
     replication.REJOIN,
 )
 BY_NAME = {s.name: s for s in STUDIES}
+register_studies(STUDIES)
 
 
 def named(profile: Profile) -> list[StudyDefinition]:

@@ -13,6 +13,7 @@ from typing import Any
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Rule, Study
+from encbench.options import Strict
 from encbench.profile import Profile
 from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
@@ -23,6 +24,10 @@ def _needs_nothing(profile: Profile) -> list[Check]:
 
 
 def _nothing_to_check(profile: Profile) -> None:
+    return None
+
+
+def _no_problem(profile: Profile) -> str | None:
     return None
 
 
@@ -48,7 +53,11 @@ class StudyDefinition:
     variants: tuple[str, str]  # what `plan` calls its plain and its encrypted side
     record: type[Any]  # its results record (results/schema.py): file, schema, metrics
     make: Callable[[ResultStore, Profile, RunProgress], Study]
-    options: Callable[[Profile], Rule]  # its section of the profile: rounds, budgets, …
+    # Its section of the profile (`[measure]`): the key, the model it is read as (a section
+    # left out of the TOML takes its defaults), and the section read from a profile, typed.
+    section: str | None
+    options_model: type[Strict] | None
+    options: Callable[[Profile], Rule]  # rounds, budgets, …
     cells: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
     disk_bytes: Callable[[Profile], int]
     # MB its servers hold at once, and what they are and how to need less.
@@ -60,6 +69,10 @@ class StudyDefinition:
     # What the machine must also offer the profile's settings (a TLS suite this OpenSSL
     # lacks, no cells at all): raises BadInput with the fix, before anything starts.
     check: Callable[[Profile], None] = _nothing_to_check
+    # What its settings cannot be combined with in the rest of the profile (server, data,
+    # target, calibration): the one-line problem, or None.  Asked of every profile read,
+    # this study listed or not.
+    validate: Callable[[Profile], str | None] = _no_problem
     # Left out, with why, on a machine that cannot run it (root, a tool, disk or memory).
     optional: Callable[[Profile], bool] = _never
     # Whether it can measure a server encbench did not start (`--target`); if not, why.

@@ -2,7 +2,7 @@
 encryption (or a user's server, `--target`)."""
 
 from encbench.results.schema import RunRecord
-from encbench.studies.at_rest import cells, needs, pair, plan, report
+from encbench.studies.at_rest import cells, needs, options, pair, plan, report
 from encbench.studies.at_rest.study import AtRestStudy
 from encbench.studies.definition import StudyDefinition
 
@@ -13,13 +13,16 @@ STUDY = StudyDefinition(
     variants=("plain server", "encrypted server"),
     record=RunRecord,
     make=AtRestStudy,
-    options=lambda profile: profile.measure,
+    section=options.SECTION,
+    options_model=options.MeasureSpec,
+    options=options.measure_options,
     cells=cells.cells,
     disk_bytes=pair.disk_bytes,
     memory_mb=pair.memory_mb,
     report=report.PART,
     needs=needs.needs,
     check=needs.check,
+    validate=options.problem,
     takes_target=True,
     calibration=report.CALIBRATED,
     plan_lines=plan.target_lines,

@@ -10,6 +10,7 @@ from typing import cast
 from encbench.profile import Profile, ShapeSpec
 from encbench.results.schema import CellKey
 from encbench.servers.variants import Algorithm, EncryptionSpec, Scope
+from encbench.studies.at_rest.options import measure_options
 
 
 def configurations(profile: Profile) -> list[EncryptionSpec]:
@@ -40,7 +41,7 @@ def cells(profile: Profile) -> list[CellKey]:
     """The at-rest study's cells (none when the profile does not run that study)."""
     if "at-rest" not in profile.studies:
         return []
-    m = profile.measure
+    m = measure_options(profile)
     # One configuration: cells without it, named as they always were (and --resume of an
     # older results directory finds its cells).
     specs: list[EncryptionSpec | None] = (

@@ -97,7 +97,7 @@ class AtRestSummary(Model):
     sharing: str = "sequential"
     server_cpus: list[str] = []
     client_cpus: list[str] = []
-    # When both servers started afresh (profile.MeasureSpec.restart) and how many times they
+    # When both servers started afresh (MeasureSpec.restart, its options) and how many times they
     # did in all (at-rest.json; None: a target's server, never restarted by encbench).
     restart: str = "regime"
     server_starts: int | None = None

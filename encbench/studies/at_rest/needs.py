@@ -12,6 +12,7 @@ from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers import shapes
 from encbench.studies.at_rest.cells import cells
+from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
 
 
@@ -21,7 +22,7 @@ def perf_check() -> Check:
 
 def needs(profile: Profile) -> list[Check]:
     """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`)."""
-    return [perf_check()] if profile.measure.profile_cpu else []
+    return [perf_check()] if measure_options(profile).profile_cpu else []
 
 
 def optional_tools() -> list[tuple[Check, str]]:
@@ -38,7 +39,7 @@ def check(profile: Profile) -> None:
 def check_sharing(profile: Profile) -> None:
     """`pinned` and `duet` split the CPUs this process may use into two halves."""
     why = placement.problem(
-        profile.measure.sharing, placement.usable_cpus(), proc.which(placement.TASKSET)
+        measure_options(profile).sharing, placement.usable_cpus(), proc.which(placement.TASKSET)
     )
     if why is not None:
         raise BadInput(why)

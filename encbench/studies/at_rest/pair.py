@@ -31,6 +31,7 @@ from encbench.servers.variants import (
 )
 from encbench.studies.at_rest.cells import configurations
 from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
+from encbench.studies.at_rest.options import measure_options
 from encbench.workloads import sysbench
 
 # sysbench's row: int id, int k, char(120) c, char(60) pad, plus the k index and page slack.
@@ -61,7 +62,9 @@ def shape_memory_mb(profile: Profile) -> tuple[int, str]:
     """What one server needs at least inside a shape's memory limit: the largest buffer pool
     of the profile's regimes (data as estimated before loading) and the allowance."""
     data_mb = estimated_data_mb(profile)
-    regime = max(profile.measure.regimes, key=lambda r: pool_mb(data_mb, r, profile.regime))
+    regime = max(
+        measure_options(profile).regimes, key=lambda r: pool_mb(data_mb, r, profile.regime)
+    )
     pool = pool_mb(data_mb, regime, profile.regime)
     return pool + SERVER_ALLOWANCE_MB, (
         f"a {pool:,} MB buffer pool for the {regime} regime + {SERVER_ALLOWANCE_MB} MB for the "
@@ -87,7 +90,7 @@ def memory_mb(profile: Profile) -> tuple[int, str]:
     if profile.target is not None:
         return 0, "a target's table sets live in its own memory"
     data_mb = estimated_data_mb(profile)
-    pool = max(pool_mb(data_mb, r, profile.regime) for r in profile.measure.regimes)
+    pool = max(pool_mb(data_mb, r, profile.regime) for r in measure_options(profile).regimes)
     return len(VARIANTS) * (pool + SERVER_ALLOWANCE_MB), (
         f"two servers, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB; use smaller "
         "data (data.tables, data.table_size), a smaller regime.in_memory_headroom, or drop "
@@ -156,7 +159,7 @@ class ServerPair:
         # under a version that had no such setting (its at-rest.json has no `restart`), which
         # restarted per regime — a resumed run keeps one design.
         self.restart: str = self.record.setdefault(
-            "restart", "regime" if self.record else profile.measure.restart
+            "restart", "regime" if self.record else measure_options(profile).restart
         )
         # The servers have started and served no block yet: the next block needs no restart.
         self.fresh = False

@@ -27,7 +27,7 @@ from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.placement import UNPINNED, Placement
-from encbench.profile import MeasureSpec, Profile
+from encbench.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.schema import (
     CPU_NOT_MEASURED,
@@ -47,6 +47,7 @@ from encbench.studies import machine
 from encbench.studies.at_rest import cells, flushing, growth
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
+from encbench.studies.at_rest.options import MeasureSpec, measure_options
 from encbench.studies.at_rest.pair import ServerPair, shape_limits
 from encbench.studies.at_rest.table_sets import TableSets
 from encbench.workloads import sysbench
@@ -106,7 +107,7 @@ class AtRestStudy:
         self.store = store
         self.profile = profile
         self.progress = progress
-        self.rule: MeasureSpec = profile.measure
+        self.rule: MeasureSpec = measure_options(profile)
         self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
         self.together = self.rule.sharing == "duet"
@@ -210,7 +211,7 @@ class AtRestStudy:
             threads=cell.threads,
             time_s=seconds,
             log=log,
-            options=sysbench.oltp_options(d.tables, d.table_size, self.profile.measure.rand_type),
+            options=sysbench.oltp_options(d.tables, d.table_size, self.rule.rand_type),
             cpu_counter=cpu_counter,
             prefix=where.client_prefix,
             env=self._host().client_env(),

@@ -15,6 +15,7 @@ from encbench.studies.at_rest import cost_profile, floor, growth
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
+from encbench.studies.at_rest.options import measure_options
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")
@@ -84,7 +85,7 @@ def summarize_cell(
         AtRestCell,
         identity,
         state,
-        profile.measure,
+        measure_options(profile),
         RunRecord.METRICS,
         variant_stats,
         wall_s,
@@ -114,7 +115,7 @@ def build(
 ) -> AtRestSummary:
     cores = cells.cores_of(environment)
     skipped = (servers or {}).get("skipped") or {}  # cells a target could not measure
-    m = profile.measure
+    m = measure_options(profile)
     summaries, differences = cells.summarize_cells(
         at_rest_cells(profile),
         runs,
@@ -125,7 +126,7 @@ def build(
         ),
     )
     return AtRestSummary(
-        target_halfwidth_pct=profile.measure.target_halfwidth_pct,
+        target_halfwidth_pct=measure_options(profile).target_halfwidth_pct,
         differences=differences,
         write_workload_state=WRITE_STATE_NOTE
         + ("".join(f" {growth.DATA_NOTE}" for w in m.workloads if w in growth.GROWING_WORKLOADS)),
@@ -134,7 +135,7 @@ def build(
         harness=cells.harness_share(runs, wall_s, cores),
         cells=summaries,
         # The profile's, as the runs recorded it (a resumed run cannot change it).
-        sharing=runs[0].sharing if runs else profile.measure.sharing,
+        sharing=runs[0].sharing if runs else measure_options(profile).sharing,
         server_cpus=sorted({r.server_cpus for r in runs if r.server_cpus}),
         client_cpus=sorted({r.client_cpus for r in runs if r.client_cpus}),
         # As the servers were run (a record from before `restart` existed: per regime).

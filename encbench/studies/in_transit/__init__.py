@@ -3,7 +3,7 @@ plain TCP and over TLS or a tunnel."""
 
 from encbench.results.schema import TransitRecord
 from encbench.studies.definition import StudyDefinition
-from encbench.studies.in_transit import cells, needs, report, sizing, target
+from encbench.studies.in_transit import cells, needs, options, report, sizing, target
 from encbench.studies.in_transit.study import TransitStudy
 
 STUDY = StudyDefinition(
@@ -13,7 +13,9 @@ STUDY = StudyDefinition(
     variants=("plain TCP", "TLS or the cell's tunnel"),
     record=TransitRecord,
     make=TransitStudy,
-    options=lambda profile: profile.transit,
+    section=options.SECTION,
+    options_model=options.TransitSpec,
+    options=options.transit_options,
     cells=cells.cells,
     disk_bytes=sizing.disk_bytes,
     memory_mb=sizing.memory_mb,

@@ -13,8 +13,9 @@ from dataclasses import replace
 from itertools import groupby
 
 from encbench import estimates
-from encbench.profile import Profile, TransitSpec
+from encbench.profile import Profile
 from encbench.results.schema import TransitCell
+from encbench.studies.in_transit.options import TransitSpec, transit_options
 
 QUERY_TESTS = ("oltp_point_select", "oltp_read_only")
 # The key type of a target's TLS rows: whatever the user's server certificate has (the run
@@ -26,7 +27,7 @@ def cells(profile: Profile) -> list[TransitCell]:
     found = _profile_cells(profile)
     if profile.target is None:
         return found
-    first = profile.transit.key_types[0]
+    first = transit_options(profile).key_types[0]
     # Against a user's server the TLS rows of the first key type are measured with the
     # server's own certificate; every other row stays in the list, to be skipped with its
     # reason (target_skip_reason), so the report says what was not measured and why.
@@ -64,7 +65,7 @@ def target_skip_reason(cell: TransitCell) -> str | None:
 def _profile_cells(profile: Profile) -> list[TransitCell]:
     if "in-transit" not in profile.studies:
         return []
-    t = profile.transit
+    t = transit_options(profile)
     found: list[TransitCell] = []
     first_key = t.key_types[0]
     if "tls" in t.methods:
@@ -112,5 +113,5 @@ def groups(
 
 
 def estimated_seconds(profile: Profile) -> float:
-    t = profile.transit
+    t = transit_options(profile)
     return len(cells(profile)) * estimates.upper_bound_s(t, t.run_s, t.warmup_s)

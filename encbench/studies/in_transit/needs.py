@@ -9,6 +9,7 @@ from encbench.checks import Check
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.studies.in_transit.cells import cells
+from encbench.studies.in_transit.options import transit_options
 
 
 def optional_checks() -> list[Check]:
@@ -27,7 +28,7 @@ def optional_tools() -> list[tuple[Check, str]]:
 
 
 def needs(profile: Profile) -> list[Check]:
-    t = profile.transit
+    t = transit_options(profile)
     needed = {"mariadb"}
     needed |= {"mariadb-dump"} if "dump" in t.tests else set()
     needed |= {"stunnel4"} if "stunnel" in t.methods else set()
@@ -47,9 +48,9 @@ def check(profile: Profile) -> None:
 def check_ciphers(profile: Profile) -> None:
     """Each TLS 1.2 suite of the profile must be one this OpenSSL knows and one the key type
     can sign for: otherwise the server would refuse to start or every handshake would fail."""
-    key = profile.transit.key_types[0]
+    key = transit_options(profile).key_types[0]
     wanted = "RSA" if key.startswith("rsa") else "ECDSA"  # ed25519 signs like ECDSA suites
-    for cipher in profile.transit.bulk_ciphers:
+    for cipher in transit_options(profile).bulk_ciphers:
         out = proc.run(
             ["openssl", "ciphers", "-v", "-tls1_2", cipher],
             phase="openssl ciphers",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from encbench.profile import Profile
 from encbench.studies.at_rest.pair import SERVER_ALLOWANCE_MB
+from encbench.studies.in_transit.options import transit_options
 
 BYTES_PER_ROW_ESTIMATE = 260
 SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
@@ -13,7 +14,7 @@ SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
 def disk_bytes(profile: Profile) -> int:
     """One server: sysbench's table, the bulk table and, while it lasts, its dump (about its
     size again)."""
-    t = profile.transit
+    t = transit_options(profile)
     if profile.target is not None:
         # The tables are on the user's server; only a dump is written here (then deleted).
         return t.bulk_mb * 2**20 if "dump" in t.tests else 0
@@ -23,7 +24,7 @@ def disk_bytes(profile: Profile) -> int:
 
 def pool_mb(profile: Profile, tests: set[str]) -> int:
     """Everything in memory: this study is about the wire, not the disk."""
-    t = profile.transit
+    t = transit_options(profile)
     data_mb = t.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
     if tests & {"bulk", "dump"}:
         data_mb += t.bulk_mb
@@ -33,7 +34,7 @@ def pool_mb(profile: Profile, tests: set[str]) -> int:
 def memory_mb(profile: Profile) -> tuple[int, str]:
     if profile.target is not None:
         return 0, "no server of encbench's: the user's server holds the data"
-    pool = pool_mb(profile, set(profile.transit.tests))
+    pool = pool_mb(profile, set(transit_options(profile).tests))
     return pool + SERVER_ALLOWANCE_MB, (
         f"one server with a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB; use a smaller "
         "transit.bulk_mb or transit.table_size"

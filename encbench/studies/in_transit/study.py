@@ -27,7 +27,7 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import ToolError
 from encbench.net import netns
-from encbench.profile import Profile, TransitSpec
+from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.results.schema import Metric, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
@@ -41,6 +41,7 @@ from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_em
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import Client
+from encbench.studies.in_transit.options import TransitSpec, transit_options
 from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
 from encbench.studies.in_transit.sizing import pool_mb
 from encbench.studies.in_transit.target import TransitTarget
@@ -61,8 +62,8 @@ class TransitStudy:
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         self.store = store
         self.profile = profile
-        self.spec = profile.transit
-        self.rule: TransitSpec = profile.transit
+        self.spec = transit_options(profile)
+        self.rule: TransitSpec = transit_options(profile)
         # Both paths meet one server: run at once they would compete inside it, so the rounds
         # stay sequential (a duet needs a server per side: placement.py).
         self.together = False

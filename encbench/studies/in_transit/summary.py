@@ -18,6 +18,7 @@ from encbench.studies.in_transit.models import (
     TransitCellSummary,
     TransitVariant,
 )
+from encbench.studies.in_transit.options import transit_options
 
 # Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
 EXTRA_METRICS = (
@@ -89,7 +90,7 @@ def summarize_cell(
         TransitCellSummary,
         identity,
         state,
-        profile.transit,
+        transit_options(profile),
         (*TransitRecord.METRICS, *EXTRA_METRICS),
         variant_stats,
         wall_s,
@@ -101,7 +102,7 @@ def build(
     runs: list[TransitRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> InTransitSummary:
     record = record or {}
-    t = profile.transit
+    t = transit_options(profile)
     summaries, differences = cells.summarize_cells(
         transit_cells.cells(profile),
         runs,

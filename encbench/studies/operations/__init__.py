@@ -6,14 +6,14 @@ from encbench.checks import Check
 from encbench.profile import Profile
 from encbench.results.schema import OperationRecord
 from encbench.studies.definition import StudyDefinition
-from encbench.studies.operations import cells, report, servers
+from encbench.studies.operations import cells, options, report, servers
 from encbench.studies.operations.study import OperationsStudy
 
 
 def needs(profile: Profile) -> list[Check]:
     """Key rotation builds encbench's key plugin at run time: a C compiler and MariaDB's
     server headers (servers/keyplugin)."""
-    if "key-rotation" not in profile.operations.operations:
+    if "key-rotation" not in options.operations_options(profile).operations:
         return []
     from encbench.servers import keyplugin
 
@@ -32,10 +32,13 @@ STUDY = StudyDefinition(
     variants=("plain server", "encrypted server"),
     record=OperationRecord,
     make=OperationsStudy,
-    options=lambda profile: profile.operations,
+    section=options.SECTION,
+    options_model=options.OperationsSpec,
+    options=options.operations_options,
     cells=cells.cells,
     disk_bytes=servers.estimated_disk_bytes,
     memory_mb=servers.memory_mb,
     report=report.PART,
     needs=needs,
+    validate=options.problem,
 )

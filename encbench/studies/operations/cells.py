@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from encbench.profile import Profile
 from encbench.results.schema import OperationCell
+from encbench.studies.operations.options import operations_options
 
 
 def cells(profile: Profile) -> list[OperationCell]:
@@ -12,9 +13,11 @@ def cells(profile: Profile) -> list[OperationCell]:
     if "operations" not in profile.studies:
         return []
     out: list[OperationCell] = []
-    for operation in profile.operations.operations:
+    for operation in operations_options(profile).operations:
         if operation == "encrypt-existing":
-            out += [OperationCell(operation, n) for n in profile.operations.encryption_threads]
+            out += [
+                OperationCell(operation, n) for n in operations_options(profile).encryption_threads
+            ]
         else:
             out.append(OperationCell(operation))
     return out

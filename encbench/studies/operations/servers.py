@@ -42,6 +42,7 @@ from encbench.studies.at_rest.pair import (
     remove_empty_sandbox_dir,
 )
 from encbench.studies.operations import tablespaces
+from encbench.studies.operations.options import operations_options
 from encbench.workloads import sysbench
 
 RECORD = "operations.json"
@@ -96,7 +97,7 @@ class OperationServers:
             v: SandboxServer(v, self.roots[v]) for v in VARIANTS
         }
         self.pool_mb = buffer_pool_mb(profile)
-        self.rotates = "key-rotation" in profile.operations.operations
+        self.rotates = "key-rotation" in operations_options(profile).operations
         self.plugin_dir = self.roots["plain"] / "plugins"
         self.rotation_keys = keys.private_dir(store.path) / "rotation.keys"
         self.plain_mode = PLAIN
@@ -135,7 +136,9 @@ class OperationServers:
             # encrypted, and the background threads wait for innodb_encrypt_tables=ON.
             options.update(encryption_options(EncryptionSpec(self.spec.algorithm), self.key_file))
             options["innodb_encrypt_tables"] = "OFF"
-            options["innodb_encryption_rotation_iops"] = str(self.profile.operations.rotation_iops)
+            options["innodb_encryption_rotation_iops"] = str(
+                operations_options(self.profile).rotation_iops
+            )
         if variant == "plain" and mode == ROTATABLE:
             options.update(
                 keyplugin.options(self.plugin_dir, self.rotation_keys, self.spec.algorithm)
@@ -145,7 +148,9 @@ class OperationServers:
                     "innodb_encrypt_tables": "ON",
                     "innodb_encryption_threads": "2",
                     "innodb_encryption_rotate_key_age": str(ROTATE_KEY_AGE),
-                    "innodb_encryption_rotation_iops": str(self.profile.operations.rotation_iops),
+                    "innodb_encryption_rotation_iops": str(
+                        operations_options(self.profile).rotation_iops
+                    ),
                 }
             )
         return options
@@ -191,7 +196,7 @@ class OperationServers:
                 "option_difference": option_difference(
                     self.options("plain"), self.options("encrypted")
                 ),
-                "rotation_iops": self.profile.operations.rotation_iops,
+                "rotation_iops": operations_options(self.profile).rotation_iops,
                 "key_rotation": key_rotation,
             }
         )
@@ -212,7 +217,7 @@ class OperationServers:
             keyplugin.build(self.plugin_dir, self.record.get("mariadb_version") or "")
             keys.versioned_key_file(
                 self.rotation_keys.parent,
-                key_versions_needed(self.profile.operations.max_rounds),
+                key_versions_needed(operations_options(self.profile).max_rounds),
                 self.rotation_keys.name,
             )
         log(f"operations: restarting the plain server {mode}")

@@ -35,7 +35,7 @@ from encbench import proc
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
-from encbench.profile import OperationsSpec, Profile
+from encbench.profile import Profile
 from encbench.results.schema import Metric, OperationCell, OperationRecord
 from encbench.results.store import ResultStore
 from encbench.servers import keyplugin
@@ -43,6 +43,7 @@ from encbench.servers.sandbox import SandboxServer, find_binary, tree_bytes
 from encbench.servers.target import blame_the_server
 from encbench.studies import machine
 from encbench.studies.operations import cells, recovery, rotation
+from encbench.studies.operations.options import OperationsSpec, operations_options
 from encbench.studies.operations.servers import (
     CONVERTIBLE,
     PLAIN,
@@ -96,7 +97,7 @@ class OperationsStudy:
         self.store = store
         self.profile = profile
         self.progress = progress
-        self.rule: OperationsSpec = profile.operations
+        self.rule: OperationsSpec = operations_options(profile)
         self.servers: OperationServers | None = None
 
     @property

@@ -17,6 +17,7 @@ from encbench.studies.operations.models import (
     OperationsSummary,
     OperationVariant,
 )
+from encbench.studies.operations.options import operations_options
 
 PRIMARY = primary_metric(OperationRecord.METRICS)
 MIB = 2**20
@@ -66,7 +67,7 @@ def summarize_cell(
             "unit": counted[0].time_unit if counted else cell.unit,
         },
         state,
-        profile.operations,
+        operations_options(profile),
         (PRIMARY,),
         lambda runs: variant_stats(runs, cell.operation),
         timed_s,
@@ -93,7 +94,7 @@ def build(
     cores: int = 1,
 ) -> OperationsSummary:
     record = record or {}
-    rule = profile.operations
+    rule = operations_options(profile)
     limit = cipher_limit_mib_per_s(crypto, profile.server.encryption_algorithm[0])
     summaries, differences = cells.summarize_cells(
         operation_cells.cells(profile),
@@ -114,5 +115,5 @@ def build(
         harness=cells.harness_share(runs, timed_s, cores),
         cells=summaries,
         differences=differences,
-        crash_load_s=profile.operations.crash_load_s,
+        crash_load_s=operations_options(profile).crash_load_s,
     )

@@ -7,7 +7,7 @@ from encbench.checks import Check
 from encbench.profile import Profile
 from encbench.results.schema import RejoinRecord, ReplicationRecord
 from encbench.studies.definition import StudyDefinition
-from encbench.studies.replication import cells, rejoin, report, sizing
+from encbench.studies.replication import cells, options, rejoin, report, sizing
 from encbench.studies.replication.rejoin import RejoinStudy
 from encbench.studies.replication.study import ReplicationStudy
 
@@ -30,12 +30,15 @@ STUDY = StudyDefinition(
     variants=("plain cluster", "socket.ssl cluster"),
     record=ReplicationRecord,
     make=ReplicationStudy,
-    options=lambda profile: profile.replication,
+    section=options.SECTION,
+    options_model=options.ReplicationSpec,
+    options=options.replication_options,
     cells=cells.cells,
     disk_bytes=sizing.disk_bytes,
     memory_mb=sizing.memory_mb,
     report=report.PART,
     needs=needs,
+    validate=options.no_calibration(ReplicationRecord.STUDY),
 )
 REJOIN = StudyDefinition(
     name=RejoinRecord.STUDY,
@@ -44,10 +47,13 @@ REJOIN = StudyDefinition(
     variants=("plain cluster", "socket.ssl cluster"),
     record=RejoinRecord,
     make=RejoinStudy,
-    options=lambda profile: profile.rejoin,
+    section=options.REJOIN_SECTION,
+    options_model=options.RejoinSpec,
+    options=options.rejoin_options,
     cells=rejoin.cells,
     disk_bytes=sizing.disk_bytes,
     memory_mb=sizing.memory_mb,
     report=report.REJOIN_PART,
     needs=needs,
+    validate=options.no_calibration(RejoinRecord.STUDY),
 )

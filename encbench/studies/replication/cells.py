@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from encbench.profile import Profile
 from encbench.results.schema import ReplicationCell
+from encbench.studies.replication.options import replication_options
 
 
 def cells(profile: Profile) -> list[ReplicationCell]:
     """The study's cells, in the profile's order (none when it does not run)."""
     if "replication" not in profile.studies:
         return []
-    spec = profile.replication
+    spec = replication_options(profile)
     return [ReplicationCell(w, n) for w in spec.workloads for n in spec.threads]

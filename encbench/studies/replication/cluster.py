@@ -33,6 +33,7 @@ from encbench.servers import galera, pki, registry
 from encbench.servers.sandbox import SandboxServer, tree_bytes
 from encbench.servers.variants import common_options
 from encbench.studies.at_rest.pair import clear_stale_sandbox, remove_empty_sandbox_dir
+from encbench.studies.replication.options import replication_options
 from encbench.workloads import sysbench
 
 VARIANTS = ("plain", "encrypted")
@@ -92,7 +93,7 @@ class Cluster:
     def __enter__(self) -> Cluster:
         try:
             try:
-                spec = self.profile.replication
+                spec = replication_options(self.profile)
                 self.link = self._stack.enter_context(netns.two_hosts(0.0, spec.rate_mbit))
             except netns.NetnsUnavailable as exc:
                 raise BadInput(f"replication: {exc}; run as root") from exc
@@ -315,7 +316,7 @@ def both_clusters(
     with ExitStack() as stack:
         # Last out: DIR/sandbox once both clusters' sandboxes are gone.
         stack.callback(remove_empty_sandbox_dir, store)
-        made = pki.generate(store.path, profile.replication.key_type, peer=True)
+        made = pki.generate(store.path, replication_options(profile).key_type, peer=True)
         clusters = {
             variant: stack.enter_context(
                 Cluster(variant, store.path, profile, made if variant == "encrypted" else None, log)
@@ -335,7 +336,10 @@ def describe(clusters: dict[str, Cluster], profile: Profile, made: pki.Pki) -> d
     data = profile.data
     return {
         "clusters": {v: c.describe() for v, c in clusters.items()},
-        "link": {"rate_mbit": profile.replication.rate_mbit, "method": "veth pair per cluster"},
+        "link": {
+            "rate_mbit": replication_options(profile).rate_mbit,
+            "method": "veth pair per cluster",
+        },
         "data": {
             "tables": data.tables,
             "table_size": data.table_size,
@@ -343,6 +347,6 @@ def describe(clusters: dict[str, Cluster], profile: Profile, made: pki.Pki) -> d
         },
         "mariadb_version": node1.version(),
         "galera_version": status_value(node1, "wsrep_provider_version"),
-        "key_type": profile.replication.key_type,
+        "key_type": replication_options(profile).key_type,
         "certificate": pki.describe(made.server_cert),
     }

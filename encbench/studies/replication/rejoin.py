@@ -33,7 +33,7 @@ from typing import Any
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
-from encbench.profile import Profile, RejoinSpec
+from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.schema import REJOIN_TRANSFERS, Metric, RejoinCell, RejoinRecord
 from encbench.results.store import ResultStore
@@ -41,6 +41,7 @@ from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.operations.timing import timed
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
+from encbench.studies.replication.options import RejoinSpec, rejoin_options
 from encbench.workloads import sysbench
 
 RECORD = "rejoin.json"
@@ -55,7 +56,7 @@ IST_WRITESETS = re.compile(r"Receiving IST: (\d+) writesets")
 def cells(profile: Profile) -> list[RejoinCell]:
     if "rejoin" not in profile.studies:
         return []
-    spec = profile.rejoin
+    spec = rejoin_options(profile)
     return [RejoinCell(t, spec.missed_transactions) for t in spec.transfers]
 
 
@@ -92,7 +93,7 @@ class RejoinStudy:
         self.store = store
         self.profile = profile
         self.progress = progress
-        self.rule: RejoinSpec = profile.rejoin
+        self.rule: RejoinSpec = rejoin_options(profile)
         self.clusters: dict[str, Cluster] = {}
         self.record: dict[str, Any] = {}
 

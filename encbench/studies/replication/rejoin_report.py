@@ -16,6 +16,7 @@ from encbench.results.schema import RejoinCell, RejoinRecord, primary_metric
 from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication import rejoin as rejoin_study
 from encbench.studies.replication.models import RejoinCellSummary, RejoinSummary, RejoinVariant
+from encbench.studies.replication.options import rejoin_options
 
 PRIMARY = primary_metric(RejoinRecord.METRICS)
 MIB = 2**20
@@ -50,7 +51,7 @@ def summarize_cell(
         RejoinCellSummary,
         {**identity, "proof": proof},
         state,
-        profile.rejoin,
+        rejoin_options(profile),
         RejoinRecord.METRICS,
         variant_stats,
         sync_s,
@@ -61,7 +62,7 @@ def build(
     runs: list[RejoinRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> RejoinSummary:
     proofs = (record or {}).get("proofs") or {}
-    rule = profile.rejoin
+    rule = rejoin_options(profile)
     summaries, differences = cells.summarize_cells(
         rejoin_study.cells(profile),
         runs,

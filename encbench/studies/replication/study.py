@@ -34,7 +34,7 @@ from typing import Any
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
-from encbench.profile import Profile, ReplicationSpec
+from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.schema import Metric, ReplicationCell, ReplicationRecord
 from encbench.results.store import ResultStore
@@ -43,6 +43,7 @@ from encbench.studies import machine
 from encbench.studies.operations.timing import timed
 from encbench.studies.replication import cells
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
+from encbench.studies.replication.options import ReplicationSpec, replication_options
 from encbench.workloads import sysbench
 
 RECORD = "replication.json"
@@ -59,7 +60,7 @@ class ReplicationStudy:
         self.store = store
         self.profile = profile
         self.progress = progress
-        self.rule: ReplicationSpec = profile.replication
+        self.rule: ReplicationSpec = replication_options(profile)
         self.clusters: dict[str, Cluster] = {}
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 

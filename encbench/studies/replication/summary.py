@@ -15,6 +15,7 @@ from encbench.studies.replication.models import (
     ReplicationSummary,
     ReplicationVariant,
 )
+from encbench.studies.replication.options import replication_options
 
 PRIMARY = primary_metric(ReplicationRecord.METRICS)
 
@@ -44,7 +45,7 @@ def summarize_cell(
         ReplicationCellSummary,
         {**identity, "proof": proof},
         state,
-        profile.replication,
+        replication_options(profile),
         ReplicationRecord.METRICS,
         variant_stats,
         wall_s,
@@ -55,7 +56,7 @@ def build(
     runs: list[ReplicationRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> ReplicationSummary:
     record = record or {}
-    rule = profile.replication
+    rule = replication_options(profile)
     proofs = record.get("proofs") or {}
     summaries, differences = cells.summarize_cells(
         replication_cells.cells(profile),

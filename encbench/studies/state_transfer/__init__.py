@@ -5,7 +5,7 @@ live each on its own emulated host."""
 
 from encbench.results.schema import SstRecord
 from encbench.studies.definition import StudyDefinition
-from encbench.studies.state_transfer import cells, needs, report, sizing
+from encbench.studies.state_transfer import cells, needs, options, report, sizing
 from encbench.studies.state_transfer.study import StateTransferStudy
 
 STUDY = StudyDefinition(
@@ -15,13 +15,15 @@ STUDY = StudyDefinition(
     variants=("plain stream", "the cell's encrypted stream"),
     record=SstRecord,
     make=StateTransferStudy,
-    options=lambda profile: profile.state_transfer,
+    section=options.SECTION,
+    options_model=options.StateTransferSpec,
+    options=options.state_transfer_options,
     cells=cells.cells,
     disk_bytes=sizing.disk_bytes,
     memory_mb=sizing.memory_mb,
     report=report.PART,
     needs=needs.needs,
     check=needs.check,
-    optional=lambda profile: profile.state_transfer.optional,
+    optional=lambda profile: options.state_transfer_options(profile).optional,
     calibration=report.CALIBRATED,
 )

@@ -4,15 +4,20 @@ carries the stream (rsync's stunnel has one), and with AES-NI on or off."""
 
 from __future__ import annotations
 
-from encbench.profile import SOCAT_METHODS, THREADED_METHODS, Profile
+from encbench.profile import Profile
 from encbench.results.schema import SstCell
+from encbench.studies.state_transfer.options import (
+    SOCAT_METHODS,
+    THREADED_METHODS,
+    state_transfer_options,
+)
 
 
 def cells(profile: Profile) -> list[SstCell]:
     """The study's cells, in the profile's order (none when it does not run)."""
     if "state-transfer" not in profile.studies:
         return []
-    spec = profile.state_transfer
+    spec = state_transfer_options(profile)
     out: list[SstCell] = []
     for method in spec.methods:
         ciphers = spec.ciphers if method in SOCAT_METHODS else [""]

@@ -33,7 +33,7 @@ from typing import Any
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
 from encbench.errors import BadInput, ServerError, ToolError
 from encbench.net import netns
-from encbench.profile import PIPELINES, SOCAT_METHODS, SST_CIPHERS, Profile
+from encbench.profile import Profile
 from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki, registry
@@ -45,6 +45,12 @@ from encbench.studies.at_rest.pair import (
     remove_empty_sandbox_dir,
 )
 from encbench.studies.state_transfer import pipelines
+from encbench.studies.state_transfer.options import (
+    PIPELINES,
+    SOCAT_METHODS,
+    SST_CIPHERS,
+    state_transfer_options,
+)
 from encbench.workloads import sysbench
 
 RECORD = "state-transfer.json"
@@ -57,7 +63,7 @@ RSYNC_DAEMON_USER = "nobody"
 
 def buffer_pool_mb(profile: Profile) -> int:
     """Enough to load the data; a state transfer copies files, not pages from the pool."""
-    data = profile.state_transfer.data(profile.data)
+    data = state_transfer_options(profile).data(profile.data)
     rows = data.tables * data.table_size
     return max(64, min(1024, int(rows * BYTES_PER_ROW_ESTIMATE / 2**20) + 32))
 
@@ -79,7 +85,7 @@ def stream_encrypted(variant: str, calibration: bool) -> bool:
 MASK_VARIABLE = "OPENSSL_ia32cap"
 
 
-# Per profile.AesNi: "on" a mask that clears nothing, so that a value the user's environment
+# Per options.AesNi: "on" a mask that clears nothing, so that a value the user's environment
 # carries cannot slow the accelerated side; "off" AES-NI and PCLMULQDQ cleared; "seed-mask"
 # the seed's (capacity/measure.py says why each is what it is).
 MASKS = {"on": FULL_IA32CAP, "off": NO_AESNI_IA32CAP, "seed-mask": SEED_STUDY_IA32CAP}
@@ -112,7 +118,7 @@ class Cluster:
         self.log = log
         self.store = store
         self.profile = profile
-        self.spec = profile.state_transfer
+        self.spec = state_transfer_options(profile)
         sandbox = store.path / "sandbox"
         roles = ("donor", "joiner", "peer")[: self.spec.nodes]
         self.roots = {role: sandbox / f"galera-{role}" for role in roles}
@@ -286,7 +292,7 @@ class Cluster:
     # -- provisioning -----------------------------------------------------------------------
     def provision(self) -> None:
         log = self.log
-        data = self.profile.state_transfer.data(self.profile.data)
+        data = state_transfer_options(self.profile).data(self.profile.data)
         donor = self.donor
         first = self.sst_method
         log("state-transfer: initializing the donor")

@@ -8,7 +8,12 @@ from __future__ import annotations
 from encbench import checks, proc
 from encbench.checks import Check
 from encbench.errors import BadInput
-from encbench.profile import SOCAT_METHODS, SST_CIPHERS, Profile
+from encbench.profile import Profile
+from encbench.studies.state_transfer.options import (
+    SOCAT_METHODS,
+    SST_CIPHERS,
+    state_transfer_options,
+)
 
 
 def needs(profile: Profile) -> list[Check]:
@@ -18,7 +23,7 @@ def needs(profile: Profile) -> list[Check]:
         checks.binary("wsrep_sst_common", "mariadb-server"),
         checks.root("the state-transfer study's two hosts are network namespaces"),
     ]
-    methods = profile.state_transfer.methods
+    methods = state_transfer_options(profile).methods
     if "mariabackup" in methods:
         found += [
             checks.binary("mariadb-backup", "mariadb-backup"),
@@ -42,7 +47,7 @@ def needs(profile: Profile) -> list[Check]:
 def check(profile: Profile) -> None:
     """Each TLS 1.2 suite the cells ask socat for must be one this OpenSSL offers: otherwise
     every encrypted transfer would fail its handshake."""
-    spec = profile.state_transfer
+    spec = state_transfer_options(profile)
     if not set(SOCAT_METHODS) & set(spec.methods):
         return
     for name in spec.ciphers:

@@ -4,13 +4,14 @@ it is received and prepared), and memory for every node."""
 
 from __future__ import annotations
 
-from encbench.profile import PIPELINES, Profile
+from encbench.profile import Profile
 from encbench.studies.at_rest.pair import (
     BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
     SYSTEM_FILES_ESTIMATE,
 )
 from encbench.studies.state_transfer.cluster import buffer_pool_mb
+from encbench.studies.state_transfer.options import PIPELINES, state_transfer_options
 
 # The donor's data, the joiner's copy, and mariadb-backup's: the joiner receives into
 # DATA/.sst and moves it back, so it holds the data twice for a moment.
@@ -18,17 +19,17 @@ COPIES = 3
 
 
 def disk_bytes(profile: Profile) -> int:
-    data = profile.state_transfer.data(profile.data)
+    data = state_transfer_options(profile).data(profile.data)
     rows = data.tables * data.table_size
     one = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
     # A raw pipeline's target directory on the joiner's host holds one more copy.
-    pipelines = any(m in PIPELINES for m in profile.state_transfer.methods)
-    return profile.state_transfer.nodes * one + (COPIES - 2 + pipelines) * one
+    pipelines = any(m in PIPELINES for m in state_transfer_options(profile).methods)
+    return state_transfer_options(profile).nodes * one + (COPIES - 2 + pipelines) * one
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
     pool = buffer_pool_mb(profile)
-    nodes = profile.state_transfer.nodes
+    nodes = state_transfer_options(profile).nodes
     # + mariadb-backup --prepare on the joiner (its --use-memory is the pool).
     need = nodes * (pool + SERVER_ALLOWANCE_MB) + pool
     return need, (

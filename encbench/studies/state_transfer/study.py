@@ -40,14 +40,7 @@ from encbench.engine.study import CellSkipped, Run
 from encbench.errors import BadInput, ProofError
 from encbench.net import netns
 from encbench.net.netns import NetnsUnavailable, link_counters
-from encbench.profile import (
-    PIPELINES,
-    SOCAT_METHODS,
-    SST_CIPHERS,
-    STOPPED_DONOR,
-    Profile,
-    StateTransferSpec,
-)
+from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.schema import Metric, SstCell, SstRecord
 from encbench.results.store import ResultStore
@@ -71,6 +64,14 @@ from encbench.studies.state_transfer.cluster import (
     openssl_env,
     stream_encrypted,
 )
+from encbench.studies.state_transfer.options import (
+    PIPELINES,
+    SOCAT_METHODS,
+    SST_CIPHERS,
+    STOPPED_DONOR,
+    StateTransferSpec,
+    state_transfer_options,
+)
 
 
 def _log_from(path: Path, offset: int) -> str:
@@ -93,7 +94,7 @@ class StateTransferStudy:
         self.store = store
         self.profile = profile
         self.progress = progress
-        self.rule: StateTransferSpec = profile.state_transfer
+        self.rule: StateTransferSpec = state_transfer_options(profile)
         self.cluster: Cluster | None = None
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None

@@ -17,6 +17,7 @@ from encbench.studies.state_transfer.models import (
     SstVariant,
     StateTransferSummary,
 )
+from encbench.studies.state_transfer.options import state_transfer_options
 
 PRIMARY = primary_metric(SstRecord.METRICS)
 MIB = 2**20
@@ -84,7 +85,7 @@ def summarize_cell(
         SstCellSummary,
         {**identity, "proof": proof},
         state,
-        profile.state_transfer,
+        state_transfer_options(profile),
         SstRecord.METRICS,
         variant_stats,
         sync_s,
@@ -107,7 +108,7 @@ def build(
     runs: list[SstRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> StateTransferSummary:
     record = record or {}
-    rule = profile.state_transfer
+    rule = state_transfer_options(profile)
     proofs = record.get("proofs") or {}
     limits = record.get("limits")
     summaries, differences = cells.summarize_cells(

@@ -1,0 +1,101 @@
+"""The at-rest study's section of the profile (`[measure]`): what it measures, how a round
+shares the machine, and what those settings cannot be combined with."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from encbench.options import Rounds, Threads, all_known
+from encbench.placement import Sharing
+from encbench.profile import Profile
+from encbench.results.schema import RunRecord
+from encbench.workloads.sysbench import OLTP_WORKLOADS
+
+SECTION = "measure"
+Regime = Literal["in-memory", "io-bound"]
+
+
+class MeasureSpec(Rounds):
+    workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_read_only"]
+    regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]
+    threads: Threads = [1, 4, 16, 64]
+    rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
+    # Where the cost goes: after a cell's rounds, one extra paired run of profile_cpu_s
+    # seconds with `perf record` on each server (profiling/); needs perf (linux-perf).
+    profile_cpu: bool = False
+    profile_cpu_s: Annotated[int, Field(ge=1, le=600)] = 5
+    # How a round shares the machine (placement.py): one variant after the other, unpinned
+    # ("sequential"); the same with servers and client on separate halves of the CPUs
+    # ("pinned"); or both variants at once, each on its own half ("duet").
+    sharing: Sharing = "sequential"
+    # When both servers start afresh: before every block ("block"), so that what a pair of
+    # processes has of its own (two identical servers differed by up to a fifth for as long
+    # as both lived: README, Calibration) varies between blocks and the interval covers it;
+    # or only when the regime, shape or configuration changes ("regime": cheaper, and blind
+    # to that difference).  A target's server is never restarted.
+    restart: Literal["block", "regime"] = "block"
+
+    @field_validator("workloads")
+    @classmethod
+    def known_workloads(cls, value: list[str]) -> list[str]:
+        return all_known(value, OLTP_WORKLOADS, "workload")
+
+
+def measure_options(profile: Profile) -> MeasureSpec:
+    return profile.section(SECTION, MeasureSpec)
+
+
+def problem(profile: Profile) -> str | None:
+    """What [measure] cannot be combined with in the rest of the profile.  Asked of every
+    profile, this study listed or not: server.shapes are for this study alone."""
+    measure = measure_options(profile)
+    if measure.profile_cpu and len(profile.server.encryption_algorithm) > 1:
+        return (
+            "measure.profile_cpu calibrates one cipher's core, and "
+            "server.encryption_algorithm lists several: profile one algorithm at a time"
+        )
+    listed = RunRecord.STUDY in profile.studies
+    shapes = _shapes_problem(profile, measure, listed)
+    if shapes is None and listed and profile.target is not None:
+        return _target_problem(measure)
+    return shapes
+
+
+def _target_problem(measure: MeasureSpec) -> str | None:
+    """What a target's server cannot take: encbench did not start it on this host."""
+    if measure.profile_cpu:
+        return (
+            "measure.profile_cpu samples a server process on this host, which a "
+            "target is not: remove profile_cpu or the target"
+        )
+    if measure.sharing != "sequential":
+        return (
+            f'measure.sharing = "{measure.sharing}" pins server processes '
+            'on this host, which a target is not: use sharing = "sequential"'
+        )
+    return None
+
+
+def _shapes_problem(profile: Profile, measure: MeasureSpec, listed: bool) -> str | None:
+    """What shapes cannot be combined with (the machine's own limits are preflight's)."""
+    if not profile.server.shapes:
+        return None
+    if not listed:
+        return (
+            "server.shapes confine the at-rest study's servers and studies does not "
+            'list "at-rest": add it, or remove server.shapes'
+        )
+    if profile.target is not None:
+        return (
+            "server.shapes confine servers encbench starts, and a target is a server "
+            "it did not start: remove server.shapes or the target"
+        )
+    if measure.sharing != "sequential":
+        return (
+            f'measure.sharing = "{measure.sharing}" pins the servers to CPUs '
+            "of its own, and server.shapes give each server its cpuset: use sharing = "
+            '"sequential" with shapes'
+        )
+    return None

@@ -1,0 +1,93 @@
+"""The in-transit study's section of the profile (`[transit]`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, field_validator, model_validator
+
+from encbench.net import netns, tunnels
+from encbench.options import AcrossKeys, Rounds, Threads, all_known
+from encbench.profile import Profile
+from encbench.servers import pki
+
+SECTION = "transit"
+TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
+TransitMethod = Literal["tls", "stunnel", "ssh"]
+
+
+class TransitSpec(Rounds):
+    """The in-transit study: plain TCP vs TLS (or a tunnel) against one sandboxed server."""
+
+    tests: Annotated[list[TransitTest], Field(min_length=1)] = ["connect", "oltp_point_select"]
+    # Native TLS: one cell group per server key type (the whole chain uses that type).
+    key_types: Annotated[list[str], Field(min_length=1)] = ["rsa2048"]
+    tls_version: Literal["TLSv1.2", "TLSv1.3"] = "TLSv1.3"
+    # TLS 1.2 cipher suites for the bulk test, chosen on the server (ssl_cipher); empty = the
+    # server's default.  Needs tls_version = "TLSv1.2" (TLS 1.3 suites ignore ssl_cipher).
+    bulk_ciphers: list[str] = []
+    methods: Annotated[list[TransitMethod], Field(min_length=1)] = ["tls"]
+    tunnel_key_type: str = "rsa2048"
+    # stunnel rows without and/or with TLS session resumption (its client resumes by default;
+    # MariaDB's clients never do, so `false` is the like-for-like comparison).
+    stunnel_resume: Annotated[list[bool], Field(min_length=1)] = [False]
+    ssh_ciphers: Annotated[list[str], Field(min_length=1)] = ["aes128-gcm@openssh.com"]
+    connect_threads: Threads = [1, 4]
+    query_threads: Threads = [1, 4, 16]
+    # Round-trip times for the connection test; 0 = loopback on one host.
+    rtt_ms: Annotated[list[float], Field(min_length=1)] = [0]
+    rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    table_size: Annotated[int, Field(gt=0)] = 10_000
+    bulk_mb: Annotated[int, Field(gt=0, le=8192)] = 128
+    # Shorter than at rest: a cell is one path, and a study has many.
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 1
+    cell_budget_s: Annotated[float, Field(gt=0)] = 30
+
+    @field_validator("key_types")
+    @classmethod
+    def known_key_types(cls, value: list[str]) -> list[str]:
+        return all_known(value, pki.KEY_TYPES, "TLS key type")
+
+    @field_validator("tunnel_key_type")
+    @classmethod
+    def known_tunnel_key(cls, value: str) -> str:
+        all_known([value], tunnels.SSH_KEY_TYPES, "tunnel key type")
+        return value
+
+    @field_validator("ssh_ciphers")
+    @classmethod
+    def known_ssh_ciphers(cls, value: list[str]) -> list[str]:
+        return all_known(value, tunnels.SSH_CIPHERS, "SSH cipher")
+
+    @field_validator("rtt_ms")
+    @classmethod
+    def delays_in_range(cls, value: list[float]) -> list[float]:
+        for rtt in value:
+            if not 0 <= rtt <= netns.MAX_DELAY_MS:
+                raise ValueError(
+                    f"round-trip time {rtt:g} ms is out of range; use 0 to "
+                    f"{netns.MAX_DELAY_MS:g} ms"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def rate_needs_a_distance(self) -> Self:
+        if self.rate_mbit is not None and not any(rtt > 0 for rtt in self.rtt_ms):
+            raise AcrossKeys(
+                "{section}.rate_mbit limits the emulated link, which only rows with "
+                "{section}.rtt_ms > 0 use: add a distance or remove the rate"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def suites_need_tls_1_2(self) -> Self:
+        if self.bulk_ciphers and self.tls_version != "TLSv1.2":
+            raise AcrossKeys(
+                '{section}.bulk_ciphers needs {section}.tls_version = "TLSv1.2" '
+                "(TLS 1.3 suites are not chosen by ssl_cipher)"
+            )
+        return self
+
+
+def transit_options(profile: Profile) -> TransitSpec:
+    return profile.section(SECTION, TransitSpec)

@@ -1,0 +1,87 @@
+"""The operations study's section of the profile (`[operations]`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, get_args
+
+from pydantic import Field, field_validator
+
+from encbench.options import MAX_CLIENT_THREADS, Rounds, all_known
+from encbench.profile import Profile
+from encbench.results.schema import OperationRecord
+
+SECTION = "operations"
+Operation = Literal[
+    "startup", "crash-recovery", "encrypt-existing", "key-rotation", "backup", "prepare"
+]
+# innodb_encryption_threads takes 0 to 255; 0 would never encrypt anything.
+MAX_ENCRYPTION_THREADS = 255
+
+
+class OperationsSpec(Rounds):
+    """The operations study: timed operations of a plain and an encrypted server with the
+    profile's data (studies/operations/)."""
+
+    operations: Annotated[list[str], Field(min_length=1)] = [
+        "startup",
+        "crash-recovery",
+        "encrypt-existing",
+        "backup",
+        "prepare",
+    ]
+    # innodb_encryption_threads while existing tables are encrypted: one cell each.
+    encryption_threads: Annotated[list[int], Field(min_length=1)] = [1, 2, 4]
+    # The background encryption's page budget (innodb_encryption_rotation_iops).  MariaDB's
+    # default, 100 pages/s, would measure that throttle (1.6 MiB/s) rather than the cipher.
+    rotation_iops: Annotated[int, Field(ge=1, le=1_000_000_000)] = 100_000
+    # sysbench threads of the write load before a crash and of the foreground load while
+    # existing tables are encrypted.
+    load_threads: Annotated[int, Field(gt=0, le=MAX_CLIENT_THREADS)] = 4
+    crash_load_s: Annotated[int, Field(ge=1, le=3600)] = 5
+    # The plain side's window of the foreground load (the encrypted side's is the encryption
+    # pass): about as long as that pass, so that both rates cover like stretches of load.
+    foreground_s: Annotated[int, Field(ge=1, le=3600)] = 2
+    # An operation takes what it takes: no warm-up, and run_s is only the ETA's estimate.
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 0
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 5
+    cell_budget_s: Annotated[float, Field(gt=0)] = 150
+
+    @field_validator("operations")
+    @classmethod
+    def known_operations(cls, value: list[str]) -> list[str]:
+        return all_known(value, get_args(Operation), "operation")
+
+    @field_validator("encryption_threads")
+    @classmethod
+    def threads_in_range(cls, value: list[int]) -> list[int]:
+        for n in value:
+            if not 1 <= n <= MAX_ENCRYPTION_THREADS:
+                raise ValueError(
+                    f"{n} encryption threads is out of range: innodb_encryption_threads takes "
+                    f"1 to {MAX_ENCRYPTION_THREADS} (0 would never encrypt); use 1 to "
+                    f"{MAX_ENCRYPTION_THREADS}"
+                )
+        return value
+
+
+def operations_options(profile: Profile) -> OperationsSpec:
+    return profile.section(SECTION, OperationsSpec)
+
+
+def problem(profile: Profile) -> str | None:
+    """What the study cannot be combined with in the rest of the profile, when listed."""
+    if OperationRecord.STUDY not in profile.studies:
+        return None
+    if len(profile.server.encryption_algorithm) > 1 or len(profile.server.encryption_scope) > 1:
+        return (
+            "the operations study times one encryption configuration, and "
+            "server.encryption_algorithm or server.encryption_scope lists several: list one, "
+            "or measure the operations in a profile of their own"
+        )
+    if profile.calibration:
+        # Its twin would still be an encrypted server: no A/A of operations exists yet.
+        return (
+            'the operations study has no A/A calibration; remove "operations" '
+            "from studies to calibrate, or measure it with `encbench run`"
+        )
+    return None

@@ -1,0 +1,137 @@
+"""The state-transfer study's section of the profile (`[state_transfer]`): its methods,
+their TLS choices and the cluster it measures them on."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from encbench.options import DataSpec, Rounds, all_known
+from encbench.profile import Profile
+
+SECTION = "state_transfer"
+
+# The state-transfer study's methods and, for mariabackup's socat stream, its TLS choices:
+# TLS 1.3 with OpenSSL's default suite, or a TLS 1.2 suite (socat with OpenSSL 3 negotiates
+# TLS 1.3, where `cipher=` is silently ignored, so a suite needs max-version=TLS1.2).
+SstMethod = Literal["mariabackup", "rsync", "tar", "xbstream", "rsync-dir", "rsync-file"]
+# The seed's raw pipelines, without Galera (studies/state_transfer/pipelines.py): the donor's
+# data directory streamed by `tar` or by `mariadb-backup --stream=xbstream` over socat, or
+# copied by rsync per directory or per file into an rsync daemon through socat, plain or
+# socat's openssl address, into an empty directory on the joiner's host.
+PIPELINES = ("tar", "xbstream", "rsync-dir", "rsync-file")
+# The pipelines that read the donor's files as the seed did, with the server stopped.
+STOPPED_DONOR = ("tar", "rsync-dir", "rsync-file")
+# What a cell's `ciphers` choose for: every stream socat carries (rsync's stunnel has one).
+SOCAT_METHODS = ("mariabackup", *PIPELINES)
+# What a cell's `backup_threads` is for: mariadb-backup's --parallel, rsync's per-directory
+# parallelism, the rsync pipelines' rsyncs at a time; tar reads one file at a time.
+THREADED_METHODS = ("mariabackup", "rsync", "xbstream", "rsync-dir", "rsync-file")
+MAX_SOCAT_BUFFER_KIB = 65536
+SST_CIPHERS: dict[str, str] = {
+    "TLSv1.3": "",
+    "AES128-GCM": "ECDHE-RSA-AES128-GCM-SHA256",
+    "AES256-GCM": "ECDHE-RSA-AES256-GCM-SHA384",
+    "CHACHA20": "ECDHE-RSA-CHACHA20-POLY1305",
+}
+MAX_BACKUP_THREADS = 64
+# Whether OpenSSL may use AES-NI in every process of a state transfer: "off" starts the nodes
+# (and so the SST scripts' socat, stunnel, openssl) and the raw pipelines' socat with
+# OPENSSL_ia32cap = capacity's NO_AESNI_IA32CAP, which clears AES-NI and PCLMULQDQ and
+# nothing else; "seed-mask" with the seed's mask as it wrote it, which OpenSSL 3 reads as
+# also clearing CPUID leaf 7 (AVX2 and the rest: ChaCha20 slows too; capacity/measure.py).
+AesNi = Literal["on", "off", "seed-mask"]
+
+
+class StateTransferSpec(Rounds):
+    """The state-transfer study: a 2- or 3-node Galera cluster, each node on its own emulated
+    host, and per round a fresh SST of the joiner, plain against encrypted
+    (studies/state_transfer/)."""
+
+    methods: Annotated[list[SstMethod], Field(min_length=1)] = ["mariabackup", "rsync"]
+    # The streams socat carries (mariabackup's and the pipelines'): one cell per entry
+    # (rsync's stunnel keeps its own default).
+    ciphers: Annotated[list[str], Field(min_length=1)] = ["TLSv1.3"]
+    backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
+    # One cell per entry, every method: "off" as the seed's "AES-NI off" runs (AesNi above).
+    aesni: Annotated[list[AesNi], Field(min_length=1)] = ["on"]
+    nodes: int = 2
+    # The donor's data when it is not [data]'s (which the at-rest study sizes for its
+    # regimes): an SST copies it whole in every run, so a short profile may want less.
+    tables: Annotated[int, Field(gt=0, le=1000)] | None = None
+    table_size: Annotated[int, Field(gt=0)] | None = None
+    # true: a machine without what the study needs (root, the Galera provider, the
+    # methods' tools) skips its cells with the reason in the report, rather than refusing
+    # the whole run — for a profile whose other studies run anywhere (quick).
+    optional: bool = False
+    # The emulated link between the hosts (tbf); none: as fast as the veth pair goes.
+    rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    key_type: Literal["rsa2048", "rsa3072", "rsa4096"] = "rsa2048"
+    # One SST takes what it takes: no warm-up, and run_s is only the ETA's estimate.
+    warmup_s: Annotated[int, Field(ge=0, le=0)] = 0
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 20
+    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 12
+    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 40
+    cell_budget_s: Annotated[float, Field(gt=0)] = 300
+    # The longest one state transfer may take before the run stops with the nodes' logs.
+    sst_timeout_s: Annotated[float, Field(gt=0, le=86_400)] = 900
+    # socat's -b in the raw pipelines (the SST scripts start their own socat): its 8 KiB
+    # default held a plain stream to about half of what 1 MiB gave on this machine (#10).
+    socat_buffer_kib: int = 1024
+
+    def data(self, default: DataSpec) -> DataSpec:
+        """The donor's sysbench data: this section's size where it gives one, else
+        `default` ([data]) for what it leaves out."""
+        return DataSpec(
+            tables=self.tables or default.tables,
+            table_size=self.table_size or default.table_size,
+        )
+
+    @field_validator("socat_buffer_kib")
+    @classmethod
+    def buffer_in_range(cls, value: int) -> int:
+        if not 1 <= value <= MAX_SOCAT_BUFFER_KIB:
+            raise ValueError(
+                f"a socat buffer of {value} KiB is out of range: use 1 to "
+                f"{MAX_SOCAT_BUFFER_KIB} (KiB; socat's own default is 8)"
+            )
+        return value
+
+    @field_validator("ciphers")
+    @classmethod
+    def known_ciphers(cls, value: list[str]) -> list[str]:
+        return all_known(value, SST_CIPHERS, "SST cipher")
+
+    @field_validator("nodes")
+    @classmethod
+    def node_count(cls, value: int) -> int:
+        if value not in (2, 3):
+            raise ValueError(
+                f"{value} nodes is out of range: use 2 (a donor and a joiner) or 3 (and a "
+                "peer that stays in the cluster while the joiner rejoins)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def third_node_joins_by_sst(self) -> StateTransferSpec:
+        if self.nodes == 3 and all(m in PIPELINES for m in self.methods):
+            raise ValueError(
+                "nodes = 3 needs an SST method (mariabackup or rsync): the raw pipelines "
+                "run without Galera, so a third node would measure nothing; use nodes = 2"
+            )
+        return self
+
+    @field_validator("backup_threads")
+    @classmethod
+    def threads_in_range(cls, value: list[int]) -> list[int]:
+        for n in value:
+            if not 1 <= n <= MAX_BACKUP_THREADS:
+                raise ValueError(
+                    f"{n} backup threads is out of range: use 1 to {MAX_BACKUP_THREADS}"
+                )
+        return value
+
+
+def state_transfer_options(profile: Profile) -> StateTransferSpec:
+    return profile.section(SECTION, StateTransferSpec)
