@@ -6,29 +6,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from encbench import studies
 from encbench.profile import Profile
 from encbench.report import compare as comparing
 from encbench.report import documents
 from encbench.report.models import Record, Summary
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
-from encbench.studies import STUDIES
 
 
 def render_documents(store: ResultStore, profile: Profile, with_html: bool = False) -> Summary:
-    return documents.render_documents(store, profile, STUDIES, with_html=with_html)
+    return documents.render_documents(store, profile, studies.STUDIES, with_html=with_html)
 
 
 def build_summary(store: ResultStore, profile: Profile) -> Summary:
-    return documents.build_summary(store, profile, STUDIES)
+    return documents.build_summary(store, profile, studies.STUDIES)
 
 
 def read_summary(data: object, where: str) -> Summary:
-    return documents.read_summary(data, where, STUDIES)
+    return documents.read_summary(data, where, studies.STUDIES)
 
 
 def document(summary: Summary, crypto: Record | None = None) -> Document:
-    return documents.document(summary, STUDIES, crypto)
+    return documents.document(summary, studies.STUDIES, crypto)
 
 
 def compare(
@@ -37,4 +37,4 @@ def compare(
     label_a: str,
     label_b: str,
 ) -> comparing.Comparison:
-    return comparing.compare(summary_a, summary_b, label_a, label_b, STUDIES)
+    return comparing.compare(summary_a, summary_b, label_a, label_b, studies.STUDIES)

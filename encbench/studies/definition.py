@@ -75,9 +75,8 @@ class StudyDefinition:
     validate: Callable[[Profile], str | None] = _no_problem
     # Left out, with why, on a machine that cannot run it (root, a tool, disk or memory).
     optional: Callable[[Profile], bool] = _never
-    # Whether it can measure a server encbench did not start (`--target`); if not, why.
+    # Whether it can measure a server encbench did not start (`--target`).
     takes_target: bool = False
-    target_why: str = ""
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
