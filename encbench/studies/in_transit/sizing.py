@@ -4,10 +4,11 @@ starts (studies/__init__.py), and the buffer pool it runs with."""
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.studies.at_rest.pair import SERVER_ALLOWANCE_MB
-
-BYTES_PER_ROW_ESTIMATE = 260
-SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
+from encbench.servers.sizing import (
+    BYTES_PER_ROW_ESTIMATE,
+    SERVER_ALLOWANCE_MB,
+    SYSTEM_FILES_ESTIMATE,
+)
 
 
 def disk_bytes(profile: Profile) -> int:

@@ -31,8 +31,9 @@ from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki, registry
 from encbench.servers.sandbox import SandboxServer, tree_bytes
+from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
+from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.variants import common_options
-from encbench.studies.at_rest.pair import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.workloads import sysbench
 
 VARIANTS = ("plain", "encrypted")
@@ -46,8 +47,6 @@ RSYNC_DAEMON_USER = "nobody"
 def buffer_pool_mb(profile: Profile) -> int:
     """The whole data set in the pool with room to spare: the paired TPS is to measure the
     replication, not the disk (every node holds the data; see sizing.py)."""
-    from encbench.studies.at_rest.pair import BYTES_PER_ROW_ESTIMATE
-
     rows = profile.data.tables * profile.data.table_size
     return max(64, min(2048, int(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20) + 32))
 

@@ -38,12 +38,9 @@ from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki, registry
 from encbench.servers.sandbox import SandboxServer, tree_bytes
+from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
+from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.variants import CALIBRATION_SIDES, common_options
-from encbench.studies.at_rest.pair import (
-    BYTES_PER_ROW_ESTIMATE,
-    clear_stale_sandbox,
-    remove_empty_sandbox_dir,
-)
 from encbench.studies.state_transfer import pipelines
 from encbench.workloads import sysbench
 
