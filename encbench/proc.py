@@ -254,6 +254,19 @@ def background(argv: Sequence[str], *, phase: str, log: Path) -> Iterator[subpro
         stop_group(process, TOOL_STOP)
 
 
+def start_streams(
+    argv: Sequence[str], *, env: Mapping[str, str] | None = None, **popen: Any
+) -> subprocess.Popen[bytes]:
+    """Start argv with byte streams the caller wires (a server, a tunnel, a stage of a
+    pipeline, an ssh shell it talks to) and return at once; like every child, in its own
+    session and with the run's marker.  The caller waits for it or stops it (stop_group) on
+    every exit.  A missing program raises FileNotFoundError: the caller knows what to say."""
+    process: subprocess.Popen[bytes] = subprocess.Popen(
+        list(argv), env=child_env(env), start_new_session=True, **popen
+    )
+    return process
+
+
 def _start(argv: list[str], *, phase: str, hint: str, **popen: Any) -> subprocess.Popen[str]:
     """A child in its own session (a timeout or interrupt stops its whole group, never ours),
     with the run's environment."""

@@ -14,7 +14,7 @@ from encbench import proc
 from encbench.errors import BadInput
 from encbench.profile import parse
 from encbench.servers import keyplugin, keys
-from encbench.studies.at_rest.pair import redact
+from encbench.servers.keys import redact
 from encbench.studies.operations.servers import VERSION_STEP, key_versions_needed
 
 

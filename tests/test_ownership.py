@@ -102,6 +102,18 @@ def test_the_marker_names_the_run_and_old_bare_pid_markers_still_parse() -> None
     assert proc.RunIdentity.from_marker("x") is None
 
 
+def test_a_child_started_with_its_own_streams_has_its_own_session_and_the_runs_marker() -> None:
+    code = f"import os; print(os.getsid(0), os.environ[{proc.OWNER_ENV!r}], os.environ['EXTRA'])"
+    child = proc.start_streams(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, env={"EXTRA": "kept"}
+    )
+    out, _ = child.communicate(timeout=30)
+    session, marker, extra = out.decode().split()
+    assert int(session) == child.pid  # its own session: stop_group stops it, never us
+    assert marker == proc.current_run().marker()  # `encbench clean` knows whose it is
+    assert extra == "kept"
+
+
 def test_busy_cpu_leaves_out_idle_iowait_and_interrupts() -> None:
     times = SimpleNamespace(
         user=1112.72, nice=0.0, system=578.75, idle=1084.9, iowait=116.63, irq=0.0,

@@ -9,6 +9,7 @@ import pytest
 
 from encbench import options, profile, studies
 from encbench.errors import BadInput
+from encbench.servers import sizing
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.at_rest import pair
 from tests.helpers import encbench
@@ -174,7 +175,7 @@ def big(regimes: str = '["in-memory", "io-bound"]') -> profile.Profile:
 
 
 def in_memory_pool_mb(prof: profile.Profile) -> int:
-    return pair.pool_mb(pair.estimated_data_mb(prof), "in-memory", prof.regime)
+    return sizing.pool_mb(pair.estimated_data_mb(prof), "in-memory", prof.regime)
 
 
 def test_refuses_an_in_memory_regime_larger_than_the_available_memory() -> None:
@@ -192,7 +193,7 @@ def test_the_in_memory_estimate_counts_both_servers_pools() -> None:
     prof = big()
     pool = in_memory_pool_mb(prof)
     assert 3900 < pool < 4100  # 8M rows × 260 B × headroom 2 + 64 MB
-    need_kb = 2 * (pool + pair.SERVER_ALLOWANCE_MB) * 1024
+    need_kb = 2 * (pool + sizing.SERVER_ALLOWANCE_MB) * 1024
     studies.check_memory(prof, meminfo(need_kb))
     with pytest.raises(BadInput):
         studies.check_memory(prof, meminfo(need_kb - 1024))
@@ -200,7 +201,7 @@ def test_the_in_memory_estimate_counts_both_servers_pools() -> None:
 
 def test_accepts_big_data_when_the_in_memory_regime_is_not_asked_for() -> None:
     io_bound = big('["io-bound"]')
-    studies.check_memory(io_bound, meminfo(2 * (pair.SERVER_ALLOWANCE_MB + 500) * 1024))
+    studies.check_memory(io_bound, meminfo(2 * (sizing.SERVER_ALLOWANCE_MB + 500) * 1024))
 
 
 def test_the_in_transit_server_must_fit_too() -> None:

@@ -14,6 +14,7 @@ from encbench.errors import BadInput
 from encbench.report.models import Estimate, Harness, Pair, Spread
 from encbench.report.tables import Bullets, Table
 from encbench.results.schema import CellKey, RunRecord
+from encbench.servers import sizing
 from encbench.studies.at_rest import cells, pair, shapes_section
 from encbench.studies.at_rest import needs as at_rest_needs
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
@@ -184,8 +185,8 @@ def test_the_memory_a_shape_needs_is_its_largest_regimes_pool_and_the_allowance(
         "p",
     )
     need, what = pair.shape_memory_mb(prof)
-    pool = pair.pool_mb(pair.estimated_data_mb(prof), "in-memory", prof.regime)
-    assert need == pool + pair.SERVER_ALLOWANCE_MB
+    pool = sizing.pool_mb(pair.estimated_data_mb(prof), "in-memory", prof.regime)
+    assert need == pool + sizing.SERVER_ALLOWANCE_MB
     assert what.startswith(f"a {pool:,} MB buffer pool for the in-memory regime")
 
 

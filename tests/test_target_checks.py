@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
+from encbench.servers import prerequisites as pre
 from encbench.servers.dsn import parse_dsn, with_target
 from encbench.servers.user_server import password_from
-from encbench.studies.at_rest import prerequisites as pre
 
 MARIADB = {
     "version": "10.11.6-MariaDB-0+deb12u1",

@@ -8,14 +8,21 @@ the window opened); the whole machine's busy and stolen CPU (/proc/stat).  What 
 spent beyond this run's processes, plus what the hypervisor stole, is *interference*: on a
 shared machine that is the noise that paired rounds must absorb, and a round whose runs had
 more than the profile's threshold is measured again (engine/rounds.py).
+
+An operation's window (`timed`: a restart, a backup, a state transfer) is read the same way,
+but unlike a sysbench window processes are born inside it (the server an operation starts,
+mariadb-backup): every descendant of encbench alive when the window closes counts as this
+run's, from zero if it was born inside.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from encbench import proc
@@ -103,3 +110,36 @@ class Window:
             steal_s=steal,
             interference_pct=100.0 * (other + steal) / machine if machine > 0 else 0.0,
         )
+
+
+def _no_server_cpu() -> float:
+    # The operation's own CPU is not compared; only the other load is wanted here.
+    return 0.0
+
+
+@dataclass
+class Stopwatch:
+    """What `timed` measured: the operation's seconds (time.perf_counter) and the machine's
+    other load meanwhile."""
+
+    seconds: float = 0.0
+    window: Window | None = None
+
+
+def _close(start: Clocks) -> Window:
+    alive = proc.descendants(os.getpid())
+    born = {pid: 0.0 for pid in alive if pid not in start.run_cpu_s}
+    opened = dataclasses.replace(start, run_cpu_s={**born, **start.run_cpu_s})
+    end = Clocks.read(0, opened.pids, _no_server_cpu)
+    return Window.between(opened, end)
+
+
+@contextmanager
+def timed() -> Iterator[Stopwatch]:
+    """with timed() as watch: <operation>; then watch.seconds and watch.window."""
+    watch = Stopwatch()
+    start = Clocks.read(0, None, _no_server_cpu)
+    began = time.perf_counter()
+    yield watch
+    watch.seconds = time.perf_counter() - began
+    watch.window = _close(start)

@@ -84,14 +84,12 @@ class Daemon:
     def _start(self, timeout_s: float) -> None:
         with open(self.log, "ab") as out:
             try:
-                self.process = subprocess.Popen(
+                self.process = proc.start_streams(
                     self.argv,
                     cwd=self.cwd,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
-                    env=proc.child_env(),
-                    start_new_session=True,
                 )
             except FileNotFoundError as exc:
                 raise BadInput(f"{self.argv[0]} not found") from exc

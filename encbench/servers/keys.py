@@ -65,3 +65,12 @@ def remove_private(run_dir: Path) -> None:
     path = run_dir / "private"
     if path.is_dir():
         shutil.rmtree(path)
+
+
+# The options that name a key file (file_key_management's, encbench_key_management's).
+KEY_FILE_OPTIONS = frozenset({"file_key_management_filename", "encbench_key_management_filename"})
+
+
+def redact(options: dict[str, str]) -> dict[str, str]:
+    """Options as recorded with the results: the key file's path is not published."""
+    return {k: "<key file in private/>" if k in KEY_FILE_OPTIONS else v for k, v in options.items()}

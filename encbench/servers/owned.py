@@ -12,6 +12,8 @@ from encbench.errors import BadInput
 from encbench.servers.user_server import UserServer
 
 MARKER_TABLE = "encbench_owner"
+# How `encbench plan` writes run_key before the results directory, and so its key, exists.
+PLACEHOLDER_KEY = "<12 hex digits of the results directory>"
 
 
 def run_key(store_path: str) -> str:

@@ -86,13 +86,8 @@ class SshCpu:
         """Connect, and find the server's process from its pid file."""
         with open(self.log, "wb") as err:
             try:
-                self.process = subprocess.Popen(
-                    self.argv(),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=err,
-                    env=proc.child_env(None),
-                    start_new_session=True,
+                self.process = proc.start_streams(
+                    self.argv(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err
                 )
             except FileNotFoundError:
                 raise BadInput(f"ssh not found: {SSH_HINT}") from None

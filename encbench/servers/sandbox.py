@@ -227,7 +227,7 @@ class SandboxServer:
         self.paths.socket.unlink(missing_ok=True)
         shaped, enter = self._shaped_group()
         try:
-            self.process = subprocess.Popen(
+            self.process = proc.start_streams(
                 [
                     *self.launch_prefix,
                     *enter,
@@ -237,8 +237,7 @@ class SandboxServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env={**proc.child_env(), **(env or {})},
-                start_new_session=True,
+                env=env,
             )
         except BaseException:
             if shaped is not None:

@@ -13,8 +13,8 @@ plugin (INFORMATION_SCHEMA.PLUGINS, keyring_*); the proof is the ENCRYPTION colu
 default encryption (`DEFAULT ENCRYPTION`, defaulting to default_table_encryption), so each
 of encbench's databases is created with its set's own: a table then never differs from its
 schema's default.  Where table_encryption_privilege_check is ON, a schema default that
-differs from default_table_encryption needs TABLE_ENCRYPTION_ADMIN (prerequisites.py says
-so).  MySQL has no per-page cipher counters: its runs are proven by the tablespaces alone,
+differs from default_table_encryption needs TABLE_ENCRYPTION_ADMIN (servers/prerequisites.py
+says so).  MySQL has no per-page cipher counters: its runs are proven by the tablespaces alone,
 and the report says that.
 
 Written from the MySQL 8.0/8.4 Reference Manual and Percona Server 8.0 documentation and

@@ -9,18 +9,25 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from encbench.errors import BadInput
 from encbench.placement import usable_cpus
-from encbench.profile import Profile, RegimeSpec, ShapeSpec
+from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keys, registry, shapes
+from encbench.servers import keys, shapes
 from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
+from encbench.servers.sizing import (
+    BYTES_PER_ROW_ESTIMATE,
+    SERVER_ALLOWANCE_MB,
+    SYSTEM_FILES_ESTIMATE,
+    pool_mb,
+    rows_mb,
+)
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import (
     VARIANTS,
@@ -34,28 +41,9 @@ from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
 from encbench.studies.at_rest.options import measure_options
 from encbench.workloads import sysbench
 
-# sysbench's row: int id, int k, char(120) c, char(60) pad, plus the k index and page slack.
-BYTES_PER_ROW_ESTIMATE = 260
-SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema per server
-IN_MEMORY_RESERVE_MB = 64
-# What a server needs beyond its buffer pool (connections, dictionary, log buffer): an
-# allowance for the memory check, not a measurement.
-SERVER_ALLOWANCE_MB = 128
-
-
-def pool_mb(data_mb: float, regime: str, spec: RegimeSpec) -> int:
-    """The buffer pool of a regime for this much data."""
-    if regime == "in-memory":
-        # + a constant: InnoDB keeps part of a small pool for itself (adaptive hash index,
-        # locks), so a pool of 2 × 5 MB does not hold 5 MB of pages.
-        size = math.ceil(data_mb * spec.in_memory_headroom) + IN_MEMORY_RESERVE_MB
-    else:
-        size = math.floor(data_mb * spec.io_bound_fraction)
-    return max(spec.min_buffer_pool_mb, size)
-
 
 def estimated_data_mb(profile: Profile) -> float:
-    return profile.data.tables * profile.data.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
+    return rows_mb(profile.data.tables * profile.data.table_size)
 
 
 def shape_memory_mb(profile: Profile) -> tuple[int, str]:
@@ -96,37 +84,6 @@ def memory_mb(profile: Profile) -> tuple[int, str]:
         "data (data.tables, data.table_size), a smaller regime.in_memory_headroom, or drop "
         '"in-memory" from measure.regimes'
     )
-
-
-def clear_stale_sandbox(root: Path) -> None:
-    """A run killed outright (SIGKILL, power loss) leaves its sandbox behind, perhaps with its
-    server still running on it; --resume must neither start a second server on that data
-    directory nor silently kill the first."""
-    if not root.exists():
-        return
-    for entry in registry.entries():
-        if Path(entry.root) == root and registry.server_running(entry):
-            raise BadInput(
-                f"a server from an earlier run still uses {root} (pid {entry.server_pid}): "
-                "run `encbench clean` first"
-            )
-    registry.remove_sandbox_files(root)
-
-
-def remove_empty_sandbox_dir(store: ResultStore) -> None:
-    """DIR/sandbox once its last server is destroyed: a finished run leaves only results."""
-    sandbox = store.path / "sandbox"
-    if sandbox.is_dir() and not any(sandbox.iterdir()):
-        sandbox.rmdir()
-
-
-# The options that name a key file (file_key_management's, encbench_key_management's).
-KEY_FILE_OPTIONS = frozenset({"file_key_management_filename", "encbench_key_management_filename"})
-
-
-def redact(options: dict[str, str]) -> dict[str, str]:
-    """Options as recorded with the results: the key file's path is not published."""
-    return {k: "<key file in private/>" if k in KEY_FILE_OPTIONS else v for k, v in options.items()}
 
 
 class ServerPair:
@@ -375,7 +332,7 @@ class ServerPair:
             opts = self.options(variant, bp)
             server.shape = shaping
             server.restart(opts)
-            regime_record["options"][variant] = redact(opts)
+            regime_record["options"][variant] = keys.redact(opts)
             if server.shaped is not None:
                 # Read back from the cgroup files and shown on the running server.
                 regime_record.setdefault("confinement", {})[variant] = server.shaped.confinement(

@@ -7,15 +7,12 @@ from __future__ import annotations
 import os
 
 from encbench.profile import Profile
-from encbench.servers.owned import MARKER_TABLE
+from encbench.servers import prerequisites
+from encbench.servers.owned import MARKER_TABLE, PLACEHOLDER_KEY
 from encbench.servers.user_server import UserServer, password_from
-from encbench.studies.at_rest import prerequisites
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.dialects import Dialect, dialect_for
 from encbench.studies.at_rest.table_sets import regime_problem, statements
-
-# The results directory's key is known only once it exists (servers/owned.py: run_key).
-PLACEHOLDER_KEY = "<12 hex digits of the results directory>"
 
 
 def target_checks(profile: Profile) -> tuple[list[str], int, Dialect]:

@@ -3,10 +3,10 @@ one ENCRYPTED=NO and one ENCRYPTED=YES, each in a database encbench creates, nam
 run id and marks as its own (a table `encbench_owner` whose COMMENT names the run).  A
 hosts.VariantHost design: both variants live on the one server.
 
-Safety: before anything is created, the prerequisites (prerequisites.py) and the names: a
-database of encbench's name that exists without this run's marker is refused, never read,
-altered or dropped.  Only encbench's own databases are created, filled, proven and — unless
-the target says keep — dropped at the end, on any exit.  No global variable is changed:
+Safety: before anything is created, the prerequisites (servers/prerequisites.py) and the
+names: a database of encbench's name that exists without this run's marker is refused, never
+read, altered or dropped.  Only encbench's own databases are created, filled, proven and —
+unless the target says keep — dropped at the end, on any exit.  No global variable is changed:
 no flushing between runs (it would need innodb_max_dirty_pages_pct), no restart.
 
 sysbench 1.0.20's oltp_common.lua has no option for table options (its
@@ -31,6 +31,7 @@ from typing import Any
 from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
+from encbench.servers import prerequisites
 from encbench.servers.owned import (
     MARKER_TABLE,
     create_owned,
@@ -41,12 +42,12 @@ from encbench.servers.owned import (
 )
 from encbench.servers.remote_cpu import SshCpu, cpu_measurement, open_remote_cpu
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.target import MISSING, Connection, Target
 from encbench.servers.user_server import UserServer, password_from
 from encbench.servers.variants import VARIANTS, EncryptionSpec
-from encbench.studies.at_rest import prerequisites
 from encbench.studies.at_rest.dialects import MARIADB_DIALECT, Dialect, dialect_for
-from encbench.studies.at_rest.pair import BYTES_PER_ROW_ESTIMATE, estimated_data_mb
+from encbench.studies.at_rest.pair import estimated_data_mb
 from encbench.workloads import sysbench
 
 DESIGN = "two table sets on one server (ENCRYPTED=YES / ENCRYPTED=NO)"

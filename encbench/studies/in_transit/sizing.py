@@ -4,11 +4,12 @@ starts (studies/__init__.py), and the buffer pool it runs with."""
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.studies.at_rest.pair import SERVER_ALLOWANCE_MB
+from encbench.servers.sizing import (
+    BYTES_PER_ROW_ESTIMATE,
+    SERVER_ALLOWANCE_MB,
+    SYSTEM_FILES_ESTIMATE,
+)
 from encbench.studies.in_transit.options import transit_options
-
-BYTES_PER_ROW_ESTIMATE = 260
-SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema
 
 
 def disk_bytes(profile: Profile) -> int:

@@ -34,10 +34,10 @@ from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.remote_cpu import cpu_measurement
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.target import Connection, Target, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
 from encbench.studies import machine
-from encbench.studies.at_rest.pair import clear_stale_sandbox, redact, remove_empty_sandbox_dir
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import Client
@@ -348,7 +348,7 @@ class TransitStudy:
                 "run in its group (Debian's default, level 2, refuses RSA keys under 2048 bits)"
             )
         server.restart(options)
-        self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = redact(
+        self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = keys.redact(
             {k: v for k, v in options.items() if k.startswith(("ssl", "tls", "bind"))}
         )
         self.current_pki = made

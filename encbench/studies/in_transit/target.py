@@ -32,13 +32,18 @@ from encbench import proc
 from encbench.errors import BadInput, EncbenchError
 from encbench.profile import Profile, TargetSpec
 from encbench.results.store import ResultStore
-from encbench.servers import keys, pki
-from encbench.servers.owned import create_owned, drop_owned, marker, ownership, run_key
+from encbench.servers import keys, pki, prerequisites
+from encbench.servers.owned import (
+    PLACEHOLDER_KEY,
+    create_owned,
+    drop_owned,
+    marker,
+    ownership,
+    run_key,
+)
 from encbench.servers.remote_cpu import SshCpu, open_remote_cpu
 from encbench.servers.target import Connection
 from encbench.servers.user_server import UserServer, password_from
-from encbench.studies.at_rest import prerequisites
-from encbench.studies.at_rest.plan import PLACEHOLDER_KEY
 from encbench.studies.in_transit.cells import TARGET_KEY, cells, target_skip_reason
 from encbench.workloads import bulk, sysbench
 

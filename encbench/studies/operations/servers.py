@@ -24,22 +24,20 @@ from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keyplugin, keys
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
+from encbench.servers.sizing import (
+    BYTES_PER_ROW_ESTIMATE,
+    SERVER_ALLOWANCE_MB,
+    SYSTEM_FILES_ESTIMATE,
+    pool_mb,
+    rows_mb,
+)
 from encbench.servers.variants import (
     VARIANTS,
     EncryptionSpec,
     encryption_options,
     option_difference,
     server_options,
-)
-from encbench.studies.at_rest.pair import (
-    BYTES_PER_ROW_ESTIMATE,
-    SERVER_ALLOWANCE_MB,
-    SYSTEM_FILES_ESTIMATE,
-    clear_stale_sandbox,
-    estimated_data_mb,
-    pool_mb,
-    redact,
-    remove_empty_sandbox_dir,
 )
 from encbench.studies.operations import tablespaces
 from encbench.studies.operations.options import operations_options
@@ -69,7 +67,8 @@ def key_versions_needed(max_rounds: int) -> int:
 def buffer_pool_mb(profile: Profile) -> int:
     """The in-memory regime's pool for the profile's data: operations time the server, not
     the disk under a starved pool."""
-    return pool_mb(estimated_data_mb(profile), "in-memory", profile.regime)
+    data_mb = rows_mb(profile.data.tables * profile.data.table_size)
+    return pool_mb(data_mb, "in-memory", profile.regime)
 
 
 class OperationServers:
@@ -186,10 +185,10 @@ class OperationServers:
                 "buffer_pool_mb": self.pool_mb,
                 "proofs": proofs,
                 "mariadb_version": self.servers["plain"].version(),
-                "options": {v: redact(self.options(v)) for v in VARIANTS},
-                "convertible_options": redact(self.options("plain", CONVERTIBLE)),
+                "options": {v: keys.redact(self.options(v)) for v in VARIANTS},
+                "convertible_options": keys.redact(self.options("plain", CONVERTIBLE)),
                 **(
-                    {"rotatable_options": redact(self.options("plain", ROTATABLE))}
+                    {"rotatable_options": keys.redact(self.options("plain", ROTATABLE))}
                     if self.rotates
                     else {}
                 ),

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from encbench import proc
+from encbench.engine.clocks import Stopwatch, timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
@@ -66,7 +67,6 @@ from encbench.studies.operations.tablespaces import (
     wait_key_version,
     wait_tables,
 )
-from encbench.studies.operations.timing import Stopwatch, timed
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.

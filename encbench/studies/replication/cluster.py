@@ -1,8 +1,8 @@
 """One of the replication study's clusters: two Galera nodes, each a sandbox on its own
 emulated host (node 1 in one network namespace, node 2 in the other, joined by a veth pair
-of their own), as the state-transfer study builds them (servers/galera.py) — but kept up for
-the whole study, with or without Galera's own TLS (socket.ssl_*) on every connection between
-the two nodes.
+of their own), a servers/galera_cluster.py as the state-transfer study's cluster is — but
+kept up for the whole study, with or without Galera's own TLS (socket.ssl_*) on every
+connection between the two nodes.
 
 Node 2 joins by a plain rsync SST while the database is still empty; the sysbench tables and
 the marker table are then created on node 1 and reach node 2 by replication, over the link
@@ -14,56 +14,44 @@ scripts with them), their sandboxes deleted and the namespaces removed; after a 
 
 from __future__ import annotations
 
-import os
-import pwd
-import secrets
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from encbench.errors import BadInput, ServerError
 from encbench.net import netns
 from encbench.profile import Profile
 from encbench.results.store import ResultStore
-from encbench.servers import galera, pki, registry
+from encbench.servers import galera, pki
+from encbench.servers.galera_cluster import (
+    SYNC_POLL_S,
+    GaleraCluster,
+    hand_to_rsync,
+    status_value,
+    variable_value,
+)
 from encbench.servers.sandbox import SandboxServer, tree_bytes
-from encbench.servers.variants import common_options
-from encbench.studies.at_rest.pair import clear_stale_sandbox, remove_empty_sandbox_dir
+from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
+from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.studies.replication.options import replication_options
 from encbench.workloads import sysbench
 
 VARIANTS = ("plain", "encrypted")
 MARKER_TABLE = "encbench_marker"
-SYNC_POLL_S = 0.05
 SYNC_TIMEOUT_S = 300.0
 APPLY_TIMEOUT_S = 120.0
-RSYNC_DAEMON_USER = "nobody"
 
 
 def buffer_pool_mb(profile: Profile) -> int:
     """The whole data set in the pool with room to spare: the paired TPS is to measure the
     replication, not the disk (every node holds the data; see sizing.py)."""
-    from encbench.studies.at_rest.pair import BYTES_PER_ROW_ESTIMATE
-
     rows = profile.data.tables * profile.data.table_size
     return max(64, min(2048, int(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20) + 32))
 
 
-def status_value(node: SandboxServer, name: str) -> str:
-    rows = node.query(f"SHOW GLOBAL STATUS LIKE '{name}'")
-    return str(rows[0][1]) if rows else ""
-
-
-def variable_value(node: SandboxServer, name: str) -> str:
-    rows = node.query(f"SHOW GLOBAL VARIABLES LIKE '{name}'")
-    return str(rows[0][1]) if rows else ""
-
-
-class Cluster:
+class Cluster(GaleraCluster[int]):
     """Node 1 (the one sysbench writes to) and node 2 (the replica), for one variant."""
 
     def __init__(
@@ -74,57 +62,39 @@ class Cluster:
         made: pki.Pki | None,
         log: Callable[[str], None],
     ) -> None:
+        super().__init__(
+            {n: run_dir / "sandbox" / f"galera-{variant}-node{n}" for n in (1, 2)},
+            pool_mb=buffer_pool_mb(profile),
+            logs=run_dir / "logs" / "replication",
+        )
         self.variant = variant
         self.profile = profile
         self.pki = made  # None: a plain cluster
         self.log = log
-        self.roots = {n: run_dir / "sandbox" / f"galera-{variant}-node{n}" for n in (1, 2)}
-        self.logs = run_dir / "logs" / "replication"
-        for root in self.roots.values():
-            clear_stale_sandbox(root)
-        self.pool_mb = buffer_pool_mb(profile)
-        self.cluster_name = f"encbench-{secrets.token_hex(4)}"
-        self._stack = ExitStack()
         self.link: netns.Link | None = None
-        self.nodes: dict[int, SandboxServer] = {}
-        self.hosts: dict[int, galera.Node] = {}
 
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> Cluster:
         try:
             try:
                 spec = replication_options(self.profile)
-                self.link = self._stack.enter_context(netns.two_hosts(0.0, spec.rate_mbit))
+                self.link = self.stack.enter_context(netns.two_hosts(0.0, spec.rate_mbit))
             except netns.NetnsUnavailable as exc:
                 raise BadInput(f"replication: {exc}; run as root") from exc
             link = self.link
-            self.hosts = {
-                1: galera.Node(f"{self.variant}-node1", link.server_addr),
-                2: galera.Node(f"{self.variant}-node2", link.client_addr),
-            }
-            namespaces = {1: link.server_ns, 2: link.client_ns}
-            for n, root in self.roots.items():
-                # The SST scripts' mktemp goes into the sandbox, not /tmp.
-                env = ["env", f"TMPDIR={root.absolute() / 'tmp'}"]
-                node = SandboxServer(
-                    f"repl-{self.variant}-{n}",
-                    root,
-                    launch_prefix=[*netns.exec_prefix(namespaces[n]), *env],
+            hosts = {1: (link.server_addr, link.server_ns), 2: (link.client_addr, link.client_ns)}
+            for n, (address, namespace) in hosts.items():
+                self.place(
+                    n,
+                    name=f"repl-{self.variant}-{n}",
+                    node_name=f"{self.variant}-node{n}",
+                    address=address,
+                    launch=netns.exec_prefix(namespace),
                 )
-                self.nodes[n] = node
-                self._stack.callback(node.destroy, keep_log_in=self.logs)
         except BaseException:
-            self._stack.close()
+            self.stack.close()
             raise
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stack.close()
 
     @property
     def node1(self) -> SandboxServer:
@@ -159,30 +129,13 @@ class Cluster:
             ca=self.pki.ca_cert.absolute(),
         )
 
-    def node_options(self, n: int) -> dict[str, str]:
-        node = self.nodes[n]
-        provider = galera.provider()
-        if provider is None:
-            raise BadInput(f"the Galera provider is missing: {galera.PROVIDER_HINT}")
-        options = common_options(
-            node.paths,
-            port=node.port,
-            buffer_pool_mb=self.pool_mb,
-            run_as_root=os.geteuid() == 0,
-            binlog=False,
+    def member_options(self, n: int) -> dict[str, str]:
+        return self.node_options(
+            n,
+            peers=() if n == 1 else (self.hosts[1],),
+            sst_method="rsync",
+            provider_extra=self.ssl_options(),
         )
-        options.update(
-            galera.wsrep_options(
-                self.hosts[n],
-                cluster=self.cluster_name,
-                peers=() if n == 1 else (self.hosts[1],),
-                sst_method="rsync",
-                user=node.user,
-                provider_path=provider,
-                provider_extra=self.ssl_options(),
-            )
-        )
-        return options
 
     # -- provisioning -----------------------------------------------------------------------
     def provision(self, prepare_log: Path) -> None:
@@ -190,17 +143,14 @@ class Cluster:
         the data is loaded on node 1 and replicated."""
         node1, node2 = self.node1, self.node2
         self.log(f"replication: starting the {self.variant} cluster")
-        node1.initialize(common_options(
-            node1.paths, port=node1.port, buffer_pool_mb=self.pool_mb,
-            run_as_root=os.geteuid() == 0, binlog=False,
-        ))  # fmt: skip
+        node1.initialize(self.server_options(1))
         # [sst] for the join: plain, and no certificate for the scripts to find.
         sst = {"sst": {"ssl-mode": "DISABLED", "sst-log-archive": "0", "progress": "none"}}
         node1.set_sections(sst)
-        node1.start(self.node_options(1))
-        galera.wait_state(node1, galera.SYNCED, SYNC_TIMEOUT_S, SYNC_POLL_S)
+        node1.start(self.member_options(1))
+        self.wait_state(node1, galera.SYNCED, SYNC_TIMEOUT_S)
         node1.query(f"CREATE DATABASE IF NOT EXISTS {node1.database}")
-        node2.initialize(self.node_options(2), install_db=False)
+        node2.initialize(self.member_options(2), install_db=False)
         node2.set_sections(sst)
         self.stop_node2(empty=True)  # not running yet: hands its empty directory to rsync
         self.start_node2()
@@ -260,24 +210,17 @@ class Cluster:
     def stop_node2(self, *, empty: bool = False) -> None:
         """Node 2 stopped; with `empty`, its data directory emptied too (grastate with it),
         so that its next start needs a full SST."""
-        node2 = self.node2
-        node2.stop()
         if not empty:
+            self.node2.stop()
             return
-        datadir = node2.paths.datadir
-        if (node2.root / registry.SANDBOX_MARKER).exists() and datadir.is_dir():
-            shutil.rmtree(datadir)
-        datadir.mkdir()
-        if os.geteuid() == 0:
-            # The joiner's rsync daemon drops to `nobody` (see state_transfer/cluster.py).
-            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
-            os.chown(datadir, nobody.pw_uid, nobody.pw_gid)
+        self.empty(2)
+        hand_to_rsync(self.node2)
 
     def start_node2(self) -> None:
         """Node 2 started and waited for until Synced (whatever state transfer it needs)."""
         node2 = self.node2
-        node2.start(self.node_options(2), timeout_s=SYNC_TIMEOUT_S, poll_s=SYNC_POLL_S)
-        galera.wait_state(node2, galera.SYNCED, SYNC_TIMEOUT_S, SYNC_POLL_S)
+        node2.start(self.member_options(2), timeout_s=SYNC_TIMEOUT_S, poll_s=SYNC_POLL_S)
+        self.wait_state(node2, galera.SYNCED, SYNC_TIMEOUT_S)
 
     def rejoin(self) -> float:
         """Node 2 stopped and started again with its data (grastate kept): it rejoins by IST

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
@@ -39,7 +40,6 @@ from encbench.results.schema import REJOIN_TRANSFERS, Metric, RejoinCell, Rejoin
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
-from encbench.studies.operations.timing import timed
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import RejoinSpec, rejoin_options
 from encbench.workloads import sysbench

@@ -4,7 +4,7 @@ node with its own copy of the data and a buffer pool that holds it."""
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.studies.at_rest.pair import (
+from encbench.servers.sizing import (
     BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
     SYSTEM_FILES_ESTIMATE,

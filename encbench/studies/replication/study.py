@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
@@ -40,7 +41,6 @@ from encbench.results.schema import Metric, ReplicationCell, ReplicationRecord
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
-from encbench.studies.operations.timing import timed
 from encbench.studies.replication import cells
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import ReplicationSpec, replication_options

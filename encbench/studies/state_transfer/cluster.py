@@ -1,6 +1,6 @@
-"""The state-transfer study's cluster: two Galera nodes, each a sandbox (servers/sandbox.py)
-on its own emulated host — the donor in one network namespace, the joiner in the other,
-joined by a veth pair (net/netns.py, with the profile's rate limit if any).  The donor
+"""The state-transfer study's cluster (servers/galera_cluster.py): two Galera nodes, each a
+sandbox on its own emulated host — the donor in one network namespace, the joiner in the
+other, joined by a veth pair (net/netns.py, with the profile's rate limit if any).  The donor
 bootstraps the cluster and holds the profile's sysbench data and a marker table (a known
 plaintext, for the proof on the wire); the joiner's data directory is emptied before each
 transfer, so every one is a full SST.
@@ -20,14 +20,9 @@ sandbox registry and the namespaces in the link registry."""
 
 from __future__ import annotations
 
-import os
-import pwd
 import secrets
-import shutil
 from collections.abc import Callable
-from contextlib import ExitStack
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
@@ -36,14 +31,17 @@ from encbench.net import netns
 from encbench.profile import Profile
 from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
-from encbench.servers import galera, pki, registry
-from encbench.servers.sandbox import SandboxServer, tree_bytes
-from encbench.servers.variants import CALIBRATION_SIDES, common_options
-from encbench.studies.at_rest.pair import (
-    BYTES_PER_ROW_ESTIMATE,
-    clear_stale_sandbox,
-    remove_empty_sandbox_dir,
+from encbench.servers import galera, pki
+from encbench.servers.galera_cluster import (
+    SYNC_POLL_S,
+    GaleraCluster,
+    hand_to_rsync,
+    status_value,
 )
+from encbench.servers.sandbox import SandboxServer, tree_bytes
+from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
+from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
+from encbench.servers.variants import CALIBRATION_SIDES
 from encbench.studies.state_transfer import pipelines
 from encbench.studies.state_transfer.options import (
     PIPELINES,
@@ -56,9 +54,7 @@ from encbench.workloads import sysbench
 RECORD = "state-transfer.json"
 MARKER_TABLE = "encbench_marker"
 MARKER_ROWS = 4  # the same marker in several rows: one split by a stream's framing is not all
-SYNC_POLL_S = 0.05
 DONOR_SYNC_TIMEOUT_S = 120.0
-RSYNC_DAEMON_USER = "nobody"
 
 
 def buffer_pool_mb(profile: Profile) -> int:
@@ -113,25 +109,22 @@ def environment_of(pid: int, name: str) -> str:
     return found[0].decode(errors="replace") if found else ""
 
 
-class Cluster:
+class Cluster(GaleraCluster[str]):
     def __init__(self, store: ResultStore, profile: Profile, log: Callable[[str], None]) -> None:
+        sandbox = store.path / "sandbox"
+        roles = ("donor", "joiner", "peer")[: state_transfer_options(profile).nodes]
+        super().__init__(
+            {role: sandbox / f"galera-{role}" for role in roles},
+            pool_mb=buffer_pool_mb(profile),
+            logs=store.path / "logs" / "state-transfer",
+        )
         self.log = log
         self.store = store
         self.profile = profile
         self.spec = state_transfer_options(profile)
-        sandbox = store.path / "sandbox"
-        roles = ("donor", "joiner", "peer")[: self.spec.nodes]
-        self.roots = {role: sandbox / f"galera-{role}" for role in roles}
-        for root in self.roots.values():
-            clear_stale_sandbox(root)
-        self.pool_mb = buffer_pool_mb(profile)
         self.marker = f"encbench-sst-marker-{secrets.token_hex(12)}"
-        self.cluster_name = f"encbench-{secrets.token_hex(4)}"
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
-        self._stack = ExitStack()
         self.link: netns.Link | None = None
-        self.nodes: dict[str, SandboxServer] = {}
-        self.hosts: dict[str, galera.Node] = {}
         self.options: dict[str, dict[str, str]] = {}
         self.pki: pki.Pki | None = None
         # The mask the donor runs with: an SST cell with another restarts it (reset_joiner).
@@ -150,52 +143,41 @@ class Cluster:
                 hosts = (
                     netns.three_hosts(rate) if self.spec.nodes == 3 else netns.two_hosts(0, rate)
                 )
-                self.link = self._stack.enter_context(hosts)
+                self.link = self.stack.enter_context(hosts)
             except netns.NetnsUnavailable as exc:
                 raise BadInput(f"state-transfer: {exc}; run as root") from exc
-            link = self.link
-            self.hosts = {
-                "donor": galera.Node("donor", link.server_addr),
-                "joiner": galera.Node("joiner", link.client_addr),
-            }
-            if link.peer_ns:
-                self.hosts["peer"] = galera.Node("peer", link.peer_addr)
+            addresses = self._addresses()
             self.pki = pki.generate(
                 self.store.path,
                 self.spec.key_type,
-                server_ips=(*(host.address for host in self.hosts.values()), "127.0.0.1"),
+                server_ips=(*addresses.values(), "127.0.0.1"),
             )
             namespaces = self._namespaces()
             # Registered before the nodes: an exit stack unwinds last-in first, so this runs
             # once both sandboxes are gone.
-            self._stack.callback(remove_empty_sandbox_dir, self.store)
-            for role, root in self.roots.items():
-                # The SST scripts' mktemp goes into the sandbox, not /tmp.
-                env = ["env", f"TMPDIR={root.absolute() / 'tmp'}"]
-                node = SandboxServer(
-                    role, root, launch_prefix=[*netns.exec_prefix(namespaces[role]), *env]
-                )
-                self.nodes[role] = node
-                self._stack.callback(
-                    node.destroy, keep_log_in=self.store.path / "logs" / "state-transfer"
+            self.stack.callback(remove_empty_sandbox_dir, self.store)
+            for role in self.roots:
+                self.place(
+                    role,
+                    name=role,
+                    node_name=role,
+                    address=addresses[role],
+                    launch=netns.exec_prefix(namespaces[role]),
                 )
         except BaseException:
-            self._stack.close()
+            self.stack.close()
             raise
         return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stack.close()
 
     def _namespaces(self) -> dict[str, str]:
         assert self.link is not None
         found = {"donor": self.link.server_ns, "joiner": self.link.client_ns}
         return found | ({"peer": self.link.peer_ns} if self.link.peer_ns else {})
+
+    def _addresses(self) -> dict[str, str]:
+        assert self.link is not None
+        found = {"donor": self.link.server_addr, "joiner": self.link.client_addr}
+        return found | ({"peer": self.link.peer_addr} if self.link.peer_ns else {})
 
     @property
     def donor(self) -> SandboxServer:
@@ -250,31 +232,14 @@ class Cluster:
             (self.hosts["peer"],) if role == "donor" else (self.hosts["donor"], self.hosts["peer"])
         )
 
-    def node_options(self, role: str, method: str) -> dict[str, str]:
-        node = self.nodes[role]
-        provider = galera.provider()
-        if provider is None:
-            raise BadInput(f"the Galera provider is missing: {galera.PROVIDER_HINT}")
-        options = common_options(
-            node.paths,
-            port=node.port,
-            buffer_pool_mb=self.pool_mb,
-            run_as_root=os.geteuid() == 0,
-            binlog=False,
+    def member_options(self, role: str, method: str) -> dict[str, str]:
+        return self.node_options(
+            role,
+            peers=self._peers(role),
+            sst_method=method,
+            # With a peer, either member could donate: the measured one is the donor.
+            sst_donor="donor" if role != "donor" and self.has_peer else "",
         )
-        options.update(
-            galera.wsrep_options(
-                self.hosts[role],
-                cluster=self.cluster_name,
-                peers=self._peers(role),
-                sst_method=method,
-                user=node.user,
-                provider_path=provider,
-                # With a peer, either member could donate: the measured one is the donor.
-                sst_donor="donor" if role != "donor" and self.has_peer else "",
-            )
-        )
-        return options
 
     def sst_sections(self, cell: SstCell, variant: str) -> dict[str, dict[str, str]]:
         assert self.pki is not None
@@ -296,11 +261,8 @@ class Cluster:
         donor = self.donor
         first = self.sst_method
         log("state-transfer: initializing the donor")
-        donor.initialize(common_options(
-            donor.paths, port=donor.port, buffer_pool_mb=self.pool_mb,
-            run_as_root=os.geteuid() == 0, binlog=False,
-        ))  # fmt: skip
-        donor.start(self.node_options("donor", first), env=openssl_env(self.donor_aesni))
+        donor.initialize(self.server_options("donor"))
+        donor.start(self.member_options("donor", first), env=openssl_env(self.donor_aesni))
         self._note_mask("donor")
         self.wait_state(donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
         donor.query(f"CREATE DATABASE IF NOT EXISTS {donor.database}")
@@ -324,7 +286,7 @@ class Cluster:
             )
         if self.has_peer:
             self._start_peer(first)
-        self.joiner.initialize(self.node_options("joiner", first), install_db=False)
+        self.joiner.initialize(self.member_options("joiner", first), install_db=False)
         self.record.update(
             {
                 "nodes": self.spec.nodes,
@@ -374,7 +336,7 @@ class Cluster:
         """Untimed: the third node joins by a plain SST from the donor and stays Synced."""
         self.log("state-transfer: the third node joins (a plain SST, not measured)")
         peer = self.nodes["peer"]
-        options = self.node_options("peer", method)
+        options = self.member_options("peer", method)
         peer.initialize(options, install_db=False)
         self._hand_to_rsync(peer, method)
         assert self.pki is not None
@@ -395,23 +357,15 @@ class Cluster:
         self.wait_state(peer, galera.SYNCED, self.spec.sst_timeout_s)
 
     def _galera_version(self) -> str:
-        rows = self.donor.query("SHOW GLOBAL STATUS LIKE 'wsrep_provider_version'")
-        return str(rows[0][1]) if rows else ""
+        return status_value(self.donor, "wsrep_provider_version")
 
     # -- one state transfer -----------------------------------------------------------------
-    def wait_state(self, node: SandboxServer, want: int, timeout_s: float) -> None:
-        galera.wait_state(node, want, timeout_s, SYNC_POLL_S)
 
     def reset_joiner(self, cell: SstCell, variant: str) -> None:
         """Untimed: the joiner stopped and emptied, both nodes' [sst] set for the variant, the
         donor Synced (not still a donor of the last transfer)."""
-        joiner = self.joiner
-        joiner.stop()
-        datadir = joiner.paths.datadir
-        if (joiner.root / registry.SANDBOX_MARKER).exists() and datadir.is_dir():
-            shutil.rmtree(datadir)
-        datadir.mkdir()
-        self._hand_to_rsync(joiner, cell.method)
+        self.empty("joiner")
+        self._hand_to_rsync(self.joiner, cell.method)
         sections = self.sst_sections(cell, variant)
         for node in self.nodes.values():
             node.set_sections(sections)
@@ -428,20 +382,15 @@ class Cluster:
 
     @staticmethod
     def _hand_to_rsync(node: SandboxServer, method: str) -> None:
-        """Before an rsync SST into the node's empty data directory: the joining node's
-        rsync daemon, started by root, drops to rsync's default `nobody` (wsrep_sst_rsync's
-        rsyncd.conf sets no uid; a packaged server runs as `mysql`, whose files its daemon
-        then owns): it must own the directory it fills.  The nodes, running as root, read
-        what it writes."""
-        if method == "rsync" and os.geteuid() == 0:
-            nobody = pwd.getpwnam(RSYNC_DAEMON_USER)
-            os.chown(node.paths.datadir, nobody.pw_uid, nobody.pw_gid)
+        """galera_cluster.hand_to_rsync, where the node's state transfer is by rsync."""
+        if method == "rsync":
+            hand_to_rsync(node)
 
     def join(self, cell: SstCell) -> None:
         """Start the joiner and wait until it is Synced: the measured part of a run."""
         joiner = self.joiner
         joiner.start(
-            self.node_options("joiner", cell.method),
+            self.member_options("joiner", cell.method),
             timeout_s=self.spec.sst_timeout_s,
             poll_s=SYNC_POLL_S,
             env=openssl_env(cell.aesni),
@@ -460,7 +409,7 @@ class Cluster:
         clean stop, while the peer's gcache holds what the donor missed)."""
         self.donor_aesni = aesni or self.donor_aesni
         env = openssl_env(self.donor_aesni)
-        options = self.node_options("donor", self.sst_method)
+        options = self.member_options("donor", self.sst_method)
         if galera.joins(options):
             # Even an IST by rsync writes a file into the data directory.
             self._hand_to_rsync(self.donor, self.sst_method)

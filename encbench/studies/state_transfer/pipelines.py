@@ -161,13 +161,11 @@ class Chain:
         for i, (argv, log) in enumerate(zip(self.argvs, self.logs, strict=True)):
             with open(log, "wb") as err:
                 try:
-                    process = subprocess.Popen(
+                    process = proc.start_streams(
                         argv,
                         stdin=upstream,
                         stdout=subprocess.PIPE if i < last else subprocess.DEVNULL,
                         stderr=err,
-                        env=proc.child_env(),
-                        start_new_session=True,
                     )
                 except FileNotFoundError as exc:
                     raise ToolError(f"{argv[0]} not found", argv=argv, phase=self.phase) from exc

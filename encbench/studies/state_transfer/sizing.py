@@ -5,7 +5,7 @@ it is received and prepared), and memory for every node."""
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.studies.at_rest.pair import (
+from encbench.servers.sizing import (
     BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
     SYSTEM_FILES_ESTIMATE,

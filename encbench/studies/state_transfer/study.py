@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import BadInput, ProofError
@@ -47,7 +48,6 @@ from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.servers.variants import side_name
 from encbench.studies import machine
-from encbench.studies.operations.timing import timed
 from encbench.studies.state_transfer import (
     cells,
     limits,

@@ -3,9 +3,9 @@ the server's own answers (pure functions over them, so that each rule is tested 
 recorded answers), each problem one line with its fix.
 
 MariaDB needs a key management plugin; MySQL 8 and Percona Server 8 a keyring component or
-plugin, and TABLE_ENCRYPTION_ADMIN where table_encryption_privilege_check is ON (dialects.py
-says how each family encrypts a table; the MySQL family's paths are written from its
-documentation and tested against recorded answers only).
+plugin, and TABLE_ENCRYPTION_ADMIN where table_encryption_privilege_check is ON (the at-rest
+study's dialects.py says how each family encrypts a table; the MySQL family's paths are
+written from its documentation and tested against recorded answers only).
 """
 
 from __future__ import annotations
