@@ -17,10 +17,11 @@ import time
 from pathlib import Path
 
 from encbench import profile
-from encbench.results.schema import RunRecord, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.cells import cells as at_rest_cells
+from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.in_transit.cells import cells as transit_cells
+from encbench.studies.in_transit.records import TransitRecord
 from tests.test_html_report import synthetic_runs
 from tests.test_transit_plan_and_report import record
 

@@ -20,11 +20,12 @@ from encbench.report import calibration, calibration_section, markdown
 from encbench.report.calibration_section import NONE_MEASURED
 from encbench.report.models import Calibration, CalibrationCell
 from encbench.report.tables import Document
-from encbench.results.schema import CellKey, RunRecord, TransitCell
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.at_rest import summary as at_rest
+from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.in_transit.checks import check_run
+from encbench.studies.in_transit.records import TransitCell
 from encbench.studies.in_transit.routes import Hosts, RouteMaker
 from tests.test_cli_bad_input import assert_one_line_error
 from tests.test_store import record

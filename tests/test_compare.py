@@ -150,9 +150,9 @@ def test_in_transit_cells_are_matched_by_test_method_key_cipher_rtt_threads_resu
 def test_operations_cells_are_matched_by_operation_and_encryption_threads() -> None:
     import random
 
-    from encbench.results.schema import OperationCell, OperationRecord
     from encbench.studies.operations import cells as operation_cells
     from encbench.studies.operations import summary as operations
+    from encbench.studies.operations.records import OperationCell, OperationRecord
     from tests.test_operations import a_profile, record
 
     profile = a_profile('[operations]\noperations = ["startup", "backup"]\n')

@@ -10,10 +10,10 @@ import pytest
 
 from encbench import profile
 from encbench.errors import BadInput
-from encbench.results.schema import CellKey, RunRecord
 from encbench.servers.variants import EncryptionSpec
 from encbench.studies.at_rest import cells
 from encbench.studies.at_rest.models import AtRestCell
+from encbench.studies.at_rest.records import CellKey, RunRecord
 
 BASE = 'name = "x"\n[measure]\nworkloads = ["oltp_read_only"]\nregimes = ["in-memory"]\n'
 BASE += "threads = [1, 4]\n"

@@ -10,8 +10,8 @@ import pytest
 from encbench.errors import BadInput
 from encbench.profile import parse
 from encbench.profiling import groups
-from encbench.results.schema import CellKey
 from encbench.studies.at_rest import cost_profile
+from encbench.studies.at_rest.records import CellKey
 
 GOLDEN = Path(__file__).parent / "golden" / "perf"
 

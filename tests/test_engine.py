@@ -22,8 +22,8 @@ from encbench.engine.runner import Runner, estimated_seconds
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import Interrupted, ProofError
 from encbench.options import Rounds
-from encbench.results.schema import CellKey, RunRecord
 from encbench.results.store import ResultStore
+from encbench.studies.at_rest.records import CellKey, RunRecord
 
 
 def a_record(run: Run, tps: float) -> RunRecord:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from encbench.results.schema import CellKey, RunRecord
 from encbench.studies.at_rest import floor
 from encbench.studies.at_rest import section as at_rest_section
 from encbench.studies.at_rest.models import AtRestCell
+from encbench.studies.at_rest.records import CellKey, RunRecord
 
 CELL = CellKey("oltp_read_only", "io-bound", 4)
 # 16384 B at 1638.4 MB/s = 10 µs per page (decrypt); at 819.2 MB/s = 20 µs (encrypt),

@@ -18,11 +18,11 @@ from encbench import estimates, profile, rendering
 from encbench.report import documents, plots
 from encbench.report import html as html_report
 from encbench.report.models import Summary
-from encbench.results.schema import CellKey, RunRecord
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest import summary as at_rest
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.models import AtRestCell
+from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.section import BUSY_SHARE, sharing_words
 from tests.helpers import skip_unless_ci
 

@@ -22,12 +22,12 @@ from encbench.engine.study import Run
 from encbench.errors import BadInput, ProofError
 from encbench.profile import Profile, parse
 from encbench.report import documents, markdown
-from encbench.results.schema import OperationCell, OperationRecord
 from encbench.results.store import ResultStore
 from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations import section as operations_section
 from encbench.studies.operations import summary as operations
 from encbench.studies.operations.options import OperationsSpec
+from encbench.studies.operations.records import OperationCell, OperationRecord
 from encbench.studies.operations.study import OperationsStudy
 from encbench.studies.operations.tablespaces import count_key_versions, count_states
 

@@ -9,9 +9,9 @@ from encbench import estimates, profile, rendering
 from encbench.engine import rounds as plan
 from encbench.report import documents, markdown
 from encbench.report.cells import harness_share
-from encbench.results.schema import CellKey
 from encbench.studies.at_rest import summary as at_rest
 from encbench.studies.at_rest.models import AtRestSummary
+from encbench.studies.at_rest.records import CellKey
 from tests.test_store import record
 
 PROFILE = profile.parse(

@@ -12,7 +12,8 @@ import pytest
 
 from encbench.errors import ProofError
 from encbench.proof import at_rest as proof
-from encbench.results.schema import CellKey, RunRecord
+from encbench.studies.at_rest import run_proof
+from encbench.studies.at_rest.records import CellKey, RunRecord
 
 BASE = RunRecord(
     cell=CellKey("oltp_read_only", "io-bound", 4),
@@ -47,27 +48,27 @@ def run(**changes: Any) -> RunRecord:
 
 
 def test_an_encrypted_io_bound_run_that_decrypted_what_it_read_passes() -> None:
-    proof.check_run(run(), writes=False)
+    run_proof.check_run(run(), writes=False)
 
 
 def test_an_encrypted_io_bound_run_that_read_pages_and_decrypted_none_fails() -> None:
     with pytest.raises(ProofError, match="round 3: the encrypted run read 200 pages from disk"):
-        proof.check_run(run(pages_decrypted=0), writes=False)
+        run_proof.check_run(run(pages_decrypted=0), writes=False)
 
 
 def test_an_encrypted_run_that_read_nothing_has_nothing_to_decrypt() -> None:
-    proof.check_run(run(pages_read=0, pages_decrypted=0), writes=False)
+    run_proof.check_run(run(pages_read=0, pages_decrypted=0), writes=False)
     in_memory = CellKey("oltp_read_only", "in-memory", 4)
-    proof.check_run(run(cell=in_memory, pages_read=3, pages_decrypted=0), writes=False)
+    run_proof.check_run(run(cell=in_memory, pages_read=3, pages_decrypted=0), writes=False)
 
 
 def test_an_encrypted_write_run_that_wrote_pages_and_encrypted_none_fails() -> None:
     writes = CellKey("oltp_write_only", "in-memory", 4)
-    proof.check_run(
+    run_proof.check_run(
         run(cell=writes, pages_read=0, pages_written=50, pages_encrypted=50), writes=True
     )
     with pytest.raises(ProofError, match="wrote 50 pages and encrypted none"):
-        proof.check_run(
+        run_proof.check_run(
             run(cell=writes, pages_read=0, pages_written=50, pages_encrypted=0), writes=True
         )
 
@@ -76,9 +77,9 @@ def test_an_encrypted_write_run_that_wrote_pages_and_encrypted_none_fails() -> N
 def test_a_plain_run_that_decrypted_or_encrypted_any_page_fails(
     decrypted: int, encrypted: int
 ) -> None:
-    proof.check_run(run(variant="plain", pages_decrypted=0), writes=False)
+    run_proof.check_run(run(variant="plain", pages_decrypted=0), writes=False)
     with pytest.raises(ProofError, match="the plain run decrypted"):
-        proof.check_run(
+        run_proof.check_run(
             run(variant="plain", pages_decrypted=decrypted, pages_encrypted=encrypted), writes=False
         )
 
@@ -87,11 +88,11 @@ def test_on_a_shared_server_a_plain_run_may_encrypt_the_other_sets_pages_but_not
     # A user's server holds both table sets: the page cleaner flushes (encrypts) the
     # encrypted set's dirty pages during whichever run comes next.
     plain = run(variant="plain", pages_decrypted=0, pages_encrypted=40)
-    proof.check_run(plain, writes=False, shared_server=True)
+    run_proof.check_run(plain, writes=False, shared_server=True)
     with pytest.raises(ProofError, match="the plain run decrypted"):
-        proof.check_run(plain, writes=False)
+        run_proof.check_run(plain, writes=False)
     with pytest.raises(ProofError, match="the plain run decrypted 3"):
-        proof.check_run(replace_decrypted(plain, 3), writes=False, shared_server=True)
+        run_proof.check_run(replace_decrypted(plain, 3), writes=False, shared_server=True)
 
 
 def replace_decrypted(record: RunRecord, pages: int) -> RunRecord:

@@ -11,9 +11,9 @@ import pytest
 
 from encbench.errors import BadInput, ProofError
 from encbench.profile import Profile, parse
-from encbench.results.schema import ReplicationCell, ReplicationRecord
 from encbench.servers import galera
 from encbench.studies.replication import cells, sizing
+from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.studies.replication.study import judge, prove_run
 from tests.helpers import encbench
 from tests.test_cli_bad_input import assert_one_line_error
@@ -277,7 +277,7 @@ def test_node_2s_own_log_says_whether_it_rejoined_by_sst_or_ist() -> None:
 
 
 def rejoin_record(transfer: str, transport: str, writesets: int) -> Any:
-    from encbench.results.schema import RejoinCell, RejoinRecord
+    from encbench.studies.replication.records import RejoinCell, RejoinRecord
 
     return RejoinRecord(
         cell=RejoinCell(transfer, 2000),
@@ -301,7 +301,7 @@ def rejoin_record(transfer: str, transport: str, writesets: int) -> Any:
 
 
 def test_a_rejoin_is_proven_by_how_node_2_got_the_state() -> None:
-    from encbench.results.schema import RejoinRecord
+    from encbench.studies.replication.records import RejoinRecord
     from encbench.studies.replication.rejoin import prove_run
 
     prove_run(rejoin_record("ist", "IST", 2000))
@@ -316,7 +316,7 @@ def test_a_rejoin_is_proven_by_how_node_2_got_the_state() -> None:
 
 
 def test_a_tls_rejoin_may_carry_the_marker_on_the_sst_port_only() -> None:
-    from encbench.results.schema import RejoinCell
+    from encbench.studies.replication.records import RejoinCell
     from encbench.studies.replication.rejoin import judge as judge_rejoin
 
     cell = RejoinCell("sst", 10)

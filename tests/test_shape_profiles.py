@@ -13,11 +13,11 @@ from encbench import profile
 from encbench.errors import BadInput
 from encbench.report.models import Estimate, Harness, Pair, Spread
 from encbench.report.tables import Bullets, Table
-from encbench.results.schema import CellKey, RunRecord
 from encbench.servers import sizing
 from encbench.studies.at_rest import cells, pair, shapes_section
 from encbench.studies.at_rest import needs as at_rest_needs
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
+from encbench.studies.at_rest.records import CellKey, RunRecord
 from tests.helpers import encbench
 
 BASE = 'name = "x"\n[measure]\nworkloads = ["oltp_read_only"]\nregimes = ["io-bound"]\n'

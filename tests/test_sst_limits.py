@@ -16,9 +16,9 @@ from encbench.capacity import disk, link
 from encbench.errors import BadInput, ToolError
 from encbench.profile import Profile, parse
 from encbench.report import markdown
-from encbench.results.schema import SstCell, SstRecord
 from encbench.servers import galera
 from encbench.studies.state_transfer import limits, measure_limits
+from encbench.studies.state_transfer.records import SstCell, SstRecord
 
 GOLDEN = Path(__file__).parent / "golden" / "limits"
 MIB = 2**20

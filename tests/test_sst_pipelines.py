@@ -12,10 +12,10 @@ import pytest
 from encbench.errors import BadInput, ProofError, ToolError
 from encbench.profile import Profile, parse
 from encbench.report import markdown
-from encbench.results.schema import SstCell, SstRecord
 from encbench.servers import galera
 from encbench.studies.state_transfer import cells, limits, pipeline_rsync, pipelines, sizing, sstlog
 from encbench.studies.state_transfer.cluster import sockopt
+from encbench.studies.state_transfer.records import SstCell, SstRecord
 from encbench.studies.state_transfer.study import judge, prepare_pipeline
 from tests.helpers import encbench
 from tests.test_cli_bad_input import assert_one_line_error

@@ -16,12 +16,12 @@ from encbench.errors import BadInput, ProofError
 from encbench.profile import Profile, parse
 from encbench.proof import wire
 from encbench.report import markdown
-from encbench.results.schema import SstCell, SstRecord
 from encbench.servers import galera
 from encbench.servers.variants import render_cnf
 from encbench.studies import STUDIES
 from encbench.studies.state_transfer import cells, sstlog
 from encbench.studies.state_transfer.cluster import sockopt
+from encbench.studies.state_transfer.records import SstCell, SstRecord
 from encbench.studies.state_transfer.study import judge
 from tests.helpers import encbench
 from tests.test_cli_bad_input import assert_one_line_error

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
-from encbench.results.schema import CellKey, RunRecord
 from encbench.results.store import ResultStore
+from encbench.studies.at_rest.records import CellKey, RunRecord
 
 
 def record(round_no: int = 0, variant: str = "plain", tps: float = 100.0) -> RunRecord:

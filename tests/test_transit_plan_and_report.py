@@ -12,14 +12,15 @@ from encbench import profile as profiles
 from encbench import rendering
 from encbench.errors import ProofError
 from encbench.report import documents, markdown
-from encbench.results.schema import RunRecord, TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.cells import cells as at_rest_cells
+from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit import needs as transit_needs
 from encbench.studies.in_transit import summary as in_transit
 from encbench.studies.in_transit.checks import check_run
 from encbench.studies.in_transit.models import InTransitSummary
+from encbench.studies.in_transit.records import TransitCell, TransitRecord
 
 
 def load(body: str) -> profiles.Profile:

@@ -20,9 +20,10 @@ not readable from here it is not run, and the result says so instead of passing 
 
 This full proof runs once, after loading.  After every restart (a new buffer pool per regime)
 the first witness is asked again (prove_tablespaces), and every run is checked against the
-server's counters (check_run): Innodb_num_pages_decrypted and Innodb_num_pages_encrypted must
-not move on `plain`; on `encrypted`, a run in the io-bound regime that read pages from disk
-must have decrypted some, and a write run that wrote pages must have encrypted some.
+server's counters (the at-rest study's run_proof.py): Innodb_num_pages_decrypted and
+Innodb_num_pages_encrypted must not move on `plain`; on `encrypted`, a run in the io-bound
+regime that read pages from disk must have decrypted some, and a write run that wrote pages
+must have encrypted some.
 
 An A/A calibration proves both servers plain (both witnesses, as for `plain`), and that
 their options are the same (`prove_twins`): the pair differs in nothing but its own paths.
@@ -38,7 +39,6 @@ from pathlib import Path
 from typing import Any
 
 from encbench.errors import ProofError
-from encbench.results.schema import RunRecord
 from encbench.servers.target import Needs, Target
 from encbench.servers.variants import EncryptionSpec, option_difference
 
@@ -261,46 +261,3 @@ def prove_tablespaces(
         "tablespaces_encrypted": sum(1 for s in schemes.values() if s == 1),
         "passed": True,
     }
-
-
-def check_run(
-    record: RunRecord, writes: bool, calibration: bool = False, shared_server: bool = False
-) -> None:
-    """The per-run proof from the server's own counters (deltas over the run); ProofError
-    names the run and the counter that contradicts its variant.  In an A/A calibration both
-    sides are plain.  With `shared_server` (a user's server holding both table sets) a
-    plain run is held to decrypting nothing only: the page cleaner may flush, and so
-    encrypt, the encrypted set's pages left dirty by an earlier write workload."""
-    where = f"{record.cell.label} round {record.round}: the {record.variant} run"
-    if record.variant == "plain" or calibration:
-        encrypted = 0 if shared_server else record.pages_encrypted
-        if record.pages_decrypted or encrypted:
-            raise ProofError(
-                f"{where} decrypted {record.pages_decrypted} and encrypted "
-                f"{record.pages_encrypted} pages (Innodb_num_pages_*): plain must do neither"
-            )
-        return
-    if record.cell.regime == "io-bound" and record.pages_read > 0 and not record.pages_decrypted:
-        raise ProofError(
-            f"{where} read {record.pages_read} pages from disk and decrypted none "
-            "(Innodb_num_pages_decrypted): its tables are not encrypted"
-        )
-    if writes and record.pages_written > 0 and not record.pages_encrypted:
-        raise ProofError(
-            f"{where} wrote {record.pages_written} pages and encrypted none "
-            "(Innodb_num_pages_encrypted): its tables are not encrypted"
-        )
-
-
-def check_confined(record: RunRecord, cpus: tuple[int, ...]) -> None:
-    """The per-run proof of an instance shape: the server's Cpus_allowed_list when the run
-    began was the shape's CPUs (servers/shapes.py proves its groups and limits per start)."""
-    from encbench.placement import cpu_list
-    from encbench.servers.shapes import parse_cpu_list
-
-    if parse_cpu_list(record.shape_cpus_allowed) != tuple(sorted(cpus)):
-        raise ProofError(
-            f"{record.cell.label} round {record.round}: the {record.variant} server could run "
-            f"on CPUs {record.shape_cpus_allowed!r}, not its shape's "
-            f"{cpu_list(sorted(cpus))}: it was not confined"
-        )

@@ -29,9 +29,7 @@ from encbench.engine import rounds as plan
 from encbench.profile import Profile
 from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, NoiseGroup, Record
 from encbench.report.parts import Reported
-from encbench.results.schema import (
-    primary_metric,
-)
+from encbench.results.schema import primary_metric
 from encbench.results.store import ResultStore
 
 METHOD = (

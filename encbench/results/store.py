@@ -21,59 +21,46 @@ import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, Self, TypeVar
 
 from encbench import __version__
 from encbench.errors import BadInput
-from encbench.results.schema import (
-    OperationRecord,
-    RejoinRecord,
-    ReplicationRecord,
-    RunRecord,
-    SstRecord,
-    TransitRecord,
-)
+
+
+class Record(Protocol):
+    """What the store needs of a run record."""
+
+    STUDY: ClassVar[str]
+    SCHEMA: ClassVar[int]
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Self: ...
+
 
 META_KIND = "encbench-results"
 # meta.json's own layout: 1 had a single `runs_schema` (runs.jsonl + transit.jsonl); 2 names
 # every results file with its schema.
 META_VERSION = 2
-RECORD_TYPES: tuple[
-    type[RunRecord]
-    | type[TransitRecord]
-    | type[OperationRecord]
-    | type[SstRecord]
-    | type[ReplicationRecord]
-    | type[RejoinRecord],
-    ...,
-] = (
-    RunRecord,
-    TransitRecord,
-    OperationRecord,
-    SstRecord,
-    ReplicationRecord,
-    RejoinRecord,
-)
+# Every study's record type, registered by the list of studies (studies/__init__.py): what
+# meta.json names with its schema, and what `open` checks against a results directory.
+RECORD_TYPES: list[type[Record]] = []
+
+
+def register_record_types(types: Sequence[type[Record]]) -> None:
+    RECORD_TYPES[:] = list(types)
+
+
 TORN_LINES = "logs/torn-lines.txt"
 # The studies of the profile that a run left out, and why (a target; an optional study this
 # machine cannot run).
 NOT_MEASURED = "not-measured.json"
 
 
-class Record(Protocol):
-    """What the store needs of a run record."""
-
-    STUDY: str
-    SCHEMA: int
-
-    def to_json(self) -> dict[str, Any]: ...
-
-
-R = TypeVar(
-    "R", RunRecord, TransitRecord, OperationRecord, SstRecord, ReplicationRecord, RejoinRecord
-)
+R = TypeVar("R", bound="Record")
 
 
 def results_file(study: str) -> str:

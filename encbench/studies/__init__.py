@@ -15,7 +15,7 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.study import Study
 from encbench.errors import BadInput
 from encbench.profile import Profile, register_studies
-from encbench.results.store import ResultStore
+from encbench.results.store import ResultStore, register_record_types
 from encbench.studies import at_rest, in_transit, operations, replication, state_transfer
 from encbench.studies.definition import StudyDefinition
 
@@ -33,6 +33,7 @@ STUDIES: tuple[StudyDefinition, ...] = (
 )
 BY_NAME = {s.name: s for s in STUDIES}
 register_studies(STUDIES)
+register_record_types([s.record for s in STUDIES])
 
 
 def named(profile: Profile) -> list[StudyDefinition]:

@@ -1,8 +1,8 @@
 """The data-at-rest study: a plain and an encrypted sandboxed server, identical but for
 encryption (or a user's server, `--target`)."""
 
-from encbench.results.schema import RunRecord
 from encbench.studies.at_rest import cells, needs, options, pair, plan, report
+from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
 from encbench.studies.definition import StudyDefinition
 

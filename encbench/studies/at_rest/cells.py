@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import cast
 
 from encbench.profile import Profile, ShapeSpec
-from encbench.results.schema import CellKey
 from encbench.servers.variants import Algorithm, EncryptionSpec, Scope
 from encbench.studies.at_rest.options import measure_options
+from encbench.studies.at_rest.records import CellKey
 
 
 def configurations(profile: Profile) -> list[EncryptionSpec]:

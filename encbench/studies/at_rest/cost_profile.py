@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from encbench.profiling import groups
 from encbench.report.models import Record
-from encbench.results.schema import CellKey
 from encbench.studies.at_rest.models import CostProfile
+from encbench.studies.at_rest.records import CellKey
 
 
 def cost_profile(profile_json: Record | None, cell: CellKey) -> CostProfile | None:

@@ -18,9 +18,9 @@ from typing import Any
 from encbench import capacity
 from encbench.errors import ToolError
 from encbench.profiling import PROFILE_FILE, groups, perf
-from encbench.results.schema import CellKey
 from encbench.results.store import ResultStore
 from encbench.servers.sandbox import SandboxServer
+from encbench.studies.at_rest.records import CellKey
 
 PROFILE_SCHEMA = 1
 VARIANTS = ("plain", "encrypted")

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from encbench import capacity as crypto
 from encbench import stats
 from encbench.report.models import Record
-from encbench.results.schema import RunRecord
 from encbench.studies.at_rest.models import CipherFloor
+from encbench.studies.at_rest.records import RunRecord
 
 
 def page_us(capacity: Record, cipher: str, direction: crypto.Direction) -> float | None:

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 from encbench.options import Rounds, Threads, all_known
 from encbench.placement import Sharing
 from encbench.profile import Profile
-from encbench.results.schema import RunRecord
+from encbench.studies.at_rest.records import RunRecord
 from encbench.workloads.sysbench import OLTP_WORKLOADS
 
 SECTION = "measure"

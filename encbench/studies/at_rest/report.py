@@ -9,10 +9,10 @@ from encbench.profile import Profile
 from encbench.profiling import PROFILE_FILE
 from encbench.report.models import Record
 from encbench.report.parts import Calibrated, Compared, ReportPart, Setup
-from encbench.results.schema import CellKey, RunRecord
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest import section, shapes_section, summary
 from encbench.studies.at_rest.models import AtRestSummary
+from encbench.studies.at_rest.records import CellKey, RunRecord
 
 NAME = RunRecord.STUDY
 

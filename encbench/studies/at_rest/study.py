@@ -29,14 +29,7 @@ from encbench.engine.study import CellSkipped, Run
 from encbench.placement import UNPINNED, Placement
 from encbench.profile import Profile
 from encbench.proof import at_rest as proof
-from encbench.results.schema import (
-    CPU_NOT_MEASURED,
-    CPU_WINDOW_LOOP,
-    CPU_WINDOW_LOOP_FLUSH,
-    CellKey,
-    Metric,
-    RunRecord,
-)
+from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import remote_cpu
 from encbench.servers.cgroup import CpuCounter
@@ -44,11 +37,18 @@ from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Target, blame_the_server
 from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies import machine
-from encbench.studies.at_rest import cells, flushing, growth
+from encbench.studies.at_rest import cells, flushing, growth, run_proof
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
 from encbench.studies.at_rest.options import MeasureSpec, measure_options
 from encbench.studies.at_rest.pair import ServerPair, shape_limits
+from encbench.studies.at_rest.records import (
+    CPU_NOT_MEASURED,
+    CPU_WINDOW_LOOP,
+    CPU_WINDOW_LOOP_FLUSH,
+    CellKey,
+    RunRecord,
+)
 from encbench.studies.at_rest.table_sets import TableSets
 from encbench.workloads import sysbench
 
@@ -58,7 +58,7 @@ STATUS_COUNTERS = (
     "Innodb_pages_read",
     "Innodb_pages_written",
     # The pages that went through the cipher: the cipher floor's input (report/floor.py)
-    # and the per-run proof (proof/at_rest.check_run).
+    # and the per-run proof (run_proof.check_run).
     "Innodb_num_pages_decrypted",
     "Innodb_num_pages_encrypted",
 )
@@ -411,7 +411,7 @@ class AtRestStudy:
         )
 
     def prove(self, record: RunRecord) -> None:
-        """Per run, the server's own counters (proof/at_rest.py: check_run): a plain run
+        """Per run, the server's own counters (run_proof.py: check_run): a plain run
         decrypted and encrypted no page; an encrypted run that read pages from disk in the
         io-bound regime decrypted some, and one that wrote pages encrypted some.  In an A/A
         calibration both sides are plain.  On a user's server (two table sets on one
@@ -435,9 +435,9 @@ class AtRestStudy:
                 sql=host.dialect.proof_sql,
             )
             return
-        proof.check_run(
+        run_proof.check_run(
             record, writes, self.profile.calibration, shared_server=isinstance(host, TableSets)
         )
         shape = cells.shape(record.cell, self.profile)
         if shape is not None:
-            proof.check_confined(record, shape_limits(shape).cpus)
+            run_proof.check_confined(record, shape_limits(shape).cpus)

@@ -10,12 +10,13 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
-from encbench.results.schema import CellKey, RunRecord, primary_metric
+from encbench.results.schema import primary_metric
 from encbench.studies.at_rest import cost_profile, floor, growth
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from encbench.studies.at_rest.options import measure_options
+from encbench.studies.at_rest.records import CellKey, RunRecord
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")

@@ -1,9 +1,9 @@
 """The data-in-transit study: one sandboxed server (or a user's, `--target`), reached over
 plain TCP and over TLS or a tunnel."""
 
-from encbench.results.schema import TransitRecord
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.in_transit import cells, needs, options, report, sizing, target
+from encbench.studies.in_transit.records import TransitRecord
 from encbench.studies.in_transit.study import TransitStudy
 
 STUDY = StudyDefinition(

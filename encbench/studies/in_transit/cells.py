@@ -14,8 +14,8 @@ from itertools import groupby
 
 from encbench import estimates
 from encbench.profile import Profile
-from encbench.results.schema import TransitCell
 from encbench.studies.in_transit.options import TransitSpec, transit_options
+from encbench.studies.in_transit.records import TransitCell
 
 QUERY_TESTS = ("oltp_point_select", "oltp_read_only")
 # The key type of a target's TLS rows: whatever the user's server certificate has (the run

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encbench.proof import tls
-from encbench.results.schema import TransitCell
 from encbench.servers import pki
+from encbench.studies.in_transit.records import TransitCell
 from encbench.studies.in_transit.routes import Route
 from encbench.workloads import bulk, connrate
 

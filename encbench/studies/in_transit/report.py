@@ -9,10 +9,10 @@ from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
 from encbench.report.parts import Calibrated, Compared, ReportPart
-from encbench.results.schema import TransitCell, TransitRecord
 from encbench.results.store import ResultStore
 from encbench.studies.in_transit import section, summary
 from encbench.studies.in_transit.models import InTransitSummary
+from encbench.studies.in_transit.records import TransitCell, TransitRecord
 
 NAME = TransitRecord.STUDY
 

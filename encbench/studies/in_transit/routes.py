@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from encbench.net import delay, netns, tunnels
-from encbench.results.schema import TransitCell
 from encbench.servers import pki
 from encbench.servers.target import Connection
+from encbench.studies.in_transit.records import TransitCell
 
 USER = "encbench"
 

@@ -29,7 +29,7 @@ from encbench.errors import ToolError
 from encbench.net import netns
 from encbench.profile import Profile
 from encbench.proof import tls
-from encbench.results.schema import Metric, TransitCell, TransitRecord
+from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.remote_cpu import cpu_measurement
@@ -42,6 +42,7 @@ from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import Client
 from encbench.studies.in_transit.options import TransitSpec, transit_options
+from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
 from encbench.studies.in_transit.sizing import pool_mb
 from encbench.studies.in_transit.target import TransitTarget

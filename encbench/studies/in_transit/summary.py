@@ -9,7 +9,7 @@ from encbench import estimates, stats
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
-from encbench.results.schema import Metric, TransitCell, TransitRecord, primary_metric
+from encbench.results.schema import Metric, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
 from encbench.studies.in_transit.models import (
     InTransitSummary,
@@ -19,6 +19,7 @@ from encbench.studies.in_transit.models import (
     TransitVariant,
 )
 from encbench.studies.in_transit.options import transit_options
+from encbench.studies.in_transit.records import TransitCell, TransitRecord
 
 # Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
 EXTRA_METRICS = (

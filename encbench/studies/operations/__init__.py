@@ -4,9 +4,9 @@ against encrypted in the engine's rounds."""
 
 from encbench.checks import Check
 from encbench.profile import Profile
-from encbench.results.schema import OperationRecord
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.operations import cells, options, report, servers
+from encbench.studies.operations.records import OperationRecord
 from encbench.studies.operations.study import OperationsStudy
 
 

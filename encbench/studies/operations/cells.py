@@ -4,8 +4,8 @@ data once per number of encryption threads."""
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.results.schema import OperationCell
 from encbench.studies.operations.options import operations_options
+from encbench.studies.operations.records import OperationCell
 
 
 def cells(profile: Profile) -> list[OperationCell]:

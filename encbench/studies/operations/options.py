@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from encbench.options import MAX_CLIENT_THREADS, Rounds, all_known
 from encbench.profile import Profile
-from encbench.results.schema import OperationRecord
+from encbench.studies.operations.records import OperationRecord
 
 SECTION = "operations"
 Operation = Literal[

@@ -9,10 +9,10 @@ from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
 from encbench.report.parts import Compared, ReportPart
-from encbench.results.schema import OperationRecord
 from encbench.results.store import ResultStore
 from encbench.studies.operations import section, summary
 from encbench.studies.operations.models import OperationsSummary
+from encbench.studies.operations.records import OperationRecord
 
 NAME = OperationRecord.STUDY
 

@@ -37,7 +37,7 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
 from encbench.profile import Profile
-from encbench.results.schema import Metric, OperationCell, OperationRecord
+from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import keyplugin
 from encbench.servers.sandbox import SandboxServer, find_binary, tree_bytes
@@ -45,6 +45,7 @@ from encbench.servers.target import blame_the_server
 from encbench.studies import machine
 from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations.options import OperationsSpec, operations_options
+from encbench.studies.operations.records import OperationCell, OperationRecord
 from encbench.studies.operations.servers import (
     CONVERTIBLE,
     PLAIN,

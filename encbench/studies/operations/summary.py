@@ -10,7 +10,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record, Sample
-from encbench.results.schema import OperationCell, OperationRecord, primary_metric
+from encbench.results.schema import primary_metric
 from encbench.studies.operations import cells as operation_cells
 from encbench.studies.operations.models import (
     OperationCellSummary,
@@ -18,6 +18,7 @@ from encbench.studies.operations.models import (
     OperationVariant,
 )
 from encbench.studies.operations.options import operations_options
+from encbench.studies.operations.records import OperationCell, OperationRecord
 
 PRIMARY = primary_metric(OperationRecord.METRICS)
 MIB = 2**20

@@ -5,9 +5,9 @@ and the rejoin study on the same clusters: node 2 rejoining by IST or SST."""
 from encbench import checks
 from encbench.checks import Check
 from encbench.profile import Profile
-from encbench.results.schema import RejoinRecord, ReplicationRecord
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.replication import cells, options, rejoin, report, sizing
+from encbench.studies.replication.records import RejoinRecord, ReplicationRecord
 from encbench.studies.replication.rejoin import RejoinStudy
 from encbench.studies.replication.study import ReplicationStudy
 

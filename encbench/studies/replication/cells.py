@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.results.schema import ReplicationCell
 from encbench.studies.replication.options import replication_options
+from encbench.studies.replication.records import ReplicationCell
 
 
 def cells(profile: Profile) -> list[ReplicationCell]:

@@ -36,12 +36,13 @@ from encbench.engine.study import Run
 from encbench.errors import ProofError
 from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.schema import REJOIN_TRANSFERS, Metric, RejoinCell, RejoinRecord
+from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import RejoinSpec, rejoin_options
+from encbench.studies.replication.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
 from encbench.workloads import sysbench
 
 RECORD = "rejoin.json"

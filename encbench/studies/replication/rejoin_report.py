@@ -12,11 +12,12 @@ from encbench.report import cells
 from encbench.report.cells import sample, sample_text
 from encbench.report.models import Record, Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
-from encbench.results.schema import RejoinCell, RejoinRecord, primary_metric
+from encbench.results.schema import primary_metric
 from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication import rejoin as rejoin_study
 from encbench.studies.replication.models import RejoinCellSummary, RejoinSummary, RejoinVariant
 from encbench.studies.replication.options import rejoin_options
+from encbench.studies.replication.records import RejoinCell, RejoinRecord
 
 PRIMARY = primary_metric(RejoinRecord.METRICS)
 MIB = 2**20

@@ -9,10 +9,10 @@ from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
 from encbench.report.parts import Compared, ReportPart
-from encbench.results.schema import RejoinRecord, ReplicationRecord
 from encbench.results.store import ResultStore
 from encbench.studies.replication import rejoin_report, section, summary
 from encbench.studies.replication.models import RejoinSummary, ReplicationSummary
+from encbench.studies.replication.records import RejoinRecord, ReplicationRecord
 
 
 def build(store: ResultStore, profile: Profile, environment: Record | None) -> ReplicationSummary:

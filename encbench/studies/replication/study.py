@@ -37,13 +37,14 @@ from encbench.engine.study import Run
 from encbench.errors import ProofError
 from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.schema import Metric, ReplicationCell, ReplicationRecord
+from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies import machine
 from encbench.studies.replication import cells
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import ReplicationSpec, replication_options
+from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.workloads import sysbench
 
 RECORD = "replication.json"

@@ -8,7 +8,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record
-from encbench.results.schema import ReplicationCell, ReplicationRecord, primary_metric
+from encbench.results.schema import primary_metric
 from encbench.studies.replication import cells as replication_cells
 from encbench.studies.replication.models import (
     ReplicationCellSummary,
@@ -16,6 +16,7 @@ from encbench.studies.replication.models import (
     ReplicationVariant,
 )
 from encbench.studies.replication.options import replication_options
+from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 
 PRIMARY = primary_metric(ReplicationRecord.METRICS)
 

@@ -3,9 +3,9 @@ a full copy of a node's data to a joining node, by mariadb-backup over socat or 
 plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluster whose nodes
 live each on its own emulated host."""
 
-from encbench.results.schema import SstRecord
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.state_transfer import cells, needs, options, report, sizing
+from encbench.studies.state_transfer.records import SstRecord
 from encbench.studies.state_transfer.study import StateTransferStudy
 
 STUDY = StudyDefinition(

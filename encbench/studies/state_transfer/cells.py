@@ -5,12 +5,12 @@ carries the stream (rsync's stunnel has one), and with AES-NI on or off."""
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.results.schema import SstCell
 from encbench.studies.state_transfer.options import (
     SOCAT_METHODS,
     THREADED_METHODS,
     state_transfer_options,
 )
+from encbench.studies.state_transfer.records import SstCell
 
 
 def cells(profile: Profile) -> list[SstCell]:

@@ -29,7 +29,6 @@ from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
 from encbench.errors import BadInput, ServerError, ToolError
 from encbench.net import netns
 from encbench.profile import Profile
-from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki
 from encbench.servers.galera_cluster import (
@@ -49,6 +48,7 @@ from encbench.studies.state_transfer.options import (
     SST_CIPHERS,
     state_transfer_options,
 )
+from encbench.studies.state_transfer.records import SstCell
 from encbench.workloads import sysbench
 
 RECORD = "state-transfer.json"

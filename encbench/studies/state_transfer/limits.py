@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from encbench.capacity.read import cipher_mb_per_s
-from encbench.results.schema import SstCell
 from encbench.studies.state_transfer.options import SOCAT_METHODS, SST_CIPHERS
+from encbench.studies.state_transfer.records import SstCell
 
 MIB = 2**20
 MB = 1_000_000  # openssl speed's unit

@@ -18,9 +18,9 @@ from typing import Any
 from encbench import capacity
 from encbench.capacity import disk, link
 from encbench.errors import ToolError
-from encbench.results.schema import SstCell
 from encbench.results.store import ResultStore
 from encbench.studies.state_transfer import limits
+from encbench.studies.state_transfer.records import SstCell
 
 CIPHER_REPEATS = 3
 

@@ -39,8 +39,8 @@ from typing import Any, Protocol
 
 from encbench import proc
 from encbench.errors import ToolError
-from encbench.results.schema import SstCell
 from encbench.servers.sandbox import find_binary
+from encbench.studies.state_transfer.records import SstCell
 
 PORT = 4444  # the SST port: the wire proof's verdict reads this conversation
 LISTEN_TIMEOUT_S = 30.0

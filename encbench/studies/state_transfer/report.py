@@ -9,10 +9,10 @@ from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
 from encbench.report.parts import Calibrated, Compared, ReportPart
-from encbench.results.schema import SstCell, SstRecord
 from encbench.results.store import ResultStore
 from encbench.studies.state_transfer import section, summary
 from encbench.studies.state_transfer.models import StateTransferSummary
+from encbench.studies.state_transfer.records import SstCell, SstRecord
 
 NAME = SstRecord.STUDY
 

@@ -43,7 +43,7 @@ from encbench.net import netns
 from encbench.net.netns import NetnsUnavailable, link_counters
 from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.schema import Metric, SstCell, SstRecord
+from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.servers.variants import side_name
@@ -72,6 +72,7 @@ from encbench.studies.state_transfer.options import (
     StateTransferSpec,
     state_transfer_options,
 )
+from encbench.studies.state_transfer.records import SstCell, SstRecord
 
 
 def _log_from(path: Path, offset: int) -> str:

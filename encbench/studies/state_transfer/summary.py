@@ -8,7 +8,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record
-from encbench.results.schema import SstCell, SstRecord, primary_metric
+from encbench.results.schema import primary_metric
 from encbench.studies.state_transfer import cells as sst_cells
 from encbench.studies.state_transfer import limits as sst_limits
 from encbench.studies.state_transfer.models import (
@@ -18,6 +18,7 @@ from encbench.studies.state_transfer.models import (
     StateTransferSummary,
 )
 from encbench.studies.state_transfer.options import state_transfer_options
+from encbench.studies.state_transfer.records import SstCell, SstRecord
 
 PRIMARY = primary_metric(SstRecord.METRICS)
 MIB = 2**20

@@ -1,0 +1,188 @@
+"""The at-rest study's records of measured runs and the metrics it compares.
+
+at-rest.jsonl, schema RUNS_SCHEMA:
+  1 — first version (then runs.jsonl): one line per sysbench run of one variant in one round
+      of one cell; client_cpu_s, other_cpu_s and steal_s were added later with default 0;
+      later still (defaults keep older lines readable): interference_pct (other_cpu_s then
+      began to leave out the idle peer server, which is this run's own process, not
+      interference), pages_decrypted, pages_encrypted (the cipher's floor and the per-run
+      proof), and where and over what the server's CPU was counted: cpu_source, cpu_window,
+      cpu_window_s, flush_wait_s, dirty_pages_left; how the round shared the machine
+      (`sharing`: sequential, pinned or duet) and the CPUs its server and client were pinned
+      to (`server_cpus`, `client_cpus`: "" when unpinned); the cell's `algorithm` and
+      `scope`, written only when the profile made them dimensions (several values); and (a
+      target's table sets) server_cpu_s and cpu_ms_per_txn null when the server's CPU could
+      not be read (CPU_NOT_MEASURED), or read over ssh (cpu_source "ssh /proc/PID/stat",
+      cpu_window "client run (read over ssh before and after)"); the cell's instance `shape`
+      (written only with server.shapes) and the CPUs its server was allowed
+      (`shape_cpus_allowed`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from encbench.results.schema import Metric
+
+RUNS_SCHEMA = 1
+
+AT_REST_METRICS = (
+    Metric("tps", "txn/s", "higher_is_better", primary=True),
+    Metric("qps", "queries/s", "higher_is_better"),
+    Metric("latency_avg_ms", "ms", "lower_is_better"),
+    Metric("latency_p95_ms", "ms", "lower_is_better"),
+    Metric("cpu_ms_per_txn", "ms", "lower_is_better"),
+)
+# The measured windows of the server's CPU in an at-rest run (RunRecord.cpu_window).
+CPU_WINDOW_LOOP = "event loop"  # sysbench's loop only: no connects, no statement preparation
+CPU_WINDOW_LOOP_FLUSH = "event loop + flush"  # ... until the run's dirty pages were written
+# RunRecord.cpu_source of a run whose server's CPU cannot be read (a target on another host).
+CPU_NOT_MEASURED = "not measured: the server's process is not on this host"
+
+
+@dataclass(frozen=True)
+class CellKey:
+    """One table row of the report: a workload in a regime at a thread count, and — only
+    where the profile lists several (server.encryption_algorithm, server.encryption_scope) —
+    the encrypted server's algorithm and scope.  "" there means the run's one configuration
+    (at-rest.json's `encryption`), as in every record written before they were dimensions."""
+
+    workload: str
+    regime: str
+    threads: int
+    algorithm: str = ""
+    scope: str = ""
+    # The instance shape the servers were confined to (profile server.shapes); "" unconfined.
+    shape: str = ""
+
+    @property
+    def configuration(self) -> str:
+        """The encryption configuration in words, "" when it is the run's only one."""
+        if not (self.algorithm or self.scope):
+            return ""
+        return f"{self.algorithm}, scope {self.scope}"
+
+    @property
+    def label(self) -> str:
+        where = f" {self.algorithm} {self.scope}" if self.configuration else ""
+        where += f" shape {self.shape}" if self.shape else ""
+        return f"{self.workload} {self.regime}{where} {self.threads} thr"
+
+    @property
+    def slug(self) -> str:
+        where = f"-{self.algorithm}-{self.scope}" if self.configuration else ""
+        where += f"-shape-{self.shape}" if self.shape else ""
+        return f"{self.workload}-{self.regime}{where}-t{self.threads}"
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One sysbench run of one variant in one round of an at-rest cell."""
+
+    STUDY: ClassVar[str] = "at-rest"
+    SCHEMA: ClassVar[int] = RUNS_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = AT_REST_METRICS
+
+    cell: CellKey
+    round: int
+    variant: str
+    position: int  # 0 = first of the round, 1 = second: the ABBA order, kept for audit
+    session: str
+    started_at: str
+    wall_s: float
+    tps: float
+    qps: float
+    transactions: int
+    ignored_errors: int
+    reconnects: int
+    latency_avg_ms: float
+    latency_p95_ms: float
+    latency_max_ms: float
+    # None: not measured (a target whose process is not on this host; cpu_source says why).
+    server_cpu_s: float | None
+    cpu_ms_per_txn: float | None
+    harness_cpu_s: float
+    bp_read_requests: int
+    bp_reads: int
+    pages_read: int
+    pages_written: int
+    raw_output: str
+    # Added within schema 1 (older lines read as 0): sysbench's own CPU, other processes' CPU
+    # and stolen CPU during the window: the load this run shared the machine with.
+    client_cpu_s: float = 0.0
+    other_cpu_s: float = 0.0
+    steal_s: float = 0.0
+    # Added within schema 1 (older lines read as 0, i.e. never re-measured): other processes'
+    # and stolen CPU as a share of the machine (engine/clocks.py); a round above the profile's
+    # interference_max_pct is measured again.
+    interference_pct: float = 0.0
+    # Added within schema 1: deltas of Innodb_num_pages_decrypted and
+    # Innodb_num_pages_encrypted, the pages that went through the cipher (the cipher's floor
+    # and the per-run proof; 0 in older lines, which were proven once per server).
+    pages_decrypted: int = 0
+    pages_encrypted: int = 0
+    # Added within schema 1: where the server's CPU was read (servers/cgroup.py: "cgroup2
+    # cpu.stat", "cgroup1 cpuacct.usage", "/proc/PID/stat"; "" in older lines: /proc/PID/stat
+    # around the whole sysbench run), over which window (CPU_WINDOW_LOOP or
+    # CPU_WINDOW_LOOP_FLUSH) and how long it was; for write workloads how long the window
+    # stayed open after sysbench for the run's dirty pages to be flushed, and how many were
+    # still dirty when it closed (0 unless the flush wait hit its bound).
+    cpu_source: str = ""
+    cpu_window: str = ""
+    cpu_window_s: float = 0.0
+    flush_wait_s: float = 0.0
+    dirty_pages_left: int = 0
+    # Added within schema 1: how the round shared the machine (placement.py; older lines were
+    # all sequential) and the CPU lists of the run's server and client ("": unpinned).  In a
+    # duet, `position` is the half of the CPUs the run's side had (0 = the first).
+    sharing: str = "sequential"
+    server_cpus: str = ""
+    client_cpus: str = ""
+    # Added within schema 1: in a cell with an instance shape (cell.shape), the server's
+    # Cpus_allowed_list (/proc/PID/status) when the run began: the per-run proof that it ran
+    # confined to the shape's CPUs ("" without a shape).
+    shape_cpus_allowed: str = ""
+    # Added within schema 1 (older lines read as 0): the seconds spent just before this run on
+    # its block's fresh servers and warm-up (measure.restart = "block"; on a block's first run
+    # only).  Not measuring time, but the cell's time budget is real time: it is charged there.
+    setup_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"{self.transactions} transactions in {self.wall_s:.1f} s"
+            )
+
+    @property
+    def hit_ratio(self) -> float:
+        if self.bp_read_requests <= 0:
+            return 1.0
+        return 1.0 - self.bp_reads / self.bp_read_requests
+
+    @property
+    def pages_read_per_txn(self) -> float:
+        return self.pages_read / self.transactions
+
+    @property
+    def pages_written_per_txn(self) -> float:
+        return self.pages_written / self.transactions
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        # A run of the one configuration is written as before configurations were cells.
+        data["cell"] = {k: v for k, v in data["cell"].items() if v != ""}
+        data["schema"] = RUNS_SCHEMA
+        data["hit_ratio"] = self.hit_ratio
+        data["pages_read_per_txn"] = self.pages_read_per_txn
+        data["pages_written_per_txn"] = self.pages_written_per_txn
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunRecord:
+        if data.get("schema") != RUNS_SCHEMA:
+            raise ValueError(f"schema {data.get('schema')!r} is not {RUNS_SCHEMA}")
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["cell"] = CellKey(**data["cell"])
+        return cls(**fields)

@@ -1,0 +1,52 @@
+"""The at-rest study's per-run proof: each run's own counters must say what its variant
+claims (a plain run decrypts and encrypts nothing; an encrypted io-bound run that read pages
+decrypted some), and a shaped run's server could run only on its shape's CPUs.  The proof
+of the servers and their files is proof/at_rest.py's."""
+
+from __future__ import annotations
+
+from encbench.errors import ProofError
+from encbench.studies.at_rest.records import RunRecord
+
+
+def check_run(
+    record: RunRecord, writes: bool, calibration: bool = False, shared_server: bool = False
+) -> None:
+    """The per-run proof from the server's own counters (deltas over the run); ProofError
+    names the run and the counter that contradicts its variant.  In an A/A calibration both
+    sides are plain.  With `shared_server` (a user's server holding both table sets) a
+    plain run is held to decrypting nothing only: the page cleaner may flush, and so
+    encrypt, the encrypted set's pages left dirty by an earlier write workload."""
+    where = f"{record.cell.label} round {record.round}: the {record.variant} run"
+    if record.variant == "plain" or calibration:
+        encrypted = 0 if shared_server else record.pages_encrypted
+        if record.pages_decrypted or encrypted:
+            raise ProofError(
+                f"{where} decrypted {record.pages_decrypted} and encrypted "
+                f"{record.pages_encrypted} pages (Innodb_num_pages_*): plain must do neither"
+            )
+        return
+    if record.cell.regime == "io-bound" and record.pages_read > 0 and not record.pages_decrypted:
+        raise ProofError(
+            f"{where} read {record.pages_read} pages from disk and decrypted none "
+            "(Innodb_num_pages_decrypted): its tables are not encrypted"
+        )
+    if writes and record.pages_written > 0 and not record.pages_encrypted:
+        raise ProofError(
+            f"{where} wrote {record.pages_written} pages and encrypted none "
+            "(Innodb_num_pages_encrypted): its tables are not encrypted"
+        )
+
+
+def check_confined(record: RunRecord, cpus: tuple[int, ...]) -> None:
+    """The per-run proof of an instance shape: the server's Cpus_allowed_list when the run
+    began was the shape's CPUs (servers/shapes.py proves its groups and limits per start)."""
+    from encbench.placement import cpu_list
+    from encbench.servers.shapes import parse_cpu_list
+
+    if parse_cpu_list(record.shape_cpus_allowed) != tuple(sorted(cpus)):
+        raise ProofError(
+            f"{record.cell.label} round {record.round}: the {record.variant} server could run "
+            f"on CPUs {record.shape_cpus_allowed!r}, not its shape's "
+            f"{cpu_list(sorted(cpus))}: it was not confined"
+        )

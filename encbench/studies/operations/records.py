@@ -1,0 +1,143 @@
+"""The operations study's records of measured runs and the metrics it compares.
+
+operations.jsonl, schema OPERATIONS_SCHEMA:
+  1 — first version: one line per timed operation of one variant in one round.  Later,
+      with defaults (older lines read as before): the key-rotation cell's key_version_from,
+      key_version and tables_at_key_version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from encbench.results.schema import TIME_WORDS, Metric
+
+OPERATIONS_SCHEMA = 1
+
+# What an operation's `time` measures, per operation: seconds of the operation itself, except
+# for encrypting existing data, whose paired cost is the foreground load's time per transaction
+# (see OperationRecord).
+OPERATION_UNITS = {"encrypt-existing": "ms/txn", "key-rotation": "ms/txn"}
+OPERATIONS_METRICS = (
+    Metric(
+        "time", "s or ms/txn (time_unit)", "lower_is_better", primary=True, more_less=TIME_WORDS
+    ),
+)
+
+
+@dataclass(frozen=True)
+class OperationCell:
+    """One row of the operations table: an operation, with its encryption threads where it
+    has them (encrypting existing data; 0 for every other operation)."""
+
+    operation: str  # startup | crash-recovery | encrypt-existing | key-rotation | backup | prepare
+    threads: int = 0
+
+    @property
+    def label(self) -> str:
+        title = OPERATION_TITLES.get(self.operation, self.operation)
+        if self.threads:
+            return f"{title}, {self.threads} encryption thread{'s' if self.threads > 1 else ''}"
+        return title
+
+    @property
+    def slug(self) -> str:
+        return f"{self.operation}-t{self.threads}" if self.threads else self.operation
+
+    @property
+    def unit(self) -> str:
+        return OPERATION_UNITS.get(self.operation, "s")
+
+
+OPERATION_TITLES = {
+    "startup": "start-up",
+    "crash-recovery": "crash recovery",
+    "encrypt-existing": "encrypting existing data",
+    "key-rotation": "key rotation",
+    "backup": "mariadb-backup --backup",
+    "prepare": "mariadb-backup --prepare",
+}
+
+
+@dataclass(frozen=True)
+class OperationRecord:
+    """One timed operation of one variant in one round of an operations cell.
+
+    `time` is what the pair compares (lower is better): the operation's seconds (start-up and
+    crash recovery until the server answers `SELECT 1`, a backup, a prepare).  Encrypting
+    existing data has no plain counterpart that does the same work, so its pair is the
+    foreground load: the same sysbench read/write run on the same server with the background
+    encryption running (`encrypted`) or not (`plain`), and `time` is that load's milliseconds
+    per transaction (1000 / TPS); the encryption's own time and rate are recorded beside it
+    (`encryption_s`, `encrypted_bytes`), encrypted side only.  Key rotation is paired the same
+    way: `encrypted` is the run whose window re-encrypts every page with a new key version,
+    `plain` the same load on the same encrypted tables with no rotation; `encryption_s` and
+    `encrypted_bytes` are then the re-encryption's, and the key versions prove it."""
+
+    STUDY: ClassVar[str] = "operations"
+    SCHEMA: ClassVar[int] = OPERATIONS_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = OPERATIONS_METRICS
+
+    cell: OperationCell
+    round: int
+    variant: str
+    position: int
+    session: str
+    started_at: str
+    wall_s: float  # the whole run, its untimed set-up included (the cell's budget is real time)
+    time: float  # in time_unit: the paired metric
+    time_unit: str
+    timed_s: float  # the measured window: the operation, or the foreground load
+    harness_cpu_s: float
+    other_cpu_s: float
+    steal_s: float
+    interference_pct: float
+    # The per-run proof: sysbench tables encrypted per the server (INNODB_TABLESPACES_ENCRYPTION)
+    # right after the operation, and how many there are.
+    tables_encrypted: int
+    tables: int
+    # crash recovery: InnoDB's error log, checkpoint LSN to end of log, and pages to recover
+    redo_bytes: int = 0
+    pages_recovered: int = 0
+    # encrypting existing data: the foreground load, and the encryption (encrypted side)
+    foreground_tps: float = 0.0
+    foreground_transactions: int = 0
+    encryption_s: float = 0.0
+    encrypted_bytes: int = 0
+    # key rotation: the key plugin's version before and after the window, and the tables whose
+    # every page is at that version afterwards (the per-run proof)
+    key_version_from: int = 0
+    key_version: int = 0
+    tables_at_key_version: int = 0
+    # backup: the bytes mariadb-backup wrote
+    backup_bytes: int = 0
+    raw_output: str = ""
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.time <= 0 or self.timed_s <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"{self.time:g} {self.time_unit} in {self.timed_s:.3f} s"
+            )
+
+    @property
+    def encryption_mib_per_s(self) -> float:
+        """The background encryption's rate over the tablespaces it encrypted (0: none)."""
+        if self.encryption_s <= 0:
+            return 0.0
+        return self.encrypted_bytes / 2**20 / self.encryption_s
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = OPERATIONS_SCHEMA
+        data["encryption_mib_per_s"] = self.encryption_mib_per_s
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OperationRecord:
+        if data.get("schema") != OPERATIONS_SCHEMA:
+            raise ValueError(f"schema {data.get('schema')!r} is not {OPERATIONS_SCHEMA}")
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["cell"] = OperationCell(**data["cell"])
+        return cls(**fields)

@@ -1,0 +1,199 @@
+"""The replication and rejoin study's records of measured runs and the metrics it compares.
+
+replication.jsonl, schema REPLICATION_SCHEMA:
+  1 — first version: one line per sysbench run against a 2-node cluster's first node, of
+      one variant (plain cluster, or Galera's own TLS) in one round.
+rejoin.jsonl, schema REJOIN_SCHEMA:
+  1 — first version: one line per rejoin of node 2 (IST or SST) of one variant in one round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar
+
+from encbench.results.schema import TIME_WORDS, Metric
+
+REPLICATION_SCHEMA = 1
+REJOIN_SCHEMA = 1
+
+REPLICATION_METRICS = (
+    Metric("tps", "txn/s", "higher_is_better", primary=True),
+    Metric("latency_avg_ms", "ms", "lower_is_better"),
+    Metric("latency_p95_ms", "ms", "lower_is_better"),
+    Metric("link_bytes_per_txn", "bytes", "lower_is_better"),
+    Metric("cpu_ms_per_txn", "ms", "lower_is_better"),
+)
+
+
+@dataclass(frozen=True)
+class ReplicationCell:
+    """One row of the replication table: a sysbench write workload at a thread count, run
+    against the first node of a 2-node cluster."""
+
+    workload: str
+    threads: int
+
+    @property
+    def label(self) -> str:
+        return f"replication {self.workload} {self.threads} thr"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.workload}-t{self.threads}"
+
+
+@dataclass(frozen=True)
+class ReplicationRecord:
+    """One sysbench run against node 1 of one variant's cluster: `plain` (no socket.ssl) or
+    `encrypted` (Galera's own TLS, socket.ssl_key/cert/ca), each cluster on its own pair of
+    emulated hosts.  Every commit is certified with, and replicated to, node 2 over the link.
+
+    The run ends when node 2 has applied every write set of it (`apply_wait_s` after
+    sysbench's end), so the CPU of both nodes (their cgroups) counts all the run's work.
+    Bytes are node 2's veth counters over the run, both directions (`link_bytes`): write
+    sets one way, certification and acknowledgements the other.  The per-run proof: both
+    nodes' socket.ssl as their wsrep_provider_options report it, and a cluster of 2."""
+
+    STUDY: ClassVar[str] = "replication"
+    SCHEMA: ClassVar[int] = REPLICATION_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = REPLICATION_METRICS
+
+    cell: ReplicationCell
+    round: int
+    variant: str
+    position: int
+    session: str
+    started_at: str
+    wall_s: float
+    tps: float
+    qps: float
+    transactions: int
+    ignored_errors: int
+    latency_avg_ms: float
+    latency_p95_ms: float
+    apply_wait_s: float
+    link_bytes: int
+    node1_cpu_s: float
+    node2_cpu_s: float
+    harness_cpu_s: float
+    other_cpu_s: float
+    steal_s: float
+    interference_pct: float
+    # The per-run proof: "YES"/"NO" per node as wsrep_provider_options says socket.ssl is,
+    # and wsrep_cluster_size on node 1 when the run ended.
+    node1_ssl: str
+    node2_ssl: str
+    cluster_size: int
+    # Both nodes of the other variant's cluster, idle meanwhile: what keeping it up cost.
+    idle_cluster_cpu_s: float = 0.0
+    raw_output: str = ""
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"{self.transactions} transactions in {self.wall_s:.1f} s"
+            )
+
+    @property
+    def link_bytes_per_txn(self) -> float:
+        return self.link_bytes / self.transactions
+
+    @property
+    def cpu_ms_per_txn(self) -> float:
+        """Both nodes' CPU per transaction: the replica's apply is part of a commit's cost."""
+        return (self.node1_cpu_s + self.node2_cpu_s) * 1000 / self.transactions
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = REPLICATION_SCHEMA
+        data["link_bytes_per_txn"] = self.link_bytes_per_txn
+        data["cpu_ms_per_txn"] = self.cpu_ms_per_txn
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ReplicationRecord:
+        if data.get("schema") != REPLICATION_SCHEMA:
+            raise ValueError(f"schema {data.get('schema')!r} is not {REPLICATION_SCHEMA}")
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["cell"] = ReplicationCell(**data["cell"])
+        return cls(**fields)
+
+
+# -- the rejoin study ---------------------------------------------------------------------------
+REJOIN_METRICS = (
+    Metric("sync_s", "s", "lower_is_better", primary=True, more_less=TIME_WORDS),
+    Metric("link_bytes", "bytes", "lower_is_better"),
+)
+REJOIN_TRANSFERS = {"ist": "IST", "sst": "SST"}
+
+
+@dataclass(frozen=True)
+class RejoinCell:
+    """One row of the rejoin table: node 2 rejoins by IST (its data kept) or by a full SST
+    (its data directory emptied), after node 1 committed `missed` transactions without it."""
+
+    transfer: str  # ist | sst
+    missed: int
+
+    @property
+    def label(self) -> str:
+        return f"rejoin by {REJOIN_TRANSFERS[self.transfer]}, {self.missed:,} transactions missed"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.transfer}-m{self.missed}"
+
+
+@dataclass(frozen=True)
+class RejoinRecord:
+    """One rejoin of node 2 of one variant's cluster (plain, or socket.ssl) in one round:
+    timed from node 2's start to Synced (`sync_s`).  Bytes are node 2's veth counters over
+    that time, both directions; CPU node 1's over it and node 2's since its start (its cgroup
+    is made at its start).  The per-run proof: node 2's own log says how it got the state
+    (`transport`: "IST" when it received only write sets, "SST" when rsync copied the data
+    directory first) and how many write sets came by IST (`ist_writesets`)."""
+
+    STUDY: ClassVar[str] = "rejoin"
+    SCHEMA: ClassVar[int] = REJOIN_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = REJOIN_METRICS
+
+    cell: RejoinCell
+    round: int
+    variant: str
+    position: int
+    session: str
+    started_at: str
+    wall_s: float
+    sync_s: float
+    link_bytes: int
+    node1_cpu_s: float
+    node2_cpu_s: float
+    harness_cpu_s: float
+    other_cpu_s: float
+    steal_s: float
+    interference_pct: float
+    transport: str
+    ist_writesets: int
+    raw_output: str = ""
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.sync_s <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"synced in {self.sync_s:.3f} s"
+            )
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = REJOIN_SCHEMA
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RejoinRecord:
+        if data.get("schema") != REJOIN_SCHEMA:
+            raise ValueError(f"schema {data.get('schema')!r} is not {REJOIN_SCHEMA}")
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        fields["cell"] = RejoinCell(**data["cell"])
+        return cls(**fields)
