@@ -19,6 +19,7 @@ import click
 
 from encbench import __version__, environment, noise_floor, preflight, proc
 from encbench import profile as profiles
+from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds, stop_on_signals
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
@@ -35,6 +36,9 @@ from encbench.studies import (
     left_out,
     unavailable_studies,
     without_room,
+)
+from encbench.studies import (
+    named as named_studies,
 )
 
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
@@ -357,34 +361,47 @@ def compare_command(
 
 
 @main.command()
-def doctor() -> None:
-    """Check tools, versions, AES flags and free disk; say how to fix what is missing."""
+@click.argument("profile", required=False)
+def doctor(profile: str | None) -> None:
+    """Check tools, versions, AES flags and free disk, and what each study of PROFILE (by
+    default quick) needs of this machine; say how to fix what is missing.  Exit status 1
+    when something a run of PROFILE requires is missing (an optional study is only named)."""
+    try:
+        prof, _ = profiles.load(profile or profiles.DEFAULT_PROFILE)
+    except EncbenchError as exc:
+        _fail(exc)
     checks = preflight.tool_checks() + preflight.machine_checks(Path.cwd())
     env = environment.collect()
     for check in checks:
-        mark = "ok " if check.ok else "MISSING"
-        line = f"{mark:8} {check.name}: {check.detail}"
-        if check.fix:
-            line += f" — fix: {check.fix}"
-        click.echo(line)
+        _echo_check(check, "MISSING", "fix")
     click.echo(
         f"versions: MariaDB {env['mariadb']}, {env['openssl']}, sysbench "
         f"{env['sysbench']}, kernel {env['kernel']}"
     )
     click.echo(f"cpu: {env['cpu']['model']} ({env['cpu']['cores']} cores)")
-    # What only some studies or profiles use: reported, but not a failure.
+    required_ok = all(c.ok for c in checks)
     seen: set[str] = set()
+    for study in named_studies(prof):
+        optional = study.optional(prof)
+        for check in study.needs(prof):
+            if check.name not in seen:
+                seen.add(check.name)
+                mark = "optional" if optional else "MISSING"
+                _echo_check(check, mark, f"for {study.name}, fix")
+                required_ok &= check.ok or optional
+    # What only some studies or profiles use: reported, but not a failure.
     for study in STUDIES:
         for check, what in study.optional_tools():
-            if check.name in seen:
-                continue
-            seen.add(check.name)
-            mark = "ok " if check.ok else "optional"
-            click.echo(
-                f"{mark:8} {check.name}: {check.detail}"
-                + (f" — {what}: {check.fix}" if check.fix else "")
-            )
-    sys.exit(0 if all(c.ok for c in checks) else 1)
+            if check.name not in seen:
+                seen.add(check.name)
+                _echo_check(check, "optional", what)
+    sys.exit(0 if required_ok else 1)
+
+
+def _echo_check(check: Check, missing: str, fix_words: str) -> None:
+    mark = "ok " if check.ok else missing
+    line = f"{mark:8} {check.name}: {check.detail}"
+    click.echo(line + (f" — {fix_words}: {check.fix}" if check.fix else ""))
 
 
 @main.command(name="crypto")

@@ -50,3 +50,20 @@ def test_the_quick_plan_sums_its_cells_and_says_what_it_leaves_out() -> None:
     assert sum(p.total_s for p in plans) == expected
     assert plan.duration(850) == "14 min 10 s" and plan.duration(42) == "42 s"
     assert plan.duration(3720) == "1 h 2 min"
+
+
+def test_doctor_names_what_each_study_of_the_profile_needs_and_fails_only_for_a_required_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from encbench.servers import galera
+
+    monkeypatch.setattr(galera, "provider", lambda: None)
+    required = CliRunner().invoke(cli.main, ["doctor", "galera-replication"])
+    assert required.exit_code == 1
+    assert "MISSING  Galera provider (libgalera_smm.so): not found — for replication, fix: " in (
+        required.output
+    )
+    # quick's state transfer is optional: named, not a failure.
+    optional = CliRunner().invoke(cli.main, ["doctor", "quick"])
+    assert "optional Galera provider (libgalera_smm.so): not found" in optional.output
+    assert optional.exit_code == (0 if "MISSING" not in optional.output else 1)
