@@ -1,7 +1,11 @@
 """The operations study end to end through the CLI (profile smoke-operations, about a
 minute): every operation measured on real servers, plain and encrypted (key rotation:
 rotating and not, both encrypted, with encbench's own key plugin built for the run), its
-proof per run, the report's table of times, and nothing left behind."""
+proof per run, the report's table of times, and nothing left behind.
+
+One real run serves both tests: interrupted (SIGINT) during its first crash recovery, then
+finished by `--resume`.  The interrupt test checks what the interrupt left; the smoke test
+checks the finished results, every operation of which the resumed session measured or kept."""
 
 from __future__ import annotations
 
@@ -11,19 +15,77 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from encbench.servers import registry
 from tests.helpers import encbench, processes_owned_by
 
 
+@dataclass(frozen=True)
+class InterruptedThenResumed:
+    out: Path
+    # When SIGINT stopped the run: its exit, stderr, and what it left
+    stopped_returncode: int
+    stopped_stderr: str
+    left_running: list[str]
+    sandbox_left: bool
+    registered_when_stopped: list[object]
+    kept: list[str]  # operations.jsonl's lines then
+    # `encbench run --resume` of the same directory
+    resumed: subprocess.CompletedProcess[str]
+    registered_when_finished: list[object]
+
+
+@pytest.fixture(scope="module")
+def smoke_operations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[InterruptedThenResumed]:
+    root = tmp_path_factory.mktemp("smoke-operations")
+    state_dir = root / "state"
+    out = root / "out"
+    with pytest.MonkeyPatch.context() as mp:
+        # A private sandbox registry (conftest's state_dir, for the module's one run).
+        mp.setenv("XDG_STATE_HOME", str(state_dir))
+        child = subprocess.Popen(
+            [sys.executable, "-m", "encbench", "run", "smoke-operations", "--out", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+        )
+        results = out / "operations.jsonl"
+
+        def kept() -> list[str]:
+            return results.read_text().splitlines() if results.exists() else []
+
+        # Four start-ups and one crash recovery kept: the next crash recovery (its write load,
+        # its kill -9 or its recovery) is under way.
+        deadline = time.monotonic() + 240
+        while len(kept()) < 5 and time.monotonic() < deadline and child.poll() is None:
+            time.sleep(0.1)
+        assert len(kept()) >= 5, child.stderr.read() if child.stderr else ""
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=120)
+        yield InterruptedThenResumed(
+            out=out,
+            stopped_returncode=child.returncode,
+            stopped_stderr=stderr,
+            left_running=processes_owned_by(child.pid),
+            sandbox_left=(out / "sandbox").exists(),
+            registered_when_stopped=list(registry.entries()),
+            kept=kept(),
+            resumed=encbench("run", "--resume", str(out), env={"XDG_STATE_HOME": str(state_dir)}),
+            registered_when_finished=list(registry.entries()),
+        )
+
+
 def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
-    tmp_path: Path, state_dir: Path
+    smoke_operations: InterruptedThenResumed,
 ) -> None:
-    out = tmp_path / "out"
-    result = encbench(
-        "run", "smoke-operations", "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)}
-    )
+    out = smoke_operations.out
+    result = smoke_operations.resumed
     assert result.returncode == 0, result.stderr
     runs = [json.loads(line) for line in (out / "operations.jsonl").read_text().splitlines()]
     by_cell: dict[str, list[dict]] = {}  # type: ignore[type-arg]
@@ -72,45 +134,23 @@ def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
     assert "**Key rotation**: not measured" not in report
     # nothing left behind: servers, sandboxes (backups included), keys
     assert not (out / "sandbox").exists()
-    assert registry.entries() == []
+    assert smoke_operations.registered_when_finished == []
     assert not (out / "private").exists()
 
 
 def test_an_interrupt_during_a_crash_recovery_leaves_nothing_and_resume_finishes(
-    tmp_path: Path, state_dir: Path
+    smoke_operations: InterruptedThenResumed,
 ) -> None:
-    out = tmp_path / "out"
-    env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
-    child = subprocess.Popen(
-        [sys.executable, "-m", "encbench", "run", "smoke-operations", "--out", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    results = out / "operations.jsonl"
+    run = smoke_operations
+    assert run.stopped_returncode == 130, run.stopped_stderr
+    assert "Traceback" not in run.stopped_stderr
+    assert run.left_running == []
+    assert not run.sandbox_left
+    assert run.registered_when_stopped == []
+    before = run.kept
 
-    def kept() -> list[str]:
-        return results.read_text().splitlines() if results.exists() else []
-
-    # Four start-ups and one crash recovery kept: the next crash recovery (its write load,
-    # its kill -9 or its recovery) is under way.
-    deadline = time.monotonic() + 240
-    while len(kept()) < 5 and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.1)
-    assert len(kept()) >= 5, child.stderr.read() if child.stderr else ""
-    child.send_signal(signal.SIGINT)
-    _, stderr = child.communicate(timeout=120)
-    assert child.returncode == 130, stderr
-    assert "Traceback" not in stderr
-    assert processes_owned_by(child.pid) == []
-    assert not (out / "sandbox").exists()
-    assert registry.entries() == []
-    before = kept()
-
-    resumed = encbench("run", "--resume", str(out), env={"XDG_STATE_HOME": str(state_dir)})
-    assert resumed.returncode == 0, resumed.stderr
-    after = kept()
+    assert run.resumed.returncode == 0, run.resumed.stderr
+    after = (run.out / "operations.jsonl").read_text().splitlines()
     assert after[: len(before)] == before  # no kept run measured again or changed
     assert len(after) >= 24
-    assert registry.entries() == []
+    assert run.registered_when_finished == []
