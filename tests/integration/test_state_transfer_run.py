@@ -217,6 +217,8 @@ def test_an_aa_calibration_streams_both_sides_plain_on_the_wire(
     prof.write_text(
         'name = "aa-sst"\nstudies = ["state-transfer"]\n[data]\ntables = 1\ntable_size = 2000\n'
         '[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\nmax_rounds = 2\n'
+        # Mechanics, not noise: no transfer repeated for the machine's other load.
+        "interference_max_pct = 100\n"
     )
     out = tmp_path / "out"
     result = encbench("calibrate", str(prof), "--out", str(out))
