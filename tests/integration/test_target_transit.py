@@ -47,10 +47,14 @@ def shared_users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UsersServ
 @pytest.fixture
 def users(shared_users: UsersServer, state_dir: Path) -> Iterator[UsersServer]:
     """The module's user's server, as each test must find it: none of encbench's databases
-    (a test's run drops its own), their data intact."""
-    assert encbench_databases(shared_users.server) == []
-    assert shared_users.server.query("SELECT id FROM theirs.t") == [(42,)]
+    (a test's run drops its own; one a failed test left is dropped after it), their data
+    intact."""
+    server = shared_users.server
+    assert encbench_databases(server) == []
+    assert server.query("SELECT id FROM theirs.t") == [(42,)]
     yield shared_users
+    for name in encbench_databases(server):
+        server.query(f"DROP DATABASE `{name}`")
 
 
 def encbench_databases(server: SandboxServer) -> list[str]:
