@@ -79,6 +79,17 @@ def test_the_built_in_calibration_has_at_least_40_cells_of_fixed_rounds() -> Non
         assert rule.min_rounds == rule.max_rounds  # a fixed-size test per cell
 
 
+def test_the_tiny_calibration_has_two_cells_of_12_fixed_rounds() -> None:
+    """The built-in test calibration, by the real parser (its integration test runs one of
+    the two cells: tests/integration/test_calibration_run.py)."""
+    from encbench.studies.at_rest import cells
+
+    tiny, _ = profiles.load("calibrate-tiny")
+    assert tiny.calibration is True
+    assert [c.threads for c in cells.cells(tiny)] == [1, 2]
+    assert tiny.measure.min_rounds == tiny.measure.max_rounds == 12
+
+
 def test_calibrate_with_an_unknown_profile_is_one_line(tmp_path: Path) -> None:
     from tests.helpers import encbench
 

@@ -55,6 +55,23 @@ def test_each_operation_is_one_cell_and_encrypting_one_per_thread_count() -> Non
     assert OperationCell("startup").unit == "s"
 
 
+def test_the_smoke_operations_profile_encrypts_existing_data_at_one_and_two_threads() -> None:
+    """The built-in smoke profile's cells, by the real parser: its integration test runs it
+    at one encryption thread (tests/integration/test_operations_run.py)."""
+    from encbench import profile as profiles
+
+    smoke, _ = profiles.load("smoke-operations")
+    assert [c.slug for c in cells.cells(smoke)] == [
+        "startup",
+        "crash-recovery",
+        "encrypt-existing-t1",
+        "encrypt-existing-t2",
+        "key-rotation",
+        "backup",
+        "prepare",
+    ]
+
+
 @pytest.mark.parametrize(
     ("line", "fragment"),
     [

@@ -60,6 +60,22 @@ def test_pipelines_have_a_cell_per_cipher_and_tar_one_thread() -> None:
     assert SstCell("tar", "AES128-GCM", 1).slug == "tar-aes128-gcm-t1"
 
 
+def test_the_smoke_pipelines_profile_makes_each_pipeline_at_one_and_two_threads() -> None:
+    """The built-in smoke profile's cells, by the real parser: the integration test runs it at
+    two threads only (tests/integration/test_sst_pipelines_run.py), so the one-thread cells it
+    would also make are proven here."""
+    from encbench import profile as profiles
+
+    smoke, _ = profiles.load("smoke-pipelines")
+    assert {c.slug for c in cells.cells(smoke)} == {
+        "xbstream-aes128-gcm-t1",
+        "xbstream-aes128-gcm-t2",
+        "tar-aes128-gcm-t1",
+        "rsync-dir-aes128-gcm-t1",
+        "rsync-dir-aes128-gcm-t2",
+    }
+
+
 @pytest.mark.parametrize(
     ("line", "fragment"),
     [

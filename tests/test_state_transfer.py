@@ -51,6 +51,16 @@ def test_mariabackup_has_a_cell_per_cipher_and_rsync_one() -> None:
     assert SstCell("mariabackup", "TLSv1.3", 1).slug == "mariabackup-tlsv13-t1"
 
 
+def test_the_smoke_sst_profile_makes_a_mariabackup_and_an_rsync_cell() -> None:
+    """The built-in smoke profile's cells, by the real parser: its integration test runs the
+    mariabackup cell, the three-node test an rsync cell (tests/integration/
+    test_state_transfer_run.py)."""
+    from encbench import profile as profiles
+
+    smoke, _ = profiles.load("smoke-sst")
+    assert [c.slug for c in cells.cells(smoke)] == ["mariabackup-tlsv13-t1", "rsync-t1"]
+
+
 def test_aes_ni_off_is_a_cell_of_its_own_beside_each_on_and_an_old_record_is_on() -> None:
     profile = a_profile(
         '[state_transfer]\nmethods = ["mariabackup", "tar"]\nciphers = ["CHACHA20"]\n'

@@ -1,4 +1,5 @@
-"""End to end through the CLI, as a user runs it: a short paired run, an interrupted run that
+"""End to end through the CLI, as a user runs it: a short paired run (during which a second
+run on its directory is refused and `encbench clean` spares it), an interrupted run that
 leaves nothing behind and resumes, and `encbench clean` after a run was killed outright."""
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -25,10 +28,53 @@ def runs_of(out: Path) -> list[dict]:  # type: ignore[type-arg]
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def test_a_short_paired_run_writes_runs_summary_and_report(tmp_path: Path, state_dir: Path) -> None:
-    prof = tiny_profile(tmp_path / "tiny.toml", threads="[1, 2]", warmup_s=1)
-    out = tmp_path / "out"
-    result = encbench("run", str(prof), "--out", str(out), env={"XDG_STATE_HOME": str(state_dir)})
+@dataclass(frozen=True)
+class ShortRun:
+    out: Path
+    pid: int
+    result: subprocess.CompletedProcess[str]  # the run's exit, stdout and stderr
+    # Tried once the run had kept a run of its own, while it went on:
+    runs_kept_then: int
+    second: subprocess.CompletedProcess[str]  # `encbench run --resume` of its directory
+    cleaned: subprocess.CompletedProcess[str]  # `encbench clean`
+    its_servers_after_clean: list[str]  # its mariadbd still running after that clean
+
+
+@pytest.fixture(scope="module")
+def short_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShortRun]:
+    """One short paired run through the CLI (2 cells × 2 rounds) for two tests: what it
+    writes, and, tried while it runs, a second run on its directory and `encbench clean`."""
+    root = tmp_path_factory.mktemp("short-run")
+    state_dir = root / "state"
+    env = {"XDG_STATE_HOME": str(state_dir)}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_STATE_HOME", str(state_dir))  # a private registry, as conftest's
+        prof = tiny_profile(root / "tiny.toml", threads="[1, 2]", warmup_s=1)
+        out = root / "out"
+        child = subprocess.Popen(
+            [sys.executable, "-m", "encbench", "run", str(prof), "--out", str(out)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **env},
+        )
+        try:
+            deadline = time.monotonic() + 180
+            while not runs_of(out) and time.monotonic() < deadline and child.poll() is None:
+                time.sleep(0.2)
+            kept = len(runs_of(out))
+            second = encbench("run", "--resume", str(out), env=env)
+            cleaned = encbench("clean", env=env)
+            servers = [p for p in processes_owned_by(child.pid) if "mariadbd" in p]
+        finally:
+            stdout, stderr = child.communicate(timeout=300)
+        result = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
+        yield ShortRun(out, child.pid, result, kept, second, cleaned, servers)
+
+
+def test_a_short_paired_run_writes_runs_summary_and_report(short_run: ShortRun) -> None:
+    out = short_run.out
+    result = short_run.result
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(out.absolute() / "report.md")
 
@@ -64,10 +110,31 @@ def test_a_short_paired_run_writes_runs_summary_and_report(tmp_path: Path, state
     assert (out / "report.md").read_text() == before
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
-def test_an_interrupted_run_leaves_nothing_running_keeps_its_runs_and_resumes(
-    tmp_path: Path, state_dir: Path, sig: signal.Signals
+def test_a_live_directory_is_refused_to_a_second_run_and_clean_spares_the_live_run(
+    short_run: ShortRun,
 ) -> None:
+    assert short_run.runs_kept_then >= 1, short_run.result.stderr  # tried while it ran
+    second = short_run.second
+    assert second.returncode == 2
+    assert second.stderr.count("\n") == 1
+    assert f"in use by a live encbench run (pid {short_run.pid})" in second.stderr
+    assert "encbench clean" not in second.stderr.replace("never run `encbench clean`", "")
+
+    cleaned = short_run.cleaned
+    assert cleaned.returncode == 0
+    assert "stopped" not in cleaned.stdout
+    assert short_run.its_servers_after_clean
+    # and the live run went on to its end, every run measured
+    assert short_run.result.returncode == 0, short_run.result.stderr
+    assert len(runs_of(short_run.out)) == 2 * 2 * 2
+
+
+def test_an_interrupted_run_leaves_nothing_running_keeps_its_runs_and_resumes(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    # SIGHUP (the terminal closed); SIGINT and SIGTERM go through the same handler
+    # (tests/test_stop_signals.py) and stop real runs in the operations and transit tests.
+    sig = signal.SIGHUP
     prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=4, max_rounds=4)
     out = tmp_path / "out"
     child = subprocess.Popen(
@@ -126,7 +193,8 @@ def test_clean_stops_the_server_of_a_run_that_was_killed(tmp_path: Path, state_d
 
 
 def test_a_run_killed_outright_resumes_after_clean(tmp_path: Path, state_dir: Path) -> None:
-    prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=4, max_rounds=4)
+    # Killed after its first round (2 runs), with a round left for the resumed run to measure.
+    prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=2, max_rounds=2)
     out = tmp_path / "out"
     env = {"XDG_STATE_HOME": str(state_dir)}
     child = subprocess.Popen(
@@ -156,7 +224,7 @@ def test_a_run_killed_outright_resumes_after_clean(tmp_path: Path, state_dir: Pa
     resumed = encbench("run", "--resume", str(out), env=env)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["studies"]["at-rest"]["cells"][0]["rounds"] == 4
+    assert summary["studies"]["at-rest"]["cells"][0]["rounds"] == 2
 
 
 def test_each_run_is_proven_and_its_cpu_counted_over_the_loop_and_its_flush(

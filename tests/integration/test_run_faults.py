@@ -1,5 +1,6 @@
-"""Faults of a real run, through the CLI as a user meets them: a second run on a live results
-directory, and a server that dies in the middle of a run."""
+"""Faults of a real run, through the CLI as a user meets them: a server that dies in the
+middle of a run.  (A second run on a live results directory, and `encbench clean` during a
+run: tests/integration/test_run.py, during its short paired run.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 
 from encbench.servers import registry
-from tests.helpers import encbench, processes_owned_by, tiny_profile
+from tests.helpers import processes_owned_by, tiny_profile
 
 
 def runs_of(out: Path) -> list[dict]:  # type: ignore[type-arg]
@@ -37,31 +38,6 @@ def wait_for_runs(child: subprocess.Popen[str], out: Path, count: int) -> None:
     while len(runs_of(out)) < count and time.monotonic() < deadline and child.poll() is None:
         time.sleep(0.2)
     assert len(runs_of(out)) >= count, child.stderr.read() if child.stderr else ""
-
-
-def test_a_live_directory_is_refused_to_a_second_run_and_clean_spares_the_live_run(
-    tmp_path: Path, state_dir: Path
-) -> None:
-    prof = tiny_profile(tmp_path / "tiny.toml", min_rounds=6, max_rounds=6)
-    out = tmp_path / "out"
-    child = start_run(prof, out, state_dir)
-    try:
-        wait_for_runs(child, out, 1)
-        env = {"XDG_STATE_HOME": str(state_dir)}
-        second = encbench("run", "--resume", str(out), env=env)
-        assert second.returncode == 2
-        assert second.stderr.count("\n") == 1
-        assert f"in use by a live encbench run (pid {child.pid})" in second.stderr
-        assert "encbench clean" not in second.stderr.replace("never run `encbench clean`", "")
-
-        cleaned = encbench("clean", env=env)
-        assert cleaned.returncode == 0
-        assert "stopped" not in cleaned.stdout
-        assert any("mariadbd" in p for p in processes_owned_by(child.pid))
-    finally:
-        _, stderr = child.communicate(timeout=300)
-    assert child.returncode == 0, stderr
-    assert len(runs_of(out)) == 6 * 2
 
 
 def test_a_server_that_dies_mid_run_ends_it_in_one_line_naming_the_server(

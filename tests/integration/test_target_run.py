@@ -15,15 +15,32 @@ import pytest
 from encbench.servers.sandbox import SandboxServer
 from encbench.studies.at_rest.table_sets import database_names
 from tests.helpers import encbench, start_plain_server, tiny_profile
-from tests.integration.users_server import PASSWORD, UsersServer, users_server
+from tests.integration.users_server import PASSWORD, UsersServer, users_server, with_sshd
+
+
+@pytest.fixture(scope="module")
+def shared_users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UsersServer]:
+    """The user's server, on another emulated host with a delayed link where the machine
+    allows it (users_server.py): started once for the module's tests, as a user's server
+    outlives the runs against it."""
+    root = tmp_path_factory.mktemp("users")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_STATE_HOME", str(root / "state"))  # as conftest's state_dir
+        with users_server(root) as found:
+            yield found
 
 
 @pytest.fixture
-def users(tmp_path: Path, state_dir: Path) -> Iterator[UsersServer]:
-    """The user's server, on another emulated host with a delayed link where the machine
-    allows it (users_server.py)."""
-    with users_server(tmp_path) as found:
-        yield found
+def users(shared_users: UsersServer, state_dir: Path) -> Iterator[UsersServer]:
+    """The module's user's server as each test finds it: none of encbench's databases, not
+    read-only, no extra user, their data intact — what a test changed is undone after it."""
+    server = shared_users.server
+    assert encbench_databases(server) == [] and theirs_unchanged(server)
+    yield shared_users
+    server.query("SET GLOBAL read_only = OFF")
+    for name in encbench_databases(server):
+        server.query(f"DROP DATABASE `{name}`")
+    server.query(f"DROP USER IF EXISTS 'weak'@'{shared_users.client_addr}'")
 
 
 def encbench_databases(server: SandboxServer) -> list[str]:
@@ -163,9 +180,9 @@ def test_plan_prints_what_it_would_create_and_touches_nothing(
 
 
 def test_with_ssh_to_its_host_the_servers_cpu_is_read_there_per_run(
-    tmp_path: Path, state_dir: Path
+    tmp_path: Path, users: UsersServer
 ) -> None:
-    with users_server(tmp_path, sshd=True) as users:
+    with with_sshd(users, tmp_path) as users:
         out = tmp_path / "out"
         result = users.run(
             "run", str(tiny_profile(tmp_path / "p.toml")), "--out", str(out),
@@ -184,9 +201,9 @@ def test_with_ssh_to_its_host_the_servers_cpu_is_read_there_per_run(
 
 
 def test_an_ssh_host_that_refuses_the_user_stops_the_run_before_anything_is_created(
-    tmp_path: Path, state_dir: Path
+    tmp_path: Path, users: UsersServer
 ) -> None:
-    with users_server(tmp_path, sshd=True) as users:
+    with with_sshd(users, tmp_path) as users:
         dsn = users.dsn(ssh=True).replace("ssh=users-host", "ssh=nobody%40users-host")
         result = users.run(
             "run", str(tiny_profile(tmp_path / "p.toml")), "--out", str(tmp_path / "out"),

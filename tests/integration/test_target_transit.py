@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from encbench.servers.sandbox import SandboxServer
-from tests.integration.users_server import PASSWORD, UsersServer, users_server
+from tests.integration.users_server import PASSWORD, UsersServer, users_server, with_sshd
 
 PROFILE = """name = "tiny-transit"
 studies = ["in-transit"]
@@ -33,10 +33,28 @@ interference_max_pct = 100
 """
 
 
+@pytest.fixture(scope="module")
+def shared_users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UsersServer]:
+    """The user's server (users_server.py): started once for the module's tests, which only
+    connect to it and measure."""
+    root = tmp_path_factory.mktemp("users")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_STATE_HOME", str(root / "state"))  # as conftest's state_dir
+        with users_server(root) as found:
+            yield found
+
+
 @pytest.fixture
-def users(tmp_path: Path, state_dir: Path) -> Iterator[UsersServer]:
-    with users_server(tmp_path) as found:
-        yield found
+def users(shared_users: UsersServer, state_dir: Path) -> Iterator[UsersServer]:
+    """The module's user's server, as each test must find it: none of encbench's databases
+    (a test's run drops its own; one a failed test left is dropped after it), their data
+    intact."""
+    server = shared_users.server
+    assert encbench_databases(server) == []
+    assert server.query("SELECT id FROM theirs.t") == [(42,)]
+    yield shared_users
+    for name in encbench_databases(server):
+        server.query(f"DROP DATABASE `{name}`")
 
 
 def encbench_databases(server: SandboxServer) -> list[str]:
@@ -105,7 +123,7 @@ def test_without_a_client_certificate_the_tls_rows_say_why_they_were_not_measure
 
 
 def test_with_ssh_to_its_host_the_servers_cpu_per_connection_is_measured(
-    tmp_path: Path, state_dir: Path
+    tmp_path: Path, users: UsersServer
 ) -> None:
     profile = tmp_path / "transit.toml"
     profile.write_text(
@@ -114,7 +132,7 @@ def test_with_ssh_to_its_host_the_servers_cpu_per_connection_is_measured(
         .replace("rtt_ms = [0, 40]", "rtt_ms = [0]")
         .replace('tests = ["connect", "oltp_point_select"]', 'tests = ["connect"]')
     )
-    with users_server(tmp_path, sshd=True) as users:
+    with with_sshd(users, tmp_path) as users:
         out = tmp_path / "out"
         dsn = users.dsn(tls_files=True, ssh=True)
         result = users.run("run", str(profile), "--out", str(out), "--target", dsn)

@@ -16,6 +16,7 @@ too), a TCP user with a password, and someone else's database that must stay unt
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import pwd
 import subprocess
@@ -47,6 +48,8 @@ class UsersServer:
     prefix: list[str] = field(default_factory=list)  # runs a command on the client's host
     rtt_ms: float = 0.0  # the link's round-trip time (0 on loopback)
     ssh_config: Path | None = None  # `ssh -F` file for SSH_HOST: the server's host's sshd
+    server_prefix: list[str] = field(default_factory=list)  # runs a command on its host
+    server_addr: str = "127.0.0.1"  # where its host listens (an sshd too)
 
     def add_user(self, name: str, process: bool = True) -> None:
         at = f"'{name}'@'{self.client_addr}'"
@@ -120,6 +123,17 @@ def _sshd(stack: contextlib.ExitStack, root: Path, prefix: list[str], address: s
 
 
 @contextlib.contextmanager
+def with_sshd(found: UsersServer, root: Path) -> Iterator[UsersServer]:
+    """found, its server's host now also letting encbench in over ssh (an sshd of its own,
+    under root, stopped on exit): for a test that shares a server started without one.  The
+    sshd lives only as long as the test, as in users_server(..., sshd=True): a long-lived one
+    would outlive the privilege-separation directory another test's sshd removes on exit."""
+    with contextlib.ExitStack() as stack:
+        config = _sshd(stack, root, found.server_prefix, found.server_addr)
+        yield dataclasses.replace(found, ssh_config=config)
+
+
+@contextlib.contextmanager
 def users_server(
     root: Path, remote: bool = True, sshd: bool = False, buffer_pool_mb: int = 64
 ) -> Iterator[UsersServer]:
@@ -162,12 +176,18 @@ def users_server(
             )
             host, port = stack.enter_context(relay)
             found = UsersServer(
-                server, host, port, link.client_addr, made, prefix=client_ns, rtt_ms=RTT_MS
+                server,
+                host,
+                port,
+                link.client_addr,
+                made,
+                prefix=client_ns,
+                rtt_ms=RTT_MS,
+                server_prefix=netns.exec_prefix(link.server_ns),
+                server_addr=link.server_addr,
             )
         if sshd:
-            server_prefix = netns.exec_prefix(link.server_ns) if link else []
-            address = link.server_addr if link else "127.0.0.1"
-            found.ssh_config = _sshd(stack, root, server_prefix, address)
+            found.ssh_config = _sshd(stack, root, found.server_prefix, found.server_addr)
         found.add_user("bench")
         # Someone else's data on the same server: never touched.
         server.query("CREATE DATABASE theirs")
