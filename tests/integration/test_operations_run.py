@@ -151,6 +151,8 @@ def test_the_smoke_operations_profile_times_every_operation_and_leaves_nothing(
     assert "| crash recovery |" in report and "redo applied" in report
     assert "| key rotation | not rotating: " in report and "while rotating" in report
     assert "**Key rotation**: not measured" not in report
+    page = (out / "report.html").read_text()  # a plot of each operation's time
+    assert 'aria-label="each operation&#x27;s time, plain against encrypted"' in page
     # nothing left behind: servers, sandboxes (backups included), keys
     assert not (out / "sandbox").exists()
     assert smoke_operations.registered_when_finished == []

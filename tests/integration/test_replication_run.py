@@ -100,6 +100,10 @@ def test_the_smoke_replication_profile_pairs_plain_and_tls_clusters_and_leaves_n
     # the rsync SST stream (4444) is not socket.ssl's: only Galera's ports must be clean
     hits = proofs["sst-m500"]["encrypted"]["marker_hits_by_port"]
     assert hits.get("4567", 0) == hits.get("4568", 0) == 0
+    # report.html plots both studies: throughput per workload, and time to Synced per rejoin.
+    page = (out / "report.html").read_text()
+    assert 'aria-label="throughput per workload, plain cluster against the TLS cluster"' in page
+    assert 'aria-label="time to Synced per transfer, plain cluster against the TLS cluster"' in page
     # nothing left behind: nodes, sandboxes, namespaces, keys and certificates
     assert not (out / "sandbox").exists()
     assert registry.entries() == []

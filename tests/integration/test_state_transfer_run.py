@@ -106,6 +106,10 @@ def test_the_smoke_sst_profile_measures_mariabackup_proves_the_wire_and_leaves_n
     assert "State transfer: against this machine's limits" in report
     assert "| mariabackup, socat TLS 1.3, 1 thread | encrypted |" in report
     assert "The best encrypted pipeline" in report
+    # report.html plots the study: times and stream rates against the limits, and the cost.
+    page = (out / "report.html").read_text()
+    assert "time to Synced and the donor&#x27;s stream rate per transfer" in page
+    assert 'aria-label="State transfer: cost of encryption, per row"' in page
     # nothing left behind: nodes, sandboxes, namespaces, keys and certificates
     assert not (out / "sandbox").exists()
     assert registry.entries() == []
