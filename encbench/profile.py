@@ -382,11 +382,25 @@ def as_calibration(profile: Profile, text: str, origin: str) -> tuple[Profile, s
     return parse(text, origin), text
 
 
+# The names the built-in profiles had before they were named after the published study they
+# follow: result sets, scripts and habits still name them, so they still run, unlisted.
+FORMER_NAMES: dict[str, str] = {
+    "seed-2013-ssl": "percona-2013-ssl",
+    "seed-2017-sst": "percona-2017-sst",
+    "seed-2017-sst-aesni": "percona-2017-sst-aesni",
+    "seed-2019-decryption": "percona-2019-decryption",
+    "seed-rds-tde": "alibaba-rds-tde",
+    "seed-rds-tde-shapes": "alibaba-rds-tde-shapes",
+    "seed-rds-tde-tiny": "alibaba-rds-tde-tiny",
+}
+
+
 def load(name_or_path: str) -> tuple[Profile, str]:
     """Returns the profile and its TOML text (kept with the results for --resume)."""
-    if name_or_path in builtin_names():
-        text = resources.files("encbench.profiles").joinpath(f"{name_or_path}.toml").read_text()
-        return parse(text, f"profile {name_or_path}"), text
+    name = FORMER_NAMES.get(name_or_path, name_or_path)
+    if name in builtin_names():
+        text = resources.files("encbench.profiles").joinpath(f"{name}.toml").read_text()
+        return parse(text, f"profile {name}"), text
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
         text = _read_text(path)

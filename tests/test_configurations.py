@@ -106,10 +106,10 @@ def test_summary_cells_name_their_configuration_only_when_it_varies() -> None:
     assert AtRestCell.model_validate(dim.model_dump(mode="json")) == dim
 
 
-def test_the_seed_rds_tde_tiny_profile_reads_and_writes_at_both_concurrencies_per_scope() -> None:
+def test_the_rds_tde_tiny_profile_reads_and_writes_at_both_concurrencies_per_scope() -> None:
     """The built-in profile's cells, by the real parser: its integration test
     (tests/integration/test_write_path.py) runs only oltp_insert at 4 threads of it."""
-    tiny, _ = profile.load("seed-rds-tde-tiny")
+    tiny, _ = profile.load("alibaba-rds-tde-tiny")
     assert tiny.server.binlog is True
     assert cells.cells(tiny) == [
         CellKey(workload, "io-bound", threads, algorithm="AES_CTR", scope=scope)

@@ -17,7 +17,7 @@ def _plan(name: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "name", ["quick", "seed-2017-sst", "galera-replication", "operations", "smoke-replication"]
+    "name", ["quick", "percona-2017-sst", "galera-replication", "operations", "smoke-replication"]
 )
 def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str) -> None:
     profile, _ = load(name)

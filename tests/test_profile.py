@@ -7,11 +7,26 @@ from encbench.errors import BadInput
 
 
 def test_every_builtin_profile_loads() -> None:
-    assert {"smoke", "quick", "seed-2019-decryption"} <= set(profile.builtin_names())
+    assert {"smoke", "quick", "percona-2019-decryption"} <= set(profile.builtin_names())
     for name in profile.builtin_names():
         prof, text = profile.load(name)
         assert prof.name == name
         assert text.strip()
+
+
+@pytest.mark.parametrize(("former", "name"), sorted(profile.FORMER_NAMES.items()))
+def test_a_former_profile_name_still_loads_the_profile_it_was_renamed_to(
+    former: str, name: str
+) -> None:
+    assert profile.load(former) == profile.load(name)
+
+
+def test_former_profile_names_are_neither_listed_nor_offered() -> None:
+    assert not set(profile.FORMER_NAMES) & set(profile.builtin_names())
+    assert set(profile.FORMER_NAMES.values()) <= set(profile.builtin_names())
+    with pytest.raises(BadInput) as refused:
+        profile.load("no-such-profile")
+    assert "seed" not in str(refused.value)
 
 
 def test_quick_is_read_only_in_both_regimes_over_the_issued_thread_sweep() -> None:

@@ -1,5 +1,5 @@
 """The write path (issue 11) on real servers: oltp_insert's rows are removed before the next
-run so both variants keep the same data, and the seed-rds-tde smoke profile runs through the
+run so both variants keep the same data, and the alibaba-rds-tde smoke profile runs through the
 CLI with the binary log on and both encryption scopes as a dimension, each on its own
 proven pair of servers."""
 
@@ -51,19 +51,19 @@ def test_rows_oltp_insert_added_are_removed_and_purged_before_the_next_run(
 
 
 def seed_rds_tde_tiny_writes_only(directory: Path) -> Path:
-    """seed-rds-tde-tiny with its growing write alone, at its high concurrency: the assertions
+    """alibaba-rds-tde-tiny with its growing write alone, at its high concurrency: the assertions
     below are about oltp_insert under both scopes with the binary log on.  oltp_read_only and
     the thread counts only add cells, which tests/test_configurations.py proves the real
     parser makes from the built-in profile (reads at rest run in most other tests here).
     No round is measured again for the machine's other load (mechanics, not noise, as
     tests/helpers.tiny_profile): nothing below counts the rounds."""
-    tiny = (files("encbench.profiles") / "seed-rds-tde-tiny.toml").read_text()
+    tiny = (files("encbench.profiles") / "alibaba-rds-tde-tiny.toml").read_text()
     workloads = 'workloads = ["oltp_read_only", "oltp_insert"]\n'
     assert workloads in tiny and "\nthreads = [1, 4]\n" in tiny
     assert tiny.count("[measure]\n") == 1
-    profile = directory / "seed-rds-tde-tiny-writes.toml"
+    profile = directory / "alibaba-rds-tde-tiny-writes.toml"
     profile.write_text(
-        tiny.replace('"seed-rds-tde-tiny"', '"seed-rds-tde-tiny-writes"')
+        tiny.replace('"alibaba-rds-tde-tiny"', '"alibaba-rds-tde-tiny-writes"')
         .replace(workloads, 'workloads = ["oltp_insert"]\n')
         .replace("\nthreads = [1, 4]\n", "\nthreads = [4]\n")
         .replace("[measure]\n", "[measure]\ninterference_max_pct = 100\n")

@@ -620,9 +620,9 @@ def busy_machine_words(part: AtRestSummary) -> str:
     return (
         f" {rejected} of {measured} rounds were measured again for other load: on a machine "
         'this busy, `measure.sharing = "duet"` (at least 2 CPUs and `taskset`) runs both '
-        "variants at once, so a burst hits both sides of a round (README, Measured on this "
-        "machine: under a bursty load it gave every cell an interval where sequential rounds "
-        "left half of them without one)."
+        "variants at once, so a burst hits both sides of a round (encbench's docs/findings.md: "
+        "under a bursty load it gave every cell an interval where sequential rounds left half "
+        "of them without one)."
     )
 
 

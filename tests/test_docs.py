@@ -1,0 +1,206 @@
+"""The user's guide and its docs: short enough to read, complete (every built-in profile,
+every CLI option, every profile key), links that resolve, and no word that means nothing to a
+reader (a local path, a commit, an issue number, the name of a former profile)."""
+
+import re
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import pytest
+from pydantic import BaseModel
+
+from encbench import profile
+from encbench.cli import main
+from encbench.options import Rounds
+from encbench.studies import STUDIES
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").rglob("*.md"))
+PAGES = [README, *DOCS]
+PROFILES_PAGE = ROOT / "docs" / "profiles.md"
+
+FENCE = re.compile(r"^(```|~~~)")
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def prose(page: Path) -> Iterator[tuple[int, str]]:
+    """The page's lines outside fenced code blocks, numbered from 1."""
+    fenced = False
+    for number, line in enumerate(page.read_text().splitlines(), 1):
+        if FENCE.match(line.strip()):
+            fenced = not fenced
+            continue
+        if not fenced:
+            yield number, line
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading).lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    seen: dict[str, int] = {}
+    found = set()
+    for _, line in prose(page):
+        match = HEADING.match(line)
+        if match is None:
+            continue
+        base = slug(match.group(2))
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def all_text() -> str:
+    return "\n".join(page.read_text() for page in PAGES)
+
+
+def test_the_readme_is_a_guide_of_at_most_300_lines() -> None:
+    assert len(README.read_text().splitlines()) <= 300
+
+
+def test_every_built_in_profile_has_a_row_in_the_readme_profiles_table() -> None:
+    text = README.read_text()
+    section = text.split("\n## Profiles\n", 1)[1].split("\n## ", 1)[0]
+    rows = {
+        match.group(1) for match in re.finditer(r"^\| `([\w.-]+)`", section, flags=re.MULTILINE)
+    }
+    assert set(profile.builtin_names()) <= rows
+    assert not set(profile.FORMER_NAMES) & rows
+
+
+def _commands(group: click.Group) -> Iterator[click.Command]:
+    yield group
+    for command in group.commands.values():
+        if isinstance(command, click.Group):
+            yield from _commands(command)
+        else:
+            yield command
+
+
+def test_every_option_of_every_command_is_documented() -> None:
+    text = all_text()
+    missing = []
+    for command in _commands(main):
+        with click.Context(command) as context:
+            help_option = command.get_help_option(context)
+        options = [p for p in command.params if isinstance(p, click.Option)]
+        for option in [*options, *([help_option] if help_option else [])]:
+            for name in [*option.opts, *option.secondary_opts]:
+                if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text):
+                    missing.append(f"{command.name} {name}")
+    assert not missing, f"undocumented options: {missing}"
+
+
+def _section_blocks() -> dict[str, str]:
+    """The profile reference's text under each `### \\`[section]\\`` heading."""
+    text = PROFILES_PAGE.read_text()
+    blocks = {}
+    for part in re.split(r"^### ", text, flags=re.MULTILINE)[1:]:
+        title, _, body = part.partition("\n")
+        blocks[title.strip().strip("`")] = body.split("\n## ", 1)[0]
+    return blocks
+
+
+def _nested_models(annotation: object) -> list[type[BaseModel]]:
+    found: list[type[BaseModel]] = []
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        found.append(annotation)
+    for argument in typing.get_args(annotation):
+        found.extend(_nested_models(argument))
+    return found
+
+
+def _sections() -> Iterator[tuple[str, type[BaseModel]]]:
+    """Every table a profile can have, by its TOML name, with its model."""
+    for name, field in profile.Profile.model_fields.items():
+        for model in _nested_models(field.annotation):
+            yield f"[{name}]", model
+            for inner, inner_field in model.model_fields.items():
+                for item in _nested_models(inner_field.annotation):
+                    yield f"[[{name}.{inner}]]", item
+    for study in STUDIES:
+        if study.section is not None and study.options_model is not None:
+            yield f"[{study.section}]", study.options_model
+
+
+def test_every_key_of_every_profile_section_is_in_the_profile_reference() -> None:
+    blocks = _section_blocks()
+    shared = blocks["Keys every study section has"]
+    missing = [
+        f"top level: {key}"
+        for key, field in profile.Profile.model_fields.items()
+        if not _nested_models(field.annotation) and f"| `{key}` |" not in blocks["Top level"]
+    ]
+    for title, model in _sections():
+        block = blocks.get(title, "")
+        for key in model.model_fields:
+            where = shared if key in Rounds.model_fields else block
+            if f"| `{key}` |" not in where:
+                missing.append(f"{title} {key}")
+    assert not missing, f"keys missing from docs/profiles.md: {missing}"
+
+
+def _links() -> Iterator[tuple[Path, int, str]]:
+    for page in PAGES:
+        for number, line in prose(page):
+            for match in LINK.finditer(line):
+                yield page, number, match.group(1)
+
+
+def test_every_relative_link_between_the_docs_resolves_to_a_file_and_heading() -> None:
+    broken = []
+    for page, number, target in _links():
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        destination = (page.parent / path).resolve() if path else page
+        if not destination.is_file() or (
+            anchor and destination.suffix == ".md" and anchor not in anchors(destination)
+        ):
+            broken.append(f"{page.relative_to(ROOT)}:{number}: {target}")
+    assert not broken, f"broken links: {broken}"
+
+
+def test_the_docs_link_to_each_other_at_all() -> None:
+    assert sum(1 for _ in _links()) > 10
+
+
+# A code value the user types (`aesni = ["seed-mask"]`) and a key type are not what they look
+# like: the word "seed" in the one, a commit-like hex word in the other.
+ALLOWED = re.compile(r"seed-mask|ed25519")
+FORBIDDEN = {
+    "a local path": re.compile(r"/work/|/tmp/"),
+    "a commit": re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"),
+    "an issue number": re.compile(r"(?<![\w&])#\d+\b|\bissues?\s+#?\d+", re.IGNORECASE),
+    "the word seed": re.compile(r"seed", re.IGNORECASE),
+}
+
+
+@pytest.mark.parametrize("what", sorted(FORBIDDEN))
+def test_no_guide_or_docs_line_names(what: str) -> None:
+    pattern = FORBIDDEN[what]
+    found = [
+        f"{page.relative_to(ROOT)}:{number}: {line.strip()}"
+        for page in PAGES
+        for number, line in enumerate(page.read_text().splitlines(), 1)
+        if pattern.search(ALLOWED.sub("", line))
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_forbidden_patterns_catch_what_they_are_for() -> None:
+    assert FORBIDDEN["a local path"].search("see /work/bench21/quick")
+    assert FORBIDDEN["a commit"].search("since `b3d5504`")
+    assert not FORBIDDEN["a commit"].search("1000000 rows, 0x200000200000000")
+    assert FORBIDDEN["an issue number"].search("(issue #9, item 7)")
+    assert FORBIDDEN["an issue number"].search("Issue 10 item 6")
+    assert FORBIDDEN["the word seed"].search("The seed's claims")
+    assert not FORBIDDEN["the word seed"].search(ALLOWED.sub("", 'aesni = ["seed-mask"]'))
