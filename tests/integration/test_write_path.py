@@ -71,7 +71,7 @@ def seed_rds_tde_tiny_writes_only(directory: Path) -> Path:
     return profile
 
 
-def test_the_seed_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
+def test_the_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
     tmp_path: Path, state_dir: Path
 ) -> None:
     out = tmp_path / "out"
