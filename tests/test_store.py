@@ -208,3 +208,20 @@ def test_the_private_directory_is_removed_when_the_run_is_finished(tmp_path: Pat
     keys.key_file(keys.private_dir(tmp_path))
     keys.remove_private(tmp_path)
     assert not (tmp_path / "private").exists()
+
+
+def test_a_record_is_checked_field_by_field_and_its_json_line_reads_back_equal() -> None:
+    import dataclasses
+
+    from tests.test_state_transfer import record
+
+    run = record("plain", 1, 4.0)
+    line = run.to_json()
+    assert type(run).from_json(json.loads(json.dumps(line))) == run
+    # A string or a bool where a number belongs is refused, not coerced.
+    with pytest.raises(ValueError, match="sync_s"):
+        type(run).from_json({**line, "sync_s": "4.0"})
+    with pytest.raises(ValueError, match="round"):
+        dataclasses.replace(run, round=True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.sync_s = 5.0  # type: ignore[misc]

@@ -1,10 +1,15 @@
-"""What every study's records share: the Metric a study compares, the words of a time, and
-summary.json's schema version.  Each study's records (its cells, its run record, its
-results file's schema and history) live in its package: studies/<name>/records.py."""
+"""What every study's records share: the Metric a study compares, the words of a time, the
+way a record is declared (`record`), and summary.json's schema version.  Each study's
+records (its cells, its run record, its results file's schema and history) live in its
+package: studies/<name>/records.py."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar, cast, dataclass_transform
+
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from encbench.stats import Direction
 
@@ -33,3 +38,18 @@ def primary_metric(metrics: tuple[Metric, ...]) -> Metric:
 
 # A time is "longer" or "shorter" in a verdict, not "higher" or "lower" (stats.verdict).
 TIME_WORDS = ("longer", "shorter")
+
+
+T = TypeVar("T")
+# Strict: a record is made from this run's own figures or read back from its JSON line, and a
+# string or a bool where a number belongs is a mistake to refuse, not a value to coerce (an
+# int is still a float).  Extra keys of an old line are dropped by each from_json.
+RECORD_CONFIG = ConfigDict(strict=True)
+
+
+@dataclass_transform(frozen_default=True)
+def record(cls: type[T]) -> type[T]:
+    """A run record or a cell: a frozen pydantic dataclass, every field checked against its
+    type when it is made (its __post_init__ then refuses impossible values), and still a
+    dataclass to `dataclasses.replace` and `asdict` — the JSON on disk is what it was."""
+    return cast(type[T], pydantic_dataclass(frozen=True, config=RECORD_CONFIG)(cls))

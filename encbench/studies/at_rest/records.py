@@ -20,10 +20,10 @@ at-rest.jsonl, schema RUNS_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric
+from encbench.results.schema import Metric, record
 
 RUNS_SCHEMA = 1
 
@@ -41,7 +41,7 @@ CPU_WINDOW_LOOP_FLUSH = "event loop + flush"  # ... until the run's dirty pages 
 CPU_NOT_MEASURED = "not measured: the server's process is not on this host"
 
 
-@dataclass(frozen=True)
+@record
 class CellKey:
     """One table row of the report: a workload in a regime at a thread count, and — only
     where the profile lists several (server.encryption_algorithm, server.encryption_scope) —
@@ -76,7 +76,7 @@ class CellKey:
         return f"{self.workload}-{self.regime}{where}-t{self.threads}"
 
 
-@dataclass(frozen=True)
+@record
 class RunRecord:
     """One sysbench run of one variant in one round of an at-rest cell."""
 

@@ -11,17 +11,17 @@ in-transit.jsonl, schema TRANSIT_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric
+from encbench.results.schema import Metric, record
 
 TRANSIT_SCHEMA = 2
 
 TRANSIT_METRICS = (Metric("rate", "per s (rate_unit)", "higher_is_better", primary=True),)
 
 
-@dataclass(frozen=True)
+@record
 class TransitCell:
     """One row of the in-transit tables: a test through one method (native TLS with a key type
     and cipher, stunnel, or an SSH tunnel with a cipher) at one distance and thread count.
@@ -55,7 +55,7 @@ class TransitCell:
         return {"connect": "conn/s", "bulk": "MiB/s", "dump": "MiB/s"}.get(self.test, "txn/s")
 
 
-@dataclass(frozen=True)
+@record
 class TransitRecord:
     """One measured run of one variant in one round of an in-transit cell."""
 

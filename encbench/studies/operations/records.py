@@ -8,10 +8,10 @@ operations.jsonl, schema OPERATIONS_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric
+from encbench.results.schema import TIME_WORDS, Metric, record
 
 OPERATIONS_SCHEMA = 1
 
@@ -26,7 +26,7 @@ OPERATIONS_METRICS = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class OperationCell:
     """One row of the operations table: an operation, with its encryption threads where it
     has them (encrypting existing data; 0 for every other operation)."""
@@ -60,7 +60,7 @@ OPERATION_TITLES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class OperationRecord:
     """One timed operation of one variant in one round of an operations cell.
 

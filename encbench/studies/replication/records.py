@@ -9,10 +9,10 @@ rejoin.jsonl, schema REJOIN_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric
+from encbench.results.schema import TIME_WORDS, Metric, record
 
 REPLICATION_SCHEMA = 1
 REJOIN_SCHEMA = 1
@@ -26,7 +26,7 @@ REPLICATION_METRICS = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class ReplicationCell:
     """One row of the replication table: a sysbench write workload at a thread count, run
     against the first node of a 2-node cluster."""
@@ -43,7 +43,7 @@ class ReplicationCell:
         return f"{self.workload}-t{self.threads}"
 
 
-@dataclass(frozen=True)
+@record
 class ReplicationRecord:
     """One sysbench run against node 1 of one variant's cluster: `plain` (no socket.ssl) or
     `encrypted` (Galera's own TLS, socket.ssl_key/cert/ca), each cluster on its own pair of
@@ -129,7 +129,7 @@ REJOIN_METRICS = (
 REJOIN_TRANSFERS = {"ist": "IST", "sst": "SST"}
 
 
-@dataclass(frozen=True)
+@record
 class RejoinCell:
     """One row of the rejoin table: node 2 rejoins by IST (its data kept) or by a full SST
     (its data directory emptied), after node 1 committed `missed` transactions without it."""
@@ -146,7 +146,7 @@ class RejoinCell:
         return f"{self.transfer}-m{self.missed}"
 
 
-@dataclass(frozen=True)
+@record
 class RejoinRecord:
     """One rejoin of node 2 of one variant's cluster (plain, or socket.ssl) in one round:
     timed from node 2's start to Synced (`sync_s`).  Bytes are node 2's veth counters over

@@ -8,10 +8,10 @@ state-transfer.jsonl, schema SST_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric
+from encbench.results.schema import TIME_WORDS, Metric, record
 
 SST_SCHEMA = 1
 
@@ -21,7 +21,7 @@ SST_METRICS = (
 )
 
 
-@dataclass(frozen=True)
+@record
 class SstCell:
     """One row of the state-transfer table: an SST method or a raw pipeline (its options'
     PIPELINES: no Galera), the encrypted stream's cipher choice (socat's: a key of
@@ -56,7 +56,7 @@ class SstCell:
         return f"{self.method}{cipher}-t{self.backup_threads}{aesni}"
 
 
-@dataclass(frozen=True)
+@record
 class SstRecord:
     """One state transfer of one variant in one round: the joiner emptied and started, until
     it is Synced (wsrep_local_state 4).
