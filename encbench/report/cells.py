@@ -157,3 +157,42 @@ def sample_text(s: Sample | None, unit: str = "", digits: int = 2) -> str:
 
 def cores_of(environment: Record | None) -> int:
     return int((environment or {}).get("cpu", {}).get("cores", 1))
+
+
+class TableCell(Protocol):
+    """What a study's table row reads of its cell summary."""
+
+    @property
+    def comparisons(self) -> dict[str, Estimate]: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def rounds(self) -> int: ...
+
+    @property
+    def rounds_rejected(self) -> int: ...
+
+
+def cost_verdict(cell: TableCell, metric: str, primary: bool = True) -> tuple[str, str, str]:
+    """A row's cost with its interval, its verdict and the verdict's style; a cell without
+    the estimate says why in the primary metric's verdict column and "–" elsewhere."""
+    comp = cell.comparisons.get(metric)
+    if comp is None:
+        return "–", cell.status if primary else "–", "na"
+    return overhead_cell(comp), comp.verdict, comp.kind
+
+
+def rounds_text(cell: TableCell) -> str:
+    """ "14", or "14 (2 again)" when rounds were measured again for other load."""
+    return f"{cell.rounds}" + (f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else "")
+
+
+def mean_text(s: Sample | None, digits: int = 1) -> str:
+    return f"{s.mean:,.{digits}f}" if s is not None else "–"
+
+
+def means_text(plain: Sample | None, encrypted: Sample | None, digits: int = 1) -> str:
+    """Both variants' means, "plain / encrypted"."""
+    return f"{mean_text(plain, digits)} / {mean_text(encrypted, digits)}"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import fmt, sample_text
+from encbench.report.cells import cost_verdict, fmt, sample_text
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.operations import plots as operations_plots
 from encbench.studies.operations.models import OperationCellSummary, OperationsSummary
@@ -36,16 +36,6 @@ BACKUP_NOTE = (
     "carries the key plugin's options); `--prepare` is timed on a fresh backup, with the "
     "backup's own backup-my.cnf."
 )
-
-
-def _cost(cell: OperationCellSummary) -> tuple[str, str, str]:
-    comp = cell.comparisons.get("time")
-    if comp is None:
-        return "–", cell.status, "na"
-    ci = comp.overhead_ci_pct
-    # The time is lower-is-better: overhead_pct is how much longer (or slower) encrypted is.
-    cost = f"{comp.overhead_pct:+.1f}%" + (f" ({ci[0]:+.1f} … {ci[1]:+.1f})" if ci else "")
-    return cost, comp.verdict, comp.kind
 
 
 def _detail(cell: OperationCellSummary) -> str:
@@ -85,7 +75,7 @@ SIDE_WORDS = {"key-rotation": ("not rotating: ", "rotating: ")}
 def times_table(cells: Sequence[OperationCellSummary]) -> Table:
     rows = []
     for cell in cells:
-        cost, verdict, kind = _cost(cell)
+        cost, verdict, kind = cost_verdict(cell, "time")
         v = cell.variants
         plain_word, encrypted_word = SIDE_WORDS.get(cell.operation, ("", ""))
         rounds = f"{cell.rounds}" + (

@@ -9,8 +9,14 @@ from collections.abc import Sequence
 from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
-from encbench.report.cells import sample, sample_text
-from encbench.report.models import Record, Sample
+from encbench.report.cells import (
+    cost_verdict,
+    means_text,
+    rounds_text,
+    sample,
+    sample_text,
+)
+from encbench.report.models import Record
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.results.schema import primary_metric
 from encbench.studies.replication import plots as replication_plots
@@ -79,24 +85,11 @@ def build(
     )
 
 
-def _cost(cell: RejoinCellSummary, metric: str) -> tuple[str, str, str]:
-    comp = cell.comparisons.get(metric)
-    if comp is None:
-        return "–", cell.status if metric == "sync_s" else "–", "na"
-    ci = comp.overhead_ci_pct
-    cost = f"{comp.overhead_pct:+.1f}%" + (f" ({ci[0]:+.1f} … {ci[1]:+.1f})" if ci else "")
-    return cost, comp.verdict, comp.kind
-
-
-def _mean(s: Sample | None, digits: int = 1) -> str:
-    return f"{s.mean:,.{digits}f}" if s is not None else "–"
-
-
 def table(cells: Sequence[RejoinCellSummary]) -> Table:
     rows = []
     for cell in cells:
         v = cell.variants
-        cost, verdict, kind = _cost(cell, "sync_s")
+        cost, verdict, kind = cost_verdict(cell, "sync_s")
         rows.append(
             row(
                 cell.label,
@@ -104,15 +97,10 @@ def table(cells: Sequence[RejoinCellSummary]) -> Table:
                 sample_text(v.encrypted.sync_s, "s", 2) if v else "–",
                 cost,
                 verdict,
-                f"{_mean(v.plain.link_mib, 2)} / {_mean(v.encrypted.link_mib, 2)}" if v else "–",
-                f"{_mean(v.plain.node1_cpu_s, 2)} / {_mean(v.encrypted.node1_cpu_s, 2)}"
-                if v
-                else "–",
-                f"{_mean(v.plain.node2_cpu_s, 2)} / {_mean(v.encrypted.node2_cpu_s, 2)}"
-                if v
-                else "–",
-                f"{cell.rounds}"
-                + (f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else ""),
+                means_text(v.plain.link_mib, v.encrypted.link_mib, 2) if v else "–",
+                means_text(v.plain.node1_cpu_s, v.encrypted.node1_cpu_s, 2) if v else "–",
+                means_text(v.plain.node2_cpu_s, v.encrypted.node2_cpu_s, 2) if v else "–",
+                rounds_text(cell),
                 styles={4: kind},
             )
         )

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import sample_text
-from encbench.report.models import Sample
+from encbench.report.cells import cost_verdict, means_text, rounds_text, sample_text
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication.models import ReplicationCellSummary, ReplicationSummary
@@ -24,28 +23,11 @@ INTRO = (
 )
 
 
-def _cost(cell: ReplicationCellSummary, metric: str) -> tuple[str, str, str]:
-    comp = cell.comparisons.get(metric)
-    if comp is None:
-        return "–", cell.status if metric == "tps" else "–", "na"
-    ci = comp.overhead_ci_pct
-    cost = f"{comp.overhead_pct:+.1f}%" + (f" ({ci[0]:+.1f} … {ci[1]:+.1f})" if ci else "")
-    return cost, comp.verdict, comp.kind
-
-
-def _rounds(cell: ReplicationCellSummary) -> str:
-    return f"{cell.rounds}" + (f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else "")
-
-
-def _mean(s: Sample | None, digits: int = 1) -> str:
-    return f"{s.mean:,.{digits}f}" if s is not None else "–"
-
-
 def tps_table(cells: Sequence[ReplicationCellSummary]) -> Table:
     rows = []
     for cell in cells:
         v = cell.variants
-        cost, verdict, kind = _cost(cell, "tps")
+        cost, verdict, kind = cost_verdict(cell, "tps")
         rows.append(
             row(
                 cell.label,
@@ -53,7 +35,7 @@ def tps_table(cells: Sequence[ReplicationCellSummary]) -> Table:
                 sample_text(v.encrypted.tps, "", 1) if v else "–",
                 cost,
                 verdict,
-                _rounds(cell),
+                rounds_text(cell),
                 styles={4: kind},
             )
         )
@@ -70,21 +52,18 @@ def per_txn_table(cells: Sequence[ReplicationCellSummary]) -> Table:
         v = cell.variants
         if v is None:
             continue
-        link_cost, _, link_kind = _cost(cell, "link_bytes_per_txn")
-        cpu_cost, _, cpu_kind = _cost(cell, "cpu_ms_per_txn")
+        link_cost, _, link_kind = cost_verdict(cell, "link_bytes_per_txn", primary=False)
+        cpu_cost, _, cpu_kind = cost_verdict(cell, "cpu_ms_per_txn", primary=False)
         rows.append(
             row(
                 cell.label,
-                f"{_mean(v.plain.link_bytes_per_txn, 0)} / "
-                f"{_mean(v.encrypted.link_bytes_per_txn, 0)}",
+                means_text(v.plain.link_bytes_per_txn, v.encrypted.link_bytes_per_txn, 0),
                 link_cost,
-                f"{_mean(v.plain.cpu_ms_per_txn, 3)} / {_mean(v.encrypted.cpu_ms_per_txn, 3)}",
+                means_text(v.plain.cpu_ms_per_txn, v.encrypted.cpu_ms_per_txn, 3),
                 cpu_cost,
-                f"{_mean(v.plain.node1_cpu_ms_per_txn, 3)} / "
-                f"{_mean(v.encrypted.node1_cpu_ms_per_txn, 3)}",
-                f"{_mean(v.plain.node2_cpu_ms_per_txn, 3)} / "
-                f"{_mean(v.encrypted.node2_cpu_ms_per_txn, 3)}",
-                f"{_mean(v.plain.latency_p95_ms, 1)} / {_mean(v.encrypted.latency_p95_ms, 1)}",
+                means_text(v.plain.node1_cpu_ms_per_txn, v.encrypted.node1_cpu_ms_per_txn, 3),
+                means_text(v.plain.node2_cpu_ms_per_txn, v.encrypted.node2_cpu_ms_per_txn, 3),
+                means_text(v.plain.latency_p95_ms, v.encrypted.latency_p95_ms, 1),
                 styles={2: link_kind, 4: cpu_kind},
             )
         )

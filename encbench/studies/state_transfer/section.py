@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
-from encbench.report.cells import sample_text
-from encbench.report.models import Sample
+from encbench.report.cells import cost_verdict, mean_text, means_text, rounds_text, sample_text
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.state_transfer import limits_section as state_transfer_limits
 from encbench.studies.state_transfer import plots as state_transfer_plots
@@ -47,25 +46,12 @@ PIPELINE_NOTE = (
 )
 
 
-def _cost(cell: SstCellSummary, metric: str) -> tuple[str, str, str]:
-    comp = cell.comparisons.get(metric)
-    if comp is None:
-        return "–", cell.status if metric == "sync_s" else "–", "na"
-    ci = comp.overhead_ci_pct
-    cost = f"{comp.overhead_pct:+.1f}%" + (f" ({ci[0]:+.1f} … {ci[1]:+.1f})" if ci else "")
-    return cost, comp.verdict, comp.kind
-
-
-def _rounds(cell: SstCellSummary) -> str:
-    return f"{cell.rounds}" + (f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else "")
-
-
 def times_table(cells: Sequence[SstCellSummary]) -> Table:
     rows = []
     for cell in cells:
         v = cell.variants
-        sync_cost, verdict, kind = _cost(cell, "sync_s")
-        stream_cost, _, stream_kind = _cost(cell, "transfer_s")
+        sync_cost, verdict, kind = cost_verdict(cell, "sync_s")
+        stream_cost, _, stream_kind = cost_verdict(cell, "transfer_s", primary=False)
         rows.append(
             row(
                 cell.label,
@@ -76,7 +62,7 @@ def times_table(cells: Sequence[SstCellSummary]) -> Table:
                 sample_text(v.plain.transfer_s, "s", 2) if v else "–",
                 sample_text(v.encrypted.transfer_s, "s", 2) if v else "–",
                 stream_cost,
-                _rounds(cell),
+                rounds_text(cell),
                 styles={4: kind, 7: stream_kind},
             )
         )
@@ -88,10 +74,6 @@ def times_table(cells: Sequence[SstCellSummary]) -> Table:
     )  # fmt: skip
 
 
-def _mean(s: Sample | None, digits: int = 1) -> str:
-    return f"{s.mean:,.{digits}f}" if s is not None else "–"
-
-
 def transfer_table(cells: Sequence[SstCellSummary]) -> Table:
     rows = []
     for cell in cells:
@@ -101,13 +83,13 @@ def transfer_table(cells: Sequence[SstCellSummary]) -> Table:
         rows.append(
             row(
                 cell.label,
-                f"{_mean(v.plain.link_mib)} / {_mean(v.encrypted.link_mib)}",
-                f"{_mean(v.plain.mib_per_s, 0)} / {_mean(v.encrypted.mib_per_s, 0)}",
-                f"{_mean(v.plain.donor_cpu_s, 2)} / {_mean(v.encrypted.donor_cpu_s, 2)}",
-                f"{_mean(v.plain.joiner_cpu_s, 2)} / {_mean(v.encrypted.joiner_cpu_s, 2)}",
+                means_text(v.plain.link_mib, v.encrypted.link_mib),
+                means_text(v.plain.mib_per_s, v.encrypted.mib_per_s, 0),
+                means_text(v.plain.donor_cpu_s, v.encrypted.donor_cpu_s, 2),
+                means_text(v.plain.joiner_cpu_s, v.encrypted.joiner_cpu_s, 2),
                 "; ".join(
-                    f"{name} {_mean(v.plain.stages.get(name), 2)} / "
-                    f"{_mean(v.encrypted.stages.get(name), 2)} s"
+                    f"{name} {mean_text(v.plain.stages.get(name), 2)} / "
+                    f"{mean_text(v.encrypted.stages.get(name), 2)} s"
                     for name in v.encrypted.stages
                     if "(time=1)" not in name
                 ),
