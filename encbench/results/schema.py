@@ -5,8 +5,9 @@ package: studies/<name>/records.py."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TypeVar, cast, dataclass_transform
+from typing import Any, TypeVar, cast, dataclass_transform
 
 from pydantic import ConfigDict
 from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -53,3 +54,13 @@ def record(cls: type[T]) -> type[T]:
     type when it is made (its __post_init__ then refuses impossible values), and still a
     dataclass to `dataclasses.replace` and `asdict` — the JSON on disk is what it was."""
     return cast(type[T], pydantic_dataclass(frozen=True, config=RECORD_CONFIG)(cls))
+
+
+def fields_of(record_type: Any, data: Mapping[str, Any], cell_type: type[Any]) -> dict[str, Any]:
+    """A results line as its record's fields: its schema checked against the record type's,
+    the figures written beside the fields for readers (`hit_ratio`, …) dropped, its cell made."""
+    if data.get("schema") != record_type.SCHEMA:
+        raise ValueError(f"schema {data.get('schema')!r} is not {record_type.SCHEMA}")
+    fields = {k: v for k, v in data.items() if k in record_type.__dataclass_fields__}
+    fields["cell"] = cell_type(**data["cell"])
+    return fields

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, record
+from encbench.results.schema import Metric, fields_of, record
 
 RUNS_SCHEMA = 1
 
@@ -181,8 +181,4 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
-        if data.get("schema") != RUNS_SCHEMA:
-            raise ValueError(f"schema {data.get('schema')!r} is not {RUNS_SCHEMA}")
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["cell"] = CellKey(**data["cell"])
-        return cls(**fields)
+        return cls(**fields_of(cls, data, CellKey))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, record
+from encbench.results.schema import Metric, fields_of, record
 
 TRANSIT_SCHEMA = 2
 
@@ -124,8 +124,4 @@ class TransitRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TransitRecord:
-        if data.get("schema") != TRANSIT_SCHEMA:
-            raise ValueError(f"schema {data.get('schema')!r} is not {TRANSIT_SCHEMA}")
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["cell"] = TransitCell(**data["cell"])
-        return cls(**fields)
+        return cls(**fields_of(cls, data, TransitCell))

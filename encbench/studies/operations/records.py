@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, record
+from encbench.results.schema import TIME_WORDS, Metric, fields_of, record
 
 OPERATIONS_SCHEMA = 1
 
@@ -136,8 +136,4 @@ class OperationRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> OperationRecord:
-        if data.get("schema") != OPERATIONS_SCHEMA:
-            raise ValueError(f"schema {data.get('schema')!r} is not {OPERATIONS_SCHEMA}")
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["cell"] = OperationCell(**data["cell"])
-        return cls(**fields)
+        return cls(**fields_of(cls, data, OperationCell))

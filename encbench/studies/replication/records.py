@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, record
+from encbench.results.schema import TIME_WORDS, Metric, fields_of, record
 
 REPLICATION_SCHEMA = 1
 REJOIN_SCHEMA = 1
@@ -114,11 +114,7 @@ class ReplicationRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReplicationRecord:
-        if data.get("schema") != REPLICATION_SCHEMA:
-            raise ValueError(f"schema {data.get('schema')!r} is not {REPLICATION_SCHEMA}")
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["cell"] = ReplicationCell(**data["cell"])
-        return cls(**fields)
+        return cls(**fields_of(cls, data, ReplicationCell))
 
 
 # -- the rejoin study ---------------------------------------------------------------------------
@@ -192,8 +188,4 @@ class RejoinRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RejoinRecord:
-        if data.get("schema") != REJOIN_SCHEMA:
-            raise ValueError(f"schema {data.get('schema')!r} is not {REJOIN_SCHEMA}")
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["cell"] = RejoinCell(**data["cell"])
-        return cls(**fields)
+        return cls(**fields_of(cls, data, RejoinCell))

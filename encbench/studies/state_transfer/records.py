@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, record
+from encbench.results.schema import TIME_WORDS, Metric, fields_of, record
 
 SST_SCHEMA = 1
 
@@ -125,8 +125,4 @@ class SstRecord:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SstRecord:
-        if data.get("schema") != SST_SCHEMA:
-            raise ValueError(f"schema {data.get('schema')!r} is not {SST_SCHEMA}")
-        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        fields["cell"] = SstCell(**data["cell"])
-        return cls(**fields)
+        return cls(**fields_of(cls, data, SstCell))
