@@ -31,7 +31,6 @@ STUDIES: tuple[StudyDefinition, ...] = (
     replication.STUDY,
     replication.REJOIN,
 )
-BY_NAME = {s.name: s for s in STUDIES}
 register_studies(STUDIES)
 register_record_types([s.record for s in STUDIES])
 
