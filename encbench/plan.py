@@ -65,6 +65,11 @@ def _rounds_words(profile: Profile, s: StudyDefinition) -> str:
     rule = s.options(profile)
     warm = f", {rule.warmup_s} s warm-up" if rule.warmup_s else ""
     run = f"{rule.run_s} s runs" if rule.warmup_s else f"runs of about {rule.run_s} s"
+    if rule.min_rounds == rule.max_rounds:
+        return (
+            f"{rule.min_rounds} paired rounds a cell ({run}{warm}), or fewer if its "
+            f"{rule.cell_budget_s:g} s budget ends first"
+        )
     return (
         f"{rule.min_rounds}–{rule.max_rounds} paired rounds a cell ({run}{warm}), until "
         f"±{rule.target_halfwidth_pct:g}% or its {rule.cell_budget_s:g} s budget"
