@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from encbench import proc
+from encbench.engine.disk import DiskCounters, DiskWindow
+from encbench.results.schema import Usage
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,8 @@ class Clocks:
     # CPU so far of each live descendant of encbench (servers, tunnels, relays), by pid: the
     # pids are found when the window opens and the same ones read when it closes.
     run_cpu_s: dict[int, float] = field(default_factory=dict)
+    # The data device's counters (engine/disk.py), where the study names a device.
+    disk: DiskCounters | None = None
 
     @classmethod
     def read(
@@ -46,10 +50,12 @@ class Clocks:
         server_pid: int,
         run_pids: list[int] | None = None,
         server_cpu_s: Callable[[], float] | None = None,
+        device: str | None = None,
     ) -> Clocks:
         """One reading; the opening one finds this run's processes (run_pids=None), the
         closing one reads the same: Window.between(start, Clocks.read(pid, start.pids)).
-        server_cpu_s: where the server's CPU is read (default /proc/PID/stat, 10 ms ticks)."""
+        server_cpu_s: where the server's CPU is read (default /proc/PID/stat, 10 ms ticks);
+        device: the data device whose /proc/diskstats line is read too."""
         pids = proc.descendants(os.getpid()) if run_pids is None else run_pids
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -62,6 +68,7 @@ class Clocks:
             machine_busy_s=busy,
             machine_steal_s=steal,
             run_cpu_s=proc.processes_cpu_s(pids),
+            disk=DiskCounters.read(device) if device else None,
         )
 
     @property
@@ -80,6 +87,9 @@ class Window:
     other_cpu_s: float  # processes outside this run
     steal_s: float
     interference_pct: float  # (other + steal) as a share of the machine over the window
+    # Every process's CPU on the machine (interrupts left out, as in proc.busy_and_steal).
+    machine_busy_s: float = 0.0
+    disk: DiskWindow | None = None  # where both readings had the device's counters
 
     @classmethod
     def between(cls, start: Clocks, end: Clocks, cores: int | None = None) -> Window:
@@ -109,6 +119,38 @@ class Window:
             other_cpu_s=other,
             steal_s=steal,
             interference_pct=100.0 * (other + steal) / machine if machine > 0 else 0.0,
+            machine_busy_s=busy,
+            disk=(
+                DiskWindow.between(start.disk, end.disk, wall)
+                if start.disk is not None and end.disk is not None
+                else None
+            ),
+        )
+
+    def usage(
+        self,
+        server_cpu_s: float | None = None,
+        server_window_s: float | None = None,
+        device: str = "",
+        server_cores_allowed: float | None = None,
+    ) -> Usage:
+        """What the run used of the machine over this window (results/schema.py: Usage);
+        the server's CPU over its own window where that differs (at rest: the event loop)."""
+        disk = self.disk
+        wall = self.wall_s if self.wall_s > 0 else 1.0
+        span = server_window_s or wall
+        return Usage(
+            cores=float(os.cpu_count() or 1),
+            cores_busy=(self.machine_busy_s + self.steal_s) / wall,
+            server_cores=server_cpu_s / span if server_cpu_s is not None else None,
+            server_cores_allowed=server_cores_allowed,
+            disk_device=device if disk is not None else "",
+            disk_busy_pct=disk.busy_pct if disk else None,
+            disk_iops=disk.iops if disk else None,
+            disk_read_mib_s=disk.read_mib_s if disk else None,
+            disk_write_mib_s=disk.write_mib_s if disk else None,
+            disk_queue=disk.queue if disk else None,
+            disk_await_ms=disk.await_ms if disk else None,
         )
 
 

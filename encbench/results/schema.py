@@ -63,4 +63,41 @@ def fields_of(record_type: Any, data: Mapping[str, Any], cell_type: type[Any]) -
         raise ValueError(f"schema {data.get('schema')!r} is not {record_type.SCHEMA}")
     fields = {k: v for k, v in data.items() if k in record_type.__dataclass_fields__}
     fields["cell"] = cell_type(**data["cell"])
+    if fields.get("usage") is not None:
+        fields["usage"] = Usage(**fields["usage"])
     return fields
+
+
+# -- what a run used of the machine --------------------------------------------------------
+# Every study's run record may carry one (`usage`, None in lines written before it existed);
+# engine/clocks.py makes it from the measured window's readings (Window.usage), and
+# report/bound.py says from it what bound each cell.
+
+
+@record
+class Usage:
+    """What one measured run used of the machine over its window."""
+
+    cores: float  # the machine's
+
+    # The machine's busy and stolen CPU over the window, in cores: what the run, its client
+    # and everything else kept off the cores (stolen time is a core the run did not get).
+    cores_busy: float
+    # The measured server's own CPU over its window, in cores (None: not measured).
+    server_cores: float | None = None
+    # The server's CPU allowance in an instance shape (its quota, else its CPUs); None: the
+    # machine's cores.
+    server_cores_allowed: float | None = None
+    # The data device (/proc/diskstats name) and what it did, as iostat shows it
+    # (engine/disk.py); None where the run had no device of its own to read.
+    disk_device: str = ""
+    disk_busy_pct: float | None = None
+    disk_iops: float | None = None
+    disk_read_mib_s: float | None = None
+    disk_write_mib_s: float | None = None
+    disk_queue: float | None = None
+    disk_await_ms: float | None = None
+    # The bytes a network link carried per second, and what the link allows (a shaped link's
+    # rate; None: unshaped loopback or a namespace link without a limit).
+    link_mib_s: float | None = None
+    link_capacity_mib_s: float | None = None

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import model_serializer
 
+from encbench.report.bound import BoundBy
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
 
 
@@ -67,12 +68,16 @@ class AtRestCell(Model):
     comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
     floor: CipherFloor | None = None
     cost_profile: CostProfile | None = None
+    bound: BoundBy | None = None  # what bound it (report/bound.py); None: not recorded
 
     @model_serializer(mode="wrap")
     def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:
         # A run of one configuration writes summary.json as before configurations were cells.
+        # Runs from before encbench recorded what bound them: no `bound`, as then.
         data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if k not in ("algorithm", "scope", "shape") or v}
+        return {
+            k: v for k, v in data.items() if k not in ("algorithm", "scope", "shape", "bound") or v
+        }
 
     @property
     def setting(self) -> str:

@@ -15,7 +15,8 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       not be read (CPU_NOT_MEASURED), or read over ssh (cpu_source "ssh /proc/PID/stat",
       cpu_window "client run (read over ssh before and after)"); the cell's instance `shape`
       (written only with server.shapes) and the CPUs its server was allowed
-      (`shape_cpus_allowed`).
+      (`shape_cpus_allowed`); and `usage`, what the run used of the machine (CPU, data
+      device: results/usage.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, fields_of, record
+from encbench.results.schema import Metric, Usage, fields_of, record
 
 RUNS_SCHEMA = 1
 
@@ -147,6 +148,10 @@ class RunRecord:
     # its block's fresh servers and warm-up (measure.restart = "block"; on a block's first run
     # only).  Not measuring time, but the cell's time budget is real time: it is charged there.
     setup_s: float = 0.0
+    # Added within schema 1 (None in older lines): what the run used of the machine — CPU,
+    # the data device — over its window (results/usage.py), from which the report says what
+    # bound the cell.
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

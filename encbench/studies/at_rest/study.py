@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from encbench import placement, proc
+from encbench.engine import disk
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -85,6 +86,7 @@ class _Opened:
     dirty_before: int
     started_at: str
     cpus_allowed: str  # the server's Cpus_allowed_list, in a shaped cell ("" otherwise)
+    device: str  # the block device of its data directory, where it is on this host ("")
 
 
 @dataclass(frozen=True)
@@ -112,6 +114,7 @@ class AtRestStudy:
         # Duet: both variants of a round at once (the runner calls measure_together).
         self.together = self.rule.sharing == "duet"
         self.cpus = placement.usable_cpus()
+        self._devices: dict[Path, str] = {}
         self.profiler = (
             # One algorithm with profile_cpu (profile.parse): its core is calibrated once.
             CpuProfiler(store, profile.server.encryption_algorithm[0], self.rule.profile_cpu_s)
@@ -282,10 +285,14 @@ class AtRestStudy:
         where the user allows it, else not at all; this host's own CPU — encbench, sysbench,
         other processes — still is."""
         pids = start.pids if start is not None else None
+        device = opened.device or None
         if opened.local is None or opened.counter is None:
             remote = self._host().remote_cpu()
-            return Clocks.read(0, pids, server_cpu_s=remote.read_s if remote else _no_server_cpu)
-        return Clocks.read(opened.local.pid, pids, server_cpu_s=opened.counter.read_s)
+            read_s = remote.read_s if remote else _no_server_cpu
+            return Clocks.read(0, pids, server_cpu_s=read_s, device=device)
+        return Clocks.read(
+            opened.local.pid, pids, server_cpu_s=opened.counter.read_s, device=device
+        )
 
     def _window_invocation(self, opened: _Opened, where: Placement) -> sysbench.Invocation:
         run = opened.run
@@ -322,7 +329,26 @@ class AtRestStudy:
             cpus_allowed=(
                 proc.cpus_allowed(local.pid) if run.cell.shape and local is not None else ""
             ),
+            device=self._device(target),
         )
+
+    def _device(self, target: Target) -> str:
+        """The data directory's block device, once per directory (a target's server on
+        another host has none here)."""
+        datadir = target.datadir
+        if datadir is None:
+            return ""
+        if datadir not in self._devices:
+            self._devices[datadir] = disk.device_of(datadir) or ""
+        return self._devices[datadir]
+
+    def _allowance(self, cell: CellKey) -> float | None:
+        """The server's CPU in a shaped cell: its quota, else its CPUs (None: unshaped)."""
+        spec = cells.shape(cell, self.profile)
+        if spec is None:
+            return None
+        limits = shape_limits(spec)
+        return limits.cpu_quota or float(len(limits.cpus))
 
     def _close(self, opened: _Opened, result: sysbench.SysbenchResult) -> _Closed | None:
         """Where the server's CPU window ends: the event loop's end, or for a write run once
@@ -408,6 +434,9 @@ class AtRestStudy:
             client_cpus=client_cpus,
             setup_s=run.setup_s,
             shape_cpus_allowed=opened.cpus_allowed,
+            usage=window.usage(
+                server_cpu_s, cpu_window_s, opened.device, self._allowance(run.cell)
+            ),
         )
 
     def prove(self, record: RunRecord) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from encbench import estimates
 from encbench.profile import Profile
-from encbench.report import cells
+from encbench.report import bound, cells
 from encbench.report.models import Record, Spread
 from encbench.results.schema import primary_metric
 from encbench.studies.at_rest import cost_profile, floor, growth
@@ -102,6 +102,10 @@ def summarize_cell(
                 configuration(cell, profile).algorithm,
             ),
             "cost_profile": cost_profile.cost_profile(cpu_profile, cell),
+            "bound": bound.bound_by(
+                [r.runs["encrypted"].usage for r in rounds],
+                [r.runs["plain"].usage for r in rounds],
+            ),
         }
     )
 

@@ -1,0 +1,150 @@
+"""What bound a cell: CPU, the disk, the link — or none of them — decided from what its
+runs used of the machine (results/schema.py: Usage), by one stated rule.
+
+The rule, per variant, on the medians over the cell's counted runs:
+- **CPU** when the machine's busy and stolen CPU reached 90% of its cores, or, in an instance
+  shape, the server's own CPU reached 90% of its allowance: a faster core, or more of them,
+  would have raised the throughput.
+- **disk** when the data device was busy (a request in flight) 90% of the window or more —
+  iostat's %util.  On a virtual or SSD device that says its queue never emptied, not that it
+  could take no more: the IOPS, queue depth and latency beside it say how hard it was pushed.
+- **link** when a shaped link carried 90% of its rate or more.
+- **none** otherwise: the run waited — on round trips, locks, a single thread's latency —
+  with neither the cores nor the device full.  One sysbench thread usually ends here.
+Why a rule stated in figures: a published study's figure that differs from this machine's
+is explained by a different bound (its disk against these cores), and that must come from
+measurements, not from a guess.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from encbench.report.models import Model, Pair
+from encbench.results.schema import Usage
+
+CPU_FULL = 0.90  # of the cores (or the shape's allowance)
+DISK_FULL_PCT = 90.0
+LINK_FULL = 0.90  # of the link's rate
+
+
+class BoundSide(Model):
+    """One variant's medians over the cell's runs, and what bound it."""
+
+    kinds: list[str]  # "CPU", "disk", "link"; empty: none of them
+    cores: float
+    cores_busy: float
+    server_cores: float | None = None
+    server_cores_allowed: float | None = None
+    disk_busy_pct: float | None = None
+    disk_iops: float | None = None
+    disk_queue: float | None = None
+    disk_await_ms: float | None = None
+    disk_mib_s: float | None = None  # read + written
+    link_mib_s: float | None = None
+    link_capacity_mib_s: float | None = None
+
+
+class BoundBy(Model):
+    """What bound a cell, per variant, and the words for its table row."""
+
+    variants: Pair[BoundSide]
+    words: str
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.median(known) if known else None
+
+
+def side(runs: Sequence[Usage]) -> BoundSide:
+    def med(name: str) -> float | None:
+        return _median([getattr(u, name) for u in runs])
+
+    reads, writes = med("disk_read_mib_s"), med("disk_write_mib_s")
+    s = BoundSide(
+        kinds=[],
+        cores=runs[0].cores,
+        cores_busy=med("cores_busy") or 0.0,
+        server_cores=med("server_cores"),
+        server_cores_allowed=runs[0].server_cores_allowed,
+        disk_busy_pct=med("disk_busy_pct"),
+        disk_iops=med("disk_iops"),
+        disk_queue=med("disk_queue"),
+        disk_await_ms=med("disk_await_ms"),
+        disk_mib_s=None if reads is None or writes is None else reads + writes,
+        link_mib_s=med("link_mib_s"),
+        link_capacity_mib_s=runs[0].link_capacity_mib_s,
+    )
+    return s.model_copy(update={"kinds": kinds(s)})
+
+
+def kinds(s: BoundSide) -> list[str]:
+    """The rule above, on one variant's medians."""
+    found = []
+    shaped = s.server_cores_allowed is not None and s.server_cores is not None
+    if s.cores_busy >= CPU_FULL * s.cores or (
+        shaped and (s.server_cores or 0.0) >= CPU_FULL * (s.server_cores_allowed or 0.0)
+    ):
+        found.append("CPU")
+    if s.disk_busy_pct is not None and s.disk_busy_pct >= DISK_FULL_PCT:
+        found.append("disk")
+    if (
+        s.link_mib_s is not None
+        and s.link_capacity_mib_s
+        and s.link_mib_s >= LINK_FULL * s.link_capacity_mib_s
+    ):
+        found.append("link")
+    return found
+
+
+def bound_by(encrypted: Sequence[Usage | None], plain: Sequence[Usage | None]) -> BoundBy | None:
+    """What bound a cell, from its counted runs' usage; None when a side has none recorded
+    (runs written before encbench recorded it)."""
+    enc = [u for u in encrypted if u is not None]
+    pln = [u for u in plain if u is not None]
+    if not enc or not pln or len(enc) < len(encrypted) or len(pln) < len(plain):
+        return None
+    sides = Pair(encrypted=side(enc), plain=side(pln))
+    return BoundBy(variants=sides, words=words(sides))
+
+
+def words(sides: Pair[BoundSide]) -> str:
+    """ "CPU (1.96 / 1.95 of 2 cores)" when both variants were bound alike (encrypted's
+    figure first); each variant by name where they differ."""
+    e, p = sides.encrypted, sides.plain
+    if e.kinds == p.kinds:
+        return _describe(e.kinds, e, p)
+    return f"encrypted {_describe(e.kinds, e, None)}; no encryption {_describe(p.kinds, p, None)}"
+
+
+def _describe(found: list[str], e: BoundSide, p: BoundSide | None) -> str:
+    def both(fmt: str, name: str) -> str:
+        a = getattr(e, name)
+        b = getattr(p, name) if p is not None else None
+        return fmt.format(a) + (" / " + fmt.format(b) if b is not None else "")
+
+    parts = []
+    for kind in found:
+        if kind == "CPU" and e.cores_busy >= CPU_FULL * e.cores:
+            parts.append(f"CPU ({both('{:.2f}', 'cores_busy')} of {e.cores:g} cores)")
+        elif kind == "CPU":
+            allowed = e.server_cores_allowed or 0.0
+            parts.append(f"CPU (server {both('{:.2f}', 'server_cores')} of {allowed:g} allowed)")
+        elif kind == "disk":
+            parts.append(
+                f"disk ({both('{:.0f}%', 'disk_busy_pct')} busy, "
+                f"{both('{:,.0f}', 'disk_iops')} IO/s, queue {both('{:.1f}', 'disk_queue')})"
+            )
+        elif kind == "link":
+            parts.append(
+                f"link ({both('{:.1f}', 'link_mib_s')} of {e.link_capacity_mib_s:g} MiB/s)"
+            )
+    if parts:
+        return " + ".join(parts)
+    # Neither the cores nor the device full: say how far from it, so "none" can be checked.
+    near = f"CPU {both('{:.2f}', 'cores_busy')} of {e.cores:g} cores"
+    if e.disk_busy_pct is not None:
+        near += f", disk {both('{:.0f}%', 'disk_busy_pct')} busy"
+    return f"none ({near})"

@@ -1,0 +1,80 @@
+"""The data device's counters (engine/disk.py) and what a window of them says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from encbench.engine.clocks import Window
+from encbench.engine.disk import DiskCounters, DiskWindow, device_of
+
+# Two readings of /proc/diskstats one second apart (a real line's layout: major minor name,
+# then reads, merged, sectors, ms reading, writes, merged, sectors, ms writing, in flight,
+# ms busy, weighted ms, then discard and flush fields that are not read).
+BEFORE = """\
+ 253       0 vda 1000 10 80000 500 2000 20 160000 1500 0 900 2000 0 0 0 0 10 5
+   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+"""
+AFTER = """\
+ 253       0 vda 1300 10 82048 800 2100 20 162048 1700 2 1850 3400 0 0 0 0 10 5
+   7       0 loop0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0
+"""
+
+
+def _counters(tmp_path: Path, text: str) -> DiskCounters:
+    stats = tmp_path / "diskstats"
+    stats.write_text(text)
+    found = DiskCounters.read("vda", stats)
+    assert found is not None
+    return found
+
+
+def test_a_window_reads_as_iostat_does(tmp_path: Path) -> None:
+    window = DiskWindow.between(_counters(tmp_path, BEFORE), _counters(tmp_path, AFTER), 1.0)
+    assert window.busy_pct == 95.0  # 950 ms busy of 1000
+    assert window.iops == 400.0  # 300 reads + 100 writes
+    assert window.read_mib_s == 1.0 and window.write_mib_s == 1.0  # 2048 sectors each
+    assert window.queue == 1.4  # 1400 weighted ms per second
+    assert window.await_ms == 500 / 400  # 300 + 200 ms waited by 400 requests
+
+
+def test_busy_never_reads_above_the_wall_clock(tmp_path: Path) -> None:
+    window = DiskWindow.between(_counters(tmp_path, BEFORE), _counters(tmp_path, AFTER), 0.9)
+    assert window.busy_pct == 100.0
+
+
+def test_an_unknown_device_has_no_counters(tmp_path: Path) -> None:
+    stats = tmp_path / "diskstats"
+    stats.write_text(BEFORE)
+    assert DiskCounters.read("sdz", stats) is None
+
+
+def test_device_of_a_path_follows_sys_dev_block(tmp_path: Path) -> None:
+    import os
+
+    dev = os.stat(tmp_path).st_dev
+    sys_block = tmp_path / "sys"
+    sys_block.mkdir()
+    (tmp_path / "block" / "vdz").mkdir(parents=True)
+    (sys_block / f"{os.major(dev)}:{os.minor(dev)}").symlink_to(tmp_path / "block" / "vdz")
+    assert device_of(tmp_path, sys_block) == "vdz"
+    assert device_of(tmp_path / "missing", sys_block) is None
+
+
+def test_a_window_says_what_the_run_used(tmp_path: Path) -> None:
+    disk = DiskWindow.between(_counters(tmp_path, BEFORE), _counters(tmp_path, AFTER), 2.0)
+    window = Window(
+        wall_s=2.0,
+        server_cpu_s=1.5,
+        harness_cpu_s=0.1,
+        client_cpu_s=0.8,
+        other_cpu_s=0.0,
+        steal_s=0.4,
+        interference_pct=10.0,
+        machine_busy_s=3.2,
+        disk=disk,
+    )
+    usage = window.usage(server_cpu_s=1.5, server_window_s=1.5, device="vda")
+    assert usage.cores_busy == 1.8  # (3.2 busy + 0.4 stolen) / 2 s
+    assert usage.server_cores == 1.0
+    assert usage.disk_device == "vda" and usage.disk_busy_pct == 47.5
+    assert Window(1.0, 0, 0, 0, 0, 0, 0).usage().disk_busy_pct is None
