@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
+from typing import Any
+
+from pydantic import model_serializer
 
 from encbench.report.models import Model, Pair
 from encbench.results.schema import Usage
@@ -51,6 +54,29 @@ class BoundBy(Model):
 
     variants: Pair[BoundSide]
     words: str
+
+
+class Bounded(Model):
+    """A cell summary that says what bound it; written only where its runs recorded usage,
+    so a summary of older runs reads as it did."""
+
+    bound: BoundBy | None = None
+
+    @model_serializer(mode="wrap")
+    def _bound_only_if_known(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("bound") is None:
+            data.pop("bound", None)
+        return data
+
+
+def cell_bound(rounds: Sequence[Any]) -> BoundBy | None:
+    """What bound a cell, from its counted rounds (estimates.Round: runs by variant, each a
+    run record with `usage`)."""
+    return bound_by(
+        [getattr(r.runs["encrypted"], "usage", None) for r in rounds],
+        [getattr(r.runs["plain"], "usage", None) for r in rounds],
+    )
 
 
 def _median(values: Sequence[float | None]) -> float | None:

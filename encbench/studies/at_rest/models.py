@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import model_serializer
 
-from encbench.report.bound import BoundBy
+from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
 
 
@@ -51,7 +51,7 @@ class CostProfile(Model):
     reports: tuple[str, str] = ("", "")
 
 
-class AtRestCell(Model):
+class AtRestCell(Bounded):
     workload: str
     regime: str
     threads: int
@@ -68,7 +68,6 @@ class AtRestCell(Model):
     comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
     floor: CipherFloor | None = None
     cost_profile: CostProfile | None = None
-    bound: BoundBy | None = None  # what bound it (report/bound.py); None: not recorded
 
     @model_serializer(mode="wrap")
     def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:

@@ -102,10 +102,7 @@ def summarize_cell(
                 configuration(cell, profile).algorithm,
             ),
             "cost_profile": cost_profile.cost_profile(cpu_profile, cell),
-            "bound": bound.bound_by(
-                [r.runs["encrypted"].usage for r in rounds],
-                [r.runs["plain"].usage for r in rounds],
-            ),
+            "bound": bound.cell_bound(rounds),
         }
     )
 

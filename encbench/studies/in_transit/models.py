@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
 
 
@@ -32,7 +33,7 @@ class TransitVariant(Model):
     errors: int
 
 
-class TransitCellSummary(Model):
+class TransitCellSummary(Bounded):
     test: str
     method: str
     key_type: str

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, fields_of, record
+from encbench.results.schema import Metric, Usage, fields_of, record
 
 TRANSIT_SCHEMA = 2
 
@@ -92,6 +92,9 @@ class TransitRecord:
     raw_output: str
     rate_unit: str = ""  # conn/s, txn/s or MiB/s: the cell's unit, named in the record
     interference_pct: float = 0.0  # as in the at-rest record (added within schema 2)
+    # Added within schema 2 (None in older lines): what the run used of the machine and, on a
+    # rate-limited link, of the link (results/schema.py: Usage).
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if not self.rate_unit:

@@ -15,6 +15,7 @@ only difference between the two runs of a round is the path the client takes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -29,7 +30,7 @@ from encbench.errors import ToolError
 from encbench.net import netns
 from encbench.profile import Profile
 from encbench.proof import tls
-from encbench.results.schema import Metric
+from encbench.results.schema import Metric, Usage
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.remote_cpu import cpu_measurement
@@ -412,6 +413,19 @@ class TransitStudy:
             tunnel_resumed=resumed,
             session_cache_hits=after.session_cache_hits,
             raw_output=str(raw.relative_to(self.store.path)),
+            usage=self._usage(cell, window, got.bytes),
+        )
+
+    def _usage(self, cell: TransitCell, window: Window, read_bytes: int) -> Usage:
+        """The window's usage and, where the cell crossed the rate-limited link (a distance
+        row) and moved bulk data, the link's: what the client read against the tbf rate."""
+        usage = window.usage(window.server_cpu_s if self._reads_server_cpu() else None)
+        if not (cell.rtt_ms and self.spec.rate_mbit and read_bytes):
+            return usage
+        return dataclasses.replace(
+            usage,
+            link_mib_s=read_bytes / window.wall_s / 2**20,
+            link_capacity_mib_s=self.spec.rate_mbit * 1e6 / 8 / 2**20,
         )
 
     def _clocks(self, start: Clocks | None = None) -> Clocks:
