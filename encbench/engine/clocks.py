@@ -168,20 +168,21 @@ class Stopwatch:
     window: Window | None = None
 
 
-def _close(start: Clocks) -> Window:
+def _close(start: Clocks, device: str | None) -> Window:
     alive = proc.descendants(os.getpid())
     born = {pid: 0.0 for pid in alive if pid not in start.run_cpu_s}
     opened = dataclasses.replace(start, run_cpu_s={**born, **start.run_cpu_s})
-    end = Clocks.read(0, opened.pids, _no_server_cpu)
+    end = Clocks.read(0, opened.pids, _no_server_cpu, device)
     return Window.between(opened, end)
 
 
 @contextmanager
-def timed() -> Iterator[Stopwatch]:
-    """with timed() as watch: <operation>; then watch.seconds and watch.window."""
+def timed(device: str | None = None) -> Iterator[Stopwatch]:
+    """with timed() as watch: <operation>; then watch.seconds and watch.window (with the
+    data device's counters where `device` is named)."""
     watch = Stopwatch()
-    start = Clocks.read(0, None, _no_server_cpu)
+    start = Clocks.read(0, None, _no_server_cpu, device)
     began = time.perf_counter()
     yield watch
     watch.seconds = time.perf_counter() - began
-    watch.window = _close(start)
+    watch.window = _close(start, device)

@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 from encbench import estimates
 from encbench.engine import rounds as plan
+from encbench.report.bound import Bounded, cell_bound
 from encbench.report.models import (
     CellPart,
     Differences,
@@ -112,6 +113,8 @@ def summarize_cell(
                 if comparable(runs, m.name)
             },
             load_field: other_load_pct(runs, timed, cores),
+            # What bound the cell, where its model says it and its runs recorded usage.
+            **({"bound": cell_bound(counted)} if issubclass(model, Bounded) else {}),
         }
     )
 

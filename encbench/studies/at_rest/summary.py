@@ -8,7 +8,7 @@ from typing import Any
 
 from encbench import estimates
 from encbench.profile import Profile
-from encbench.report import bound, cells
+from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.results.schema import primary_metric
 from encbench.studies.at_rest import cost_profile, floor, growth
@@ -102,7 +102,6 @@ def summarize_cell(
                 configuration(cell, profile).algorithm,
             ),
             "cost_profile": cost_profile.cost_profile(cpu_profile, cell),
-            "bound": bound.cell_bound(rounds),
         }
     )
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from encbench import estimates, stats
 from encbench.profile import Profile
-from encbench.report import bound, cells
+from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.results.schema import Metric, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
@@ -97,7 +97,7 @@ def summarize_cell(
         wall_s,
         not_measured=f"not measured: {skipped}" if skipped else "not measured",
     )
-    return summary.model_copy(update={"bound": bound.cell_bound(state.counted)})
+    return summary
 
 
 def build(

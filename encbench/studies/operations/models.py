@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
 
 
@@ -15,7 +16,7 @@ class OperationVariant(Model):
     backup_mib: Sample | None = None
 
 
-class OperationCellSummary(Model):
+class OperationCellSummary(Bounded):
     operation: str
     threads: int
     label: str

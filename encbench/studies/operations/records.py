@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, fields_of, record
+from encbench.results.schema import TIME_WORDS, Metric, Usage, fields_of, record
 
 OPERATIONS_SCHEMA = 1
 
@@ -113,6 +113,9 @@ class OperationRecord:
     # backup: the bytes mariadb-backup wrote
     backup_bytes: int = 0
     raw_output: str = ""
+    # What the run used of the machine over its timed window: CPU and the data device
+    # (results/schema.py: Usage; None in lines written before it existed).
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.time <= 0 or self.timed_s <= 0:

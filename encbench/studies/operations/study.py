@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from encbench import proc
+from encbench.engine import disk
 from encbench.engine.clocks import Stopwatch, timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
@@ -99,6 +100,9 @@ class OperationsStudy:
         self.profile = profile
         self.progress = progress
         self.rule: OperationsSpec = operations_options(profile)
+        # The device the sandboxes live on (the results directory's): its counters are read
+        # around every timed window, for what bound the cell (report/bound.py).
+        self.device = disk.device_of(store.path)
         self.servers: OperationServers | None = None
 
     @property
@@ -181,12 +185,13 @@ class OperationsStudy:
             other_cpu_s=window.other_cpu_s,
             steal_s=window.steal_s,
             interference_pct=window.interference_pct,
+            usage=window.usage(device=self.device or ""),
             raw_output=str(run.raw.relative_to(self.store.path)),
             **fields,
         )
 
     def _timed_start(self, server: SandboxServer, options: dict[str, str]) -> Stopwatch:
-        with timed() as watch:
+        with timed(self.device) as watch:
             server.start(options, poll_s=START_POLL_S)
         return watch
 
@@ -256,7 +261,7 @@ class OperationsStudy:
             time.sleep(LOAD_RAMP_S)
             want = sysbench_tables(server)  # outside the window
             before = commits(server)
-            with timed() as watch:
+            with timed(self.device) as watch:
                 if encrypting:
                     server.query("SET GLOBAL innodb_encrypt_tables = ON")
                     wait_tables(server, True, ENCRYPTION_TIMEOUT_S, want)
@@ -307,7 +312,7 @@ class OperationsStudy:
             time.sleep(LOAD_RAMP_S)  # untimed, as for encrypting existing data
             want = sysbench_tables(server)
             before = commits(server)
-            with timed() as watch:
+            with timed(self.device) as watch:
                 if rotating:
                     server.query(f"SET GLOBAL {VERSION_VARIABLE} = {int(version)}")
                     # Setting the age (to what it is) wakes InnoDB's encryption threads
@@ -365,10 +370,10 @@ class OperationsStudy:
         try:
             if prepare:
                 self._mariadb_backup(backup, run.raw.with_suffix(".backup.txt"))
-                with timed() as watch:
+                with timed(self.device) as watch:
                     self._mariadb_backup(prep, run.raw)
             else:
-                with timed() as watch:
+                with timed(self.device) as watch:
                     self._mariadb_backup(backup, run.raw)
             size = tree_bytes(target)
         finally:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
 
 
@@ -16,7 +17,7 @@ class ReplicationVariant(Model):
     apply_wait_s: Sample
 
 
-class ReplicationCellSummary(Model):
+class ReplicationCellSummary(Bounded):
     workload: str
     threads: int
     label: str
@@ -51,7 +52,7 @@ class RejoinVariant(Model):
     node2_cpu_s: Sample
 
 
-class RejoinCellSummary(Model):
+class RejoinCellSummary(Bounded):
     transfer: str
     missed: int
     label: str

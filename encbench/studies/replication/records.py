@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, fields_of, record
+from encbench.results.schema import TIME_WORDS, Metric, Usage, fields_of, record
 
 REPLICATION_SCHEMA = 1
 REJOIN_SCHEMA = 1
@@ -88,6 +88,9 @@ class ReplicationRecord:
     # Both nodes of the other variant's cluster, idle meanwhile: what keeping it up cost.
     idle_cluster_cpu_s: float = 0.0
     raw_output: str = ""
+    # What the run used of the machine over its timed window: CPU and the data device
+    # (results/schema.py: Usage; None in lines written before it existed).
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
@@ -173,6 +176,9 @@ class RejoinRecord:
     transport: str
     ist_writesets: int
     raw_output: str = ""
+    # What the run used of the machine over its timed window: CPU and the data device
+    # (results/schema.py: Usage; None in lines written before it existed).
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.sync_s <= 0:

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from encbench.engine import disk
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
@@ -95,6 +96,9 @@ class RejoinStudy:
         self.profile = profile
         self.progress = progress
         self.rule: RejoinSpec = rejoin_options(profile)
+        # The device the sandboxes live on (the results directory's): its counters are read
+        # around every timed window, for what bound the cell (report/bound.py).
+        self.device = disk.device_of(store.path)
         self.clusters: dict[str, Cluster] = {}
         self.record: dict[str, Any] = {}
 
@@ -153,7 +157,7 @@ class RejoinStudy:
         offset = _size(node2.paths.error_log)
         link_before = cluster.link_bytes()
         cpu1 = node1.cpu_seconds()
-        with timed() as watch:
+        with timed(self.device) as watch:
             cluster.start_node2()
         cpu1 = node1.cpu_seconds() - cpu1
         cpu2 = node2.cpu_seconds()  # its cgroup was made at its start
@@ -170,6 +174,7 @@ class RejoinStudy:
             "other_cpu_s": window.other_cpu_s,
             "steal_s": window.steal_s,
             "interference_pct": window.interference_pct,
+            "usage": window.usage(device=self.device or ""),
             "transport": transport(text),
             "ist_writesets": ist_writesets(text),
             "log": text,

@@ -31,6 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from encbench.engine import disk
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
@@ -62,6 +63,9 @@ class ReplicationStudy:
         self.profile = profile
         self.progress = progress
         self.rule: ReplicationSpec = replication_options(profile)
+        # The device the sandboxes live on (the results directory's): its counters are read
+        # around every timed window, for what bound the cell (report/bound.py).
+        self.device = disk.device_of(store.path)
         self.clusters: dict[str, Cluster] = {}
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
@@ -127,7 +131,7 @@ class ReplicationStudy:
         idle = self.clusters["plain" if run.variant == "encrypted" else "encrypted"]
         idle_cpu = idle.cpu_seconds()
         cpu1, cpu2 = node1.cpu_seconds(), node2.cpu_seconds()
-        with timed() as watch:
+        with timed(self.device) as watch:
             result = sysbench.run(self._invocation(run.cell, cluster, run.seconds, run.raw))
             apply_wait_s = cluster.wait_applied()
         cpu1, cpu2 = node1.cpu_seconds() - cpu1, node2.cpu_seconds() - cpu2
@@ -157,6 +161,7 @@ class ReplicationStudy:
             other_cpu_s=window.other_cpu_s,
             steal_s=window.steal_s,
             interference_pct=window.interference_pct,
+            usage=window.usage(device=self.device or ""),
             node1_ssl=cluster.node_ssl(1),
             node2_ssl=cluster.node_ssl(2),
             cluster_size=cluster.cluster_size(),

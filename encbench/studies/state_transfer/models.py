@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
 
 
@@ -29,7 +30,7 @@ class SstLimit(Model):
     cipher: str = ""  # encrypted: the cipher and cores its limit stands for
 
 
-class SstCellSummary(Model):
+class SstCellSummary(Bounded):
     method: str
     cipher: str
     backup_threads: int

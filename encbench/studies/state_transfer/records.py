@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, fields_of, record
+from encbench.results.schema import TIME_WORDS, Metric, Usage, fields_of, record
 
 SST_SCHEMA = 1
 
@@ -102,6 +102,9 @@ class SstRecord:
     joiner_transport: str
     stages: dict[str, float]
     raw_output: str = ""
+    # What the run used of the machine over its timed window: CPU and the data device
+    # (results/schema.py: Usage; None in lines written before it existed).
+    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.sync_s <= 0 or self.transfer_s < 0:

@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from encbench.engine import disk
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -96,6 +97,9 @@ class StateTransferStudy:
         self.profile = profile
         self.progress = progress
         self.rule: StateTransferSpec = state_transfer_options(profile)
+        # The device the sandboxes live on (the results directory's): its counters are read
+        # around every timed window, for what bound the cell (report/bound.py).
+        self.device = disk.device_of(store.path)
         self.cluster: Cluster | None = None
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None
@@ -219,7 +223,7 @@ class StateTransferStudy:
         joiner_offset = _size(joiner.paths.error_log)
         link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
         donor_cpu = donor.cpu_seconds()
-        with timed() as watch:
+        with timed(self.device) as watch:
             cluster.join(cell)
         joiner_cpu = joiner.cpu_seconds()
         donor_cpu = donor.cpu_seconds() - donor_cpu
@@ -249,6 +253,7 @@ class StateTransferStudy:
             "other_cpu_s": window.other_cpu_s,
             "steal_s": window.steal_s,
             "interference_pct": window.interference_pct,
+            "usage": window.usage(device=self.device or ""),
             "donor_transport": donor_log.transport(cell.method),
             "joiner_transport": joiner_log.transport(cell.method),
             "stages": stages,
@@ -261,7 +266,7 @@ class StateTransferStudy:
         prepared = prepare_pipeline(run, cluster.donor_addr)  # untimed
         try:
             link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
-            with timed() as watch:
+            with timed(self.device) as watch:
                 done = prepared.measure()
         finally:
             prepared.stop()
@@ -284,6 +289,7 @@ class StateTransferStudy:
             "other_cpu_s": window.other_cpu_s,
             "steal_s": window.steal_s,
             "interference_pct": window.interference_pct,
+            "usage": window.usage(device=self.device or ""),
             "donor_transport": done.donor_transport,
             "joiner_transport": done.joiner_transport,
             "stages": done.stages,
