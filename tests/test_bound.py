@@ -24,13 +24,15 @@ def test_full_cores_are_cpu_bound_and_say_how_full() -> None:
     found = bound_by([_usage(1.96, 20.0)] * 3, [_usage(1.95, 18.0)] * 3)
     assert found is not None
     assert found.variants.encrypted.kinds == ["CPU"]
-    assert found.words == "CPU (1.96 / 1.95 of 2 cores)"
+    assert found.words == (
+        "CPU — CPU 1.96 / 1.95 of 2 cores, disk 20% / 18% busy, 1,200 / 1,200 IO/s, queue 2.5 / 2.5"
+    )
 
 
 def test_a_busy_device_is_disk_bound_with_its_queue() -> None:
     found = bound_by([_usage(1.2, 98.0)] * 3, [_usage(1.1, 97.0)] * 3)
     assert found is not None
-    assert found.words == "disk (98% / 97% busy, 1,200 / 1,200 IO/s, queue 2.5 / 2.5)"
+    assert found.words.startswith("disk — CPU 1.20 / 1.10 of 2 cores, disk 98% / 97% busy")
 
 
 def test_medians_decide_not_one_burst() -> None:
@@ -40,26 +42,28 @@ def test_medians_decide_not_one_burst() -> None:
     )
     assert found is not None
     assert found.variants.encrypted.kinds == []
-    assert found.words == "none (CPU 0.70 / 0.60 of 2 cores, disk 10% / 10% busy)"
+    assert found.words.startswith("none — CPU 0.70 / 0.60 of 2 cores, disk 10% / 10% busy")
 
 
 def test_variants_bound_differently_are_named_each() -> None:
     found = bound_by([_usage(1.9, 50.0)] * 2, [_usage(1.0, 95.0)] * 2)
     assert found is not None
-    assert found.words.startswith("encrypted CPU (1.90 of 2 cores); no encryption disk (95% busy")
+    assert found.words.startswith("encrypted CPU, no encryption disk — CPU 1.90 / 1.00")
 
 
 def test_a_shaped_server_is_bound_by_its_allowance() -> None:
     runs = [_usage(1.0, server_cores=0.95, server_cores_allowed=1.0)] * 2
     found = bound_by(runs, runs)
     assert found is not None
-    assert found.words == "CPU (server 0.95 / 0.95 of 1 allowed)"
+    assert found.words == "CPU — CPU 1.00 / 1.00 of 2 cores, server 0.95 / 0.95 of 1"
 
 
 def test_a_full_link_is_link_bound() -> None:
     runs = [_usage(0.4, link_mib_s=11.9, link_capacity_mib_s=12.5)] * 2
     found = bound_by(runs, runs)
-    assert found is not None and found.words == "link (11.9 / 11.9 of 12.5 MiB/s)"
+    assert found is not None and found.words == (
+        "link — CPU 0.40 / 0.40 of 2 cores, link 11.9 / 11.9 of 12.5 MiB/s"
+    )
 
 
 def test_runs_without_usage_say_nothing() -> None:

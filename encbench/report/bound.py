@@ -137,40 +137,32 @@ def bound_by(encrypted: Sequence[Usage | None], plain: Sequence[Usage | None]) -
 
 
 def words(sides: Pair[BoundSide]) -> str:
-    """ "CPU (1.96 / 1.95 of 2 cores)" when both variants were bound alike (encrypted's
-    figure first); each variant by name where they differ."""
+    """What bound the cell, then the figures that say so, encrypted's first:
+    "CPU — 1.96 / 1.95 of 2 cores, disk 3% / 2% busy".  Variants bound differently are
+    named each: "encrypted CPU, no encryption none — …"."""
     e, p = sides.encrypted, sides.plain
-    if e.kinds == p.kinds:
-        return _describe(e.kinds, e, p)
-    return f"encrypted {_describe(e.kinds, e, None)}; no encryption {_describe(p.kinds, p, None)}"
+    verdict = _kinds_words(e.kinds)
+    if e.kinds != p.kinds:
+        verdict = f"encrypted {verdict}, no encryption {_kinds_words(p.kinds)}"
+    return f"{verdict} — {_figures(e, p)}"
 
 
-def _describe(found: list[str], e: BoundSide, p: BoundSide | None) -> str:
+def _kinds_words(found: list[str]) -> str:
+    return " + ".join(found) if found else "none"
+
+
+def _figures(e: BoundSide, p: BoundSide) -> str:
     def both(fmt: str, name: str) -> str:
-        a = getattr(e, name)
-        b = getattr(p, name) if p is not None else None
-        return fmt.format(a) + (" / " + fmt.format(b) if b is not None else "")
+        return f"{fmt.format(getattr(e, name))} / {fmt.format(getattr(p, name))}"
 
-    parts = []
-    for kind in found:
-        if kind == "CPU" and e.cores_busy >= CPU_FULL * e.cores:
-            parts.append(f"CPU ({both('{:.2f}', 'cores_busy')} of {e.cores:g} cores)")
-        elif kind == "CPU":
-            allowed = e.server_cores_allowed or 0.0
-            parts.append(f"CPU (server {both('{:.2f}', 'server_cores')} of {allowed:g} allowed)")
-        elif kind == "disk":
-            parts.append(
-                f"disk ({both('{:.0f}%', 'disk_busy_pct')} busy, "
-                f"{both('{:,.0f}', 'disk_iops')} IO/s, queue {both('{:.1f}', 'disk_queue')})"
-            )
-        elif kind == "link":
-            parts.append(
-                f"link ({both('{:.1f}', 'link_mib_s')} of {e.link_capacity_mib_s:g} MiB/s)"
-            )
-    if parts:
-        return " + ".join(parts)
-    # Neither the cores nor the device full: say how far from it, so "none" can be checked.
-    near = f"CPU {both('{:.2f}', 'cores_busy')} of {e.cores:g} cores"
-    if e.disk_busy_pct is not None:
-        near += f", disk {both('{:.0f}%', 'disk_busy_pct')} busy"
-    return f"none ({near})"
+    parts = [f"CPU {both('{:.2f}', 'cores_busy')} of {e.cores:g} cores"]
+    if e.server_cores_allowed is not None and e.server_cores is not None and p.server_cores:
+        parts.append(f"server {both('{:.2f}', 'server_cores')} of {e.server_cores_allowed:g}")
+    if e.disk_busy_pct is not None and p.disk_busy_pct is not None:
+        parts.append(
+            f"disk {both('{:.0f}%', 'disk_busy_pct')} busy, {both('{:,.0f}', 'disk_iops')} IO/s, "
+            f"queue {both('{:.1f}', 'disk_queue')}"
+        )
+    if e.link_mib_s is not None and p.link_mib_s is not None and e.link_capacity_mib_s:
+        parts.append(f"link {both('{:.1f}', 'link_mib_s')} of {e.link_capacity_mib_s:g} MiB/s")
+    return ", ".join(parts)
