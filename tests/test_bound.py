@@ -69,3 +69,40 @@ def test_a_full_link_is_link_bound() -> None:
 def test_runs_without_usage_say_nothing() -> None:
     assert bound_by([None, _usage(1.0)], [_usage(1.0)] * 2) is None
     assert bound_by([], []) is None
+
+
+def _compared(threads: int, found: object) -> object:
+    from encbench.report.parts import Compared
+
+    return Compared(
+        key=("toy", threads),
+        group="toy workload",
+        row_header="Threads",
+        label=str(threads),
+        name=f"toy {threads} thr",
+        threads=threads,
+        rounds=12,
+        comparisons={},
+        bound=found,  # type: ignore[arg-type]
+    )
+
+
+def test_each_cell_gets_a_row_and_the_sweep_a_plot() -> None:
+    from encbench.report import bound_section
+    from encbench.report.tables import Plot, Table
+
+    cpu = bound_by([_usage(1.96, 20.0)] * 2, [_usage(1.95, 18.0)] * 2)
+    disk = bound_by([_usage(1.0, 97.0)] * 2, [_usage(0.9, 96.0)] * 2)
+    section = bound_section.section("toy", [_compared(1, disk), _compared(16, cpu)])  # type: ignore[list-item]
+    assert section is not None
+    table = next(b for b in section.blocks if isinstance(b, Table))
+    assert [r[1].text.split(" — ")[0] for r in table.rows] == ["disk", "CPU"]
+    plot = next(b for b in section.blocks if isinstance(b, Plot))
+    svg = plot.draw()
+    assert svg is not None and svg.startswith("<svg") and "disk busy" in svg
+
+
+def test_no_section_without_usage() -> None:
+    from encbench.report import bound_section
+
+    assert bound_section.section("toy", [_compared(1, None)]) is None  # type: ignore[list-item]

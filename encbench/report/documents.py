@@ -11,7 +11,7 @@ from typing import Any, cast
 from encbench import stats
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.report import calibration, calibration_section, markdown
+from encbench.report import bound_section, calibration, calibration_section, markdown
 from encbench.report.calibration import METHOD as CALIBRATION_METHOD
 from encbench.report.cells import cores_of
 from encbench.report.models import (
@@ -134,7 +134,11 @@ def document(
             sections.append(not_measured_section(summary.not_measured, summary))
         return Document(title, [*sections, setup_section(summary, measured)])
     title = f"encbench: {words} encryption — profile `{summary.profile}`"
-    sections = [section for s, part in measured for section in s.report.sections(part)]
+    sections = []
+    for s, part in measured:
+        sections += s.report.sections(part)
+        bound = bound_section.section(s.words, s.report.compared(part))
+        sections += [bound] if bound is not None else []
     if crypto:
         from encbench.report import crypto as crypto_section
 

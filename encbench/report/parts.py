@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from encbench.profile import Profile
+from encbench.report.bound import BoundBy
 from encbench.report.models import Estimate, Model, Record
 from encbench.report.tables import Section
 from encbench.results.store import ResultStore
@@ -38,6 +39,7 @@ class Compared:
     threads: int
     rounds: int
     comparisons: Mapping[str, Estimate]
+    bound: BoundBy | None = None  # what bound it (report/bound.py)
 
 
 def _no_setup(part: Any) -> Setup:

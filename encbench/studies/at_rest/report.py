@@ -54,6 +54,7 @@ def compared(part: AtRestSummary) -> list[Compared]:
             threads=c.threads,
             rounds=c.rounds,
             comparisons=c.comparisons,
+            bound=c.bound,
         )
         for c in part.cells
         if c.rounds and c.comparisons

@@ -39,6 +39,7 @@ def compared(part: InTransitSummary) -> list[Compared]:
                     threads=t.threads,
                     rounds=t.rounds,
                     comparisons=t.comparisons,
+                    bound=t.bound,
                 )
             )
     return out

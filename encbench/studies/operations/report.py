@@ -39,6 +39,7 @@ def compared(part: OperationsSummary) -> list[Compared]:
             threads=o.threads,
             rounds=o.rounds,
             comparisons=o.comparisons,
+            bound=o.bound,
         )
         for o in part.cells
         if o.rounds and o.comparisons

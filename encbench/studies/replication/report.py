@@ -45,6 +45,7 @@ def compared(part: ReplicationSummary) -> list[Compared]:
             threads=c.threads,
             rounds=c.rounds,
             comparisons=c.comparisons,
+            bound=c.bound,
         )
         for c in part.cells
         if c.rounds and c.comparisons
@@ -63,6 +64,7 @@ def compared_rejoin(part: RejoinSummary) -> list[Compared]:
             threads=0,
             rounds=c.rounds,
             comparisons=c.comparisons,
+            bound=c.bound,
         )
         for c in part.cells
         if c.rounds and c.comparisons

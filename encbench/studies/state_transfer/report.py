@@ -35,6 +35,7 @@ def compared(part: StateTransferSummary) -> list[Compared]:
             threads=c.backup_threads,
             rounds=c.rounds,
             comparisons=c.comparisons,
+            bound=c.bound,
         )
         for c in part.cells
         if c.rounds and c.comparisons
