@@ -75,8 +75,8 @@ def test_aes_ni_off_is_a_cell_of_its_own_beside_each_on_and_an_old_record_is_on(
     off = SstCell("mariabackup", "CHACHA20", 1, "off")
     assert off.slug == "mariabackup-chacha20-t1-noaesni"
     seed = SstCell("tar", "CHACHA20", 1, "seed-mask")
-    assert (
-        seed.label == "pipeline tar, socat TLS 1.2 CHACHA20, 1 thread, AES-NI off (the seed's mask)"
+    assert seed.label == (
+        "pipeline tar, socat TLS 1.2 CHACHA20, 1 thread, AES-NI off (the 2017 study's mask)"
     )
     assert seed.slug == "tar-chacha20-t1-seedmask"
     # Records written before the setting existed read back as AES-NI on.

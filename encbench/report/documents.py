@@ -11,7 +11,7 @@ from typing import Any, cast
 from encbench import stats
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.report import calibration, calibration_section, markdown
+from encbench.report import calibration, calibration_section, markdown, reading
 from encbench.report.calibration import METHOD as CALIBRATION_METHOD
 from encbench.report.cells import cores_of
 from encbench.report.models import (
@@ -23,7 +23,7 @@ from encbench.report.models import (
     StudyPart,
     Summary,
 )
-from encbench.report.parts import Reported, Setup
+from encbench.report.parts import Context, Reported, Setup
 from encbench.report.tables import Bullets, Document, Section
 from encbench.results.schema import SUMMARY_SCHEMA
 from encbench.results.store import ResultStore
@@ -134,7 +134,9 @@ def document(
             sections.append(not_measured_section(summary.not_measured, summary))
         return Document(title, [*sections, setup_section(summary, measured)])
     title = f"encbench: {words} encryption — profile `{summary.profile}`"
-    sections = [section for s, part in measured for section in s.report.sections(part)]
+    context = Context(noise_floor=summary.noise_floor)
+    sections = [reading.section(summary)] if measured else []
+    sections += [section for s, part in measured for section in s.report.sections(part, context)]
     if crypto:
         from encbench.report import crypto as crypto_section
 
