@@ -13,7 +13,7 @@ The design (fixed before any run, so that no result can steer it):
   the next block would overrun the cell's time budget (rejected rounds spend it too), or at
   `max_rounds`.
 - Across a study's cells, Holm's step-down adjustment of the primary metric's p-values says
-  how many cells still differ after correcting for their number.
+  which cells still differ after correcting for their number, and the threshold each faced.
 """
 
 from __future__ import annotations
@@ -28,8 +28,18 @@ from encbench import stats
 # The two sides of every paired comparison: `plain` is the control.
 VARIANTS = ("plain", "encrypted")
 ROUNDS_PER_BLOCK = 2
-# What a cell with rounds but no complete block can say.
-TOO_FEW = "inconclusive: too few rounds for an interval"
+
+
+def rounds_for_interval(confidence: float = 0.95) -> int:
+    """The fewest rounds that give a cell an interval: 12 at 95% (6 blocks)."""
+    return ROUNDS_PER_BLOCK * stats.fewest_blocks_for_interval(confidence)
+
+
+def no_verdict(rounds: int, confidence: float = 0.95) -> str:
+    """What a cell with too few rounds for an interval says instead of a verdict: never "no
+    difference detected", which would read as a finding."""
+    noun = "round" if rounds == 1 else "rounds"
+    return f"no verdict: {rounds} {noun}, an interval needs {rounds_for_interval(confidence)}"
 
 
 class StopRule(Protocol):
@@ -194,22 +204,27 @@ def compare(
     direction: stats.Direction,
     rule: StopRule,
     more_less: tuple[str, str] = ("higher", "lower"),
+    rounds: int | None = None,
 ) -> Comparison:
     """A cell's comparison in one metric over its (at least one) blocks, its verdict in the
-    metric's own words (stats.verdict)."""
+    metric's own words (stats.verdict); too few blocks for an interval say how many `rounds`
+    (default: the blocks') the cell has and how many an interval needs."""
     margin_pct = rule.equivalence_margin_pct
     primary = estimate(blocks, metric, rule)
     equivalence = estimate(blocks, metric, rule, 0.90)
     beside = t_estimate(blocks, metric)
     assert primary is not None and equivalence is not None and beside is not None
     same = stats.equivalent(equivalence, margin_pct)
+    found = stats.kind(primary, same, direction)
     return Comparison(
         estimate=primary,
         equivalence=equivalence,
         beside=beside,
         overhead_pct=stats.overhead_pct(primary, direction),
-        verdict=stats.verdict(primary, direction, equivalence, margin_pct, more_less),
-        kind=stats.kind(primary, same, direction),
+        verdict=no_verdict(ROUNDS_PER_BLOCK * len(blocks) if rounds is None else rounds)
+        if found == "na"
+        else stats.verdict(primary, direction, equivalence, margin_pct, more_less),
+        kind=found,
     )
 
 
@@ -292,15 +307,21 @@ class Adjusted:
     """Holm's adjustment of one metric over a study's measured cells."""
 
     differs_holm: list[bool]  # per cell, in the order given: still differs after it
+    thresholds: list[float]  # per cell, in the order given: the p-value Holm asked of it
     differ: int  # cells whose 95% interval excludes no difference
     by_chance: float  # expected false positives at 95% if no cell differed
     equivalent: int  # cells with no difference beyond the margin (TOST)
 
 
+HOLM_ALPHA = 0.05
+
+
 def holm_over_cells(tested: Sequence[Tested]) -> Adjusted:
     """Holm's step-down adjustment of the cells' p-values (a missing one counts as 1)."""
+    p_values = [e.p_value or 1.0 for e in tested]
     return Adjusted(
-        differs_holm=stats.holm([e.p_value or 1.0 for e in tested]),
+        differs_holm=stats.holm(p_values, HOLM_ALPHA),
+        thresholds=stats.holm_thresholds(p_values, HOLM_ALPHA),
         differ=sum(e.kind in ("cost", "gain") for e in tested),
         by_chance=0.05 * len(tested),
         equivalent=sum(e.kind == "same" for e in tested),

@@ -28,8 +28,12 @@ rule on AR(1) and bursty noise; tests/test_stopping_rule.py holds its coverage.
 
 Verdicts: a difference when the 95% interval excludes 1; equivalence only by two one-sided
 tests (TOST: the 90% interval within ±margin); otherwise "no difference detected" with its
-interval.  Across a report's cells, Holm's step-down adjustment of the primary metric's
-p-values says how many differ after correcting for the number of cells.
+interval.  Every number a verdict shows is a cost, with the sign of overhead_pct: positive
+when the encrypted side is worse (fewer transactions, longer times, more CPU).  Across a
+report's cells, Holm's step-down adjustment of the primary metric's p-values says which cells
+differ after correcting for their number; with n blocks the exact signed-rank test's p-value
+cannot fall below 2/2ⁿ (p_floor), so a cell of few blocks cannot reach Holm's threshold
+whatever its effect (blocks_to_reach).
 
 Also here: the Student-t interval of one variant's mean (mean_ci), and Welch's test of whether
 a ratio changed between two independent result sets (welch_log_ratios, `encbench compare`).
@@ -335,6 +339,43 @@ def holm(p_values: Sequence[float], alpha: float = 0.05) -> list[bool]:
     return rejected
 
 
+def holm_thresholds(p_values: Sequence[float], alpha: float = 0.05) -> list[float]:
+    """The p-value Holm's procedure asked of each hypothesis, in the order given: of a
+    rejected one, alpha/(m−i+1) at its rank i; of every other, alpha/(m−k) with k rejected —
+    the step where the procedure stopped, which that hypothesis alone would have had to pass
+    (with the others as they are, it is rejected exactly when its p is at most that)."""
+    rejected = holm(p_values, alpha)
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    m, k = len(p_values), sum(rejected)
+    thresholds = [alpha / (m - k) if k < m else alpha] * m
+    for rank, index in enumerate(order[:k]):
+        thresholds[index] = alpha / (m - rank)
+    return thresholds
+
+
+def p_floor(blocks: int) -> float:
+    """The smallest two-sided p-value the exact signed-rank test can give over `blocks`
+    units: every sign alike, 2·(1/2)ⁿ.  Widening and Stein's guard only raise a p-value."""
+    return min(1.0, 2.0 * 0.5**blocks)
+
+
+def blocks_to_reach(threshold: float) -> int:
+    """The fewest blocks whose exact signed-rank test can give a p-value at or below
+    `threshold` (p_floor(n) ≤ threshold)."""
+    n = 1
+    while p_floor(n) > threshold:
+        n += 1
+    return n
+
+
+def fewest_blocks_for_interval(confidence: float = 0.95) -> int:
+    """The fewest blocks the signed-rank interval at `confidence` needs: 6 at 95%."""
+    n = 1
+    while signed_rank_k(n, confidence) < 1:
+        n += 1
+    return n
+
+
 Kind = Literal["cost", "gain", "same", "unsure", "na"]
 
 
@@ -349,9 +390,13 @@ def kind(primary: RatioEstimate, same: bool, direction: Direction) -> Kind:
     return "same" if same else "unsure"
 
 
-def _signed(estimate: RatioEstimate) -> str:
-    low, high = (estimate.ci_low - 1.0) * 100.0, (estimate.ci_high - 1.0) * 100.0
+def _cost_interval(estimate: RatioEstimate, direction: Direction) -> str:
+    """An interval as a cost (overhead_pct's sign: positive when encrypted is worse)."""
+    _, low, high = overhead_pct(estimate, direction)
     return f"{estimate.confidence * 100:.0f}% CI {low:+.1f}…{high:+.1f}%"
+
+
+NO_INTERVAL = "no verdict: too few rounds for an interval"
 
 
 def verdict(
@@ -361,12 +406,13 @@ def verdict(
     margin_pct: float = 2.0,
     more_less: tuple[str, str] = ("higher", "lower"),
 ) -> str:
-    """The result in words: '8.1% slower (95% CI 6.0–10.2%)'; 'no difference beyond ±2%
-    (90% CI −1.1…+0.8%)' only when TOST shows it; else 'no difference detected (95% CI
-    −3.6…+0.1%)'.  A lower-is-better metric says `more_less` ("higher"/"lower"; a time:
-    "longer"/"shorter")."""
+    """The result in words, every number a cost (positive: encrypted is worse), as the
+    overhead column shows it: '8.1% slower (95% CI 6.0–10.2%)' — both bounds the same side,
+    in the word's sense; 'no difference beyond ±2% (90% CI −0.8…+1.1%)' only when TOST shows
+    it; else 'no difference detected (95% CI −0.1…+3.6%)'.  A lower-is-better metric says
+    `more_less` ("higher"/"lower"; a time: "longer"/"shorter")."""
     if not math.isfinite(primary.halfwidth_pct):
-        return "inconclusive: too few rounds for an interval"
+        return NO_INTERVAL
     pct = (primary.ratio - 1.0) * 100.0
     if primary.significant:
         if direction == "higher_is_better":
@@ -378,8 +424,8 @@ def verdict(
         conf = f"{primary.confidence * 100:.0f}% CI"
         return f"{abs(pct):.1f}% {word} ({conf} {a:.1f}–{b:.1f}%)"
     if equivalence is not None and equivalent(equivalence, margin_pct):
-        return f"no difference beyond ±{margin_pct:g}% ({_signed(equivalence)})"
-    return f"no difference detected ({_signed(primary)})"
+        return f"no difference beyond ±{margin_pct:g}% ({_cost_interval(equivalence, direction)})"
+    return f"no difference detected ({_cost_interval(primary, direction)})"
 
 
 def overhead_pct(estimate: RatioEstimate, direction: Direction) -> tuple[float, float, float]:

@@ -22,7 +22,7 @@ from encbench.profile import Profile
 from encbench.report import cells as shared_cells
 from encbench.report import html, markdown, plots
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
-from encbench.report.parts import Compared, ReportPart
+from encbench.report.parts import Compared, Context, ReportPart
 from encbench.report.tables import Paragraph, Plot, Section
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
@@ -131,7 +131,7 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> T
     )
 
 
-def sections(part: ToySummary) -> list[Section]:
+def sections(part: ToySummary, context: Context) -> list[Section]:
     measured = [c for c in part.cells if c.comparisons]
     svg = lambda: plots.cost_rows_svg(  # noqa: E731 - the plot is drawn only for HTML
         [c.label for c in measured],

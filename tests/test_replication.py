@@ -4,6 +4,7 @@ record."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,32 @@ def test_the_report_shows_the_tps_cost_and_the_proof_of_each_cell() -> None:
     row = "| replication oltp_write_only 2 thr | 100.0 (100.0–100.0) | 80.0 (80.0–80.0) | +20.0%"
     assert row in text
     assert "TLSv1.3 TLS_AES_256_GCM_SHA384" in text
+
+
+def test_a_tls_cluster_that_came_out_faster_is_flagged_with_the_clusters_as_a_cause() -> None:
+    from encbench.report import markdown
+    from encbench.report.tables import Document
+    from encbench.studies.replication import section as replication_section
+    from encbench.studies.replication import summary as replication
+
+    profile = a_profile(
+        '[replication]\nworkloads = ["oltp_write_only"]\nthreads = [2]\nmin_rounds = 12\n'
+    )
+    runs = []
+    for r in range(14):
+        order = ("plain", "encrypted") if r % 2 == 0 else ("encrypted", "plain")
+        plain = 100.0 * (1 + 0.01 * (r % 3))
+        runs += [
+            replace(record(v, tps=plain if v == "plain" else plain * 1.05, round_=r), position=i)
+            for i, v in enumerate(order)
+        ]
+    part = replication.build(runs, profile, {})
+    assert part.cells[0].comparisons["tps"].implausible_gain
+    text = markdown.render(Document("t", replication_section.sections(part)))
+    assert "5.0% faster (95% CI" in text and "⚠" in text
+    flagged = next(line for line in text.splitlines() if "Encrypted faster" in line)
+    assert "replication oltp_write_only 2 thr: TPS 5.0% faster" in flagged
+    assert "clusters' processes" in flagged and "noise floor is unknown" in flagged
 
 
 # -- the rejoin study --------------------------------------------------------------------------

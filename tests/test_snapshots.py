@@ -87,9 +87,13 @@ def test_the_fixture_holds_every_kind_of_cell() -> None:
     statuses = [c.status for c in golden_cells()]
     assert any(v.startswith("no difference beyond ±2%") for v in verdicts)
     assert any(v.startswith("no difference detected") for v in verdicts)
-    assert any(v == "inconclusive: too few rounds for an interval" for v in verdicts)
+    assert any(v.startswith("no verdict: 1 round, an interval needs") for v in verdicts)
     assert any(c.rounds_rejected for c in golden_cells())
     assert any("faster" in v for v in verdicts)
     assert any("slower" in v for v in verdicts)
+    tps = [c.comparisons["tps"] for c in golden_cells() if c.rounds]
+    assert any(e.implausible_gain for e in tps), "an encrypted side faster: flagged"
+    assert any(e.differs_holm for e in tps), "a cell that survives Holm"
+    assert any(e.kind == "cost" and not e.differs_holm for e in tps), "one that does not"
     assert "not measured" in statuses
     assert any(s.startswith("incomplete") for s in statuses)

@@ -194,7 +194,7 @@ def test_a_cell_without_aes_ni_is_set_against_the_cipher_measured_without_it() -
     # Under the seed's mask openssl speed is not measured: no cipher limit, and it says so.
     seed = limits.limits_for(record, replace(TLS13, aesni="seed-mask"), "encrypted")
     assert "cipher" not in seed.mib_per_s
-    assert seed.cipher == "aes-256-gcm under the seed's mask (not measured)"
+    assert seed.cipher == "aes-256-gcm under the 2017 study's mask (not measured)"
     # Never measured without AES-NI: no cipher limit rather than the accelerated one.
     alone = limits.limits_for(a_record(), replace(TLS13, aesni="off"), "encrypted")
     assert "cipher" not in alone.mib_per_s

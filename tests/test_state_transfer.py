@@ -75,10 +75,15 @@ def test_aes_ni_off_is_a_cell_of_its_own_beside_each_on_and_an_old_record_is_on(
     off = SstCell("mariabackup", "CHACHA20", 1, "off")
     assert off.slug == "mariabackup-chacha20-t1-noaesni"
     seed = SstCell("tar", "CHACHA20", 1, "seed-mask")
-    assert (
-        seed.label == "pipeline tar, socat TLS 1.2 CHACHA20, 1 thread, AES-NI off (the seed's mask)"
+    assert seed.label == (
+        "pipeline tar, socat TLS 1.2 CHACHA20, 1 thread, AES-NI off (the 2017 study's mask)"
     )
     assert seed.slug == "tar-chacha20-t1-seedmask"
+    # The mask's name after its study reads as its first name, the one cells carry.
+    named = a_profile('[state_transfer]\nmethods = ["tar"]\naesni = ["percona-2017-mask"]\n')
+    older = a_profile('[state_transfer]\nmethods = ["tar"]\naesni = ["seed-mask"]\n')
+    assert cells.cells(named) == cells.cells(older)
+    assert [c.aesni for c in cells.cells(named)] == ["seed-mask"]
     # Records written before the setting existed read back as AES-NI on.
     data = record("plain", 1, 4.0).to_json()
     data["cell"].pop("aesni")
@@ -136,7 +141,7 @@ def test_a_processs_environment_is_read_as_it_started(tmp_path: Path) -> None:
         ('methods = ["tar", "xbstream"]\nnodes = 3', "nodes = 3 needs an SST method"),
         ("backup_threads = [0]", "0 backup threads is out of range"),
         ("rate_mbit = 0", "greater than 0"),
-        ('aesni = ["seed"]', "'on', 'off' or 'seed-mask'"),
+        ('aesni = ["seed"]', "'on', 'off', 'seed-mask' or 'percona-2017-mask'"),
         ("min_rounds = 8\nmax_rounds = 4", "min_rounds is larger than"),
     ],
 )

@@ -31,9 +31,8 @@ def test_identical_ratios_give_a_zero_width_interval() -> None:
 def test_one_block_has_no_interval() -> None:
     for est in (stats.t_ratio([math.log(0.5)]), stats.hodges_lehmann([math.log(0.5)])):
         assert not math.isfinite(est.halfwidth_pct)
-        assert stats.verdict(est, "higher_is_better") == (
-            "inconclusive: too few rounds for an interval"
-        )
+        assert stats.verdict(est, "higher_is_better") == stats.NO_INTERVAL
+        assert "no difference" not in stats.NO_INTERVAL
 
 
 def test_no_values_are_refused() -> None:
@@ -69,6 +68,11 @@ def test_no_difference_beyond_the_margin_only_when_the_90_interval_is_inside_it(
     assert stats.verdict(primary, "higher_is_better", inside, 2.0) == (
         "no difference beyond ±2% (90% CI -1.1…+1.1%)"
     )
+    # Lopsided, the 90% interval is shown as a cost: fewer TPS is a positive cost.
+    lopsided = stats.RatioEstimate(n=10, ratio=1.0, ci_low=0.99, ci_high=1.005, confidence=0.9)
+    assert stats.verdict(primary, "higher_is_better", lopsided, 2.0) == (
+        "no difference beyond ±2% (90% CI -0.5…+1.0%)"
+    )
     assert stats.kind(primary, stats.equivalent(inside, 2.0), "higher_is_better") == "same"
 
 
@@ -77,10 +81,19 @@ def test_a_narrow_interval_around_one_is_not_equivalence_when_it_crosses_the_mar
     primary = stats.RatioEstimate(n=10, ratio=0.982, ci_low=0.964, ci_high=1.001)
     ninety = stats.RatioEstimate(n=10, ratio=0.982, ci_low=0.967, ci_high=0.998, confidence=0.9)
     assert not stats.equivalent(ninety, 2.0)
+    # In the overhead's sign: TPS 0.964…1.001 of plain is a cost of −0.1…+3.6%.
     assert stats.verdict(primary, "higher_is_better", ninety, 2.0) == (
-        "no difference detected (95% CI -3.6…+0.1%)"
+        "no difference detected (95% CI -0.1…+3.6%)"
     )
+    _, low, high = stats.overhead_pct(primary, "higher_is_better")
+    assert f"{low:+.1f}…{high:+.1f}%" in stats.verdict(primary, "higher_is_better", ninety, 2.0)
     assert stats.kind(primary, False, "higher_is_better") == "unsure"
+
+
+def test_a_lower_is_better_interval_keeps_its_sign_in_the_verdict() -> None:
+    # CPU 0.97…1.05 of plain: a cost of −3.0…+5.0%, the same numbers as the overhead column.
+    cpu = stats.RatioEstimate(n=10, ratio=1.01, ci_low=0.97, ci_high=1.05)
+    assert stats.verdict(cpu, "lower_is_better") == "no difference detected (95% CI -3.0…+5.0%)"
 
 
 def test_the_signed_rank_distribution_matches_the_tables() -> None:
@@ -178,6 +191,42 @@ def test_holm_rejects_step_down_until_the_first_that_fails() -> None:
     # Sorted: 0.005 ≤ 0.05/4, 0.01 ≤ 0.05/3, 0.03 > 0.05/2: stop.
     assert stats.holm([0.01, 0.04, 0.03, 0.005]) == [True, False, False, True]
     assert stats.holm([]) == []
+
+
+def test_holm_thresholds_are_each_rejections_step_and_the_step_where_it_stopped() -> None:
+    # Rejected: 0.005 at 0.05/4, 0.01 at 0.05/3; the rest would each have had to pass the
+    # step where it stopped, 0.05/2.
+    thresholds = stats.holm_thresholds([0.01, 0.04, 0.03, 0.005])
+    assert thresholds == pytest.approx([0.05 / 3, 0.05 / 2, 0.05 / 2, 0.05 / 4])
+    # With the others as they are, a cell not rejected would be exactly when its p is within
+    # its threshold.
+    for i in (1, 2):
+        limit = thresholds[i]
+        for p in (limit * 0.999, limit * 1.001):
+            ps = [0.01, 0.04, 0.03, 0.005]
+            ps[i] = p
+            assert stats.holm(ps)[i] == (p <= limit), (i, p)
+    assert stats.holm_thresholds([0.5]) == [0.05]
+
+
+def test_few_blocks_cannot_reach_a_small_p_value() -> None:
+    # Every block on one side: the exact signed-rank p-value, two-sided, is 2/2ⁿ.
+    for n in (6, 7, 8):
+        est = stats.hodges_lehmann([0.05 + 0.001 * i for i in range(n)], widen=False)
+        assert est.p_value == pytest.approx(stats.p_floor(n))
+    assert stats.p_floor(7) == pytest.approx(0.015625)
+    # Holm's 0.05/4 = 0.0125 needs 8 blocks (2/256 = 0.0078); 7 give no less than 0.0156.
+    assert stats.blocks_to_reach(0.0125) == 8
+    assert (
+        stats.p_floor(stats.blocks_to_reach(0.001))
+        <= 0.001
+        < stats.p_floor(stats.blocks_to_reach(0.001) - 1)
+    )
+
+
+def test_an_interval_needs_six_blocks() -> None:
+    assert stats.fewest_blocks_for_interval(0.95) == 6
+    assert stats.signed_rank_k(stats.fewest_blocks_for_interval(0.90), 0.90) >= 1
 
 
 def test_overhead_is_positive_when_encryption_costs() -> None:

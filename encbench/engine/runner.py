@@ -217,9 +217,11 @@ class Runner:
             state.within(time.monotonic() - started, share)
         m = primary_metric(study.metrics)
         verdict = (
-            estimates.compare(done.blocks, metric, m.direction, rule, m.more_less).verdict
+            estimates.compare(
+                done.blocks, metric, m.direction, rule, m.more_less, len(done.counted)
+            ).verdict
             if done.blocks
-            else estimates.TOO_FEW
+            else estimates.no_verdict(len(done.counted))
         )
         again = f", {len(done.rejected)} measured again" if done.rejected else ""
         self.progress.log(f"{cell.label}: {verdict} [{len(done.counted)} rounds{again}, {reason}]")

@@ -152,6 +152,42 @@ def sections(summary: Summary) -> list[Section]:
     return out
 
 
+def calibration_for(noise: NoiseFloor | None, study: str) -> Calibration | None:
+    """The machine's calibration that measured `study`: the latest, else the newest earlier
+    one that did, else the latest (of other studies: still the machine's noise)."""
+    if noise is None or noise.latest is None:
+        return None
+    for found in (noise.latest, *noise.others):
+        if study in studies_of(found):
+            return found
+    return noise.latest
+
+
+def noise_floor_words(noise: NoiseFloor | None, study: str) -> str:
+    """This machine's noise floor in one sentence, as the study's summary quotes it beside a
+    result to judge by it (the section "Noise floor of this machine" gives the whole)."""
+    found = calibration_for(noise, study)
+    if found is None:
+        return (
+            "No A/A calibration was measured on this machine, so its noise floor is unknown: "
+            "`encbench calibrate` measures it (plain against plain, where every difference "
+            "found is noise)."
+        )
+    mine = [g for g in found.groups if g.study == study]
+    widths = [g.halfwidth_pct for g in mine if g.halfwidth_pct is not None]
+    width = (
+        f"{_pm(min(widths))}–{_pm(max(widths)).lstrip('±')}"
+        if len(widths) > 1 and min(widths) != max(widths)
+        else _pm(widths[0] if widths else found.halfwidth_pct)
+    )
+    where = f" for {study}" if mine else ""
+    return (
+        f"This machine's noise floor (A/A calibration of {found.measured_at or 'an unknown date'}, "
+        f"plain against plain): false positives {rate_in_words(found)}; the 95% interval's "
+        f"half-width{where} {width} (median over cells)."
+    )
+
+
 def noise_floor_section(noise: NoiseFloor | None, sharing: str | None = None) -> Section:
     """An ordinary report's statement of the machine's noise floor, or that none exists;
     `sharing`: how this run's at-rest rounds shared the machine, if it has any."""

@@ -125,15 +125,19 @@ def summarize_cells(
     rule: estimates.StopRule,
     primary: str,
     summarize: Callable[[K, estimates.CellRounds], C],
+    name: Callable[[K], str] | None = None,
 ) -> tuple[list[C], Differences | None]:
     """Every cell of a study summarized from its rounds, then Holm's adjustment of the
-    primary metric over them."""
+    primary metric over them; a cell is named, where the summary says which still differ,
+    by `name` (default: its label)."""
     measured = list(runs)
+    keys = list(cells)
     return adjust(
-        [summarize(cell, plan.cell_rounds(measured, cell, rule)) for cell in cells],
+        [summarize(cell, plan.cell_rounds(measured, cell, rule)) for cell in keys],
         primary,
         rule.equivalence_margin_pct,
         rule.interference_max_pct,
+        [name(cell) if name else str(getattr(cell, "label", cell)) for cell in keys],
     )
 
 
@@ -178,13 +182,59 @@ class TableCell(Protocol):
     def rounds_rejected(self) -> int: ...
 
 
+# The marks a verdict carries in a table, each explained under it (verdict_notes).
+HOLM_MARK = "†"
+IMPLAUSIBLE_MARK = "⚠"
+
+
+def verdict_marks(comp: Estimate) -> str:
+    """ " †" where the cell still differs after Holm's adjustment over the study's cells,
+    " ⚠" where encrypted came out better in a figure encryption only adds work to."""
+    marks = f" {HOLM_MARK}" if comp.differs_holm else ""
+    return marks + (f" {IMPLAUSIBLE_MARK}" if comp.implausible_gain else "")
+
+
+def flagged_cost(comp: Estimate) -> str:
+    """A cost with its interval (overhead_cell), ⚠ where the encrypted side came out better
+    in a figure encryption only adds work to: for a column without a verdict beside it."""
+    return overhead_cell(comp) + (f" {IMPLAUSIBLE_MARK}" if comp.implausible_gain else "")
+
+
+def verdict_text(comp: Estimate) -> str:
+    """A verdict as a table shows it: its words and its marks (verdict_marks)."""
+    return comp.verdict + verdict_marks(comp)
+
+
+def verdict_notes(comps: Iterable[Estimate | None], differences: Differences | None) -> list[str]:
+    """The legend of the marks in a table's verdicts (verdict_text), under the table: † as
+    soon as a verdict in it says a cell differs (so that a † missing is read too), ⚠ where it
+    is used."""
+    found = [c for c in comps if c is not None]
+    notes = []
+    if differences is not None and any(
+        c.kind in ("cost", "gain") and c.differs_holm is not None for c in found
+    ):
+        notes.append(
+            f"{HOLM_MARK} after a verdict: the cell still differs after Holm's adjustment for "
+            f"the {differences.cells} cells of this study; a difference without it may be one "
+            f"of the {differences.by_chance:.1f} expected by chance alone."
+        )
+    if any(c.implausible_gain for c in found):
+        notes.append(
+            f"{IMPLAUSIBLE_MARK}: the encrypted side came out better in a figure encryption "
+            "only adds work to, so the difference is not encryption's: see the summary."
+        )
+    return notes
+
+
 def cost_verdict(cell: TableCell, metric: str, primary: bool = True) -> tuple[str, str, str]:
-    """A row's cost with its interval, its verdict and the verdict's style; a cell without
-    the estimate says why in the primary metric's verdict column and "–" elsewhere."""
+    """A row's cost with its interval, its verdict (with its marks: verdict_text) and the
+    verdict's style; a cell without the estimate says why in the primary metric's verdict
+    column and "–" elsewhere."""
     comp = cell.comparisons.get(metric)
     if comp is None:
         return "–", cell.status if primary else "–", "na"
-    return overhead_cell(comp), comp.verdict, comp.kind
+    return overhead_cell(comp), verdict_text(comp), comp.kind
 
 
 def rounds_text(cell: TableCell) -> str:

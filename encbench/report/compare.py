@@ -25,7 +25,7 @@ from pydantic import Field
 from encbench import stats
 from encbench.report import html as html_report
 from encbench.report import markdown, plots
-from encbench.report.cells import overhead_cell
+from encbench.report.cells import flagged_cost
 from encbench.report.documents import read_summary
 from encbench.report.models import Estimate, Model, Summary
 from encbench.report.parts import Compared, Reported
@@ -52,8 +52,11 @@ METHOD = (
     "change = overhead in B − overhead in A, in percentage points"
 )
 INTRO = (
-    "Overhead is the cost of encryption (positive: the encrypted server is slower, or spends "
-    "more server CPU per transaction). A change is B − A in percentage points. Each side is "
+    "Overhead is the cost of encryption, with the sign of the reports' cost columns and "
+    "verdicts: positive when the encrypted side is worse (slower, longer, or more CPU per "
+    "transaction); ⚠ marks an encrypted side that came out better where encryption only adds "
+    "work (its report says why that is not encryption's doing). A change is B − A in "
+    "percentage points: positive when encryption costs more in B. Each side is "
     "one session: the test holds the noise within each session, not the variance between "
     "sessions (another boot or day), which one session per side cannot show; run a side "
     "twice and compare the two to see it."
@@ -292,12 +295,12 @@ def metric_table(group: ComparedGroup, metric: str, labels: Labels) -> Table:
         entry = cell.metrics[metric]
         kind = {4: _kind(entry)}
         if entry.a is not None and entry.b is not None:
-            a, b = overhead_cell(entry.a), overhead_cell(entry.b)
+            a, b = flagged_cost(entry.a), flagged_cost(entry.b)
             change = f"{entry.change_pp or 0.0:+.1f} pp"
             rows.append(row(cell.label, a, b, change, _significance(entry), styles=kind))
         else:
             side = entry.a or entry.b
-            shown = overhead_cell(side) if side else "–"
+            shown = flagged_cost(side) if side else "–"
             pair = (shown, "not measured") if entry.a else ("not measured", shown)
             only = labels.a if entry.a else labels.b
             rows.append(row(cell.label, *pair, "–", f"only in {only}", styles=kind))

@@ -11,7 +11,7 @@ from typing import Any, cast
 from encbench import stats
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.report import bound_section, calibration, calibration_section, markdown
+from encbench.report import bound_section, calibration, calibration_section, markdown, reading
 from encbench.report.calibration import METHOD as CALIBRATION_METHOD
 from encbench.report.cells import cores_of
 from encbench.report.models import (
@@ -23,7 +23,7 @@ from encbench.report.models import (
     StudyPart,
     Summary,
 )
-from encbench.report.parts import Reported, Setup
+from encbench.report.parts import Context, Reported, Setup
 from encbench.report.tables import Bullets, Document, Section
 from encbench.results.schema import SUMMARY_SCHEMA
 from encbench.results.store import ResultStore
@@ -134,9 +134,10 @@ def document(
             sections.append(not_measured_section(summary.not_measured, summary))
         return Document(title, [*sections, setup_section(summary, measured)])
     title = f"encbench: {words} encryption — profile `{summary.profile}`"
-    sections = []
+    context = Context(noise_floor=summary.noise_floor)
+    sections = [reading.section(summary)] if measured else []
     for s, part in measured:
-        sections += s.report.sections(part)
+        sections += s.report.sections(part, context)
         bound = bound_section.section(s.words, s.report.compared(part))
         sections += [bound] if bound is not None else []
     if crypto:

@@ -2,7 +2,8 @@
 script, nothing fetched, so that report.html can be mailed or archived and still open.
 
 It renders the same tables and text as markdown.py, adds the plots, and marks the verdicts:
-▲ encryption costs, ▼ encrypted is cheaper, = no measurable difference, ? inconclusive.
+▲ encryption costs, ▼ encrypted better, = no difference beyond the margin, ? no difference
+detected, – no verdict (tables.Legend says so on the page).
 """
 
 from __future__ import annotations

@@ -60,7 +60,11 @@ class Interval(Model):
 class Estimate(Model):
     """One metric's paired comparison, encrypted against plain, over a cell's blocks:
     Hodges–Lehmann with the Wilcoxon interval (stats.hodges_lehmann), the verdict in words,
-    and beside it the geometric mean with its Student-t interval (stats.t_ratio)."""
+    and beside it the geometric mean with its Student-t interval (stats.t_ratio).
+
+    Two signs: `ratio`, `ci_low`, `ci_high`, `equivalence_ci` and `t` are ratios
+    encrypted/plain; `overhead_pct`, `overhead_ci_pct` and every number in `verdict` are the
+    cost, positive when the encrypted side is worse."""
 
     n: int  # blocks of two rounds
     ratio: float
@@ -76,8 +80,12 @@ class Estimate(Model):
     equivalence_ci: tuple[float, float] | None = None  # 90% interval of the ratio (TOST)
     t: Interval | None = None
     # The primary metric only: whether the cell still differs after Holm's adjustment over
-    # the study's cells (None: not adjusted).
+    # the study's cells (None: not adjusted), and the p-value Holm held it to.
     differs_holm: bool | None = None
+    holm_threshold: float | None = None
+    # Encrypted significantly better in a figure encryption only adds work to
+    # (Metric.cannot_improve): no effect of encryption, a difference between the sides.
+    implausible_gain: bool = False
 
     @classmethod
     def of_blocks(
@@ -87,8 +95,9 @@ class Estimate(Model):
         direction: stats.Direction,
         rule: estimates.StopRule,
         more_less: tuple[str, str] = ("higher", "lower"),
+        rounds: int | None = None,
     ) -> Estimate:
-        found = estimates.compare(blocks, metric, direction, rule, more_less)
+        found = estimates.compare(blocks, metric, direction, rule, more_less, rounds)
         primary, equivalence, beside = found.estimate, found.equivalence, found.beside
         over, low, high = found.overhead_pct
         return cls(
@@ -117,12 +126,20 @@ class Estimate(Model):
     ) -> Estimate:
         """A cell's comparison in one metric, in the metric's own words (a time is longer or
         shorter): from its whole blocks, or, before the first one, its rounds without an
-        interval."""
-        if state.blocks:
-            return cls.of_blocks(
-                state.blocks, metric.name, metric.direction, rule, metric.more_less
-            )
-        return cls.too_few(state.counted, metric.name, metric.direction)
+        interval.  A gain in a figure encryption cannot improve is flagged."""
+        if not state.blocks:
+            return cls.too_few(state.counted, metric.name, metric.direction)
+        found = cls.of_blocks(
+            state.blocks,
+            metric.name,
+            metric.direction,
+            rule,
+            metric.more_less,
+            len(state.counted),
+        )
+        if metric.cannot_improve and found.kind == "gain":
+            return found.model_copy(update={"implausible_gain": True})
+        return found
 
     @classmethod
     def too_few(
@@ -138,7 +155,7 @@ class Estimate(Model):
             halfwidth_pct=None,
             overhead_pct=over,
             overhead_ci_pct=None,
-            verdict=estimates.TOO_FEW,
+            verdict=estimates.no_verdict(len(counted)),
             kind="na",
         )
 
@@ -151,9 +168,39 @@ class Estimate(Model):
         return stats.RatioEstimate(self.n, t.ratio, low, high)
 
 
+class HolmCell(Model):
+    """A cell whose 95% interval excludes no difference, before and after Holm's adjustment:
+    the p-value Holm held it to, and, where its blocks were too few for the exact test to
+    reach that at all (no p below 2/2ⁿ with n blocks), the fewest blocks that could."""
+
+    cell: str  # in words, as the study's tables name it
+    p_value: float
+    threshold: float
+    survives: bool
+    blocks: int
+    blocks_needed: int | None = None
+
+    def reason(self) -> str:
+        """Why a cell that differs at 95% does not after Holm's adjustment."""
+        rounds = estimates.ROUNDS_PER_BLOCK
+        if self.blocks_needed is not None:
+            return (
+                f"with {self.blocks} blocks ({rounds * self.blocks} rounds) the exact "
+                f"signed-rank test cannot give a p-value below "
+                f"{_p(stats.p_floor(self.blocks))} and Holm asks {_p(self.threshold)} or "
+                f"less: it needs at least {self.blocks_needed} blocks "
+                f"({rounds * self.blocks_needed} rounds)"
+            )
+        return f"p = {_p(self.p_value)}, above the {_p(self.threshold)} Holm asks of it"
+
+
+def _p(p: float) -> str:
+    return f"{p:.3g}" if p >= 0.001 else f"{p:.1e}"
+
+
 class Differences(Model):
     """Across a study's measured cells, the primary metric: how many differ, how many would
-    by chance alone, how many still do after Holm's adjustment, how many are equivalent."""
+    by chance alone, which still do after Holm's adjustment, how many are equivalent."""
 
     metric: str
     cells: int
@@ -164,16 +211,32 @@ class Differences(Model):
     margin_pct: float
     rounds_rejected: int
     interference_max_pct: float
+    # The cells that differ at 95%, in the study's order, each before and after Holm.
+    holm_cells: list[HolmCell] = []
 
     def sentence(self) -> str:
         cells = "cell" if self.cells == 1 else "cells"
         return (
             f"{self.differ} of {self.cells} {cells} differ in {self.metric} at 95%; about "
             f"{self.by_chance:.1f} would by chance alone if none did; {self.differ_holm} "
-            f"still differ after Holm's adjustment for {self.cells} comparisons; "
-            f"{self.equivalent} {'shows' if self.equivalent == 1 else 'show'} no difference "
-            f"beyond ±{self.margin_pct:g}% (TOST)."
+            f"still differ after Holm's adjustment for {self.cells} "
+            f"comparison{'' if self.cells == 1 else 's'}"
+            + self.survivors()
+            + f"; {self.equivalent} {'shows' if self.equivalent == 1 else 'show'} no "
+            f"difference beyond ±{self.margin_pct:g}% (TOST)." + self.short_of_holm()
         )
+
+    def survivors(self) -> str:
+        """The cells that still differ after Holm, by name (marked † in the tables)."""
+        names = [c.cell for c in self.holm_cells if c.survives]
+        return f" ({'; '.join(names)}: marked † in the tables)" if names else ""
+
+    def short_of_holm(self) -> str:
+        """Each cell that differs at 95% but not after Holm, and why."""
+        missed = [c for c in self.holm_cells if not c.survives]
+        if not missed:
+            return ""
+        return " Not after Holm: " + "; ".join(f"{c.cell} — {c.reason()}" for c in missed) + "."
 
     def remeasured(self) -> str:
         if not self.rounds_rejected:
@@ -191,10 +254,15 @@ class Differences(Model):
 
 
 def adjust(
-    cells: Sequence[C], metric: str, margin_pct: float, rule_max_pct: float
+    cells: Sequence[C],
+    metric: str,
+    margin_pct: float,
+    rule_max_pct: float,
+    names: Sequence[str] | None = None,
 ) -> tuple[list[C], Differences | None]:
     """Holm's adjustment of the primary metric over the measured cells: each cell's primary
-    estimate learns whether it still differs, and the study gets its Differences."""
+    estimate learns whether it still differs and the p-value Holm held it to, and the study
+    gets its Differences, naming each cell that differs at 95% by `names` (one per cell)."""
     measured = [
         (i, c.comparisons[metric])
         for i, c in enumerate(cells)
@@ -205,10 +273,25 @@ def adjust(
         return list(cells), None
     adjusted = estimates.holm_over_cells([e for _, e in measured])
     out = list(cells)
-    for (i, e), differs in zip(measured, adjusted.differs_holm, strict=True):
+    holm_cells = []
+    for (i, e), differs, threshold in zip(
+        measured, adjusted.differs_holm, adjusted.thresholds, strict=True
+    ):
         comps = dict(out[i].comparisons)
-        comps[metric] = e.model_copy(update={"differs_holm": differs})
+        comps[metric] = e.model_copy(update={"differs_holm": differs, "holm_threshold": threshold})
         out[i] = out[i].model_copy(update={"comparisons": comps})
+        if e.kind in ("cost", "gain") and e.p_value is not None:
+            short = not differs and stats.p_floor(e.n) > threshold
+            holm_cells.append(
+                HolmCell(
+                    cell=names[i] if names is not None else f"cell {i + 1}",
+                    p_value=e.p_value,
+                    threshold=threshold,
+                    survives=differs,
+                    blocks=e.n,
+                    blocks_needed=stats.blocks_to_reach(threshold) if short else None,
+                )
+            )
     return out, Differences(
         metric=metric,
         cells=len(measured),
@@ -219,6 +302,7 @@ def adjust(
         margin_pct=margin_pct,
         rounds_rejected=rejected_rounds,
         interference_max_pct=rule_max_pct,
+        holm_cells=holm_cells,
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from encbench.profile import Profile
 from encbench.report.bound import BoundBy
-from encbench.report.models import Estimate, Model, Record
+from encbench.report.models import Estimate, Model, NoiseFloor, Record
 from encbench.report.tables import Section
 from encbench.results.store import ResultStore
 
@@ -24,6 +24,14 @@ class Setup:
     software: list[str] = field(default_factory=list)
     last: list[str] = field(default_factory=list)
     mariadb_version: str | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a study's sections read beyond its own part: this machine's noise floor, by
+    which its summary judges a result (report/suspect.py)."""
+
+    noise_floor: NoiseFloor | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class ReportPart:
 
     model: type[Model]  # its part of summary.json, under the study's name
     build: Callable[[ResultStore, Profile, Record | None], Model]  # (store, profile, env)
-    sections: Callable[[Any], list[Section]]
+    sections: Callable[[Any, Context], list[Section]]  # (its part, what else they read)
     setup: Callable[[Any], Setup] = _no_setup
     # `encbench compare`: the part's measured cells, and the metrics compared (metric →
     # the title of its table of changes).

@@ -58,10 +58,11 @@ class Legend:
     """The key to the verdict marks (HTML only): (verdict style, what it means)."""
 
     entries: Sequence[tuple[str, str]] = (
-        ("cost", "encryption costs (95% CI excludes 0)"),
-        ("gain", "encrypted is cheaper"),
-        ("same", "no measurable difference"),
-        ("unsure", "inconclusive: more rounds needed"),
+        ("cost", "encryption costs: the whole 95% CI above 0"),
+        ("gain", "encrypted better: the whole 95% CI below 0"),
+        ("same", "no difference beyond the margin (equivalence shown)"),
+        ("unsure", "no difference detected: more rounds would narrow it"),
+        ("na", "no verdict: too few rounds for an interval"),
     )
 
 

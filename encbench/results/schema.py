@@ -31,6 +31,10 @@ class Metric:
     # The verdict's words for a lower-is-better metric that went up / down: a time is
     # "longer" / "shorter" (stats.verdict).
     more_less: tuple[str, str] = ("higher", "lower")
+    # Encryption only adds work to this figure (the same server or path doing the same thing
+    # plus a cipher), so an encrypted side significantly better in it is no effect of
+    # encryption: the report flags it (report/suspect.py).
+    cannot_improve: bool = False
 
 
 def primary_metric(metrics: tuple[Metric, ...]) -> Metric:

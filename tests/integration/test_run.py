@@ -97,6 +97,13 @@ def test_a_short_paired_run_writes_runs_summary_and_report(short_run: ShortRun) 
     report = (out / "report.md").read_text()
     assert "| Threads | encrypted TPS | no encryption TPS | overhead (95% CI) |" in report
     assert "`innodb_encrypt_tables=ON`" in report
+    # Two rounds give no interval: no verdict, never "no difference detected".
+    rows = [line for line in report.splitlines() if line.startswith(("| 1 |", "| 2 |"))]
+    assert sum("no verdict: 2 rounds, an interval needs 12" in line for line in rows) >= 2
+    assert not any("no difference" in line for line in rows)
+    assert "no verdict at 1 and 2 threads (2 rounds each; an interval needs 12)" in report
+    assert report.index("## Reading this report") < report.index("## Summary")
+    assert "seed" not in report.lower()
     # nothing left behind: the run is finished, so its keys are gone too
     assert not (out / "sandbox").exists()
     assert registry.entries() == []

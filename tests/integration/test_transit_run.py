@@ -110,7 +110,8 @@ def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_di
         "stunnel: TLSv1.3 ciphersuite: TLS_"
     )
     report = (out / "report.md").read_text()
-    assert "### Connection setup: connect, SELECT 1, disconnect" in report
+    heading = "### Connection setup per new connection over loopback: connect, SELECT 1, disconnect"
+    assert heading in report and "a connection pool" in report
     assert "| method | threads | plain conn/s (95% CI) |" in report
     assert "Ssl_session_cache_hits" in report and "cannot be measured with reuse" in report
     assert {r["rate_unit"] for r in runs} == {"conn/s", "MiB/s"}

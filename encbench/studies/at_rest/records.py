@@ -29,11 +29,11 @@ from encbench.results.schema import Metric, Usage, fields_of, record
 RUNS_SCHEMA = 1
 
 AT_REST_METRICS = (
-    Metric("tps", "txn/s", "higher_is_better", primary=True),
-    Metric("qps", "queries/s", "higher_is_better"),
-    Metric("latency_avg_ms", "ms", "lower_is_better"),
-    Metric("latency_p95_ms", "ms", "lower_is_better"),
-    Metric("cpu_ms_per_txn", "ms", "lower_is_better"),
+    Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),
+    Metric("qps", "queries/s", "higher_is_better", cannot_improve=True),
+    Metric("latency_avg_ms", "ms", "lower_is_better", cannot_improve=True),
+    Metric("latency_p95_ms", "ms", "lower_is_better", cannot_improve=True),
+    Metric("cpu_ms_per_txn", "ms", "lower_is_better", cannot_improve=True),
 )
 # The measured windows of the server's CPU in an at-rest run (RunRecord.cpu_window).
 CPU_WINDOW_LOOP = "event loop"  # sysbench's loop only: no connects, no statement preparation

@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.profiling import PROFILE_FILE
 from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, ReportPart, Setup
+from encbench.report.parts import Calibrated, Compared, Context, ReportPart, Setup
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest import section, shapes_section, summary
 from encbench.studies.at_rest.models import AtRestSummary
@@ -28,8 +28,8 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> A
     )
 
 
-def sections(part: AtRestSummary) -> list[Any]:
-    return section.sections(part, shapes_section.sections(part))
+def sections(part: AtRestSummary, context: Context) -> list[Any]:
+    return section.sections(part, shapes_section.sections(part), context.noise_floor)
 
 
 def setup(part: AtRestSummary) -> Setup:

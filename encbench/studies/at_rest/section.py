@@ -1,19 +1,27 @@
 """The at-rest study's part of the report: per workload and regime a table shaped like the
-seed study's (Threads | encrypted | no encryption | overhead) with a CI and a verdict, then
-cost and regime evidence, the cipher's floor, a summary in words, and its setup lines."""
+published studies' (Threads | encrypted | no encryption | overhead) with a CI and a verdict,
+then cost and regime evidence, the cipher's floor, a summary in words, and its setup lines."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import fmt, overhead_cell
-from encbench.report.models import Record, Spread
+from encbench import estimates
+from encbench.report import suspect
+from encbench.report.cells import (
+    flagged_cost,
+    fmt,
+    overhead_cell,
+    verdict_marks,
+    verdict_notes,
+    verdict_text,
+)
+from encbench.report.models import Differences, NoiseFloor, Record, Spread
 from encbench.report.tables import (
     Block,
     Bullets,
     Cell,
     Columns,
-    Legend,
     Paragraph,
     Plot,
     Section,
@@ -23,15 +31,24 @@ from encbench.report.tables import (
 from encbench.studies.at_rest import claims
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
+from encbench.studies.at_rest.records import RunRecord
 
 Group = tuple[str, str]  # (workload, setting): the regime, and the configuration if it varies
 OVERHEAD_NOTE = (
     "Overhead is the cost of encryption: positive means the encrypted server is slower "
-    "(TPS) or spends more (latency, CPU). TPS columns are means over the rounds; the overhead "
-    "is the Hodges–Lehmann estimate of the paired ratios over blocks of two rounds, with its "
-    '95% Wilcoxon interval. "No difference beyond ±m%" is said only when a test of '
-    'equivalence (TOST, 90% interval within ±m%) shows it; otherwise "no difference detected".'
+    "(TPS) or spends more (latency, CPU), and every interval, in the tables and in the "
+    "verdicts, has that sign. TPS columns are means over the rounds; the overhead is the "
+    "Hodges–Lehmann estimate of the paired ratios over blocks of two rounds, with its 95% "
+    'Wilcoxon interval. "No difference beyond ±m%" is said only when a test of equivalence '
+    '(TOST, 90% interval within ±m%) shows it; otherwise "no difference detected".'
 )
+# The figures a gain flags (Estimate.implausible_gain), in the summary's words.
+FLAGGED = {
+    "tps": "throughput",
+    "latency_avg_ms": "average latency",
+    "latency_p95_ms": "p95 latency",
+    "cpu_ms_per_txn": "server CPU per transaction",
+}
 
 
 def _pair(enc: Spread | None, plain: Spread | None, digits: int = 2) -> str:
@@ -52,7 +69,7 @@ def groups(cells: Sequence[AtRestCell]) -> dict[Group, list[AtRestCell]]:
 
 
 # -- tables -----------------------------------------------------------------------------------
-def throughput_table(cells: Sequence[AtRestCell]) -> Table:
+def throughput_table(cells: Sequence[AtRestCell], differences: Differences | None = None) -> Table:
     rows = []
     for c in cells:
         if not c.rounds or c.variants is None:
@@ -65,7 +82,7 @@ def throughput_table(cells: Sequence[AtRestCell]) -> Table:
                 fmt(c.variants.encrypted.tps.mean),
                 fmt(c.variants.plain.tps.mean),
                 overhead_cell(comp),
-                comp.verdict,
+                verdict_text(comp),
                 str(c.rounds),
                 styles={4: comp.kind},
             )
@@ -78,7 +95,8 @@ def throughput_table(cells: Sequence[AtRestCell]) -> Table:
         "verdict",
         "rounds",
     ]
-    return Table(header, rows)
+    comps = [c.comparisons.get("tps") for c in cells]
+    return Table(header, rows, notes=verdict_notes(comps, differences))
 
 
 def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
@@ -93,7 +111,7 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
                 str(c.threads),
                 _pair(enc.cpu_ms_per_txn, pla.cpu_ms_per_txn, 3),
                 overhead_cell(cpu) if cpu else "not measured",
-                cpu.verdict if cpu else "server's CPU not readable from here",
+                verdict_text(cpu) if cpu else "server's CPU not readable from here",
                 f"{enc.hit_ratio.mean * 100:.2f}% / {pla.hit_ratio.mean * 100:.2f}%",
                 _pair(enc.pages_read_per_txn, pla.pages_read_per_txn),
                 f"{enc.errors} / {pla.errors}",
@@ -115,12 +133,14 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
         "other load",
         "cell ended",
     ]
-    return Table(header, rows, caption="Cost and regime evidence")
+    cpus = [c.comparisons.get("cpu_ms_per_txn") for c in cells]
+    return Table(header, rows, caption="Cost and regime evidence", notes=verdict_notes(cpus, None))
 
 
 def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
-    """The seed's latency columns: average and p95 per thread count, each variant's mean
-    over the rounds and the paired change with its interval."""
+    """The published studies' latency columns: average and p95 per thread count, each
+    variant's mean over the rounds and the paired change with its interval (⚠ where the
+    encrypted side came out better)."""
     rows = []
     for c in cells:
         if not c.rounds or c.variants is None:
@@ -130,9 +150,9 @@ def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
             row(
                 str(c.threads),
                 _pair(enc.latency_avg_ms, pla.latency_avg_ms),
-                overhead_cell(comps["latency_avg_ms"]),
+                flagged_cost(comps["latency_avg_ms"]),
                 _pair(enc.latency_p95_ms, pla.latency_p95_ms),
-                overhead_cell(comps["latency_p95_ms"]),
+                flagged_cost(comps["latency_p95_ms"]),
                 styles={2: comps["latency_avg_ms"].kind, 4: comps["latency_p95_ms"].kind},
             )
         )
@@ -145,13 +165,19 @@ def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
         "p95 latency ms (enc / plain)",
         "p95 change (95% CI)",
     ]
-    return Table(header, rows, caption="Latency")
+    latencies = [
+        c.comparisons.get(m)
+        for c in cells
+        if c.rounds
+        for m in ("latency_avg_ms", "latency_p95_ms")
+    ]
+    return Table(header, rows, caption="Latency", notes=verdict_notes(latencies, None))
 
 
 def claims_section(part: AtRestSummary) -> Section | None:
-    """The seed's two claims, each a contrast of the measured cells' costs with its interval
-    (report/claims.py), in throughput and in server CPU per transaction; absent when no two
-    cells could be compared."""
+    """The published study's two claims (claims.SOURCE), each a contrast of the measured
+    cells' costs with its interval (claims.py), in throughput and in server CPU per
+    transaction; absent when no two cells could be compared."""
     contrasts: list[claims.Contrast] = []
     notes = [claims.METHOD]
     for metric, words in claims.MEASURES.items():
@@ -183,7 +209,7 @@ def claims_section(part: AtRestSummary) -> Section | None:
         "cells",
         "verdict",
     ]
-    return Section("The seed's claims", [Table(header, rows, notes=notes)])
+    return Section(claims.TITLE, [Paragraph(claims.INTRO), Table(header, rows, notes=notes)])
 
 
 def floor_table(cells: Sequence[AtRestCell]) -> Table | None:
@@ -297,7 +323,7 @@ def glance_table(by_group: dict[Group, list[AtRestCell]]) -> Table:
                 if comp is None:
                     line.append(Cell("not measured", "na"))
                 else:
-                    line.append(Cell(f"{comp.overhead_pct:+.1f}%", comp.kind))
+                    line.append(Cell(f"{comp.overhead_pct:+.1f}%{verdict_marks(comp)}", comp.kind))
             rows.append(line)
     return Table(header, rows)
 
@@ -305,30 +331,43 @@ def glance_table(by_group: dict[Group, list[AtRestCell]]) -> Table:
 # -- the summary in words -------------------------------------------------------------------
 def _metric_in_words(cells: list[AtRestCell], metric: str, noun: str) -> str:
     """One clause per metric: the significant effects with their size, then where there was
-    none, then where the noise left it open — the reader's three questions, in that order."""
-    effects, same, open_ = [], [], []
+    none, then where the noise left it open, then where too few rounds left no verdict — the
+    reader's questions, in that order."""
+    effects, same, open_, none = [], [], [], []
     for c in cells:
         comp = c.comparisons[metric]
         if comp.kind == "same":
             same.append(c)
-        elif comp.kind in ("unsure", "na"):
+        elif comp.kind == "unsure":
             open_.append(c)
+        elif comp.kind == "na":
+            none.append(c)
         else:
-            effects.append(f"{comp.verdict.split(' (')[0]} at {_threads(c.threads)}")
+            effects.append(f"{suspect.gain_words(comp)}{verdict_marks(comp)} at "
+                           f"{_threads(c.threads)}")  # fmt: skip
     parts = list(effects)
     if same:
         margin = same[0].comparisons[metric].verdict.split("±")[1].split("%")[0]
         parts.append(f"no difference beyond ±{margin}% at {_thread_list(same)} (TOST)")
     if open_:
-        # A cell of too few blocks has no interval (None): it has no noise figure to offer.
         noise = [hw for c in open_ if (hw := c.comparisons[metric].halfwidth_pct)]
-        if not noise:
-            span = "too few rounds for an interval"
-        elif len(noise) == 1:
-            span = f"noise ±{noise[0]:.1f}%"
-        else:
-            span = f"noise ±{min(noise):.1f}–{max(noise):.1f}%"
+        span = (
+            f"noise ±{noise[0]:.1f}%"
+            if len(noise) == 1
+            else f"noise ±{min(noise):.1f}–{max(noise):.1f}%"
+        )
         parts.append(f"no difference detected at {_thread_list(open_)} ({span})")
+    if none:
+        counts = sorted({c.rounds for c in none})
+        rounds = (
+            f"{counts[0]} round{'s' if counts[0] != 1 else ''}" + (" each" if len(none) > 1 else "")
+            if len(counts) == 1
+            else f"{', '.join(str(c.rounds) for c in none)} rounds"
+        )
+        parts.append(
+            f"no verdict at {_thread_list(none)} ({rounds}; an interval needs "
+            f"{estimates.rounds_for_interval()})"
+        )
     return f"{noun}: " + "; ".join(parts)
 
 
@@ -338,7 +377,26 @@ def _thread_list(cells: list[AtRestCell]) -> str:
     return f"{joined} thread{'s' if counts != ['1'] else ''}"
 
 
-def summary_in_words(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
+def implausible_items(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
+    """Each cell where the encrypted server came out better in a figure encryption only adds
+    work to, with those figures: "oltp_read_only, in-memory, 16 threads: throughput 5.5%
+    faster, …"."""
+    items = []
+    for (workload, setting), cells in by_group.items():
+        for c in cells:
+            flagged = [
+                f"{words} {suspect.gain_words(comp)}"
+                for metric, words in FLAGGED.items()
+                if c.rounds and (comp := c.comparisons.get(metric)) and comp.implausible_gain
+            ]
+            if flagged:
+                items.append(f"{workload}, {setting}, {_threads(c.threads)}: {', '.join(flagged)}")
+    return items
+
+
+def summary_in_words(
+    by_group: dict[Group, list[AtRestCell]], noise: NoiseFloor | None = None
+) -> list[str]:
     lines = []
     for (workload, regime), cells in by_group.items():
         done = [c for c in cells if c.rounds]
@@ -353,6 +411,10 @@ def summary_in_words(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
             "this host)"
         )
         lines.append(f"**{workload}, {regime}**: {throughput}. {cpu[0].upper()}{cpu[1:]}.")
+    warning = suspect.faster_warning(
+        implausible_items(by_group), suspect.SERVERS, noise, RunRecord.STUDY
+    )
+    lines += [warning] if warning else []
     loaded = [c for cs in by_group.values() for c in cs if (c.other_load_pct or 0.0) > 5.0]
     if loaded:
         worst = max(c.other_load_pct or 0.0 for c in loaded)
@@ -367,32 +429,38 @@ def summary_in_words(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
 
 
 # -- sections ---------------------------------------------------------------------------------
-def sections(part: AtRestSummary, extra: Sequence[Section] = ()) -> list[Section]:
+def sections(
+    part: AtRestSummary, extra: Sequence[Section] = (), noise: NoiseFloor | None = None
+) -> list[Section]:
     """The study's sections; `extra` (the CPU per shape) goes after the summary and claims,
-    before the per-workload details."""
+    before the per-workload details; `noise`, the machine's noise floor, for the summary to
+    judge a suspect result by."""
     by_group = groups(part.cells)
     if not by_group:
         return []
-    words = summary_in_words(by_group)
+    words = summary_in_words(by_group, noise)
     if part.differences:
         words += [
             f"**Across cells**: {part.differences.sentence()}",
             f"**Interference**: {part.differences.remeasured()}",
         ]
     out = [
-        Section("At a glance", [Legend(), glance_table(by_group)], html_only=True),
+        Section("At a glance", [glance_table(by_group)], html_only=True),
         Section("Summary", [Bullets(words), Paragraph(OVERHEAD_NOTE)]),
     ]
     claimed = claims_section(part)
     out += [claimed] if claimed is not None else []
     out += extra
-    out += [group_section(w, r, cells) for (w, r), cells in by_group.items()]
+    out += [group_section(w, r, cells, part.differences) for (w, r), cells in by_group.items()]
     return out
 
 
-def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Section:
-    """Two columns in HTML: the seed-shaped table above the cost plot (what the verdicts say),
-    the variants' own curves beside them (what they rest on); then the evidence tables."""
+def group_section(
+    workload: str, regime: str, cells: list[AtRestCell], differences: Differences | None = None
+) -> Section:
+    """Two columns in HTML: the table shaped like the published studies' above the cost plot
+    (what the verdicts say), the variants' own curves beside them (what they rest on); then
+    the evidence tables."""
     title = f"{workload}, {regime}"
     cost_plot = Plot(
         lambda: at_rest_plots.overhead_svg(cells, title),
@@ -413,7 +481,9 @@ def group_section(workload: str, regime: str, cells: list[AtRestCell]) -> Sectio
         "sysbench's average latency of each variant; band: 95% CI of that mean over rounds.",
     )
     blocks: list[Block] = [
-        Columns([[throughput_table(cells), cost_plot], [tps_plot, latency_plot, cpu_plot]]),
+        Columns(
+            [[throughput_table(cells, differences), cost_plot], [tps_plot, latency_plot, cpu_plot]]
+        ),
     ]
     tables = (latency_table(cells), cost_table(cells), floor_table(cells))
     blocks += [t for t in tables if t is not None]
@@ -534,7 +604,8 @@ def setup_target(servers: Record) -> list[str]:
     if data:
         out.append(
             f"Data: {data['tables']} tables × {data['table_size']:,} rows per set (about "
-            f"{data['size_mb']} MB each), both loaded with --rand-seed=1 and rebuilt alike by "
+            f"{data['size_mb']} MB each), both loaded with one fixed start of sysbench's random "
+            "numbers (the same rows) and rebuilt alike by "
             "ALTER TABLE … ENCRYPTED=NO / ENCRYPTED=YES."
         )
     if servers.get("cpu_measurement"):

@@ -1,10 +1,10 @@
 """The report's "CPU per shape": what encryption costs each instance shape (servers/shapes.py),
-shaped like seed 003's comparison of a 4-core and an 8-core RDS instance (encryption added
-0.06–4.22% CPU on the 4-core, 0.12–2.86% on the 8-core).
+shaped like the Alibaba Cloud "ApsaraDB RDS: TDE test report"'s comparison of a 4-core and an
+8-core RDS instance (encryption added 0.06–4.22% CPU on the 4-core, 0.12–2.86% on the 8-core).
 
 Per workload, setting and thread count, one row per shape: the cost in throughput and in the
 server's CPU per transaction, each the cell's Hodges–Lehmann estimate with its 95% interval.
-Then the seed's claim as a contrast: "the smaller shape pays more" — the mean cost over the
+Then that report's claim as a contrast: "the smaller shape pays more" — the mean cost over the
 cells both shapes measured, smaller minus larger, with the interval of report/claims.py (cells
 independent, each error from its own interval).  A run without shapes gets no such section.
 """
@@ -18,6 +18,7 @@ from encbench.report import plots
 from encbench.report.cells import fmt, overhead_cell
 from encbench.report.models import Estimate, Record
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.studies.at_rest import claims
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest.claims import CellCost, Contrast, cell_cost, contrast
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
@@ -115,7 +116,8 @@ def _spec_words(spec: Record) -> str:
 
 
 def in_words(cells: Sequence[AtRestCell], order: list[str], servers: Record | None) -> list[str]:
-    """Per shape the seed's sentence: the range of the costs over its measured cells."""
+    """Per shape the published report's sentence: the range of the costs over its measured
+    cells."""
     specs = declared(servers)
     lines = []
     for name in order:
@@ -220,8 +222,8 @@ def sections(part: AtRestSummary) -> list[Section]:
     blocks: list[Block] = [
         Paragraph(
             "Each shape confines both servers (plain and encrypted) to its CPUs and memory "
-            "with cgroups; the seed compared a 4-core and an 8-core RDS instance (encryption "
-            "added 0.06–4.22% CPU on the 4-core, 0.12–2.86% on the 8-core)."
+            f"with cgroups; {claims.SOURCE} compared a 4-core and an 8-core RDS instance "
+            "(encryption added 0.06–4.22% CPU on the 4-core, 0.12–2.86% on the 8-core)."
         ),
         Bullets(in_words(shaped, order, part.servers)),
         shape_table(shaped, order),

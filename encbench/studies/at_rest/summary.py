@@ -21,7 +21,8 @@ from encbench.studies.at_rest.records import CellKey, RunRecord
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn")
 WRITE_STATE_NOTE = (
-    "Both variants start from the same data (sysbench prepare with --rand-seed=1). Write "
+    "Both variants start from the same data (sysbench prepare with one fixed start of its "
+    "random numbers, so both load the same rows). Write "
     "workloads are not reset between rounds; instead sysbench's write transactions keep the "
     "row count and row width constant (DELETE+INSERT of the same id, UPDATEs of fixed-width "
     "columns), so both variants keep the same data size, and interleaved rounds expose both "
@@ -125,6 +126,7 @@ def build(
         lambda cell, state: summarize_cell(
             cell, state, profile, crypto, cores, cpu_profile, skipped.get(cell.slug)
         ),
+        cell_name,
     )
     return AtRestSummary(
         target_halfwidth_pct=measure_options(profile).target_halfwidth_pct,
@@ -143,6 +145,13 @@ def build(
         restart=str((servers or {}).get("restart", "regime")),
         server_starts=None if profile.target is not None else server_starts(servers),
     )
+
+
+def cell_name(cell: CellKey) -> str:
+    """A cell in words as the report's sections name it: its table's title and its row."""
+    where = ", ".join(x for x in (cell.workload, cell.regime, cell.configuration) if x)
+    where += f", shape {cell.shape}" if cell.shape else ""
+    return f"{where}, {cell.threads} thread{'s' if cell.threads != 1 else ''}"
 
 
 def server_starts(record: Record | None) -> int:

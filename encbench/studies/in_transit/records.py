@@ -18,7 +18,9 @@ from encbench.results.schema import Metric, Usage, fields_of, record
 
 TRANSIT_SCHEMA = 2
 
-TRANSIT_METRICS = (Metric("rate", "per s (rate_unit)", "higher_is_better", primary=True),)
+TRANSIT_METRICS = (
+    Metric("rate", "per s (rate_unit)", "higher_is_better", primary=True, cannot_improve=True),
+)
 
 
 @record

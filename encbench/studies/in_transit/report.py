@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, ReportPart
+from encbench.report.parts import Calibrated, Compared, Context, ReportPart
 from encbench.results.store import ResultStore
 from encbench.studies.in_transit import section, summary
 from encbench.studies.in_transit.models import InTransitSummary
@@ -60,8 +60,8 @@ def calibration_label(cell: TransitCell) -> tuple[str, str]:
     return group, f"{group}, {cell.threads} thr{row}"
 
 
-def sections(part: InTransitSummary) -> list[Any]:
-    return section.sections(part)
+def sections(part: InTransitSummary, context: Context) -> list[Any]:
+    return section.sections(part, context.noise_floor)
 
 
 PART = ReportPart(

@@ -1,7 +1,8 @@
 """The in-transit study's part of the report.
 
-The tables follow the seed study (Percona, 2013): connections per second, mean and 95% CI,
-per key size and method; then the share of the connection rate lost to TLS per distance.
+The tables follow Percona's 2013 study "MySQL encryption performance, revisited": connections
+per second, mean and 95% CI, per key size and method; then the share of the connection rate
+lost to TLS per distance.
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from encbench.report.models import Estimate
+from encbench.report import suspect
+from encbench.report.cells import flagged_cost, overhead_cell, verdict_notes, verdict_text
+from encbench.report.models import Differences, Estimate, NoiseFloor
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.studies.in_transit import plots as in_transit_plots
 from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary, TransitVariant
+from encbench.studies.in_transit.records import TransitRecord
 
 TEST_TITLES = {
     "connect": "Connection setup: connect, SELECT 1, disconnect",
@@ -26,7 +30,18 @@ METHOD_NAMES = {"tls": "MariaDB TLS", "stunnel": "stunnel", "ssh": "SSH tunnel"}
 INTRO = (
     "Each row pairs the same client over plain TCP and over the encrypted path, in "
     "alternating rounds against one server. Rates are means over rounds with their 95% CI; "
-    "'lost' is the paired cost of encryption with its 95% CI."
+    "'lost to encryption' is the paired cost of encryption with its 95% CI, positive when "
+    "the encrypted path is slower, as in the verdict."
+)
+CONNECT_TITLE = "Connection setup per new connection {where}: connect, SELECT 1, disconnect"
+CONNECT_NOTE = (
+    "Measured per new connection {where}: every transaction opens a connection, runs "
+    "`SELECT 1` and closes it, so each one pays the encrypted path's whole set-up (a full TLS "
+    "handshake for MariaDB TLS and stunnel), and the cost here is that set-up's share of a "
+    "connection that does almost nothing else. An application "
+    "that keeps its connections open (a connection pool) pays the handshake once per "
+    "connection, not per transaction, so almost none of this cost: for it, the per-query "
+    "rows on persistent connections below are the ones that apply."
 )
 RELAY_NOTE = (
     "Delay emulated by encbench's userspace delay relay between the two network "
@@ -96,9 +111,9 @@ def _rate(v: TransitVariant) -> str:
 
 
 def lost(comp: Estimate) -> str:
-    ci = comp.overhead_ci_pct
-    text = f"{comp.overhead_pct:.1f}%"
-    return f"{text} ({ci[0]:.1f}–{ci[1]:.1f}%)" if ci else text
+    """The share of the rate lost to encryption with its interval, in the overhead's sign and
+    format (positive: the encrypted path is slower), ⚠ where it came out faster."""
+    return flagged_cost(comp)
 
 
 def _cpu(encrypted: TransitVariant, plain: TransitVariant) -> str:
@@ -112,8 +127,13 @@ def _cpu(encrypted: TransitVariant, plain: TransitVariant) -> str:
     )
 
 
-def method_table(cells: Cells, caption: str | None = None, notes: Sequence[str] = ()) -> Table:
-    """The seed's first table: rate of plain and of each method, mean and 95% CI."""
+def method_table(
+    cells: Cells,
+    caption: str | None = None,
+    notes: Sequence[str] = (),
+    differences: Differences | None = None,
+) -> Table:
+    """The 2013 study's first table: rate of plain and of each method, mean and 95% CI."""
     rows = []
     far = any(c.rtt_ms for c in cells)
     for c in cells:
@@ -128,8 +148,8 @@ def method_table(cells: Cells, caption: str | None = None, notes: Sequence[str] 
                 *where,
                 _rate(p),
                 _rate(e),
-                lost(comp),
-                comp.verdict,
+                overhead_cell(comp),
+                verdict_text(comp),
                 _cpu(e, p) + tunnel,
                 styles={len(where) + 3: comp.kind},
             )
@@ -145,11 +165,12 @@ def method_table(cells: Cells, caption: str | None = None, notes: Sequence[str] 
         "verdict",
         f"server CPU ms per {EVENT_NAMES.get(cells[0].test, 'transaction')}, encrypted / plain",
     ]
-    return Table(header, rows, caption, notes)
+    comps = [c.comparisons.get("rate") for c in cells]
+    return Table(header, rows, caption, [*verdict_notes(comps, differences), *notes])
 
 
 def distance_table(cells: Cells) -> Table:
-    """The seed's second table: % of the connection rate lost, key type × distance."""
+    """The 2013 study's second table: % of the connection rate lost, key type × distance."""
     conn = [c for c in cells if c.test == "connect" and c.method == "tls"]
     rtts = sorted({c.rtt_ms for c in conn})
     threads = sorted({c.threads for c in conn})
@@ -172,18 +193,73 @@ def _rates_svg(cells: Cells, title: str, test: str) -> str | None:
     return in_transit_plots.rates_svg(cells, title.split(":")[0], test, plot_label)
 
 
-def sections(part: InTransitSummary) -> list[Section]:
+# The figures a gain flags (Estimate.implausible_gain), in the summary's words.
+FLAGGED = {
+    "rate": "rate",
+    "latency_avg_ms": "average latency",
+    "encryption_cpu_ms_per_event": "server and tunnel CPU per event",
+}
+
+
+def implausible_items(cells: Cells) -> list[str]:
+    """Each cell where the encrypted path came out better in a figure encryption only adds
+    work to, with those figures."""
+    items = []
+    for c in cells:
+        flagged = [
+            f"{words} {suspect.gain_words(comp)}"
+            for metric, words in FLAGGED.items()
+            if c.rounds and (comp := c.comparisons.get(metric)) and comp.implausible_gain
+        ]
+        if flagged:
+            items.append(f"{c.label}: {', '.join(flagged)}")
+    return items
+
+
+def summary_items(part: InTransitSummary, noise: NoiseFloor | None) -> list[str]:
+    """The study's summary: which cells differ, before and after Holm, an encrypted path that
+    came out faster, and the rounds measured again."""
+    items = []
+    d = part.differences
+    if d:
+        items.append(f"Across cells: {d.sentence()}")
+    warning = suspect.faster_warning(
+        implausible_items(part.cells), suspect.PATHS, noise, TransitRecord.STUDY
+    )
+    items += [warning] if warning else []
+    if d:
+        items.append(f"Interference: {d.remeasured()}")
+    return items
+
+
+def _connect_where(part: InTransitSummary) -> str:
+    """Where the connection rows without a distance connect: loopback to encbench's own
+    server, or a user's server at its own address."""
+    return "over loopback" if part.target is None else "to the server"
+
+
+def connect_note(part: InTransitSummary) -> str:
+    """What a connection-setup row measures, and what it means for pooled connections."""
+    return CONNECT_NOTE.format(where=_connect_where(part))
+
+
+def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Section]:
     cells = part.cells
     blocks: list[Block] = [Paragraph(INTRO)]
-    if part.differences:
-        d = part.differences
-        blocks.append(Bullets([f"Across cells: {d.sentence()}", f"Interference: {d.remeasured()}"]))
+    summary = summary_items(part, noise)
+    if summary:
+        blocks.append(Bullets(summary))
     for test, title in TEST_TITLES.items():
         group = [c for c in cells if c.test == test and c.rtt_ms == 0]
         if not group:
             continue
         plot = Plot(partial(_rates_svg, group, title, test), title)
-        blocks.append(Section(title, [method_table(group), plot], level=3))
+        table = method_table(group, differences=part.differences)
+        if test == "connect":
+            heading = CONNECT_TITLE.format(where=_connect_where(part))
+            blocks.append(Section(heading, [Paragraph(connect_note(part)), table, plot], level=3))
+        else:
+            blocks.append(Section(title, [table, plot], level=3))
     far = [c for c in cells if c.rtt_ms > 0]
     if far:
         relay = "relay" in (part.delay_method or {}).values()
@@ -194,7 +270,9 @@ def sections(part: InTransitSummary) -> list[Section]:
                 lambda: in_transit_plots.distance_svg(cells),
                 "% of connections per second lost to TLS, by round-trip time",
             ),
-            method_table(far, "Rates at a distance", [RELAY_NOTE] if relay else []),
+            method_table(
+                far, "Rates at a distance", [RELAY_NOTE] if relay else [], part.differences
+            ),
             Bullets(missing),
         ]
         blocks.append(

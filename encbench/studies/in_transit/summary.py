@@ -23,8 +23,8 @@ from encbench.studies.in_transit.records import TransitCell, TransitRecord
 
 # Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
 EXTRA_METRICS = (
-    Metric("latency_avg_ms", "ms", "lower_is_better"),
-    Metric("encryption_cpu_ms_per_event", "ms", "lower_is_better"),
+    Metric("latency_avg_ms", "ms", "lower_is_better", cannot_improve=True),
+    Metric("encryption_cpu_ms_per_event", "ms", "lower_is_better", cannot_improve=True),
 )
 
 # The metric whose interval decides when a cell stops (as the runner decides it).

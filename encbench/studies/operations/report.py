@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, ReportPart
+from encbench.report.parts import Compared, Context, ReportPart
 from encbench.results.store import ResultStore
 from encbench.studies.operations import section, summary
 from encbench.studies.operations.models import OperationsSummary
@@ -58,7 +58,7 @@ def compare_setup(part: OperationsSummary) -> dict[str, str]:
     return out
 
 
-def sections(part: OperationsSummary) -> list[Any]:
+def sections(part: OperationsSummary, context: Context) -> list[Any]:
     return section.sections(part)
 
 

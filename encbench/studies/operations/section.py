@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import cost_verdict, fmt, sample_text
+from encbench.report.cells import cost_verdict, fmt, sample_text, verdict_notes
+from encbench.report.models import Differences
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.operations import plots as operations_plots
 from encbench.studies.operations.models import OperationCellSummary, OperationsSummary
@@ -72,7 +73,9 @@ def _detail(cell: OperationCellSummary) -> str:
 SIDE_WORDS = {"key-rotation": ("not rotating: ", "rotating: ")}
 
 
-def times_table(cells: Sequence[OperationCellSummary]) -> Table:
+def times_table(
+    cells: Sequence[OperationCellSummary], differences: Differences | None = None
+) -> Table:
     rows = []
     for cell in cells:
         cost, verdict, kind = cost_verdict(cell, "time")
@@ -97,6 +100,7 @@ def times_table(cells: Sequence[OperationCellSummary]) -> Table:
         ["Operation", "no encryption (95% CI)", "encrypted (95% CI)", "cost (95% CI)",
          "verdict", "rounds", "also measured"],
         rows,
+        notes=verdict_notes([c.comparisons.get("time") for c in cells], differences),
     )  # fmt: skip
 
 
@@ -187,7 +191,7 @@ def sections(part: OperationsSummary) -> list[Section]:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
     cells = part.cells
     blocks += [
-        times_table(cells),
+        times_table(cells, part.differences),
         Plot(
             lambda: operations_plots.times_svg(cells),
             "Per operation, the mean of each variant with the 95% CI of that mean; a panel per "

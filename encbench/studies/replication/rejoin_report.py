@@ -15,8 +15,9 @@ from encbench.report.cells import (
     rounds_text,
     sample,
     sample_text,
+    verdict_notes,
 )
-from encbench.report.models import Record
+from encbench.report.models import Differences, Record
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.results.schema import primary_metric
 from encbench.studies.replication import plots as replication_plots
@@ -85,7 +86,7 @@ def build(
     )
 
 
-def table(cells: Sequence[RejoinCellSummary]) -> Table:
+def table(cells: Sequence[RejoinCellSummary], differences: Differences | None = None) -> Table:
     rows = []
     for cell in cells:
         v = cell.variants
@@ -109,6 +110,7 @@ def table(cells: Sequence[RejoinCellSummary]) -> Table:
          "MiB on the link, plain / TLS", "node 1 CPU s", "node 2 CPU s", "rounds"],
         rows,
         caption="Node 2 from its start to Synced, plain cluster against Galera's TLS",
+        notes=verdict_notes([c.comparisons.get("sync_s") for c in cells], differences),
     )  # fmt: skip
 
 
@@ -135,7 +137,7 @@ def sections(part: RejoinSummary) -> list[Section]:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
     cells = part.cells
     blocks += [
-        table(cells),
+        table(cells, part.differences),
         Plot(
             lambda: replication_plots.rejoin_svg(cells),
             "Per transfer, node 2's mean time to Synced in each cluster with the 95% CI of "

@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, ReportPart
+from encbench.report.parts import Compared, Context, ReportPart
 from encbench.results.store import ResultStore
 from encbench.studies.replication import rejoin_report, section, summary
 from encbench.studies.replication.models import RejoinSummary, ReplicationSummary
@@ -80,11 +80,11 @@ def compare_setup(part: ReplicationSummary) -> dict[str, str]:
     return out
 
 
-def sections(part: ReplicationSummary) -> list[Any]:
-    return section.sections(part)
+def sections(part: ReplicationSummary, context: Context) -> list[Any]:
+    return section.sections(part, context.noise_floor)
 
 
-def rejoin_sections(part: RejoinSummary) -> list[Any]:
+def rejoin_sections(part: RejoinSummary, context: Context) -> list[Any]:
     return rejoin_report.sections(part)
 
 

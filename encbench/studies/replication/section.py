@@ -7,10 +7,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import cost_verdict, means_text, rounds_text, sample_text
+from encbench.report import suspect
+from encbench.report.cells import (
+    cost_verdict,
+    flagged_cost,
+    means_text,
+    rounds_text,
+    sample_text,
+    verdict_notes,
+)
+from encbench.report.models import Differences, NoiseFloor
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication.models import ReplicationCellSummary, ReplicationSummary
+from encbench.studies.replication.records import ReplicationRecord
 
 INTRO = (
     "Each round runs the cell's sysbench workload once against node 1 of each of two 2-node "
@@ -23,7 +33,9 @@ INTRO = (
 )
 
 
-def tps_table(cells: Sequence[ReplicationCellSummary]) -> Table:
+def tps_table(
+    cells: Sequence[ReplicationCellSummary], differences: Differences | None = None
+) -> Table:
     rows = []
     for cell in cells:
         v = cell.variants
@@ -43,6 +55,7 @@ def tps_table(cells: Sequence[ReplicationCellSummary]) -> Table:
         ["cell", "TPS, plain cluster", "TPS, socket.ssl", "cost (95% CI)", "verdict", "rounds"],
         rows,
         caption="Transactions per second against node 1, plain cluster against Galera's TLS",
+        notes=verdict_notes([c.comparisons.get("tps") for c in cells], differences),
     )
 
 
@@ -54,6 +67,8 @@ def per_txn_table(cells: Sequence[ReplicationCellSummary]) -> Table:
             continue
         link_cost, _, link_kind = cost_verdict(cell, "link_bytes_per_txn", primary=False)
         cpu_cost, _, cpu_kind = cost_verdict(cell, "cpu_ms_per_txn", primary=False)
+        cpu = cell.comparisons.get("cpu_ms_per_txn")
+        cpu_cost = flagged_cost(cpu) if cpu else cpu_cost
         rows.append(
             row(
                 cell.label,
@@ -67,10 +82,12 @@ def per_txn_table(cells: Sequence[ReplicationCellSummary]) -> Table:
                 styles={2: link_kind, 4: cpu_kind},
             )
         )
+    comps = [c.comparisons.get("cpu_ms_per_txn") for c in cells]
     return Table(
         ["cell", "bytes on the link per txn, plain / TLS", "cost", "CPU ms per txn (both "
          "nodes)", "cost", "node 1 CPU ms/txn", "node 2 CPU ms/txn", "p95 latency ms"],
         rows,
+        notes=verdict_notes(comps, None),
         caption=(
             "Bytes: both directions of node 2's veth over the run; CPU: each node's cgroup, "
             "until node 2 had applied every write set of the run; means over rounds"
@@ -120,13 +137,42 @@ def setup_items(part: ReplicationSummary) -> list[str]:
     ]
 
 
-def sections(part: ReplicationSummary) -> list[Section]:
+# The figures a gain flags (Estimate.implausible_gain), in the summary's words.
+FLAGGED = {
+    "tps": "TPS",
+    "latency_avg_ms": "average latency",
+    "latency_p95_ms": "p95 latency",
+    "cpu_ms_per_txn": "CPU per transaction",
+}
+
+
+def implausible_items(cells: Sequence[ReplicationCellSummary]) -> list[str]:
+    """Each cell where the TLS cluster came out better in a figure encryption only adds work
+    to, with those figures."""
+    items = []
+    for c in cells:
+        flagged = [
+            f"{words} {suspect.gain_words(comp)}"
+            for metric, words in FLAGGED.items()
+            if c.rounds and (comp := c.comparisons.get(metric)) and comp.implausible_gain
+        ]
+        if flagged:
+            items.append(f"{c.label}: {', '.join(flagged)}")
+    return items
+
+
+def sections(part: ReplicationSummary, noise: NoiseFloor | None = None) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO)]
     if part.differences is not None:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    warning = suspect.faster_warning(
+        implausible_items(part.cells), suspect.CLUSTERS, noise, ReplicationRecord.STUDY
+    )
+    if warning:
+        blocks.append(Paragraph(warning))
     cells = part.cells
     blocks += [
-        tps_table(cells),
+        tps_table(cells, part.differences),
         Plot(
             lambda: replication_plots.tps_svg(cells),
             "Per workload, the mean TPS of each cluster with the 95% CI of that mean.",

@@ -128,7 +128,7 @@ def limits_for(record: Mapping[str, Any], cell: SstCell, variant: str, suite: st
     accel = cell.aesni == "on"
     plural = "s" if cores > 1 else ""
     if cell.aesni == "seed-mask":  # openssl speed is not measured under it: no cipher limit
-        return Limits(out, f"{evp or suite or '?'} under the seed's mask (not measured)")
+        return Limits(out, f"{evp or suite or '?'} under the 2017 study's mask (not measured)")
     speed = cipher_mib_per_s(record.get("cipher") or {}, evp, cores, accel) if evp else None
     if speed is not None:
         out[CIPHER] = speed

@@ -39,9 +39,12 @@ MAX_BACKUP_THREADS = 64
 # Whether OpenSSL may use AES-NI in every process of a state transfer: "off" starts the nodes
 # (and so the SST scripts' socat, stunnel, openssl) and the raw pipelines' socat with
 # OPENSSL_ia32cap = capacity's NO_AESNI_IA32CAP, which clears AES-NI and PCLMULQDQ and
-# nothing else; "seed-mask" with the seed's mask as it wrote it, which OpenSSL 3 reads as
-# also clearing CPUID leaf 7 (AVX2 and the rest: ChaCha20 slows too; capacity/measure.py).
-AesNi = Literal["on", "off", "seed-mask"]
+# nothing else; "percona-2017-mask" with the mask of Percona's 2017 SST study as it wrote it,
+# which OpenSSL 3 reads as also clearing CPUID leaf 7 (AVX2 and the rest: ChaCha20 slows too;
+# capacity/measure.py).  Its first name, "seed-mask", is the value cells, slugs and results
+# files carry, so profiles and results written with it still read; the new name maps to it.
+AesNi = Literal["on", "off", "seed-mask", "percona-2017-mask"]
+AESNI_ALIASES = {"percona-2017-mask": "seed-mask"}
 
 
 class StateTransferSpec(Rounds):
@@ -54,7 +57,7 @@ class StateTransferSpec(Rounds):
     # (rsync's stunnel keeps its own default).
     ciphers: Annotated[list[str], Field(min_length=1)] = ["TLSv1.3"]
     backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
-    # One cell per entry, every method: "off" as the seed's "AES-NI off" runs (AesNi above).
+    # One cell per entry, every method: "off" as the 2017 study's "AES-NI off" runs (AesNi).
     aesni: Annotated[list[AesNi], Field(min_length=1)] = ["on"]
     nodes: int = 2
     # The donor's data when it is not [data]'s (which the at-rest study sizes for its
@@ -102,6 +105,11 @@ class StateTransferSpec(Rounds):
     @classmethod
     def known_ciphers(cls, value: list[str]) -> list[str]:
         return all_known(value, SST_CIPHERS, "SST cipher")
+
+    @field_validator("aesni", mode="after")
+    @classmethod
+    def aesni_by_one_name(cls, value: list[str]) -> list[str]:
+        return [AESNI_ALIASES.get(v, v) for v in value]
 
     @field_validator("nodes")
     @classmethod

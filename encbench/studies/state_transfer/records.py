@@ -46,7 +46,9 @@ class SstCell:
         pipeline = self.method in ("tar", "xbstream") or self.method.startswith("rsync-")
         what = f"pipeline {self.method}" if pipeline else self.method
         plural = "s" if self.backup_threads > 1 else ""
-        aesni = {"on": "", "off": ", AES-NI off"}.get(self.aesni, ", AES-NI off (the seed's mask)")
+        aesni = {"on": "", "off": ", AES-NI off"}.get(
+            self.aesni, ", AES-NI off (the 2017 study's mask)"
+        )
         return f"{what}, {how}, {self.backup_threads} thread{plural}{aesni}"
 
     @property

@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, ReportPart
+from encbench.report.parts import Calibrated, Compared, Context, ReportPart
 from encbench.results.store import ResultStore
 from encbench.studies.state_transfer import section, summary
 from encbench.studies.state_transfer.models import StateTransferSummary
@@ -59,7 +59,7 @@ def calibration_label(cell: SstCell) -> tuple[str, str]:
     return cell.method, f"{cell.method}, {cell.backup_threads} thr{row}{aesni}"
 
 
-def sections(part: StateTransferSummary) -> list[Any]:
+def sections(part: StateTransferSummary, context: Context) -> list[Any]:
     return section.sections(part)
 
 

@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
-from encbench.report.cells import cost_verdict, mean_text, means_text, rounds_text, sample_text
+from encbench.report.cells import (
+    cost_verdict,
+    mean_text,
+    means_text,
+    rounds_text,
+    sample_text,
+    verdict_notes,
+)
+from encbench.report.models import Differences
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.state_transfer import limits_section as state_transfer_limits
 from encbench.studies.state_transfer import plots as state_transfer_plots
@@ -31,22 +39,25 @@ SYNC_NOTE = (
     'donor", rsync from "Tables flushed" to "Transfer of data done".'
 )
 
+# The published study the raw pipelines and the AES-NI mask come from.
+STUDY_2017 = 'Percona\'s 2017 "Performance Evaluation of SST Data Transfer: With Encryption"'
 PIPELINE_NOTE = (
-    "Rows named `pipeline` are the seed's raw pipelines, without Galera, to isolate the "
-    "transfer: the donor's data directory streamed by `tar -c` (the donor stopped, as the "
-    "seed did) or by `mariadb-backup --backup --stream=xbstream --parallel=N` (the donor "
+    f"Rows named `pipeline` are the raw pipelines of {STUDY_2017}, without Galera, to "
+    "isolate the transfer: the donor's data directory streamed by `tar -c` (the donor "
+    "stopped, as that study did) or by `mariadb-backup --backup --stream=xbstream "
+    "--parallel=N` (the donor "
     "running, idle) through socat to `tar -x` or `mbstream -x` into an empty directory on "
     "the joiner's host; encrypted, through socat's openssl address with the run's "
     "certificate (both ends verify). For them the first time is from the sender's start to "
     "the receiver's exit with the target's filesystem synced (`sync -f`), the second to the "
     "receiver's exit; their CPU is the sender's and the receiver's processes. "
     "mariadb-backup 10.11 has no encryption of its own (no `--encrypt`/`--decrypt` as "
-    "xtrabackup had, which the seed measured): MariaDB's documentation pipes the stream "
+    "xtrabackup had, which that study measured): MariaDB's documentation pipes the stream "
     "through `openssl enc` instead, so this study has no such row."
 )
 
 
-def times_table(cells: Sequence[SstCellSummary]) -> Table:
+def times_table(cells: Sequence[SstCellSummary], differences: Differences | None = None) -> Table:
     rows = []
     for cell in cells:
         v = cell.variants
@@ -71,6 +82,7 @@ def times_table(cells: Sequence[SstCellSummary]) -> Table:
          "donor's stream, plain", "stream, encrypted", "stream cost (95% CI)", "rounds"],
         rows,
         caption="Time from the joiner's start to Synced, and the donor's stream alone",
+        notes=verdict_notes([c.comparisons.get("sync_s") for c in cells], differences),
     )  # fmt: skip
 
 
@@ -154,12 +166,12 @@ def aesni_item(cells: Sequence[SstCellSummary]) -> list[str]:
     """What "AES-NI off" means, when a cell has it."""
     if all(cell.aesni == "on" for cell in cells):
         return []
-    seed = (
+    study_mask = (
         [
-            f"AES-NI off (the seed's mask): `OPENSSL_ia32cap={SEED_STUDY_IA32CAP}` as the seed "
-            "wrote it; with no `:` part OpenSSL 3 also clears CPUID leaf 7 (AVX2, AVX-512, VAES, "
-            "BMI2, ADX …), so ChaCha20-Poly1305 and RSA slow too, not only AES. Its cells have no "
-            "cipher limit: `openssl speed` is not measured under that mask."
+            f"AES-NI off (the 2017 study's mask): `OPENSSL_ia32cap={SEED_STUDY_IA32CAP}` as "
+            f"{STUDY_2017} wrote it; with no `:` part OpenSSL 3 also clears CPUID leaf 7 (AVX2, "
+            "AVX-512, VAES, BMI2, ADX …), so ChaCha20-Poly1305 and RSA slow too, not only AES. "
+            "Its cells have no cipher limit: `openssl speed` is not measured under that mask."
         ]
         if any(cell.aesni == "seed-mask" for cell in cells)
         else []
@@ -168,12 +180,13 @@ def aesni_item(cells: Sequence[SstCellSummary]) -> list[str]:
         f"AES-NI off: every process of the transfer at both ends (the nodes, and so their SST "
         f"scripts' socat or stunnel; a raw pipeline's socat, tar, rsync) ran with "
         f"`OPENSSL_ia32cap={NO_AESNI_IA32CAP}`, which clears AES-NI and PCLMULQDQ and nothing "
-        f"else; the other cells with `{FULL_IA32CAP}`, which clears nothing. The seed's own "
-        "mask (no `:` part) also made OpenSSL 3 clear CPUID leaf 7, which slows ChaCha20 too. "
+        f"else; the other cells with `{FULL_IA32CAP}`, which clears nothing. The 2017 study's "
+        "own mask (no `:` part) also made OpenSSL 3 clear CPUID leaf 7, which slows ChaCha20 "
+        "too. "
         "For an SST the per-cell proof read each node's mask back from its process (a raw "
         "pipeline's is as its launcher set it); the cipher limit of those "
         "cells is `openssl speed` under the same mask.",
-        *seed,
+        *study_mask,
     ]
 
 
@@ -232,7 +245,7 @@ def sections(part: StateTransferSummary) -> list[Section]:
         blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
     cells = part.cells
     blocks += [
-        times_table(cells),
+        times_table(cells, part.differences),
         Plot(
             lambda: state_transfer_plots.times_and_rates_svg(cells),
             "Per transfer, the mean of each variant with the 95% CI of that mean: the time "

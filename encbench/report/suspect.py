@@ -1,0 +1,49 @@
+"""An encrypted side that comes out better where encryption only adds work.
+
+Encryption puts a cipher on top of the same server or path doing the same thing: it can make
+throughput lower, times longer and CPU higher, never the reverse (results/schema.Metric's
+`cannot_improve`).  A significant gain there (report/models.Estimate's `implausible_gain`) is
+therefore no effect of encryption but a difference between the two sides that the pairing did
+not cancel, and the same difference can hide in, or add to, a cost measured beside it.  The
+study's summary says so once, with the likely causes and this machine's noise floor to judge
+the size by; its tables mark each such verdict with ⚠ (report/cells.verdict_text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from encbench.report.calibration_section import noise_floor_words
+from encbench.report.cells import IMPLAUSIBLE_MARK
+from encbench.report.models import Estimate, NoiseFloor
+
+# What differs between the two sides besides encryption, per kind of study.
+SERVERS = (
+    "the two server processes themselves or where they ran (their CPUs and memory, the state "
+    "of their caches and files; servers restarted only per regime keep such a difference "
+    "through every block)"
+)
+PATHS = (
+    "the two client processes and connections or where they ran (the CPUs the client, the "
+    "server's threads and any tunnel landed on)"
+)
+CLUSTERS = "the two clusters' processes or where they ran (their CPUs and memory)"
+
+
+def gain_words(comp: Estimate) -> str:
+    """The gain as the verdict puts it, without its interval: "5.5% faster"."""
+    return comp.verdict.split(" (")[0]
+
+
+def faster_warning(found: Sequence[str], sides: str, noise: NoiseFloor | None, study: str) -> str:
+    """The summary's bullet for the flagged cells (`found`, each "where: what"), or "" when
+    there are none: what it cannot be, what it likely is, and the noise floor to judge by."""
+    if not found:
+        return ""
+    return (
+        f"**Encrypted faster {IMPLAUSIBLE_MARK}**: {'; '.join(found)}. Encryption only adds "
+        "work, so a significantly better encrypted side is not its effect but a difference "
+        f"between the two sides: most likely {sides}, or other load during the run that fell "
+        "on one side more than the other. The same difference can hide in, or add to, a cost "
+        f"measured in the same run. {noise_floor_words(noise, study)}"
+    )
