@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench import estimates
+from encbench import estimates, stats
 from encbench.report import suspect
 from encbench.report.cells import (
     flagged_cost,
@@ -16,7 +16,7 @@ from encbench.report.cells import (
     verdict_notes,
     verdict_text,
 )
-from encbench.report.models import Differences, NoiseFloor, Record, Spread
+from encbench.report.models import Differences, Estimate, NoiseFloor, Record, Spread
 from encbench.report.tables import (
     Block,
     Bullets,
@@ -135,6 +135,62 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
     ]
     cpus = [c.comparisons.get("cpu_ms_per_txn") for c in cells]
     return Table(header, rows, caption="Cost and regime evidence", notes=verdict_notes(cpus, None))
+
+
+def utilisation_table(cells: Sequence[AtRestCell]) -> Table | None:
+    """The published reports' CPU utilisation: the server's CPU as a share of the instance,
+    each variant's mean with the 95% CI of that mean, and the paired change in points (the
+    relative change and its interval times plain's level), beside the CPU per transaction."""
+    rows = []
+    for c in cells:
+        comp = c.comparisons.get("cpu_util_pct")
+        if not c.rounds or c.variants is None or comp is None:
+            continue
+        enc, pla = c.variants.encrypted.cpu_util_pct, c.variants.plain.cpu_util_pct
+        if enc is None or pla is None:
+            continue
+        rows.append(
+            row(
+                str(c.threads),
+                _level(enc, c.rounds),
+                _level(pla, c.rounds),
+                _points(comp, pla.mean),
+                verdict_text(comp),
+                styles={4: comp.kind},
+            )
+        )
+    if not rows:
+        return None
+    header = [
+        "Threads",
+        "encrypted CPU % (95% CI)",
+        "no encryption CPU % (95% CI)",
+        "change, points (95% CI)",
+        "verdict (relative change)",
+    ]
+    return Table(
+        header,
+        rows,
+        caption="Server CPU utilisation, % of the instance's cores",
+        notes=verdict_notes([c.comparisons.get("cpu_util_pct") for c in cells], None),
+    )
+
+
+def _level(spread: Spread, rounds: int) -> str:
+    """A variant's mean utilisation with the 95% CI of that mean (its rounds' spread)."""
+    ci = stats.mean_ci(spread.mean, spread.stdev, rounds)
+    if ci is None:
+        return f"{spread.mean:.1f}"
+    return f"{spread.mean:.1f} ({ci[0]:.1f}–{ci[1]:.1f})"
+
+
+def _points(comp: Estimate, plain_pct: float) -> str:
+    """The paired relative change and its interval, in points of plain's utilisation."""
+    pts = comp.overhead_pct * plain_pct / 100.0
+    if comp.overhead_ci_pct is None:
+        return f"{pts:+.1f}"
+    low, high = (x * plain_pct / 100.0 for x in comp.overhead_ci_pct)
+    return f"{pts:+.1f} ({low:+.1f} … {high:+.1f})"
 
 
 def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
@@ -485,7 +541,12 @@ def group_section(
             [[throughput_table(cells, differences), cost_plot], [tps_plot, latency_plot, cpu_plot]]
         ),
     ]
-    tables = (latency_table(cells), cost_table(cells), floor_table(cells))
+    tables = (
+        latency_table(cells),
+        utilisation_table(cells),
+        cost_table(cells),
+        floor_table(cells),
+    )
     blocks += [t for t in tables if t is not None]
     blocks += cost_profile_blocks(cells)
     return Section(title, blocks)
