@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -67,6 +68,18 @@ def shape_limits(shape: ShapeSpec) -> shapes.Limits:
     )
 
 
+def check_iops_disk(profile: Profile, results: Path) -> None:
+    """An IOPS cap needs a disk under the data directories, which live in the results
+    directory: refused as the run starts, not at the first shaped restart."""
+    capped = [s for s in profile.server.shapes if s.iops is not None]
+    if capped and shapes.disk_of(results) is None:
+        raise BadInput(
+            f"server.shapes: shape {capped[0].name!r} caps the IOPS of the disk that holds "
+            "the servers' data, and the results directory is on none (tmpfs, overlay); give "
+            "--out a directory on a disk, or remove iops"
+        )
+
+
 def disk_bytes(profile: Profile) -> int:
     """What the pair's two data directories need at most (nothing here for a target)."""
     if profile.target is not None:
@@ -122,18 +135,6 @@ class ServerPair:
         )
         # The servers have started and served no block yet: the next block needs no restart.
         self.fresh = False
-        self._check_iops_disk()
-
-    def _check_iops_disk(self) -> None:
-        """An IOPS cap needs a disk under the data directories (the results directory's):
-        refused before loading, not at the first shaped restart."""
-        capped = [s for s in self.profile.server.shapes if s.iops is not None]
-        if capped and shapes.disk_of(self.store.path) is None:
-            raise BadInput(
-                f"server.shapes: shape {capped[0].name!r} caps the IOPS of the disk that "
-                "holds the servers' data, and the results directory is on none (tmpfs, "
-                "overlay); give --out a directory on a disk, or remove iops"
-            )
 
     def _new_servers(self) -> dict[str, SandboxServer]:
         sandbox = self.store.path / "sandbox"

@@ -43,7 +43,7 @@ from encbench.studies.at_rest import cells, flushing, growth, run_proof
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
 from encbench.studies.at_rest.options import MeasureSpec, measure_options
-from encbench.studies.at_rest.pair import ServerPair, shape_limits
+from encbench.studies.at_rest.pair import ServerPair, check_iops_disk, shape_limits
 from encbench.studies.at_rest.records import (
     CPU_NOT_MEASURED,
     CPU_WINDOW_LOOP,
@@ -113,6 +113,7 @@ class AtRestStudy:
         self.profile = profile
         self.progress = progress
         self.rule: MeasureSpec = measure_options(profile)
+        check_iops_disk(profile, store.path)
         self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
         self.together = self.rule.sharing == "duet"
