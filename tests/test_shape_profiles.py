@@ -66,6 +66,21 @@ def test_an_iops_cap_is_optional_named_in_words_and_needs_the_io_controller() ->
     assert limits.device == ""  # each server's own disk, at its start (shapes.on_device)
 
 
+def test_an_iops_cap_with_the_results_on_no_disk_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    capped = parse('[[server.shapes]]\nname = "iops7k"\ncpus = 1\niops = 7000\n')
+    monkeypatch.setattr(pair.shapes, "disk_of", lambda path: None)
+    pair.check_iops_disk(parse(TWO), tmp_path)  # no cap: no disk needed
+    with pytest.raises(BadInput) as caught:
+        pair.check_iops_disk(capped, tmp_path)
+    assert str(caught.value) == (
+        "server.shapes: shape 'iops7k' caps the IOPS of the disk that holds the servers' "
+        "data, and the results directory is on none (tmpfs, overlay); give --out a directory "
+        "on a disk, or remove iops"
+    )
+
+
 def test_a_profile_without_shapes_names_no_shape() -> None:
     found = cells.cells(parse(""))
     assert {c.shape for c in found} == {""}
