@@ -20,10 +20,11 @@ as in cores).  Where the kernel enforces them:
   `blkio.throttle.io_serviced` counts the server's reads and writes).
 
 The IOPS cap names the whole disk (MAJ:MIN): the kernel refuses a partition's numbers (ENODEV)
-and throttles a partition's I/O under its disk's rule, as it counts it there.  Both are
-bios, counted before the device merges them — what the cap limits.  On v1 only I/O the
-server submits itself is throttled (InnoDB's O_DIRECT pages); writeback the kernel does
-for it is not charged to the group.
+and throttles a partition's I/O under its disk's rule, and counts it there (tried on a
+partitioned loop device).  The cap and the counters count the same thing, the requests the
+server submits (bios), before the device merges them.  On v1 only I/O the server submits
+itself is throttled (InnoDB's O_DIRECT pages); writeback the kernel does for it is not
+charged to the group.
 
 The server joins every directory *before* it executes (enter_cgroups.py): on v1, memory that
 a process allocated before it moved stays charged to its old group, and mariadbd allocates
