@@ -51,14 +51,17 @@ SHAPE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,31}")
 
 
 class ShapeSpec(Strict):
-    """One instance shape (`[[server.shapes]]`): the CPUs and memory a study's servers may
-    use, enforced by cgroups (servers/shapes.py).  Every cell is measured once per shape."""
+    """One instance shape (`[[server.shapes]]`): the CPUs, memory and IOPS a study's servers
+    may use, enforced by cgroups (servers/shapes.py).  Every cell is measured once per shape."""
 
     name: str  # names its cells and report rows, e.g. "1cpu"
     cpus: Annotated[int, Field(gt=0, le=4096)]  # a cpuset of this many CPUs
     # CPUs' worth of CPU time per 100 ms period (CFS quota), e.g. 0.5 or 1.5; none: no quota.
     cpu_quota: float | None = None
     memory_mib: Annotated[int, Field(gt=0)] | None = None  # the server's memory limit
+    # Reads and writes per second, each, that the server may submit to the disk holding its
+    # data directory (a cloud volume's IOPS cap); the kernel takes at most 2^32 - 1.
+    iops: Annotated[int, Field(gt=0, lt=2**32)] | None = None
 
     @field_validator("name")
     @classmethod
@@ -86,10 +89,12 @@ class ShapeSpec(Strict):
 
     @property
     def words(self) -> str:
-        """The shape as the report names it: "1cpu (1 CPU, quota 0.5 CPU, 512 MiB)"."""
+        """The shape as the report names it: "1cpu (1 CPU, quota 0.5 CPU, 512 MiB, 7,000
+        IOPS)"."""
         quota = f", quota {self.cpu_quota:g} CPU" if self.cpu_quota is not None else ""
         cpus = f"{self.cpus} CPU{'s' if self.cpus > 1 else ''}"
-        return f"{self.name} ({cpus}{quota}{self.memory_words})"
+        iops = f", {self.iops:,} IOPS" if self.iops is not None else ""
+        return f"{self.name} ({cpus}{quota}{self.memory_words}{iops})"
 
 
 class ServerSpec(Strict):

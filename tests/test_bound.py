@@ -58,6 +58,32 @@ def test_a_shaped_server_is_bound_by_its_allowance() -> None:
     assert found.words == "CPU — CPU 1.00 / 1.00 of 2 cores, server 0.95 / 0.95 of 1"
 
 
+def _capped(cores_busy: float, reads: float, writes: float, cap: float = 50.0) -> Usage:
+    # A throttled server leaves the device nearly idle: 4% busy.
+    return _usage(cores_busy, 4.0, server_read_iops=reads, server_write_iops=writes, iops_cap=cap)
+
+
+def test_a_server_at_its_iops_cap_is_bound_by_it_though_the_device_idles() -> None:
+    found = bound_by([_capped(0.3, 49.0, 2.0)] * 3, [_capped(0.3, 48.0, 1.0)] * 3)
+    assert found is not None
+    assert found.variants.encrypted.kinds == found.variants.plain.kinds == ["IOPS cap"]
+    assert found.words == (
+        "IOPS cap — CPU 0.30 / 0.30 of 2 cores, disk 4% / 4% busy, 1,200 / 1,200 IO/s, "
+        "queue 2.5 / 2.5, IOPS cap 50: the server's reads 49 / 48, writes 2 / 1 a second"
+    )
+
+
+def test_the_cap_holds_for_reads_and_writes_each() -> None:
+    # 30 reads and 30 writes a second under a cap of 50 each: neither is throttled.
+    below = bound_by([_capped(0.3, 30.0, 30.0)] * 2, [_capped(0.3, 30.0, 30.0)] * 2)
+    assert below is not None and below.variants.encrypted.kinds == []
+    writes = bound_by([_capped(0.3, 5.0, 46.0)] * 2, [_capped(0.3, 5.0, 44.0)] * 2)
+    assert writes is not None
+    assert writes.variants.encrypted.kinds == ["IOPS cap"]
+    assert writes.variants.plain.kinds == []
+    assert writes.words.startswith("encrypted IOPS cap, no encryption none — ")
+
+
 def test_a_full_link_is_link_bound() -> None:
     runs = [_usage(0.4, link_mib_s=11.9, link_capacity_mib_s=12.5)] * 2
     found = bound_by(runs, runs)

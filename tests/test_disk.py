@@ -78,3 +78,18 @@ def test_a_window_says_what_the_run_used(tmp_path: Path) -> None:
     assert usage.server_cores == 1.0
     assert usage.disk_device == "vda" and usage.disk_busy_pct == 47.5
     assert Window(1.0, 0, 0, 0, 0, 0, 0).usage().disk_busy_pct is None
+
+
+def test_a_capped_servers_own_io_is_a_rate_over_its_window() -> None:
+    from encbench.engine.clocks import Clocks
+
+    def reading(wall_s: float, ios: tuple[int, int] | None) -> Clocks:
+        return Clocks(wall_s, 0.0, 0.0, 0.0, 0.0, 0.0, server_ios=ios)
+
+    window = Window.between(reading(10.0, (100, 7)), reading(12.5, (200, 27)))
+    assert (window.server_reads, window.server_writes) == (100, 20)
+    # Counted around the client's start-up, done within the server's 2 s loop.
+    usage = window.usage(server_cpu_s=0.2, server_window_s=2.0, iops_cap=50.0)
+    assert (usage.server_read_iops, usage.server_write_iops, usage.iops_cap) == (50.0, 10.0, 50.0)
+    unread = Window.between(reading(10.0, None), reading(12.5, (200, 27))).usage()
+    assert unread.server_read_iops is None and unread.iops_cap is None

@@ -55,6 +55,32 @@ def test_shapes_make_a_dimension_named_in_every_cell() -> None:
     assert cells.shape(found[2], parse(TWO)) == parse(TWO).server.shapes[1]
 
 
+def test_an_iops_cap_is_optional_named_in_words_and_needs_the_io_controller() -> None:
+    capped = parse(TWO + '[[server.shapes]]\nname = "iops7k"\ncpus = 2\niops = 7000\n')
+    one, two, cap = capped.server.shapes
+    assert (one.iops, two.iops, cap.iops) == (None, None, 7000)
+    assert cap.words == "iops7k (2 CPUs, 7,000 IOPS)"
+    assert "io" not in pair.shape_limits(one).controllers
+    limits = pair.shape_limits(cap)
+    assert limits.iops == 7000 and "io" in limits.controllers
+    assert limits.device == ""  # each server's own disk, at its start (shapes.on_device)
+
+
+def test_an_iops_cap_with_the_results_on_no_disk_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    capped = parse('[[server.shapes]]\nname = "iops7k"\ncpus = 1\niops = 7000\n')
+    monkeypatch.setattr(pair.shapes, "disk_of", lambda path: None)
+    pair.check_iops_disk(parse(TWO), tmp_path)  # no cap: no disk needed
+    with pytest.raises(BadInput) as caught:
+        pair.check_iops_disk(capped, tmp_path)
+    assert str(caught.value) == (
+        "server.shapes: shape 'iops7k' caps the IOPS of the disk that holds the servers' "
+        "data, and the results directory is on none (tmpfs, overlay); give --out a directory "
+        "on a disk, or remove iops"
+    )
+
+
 def test_a_profile_without_shapes_names_no_shape() -> None:
     found = cells.cells(parse(""))
     assert {c.shape for c in found} == {""}
@@ -122,6 +148,18 @@ def test_summary_cells_name_their_shape_in_the_setting() -> None:
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\nmemory_mib = -5\n',
             "p.toml: server.shapes.0.memory_mib: Input should be greater than 0",
+        ),
+        (
+            '[[server.shapes]]\nname = "a"\ncpus = 1\niops = 0\n',
+            "p.toml: server.shapes.0.iops: Input should be greater than 0",
+        ),
+        (
+            '[[server.shapes]]\nname = "a"\ncpus = 1\niops = 4294967296\n',
+            "p.toml: server.shapes.0.iops: Input should be less than 4294967296",
+        ),
+        (
+            '[[server.shapes]]\nname = "a"\ncpus = 1\niops = "7000"\n',
+            "p.toml: server.shapes.0.iops:",
         ),
     ],
 )
@@ -243,6 +281,19 @@ def test_shapes_are_ordered_smallest_first_from_the_record() -> None:
     cells_ = [shaped("2cpu", 1, 0.99, 1.01), shaped("1cpu", 1, 0.95, 1.04)]
     assert shapes_section.ordered_shapes(cells_, SERVERS) == ["1cpu", "2cpu"]
     assert shapes_section.ordered_shapes(cells_, None) == ["2cpu", "1cpu"]  # as listed
+
+
+def test_shapes_that_differ_only_in_their_iops_cap_order_and_read_by_it() -> None:
+    servers = {
+        "shapes": {
+            "12k": {"shape": {"cpus": 2, "iops": 12000}},
+            "7k": {"shape": {"cpus": 2, "iops": 7000}},
+        }
+    }
+    cells_ = [shaped("12k", 1, 0.99, 1.01), shaped("7k", 1, 0.95, 1.04)]
+    assert shapes_section.ordered_shapes(cells_, servers) == ["7k", "12k"]
+    words = shapes_section.in_words(cells_, ["7k", "12k"], servers)
+    assert words[0].startswith("**7k** (2 CPUs, 7,000 IOPS): encryption cost +5.00%")
 
 
 def test_the_smaller_shape_pays_more_is_a_contrast_of_matched_cells() -> None:

@@ -23,9 +23,10 @@ cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0
 cgroup /sys/fs/cgroup/cpuacct cgroup rw,relatime,cpuacct 0 0
 cgroup /sys/fs/cgroup/cpuset cgroup rw,relatime,cpuset 0 0
 cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0
+cgroup /sys/fs/cgroup/blkio cgroup rw,relatime,blkio 0 0
 cgroup2 /sys/fs/cgroup/unified cgroup2 rw,relatime 0 0
 """
-V1_SELF = "4:memory:/process_api/53f1\n3:cpuset:/\n2:cpuacct:/\n1:cpu:/\n0::/\n"
+V1_SELF = "7:blkio:/\n4:memory:/process_api/53f1\n3:cpuset:/\n2:cpuacct:/\n1:cpu:/\n0::/\n"
 HALF_CPU = shapes.Limits("half-cpu", (0,), cpu_quota=0.5, memory_mib=512)
 
 
@@ -65,7 +66,7 @@ def test_a_v2_machine_gets_its_one_group() -> None:
 def fake_v1(root: Path, combined: bool = False) -> shapes.Layout:
     """A v1 tree: encbench's groups at the top but memory's, one level down."""
     names = {"cpuacct": "cpu,cpuacct" if combined else "cpuacct", "cpuset": "cpuset"}
-    names |= {"cpu": "cpu,cpuacct" if combined else "cpu", "memory": "memory"}
+    names |= {"cpu": "cpu,cpuacct" if combined else "cpu", "memory": "memory", "blkio": "blkio"}
     own = {"memory": "/process_api/53f1"}
     hierarchies = {c: Hierarchy(1, root / m, own.get(c, "/")) for c, m in names.items()}
     for h in hierarchies.values():
@@ -252,3 +253,136 @@ def test_without_root_shapes_are_refused_with_the_reason_and_the_fix(
         "cgroup v1 hierarchy carries it, and /sys/fs/cgroup is not cgroup2); mount it, or "
         "remove server.shapes"
     )
+
+
+# -- the IOPS cap ------------------------------------------------------------------------------
+CAPPED = shapes.Limits("iops50", (0,), iops=50, device="254:0", device_name="vda")
+
+
+def test_an_iops_cap_needs_the_io_controller_which_v1_calls_blkio() -> None:
+    assert CAPPED.controllers == {"cpuset", "io"}
+    found = shapes.find_layout(V1_MOUNTS, V1_SELF, CAPPED.controllers)
+    assert isinstance(found, shapes.Layout)
+    assert found.hierarchies["blkio"] == Hierarchy(1, Path("/sys/fs/cgroup/blkio"), "/")
+    without = V1_MOUNTS.replace("cgroup /sys/fs/cgroup/blkio cgroup rw,relatime,blkio 0 0\n", "")
+    assert shapes.find_layout(without, V1_SELF, CAPPED.controllers) == (
+        "the cgroup controller 'blkio' is not mounted (no cgroup v1 hierarchy carries it, "
+        "and /sys/fs/cgroup is not cgroup2)"
+    )
+
+
+def test_v1_caps_reads_and_writes_on_the_disk_and_counts_them_in_blkio(tmp_path: Path) -> None:
+    group = shapes.ShapedGroup(fake_v1(tmp_path), "plain", CAPPED)
+    group.create()
+    blkio = group.by_controller["blkio"].path
+    assert blkio.parent == tmp_path / "blkio" and blkio.name.endswith("-blkio")
+    assert (blkio / "blkio.throttle.read_iops_device").read_text() == "254:0 50\n"
+    assert (blkio / "blkio.throttle.write_iops_device").read_text() == "254:0 50\n"
+    read = group.read_back()
+    assert read["blkio.throttle.read_iops_device"] == "254:0 50"
+    assert shapes.limit_problems(CAPPED, read, 1) == []
+    assert ("blkio", f"/{blkio.name}") in group.memberships()
+    counter = group.io_counter
+    assert counter == shapes.IoCounter(blkio / "blkio.throttle.io_serviced", "254:0")
+    (blkio / "blkio.throttle.io_serviced").write_text(
+        "7:0 Read 9\n254:0 Read 120\n254:0 Write 7\n254:0 Sync 127\n254:0 Total 127\nTotal 136\n"
+    )
+    assert counter.read() == (120, 7)
+
+
+def test_v2_caps_both_in_io_max_and_counts_them_in_io_stat(tmp_path: Path) -> None:
+    parent = tmp_path / "encbench.scope"
+    parent.mkdir()
+    (parent / "cgroup.subtree_control").write_text("cpuset\n")
+    layout = shapes.Layout(2, {shapes.UNIFIED: Hierarchy(2, tmp_path, "/encbench.scope")})
+    group = shapes.ShapedGroup(layout, "plain", CAPPED)
+    group.create()
+    (d,) = [g.path for g in group.groups]
+    assert (d / "io.max").read_text() == "254:0 riops=50 wiops=50\n"
+    assert (parent / "cgroup.subtree_control").read_text() == "+io\n"
+    (d / "io.stat").write_text(
+        "7:0 rbytes=4096 wbytes=0 rios=1 wios=0 dbytes=0 dios=0\n"
+        "254:0 rbytes=1966080 wbytes=49152 rios=120 wios=7 dbytes=0 dios=0\n"
+    )
+    assert group.io_counter is not None and group.io_counter.read() == (120, 7)
+
+
+def test_no_cap_no_blkio_group_and_no_counter(tmp_path: Path) -> None:
+    group = shapes.ShapedGroup(fake_v1(tmp_path), "plain", HALF_CPU)
+    group.create()
+    assert "blkio" not in group.by_controller and group.io_counter is None
+    assert list((tmp_path / "blkio").iterdir()) == []
+
+
+def test_a_cap_without_its_disk_is_refused_before_any_group(tmp_path: Path) -> None:
+    group = shapes.ShapedGroup(fake_v1(tmp_path), "plain", shapes.Limits("x", (0,), iops=50))
+    with pytest.raises(shapes.ShapeError, match="shape x: an IOPS cap without its disk"):
+        group.create()
+    assert list((tmp_path / "cpuset").iterdir()) == [tmp_path / "cpuset" / "cpuset.mems"]
+
+
+def test_a_cap_read_back_must_be_the_shapes_on_its_disk() -> None:
+    v1 = {name: "254:0 50" for name in shapes.V1_IOPS_FILES} | {"cpuset.cpus": "0"}
+    assert shapes.limit_problems(CAPPED, v1, 1) == []
+    other_disk = {**v1, "blkio.throttle.write_iops_device": "7:0 50"}
+    assert shapes.limit_problems(CAPPED, other_disk, 1) == [
+        "blkio.throttle.write_iops_device is '7:0 50', not 254:0 50"
+    ]
+    v2 = {"cpuset.cpus.effective": "0", "io.max": "254:0 rbps=max wbps=max riops=50 wiops=50"}
+    assert shapes.limit_problems(CAPPED, v2, 2) == []
+    reads_only = {**v2, "io.max": "254:0 rbps=max wbps=max riops=50 wiops=max"}
+    assert shapes.limit_problems(CAPPED, reads_only, 2) == [
+        "io.max is '254:0 rbps=max wbps=max riops=50 wiops=max', not riops and wiops 50 on 254:0"
+    ]
+
+
+def test_a_group_without_io_yet_counts_none() -> None:
+    assert shapes.parse_ios("", "254:0") == (0, 0)
+    assert shapes.parse_ios("Total 0\n", "254:0") == (0, 0)
+
+
+def fake_sys_block(root: Path) -> Path:
+    """/sys/class/block as the kernel lays it out: links into /sys/devices, a partition a
+    directory inside its disk's, with a `partition` file."""
+    devices = root / "devices" / "virtio1" / "block"
+    disk = devices / "vda"
+    (disk / "vda1").mkdir(parents=True)
+    (disk / "dev").write_text("254:0\n")
+    (disk / "vda1" / "dev").write_text("254:1\n")
+    (disk / "vda1" / "partition").write_text("1\n")
+    dm = root / "devices" / "virtual" / "block" / "dm-0"
+    dm.mkdir(parents=True)
+    (dm / "dev").write_text("252:0\n")
+    links = root / "class" / "block"
+    links.mkdir(parents=True)
+    for node in (disk, disk / "vda1", dm):
+        (links / node.name).symlink_to(node)
+    return links
+
+
+def test_a_cap_names_the_whole_disk_never_a_partition(tmp_path: Path) -> None:
+    links = fake_sys_block(tmp_path)
+    assert shapes.whole_disk("vda1", links) == shapes.Disk("vda", "254:0")
+    assert shapes.whole_disk("vda", links) == shapes.Disk("vda", "254:0")
+    assert shapes.whole_disk("dm-0", links) == shapes.Disk("dm-0", "252:0")
+    assert shapes.whole_disk("sdz", links) is None
+
+
+def test_a_cap_on_a_directory_without_a_disk_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shapes.disk, "device_of", lambda path: None)
+    with pytest.raises(shapes.ShapeError, match=r"iops = 50 caps the disk .* it is on none"):
+        shapes.on_device(shapes.Limits("x", (0,), iops=50), tmp_path)
+    assert shapes.on_device(HALF_CPU, tmp_path) is HALF_CPU
+
+
+def test_a_cap_on_this_machine_names_the_disk_of_the_directory(tmp_path: Path) -> None:
+    found = shapes.disk_of(tmp_path)
+    if found is None:
+        pytest.skip("tmp_path is on no block device here (tmpfs or overlay)")
+    capped = shapes.on_device(shapes.Limits("x", (0,), iops=50), tmp_path)
+    assert (capped.device, capped.device_name) == (found.numbers, found.name)
+    sysfs = Path("/sys/class/block") / found.name
+    assert (sysfs / "dev").read_text().strip() == found.numbers
+    assert not (sysfs / "partition").exists()

@@ -43,6 +43,9 @@ class Clocks:
     run_cpu_s: dict[int, float] = field(default_factory=dict)
     # The data device's counters (engine/disk.py), where the study names a device.
     disk: DiskCounters | None = None
+    # The reads and writes the server's own cgroup submitted to its disk (an instance shape
+    # with an IOPS cap: servers/shapes.IoCounter), where the study names such a counter.
+    server_ios: tuple[int, int] | None = None
 
     @classmethod
     def read(
@@ -51,11 +54,13 @@ class Clocks:
         run_pids: list[int] | None = None,
         server_cpu_s: Callable[[], float] | None = None,
         device: str | None = None,
+        server_ios: Callable[[], tuple[int, int]] | None = None,
     ) -> Clocks:
         """One reading; the opening one finds this run's processes (run_pids=None), the
         closing one reads the same: Window.between(start, Clocks.read(pid, start.pids)).
         server_cpu_s: where the server's CPU is read (default /proc/PID/stat, 10 ms ticks);
-        device: the data device whose /proc/diskstats line is read too."""
+        device: the data device whose /proc/diskstats line is read too; server_ios: where
+        the server's own reads and writes are counted."""
         pids = proc.descendants(os.getpid()) if run_pids is None else run_pids
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -69,6 +74,7 @@ class Clocks:
             machine_steal_s=steal,
             run_cpu_s=proc.processes_cpu_s(pids),
             disk=DiskCounters.read(device) if device else None,
+            server_ios=server_ios() if server_ios else None,
         )
 
     @property
@@ -90,6 +96,9 @@ class Window:
     # Every process's CPU on the machine (interrupts left out, as in proc.busy_and_steal).
     machine_busy_s: float = 0.0
     disk: DiskWindow | None = None  # where both readings had the device's counters
+    # The server's own reads and writes over the window, where both readings counted them.
+    server_reads: int | None = None
+    server_writes: int | None = None
 
     @classmethod
     def between(cls, start: Clocks, end: Clocks, cores: int | None = None) -> Window:
@@ -111,6 +120,11 @@ class Window:
         other = max(0.0, busy - run - harness - client)
         steal = max(0.0, end.machine_steal_s - start.machine_steal_s)
         machine = wall * (cores or os.cpu_count() or 1)
+        ios = (
+            (end.server_ios[0] - start.server_ios[0], end.server_ios[1] - start.server_ios[1])
+            if start.server_ios is not None and end.server_ios is not None
+            else (None, None)
+        )
         return cls(
             wall_s=wall,
             server_cpu_s=server,
@@ -125,6 +139,8 @@ class Window:
                 if start.disk is not None and end.disk is not None
                 else None
             ),
+            server_reads=ios[0],
+            server_writes=ios[1],
         )
 
     def usage(
@@ -133,12 +149,20 @@ class Window:
         server_window_s: float | None = None,
         device: str = "",
         server_cores_allowed: float | None = None,
+        iops_cap: float | None = None,
     ) -> Usage:
         """What the run used of the machine over this window (results/schema.py: Usage);
-        the server's CPU over its own window where that differs (at rest: the event loop)."""
+        the server's CPU over its own window where that differs (at rest: the event loop),
+        and its own reads and writes per second over that window too: the counters are read
+        with the clocks, around the client's start and end, and the server does its I/O
+        while the client's loop runs (a short run's start-up would dilute them)."""
         disk = self.disk
         wall = self.wall_s if self.wall_s > 0 else 1.0
         span = server_window_s or wall
+
+        def per_s(count: int | None) -> float | None:
+            return count / span if count is not None else None
+
         return Usage(
             cores=float(os.cpu_count() or 1),
             cores_busy=(self.machine_busy_s + self.steal_s) / wall,
@@ -151,6 +175,9 @@ class Window:
             disk_write_mib_s=disk.write_mib_s if disk else None,
             disk_queue=disk.queue if disk else None,
             disk_await_ms=disk.await_ms if disk else None,
+            server_read_iops=per_s(self.server_reads),
+            server_write_iops=per_s(self.server_writes),
+            iops_cap=iops_cap,
         )
 
 

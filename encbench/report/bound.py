@@ -8,6 +8,9 @@ The rule, per variant, on the medians over the cell's counted runs:
 - **disk** when the data device was busy (a request in flight) 90% of the window or more —
   iostat's %util.  On a virtual or SSD device that says its queue never emptied, not that it
   could take no more: the IOPS, queue depth and latency beside it say how hard it was pushed.
+- **IOPS cap** (the disk, as an instance's volume limits it) when, in an instance shape with
+  an IOPS cap, the server's own reads or its writes per second reached 90% of the cap (it
+  holds for each): a throttled server leaves the device itself idle, so %util cannot show it.
 - **link** when a shaped link carried 90% of its rate or more.
 - **none** otherwise: the run waited — on round trips, locks, a single thread's latency —
   with neither the cores nor the device full.  One sysbench thread usually ends here.
@@ -30,12 +33,14 @@ from encbench.results.schema import Usage
 CPU_FULL = 0.90  # of the cores (or the shape's allowance)
 DISK_FULL_PCT = 90.0
 LINK_FULL = 0.90  # of the link's rate
+IOPS_FULL = 0.90  # of an instance shape's IOPS cap
+IOPS_CAP = "IOPS cap"  # the disk's bound where a shape's cap, not the device, was full
 
 
 class BoundSide(Model):
     """One variant's medians over the cell's runs, and what bound it."""
 
-    kinds: list[str]  # "CPU", "disk", "link"; empty: none of them
+    kinds: list[str]  # "CPU", "disk", "IOPS cap", "link"; empty: none of them
     cores: float
     cores_busy: float
     server_cores: float | None = None
@@ -45,6 +50,9 @@ class BoundSide(Model):
     disk_queue: float | None = None
     disk_await_ms: float | None = None
     disk_mib_s: float | None = None  # read + written
+    server_read_iops: float | None = None
+    server_write_iops: float | None = None
+    iops_cap: float | None = None
     link_mib_s: float | None = None
     link_capacity_mib_s: float | None = None
 
@@ -100,6 +108,9 @@ def side(runs: Sequence[Usage]) -> BoundSide:
         disk_queue=med("disk_queue"),
         disk_await_ms=med("disk_await_ms"),
         disk_mib_s=None if reads is None or writes is None else reads + writes,
+        server_read_iops=med("server_read_iops"),
+        server_write_iops=med("server_write_iops"),
+        iops_cap=runs[0].iops_cap,
         link_mib_s=med("link_mib_s"),
         link_capacity_mib_s=runs[0].link_capacity_mib_s,
     )
@@ -116,6 +127,8 @@ def kinds(s: BoundSide) -> list[str]:
         found.append("CPU")
     if s.disk_busy_pct is not None and s.disk_busy_pct >= DISK_FULL_PCT:
         found.append("disk")
+    if s.iops_cap and _busier_iops(s) >= IOPS_FULL * s.iops_cap:
+        found.append(IOPS_CAP)
     if (
         s.link_mib_s is not None
         and s.link_capacity_mib_s
@@ -123,6 +136,11 @@ def kinds(s: BoundSide) -> list[str]:
     ):
         found.append("link")
     return found
+
+
+def _busier_iops(s: BoundSide) -> float:
+    """The reads or the writes a second, whichever came nearer the cap (it holds for each)."""
+    return max(s.server_read_iops or 0.0, s.server_write_iops or 0.0)
 
 
 def bound_by(encrypted: Sequence[Usage | None], plain: Sequence[Usage | None]) -> BoundBy | None:
@@ -162,6 +180,12 @@ def _figures(e: BoundSide, p: BoundSide) -> str:
         parts.append(
             f"disk {both('{:.0f}%', 'disk_busy_pct')} busy, {both('{:,.0f}', 'disk_iops')} IO/s, "
             f"queue {both('{:.1f}', 'disk_queue')}"
+        )
+    counted = (e.server_read_iops, e.server_write_iops, p.server_read_iops, p.server_write_iops)
+    if e.iops_cap and None not in counted:
+        parts.append(
+            f"IOPS cap {e.iops_cap:,.0f}: the server's reads {both('{:,.0f}', 'server_read_iops')}"
+            f", writes {both('{:,.0f}', 'server_write_iops')} a second"
         )
     if e.link_mib_s is not None and p.link_mib_s is not None and e.link_capacity_mib_s:
         parts.append(f"link {both('{:.1f}', 'link_mib_s')} of {e.link_capacity_mib_s:g} MiB/s")

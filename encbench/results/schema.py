@@ -101,6 +101,13 @@ class Usage:
     disk_write_mib_s: float | None = None
     disk_queue: float | None = None
     disk_await_ms: float | None = None
+    # In an instance shape with an IOPS cap (profile `iops`): the reads and the writes per
+    # second the server itself submitted to its disk (its cgroup's counters), and the cap,
+    # which holds for each.  A throttled server leaves the device idle, so %util cannot show
+    # the cap: these do.  None: no cap.
+    server_read_iops: float | None = None
+    server_write_iops: float | None = None
+    iops_cap: float | None = None
     # The bytes a network link carried per second, and what the link allows (a shaped link's
     # rate; None: unshaped loopback or a namespace link without a limit).
     link_mib_s: float | None = None

@@ -4,15 +4,27 @@ instance, +0.12–2.86% on an 8-core one) is measured as a dimension of the at-r
 
 A shape (profile `[[server.shapes]]`) is a number of CPUs (a cpuset: the first N CPUs this
 process may use), optionally a CPU quota (CPUs' worth of time per 100 ms period, CFS
-bandwidth control) and a memory limit.  Where the kernel enforces them:
+bandwidth control), a memory limit and an IOPS cap (reads and writes per second, each, on
+the disk that holds the server's data directory: published instances differ in it as much
+as in cores).  Where the kernel enforces them:
 
 - cgroup v2, where /sys/fs/cgroup is a cgroup2 mount: one group below encbench's own, with
-  `cpuset.cpus`, `cpu.max` and `memory.max`; the controllers are enabled in the parent's
-  `cgroup.subtree_control` where they are not yet.  `cpu.stat` counts the server's CPU.
+  `cpuset.cpus`, `cpu.max`, `memory.max` and `io.max`; the controllers are enabled in the
+  parent's `cgroup.subtree_control` where they are not yet.  `cpu.stat` counts the server's
+  CPU, `io.stat` its reads and writes.
 - cgroup v1 otherwise (this VM): one directory per hierarchy, each below the group encbench
   runs in there (/proc/self/cgroup) — `cpuacct` (the CPU counter, as for every server),
   `cpuset` (`cpuset.cpus` and `cpuset.mems`, both written before a task may join), `cpu`
-  (`cpu.cfs_quota_us` / `cpu.cfs_period_us`) and `memory` (`memory.limit_in_bytes`).
+  (`cpu.cfs_quota_us` / `cpu.cfs_period_us`), `memory` (`memory.limit_in_bytes`) and
+  `blkio` (`blkio.throttle.read_iops_device` / `write_iops_device`; its
+  `blkio.throttle.io_serviced` counts the server's reads and writes).
+
+The IOPS cap names the whole disk (MAJ:MIN): the kernel refuses a partition's numbers (ENODEV)
+and throttles a partition's I/O under its disk's rule, and counts it there (tried on a
+partitioned loop device).  The cap and the counters count the same thing, the requests the
+server submits (bios), before the device merges them.  On v1 only I/O the server submits
+itself is throttled (InnoDB's O_DIRECT pages); writeback the kernel does for it is not
+charged to the group.
 
 The server joins every directory *before* it executes (enter_cgroups.py): on v1, memory that
 a process allocated before it moved stays charged to its old group, and mariadbd allocates
@@ -32,11 +44,12 @@ import re
 import secrets
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from encbench import proc
+from encbench.engine import disk
 from encbench.errors import EncbenchError, ProofError
 from encbench.placement import cpu_list
 from encbench.servers import cgroup
@@ -49,7 +62,16 @@ CFS_PERIOD_US = 100_000
 MIN_CPU_QUOTA = 0.01
 V1_COUNTER = "cpuacct"
 UNIFIED = "unified"
+V1_IOPS_FILES = ("blkio.throttle.read_iops_device", "blkio.throttle.write_iops_device")
 MEMINFO = Path("/proc/meminfo")
+SYS_CLASS_BLOCK = Path("/sys/class/block")
+IO = "io"  # the IOPS cap's controller, as cgroup2 names it; v1's is blkio
+# v1 hierarchies named otherwise than cgroup2's controllers.
+V1_NAMES = {IO: "blkio"}
+
+
+def v1_name(controller: str) -> str:
+    return V1_NAMES.get(controller, controller)
 
 
 class ShapeError(EncbenchError):
@@ -64,13 +86,19 @@ class Limits:
     cpus: tuple[int, ...]
     cpu_quota: float | None = None  # CPUs' worth of time per period; None: no quota
     memory_mib: int | None = None
+    iops: int | None = None  # reads and writes per second, each; None: no cap
+    # The whole disk the cap applies to, per server (on_device): "MAJ:MIN" and its name.
+    device: str = ""
+    device_name: str = ""
 
     @property
     def controllers(self) -> frozenset[str]:
-        """The controllers this shape needs (beyond the CPU counter's)."""
+        """The controllers this shape needs (beyond the CPU counter's), as cgroup2 names
+        them: "io" is v1's "blkio" (v1_name)."""
         wanted = {"cpuset"}
         wanted |= {"cpu"} if self.cpu_quota is not None else set()
         wanted |= {"memory"} if self.memory_mib is not None else set()
+        wanted |= {IO} if self.iops is not None else set()
         return frozenset(wanted)
 
     @property
@@ -83,10 +111,59 @@ class Limits:
 
 
 def limits(
-    name: str, cpus: int, cpu_quota: float | None, memory_mib: int | None, usable: Sequence[int]
+    name: str,
+    cpus: int,
+    cpu_quota: float | None,
+    memory_mib: int | None,
+    usable: Sequence[int],
+    iops: int | None = None,
 ) -> Limits:
-    """A profile's shape on this machine: the first `cpus` of the CPUs encbench may use."""
-    return Limits(name, tuple(sorted(usable))[:cpus], cpu_quota, memory_mib)
+    """A profile's shape on this machine: the first `cpus` of the CPUs encbench may use (the
+    disk of an IOPS cap is each server's own: on_device)."""
+    return Limits(name, tuple(sorted(usable))[:cpus], cpu_quota, memory_mib, iops)
+
+
+# -- the disk an IOPS cap applies to -----------------------------------------------------------
+@dataclass(frozen=True)
+class Disk:
+    name: str  # as /proc/diskstats names it: vda, nvme0n1, dm-0
+    numbers: str  # "MAJ:MIN"
+
+
+def whole_disk(device: str, sys_class_block: Path = SYS_CLASS_BLOCK) -> Disk | None:
+    """The disk a block device belongs to (itself, or a partition's parent: the kernel
+    refuses a throttle rule on a partition), or None where sysfs does not list it.  A
+    device-mapper or md device is a disk of its own: its I/O is throttled there, where it is
+    submitted."""
+    try:
+        node = (sys_class_block / device).resolve(strict=True)
+        if (node / "partition").exists():
+            node = node.parent
+        return Disk(node.name, (node / "dev").read_text().strip())
+    except OSError:
+        return None
+
+
+def disk_of(path: Path, sys_class_block: Path = SYS_CLASS_BLOCK) -> Disk | None:
+    """The whole disk that holds `path`; None on a filesystem without one (tmpfs,
+    overlay)."""
+    device = disk.device_of(path)
+    return whole_disk(device, sys_class_block) if device else None
+
+
+def on_device(shape: Limits, data_dir: Path) -> Limits:
+    """The shape for the server whose data directory this is: an IOPS cap names its disk.
+    ShapeError where there is none to cap."""
+    if shape.iops is None:
+        return shape
+    found = disk_of(data_dir)
+    if found is None:
+        raise ShapeError(
+            f"shape {shape.name}: iops = {shape.iops} caps the disk that holds the data "
+            "directory, and it is on none (tmpfs, overlay or a filesystem without one); put "
+            "the results directory (--out) on a disk, or remove iops"
+        )
+    return replace(shape, device=found.numbers, device_name=found.name)
 
 
 # -- CPU lists as the kernel writes them ("0-2,4") ---------------------------------------------
@@ -128,7 +205,7 @@ def find_layout(mounts: str, self_cgroup: str, needed: Iterable[str]) -> Layout 
             for name in options:
                 v1.setdefault(name, point)
     found: dict[str, Hierarchy] = {}
-    for controller in (V1_COUNTER, *sorted(set(needed))):
+    for controller in (V1_COUNTER, *sorted({v1_name(c) for c in needed})):
         if controller not in v1:
             return (
                 f"the cgroup controller {controller!r} is not mounted (no cgroup v1 hierarchy "
@@ -220,7 +297,11 @@ class ShapedGroup:
         # One directory per hierarchy; a mount that carries two controllers gets one.
         self.by_controller: dict[str, ServerCgroup] = {}
         by_mount: dict[Path, ServerCgroup] = {}
-        wanted = [UNIFIED] if layout.version == 2 else [V1_COUNTER, *sorted(shape.controllers)]
+        wanted = (
+            [UNIFIED]
+            if layout.version == 2
+            else [V1_COUNTER, *sorted(v1_name(c) for c in shape.controllers)]
+        )
         for controller in wanted:
             hierarchy = layout.hierarchies[controller]
             if hierarchy.mount not in by_mount:
@@ -230,13 +311,22 @@ class ShapedGroup:
         self.groups = list(by_mount.values())
 
     def _dir(self, controller: str) -> Path:
-        key = UNIFIED if self.layout.version == 2 else controller
+        key = UNIFIED if self.layout.version == 2 else v1_name(controller)
         return self.by_controller[key].path
 
     @property
     def counter(self) -> CpuCounter:
         # The group that counts: v2's one group, or v1's cpuacct directory.
         return self.by_controller[UNIFIED if self.layout.version == 2 else V1_COUNTER].counter
+
+    @property
+    def io_counter(self) -> IoCounter | None:
+        """Where the server's reads and writes to its capped disk are counted; None without
+        an IOPS cap (no blkio group on v1)."""
+        if self.limits.iops is None:
+            return None
+        name = "io.stat" if self.layout.version == 2 else "blkio.throttle.io_serviced"
+        return IoCounter(self._dir(IO) / name, self.limits.device)
 
     def members(self) -> list[int]:
         """The pids in any of its groups (the counting group holds every one of them)."""
@@ -245,6 +335,8 @@ class ShapedGroup:
     def create(self) -> None:
         """Make every directory (each recorded first) and write the limits; on failure
         nothing stays and ShapeError names the file the kernel refused."""
+        if self.limits.iops is not None and not self.limits.device:
+            raise ShapeError(f"shape {self.limits.name}: an IOPS cap without its disk")
         try:
             for group in self.groups:
                 group.create()
@@ -266,6 +358,8 @@ class ShapedGroup:
                 _write(d / "cpu.max", f"{s.quota_us} {CFS_PERIOD_US}")
             if s.memory_bytes is not None:
                 _write(d / "memory.max", str(s.memory_bytes))
+            if s.iops is not None:
+                _write(d / "io.max", f"{s.device} riops={s.iops} wiops={s.iops}")
             return
         cpuset = self._dir("cpuset")
         # A new v1 cpuset has no CPUs and no memory nodes: a task cannot join it until both
@@ -278,6 +372,9 @@ class ShapedGroup:
             _write(self._dir("cpu") / "cpu.cfs_quota_us", str(s.quota_us))
         if s.memory_bytes is not None:
             _write(self._dir("memory") / "memory.limit_in_bytes", str(s.memory_bytes))
+        if s.iops is not None:
+            for name in V1_IOPS_FILES:
+                _write(self._dir(IO) / name, f"{s.device} {s.iops}")
 
     def _enable_controllers(self) -> None:
         parent = self.layout.hierarchies[UNIFIED].parent
@@ -295,6 +392,7 @@ class ShapedGroup:
         if self.layout.version == 2:
             d = self._dir(UNIFIED)
             files = [d / "cpuset.cpus.effective", d / "cpu.max", d / "memory.max"]
+            files += [d / "io.max"] if self.limits.iops is not None else []
         else:
             files = [self._dir("cpuset") / "cpuset.cpus", self._dir("cpuset") / "cpuset.mems"]
             if "cpu" in self.limits.controllers:
@@ -302,6 +400,8 @@ class ShapedGroup:
                 files += [cpu / "cpu.cfs_quota_us", cpu / "cpu.cfs_period_us"]
             if "memory" in self.limits.controllers:
                 files.append(self._dir("memory") / "memory.limit_in_bytes")
+            if IO in self.limits.controllers:
+                files += [self._dir(IO) / name for name in V1_IOPS_FILES]
         return {f.name: f.read_text().strip() for f in files}
 
     def memberships(self) -> list[tuple[str, str]]:
@@ -324,11 +424,14 @@ class ShapedGroup:
         problems += confinement_problems(self.limits, allowed, membership, self.memberships())
         if problems:
             raise ProofError(f"shape {self.limits.name}: pid {pid} " + "; ".join(problems))
-        return {
+        shown: dict[str, Any] = {
             "cpus_allowed_list": allowed,
             "cgroups": [f"{c or 'cgroup2'}:{p}" for c, p in self.memberships()],
             "read_back": read,
         }
+        if self.limits.iops is not None:
+            shown["iops_device"] = f"{self.limits.device_name} ({self.limits.device})"
+        return shown
 
     def remove(self, wait_s: float = cgroup.RMDIR_WAIT_S) -> bool:
         """Every directory, once the server is gone; False if the kernel kept one (its record
@@ -358,7 +461,61 @@ def limit_problems(shape: Limits, read: dict[str, str], version: int) -> list[st
         name = "memory.max" if version == 2 else "memory.limit_in_bytes"
         if read.get(name) != str(shape.memory_bytes):
             problems.append(f"{name} is {read.get(name)!r}, not {shape.memory_bytes}")
+    if shape.iops is not None:
+        problems += _iops_problems(shape, read, version)
     return problems
+
+
+def _iops_problems(shape: Limits, read: dict[str, str], version: int) -> list[str]:
+    """The cap as the kernel lists it: one line per disk, "MAJ:MIN N" in each v1 file, and
+    "MAJ:MIN rbps=max wbps=max riops=N wiops=N" in v2's io.max."""
+    if version == 2:
+        wanted = {"riops": str(shape.iops), "wiops": str(shape.iops)}
+        for line in read.get("io.max", "").splitlines():
+            numbers, *pairs = line.split()
+            held = dict(p.split("=", 1) for p in pairs if "=" in p)
+            if numbers == shape.device and all(held.get(k) == v for k, v in wanted.items()):
+                return []
+        return [
+            f"io.max is {read.get('io.max')!r}, not riops and wiops {shape.iops} on {shape.device}"
+        ]
+    return [
+        f"{name} is {read.get(name)!r}, not {shape.device} {shape.iops}"
+        for name in V1_IOPS_FILES
+        if f"{shape.device} {shape.iops}" not in read.get(name, "").splitlines()
+    ]
+
+
+@dataclass(frozen=True)
+class IoCounter:
+    """The reads and writes (bios, as the cap counts them) a capped server's group submitted
+    to its disk: v1 `blkio.throttle.io_serviced`, v2 `io.stat`."""
+
+    path: Path
+    device: str  # MAJ:MIN
+
+    def read(self) -> tuple[int, int]:
+        return parse_ios(self.path.read_text(), self.device)
+
+
+def parse_ios(text: str, device: str) -> tuple[int, int]:
+    """(reads, writes) of one disk in io_serviced ("254:0 Read 12" lines) or io.stat
+    ("254:0 rbytes=… wbytes=… rios=12 wios=3 …"); (0, 0) before the group's first I/O there
+    (the kernel lists a disk once it has counted some)."""
+    reads = writes = 0
+    for line in text.splitlines():
+        numbers, *rest = line.split() or [""]
+        if numbers != device:
+            continue
+        if len(rest) == 2 and rest[0] in ("Read", "Write"):
+            if rest[0] == "Read":
+                reads = int(rest[1])
+            else:
+                writes = int(rest[1])
+            continue
+        held = dict(p.split("=", 1) for p in rest if "=" in p)
+        reads, writes = int(held.get("rios", reads)), int(held.get("wios", writes))
+    return reads, writes
 
 
 def confinement_problems(

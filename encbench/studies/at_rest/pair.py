@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -62,7 +63,21 @@ def shape_memory_mb(profile: Profile) -> tuple[int, str]:
 
 def shape_limits(shape: ShapeSpec) -> shapes.Limits:
     """A profile's shape on this machine (its CPUs: the first of those encbench may use)."""
-    return shapes.limits(shape.name, shape.cpus, shape.cpu_quota, shape.memory_mib, usable_cpus())
+    return shapes.limits(
+        shape.name, shape.cpus, shape.cpu_quota, shape.memory_mib, usable_cpus(), shape.iops
+    )
+
+
+def check_iops_disk(profile: Profile, results: Path) -> None:
+    """An IOPS cap needs a disk under the data directories, which live in the results
+    directory: refused as the run starts, not at the first shaped restart."""
+    capped = [s for s in profile.server.shapes if s.iops is not None]
+    if capped and shapes.disk_of(results) is None:
+        raise BadInput(
+            f"server.shapes: shape {capped[0].name!r} caps the IOPS of the disk that holds "
+            "the servers' data, and the results directory is on none (tmpfs, overlay); give "
+            "--out a directory on a disk, or remove iops"
+        )
 
 
 def disk_bytes(profile: Profile) -> int:
@@ -319,7 +334,7 @@ class ServerPair:
         return True
 
     def _restart(self, regime: str, bp: int) -> None:
-        shaping = self._shaping()
+        layout = self._shape_layout()
         regime_record: dict[str, Any] = {
             "buffer_pool_mb": bp,
             "options": {},
@@ -330,7 +345,7 @@ class ServerPair:
             proof.prove_twins(self.options("plain", bp), self.options("encrypted", bp))
         for variant, server in self.servers.items():
             opts = self.options(variant, bp)
-            server.shape = shaping
+            server.shape = self._shaping(layout, server)
             server.restart(opts)
             regime_record["options"][variant] = keys.redact(opts)
             if server.shaped is not None:
@@ -352,16 +367,24 @@ class ServerPair:
         self.store.write_json("at-rest.json", self.record)
         self.fresh = True
 
-    def _shaping(self) -> tuple[shapes.Layout, shapes.Limits] | None:
-        """Where and how the next start confines a server (the preflight found the layout
+    def _shape_layout(self) -> shapes.Layout | None:
+        """Where the next start confines the servers (the preflight found the layout
         usable; a machine that changed since is an error, not an unconfined run)."""
         if self.shape is None:
             return None
-        limits = shape_limits(self.shape)
-        layout = shapes.detect(limits.controllers)
+        layout = shapes.detect(shape_limits(self.shape).controllers)
         if isinstance(layout, str):
             raise shapes.ShapeError(f"shape {self.shape.name}: {layout}")
-        return layout, limits
+        return layout
+
+    def _shaping(
+        self, layout: shapes.Layout | None, server: SandboxServer
+    ) -> tuple[shapes.Layout, shapes.Limits] | None:
+        """How the next start confines this server: an IOPS cap applies to the disk of its
+        own data directory."""
+        if layout is None or self.shape is None:
+            return None
+        return layout, shapes.on_device(shape_limits(self.shape), server.datadir)
 
     def _check_shape_memory(self, bp: int) -> None:
         """The preflight checked the estimated data; this is the loaded data's own pool."""

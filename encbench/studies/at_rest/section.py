@@ -622,9 +622,10 @@ def _regime_lines(regimes: Record) -> list[str]:
 def _confinement_words(proof: Record) -> str:
     """A shaped server's limits as the kernel held them, and where it ran (servers/shapes)."""
     read = ", ".join(f"`{k}` = {v}" for k, v in (proof.get("read_back") or {}).items())
+    capped = f" (the IOPS cap's disk: {proof['iops_device']})" if proof.get("iops_device") else ""
     return (
-        f"read back {read}; its Cpus_allowed_list {proof.get('cpus_allowed_list')}, in "
-        f"{', '.join(proof.get('cgroups') or [])}."
+        f"read back {read}{capped}; its Cpus_allowed_list {proof.get('cpus_allowed_list')}, "
+        f"in {', '.join(proof.get('cgroups') or [])}."
     )
 
 

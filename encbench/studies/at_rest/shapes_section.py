@@ -45,20 +45,22 @@ def declared(servers: Record | None) -> dict[str, Record]:
 
 
 def ordered_shapes(cells: Sequence[AtRestCell], servers: Record | None) -> list[str]:
-    """Smallest first: fewer CPUs, then less quota, then less memory (as listed, where the
-    record does not say)."""
+    """Smallest first: fewer CPUs, then less quota, then less memory, then fewer IOPS (as
+    listed, where the record does not say)."""
     names = list(dict.fromkeys(c.shape for c in cells if c.shape))
     specs = declared(servers)
 
-    def size(name: str) -> tuple[float, float, float]:
+    def size(name: str) -> tuple[float, float, float, float]:
         s = specs.get(name, {})
         cpus = float(s.get("cpus") or math.inf)
         quota = s.get("cpu_quota")
         memory = s.get("memory_mib")
+        iops = s.get("iops")
         return (
             cpus,
             float(quota) if quota is not None else cpus,
             float(memory) if memory is not None else math.inf,
+            float(iops) if iops is not None else math.inf,
         )
 
     return sorted(names, key=lambda n: (size(n), names.index(n)))
@@ -103,7 +105,7 @@ def _cost_range(cells: Sequence[AtRestCell], metric: str) -> str:
 
 
 def _spec_words(spec: Record) -> str:
-    """A recorded shape in words: "1 CPU, quota 0.5 CPU, 512 MiB"."""
+    """A recorded shape in words: "1 CPU, quota 0.5 CPU, 512 MiB, 7,000 IOPS"."""
     if not spec.get("cpus"):
         return ""
     cpus = int(spec["cpus"])
@@ -112,6 +114,8 @@ def _spec_words(spec: Record) -> str:
         words.append(f"quota {spec['cpu_quota']:g} CPU")
     if spec.get("memory_mib") is not None:
         words.append(f"{spec['memory_mib']:,} MiB")
+    if spec.get("iops") is not None:
+        words.append(f"{spec['iops']:,} IOPS")
     return f" ({', '.join(words)})"
 
 
@@ -221,8 +225,8 @@ def sections(part: AtRestSummary) -> list[Section]:
     order = ordered_shapes(shaped, part.servers)
     blocks: list[Block] = [
         Paragraph(
-            "Each shape confines both servers (plain and encrypted) to its CPUs and memory "
-            f"with cgroups; {claims.SOURCE} compared a 4-core and an 8-core RDS instance "
+            "Each shape confines both servers (plain and encrypted) to its CPUs, memory and "
+            f"IOPS with cgroups; {claims.SOURCE} compared a 4-core and an 8-core RDS instance "
             "(encryption added 0.06–4.22% CPU on the 4-core, 0.12–2.86% on the 8-core)."
         ),
         Bullets(in_words(shaped, order, part.servers)),

@@ -35,6 +35,7 @@ from encbench.results.store import ResultStore
 from encbench.servers import remote_cpu
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.shapes import IoCounter
 from encbench.servers.target import Target, blame_the_server
 from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies import machine
@@ -42,7 +43,7 @@ from encbench.studies.at_rest import cells, flushing, growth, run_proof
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
 from encbench.studies.at_rest.options import MeasureSpec, measure_options
-from encbench.studies.at_rest.pair import ServerPair, shape_limits
+from encbench.studies.at_rest.pair import ServerPair, check_iops_disk, shape_limits
 from encbench.studies.at_rest.records import (
     CPU_NOT_MEASURED,
     CPU_WINDOW_LOOP,
@@ -87,6 +88,8 @@ class _Opened:
     started_at: str
     cpus_allowed: str  # the server's Cpus_allowed_list, in a shaped cell ("" otherwise)
     device: str  # the block device of its data directory, where it is on this host ("")
+    # Its own reads and writes, in a shape with an IOPS cap (None otherwise).
+    io_counter: IoCounter | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ class AtRestStudy:
         self.profile = profile
         self.progress = progress
         self.rule: MeasureSpec = measure_options(profile)
+        check_iops_disk(profile, store.path)
         self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
         self.together = self.rule.sharing == "duet"
@@ -290,8 +294,13 @@ class AtRestStudy:
             remote = self._host().remote_cpu()
             read_s = remote.read_s if remote else _no_server_cpu
             return Clocks.read(0, pids, server_cpu_s=read_s, device=device)
+        ios = opened.io_counter.read if opened.io_counter is not None else None
         return Clocks.read(
-            opened.local.pid, pids, server_cpu_s=opened.counter.read_s, device=device
+            opened.local.pid,
+            pids,
+            server_cpu_s=opened.counter.read_s,
+            device=device,
+            server_ios=ios,
         )
 
     def _window_invocation(self, opened: _Opened, where: Placement) -> sysbench.Invocation:
@@ -330,6 +339,13 @@ class AtRestStudy:
                 proc.cpus_allowed(local.pid) if run.cell.shape and local is not None else ""
             ),
             device=self._device(target),
+            # A duet's one window is read around both servers, so it cannot hold one
+            # server's own I/O (and shapes, the only cap, are refused with duet).
+            io_counter=(
+                local.shaped.io_counter
+                if local is not None and local.shaped is not None and not self.together
+                else None
+            ),
         )
 
     def _device(self, target: Target) -> str:
@@ -349,6 +365,13 @@ class AtRestStudy:
             return None
         limits = shape_limits(spec)
         return limits.cpu_quota or float(len(limits.cpus))
+
+    def _iops_cap(self, opened: _Opened) -> float | None:
+        """The server's IOPS cap in a shaped cell where its I/O was counted (None else)."""
+        spec = cells.shape(opened.run.cell, self.profile)
+        if spec is None or spec.iops is None or opened.io_counter is None:
+            return None
+        return float(spec.iops)
 
     def _close(self, opened: _Opened, result: sysbench.SysbenchResult) -> _Closed | None:
         """Where the server's CPU window ends: the event loop's end, or for a write run once
@@ -435,7 +458,11 @@ class AtRestStudy:
             setup_s=run.setup_s,
             shape_cpus_allowed=opened.cpus_allowed,
             usage=window.usage(
-                server_cpu_s, cpu_window_s, opened.device, self._allowance(run.cell)
+                server_cpu_s,
+                cpu_window_s,
+                opened.device,
+                self._allowance(run.cell),
+                iops_cap=self._iops_cap(opened),
             ),
         )
 
