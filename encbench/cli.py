@@ -282,9 +282,10 @@ def plan_command(
     profile: str | None, target: str | None, defaults_file: Path | None, keep: bool
 ) -> None:
     """Print what `encbench run` would measure — every study's cells, its rounds and budget,
-    and how long it would take — and touch nothing: with a target, its read-only checks
-    (prerequisites, privileges, names) and every statement it would send; no database,
-    table, results directory or server is created."""
+    and how long it would take — and touch nothing: with a target, read-only, what its login
+    and server lack and what fixes it (the GRANT statements, the key plugin's my.cnf lines),
+    the load a run puts on it, the regimes its buffer pool allows, and every statement a run
+    would send; no database, table, results directory or server is created."""
     from encbench import plan
 
     try:

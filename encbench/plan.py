@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from encbench import studies
 from encbench.engine.study import Rule
 from encbench.profile import Profile
+from encbench.servers import readiness
+from encbench.servers.grants import NOTHING
 from encbench.studies.definition import StudyDefinition
 
 
@@ -85,19 +87,32 @@ def lines(profile: Profile) -> list[str]:
         f"profile {profile.name}: {len(measured)} of {len(plans)} studies, {cells} cells, "
         f"about {duration(total)} of measuring"
     ]
+    logged_in = True
+    if profile.target is not None:
+        needs = NOTHING
+        for p in measured:
+            needs |= p.study.target_needs(profile) if p.study.takes_target else NOTHING
+        target, logged_in = readiness.plan_lines(
+            profile.target, needs, profile.server.encryption_algorithm[0]
+        )
+        out += target
     for p in plans:
         s = p.study
         a, b = ("plain", "plain twin (A/A calibration)") if profile.calibration else s.variants
         if p.left_out:
             out.append(f"{s.name}: left out here — {p.left_out}")
             continue
-        out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
+        if profile.target is not None and s.target_setup_words:
+            out.append(f"{s.name}: {s.target_setup_words}")
+        else:
+            out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
         out.append(
             f"  {len(p.cells)} cells × about {duration(p.cell_s)} = {duration(p.total_s)}; "
             + _rounds_words(profile, s)
         )
         out += [f"  cell {label}" for label in p.cells]
-        out += s.plan_lines(profile)
+        if logged_in:
+            out += s.plan_lines(profile)
     out.append(
         f"time: about {duration(total)} — each cell until its time budget or its maximum "
         "rounds, whichever comes first; set-up outside the cells (servers, data, clusters) "

@@ -11,7 +11,7 @@ from encbench import environment
 from encbench.checks import Check, binary
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.servers.user_server import UserServer, password_from
+from encbench.servers import readiness
 
 PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
 
@@ -63,12 +63,15 @@ def machine_checks(path: Path) -> list[Check]:
 
 
 def check_target_answers(profile: Profile) -> None:
-    """A target that cannot be reached or refuses the login is a wrong DSN, port or password:
-    said in one line before a results directory or the capacity figures are made."""
+    """A target that cannot be reached or refuses the login (a wrong DSN, port or password),
+    or lacks what the profile's studies need of it (privileges, a key plugin): said in one
+    line, pointing to `encbench plan`, before a results directory or the capacity figures
+    are made."""
+    from encbench import studies
+
     if profile.target is None:
         return
-    spec = profile.target
-    UserServer(spec.connection(), password_from(spec.defaults_extra_file)).check_alive()
+    readiness.check(profile.target, studies.target_needs(profile))
 
 
 def require_tools(profile: Profile | None = None) -> None:

@@ -15,6 +15,7 @@ from encbench.errors import ProofError
 from encbench.proof import at_rest as proof
 from encbench.servers import prerequisites as pre
 from encbench.studies.at_rest.dialects import MARIADB_DIALECT, dialect_for
+from encbench.studies.at_rest.needs import target_needs
 from encbench.studies.at_rest.table_sets import statements
 
 MYSQL_VARIABLES = {
@@ -74,7 +75,12 @@ def test_a_mysql_8_server_with_a_keyring_component_is_ready() -> None:
     facts = pre.read_facts(Recorded(MYSQL_VARIABLES, component=KEYRING_FILE))
     assert facts.key_plugins == ["component_keyring_file"]
     assert facts.server_problems() == []
-    assert facts.privilege_problems(["encbench_x_plain"]) == []
+    assert (
+        facts.privilege_problems(
+            ["encbench_x_plain"], target_needs(profiles.parse('name = "t"', "t"))
+        )
+        == []
+    )
 
 
 def test_a_percona_server_with_the_vault_keyring_plugin_is_ready() -> None:

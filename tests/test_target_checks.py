@@ -9,6 +9,7 @@ import pytest
 from encbench.errors import BadInput
 from encbench.servers import prerequisites as pre
 from encbench.servers.dsn import parse_dsn, with_target
+from encbench.servers.grants import DATABASE_ORDER, TargetNeeds
 from encbench.servers.user_server import password_from
 
 MARIADB = {
@@ -98,6 +99,8 @@ def test_each_missing_prerequisite_is_named_with_its_fix(
     assert problems and words in problems[0]
 
 
+# Everything any study may ask for (each study's own is in test_target_readiness.py).
+EVERYTHING = TargetNeeds(frozenset(DATABASE_ORDER), frozenset({"PROCESS"}), key_plugin=True)
 GRANTS = [
     "GRANT PROCESS ON *.* TO `bench`@`%` IDENTIFIED BY PASSWORD '*X'",
     "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, INDEX, ALTER ON `encbench\\_%`.* "
@@ -106,18 +109,19 @@ GRANTS = [
 
 
 def test_grants_on_encbenchs_pattern_are_enough() -> None:
-    assert pre.privilege_problems(GRANTS, ["encbench_abc_plain"], "bench@%") == []
+    assert pre.privilege_problems(GRANTS, ["encbench_abc_plain"], "bench@%", EVERYTHING) == []
 
 
 def test_grants_elsewhere_are_not_and_the_fix_is_the_grant() -> None:
     other = ["GRANT ALL PRIVILEGES ON `shop`.* TO `bench`@`%`"]
-    problems = pre.privilege_problems(other, ["encbench_abc_plain"], "bench@%")
-    assert "lacks SELECT" in problems[0] and "GRANT PROCESS ON *.*" in problems[1]
+    problems = pre.privilege_problems(other, ["encbench_abc_plain"], "bench@%", EVERYTHING)
+    assert "'bench'@'%' lacks SELECT" in problems[0]
+    assert "GRANT PROCESS ON *.* TO 'bench'@'%'" in problems[1]
 
 
 def test_all_privileges_on_everything_is_enough() -> None:
-    assert pre.privilege_problems(["GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost`"],
-                                  ["encbench_x_plain"], "root@localhost") == []  # fmt: skip
+    shown = ["GRANT ALL PRIVILEGES ON *.* TO `root`@`localhost`"]
+    assert pre.privilege_problems(shown, ["encbench_x_plain"], "root@localhost", EVERYTHING) == []
 
 
 def test_a_dsn_carries_the_tls_files_and_the_ssh_host_of_the_servers_cpu() -> None:

@@ -24,7 +24,7 @@ from encbench.report.models import (
     Summary,
 )
 from encbench.report.parts import Context, Reported, Setup
-from encbench.report.tables import Bullets, Document, Section
+from encbench.report.tables import Bullets, Document, Paragraph, Section
 from encbench.results.schema import SUMMARY_SCHEMA
 from encbench.results.store import ResultStore
 
@@ -150,7 +150,8 @@ def document(
     sharing = _first([s.report.sharing(part) for s, part in measured])
     sections.append(calibration_section.noise_floor_section(summary.noise_floor, sharing))
     sections.append(setup_section(summary, measured))
-    return Document(title, sections)
+    lead = [Paragraph(line) for s, part in measured for line in s.report.lead(part)]
+    return Document(title, sections, lead)
 
 
 def not_measured_section(left_out: Mapping[str, str], summary: Summary) -> Section:

@@ -70,6 +70,10 @@ def _no_setup_lines(part: Any) -> list[str]:
     return []
 
 
+def _no_lead(part: Any) -> list[str]:
+    return []
+
+
 @dataclass(frozen=True)
 class ReportPart:
     """A study's part of summary.json (built from its results directory alone) and of
@@ -79,6 +83,9 @@ class ReportPart:
     build: Callable[[ResultStore, Profile, Record | None], Model]  # (store, profile, env)
     sections: Callable[[Any, Context], list[Section]]  # (its part, what else they read)
     setup: Callable[[Any], Setup] = _no_setup
+    # What a reader must know before any figure (paragraphs right after the title): what
+    # the run could not measure that its figures might be taken for.
+    lead: Callable[[Any], list[str]] = _no_lead
     # `encbench compare`: the part's measured cells, and the metrics compared (metric →
     # the title of its table of changes).
     compared: Callable[[Any], list[Compared]] = _nothing_compared

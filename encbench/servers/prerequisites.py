@@ -16,6 +16,16 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from encbench.errors import BadInput
+from encbench.servers.grants import (
+    DATABASE_ORDER,
+    GLOBAL_ORDER,
+    Missing,
+    TargetNeeds,
+    account,
+    grant_statements,
+    missing,
+    reasons,
+)
 
 VARIABLES = (
     "version",
@@ -30,11 +40,9 @@ VARIABLES = (
     "default_table_encryption",
     "table_encryption_privilege_check",
 )
-# On encbench's own databases: create and fill the tables, rebuild them with ENCRYPTED=…,
-# read and write them, drop them at the end.
-DATABASE_PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "INDEX")
-# INFORMATION_SCHEMA.INNODB_TABLESPACES_ENCRYPTION is shown only with PROCESS.
-GLOBAL_PRIVILEGES = ("PROCESS",)
+# What encbench may need of ALL PRIVILEGES (which privileges a study needs, and why: its
+# TargetNeeds, servers/grants.py).
+ALL_PRIVILEGES = (*DATABASE_ORDER, *GLOBAL_ORDER)
 _GRANT = re.compile(r"^GRANT (.+?) ON (\S+) TO ", re.S)
 
 
@@ -55,6 +63,13 @@ READ_ONLY = (
 )
 
 
+NO_KEY_PLUGIN = (
+    "no key management plugin is active on the target (INFORMATION_SCHEMA.PLUGINS, type "
+    "ENCRYPTION), so no table can be encrypted: load one, e.g. file_key_management with a key "
+    "file, in its configuration and restart it"
+)
+
+
 def read_only(variables: Mapping[str, str]) -> bool:
     return _on(variables.get("read_only")) or _on(variables.get("innodb_read_only"))
 
@@ -70,12 +85,7 @@ def server_problems(
         return mysql_problems(kind, variables, key_plugins, grants)
     problems = []
     if not list(key_plugins):
-        problems.append(
-            "no key management plugin is active on the target (INFORMATION_SCHEMA.PLUGINS, "
-            "type ENCRYPTION), so no table can be encrypted: load one, e.g. "
-            "plugin_load_add = file_key_management with file_key_management_filename, and "
-            "restart it"
-        )
+        problems.append(NO_KEY_PLUGIN)
     if not _on(variables.get("innodb_file_per_table")):
         problems.append(
             "innodb_file_per_table is OFF on the target: a table's encryption is per "
@@ -173,50 +183,53 @@ def privileges_on(grants: Iterable[str], database: str) -> set[str]:
         for priv in privs.split(","):
             priv = priv.strip().upper()
             if priv.startswith("ALL"):
-                found.update(DATABASE_PRIVILEGES + GLOBAL_PRIVILEGES)
+                found.update(ALL_PRIVILEGES)
             else:
                 found.add(priv)
     return found
 
 
-def privilege_problems(grants: list[str], databases: Iterable[str], user: str) -> list[str]:
-    problems = database_privilege_problems(grants, databases, user)
-    # Global privileges are granted ON *.* only.
-    on_all = privileges_on([line for line in grants if " ON *.* " in line], "*")
-    missing = [p for p in GLOBAL_PRIVILEGES if p not in on_all]
-    if missing:
+def privilege_problems(
+    grants: list[str], databases: Iterable[str], user: str, needs: TargetNeeds
+) -> list[str]:
+    """What the login lacks of `needs` on encbench's databases (one problem) and on *.*
+    (another), each with the GRANT that fixes it, for the account as the server sees it."""
+    lacking = missing_privileges(grants, databases, needs)
+    who = account(user)
+    problems = []
+    if lacking.database:
+        only = Missing(lacking.database, [])
         problems.append(
-            f"the user lacks {', '.join(missing)}, without which the server hides "
-            f"INNODB_TABLESPACES_ENCRYPTION (the proof): GRANT PROCESS ON *.* TO {user}"
+            f"the user {who} lacks {', '.join(lacking.database)} on encbench's databases: "
+            + " ".join(grant_statements(who, only))
+        )
+    if lacking.global_:
+        only = Missing([], lacking.global_)
+        problems.append(
+            f"the user {who} lacks {', '.join(lacking.global_)} ({reasons(only)}): "
+            + " ".join(grant_statements(who, only))
         )
     return problems
 
 
-def database_privilege_problems(
-    grants: list[str], databases: Iterable[str], user: str
-) -> list[str]:
-    """What the user lacks on encbench's own databases (the in-transit study needs no more)."""
-    problems = []
-    for db in databases:
-        missing = [p for p in DATABASE_PRIVILEGES if p not in privileges_on(grants, db)]
-        if missing:
-            problems.append(
-                f"the user lacks {', '.join(missing)} on {db}: GRANT "
-                f"{', '.join(DATABASE_PRIVILEGES)} ON `encbench\\_%`.* TO {user}"
-            )
-            break  # the fix names every database of encbench's
-    return problems
+def missing_privileges(grants: list[str], databases: Iterable[str], needs: TargetNeeds) -> Missing:
+    """What SHOW GRANTS does not give of `needs`: on any of `databases` (whole-database or
+    global grants), and ON *.*."""
+    names = list(databases)
+    on_all = privileges_on([line for line in grants if " ON *.* " in line], "*")
+    own = set.intersection(*(privileges_on(grants, db) for db in names)) if names else on_all
+    return missing(needs, own, on_all)
+
+
+PLAN_HINT = "`encbench plan` with the same profile and --target prints every fix"
 
 
 def refuse(problems: list[str]) -> None:
-    """One line: the first problem (each has its own fix), and how many more there are."""
+    """One line: the first problem (each has its own fix), how many more there are, and
+    where all of them are printed with their fixes."""
     if problems:
-        more = (
-            f" (and {len(problems) - 1} more: `encbench plan` lists them)"
-            if len(problems) > 1
-            else ""
-        )
-        raise BadInput(problems[0] + more)
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise BadInput(f"{problems[0].rstrip(';')}{more}; {PLAN_HINT}")
 
 
 class _Queryable(Protocol):
@@ -235,8 +248,8 @@ class ServerFacts:
     def server_problems(self) -> list[str]:
         return server_problems(self.variables, self.key_plugins, self.grants)
 
-    def privilege_problems(self, databases: Iterable[str]) -> list[str]:
-        return privilege_problems(self.grants, databases, self.user)
+    def privilege_problems(self, databases: Iterable[str], needs: TargetNeeds) -> list[str]:
+        return privilege_problems(self.grants, databases, self.user, needs)
 
 
 def key_plugins(server: _Queryable, variables: Mapping[str, str]) -> list[str]:

@@ -16,6 +16,7 @@ from encbench.engine.study import Study
 from encbench.errors import BadInput
 from encbench.profile import Profile, register_studies
 from encbench.results.store import ResultStore, register_record_types
+from encbench.servers.grants import NOTHING, TargetNeeds
 from encbench.studies import at_rest, in_transit, operations, replication, state_transfer
 from encbench.studies.definition import StudyDefinition
 
@@ -44,6 +45,15 @@ def skipped_for_target(profile: Profile) -> list[str]:
     if profile.target is None:
         return []
     return [s.name for s in named(profile) if not s.takes_target]
+
+
+def target_needs(profile: Profile) -> TargetNeeds:
+    """What the profile's studies that take a target need of its login and plugins."""
+    found = NOTHING
+    for s in named(profile):
+        if s.takes_target:
+            found |= s.target_needs(profile)
+    return found
 
 
 def target_why() -> str:

@@ -17,6 +17,7 @@ from encbench.options import Strict
 from encbench.profile import Profile
 from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
+from encbench.servers.grants import NOTHING, TargetNeeds
 
 
 def _needs_nothing(profile: Profile) -> list[Check]:
@@ -41,6 +42,10 @@ def _no_lines(profile: Profile) -> list[str]:
 
 def _no_tools() -> list[tuple[Check, str]]:
     return []
+
+
+def _needs_no_target(profile: Profile) -> TargetNeeds:
+    return NOTHING
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,12 @@ class StudyDefinition:
     validate: Callable[[Profile], str | None] = _no_problem
     # Left out, with why, on a machine that cannot run it (root, a tool, disk or memory).
     optional: Callable[[Profile], bool] = _never
-    # Whether it can measure a server encbench did not start (`--target`).
+    # Whether it can measure a server encbench did not start (`--target`), what it needs of
+    # that server's login and plugins (`plan` prints the fixes; a run refuses without them),
+    # and what `plan` says it sets up there and compares ("" : as without a target).
     takes_target: bool = False
+    target_needs: Callable[[Profile], TargetNeeds] = _needs_no_target
+    target_setup_words: str = ""
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks).
     plan_lines: Callable[[Profile], list[str]] = _no_lines

@@ -176,7 +176,9 @@ def test_plan_prints_what_it_would_create_and_touches_nothing(
     result = users.run("plan", str(transit_only), "--target", users.dsn(), cwd=cwd)
     assert result.returncode == 0, result.stderr
     assert "in transit:" in result.stdout
-    assert "_plain`" not in result.stdout and "check:" not in result.stdout
+    assert "_plain`" not in result.stdout and "every prerequisite holds" in result.stdout
+    # Neither the at-rest proof's PROCESS nor a key plugin is asked for in transit.
+    assert "PROCESS" not in result.stdout and "key management" not in result.stdout
 
 
 def test_with_ssh_to_its_host_the_servers_cpu_is_read_there_per_run(

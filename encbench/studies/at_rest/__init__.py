@@ -24,6 +24,9 @@ STUDY = StudyDefinition(
     check=needs.check,
     validate=options.problem,
     takes_target=True,
+    target_needs=needs.target_needs,
+    target_setup_words="two table sets in two databases on the target, plain (ENCRYPTED=NO) "
+    "against encrypted (ENCRYPTED=YES)",
     calibration=report.CALIBRATED,
     plan_lines=plan.target_lines,
     optional_tools=needs.optional_tools,

@@ -98,6 +98,19 @@ class AtRestCell(Bounded):
         return setting + (f", shape {self.shape}" if self.shape else "")
 
 
+class DiskReadsNotMeasured(Model):
+    """A target whose buffer pool is too large for this run's data to be read from disk (the
+    io-bound regime: target_regimes.py), from the pool the run read and the profile's data:
+    what the report's first lines say, and what would measure it."""
+
+    buffer_pool_mb: float
+    data_mb: float  # both table sets, as estimated before loading
+    data_over_pool: float  # io-bound needs the data at least this many times the pool
+    largest_pool_mb: float | None  # the pool that would make it io-bound (None: too small)
+    table_size: int  # data.table_size with which this pool would be io-bound
+    sandbox: str  # the run that measures it on this machine's own servers
+
+
 class AtRestSummary(Model):
     target_halfwidth_pct: float
     write_workload_state: str
@@ -115,3 +128,6 @@ class AtRestSummary(Model):
     # did in all (at-rest.json; None: a target's server, never restarted by encbench).
     restart: str = "regime"
     server_starts: int | None = None
+    # A target whose buffer pool held all of this data, so that no read came from disk
+    # (None: sandboxed servers, or a pool small enough for io-bound).
+    disk_reads_not_measured: DiskReadsNotMeasured | None = None

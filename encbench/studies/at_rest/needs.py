@@ -11,6 +11,7 @@ from encbench.checks import Check
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers import shapes
+from encbench.servers.grants import TargetNeeds
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
@@ -27,6 +28,31 @@ def needs(profile: Profile) -> list[Check]:
 
 def optional_tools() -> list[tuple[Check, str]]:
     return [(perf_check(), "for `[measure] profile_cpu = true`")]
+
+
+# On its own databases: CREATE and DROP them (owned.py), load them with sysbench prepare
+# (CREATE TABLE, INSERT, CREATE INDEX), rebuild them with ALTER TABLE … ENCRYPTED=… (which
+# also needs CREATE and INSERT), read them; PROCESS for INNODB_TABLESPACES_ENCRYPTION.
+TARGET_DATABASE = frozenset({"SELECT", "INSERT", "CREATE", "DROP", "ALTER", "INDEX"})
+# What the stock OLTP scripts of sysbench 1.0.20 send beyond SELECT (oltp_common.lua): the
+# read-only ones (oltp_point_select, oltp_read_only) nothing.
+WRITES: dict[str, frozenset[str]] = {
+    "oltp_read_write": frozenset({"UPDATE", "DELETE", "INSERT"}),
+    "oltp_write_only": frozenset({"UPDATE", "DELETE", "INSERT"}),
+    "oltp_update_index": frozenset({"UPDATE"}),
+    "oltp_update_non_index": frozenset({"UPDATE"}),
+    "oltp_insert": frozenset({"INSERT"}),
+}
+
+
+def target_needs(profile: Profile) -> TargetNeeds:
+    """What a run of this profile needs of a target's login: nothing more than it sends."""
+    writes = [WRITES.get(w, frozenset()) for w in measure_options(profile).workloads]
+    return TargetNeeds(
+        database=TARGET_DATABASE.union(*writes),
+        global_=frozenset({"PROCESS"}),
+        key_plugin=True,
+    )
 
 
 def check(profile: Profile) -> None:

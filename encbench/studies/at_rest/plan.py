@@ -1,31 +1,32 @@
-"""`encbench plan`: what a run would create and measure, printed; nothing is created.  With a
-target, the server is only read (variables, plugins, grants, the catalogue), and every
-problem is listed with its fix rather than only the first."""
+"""`encbench plan`: what a run would create and measure on a target, printed; nothing is
+created.  The server is only read (variables, grants, the catalogue).  Its login,
+privileges and key plugin are the target's part of the plan (servers/readiness.py); this is
+the study's: the load it puts on the server, the regimes its buffer pool allows, every
+statement it would send, and which cells it would measure."""
 
 from __future__ import annotations
-
-import os
 
 from encbench.profile import Profile
 from encbench.servers import prerequisites
 from encbench.servers.owned import MARKER_TABLE, PLACEHOLDER_KEY
 from encbench.servers.user_server import UserServer, password_from
+from encbench.studies.at_rest import target_regimes
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.dialects import Dialect, dialect_for
-from encbench.studies.at_rest.table_sets import regime_problem, statements
+from encbench.studies.at_rest.options import measure_options
+from encbench.studies.at_rest.pair import estimated_data_mb
+from encbench.studies.at_rest.table_sets import names_for_key, statements
 
 
-def target_checks(profile: Profile) -> tuple[list[str], int, Dialect]:
-    """Every problem of the target (read-only queries), its buffer pool in bytes and its
-    family's SQL."""
+def _server(profile: Profile) -> UserServer:
     assert profile.target is not None
-    server = UserServer(
-        profile.target.connection(), password_from(profile.target.defaults_extra_file)
-    )
-    facts = prerequisites.read_facts(server)
-    problems = facts.server_problems()
-    example = ["encbench_000000000000_plain", "encbench_000000000000_encrypted"]
-    problems += facts.privilege_problems(example)
+    spec = profile.target
+    return UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+
+
+def existing_databases(server: UserServer) -> list[str]:
+    """Databases of encbench's names already there: a run leaves them alone."""
+    notes = []
     taken = server.query(
         "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE %s",
         ("encbench\\_%",),
@@ -36,32 +37,76 @@ def target_checks(profile: Profile) -> tuple[list[str], int, Dialect]:
             "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s",
             (name, MARKER_TABLE),
         )[0][0]
-        problems.append(
+        notes.append(
             f"note: {name} exists ({'an encbench run kept it' if marked else 'NOT encbench'}'s); "
             "a new run uses other names and leaves it alone"
         )
+    return notes
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def load_lines(profile: Profile, pool_bytes: int) -> list[str]:
+    """The data and the clients a run puts on the server, and for how long."""
+    # Imported here: the plan module imports the studies, this one among them.
+    from encbench.plan import cell_seconds, duration
+
+    d, rule = profile.data, measure_options(profile)
+    names = [f"`{name}`" for name in names_for_key("…").values()]
+    set_mb = estimated_data_mb(profile)
+    todo = cells(profile)
+    measured = [c for c in todo if target_regimes.problem(c.regime, pool_bytes, profile) is None]
+    tables = f"{d.tables} table{'s' if d.tables != 1 else ''}"
+    out = [
+        f"  load on the target: {len(names)} databases, {_listed(names)} (… = 12 hex digits "
+        f"of the results directory), each {tables} × {d.table_size:,} rows ≈ "
+        f"{target_regimes.size(set_mb)} ({target_regimes.size(len(names) * set_mb)} in all), "
+        "loaded by sysbench prepare from this host and rebuilt by ALTER TABLE"
+    ]
+    if not measured:
+        out.append("  then nothing: no cell's regime fits its buffer pool (below)")
+        return out
+    out.append(
+        f"  then sysbench {_listed(list(rule.workloads))} at "
+        f"{_listed([str(t) for t in rule.threads])} threads, one database at a time, for about "
+        f"{duration(cell_seconds(rule) * len(measured))} ({len(measured)} of {len(todo)} cells "
+        "measured, each until its budget at most; loading not counted)"
+    )
+    return out
+
+
+def regime_lines(profile: Profile, pool_bytes: int) -> list[str]:
+    out = [
+        f"  regimes with its buffer pool of {target_regimes.size(pool_bytes / 2**20)} "
+        "(innodb_buffer_pool_size, which encbench does not change):"
+    ]
+    for regime in ("in-memory", "io-bound"):
+        fit = target_regimes.fit(regime, pool_bytes, profile)
+        out.append(f"    {target_regimes.plan_line(fit, profile)}")
+    return out
+
+
+def target_checks(server: UserServer) -> tuple[int, Dialect]:
+    """The target's buffer pool in bytes and its family's SQL (read-only queries)."""
+    facts = prerequisites.read_facts(server)
     pool = int(facts.variables.get("innodb_buffer_pool_size", "0"))
-    return problems, pool, dialect_for(prerequisites.family(facts.variables))
+    return pool, dialect_for(prerequisites.family(facts.variables))
 
 
 def target_lines(profile: Profile) -> list[str]:
-    """What `plan` says of a target beyond the cells: who it logs in as, every problem it
-    found, every statement a run would send, and which cells the target's pool allows."""
+    """What `plan` says of a target beyond the cells: the load, the regimes its pool allows,
+    every statement a run would send, and which cells it would measure."""
     if profile.target is None:
         return []
-    t = profile.target
-    if "MYSQL_PWD" in os.environ:
-        source = "MYSQL_PWD"
-    elif password_from(t.defaults_extra_file) is not None:
-        source = t.defaults_extra_file
-    else:
-        source = "none given"
-    out = [f"target {t.socket or f'{t.host}:{t.port}'} as {t.user} (password: {source})"]
-    problems, pool, dialect = target_checks(profile)
-    out += [f"  check: {p}" for p in problems] or ["  checks: every prerequisite holds"]
-    out.append("would create and run, in this order:")
-    out += [f"  {s}" for s in statements(profile, PLACEHOLDER_KEY, dialect)]
+    server = _server(profile)
+    pool, dialect = target_checks(server)
+    out = load_lines(profile, pool) + regime_lines(profile, pool)
+    out += [f"  {note}" for note in existing_databases(server)]
+    out.append("  would create and run, in this order:")
+    out += [f"    {s}" for s in statements(profile, PLACEHOLDER_KEY, dialect)]
     for c in cells(profile):
-        why = regime_problem(c.regime, pool, profile)
+        why = target_regimes.problem(c.regime, pool, profile)
         out.append(f"  cell {c.label}: " + (f"skipped — {why}" if why else "measured"))
     return out

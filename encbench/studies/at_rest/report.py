@@ -89,6 +89,7 @@ PART = ReportPart(
     build=build,
     sections=sections,
     setup=setup,
+    lead=section.lead,
     compared=compared,
     compare_metrics={"tps": "Throughput (TPS)", "cpu_ms_per_txn": "Server CPU per transaction"},
     compare_setup=compare_setup,

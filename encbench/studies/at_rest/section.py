@@ -32,6 +32,7 @@ from encbench.studies.at_rest import claims
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
 from encbench.studies.at_rest.records import RunRecord
+from encbench.studies.at_rest.target_regimes import size
 
 Group = tuple[str, str]  # (workload, setting): the regime, and the configuration if it varies
 OVERHEAD_NOTE = (
@@ -482,6 +483,35 @@ def summary_in_words(
             "level are measured again (see Interference)."
         )
     return lines
+
+
+# -- before the figures ----------------------------------------------------------------------
+def lead(part: AtRestSummary) -> list[str]:
+    """A target whose buffer pool held all of the data: said before any figure, from
+    summary.json's disk_reads_not_measured, so that an in-memory cost is not read as what
+    encryption costs a server that reads from disk."""
+    n = part.disk_reads_not_measured
+    if n is None:
+        return []
+    measured = {c.regime for c in part.cells if c.rounds}
+    headline = "Measured in memory only: no" if measured == {"in-memory"} else "No"
+    ways = [
+        f"run {n.sandbox} on this machine: its sandboxed servers each get a buffer pool sized "
+        "for the regime"
+    ]
+    if n.largest_pool_mb is not None:
+        ways.append(f"this profile against a server whose buffer pool is at most "
+                    f"{size(n.largest_pool_mb)}")  # fmt: skip
+    ways.append(f"on this server, `data.table_size` of at least {n.table_size:,} rows")
+    return [
+        f"**{headline} read came from disk.** The target's buffer pool "
+        f"({size(n.buffer_pool_mb)}) holds all of this run's data ({size(n.data_mb)} in both "
+        "table sets), so the figures below are what encryption costs while pages stay in "
+        "memory, where InnoDB does not decrypt them again. They are not what encryption "
+        "costs when reads come from disk, which decrypts every page read (the io-bound "
+        f"regime: data at least {n.data_over_pool:g} × the buffer pool, not possible here).",
+        f"To measure reads from disk: {'; or '.join(ways)}.",
+    ]
 
 
 # -- sections ---------------------------------------------------------------------------------

@@ -11,10 +11,15 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.results.schema import primary_metric
-from encbench.studies.at_rest import cost_profile, floor, growth
+from encbench.studies.at_rest import cost_profile, floor, growth, target_regimes
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
-from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
+from encbench.studies.at_rest.models import (
+    AtRestCell,
+    AtRestSummary,
+    AtRestVariant,
+    DiskReadsNotMeasured,
+)
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.records import CellKey, RunRecord
 
@@ -144,6 +149,31 @@ def build(
         # As the servers were run (a record from before `restart` existed: per regime).
         restart=str((servers or {}).get("restart", "regime")),
         server_starts=None if profile.target is not None else server_starts(servers),
+        disk_reads_not_measured=disk_reads_not_measured(profile, servers),
+    )
+
+
+def disk_reads_not_measured(
+    profile: Profile, servers: Record | None
+) -> DiskReadsNotMeasured | None:
+    """Whether the target's buffer pool, as the run read it (at-rest.json), was too large for
+    the profile's data to be io-bound — whatever regimes the profile asked for."""
+    target = (servers or {}).get("target") or {}
+    if profile.target is None or "buffer_pool_mb" not in target:
+        return None
+    pool_bytes = target.get("buffer_pool_bytes", target["buffer_pool_mb"] * 2**20)
+    fit = target_regimes.fit("io-bound", pool_bytes, profile)
+    if fit.possible:
+        return None
+    return DiskReadsNotMeasured(
+        buffer_pool_mb=fit.pool_mb,
+        data_mb=fit.data_mb,
+        data_over_pool=fit.factor,
+        largest_pool_mb=(
+            fit.limit_mb if fit.limit_mb >= profile.regime.min_buffer_pool_mb else None
+        ),
+        table_size=fit.table_size,
+        sandbox=target_regimes.sandbox_command(profile),
     )
 
 

@@ -23,7 +23,6 @@ noise; the data files cannot be scanned (the proof is the server's own account).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -42,11 +41,12 @@ from encbench.servers.owned import (
 )
 from encbench.servers.remote_cpu import SshCpu, cpu_measurement, open_remote_cpu
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.target import MISSING, Connection, Target
 from encbench.servers.user_server import UserServer, password_from
 from encbench.servers.variants import VARIANTS, EncryptionSpec
+from encbench.studies.at_rest import target_regimes
 from encbench.studies.at_rest.dialects import MARIADB_DIALECT, Dialect, dialect_for
+from encbench.studies.at_rest.needs import target_needs
 from encbench.studies.at_rest.pair import estimated_data_mb
 from encbench.workloads import sysbench
 
@@ -92,32 +92,6 @@ def statements(profile: Profile, key: str, dialect: Dialect = MARIADB_DIALECT) -
     if not profile.target or not profile.target.keep:
         out += [f"at the end: DROP DATABASE `{db}`" for db in names_for_key(key).values()]
     return out
-
-
-def regime_problem(regime: str, pool_bytes: int, profile: Profile) -> str | None:
-    """Why a regime cannot be measured with the server's buffer pool as it is (encbench
-    does not restart or resize a server it did not start), or None."""
-    spec = profile.regime
-    both_mb = 2 * estimated_data_mb(profile)
-    pool_mb = pool_bytes / 2**20
-    if regime == "in-memory":
-        need = both_mb * spec.in_memory_headroom
-        if pool_mb < need:
-            return (
-                f"the server's buffer pool ({pool_mb:.0f} MB) cannot hold both table sets "
-                f"({both_mb:.0f} MB) with the headroom ({need:.0f} MB), and encbench does "
-                "not resize a server it did not start; use less data (data.table_size)"
-            )
-        return None
-    most = both_mb * spec.io_bound_fraction
-    if pool_mb > most:
-        rows = math.ceil(pool_mb / spec.io_bound_fraction / 2 * 2**20 / BYTES_PER_ROW_ESTIMATE)
-        return (
-            f"io-bound needs a buffer pool of at most {most:.0f} MB for this data, a restart "
-            f"encbench does not do on a server it did not start (its pool is "
-            f"{pool_mb:.0f} MB); with about {rows:,} rows in all (data) it would be io-bound"
-        )
-    return None
 
 
 def cannot_show(cpu: SshCpu | None) -> list[str]:
@@ -198,7 +172,8 @@ class TableSets:
         facts = prerequisites.read_facts(self.server)
         prerequisites.refuse(facts.server_problems())
         self.dialect = dialect_for(prerequisites.family(facts.variables))
-        prerequisites.refuse(facts.privilege_problems(self.names.values()))
+        needed = target_needs(self.profile)
+        prerequisites.refuse(facts.privilege_problems(self.names.values(), needed))
         for db in self.names.values():
             self._ownership(db)
         variables = facts.variables
@@ -210,6 +185,7 @@ class TableSets:
             "key_plugins": facts.key_plugins,
             "innodb_encrypt_tables": variables.get("innodb_encrypt_tables", ""),
             "buffer_pool_mb": round(self.pool_bytes / 2**20),
+            "buffer_pool_bytes": self.pool_bytes,
         }
 
     # -- provisioning --------------------------------------------------------------------------
@@ -288,7 +264,7 @@ class TableSets:
         assert shape is None, "a target is never shaped"
 
     def unavailable(self, regime: str) -> str | None:
-        return regime_problem(regime, self.pool_bytes, self.profile)
+        return target_regimes.problem(regime, self.pool_bytes, self.profile)
 
     def renew(self) -> bool:
         return False  # the user's server: never restarted

@@ -8,6 +8,7 @@ from encbench import checks, proc
 from encbench.checks import Check
 from encbench.errors import BadInput
 from encbench.profile import Profile
+from encbench.servers.grants import TargetNeeds
 from encbench.studies.in_transit.cells import cells
 from encbench.studies.in_transit.options import transit_options
 
@@ -25,6 +26,17 @@ def optional_checks() -> list[Check]:
 
 def optional_tools() -> list[tuple[Check, str]]:
     return [(c, "for in-transit tunnels and dumps") for c in optional_checks()]
+
+
+# On a target, its own database only (target.py): CREATE and DROP it, sysbench prepare's
+# table (CREATE TABLE, INSERT, CREATE INDEX) and the bulk table, read both (mariadb-dump with
+# --single-transaction --skip-lock-tables: no LOCK TABLES).  No global privilege: its proof
+# is status counters, which every login may read.
+TARGET_NEEDS = TargetNeeds(database=frozenset({"SELECT", "INSERT", "CREATE", "DROP", "INDEX"}))
+
+
+def target_needs(profile: Profile) -> TargetNeeds:
+    return TARGET_NEEDS
 
 
 def needs(profile: Profile) -> list[Check]:

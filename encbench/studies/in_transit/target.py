@@ -45,6 +45,7 @@ from encbench.servers.remote_cpu import SshCpu, open_remote_cpu
 from encbench.servers.target import Connection
 from encbench.servers.user_server import UserServer, password_from
 from encbench.studies.in_transit.cells import TARGET_KEY, cells, target_skip_reason
+from encbench.studies.in_transit.needs import TARGET_NEEDS
 from encbench.workloads import bulk, sysbench
 
 S_CLIENT_TIMEOUT_S = 30
@@ -147,9 +148,7 @@ class TransitTarget:
         facts = prerequisites.read_facts(self.server)
         if prerequisites.read_only(facts.variables):
             raise BadInput(prerequisites.READ_ONLY)
-        prerequisites.refuse(
-            prerequisites.database_privilege_problems(facts.grants, [self.database], facts.user)
-        )
+        prerequisites.refuse(facts.privilege_problems([self.database], TARGET_NEEDS))
         ownership(self.server, self.database, self.marker)
         for name in ("ssl_ca", "ssl_cert", "ssl_key"):
             path = getattr(self.spec, name)
