@@ -51,3 +51,24 @@ def test_runs_without_usage_have_no_table() -> None:
     prof = profile.parse((GOLDEN / "profile.toml").read_text(), "profile.toml")
     part = at_rest.build(synthetic_runs(cells), prof, None, None)
     assert section.utilisation_table(part.cells) is None
+
+
+def test_a_group_never_measured_says_why_its_cells_were_not() -> None:
+    from encbench.studies.at_rest.models import AtRestCell
+
+    skipped = AtRestCell(
+        workload="oltp_read_only",
+        regime="io-bound",
+        threads=1,
+        rounds=0,
+        measured_s=0.0,
+        status="not measured: the buffer pool holds all the data",
+    )
+    pending = skipped.model_copy(update={"regime": "in-memory", "status": "not measured"})
+    lines = section.summary_in_words(
+        {("oltp_read_only", "io-bound"): [skipped], ("oltp_read_only", "in-memory"): [pending]}
+    )
+    assert lines == [
+        "**oltp_read_only, io-bound**: not measured: the buffer pool holds all the data.",
+        "**oltp_read_only, in-memory**: not measured yet.",
+    ]

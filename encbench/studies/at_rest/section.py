@@ -458,7 +458,11 @@ def summary_in_words(
     for (workload, regime), cells in by_group.items():
         done = [c for c in cells if c.rounds]
         if not done:
-            lines.append(f"**{workload}, {regime}**: not measured yet.")
+            # A cell's status says why (a target that could not measure it) or "not measured"
+            # (a run that has not reached it yet): the group says the same, not a guess.
+            why = {c.status.removeprefix("not measured: ") for c in cells if ": " in c.status}
+            reason = f": {'; '.join(sorted(why))}" if why else " yet"
+            lines.append(f"**{workload}, {regime}**: not measured{reason}.")
             continue
         throughput = _metric_in_words(done, "tps", "throughput")
         cpu = (
