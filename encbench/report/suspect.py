@@ -11,7 +11,8 @@ the size by; its tables mark each such verdict with ⚠ (report/cells.verdict_te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from encbench.report.calibration_section import noise_floor_words
 from encbench.report.cells import IMPLAUSIBLE_MARK
@@ -33,6 +34,22 @@ CLUSTERS = "the two clusters' processes or where they ran (their CPUs and memory
 def gain_words(comp: Estimate) -> str:
     """The gain as the verdict puts it, without its interval: "5.5% faster"."""
     return comp.verdict.split(" (")[0]
+
+
+def implausible_items(labelled: Iterable[tuple[str, Any]], flagged: Mapping[str, str]) -> list[str]:
+    """Each (label, cell) where the encrypted side came out better in a figure encryption
+    only adds work to (`flagged`: metric → its words), with those figures:
+    "oltp_read_only, in-memory, 16 threads: throughput 5.5% faster, …"."""
+    items = []
+    for label, cell in labelled:
+        figures = [
+            f"{words} {gain_words(comp)}"
+            for metric, words in flagged.items()
+            if cell.rounds and (comp := cell.comparisons.get(metric)) and comp.implausible_gain
+        ]
+        if figures:
+            items.append(f"{label}: {', '.join(figures)}")
+    return items
 
 
 def faster_warning(found: Sequence[str], sides: str, noise: NoiseFloor | None, study: str) -> str:

@@ -436,19 +436,15 @@ def _thread_list(cells: list[AtRestCell]) -> str:
 
 def implausible_items(by_group: dict[Group, list[AtRestCell]]) -> list[str]:
     """Each cell where the encrypted server came out better in a figure encryption only adds
-    work to, with those figures: "oltp_read_only, in-memory, 16 threads: throughput 5.5%
-    faster, …"."""
-    items = []
-    for (workload, setting), cells in by_group.items():
-        for c in cells:
-            flagged = [
-                f"{words} {suspect.gain_words(comp)}"
-                for metric, words in FLAGGED.items()
-                if c.rounds and (comp := c.comparisons.get(metric)) and comp.implausible_gain
-            ]
-            if flagged:
-                items.append(f"{workload}, {setting}, {_threads(c.threads)}: {', '.join(flagged)}")
-    return items
+    work to (suspect.implausible_items)."""
+    return suspect.implausible_items(
+        (
+            (f"{workload}, {setting}, {_threads(c.threads)}", c)
+            for (workload, setting), cells in by_group.items()
+            for c in cells
+        ),
+        FLAGGED,
+    )
 
 
 def summary_in_words(

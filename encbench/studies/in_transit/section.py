@@ -204,16 +204,7 @@ FLAGGED = {
 def implausible_items(cells: Cells) -> list[str]:
     """Each cell where the encrypted path came out better in a figure encryption only adds
     work to, with those figures."""
-    items = []
-    for c in cells:
-        flagged = [
-            f"{words} {suspect.gain_words(comp)}"
-            for metric, words in FLAGGED.items()
-            if c.rounds and (comp := c.comparisons.get(metric)) and comp.implausible_gain
-        ]
-        if flagged:
-            items.append(f"{c.label}: {', '.join(flagged)}")
-    return items
+    return suspect.implausible_items(((c.label, c) for c in cells), FLAGGED)
 
 
 def summary_items(part: InTransitSummary, noise: NoiseFloor | None) -> list[str]:

@@ -149,16 +149,7 @@ FLAGGED = {
 def implausible_items(cells: Sequence[ReplicationCellSummary]) -> list[str]:
     """Each cell where the TLS cluster came out better in a figure encryption only adds work
     to, with those figures."""
-    items = []
-    for c in cells:
-        flagged = [
-            f"{words} {suspect.gain_words(comp)}"
-            for metric, words in FLAGGED.items()
-            if c.rounds and (comp := c.comparisons.get(metric)) and comp.implausible_gain
-        ]
-        if flagged:
-            items.append(f"{c.label}: {', '.join(flagged)}")
-    return items
+    return suspect.implausible_items(((c.label, c) for c in cells), FLAGGED)
 
 
 def sections(part: ReplicationSummary, noise: NoiseFloor | None = None) -> list[Section]:
