@@ -51,6 +51,9 @@ def test_units_from_a_directory_recover_the_costs_its_runs_were_made_with(tmp_pa
         assert unit.measured_on == "2026-02-03"
     assert found.units["page_read"].rounds == 36  # 3 io-bound read cells × 12 rounds
     assert found.units["handshake"].configuration == "rsa2048, TLSv1.3 TLS_AES_256_GCM_SHA384"
+    # The page units carry the run's cipher floor: 16384 B at 6000 MB/s = 2.73 µs.
+    assert found.units["page_read"].cipher_us == pytest.approx(16384 / 6000.0)
+    assert found.units["handshake"].cipher_us is None
     log = found.units["log_mib"]
     # 2^20 B at 6000 MB/s (10^6 B/s): 174.76 µs, the cipher alone.
     assert log.kind == "cipher only" and log.us == pytest.approx((1 << 20) / 6000.0)
@@ -327,6 +330,9 @@ def test_a_cipher_only_unit_scales_whole_and_a_cipher_part_never_exceeds_its_uni
     slow_here = rescale.Hosts(here=speeds(100.0, 1.0), there=speeds(200.0, 2.0), same_host=False)
     small = estimate_helpers.unit("page_read", 10.0, estimate_helpers.PAGE)
     assert rescale.resolve(small, slow_here, None).us == pytest.approx(5.0)
+    # Where the unit's own run measured its cipher (the report's floor), that is the part.
+    floored = small.model_copy(update={"cipher_us": 3.0})
+    assert rescale.resolve(floored, hosts, None).us == pytest.approx(13.0)
 
 
 def test_the_same_host_and_cipher_is_not_rescaled_and_says_why() -> None:
@@ -442,6 +448,7 @@ def test_the_check_fails_a_model_whose_cost_per_page_is_not_one_cost(tmp_path: P
         (["--defaults-extra-file", "f"], "goes with --target"),
         (["--units-from", "x", "--measure-units"], "not both"),
         (["--units-from", "/nonexistent-dir"], "/nonexistent-dir"),
+        (["--units-from", "d", "--json", "f.json"], "--json writes an estimate or a validation"),
     ],
 )
 def test_bad_input_is_one_line_with_the_fix(args: list[str], words: str, state_dir: Path) -> None:

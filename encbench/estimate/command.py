@@ -61,6 +61,8 @@ class Options:
                 "nothing to do: give --target DSN (the server to estimate), --units-from DIR "
                 "or --measure-units (unit costs for later estimates), or --validate DIR"
             )
+        if self.json_path is not None and not (self.target or self.validate):
+            raise BadInput("--json writes an estimate or a validation: add --target or --validate")
         if self.json_path is not None and self.json_path.exists():
             raise BadInput(f"{self.json_path} exists: choose another --json path")
         counters.check_seconds(self.seconds)

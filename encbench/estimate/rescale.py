@@ -138,9 +138,10 @@ def _as_measured(unit: Unit, how: str) -> Resolved:
 def resolve(unit: Unit, hosts: Hosts, server_cipher: str | None) -> Resolved:
     """The unit for this server: its cipher part scaled by the speed of the server's host
     (or cipher) against this machine's where either differs; as measured otherwise, with
-    the reason.  The cipher part is the whole of a cipher-only unit, and of a measured one
-    what `openssl speed` takes here — never more than the unit (a busy moment here would
-    slow openssl, not the unit measured earlier)."""
+    the reason.  The cipher part is what the unit's own run measured of the cipher (the
+    report's cipher floor; the whole of a cipher-only unit), else what `openssl speed`
+    takes here now — never more than the unit (a busy moment here slows openssl, not the
+    unit measured earlier).  The ratio is measured now, both sides alike."""
     op = unit.cipher
     target = server_op(unit, server_cipher)
     if op is None or target is None:
@@ -157,7 +158,10 @@ def resolve(unit: Unit, hosts: Hosts, server_cipher: str | None) -> Resolved:
         here, there = hosts.compare(op, target, other_host)
     except EncbenchError as exc:
         return _as_measured(unit, f"not rescaled: {exc}")
-    part = unit.us if unit.kind == "cipher only" else min(here, unit.us)
+    # The part: all of a cipher-only unit; the run's own cipher floor where it measured
+    # it; else openssl here now.
+    measured_part = unit.cipher_us if unit.cipher_us is not None else here
+    part = unit.us if unit.kind == "cipher only" else min(measured_part, unit.us)
     ratio = there / here
     shift = part * (ratio - 1.0)
     low, high = unit.ci_us

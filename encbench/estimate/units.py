@@ -44,6 +44,7 @@ from encbench.report.models import Model
 from encbench.results import store as results_store
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec
+from encbench.studies.at_rest import floor
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.records import CellKey, RunRecord
@@ -108,6 +109,9 @@ class Unit(Model):
     cells: list[str]
     rounds: int
     cipher: CipherOp | None  # its cipher part, to re-measure (None: none known)
+    # The cipher part's µs by the directory's own `openssl speed` (the report's cipher floor),
+    # where it measured that cipher; None: it is taken from `openssl speed` when rescaled.
+    cipher_us: float | None = None
     source: str  # the results directory, as an absolute path
     measured_on: str  # the date of its first run (UTC)
 
@@ -143,6 +147,7 @@ class StudyRuns:
     rule: StopRule
     profile: Profile
     record: dict[str, Any]  # the study's record (at-rest.json, in-transit.json)
+    crypto: dict[str, Any] | None = None  # the directory's `openssl speed` (crypto.json)
 
     def cells(self) -> list[Any]:
         return list(dict.fromkeys(r.cell for r in self.runs))
@@ -161,6 +166,7 @@ def _summarize(
     configuration: str,
     cipher: CipherOp | None,
     source: str,
+    cipher_us: float | None = None,
 ) -> Unit | str:
     """The unit over every round of `cells`, or why there is none."""
     cells = [c for c in cells if c.values]
@@ -182,6 +188,7 @@ def _summarize(
         cells=labels,
         rounds=len(values),
         cipher=cipher,
+        cipher_us=cipher_us,
         source=source,
         measured_on=min(c.started for c in cells)[:10],
     )
@@ -241,6 +248,13 @@ def _page_op(algorithm: str, direction: Literal["encrypt", "decrypt"]) -> Cipher
     )
 
 
+def _floor_us(source: StudyRuns, op: CipherOp | None) -> float | None:
+    """The cipher's µs per page in the op's direction, as the report's cipher floor has it."""
+    if op is None or not source.crypto or op.direction == "sign":
+        return None
+    return floor.page_us(source.crypto, op.algorithm, op.direction)
+
+
 def _cells_of(source: StudyRuns, keep: Callable[[CellKey, EncryptionSpec], bool]) -> list[Any]:
     algorithm = server_algorithm(source)
     found = []
@@ -264,13 +278,15 @@ def page_read_cells(source: StudyRuns, exclude: object = None) -> list[CellValue
 
 def page_read_unit(source: StudyRuns, where: str, exclude: object = None) -> Unit | str:
     algorithm = server_algorithm(source)
+    op = _page_op(algorithm, "decrypt")
     return _summarize(
         "page_read",
         page_read_cells(source, exclude),
         what_cells="io-bound read cells",
         configuration=f"{algorithm}, scope tables",
-        cipher=_page_op(algorithm, "decrypt"),
+        cipher=op,
         source=where,
+        cipher_us=_floor_us(source, op),
     )
 
 
@@ -293,13 +309,15 @@ def page_written_unit(
 
     algorithm = server_algorithm(source)
     cells = [c for c in _cells_of(source, is_write_cell) if c != exclude]
+    op = _page_op(algorithm, "encrypt")
     return _summarize(
         "page_written",
         _values(source, cells, per_page),
         what_cells="write cells",
         configuration=f"{algorithm}, scope tables",
-        cipher=_page_op(algorithm, "encrypt"),
+        cipher=op,
         source=where,
+        cipher_us=_floor_us(source, op),
     )
 
 
@@ -330,6 +348,7 @@ def log_unit(crypto: dict[str, Any] | None, algorithm: str, where: str, date: st
         cells=[],
         rounds=0,
         cipher=op.model_copy(update={"count": MIB / capacity.PAGE_BYTES}),
+        cipher_us=MIB / mean,
         source=where,
         measured_on=date,
     )
@@ -461,6 +480,7 @@ def at_rest_runs(store: ResultStore, profile: Profile) -> StudyRuns:
         measure_options(profile),
         profile,
         store.read_json("at-rest.json") or {},
+        store.read_json("crypto.json"),
     )
 
 
