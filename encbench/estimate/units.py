@@ -16,8 +16,8 @@ log, which no run measures yet, from the cipher's own speed there (a floor).
 Only the rounds the report counts (engine/rounds.py: interference rounds left out) are used.
 A unit's interval is the wider of two: the Student-t 95% interval of the mean over all its
 rounds, and the span of its cells' own means — the cost per page varies with concurrency
-(12 µs at 1 thread, 9–10 µs at 4–64 in one measured `quick`), and a server's concurrency is
-its own, so the interval covers every thread count measured.
+(12.2 µs at 1 thread, 9.1–9.9 µs at 4–64 in the measured `quick` of 2026-11-25), and a
+server's concurrency is its own, so the interval covers every thread count measured.
 
 The units are kept in $XDG_STATE_HOME/encbench/estimate-units.json, beside the calibration
 (noise_floor.py), each with the results directory and date it came from; units from a newer
@@ -31,7 +31,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from encbench import capacity, state, stats
 from encbench import studies as _studies  # noqa: F401  (registers the profile's sections)
@@ -124,9 +124,6 @@ class DirectoryUnits:
     directory: Path
     units: dict[str, Unit]
     missing: dict[str, str]
-
-
-R = TypeVar("R", RunRecord, TransitRecord)
 
 
 @dataclass(frozen=True)
