@@ -430,6 +430,94 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     click.echo(crypto_report.render_markdown(capacity))
 
 
+@main.command(name="estimate")
+@click.option(
+    "--target",
+    "target",
+    metavar="DSN",
+    help="The server to estimate, as for `encbench run` (mysql://USER@HOST:PORT/; password "
+    "from MYSQL_PWD or --defaults-extra-file); add ?ssh=USER@HOST to read its CPU there.",
+)
+@click.option(
+    "--defaults-extra-file",
+    "defaults_file",
+    type=click.Path(path_type=Path),
+    help="With --target: an option file whose [client] section holds the password.",
+)
+@click.option(
+    "--seconds", type=int, default=60, show_default=True, help="How long to read its counters."
+)
+@click.option(
+    "--scope",
+    type=click.Choice(["tables", "all"]),
+    default="tables",
+    show_default=True,
+    help="Encryption at rest of InnoDB's tables, or also its redo log and binary log.",
+)
+@click.option(
+    "--units-from",
+    "units_from",
+    type=click.Path(path_type=Path),
+    help="Take this machine's unit costs from a finished results directory, and keep them.",
+)
+@click.option(
+    "--measure-units",
+    is_flag=True,
+    help="Measure the unit costs first, on sandboxed servers (a few minutes), and keep them.",
+)
+@click.option(
+    "--units-profile",
+    metavar="PROFILE|FILE",
+    help="With --measure-units: the profile to measure them with (default estimate-units).",
+)
+@click.option(
+    "--validate",
+    "validate_dir",
+    type=click.Path(path_type=Path),
+    help="Hold the model against the measured runs of a results directory instead.",
+)
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="Also write it all as JSON."
+)
+def estimate_command(
+    target: str | None,
+    defaults_file: Path | None,
+    seconds: int,
+    scope: str,
+    units_from: Path | None,
+    measure_units: bool,
+    units_profile: str | None,
+    validate_dir: Path | None,
+    json_path: Path | None,
+) -> None:
+    """What encryption at rest and TLS would cost a server at its own load, from its own
+    status counters over --seconds, with no load put on it and nothing changed there: the
+    extra CPU per cause (table reads and writes, redo and binary log, TLS handshakes and
+    bytes) from this machine's measured unit costs, with intervals."""
+    from encbench.estimate import command
+
+    options = command.Options(
+        target, defaults_file, seconds, "all" if scope == "all" else "tables", units_from,
+        measure_units, units_profile, validate_dir, json_path,
+    )  # fmt: skip
+    try:
+        options.check()
+        units_dir = units_from
+        if measure_units:
+            units_dir = command.units_directory(units_profile)
+            # The run's own lines go to stderr: stdout is the estimate's.
+            with contextlib.redirect_stdout(sys.stderr):
+                _run(
+                    lambda: _open_store(
+                        units_profile or command.UNITS_PROFILE, units_dir, None, False
+                    )
+                )
+        with stop_on_signals():
+            command.run(options, units_dir, click.echo, lambda m: click.echo(m, err=True))
+    except EncbenchError as exc:
+        _fail(exc)
+
+
 @main.command()
 @click.option(
     "--all",

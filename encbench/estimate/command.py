@@ -1,0 +1,192 @@
+"""What `encbench estimate` does, in order: refuse bad input before anything runs; take unit
+costs from a results directory where asked (--units-from, or the run --measure-units made)
+into this machine's state; then, with a target, log in, check the counters it needs, read
+the window, re-measure the cipher's part of the units where the server's host or cipher
+differs, and print the estimate.  Nothing is created or changed on the server: it is only
+asked SHOW GLOBAL STATUS, SHOW GLOBAL VARIABLES and its session's byte counters over one
+connection (and SHOW GRANTS only where a needed counter is missing)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from encbench import capacity
+from encbench.errors import BadInput
+from encbench.estimate import counters, model, report, rescale, units, validate
+from encbench.profile import TargetSpec
+from encbench.servers import dsn, remote_cpu
+from encbench.servers.user_server import UserServer, password_from
+
+UNITS_PROFILE = "estimate-units"  # the built-in profile --measure-units runs
+LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+
+Echo = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Options:
+    target: str | None = None
+    defaults_file: Path | None = None
+    seconds: int = 60
+    scope: model.Scope = "tables"
+    units_from: Path | None = None
+    measure_units: bool = False
+    units_profile: str | None = None
+    validate: Path | None = None
+    json_path: Path | None = None
+
+    def check(self) -> None:
+        """Every refusal that needs no server and no run, in one line with its fix."""
+        if self.validate is not None and (self.target or self.units_from or self.measure_units):
+            raise BadInput(
+                "--validate DIR checks the model on DIR's runs alone: give it without "
+                "--target, --units-from or --measure-units"
+            )
+        if self.units_from is not None and self.measure_units:
+            raise BadInput("give --units-from DIR or --measure-units, not both")
+        if self.units_profile is not None and not self.measure_units:
+            raise BadInput("--units-profile goes with --measure-units: add it, or leave it out")
+        if self.defaults_file is not None and not self.target:
+            raise BadInput("--defaults-extra-file goes with --target: add --target DSN")
+        if not (self.target or self.units_from or self.measure_units or self.validate):
+            raise BadInput(
+                "nothing to do: give --target DSN (the server to estimate), --units-from DIR "
+                "or --measure-units (unit costs for later estimates), or --validate DIR"
+            )
+        if self.json_path is not None and not (self.target or self.validate):
+            raise BadInput("--json writes an estimate or a validation: add --target or --validate")
+        if self.json_path is not None and self.json_path.exists():
+            raise BadInput(f"{self.json_path} exists: choose another --json path")
+        counters.check_seconds(self.seconds)
+        if self.target:
+            self.spec()
+        for directory in (self.units_from, self.validate):
+            if directory is not None:
+                units.open_directory(directory)
+
+    def spec(self) -> TargetSpec:
+        assert self.target is not None
+        fields = dsn.parse_dsn(self.target)
+        if self.defaults_file is not None:
+            fields["defaults_extra_file"] = str(self.defaults_file.absolute())
+        try:
+            return TargetSpec.model_validate(fields)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise BadInput(
+                f"--target: {first['msg']}; write it as mysql://USER@HOST:PORT/"
+            ) from None
+
+
+def units_directory(profile: str | None) -> Path:
+    """Where --measure-units writes its run: results/NAME-TIMESTAMP, as `encbench run`."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    name = Path(profile).stem if profile else UNITS_PROFILE
+    return Path("results") / f"{name}-{stamp}"
+
+
+def _write_json(path: Path | None, data: object) -> None:
+    if path is not None:
+        path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def store_units(directory: Path, out: Echo, log: Echo, quiet: bool) -> None:
+    """The directory's units into this machine's state; their table to stdout unless an
+    estimate follows (its own table names them)."""
+    found = units.from_directory(directory)
+    where = units.write_machine(found.units)
+    log(f"encbench: unit costs from {directory} stored in {where}")
+    for name, why in found.missing.items():
+        log(f"encbench: no {name.replace('_', ' ')} unit there: {why}")
+    if not quiet:
+        out(report.render_units(found, str(where)))
+
+
+@contextlib.contextmanager
+def server_cpu(
+    spec: TargetSpec, pid_file: str, log: Echo
+) -> Iterator[tuple[remote_cpu.SshCpu | None, str, int | None]]:
+    """The server's CPU reader over ssh where the DSN allows it, how it is read, and its
+    host's CPUs; (None, why not, None) otherwise."""
+    if not spec.ssh:
+        yield None, "not read (add ssh=USER@HOST to the DSN to read it on its host)", None
+        return
+    with tempfile.TemporaryDirectory(prefix="encbench-estimate-") as scratch:
+        cpu = remote_cpu.SshCpu(spec.ssh, spec.ssh_config, Path(scratch) / "ssh.log")
+        try:
+            log(f"encbench: server CPU from /proc/PID/stat on {spec.ssh} over ssh ({pid_file})")
+            cpu.open(pid_file)
+            cores = int(cpu.ask("getconf _NPROCESSORS_ONLN"))
+            words = f"{cpu.source} of pid {cpu.pid} on {spec.ssh}, over one open ssh connection"
+            yield cpu, words, cores
+        finally:
+            cpu.close()
+
+
+def hosts_for(spec: TargetSpec, cpu: remote_cpu.SshCpu | None) -> rescale.Hosts:
+    if cpu is not None:
+        return rescale.Hosts(
+            here=rescale.local_speed, there=rescale.remote_speed(cpu.ask), same_host=False
+        )
+    same = bool(spec.socket) or spec.host in LOOPBACK
+    return rescale.Hosts(
+        here=rescale.local_speed,
+        there=None,
+        same_host=same,
+        why_not="its openssl speed needs ssh=USER@HOST in the DSN",
+    )
+
+
+def server_cipher(variables: dict[str, str]) -> str | None:
+    """The server's own cipher at rest, where its key management plugin names one."""
+    algorithm = variables.get("file_key_management_encryption_algorithm", "").upper()
+    return capacity.SERVER_CIPHERS.get(algorithm)
+
+
+def estimate_target(options: Options, out: Echo, log: Echo) -> None:
+    stored = units.read_machine()
+    if not stored:
+        raise BadInput(f"no unit costs are stored on this machine: {units.FIX}")
+    spec = options.spec()
+    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    target = spec.socket or f"{spec.host}:{spec.port}"
+    with counters.session(server) as session:
+        counters.check_counters(session.status(), session.grants, spec.user)
+        variables = session.variables()
+        log(
+            f"encbench: {target} as {spec.user}: reading its status every "
+            f"{counters.SAMPLE_S:.0f} s for {options.seconds} s (nothing is changed on it)"
+        )
+        with server_cpu(spec, variables.get("pid_file", ""), log) as (cpu, words, cores):
+            window = counters.sample_window(session, options.seconds, cpu, words, log)
+            window = window.model_copy(update={"host_cores": cores})
+            # After the window: openssl speed on the server's host must not land in its CPU.
+            hosts = hosts_for(spec, cpu)
+            cipher = server_cipher(window.variables)
+            resolved = {name: rescale.resolve(u, hosts, cipher) for name, u in stored.items()}
+    result = model.estimate(window.intervals, resolved, options.scope)
+    built = report.build(target, window, result, resolved)
+    _write_json(options.json_path, built.model_dump(mode="json"))
+    out(report.render_markdown(built))
+
+
+def run(options: Options, units_dir: Path | None, out: Echo, log: Echo) -> None:
+    """Everything after the checks (and after --measure-units' run, whose directory is
+    `units_dir`)."""
+    if options.validate is not None:
+        checked = validate.validate(options.validate)
+        _write_json(options.json_path, checked.model_dump(mode="json"))
+        out(report.render_validation(checked))
+        return
+    if units_dir is not None:
+        store_units(units_dir, out, log, quiet=bool(options.target))
+    if options.target:
+        estimate_target(options, out, log)
