@@ -106,17 +106,8 @@ def run(
     """Measure encrypted vs plain servers with PROFILE and write DIR/<study>.jsonl,
     summary.json, report.md and report.html.
 
-    PROFILE is a built-in — smoke (about 2½ min), quick (the default, under 15 min;
-    at rest, in transit and one rsync SST, which needs root and galera-4 and is otherwise left
-    out with the reason),
-    percona-2019-decryption (about 50 min), percona-2013-ssl (connection rate by key size and
-    distance, about 7 min), in-transit (every in-transit test, about 14 min by its cell
-    budgets), operations (start-up, crash recovery, encrypting existing data, backup, at
-    most 20 min; smoke-operations about 1 min), percona-2017-sst (Galera SST, mariabackup and
-    rsync, plain against encrypted, about 20 min by its budgets; smoke-sst at most 3 min;
-    smoke-pipelines, the raw tar, xbstream and rsync pipelines, at most 3 min;
-    percona-2017-sst-aesni, tar | socat by TLS suite with AES-NI on and off; all need root),
-    calibrate (an A/A calibration, see `encbench calibrate`) — or the path of a .toml file."""
+    PROFILE is a built-in (`encbench profiles` lists them with their time and whether they
+    need root; by default quick, under 15 min) or the path of a .toml file."""
     options = TargetOptions(target, defaults_file, keep)
     _run(lambda: _open_store(profile, out, resume, force, options=options))
 
@@ -295,6 +286,21 @@ def plan_command(
             click.echo(line)
     except EncbenchError as exc:
         _fail(exc)
+
+
+@main.command(name="profiles")
+def profiles_command() -> None:
+    """List the built-in profiles: what each measures, its studies, how long it takes (the
+    plan's estimate of the measuring, every study counted) and whether it needs root.  `encbench
+    plan PROFILE` shows every cell of one."""
+    from encbench import catalog
+
+    try:
+        found = catalog.entries()
+    except EncbenchError as exc:
+        _fail(exc)
+    for line in catalog.lines(found):
+        click.echo(line)
 
 
 @main.command()

@@ -11,7 +11,7 @@ import click
 import pytest
 from pydantic import BaseModel
 
-from encbench import profile
+from encbench import catalog, profile
 from encbench.cli import main
 from encbench.options import Rounds
 from encbench.studies import STUDIES
@@ -66,14 +66,24 @@ def test_the_readme_is_a_guide_of_at_most_300_lines() -> None:
     assert len(README.read_text().splitlines()) <= 300
 
 
-def test_every_built_in_profile_has_a_row_in_the_readme_profiles_table() -> None:
+def test_every_listed_built_in_profile_and_no_other_has_a_row_in_the_profiles_table() -> None:
     text = README.read_text()
     section = text.split("\n## Profiles\n", 1)[1].split("\n## ", 1)[0]
     rows = {
         match.group(1) for match in re.finditer(r"^\| `([\w.-]+)`", section, flags=re.MULTILINE)
     }
-    assert set(profile.builtin_names()) <= rows
+    assert rows == set(profile.listed_names())
     assert not set(profile.FORMER_NAMES) & rows
+
+
+def test_the_readme_says_what_each_profile_needs_root_for_as_encbench_profiles_does() -> None:
+    text = README.read_text()
+    section = text.split("\n## Profiles\n", 1)[1].split("\n## ", 1)[0]
+    said = {
+        match.group(1): match.group(2)
+        for match in re.finditer(r"^\| `([\w.-]+)`.*\| ([^|]+) \|$", section, flags=re.MULTILINE)
+    }
+    assert said == {e.name: e.root for e in catalog.entries()}
 
 
 def _commands(group: click.Group) -> Iterator[click.Command]:

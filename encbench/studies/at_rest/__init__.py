@@ -27,4 +27,5 @@ STUDY = StudyDefinition(
     calibration=report.CALIBRATED,
     plan_lines=plan.target_lines,
     optional_tools=needs.optional_tools,
+    root=needs.root,
 )
