@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +17,7 @@ from typing import NoReturn
 
 import click
 
-from encbench import __version__, environment, noise_floor, preflight, proc
+from encbench import __version__, environment, noise_floor, overrides, preflight, proc
 from encbench import profile as profiles
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
@@ -60,6 +60,29 @@ def main() -> None:
     """What does encryption cost MariaDB on this machine, and is the difference real?"""
 
 
+def sysbench_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--threads`, `--time`, `--tables`, `--table-size`: the profile's settings in sysbench's
+    words (overrides.py), written into the profile this run keeps."""
+    for name, metavar, words in reversed(
+        [
+            ("--threads", "N,N,…", "Client threads, e.g. 1,8,64: every study's sysbench threads"),
+            ("--time", "SECONDS", "Each run's length (the profile's run_s)"),
+            ("--tables", "N", "sysbench tables ([data] tables)"),
+            ("--table-size", "ROWS", "Rows per table ([data] table_size)"),
+        ]
+    ):
+        command = click.option(name, metavar=metavar, help=f"{words}, instead of the profile's.")(
+            command
+        )
+    return command
+
+
+def _sysbench_given(
+    threads: str | None, time: str | None, tables: str | None, table_size: str | None
+) -> dict[str, str | None]:
+    return {"threads": threads, "time": time, "tables": tables, "table-size": table_size}
+
+
 @main.command()
 @click.argument("profile", required=False)
 @click.option(
@@ -94,6 +117,7 @@ def main() -> None:
     help="With --target: an option file whose [client] section holds the password.",
 )
 @click.option("--keep", is_flag=True, help="With --target: leave encbench's databases there.")
+@sysbench_options
 def run(
     profile: str | None,
     out: Path | None,
@@ -102,6 +126,10 @@ def run(
     target: str | None,
     defaults_file: Path | None,
     keep: bool,
+    threads: str | None,
+    time: str | None,
+    tables: str | None,
+    table_size: str | None,
 ) -> None:
     """Measure encrypted vs plain servers with PROFILE and write DIR/<study>.jsonl,
     summary.json, report.md and report.html.
@@ -109,7 +137,8 @@ def run(
     PROFILE is a built-in (`encbench profiles` lists them with their time and whether they
     need root; by default quick, under 15 min) or the path of a .toml file."""
     options = TargetOptions(target, defaults_file, keep)
-    _run(lambda: _open_store(profile, out, resume, force, options=options))
+    given = _sysbench_given(threads, time, tables, table_size)
+    _run(lambda: _open_store(profile, out, resume, force, options=options, sysbench=given))
 
 
 @main.command()
@@ -166,15 +195,18 @@ class TargetOptions:
         return bool(self.dsn or self.defaults_file or self.keep)
 
 
-def _load_profile(origin: str, options: TargetOptions) -> tuple[profiles.Profile, str]:
-    """The profile, with the command line's target written into its text (servers/dsn.py)."""
+def _load_profile(
+    origin: str, options: TargetOptions, sysbench: Mapping[str, str | None] | None = None
+) -> tuple[profiles.Profile, str, list[overrides.Override]]:
+    """The profile, with the command line's target (servers/dsn.py) and its settings in
+    sysbench's words (overrides.py) written into its text; and what those settings changed."""
     prof, text = profiles.load(origin)
     if options.given():
         text = dsn.with_target(
             text, prof.target is not None, options.dsn, options.defaults_file, options.keep
         )
         prof = profiles.parse(text, origin)
-    return prof, text
+    return overrides.apply(text, prof, dict(sysbench or {}), profiles.origin_words(origin))
 
 
 def _open_store(
@@ -184,14 +216,15 @@ def _open_store(
     force: bool,
     calibrate: bool = False,
     options: TargetOptions = TargetOptions(),
+    sysbench: Mapping[str, str | None] | None = None,
 ) -> tuple[ResultStore, profiles.Profile]:
     """The results directory, locked for this run: a new one, or the one to resume.  Every
     check runs before a new directory exists: a run that cannot start leaves nothing."""
     if resume is not None:
-        if profile is not None or out is not None or options.given():
+        if profile is not None or out is not None or options.given() or _any(sysbench):
             raise BadInput(
                 "--resume takes the profile, directory and target from DIR: give no PROFILE, "
-                "--out or --target with it"
+                "--out, --target, --threads, --time, --tables or --table-size with it"
             )
         store = ResultStore.open(resume)
         store.lock()
@@ -207,7 +240,7 @@ def _open_store(
     if force:
         raise BadInput("--force goes with --resume: it accepts a changed profile.toml")
     origin = profile or profiles.DEFAULT_PROFILE
-    prof, text = _load_profile(origin, options)
+    prof, text, changed = _load_profile(origin, options, sysbench)
     if calibrate:
         prof, text = profiles.as_calibration(prof, text, origin)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -216,9 +249,21 @@ def _open_store(
     out = out or Path("results") / f"{name}-{stamp}"
     check_path(out)
     here, left = _what_runs_here(prof, out)
-    store = ResultStore.create(out, prof.name, text, calibration=prof.calibration)
+    store = ResultStore.create(
+        out,
+        prof.name,
+        text,
+        calibration=prof.calibration,
+        overrides=[o.to_json() for o in changed],
+    )
     store.write_not_measured(left)
+    for o in changed:
+        click.echo(f"encbench: {o.words()}", err=True)
     return store, here
+
+
+def _any(given: Mapping[str, str | None] | None) -> bool:
+    return any(v is not None for v in (given or {}).values())
 
 
 def _what_runs_here(prof: profiles.Profile, out: Path) -> tuple[profiles.Profile, dict[str, str]]:
@@ -269,8 +314,16 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
 @click.option("--target", "target", metavar="DSN", help="As for `encbench run`.")
 @click.option("--defaults-extra-file", "defaults_file", type=click.Path(path_type=Path))
 @click.option("--keep", is_flag=True)
+@sysbench_options
 def plan_command(
-    profile: str | None, target: str | None, defaults_file: Path | None, keep: bool
+    profile: str | None,
+    target: str | None,
+    defaults_file: Path | None,
+    keep: bool,
+    threads: str | None,
+    time: str | None,
+    tables: str | None,
+    table_size: str | None,
 ) -> None:
     """Print what `encbench run` would measure — every study's cells, its rounds and budget,
     and how long it would take — and touch nothing: with a target, its read-only checks
@@ -279,10 +332,12 @@ def plan_command(
     from encbench import plan
 
     try:
-        prof, _ = _load_profile(
-            profile or profiles.DEFAULT_PROFILE, TargetOptions(target, defaults_file, keep)
+        prof, _, changed = _load_profile(
+            profile or profiles.DEFAULT_PROFILE,
+            TargetOptions(target, defaults_file, keep),
+            _sysbench_given(threads, time, tables, table_size),
         )
-        for line in plan.lines(prof):
+        for line in [*(f"set: {o.words()}" for o in changed), *plan.lines(prof)]:
             click.echo(line)
     except EncbenchError as exc:
         _fail(exc)

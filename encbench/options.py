@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
-from typing import Annotated, Any, Self
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import (
     AfterValidator,
@@ -62,6 +62,9 @@ class Strict(BaseModel):
     # strict: TOML has types, and "4" or true where a number belongs is a mistake to name,
     # not a value to coerce; an int is still a float.  No nan or inf: no setting means them.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+    # The command line's options in sysbench's words (`encbench run --threads`, overrides.py)
+    # → the key of this section each sets; a section that takes none declares nothing.
+    SYSBENCH: ClassVar[Mapping[str, str]] = {}
 
     @field_validator("*")
     @classmethod
@@ -96,6 +99,8 @@ Threads = Annotated[
 
 class DataSpec(Strict):
     """The sysbench data (`[data]`); a study's section may size its own."""
+
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"tables": "tables", "table-size": "table_size"}
 
     tables: Annotated[int, Field(gt=0, le=1000)] = 4
     table_size: Annotated[int, Field(gt=0)] = 100_000

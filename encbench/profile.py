@@ -418,12 +418,18 @@ FORMER_NAMES: dict[str, str] = {
 }
 
 
+def origin_words(name_or_path: str) -> str:
+    """How an error names the profile: "profile quick", or the path of the user's file."""
+    name = FORMER_NAMES.get(name_or_path, name_or_path)
+    return f"profile {name}" if name in builtin_names() else name_or_path
+
+
 def load(name_or_path: str) -> tuple[Profile, str]:
     """Returns the profile and its TOML text (kept with the results for --resume)."""
     name = FORMER_NAMES.get(name_or_path, name_or_path)
     if name in builtin_names():
         text = resources.files("encbench.profiles").joinpath(f"{name}.toml").read_text()
-        return parse(text, f"profile {name}"), text
+        return parse(text, origin_words(name)), text
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
         text = _read_text(path)

@@ -190,3 +190,41 @@ def test_a_target_nobody_answers_at_is_refused_before_the_results_directory(
     )  # fmt: skip
     assert_one_line_error(result, f"127.0.0.1:{port}", "check the target's host and port")
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("--threads", "1,x"), ("--threads 1,x", "'x' is not a whole number", "--threads 1,8,64")),
+        (("--time", "1,2"), ("--time 1,2", "give one whole number", "--time 30")),
+        (("--tables", "many"), ("--tables many", "not a whole number", "--tables 8")),
+        (("--table-size", ""), ("--table-size", "not a whole number", "--table-size 100000")),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_sysbench_option_that_is_no_number_gets_one_line(
+    tmp_path: Path, command: str, args: tuple[str, ...], fragments: tuple[str, ...]
+) -> None:
+    out = tmp_path / "out"
+    extra = ("--out", str(out)) if command == "run" else ()
+    assert_one_line_error(encbench(command, "smoke", *args, *extra), *fragments)
+    assert not out.exists()
+
+
+def test_a_sysbench_option_no_study_of_the_profile_takes_is_refused(tmp_path: Path) -> None:
+    assert_one_line_error(
+        encbench("run", "operations", "--threads", "4", "--out", str(tmp_path / "o")),
+        "--threads: no study of profile operations",
+        "remove --threads",
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_resume_takes_no_sysbench_option(tmp_path: Path) -> None:
+    from encbench.results.store import ResultStore
+
+    store = ResultStore.create(tmp_path / "out", "tiny", 'name = "tiny"\n')
+    store.unlock()
+    assert_one_line_error(
+        encbench("run", "--resume", str(store.path), "--time", "5"), "--resume takes", "--time"
+    )
