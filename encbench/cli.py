@@ -65,15 +65,14 @@ def sysbench_options(command: Callable[..., None]) -> Callable[..., None]:
     words (overrides.py), written into the profile this run keeps."""
     for name, metavar, words in reversed(
         [
-            ("--threads", "N,N,…", "Client threads, e.g. 1,8,64: every study's sysbench threads"),
-            ("--time", "SECONDS", "Each run's length (the profile's run_s)"),
+            ("--threads", "N,N,…", "Client threads, e.g. 1,8,64, of every sysbench study"),
+            ("--time", "SECONDS", "Each run's length (run_s) in every sysbench study"),
             ("--tables", "N", "sysbench tables ([data] tables)"),
             ("--table-size", "ROWS", "Rows per table ([data] table_size)"),
         ]
     ):
-        command = click.option(name, metavar=metavar, help=f"{words}, instead of the profile's.")(
-            command
-        )
+        words += ", instead of the profile's."
+        command = click.option(name, metavar=metavar, help=words)(command)
     return command
 
 
