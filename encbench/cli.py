@@ -54,10 +54,14 @@ def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
     sys.exit(exc.exit_code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="encbench")
-def main() -> None:
+@click.pass_context
+def main(context: click.Context) -> None:
     """What does encryption cost MariaDB on this machine, and is the difference real?"""
+    if context.invoked_subcommand is None:
+        # `encbench` alone asks what there is: the help, and success (click would exit 2).
+        click.echo(context.get_help())
 
 
 def sysbench_options(command: Callable[..., None]) -> Callable[..., None]:
@@ -115,7 +119,13 @@ def _sysbench_given(
     type=click.Path(path_type=Path),
     help="With --target: an option file whose [client] section holds the password.",
 )
-@click.option("--keep", is_flag=True, help="With --target: leave encbench's databases there.")
+@click.option(
+    "--keep-databases",
+    "keep",
+    is_flag=True,
+    help="With --target: leave encbench's databases on the server after the run.",
+)
+@click.option("--keep", "keep_alias", is_flag=True, hidden=True)  # its former name
 @sysbench_options
 def run(
     profile: str | None,
@@ -125,6 +135,7 @@ def run(
     target: str | None,
     defaults_file: Path | None,
     keep: bool,
+    keep_alias: bool,
     threads: str | None,
     time: str | None,
     tables: str | None,
@@ -135,7 +146,7 @@ def run(
 
     PROFILE is a built-in (`encbench profiles` lists them with their time and whether they
     need root; by default quick, under 15 min) or the path of a .toml file."""
-    options = TargetOptions(target, defaults_file, keep)
+    options = TargetOptions(target, defaults_file, keep or keep_alias)
     given = _sysbench_given(threads, time, tables, table_size)
     _run(lambda: _open_store(profile, out, resume, force, options=options, sysbench=given))
 
@@ -312,13 +323,15 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
 @click.argument("profile", required=False)
 @click.option("--target", "target", metavar="DSN", help="As for `encbench run`.")
 @click.option("--defaults-extra-file", "defaults_file", type=click.Path(path_type=Path))
-@click.option("--keep", is_flag=True)
+@click.option("--keep-databases", "keep", is_flag=True, help="As for `encbench run`.")
+@click.option("--keep", "keep_alias", is_flag=True, hidden=True)  # its former name
 @sysbench_options
 def plan_command(
     profile: str | None,
     target: str | None,
     defaults_file: Path | None,
     keep: bool,
+    keep_alias: bool,
     threads: str | None,
     time: str | None,
     tables: str | None,
@@ -333,7 +346,7 @@ def plan_command(
     try:
         prof, _, changed = _load_profile(
             profile or profiles.DEFAULT_PROFILE,
-            TargetOptions(target, defaults_file, keep),
+            TargetOptions(target, defaults_file, keep or keep_alias),
             _sysbench_given(threads, time, tables, table_size),
         )
         for line in [*(f"set: {o.words()}" for o in changed), *plan.lines(prof)]:
@@ -491,15 +504,17 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
 
 @main.command()
 @click.option(
-    "--all",
+    "--stop-live-runs",
     "include_live",
     is_flag=True,
-    help="Also stop sandboxes whose encbench run is still alive.",
+    help="Also stop the servers, tunnels and namespaces of encbench runs still alive: those "
+    "runs fail.",
 )
-def clean(include_live: bool) -> None:
+@click.option("--all", "all_alias", is_flag=True, hidden=True)  # its former name
+def clean(include_live: bool, all_alias: bool) -> None:
     """Stop servers and delete sandboxes, tunnels and network namespaces that a killed run
-    left behind."""
-    actions = registry.clean(include_live_runs=include_live)
+    left behind; a live run's are left alone unless --stop-live-runs."""
+    actions = registry.clean(include_live_runs=include_live or all_alias)
     actions += proc.stop_orphans()
     # Without `ip`, encbench cannot have made namespaces either.
     with contextlib.suppress(netns.NetnsUnavailable):

@@ -175,7 +175,8 @@ class TargetSpec(Strict):
     # An option file whose [client] section holds the password (--defaults-extra-file); the
     # password itself is never in a profile.
     defaults_extra_file: str = ""
-    # Leave encbench's databases on the server after the run (--keep): to look at them.
+    # Leave encbench's databases on the server after the run (--keep-databases): to look at
+    # them.
     keep: bool = False
     # Where the user allows it: the server's host over ssh ("user@host", as `ssh` takes it;
     # BatchMode, so a key or agent must let it in), whose /proc/PID/stat gives the server's
@@ -344,7 +345,7 @@ def parse(text: str, origin: str) -> Profile:
     try:
         profile = _REGISTRY.model.model_validate(raw)
     except ValidationError as exc:
-        raise BadInput(first_error(exc, origin)) from exc
+        raise BadInput(first_error(exc, origin, _REGISTRY.model)) from exc
     # Every study's checks, listed or not: some refuse a setting that only it would use.
     problems = (study.validate(profile) for study in _REGISTRY.studies)
     problem = next((p for p in problems if p is not None), None) or _target_problem(profile)

@@ -109,7 +109,7 @@ def test_summary_cells_name_their_shape_in_the_setting() -> None:
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 0\n',
-            "p.toml: server.shapes.0.cpus: Input should be greater than 0",
+            "p.toml: server.shapes.0.cpus: 0 is out of range; use 1 to 4096",
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\n[[server.shapes]]\nname = "a"\ncpus = 2\n',
@@ -121,7 +121,7 @@ def test_summary_cells_name_their_shape_in_the_setting() -> None:
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\nmemory_mib = -5\n',
-            "p.toml: server.shapes.0.memory_mib: Input should be greater than 0",
+            "p.toml: server.shapes.0.memory_mib: -5 is out of range; use at least 1",
         ),
     ],
 )
