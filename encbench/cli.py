@@ -370,6 +370,14 @@ def profiles_command() -> None:
         click.echo(line)
 
 
+@main.command(name="schema")
+def schema_command() -> None:
+    """Print the JSON Schema of summary.json (draft 2020-12), for programs that read it."""
+    from encbench.report import summary_schema
+
+    click.echo(summary_schema.shipped(), nl=False)
+
+
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path))
 def report(directory: Path) -> None:
