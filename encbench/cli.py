@@ -380,7 +380,13 @@ def schema_command() -> None:
 
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path))
-def report(directory: Path) -> None:
+@click.option(
+    "--csv",
+    "with_csv",
+    is_flag=True,
+    help="Also write DIRECTORY/report.csv: one row per cell and metric (cost, CI, verdict).",
+)
+def report(directory: Path, with_csv: bool) -> None:
     """Re-render summary.json, report.md and report.html of a results DIRECTORY from its
     results files (<study>.jsonl)."""
     try:
@@ -389,11 +395,16 @@ def report(directory: Path) -> None:
         if not prof.calibration:
             # A directory from before snapshots: the machine's noise floor as it is now.
             noise_floor.snapshot_noise_floor(store)
-        render_documents(store, prof, with_html=True)
+        summary = render_documents(store, prof, with_html=True)
     except EncbenchError as exc:
         _fail(exc)
     click.echo(str(directory / "report.md"))
     click.echo(str(directory / "report.html"))
+    if with_csv:
+        from encbench.report import table_csv
+
+        store.write_text("report.csv", table_csv.render(summary))
+        click.echo(str(directory / "report.csv"))
 
 
 @main.command(name="compare")
