@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -40,6 +40,9 @@ from encbench.studies import (
 from encbench.studies import (
     named as named_studies,
 )
+
+if TYPE_CHECKING:  # compare draws plots: imported only by the command that needs it
+    from encbench.report.compare import Comparison
 
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
@@ -417,15 +420,28 @@ def report(directory: Path, with_csv: bool) -> None:
     type=click.Path(path_type=Path),
     help="Write comparison.json, comparison.md and comparison.html into this new directory.",
 )
+@click.option(
+    "--fail-above",
+    "fail_above",
+    metavar="PCT",
+    help="Exit 1 when a cell's cost grew from A to B by more than PCT percentage points and "
+    "the change is significant; name those cells.",
+)
 def compare_command(
-    dir_a: Path, dir_b: Path, label_a: str | None, label_b: str | None, out: Path | None
+    dir_a: Path,
+    dir_b: Path,
+    label_a: str | None,
+    label_b: str | None,
+    out: Path | None,
+    fail_above: str | None,
 ) -> None:
     """The same cells of two result sets side by side (two machines, two versions, AES_CTR
     vs AES_CBC): the change in overhead and whether it is significant."""
     from encbench import rendering
-    from encbench.report import compare
+    from encbench.report import compare, regressions
 
     try:
+        limit = None if fail_above is None else regressions.threshold(fail_above)
         summaries = []
         for directory in (dir_a, dir_b):
             data = ResultStore.open(directory).read_json("summary.json")
@@ -444,12 +460,37 @@ def compare_command(
     text = compare.render_markdown(result)
     if out is None:
         click.echo(text)
+    else:
+        out.mkdir(parents=True)
+        (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        (out / "comparison.md").write_text(text)
+        (out / "comparison.html").write_text(compare.render_html(result))
+        click.echo(str(out / "comparison.html"))
+    if limit is not None:
+        _fail_above(result, limit)
+
+
+def _fail_above(result: Comparison, limit: float) -> None:
+    """Exit 1, naming them, when cells' cost grew by more than `limit` points (significant)."""
+    from encbench.report import regressions
+
+    found = regressions.grown(result, limit)
+    matched = regressions.matched(result)
+    if not found:
+        click.echo(
+            f"encbench: no cost grew by more than {limit:g} pp with a significant change "
+            f"({matched} cells measured in both)",
+            err=True,
+        )
         return
-    out.mkdir(parents=True)
-    (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-    (out / "comparison.md").write_text(text)
-    (out / "comparison.html").write_text(compare.render_html(result))
-    click.echo(str(out / "comparison.html"))
+    click.echo(
+        f"encbench: {len(found)} cost(s) grew by more than {limit:g} pp, the change "
+        f"significant ({matched} cells measured in both):",
+        err=True,
+    )
+    for grown in found:
+        click.echo(f"  {grown.words()}", err=True)
+    sys.exit(1)
 
 
 @main.command()
