@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -57,7 +58,33 @@ def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
     sys.exit(exc.exit_code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
+# `encbench --help` ends with them; the README's CLI section says the same (tests/test_docs.py).
+EXIT_STATUSES = (
+    (0, "done"),
+    (
+        1,
+        "measured or checked, and failed: a server, tool or proof failed during a run (the "
+        "line says where the details are); doctor found a requirement missing; compare "
+        "--fail-above found a cost grown beyond PCT",
+    ),
+    (2, "bad input, refused in one line with its fix before anything was created"),
+    (130, "interrupted (Ctrl-C, SIGTERM, a closed terminal); what was measured is kept"),
+)
+
+
+def _epilog() -> str:
+    """The exit statuses, one paragraph each ("\b": click keeps the lines as they are)."""
+    lines = ["\b", "Exit status:"]
+    for code, words in EXIT_STATUSES:
+        lines += textwrap.wrap(words, 74, initial_indent=f"  {code:<4}", subsequent_indent=" " * 6)
+    return "\n".join(lines)
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    epilog=_epilog(),
+)
 @click.version_option(__version__, prog_name="encbench")
 @click.pass_context
 def main(context: click.Context) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import click.testing
 import pytest
 from pydantic import BaseModel
 
@@ -214,3 +215,18 @@ def test_the_forbidden_patterns_catch_what_they_are_for() -> None:
     assert FORBIDDEN["an issue number"].search("Issue 10 item 6")
     assert FORBIDDEN["the word seed"].search("The seed's claims")
     assert not FORBIDDEN["the word seed"].search(ALLOWED.sub("", 'aesni = ["seed-mask"]'))
+
+
+def test_the_readme_and_encbench_help_give_the_same_exit_statuses() -> None:
+    from encbench.cli import EXIT_STATUSES
+
+    text = README.read_text()
+    section = text.split("\n## The CLI\n", 1)[1].split("\n## ", 1)[0]
+    table = dict(re.findall(r"^\| (\d+) \| (.+) \|$", section, flags=re.MULTILINE))
+    assert set(table) == {str(code) for code, _ in EXIT_STATUSES}
+    help_text = click.testing.CliRunner().invoke(main, ["--help"]).output
+    for code, _ in EXIT_STATUSES:
+        assert re.search(rf"^ +{code} +\w", help_text, flags=re.MULTILINE), code
+    # What exits 1 is named in both.
+    for cause in ("doctor", "--fail-above"):
+        assert cause in table["1"] and cause in dict(EXIT_STATUSES)[1]
