@@ -66,6 +66,12 @@ def test_every_studys_cells_are_told_apart_by_their_own_fields() -> None:
         identities = [tuple(table_csv.identity(c).items()) for c in part.cells]
         assert len(identities) > 1 and len(set(identities)) == len(identities), name
         assert all(key in header for identity in identities for key, _ in identity)
+    assert all(
+        isinstance(v, str | int | float | bool)
+        for part in parts.values()
+        for c in part.cells
+        for v in table_csv.identity(c).values()
+    )
     rows = read(table_csv.render(summary))
     assert {r["study"] for r in rows} == set(parts)
     assert all(r["cell"] and r["metric"] and r["cost_pct"] for r in rows)
@@ -88,3 +94,20 @@ def test_encbench_report_csv_writes_report_csv_beside_the_report(tmp_path: Path)
     )
     assert read(written) == read(table_csv.render(summary))
     assert len(read(written)) == sum(len(c.comparisons) for c in summary.part("at-rest").cells)
+
+
+def test_a_field_that_is_no_plain_value_is_no_column() -> None:
+    """A figure a shared base model lists first (a cell's `bound`, say) identifies nothing."""
+    from encbench.report.models import Model, Spread
+
+    class Base(Model):
+        spread: Spread | None = None
+
+    class Cell(Base):
+        workload: str
+        threads: int
+        label: str
+        rounds: int
+
+    cell = Cell(spread=Spread(mean=1, stdev=0), workload="w", threads=2, label="w 2", rounds=3)
+    assert table_csv.identity(cell) == {"workload": "w", "threads": 2}

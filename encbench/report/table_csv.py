@@ -18,7 +18,8 @@ from pydantic import BaseModel
 
 from encbench.report.models import Estimate, Summary
 
-# What a cell model lists before `rounds` identifies the cell; these two only describe it.
+# The plain values a cell model lists before `rounds` identify the cell; these two only
+# describe it.
 NOT_IDENTITY = ("label", "unit")
 RESULT_COLUMNS = (
     "cell",
@@ -35,10 +36,16 @@ RESULT_COLUMNS = (
 
 
 def identity(cell: BaseModel) -> dict[str, Any]:
-    """The cell's own fields (what it measures, not what was measured)."""
-    names = list(type(cell).model_fields)
+    """The cell's own fields (what it measures, not what was measured): the plain values its
+    model lists before `rounds` (a shared base's figures, listed first, are no column)."""
+    fields = type(cell).model_fields
+    names = list(fields)
     before = names[: names.index("rounds")] if "rounds" in names else []
-    return {n: getattr(cell, n) for n in before if n not in NOT_IDENTITY}
+    return {
+        n: getattr(cell, n)
+        for n in before
+        if n not in NOT_IDENTITY and fields[n].annotation in (str, int, float, bool)
+    }
 
 
 def _mean(variants: Any, side: str, metric: str) -> float | None:
