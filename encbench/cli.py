@@ -9,15 +9,16 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from encbench import __version__, environment, noise_floor, preflight, proc
+from encbench import __version__, environment, noise_floor, overrides, preflight, proc
 from encbench import profile as profiles
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
@@ -41,6 +42,9 @@ from encbench.studies import (
     named as named_studies,
 )
 
+if TYPE_CHECKING:  # compare draws plots: imported only by the command that needs it
+    from encbench.report.compare import Comparison
+
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
 
@@ -54,10 +58,62 @@ def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
     sys.exit(exc.exit_code)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# `encbench --help` ends with them; the README's CLI section says the same (tests/test_docs.py).
+EXIT_STATUSES = (
+    (0, "done"),
+    (
+        1,
+        "measured or checked, and failed: a server, tool or proof failed during a run (the "
+        "line says where the details are); doctor found a requirement missing; compare "
+        "--fail-above found a cost grown beyond PCT",
+    ),
+    (2, "bad input, refused in one line with its fix before anything was created"),
+    (130, "interrupted (Ctrl-C, SIGTERM, a closed terminal); what was measured is kept"),
+)
+
+
+def _epilog() -> str:
+    """The exit statuses, one paragraph each ("\b": click keeps the lines as they are)."""
+    lines = ["\b", "Exit status:"]
+    for code, words in EXIT_STATUSES:
+        lines += textwrap.wrap(words, 74, initial_indent=f"  {code:<4}", subsequent_indent=" " * 6)
+    return "\n".join(lines)
+
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=True,
+    epilog=_epilog(),
+)
 @click.version_option(__version__, prog_name="encbench")
-def main() -> None:
+@click.pass_context
+def main(context: click.Context) -> None:
     """What does encryption cost MariaDB on this machine, and is the difference real?"""
+    if context.invoked_subcommand is None:
+        # `encbench` alone asks what there is: the help, and success (click would exit 2).
+        click.echo(context.get_help())
+
+
+def sysbench_options(command: Callable[..., None]) -> Callable[..., None]:
+    """`--threads`, `--time`, `--tables`, `--table-size`: the profile's settings in sysbench's
+    words (overrides.py), written into the profile this run keeps."""
+    for name, metavar, words in reversed(
+        [
+            ("--threads", "N,N,…", "Client threads, e.g. 1,8,64, of every sysbench study"),
+            ("--time", "SECONDS", "Each run's length (run_s) in every sysbench study"),
+            ("--tables", "N", "sysbench tables ([data] tables)"),
+            ("--table-size", "ROWS", "Rows per table ([data] table_size)"),
+        ]
+    ):
+        words += ", instead of the profile's."
+        command = click.option(name, metavar=metavar, help=words)(command)
+    return command
+
+
+def _sysbench_given(
+    threads: str | None, time: str | None, tables: str | None, table_size: str | None
+) -> dict[str, str | None]:
+    return {"threads": threads, "time": time, "tables": tables, "table-size": table_size}
 
 
 @main.command()
@@ -93,7 +149,14 @@ def main() -> None:
     type=click.Path(path_type=Path),
     help="With --target: an option file whose [client] section holds the password.",
 )
-@click.option("--keep", is_flag=True, help="With --target: leave encbench's databases there.")
+@click.option(
+    "--keep-databases",
+    "keep",
+    is_flag=True,
+    help="With --target: leave encbench's databases on the server after the run.",
+)
+@click.option("--keep", "keep_alias", is_flag=True, hidden=True)  # its former name
+@sysbench_options
 def run(
     profile: str | None,
     out: Path | None,
@@ -102,23 +165,20 @@ def run(
     target: str | None,
     defaults_file: Path | None,
     keep: bool,
+    keep_alias: bool,
+    threads: str | None,
+    time: str | None,
+    tables: str | None,
+    table_size: str | None,
 ) -> None:
     """Measure encrypted vs plain servers with PROFILE and write DIR/<study>.jsonl,
     summary.json, report.md and report.html.
 
-    PROFILE is a built-in — smoke (about 2½ min), quick (the default, under 15 min;
-    at rest, in transit and one rsync SST, which needs root and galera-4 and is otherwise left
-    out with the reason),
-    percona-2019-decryption (about 50 min), percona-2013-ssl (connection rate by key size and
-    distance, about 7 min), in-transit (every in-transit test, about 14 min by its cell
-    budgets), operations (start-up, crash recovery, encrypting existing data, backup, at
-    most 20 min; smoke-operations about 1 min), percona-2017-sst (Galera SST, mariabackup and
-    rsync, plain against encrypted, about 20 min by its budgets; smoke-sst at most 3 min;
-    smoke-pipelines, the raw tar, xbstream and rsync pipelines, at most 3 min;
-    percona-2017-sst-aesni, tar | socat by TLS suite with AES-NI on and off; all need root),
-    calibrate (an A/A calibration, see `encbench calibrate`) — or the path of a .toml file."""
-    options = TargetOptions(target, defaults_file, keep)
-    _run(lambda: _open_store(profile, out, resume, force, options=options))
+    PROFILE is a built-in (`encbench profiles` lists them with their time and whether they
+    need root; by default quick, under 15 min) or the path of a .toml file."""
+    options = TargetOptions(target, defaults_file, keep or keep_alias)
+    given = _sysbench_given(threads, time, tables, table_size)
+    _run(lambda: _open_store(profile, out, resume, force, options=options, sysbench=given))
 
 
 @main.command()
@@ -175,15 +235,18 @@ class TargetOptions:
         return bool(self.dsn or self.defaults_file or self.keep)
 
 
-def _load_profile(origin: str, options: TargetOptions) -> tuple[profiles.Profile, str]:
-    """The profile, with the command line's target written into its text (servers/dsn.py)."""
+def _load_profile(
+    origin: str, options: TargetOptions, sysbench: Mapping[str, str | None] | None = None
+) -> tuple[profiles.Profile, str, list[overrides.Override]]:
+    """The profile, with the command line's target (servers/dsn.py) and its settings in
+    sysbench's words (overrides.py) written into its text; and what those settings changed."""
     prof, text = profiles.load(origin)
     if options.given():
         text = dsn.with_target(
             text, prof.target is not None, options.dsn, options.defaults_file, options.keep
         )
         prof = profiles.parse(text, origin)
-    return prof, text
+    return overrides.apply(text, prof, dict(sysbench or {}), profiles.origin_words(origin))
 
 
 def _open_store(
@@ -193,14 +256,15 @@ def _open_store(
     force: bool,
     calibrate: bool = False,
     options: TargetOptions = TargetOptions(),
+    sysbench: Mapping[str, str | None] | None = None,
 ) -> tuple[ResultStore, profiles.Profile]:
     """The results directory, locked for this run: a new one, or the one to resume.  Every
     check runs before a new directory exists: a run that cannot start leaves nothing."""
     if resume is not None:
-        if profile is not None or out is not None or options.given():
+        if profile is not None or out is not None or options.given() or _any(sysbench):
             raise BadInput(
                 "--resume takes the profile, directory and target from DIR: give no PROFILE, "
-                "--out or --target with it"
+                "--out, --target, --threads, --time, --tables or --table-size with it"
             )
         store = ResultStore.open(resume)
         store.lock()
@@ -216,7 +280,7 @@ def _open_store(
     if force:
         raise BadInput("--force goes with --resume: it accepts a changed profile.toml")
     origin = profile or profiles.DEFAULT_PROFILE
-    prof, text = _load_profile(origin, options)
+    prof, text, changed = _load_profile(origin, options, sysbench)
     if calibrate:
         prof, text = profiles.as_calibration(prof, text, origin)
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
@@ -225,9 +289,21 @@ def _open_store(
     out = out or Path("results") / f"{name}-{stamp}"
     check_path(out)
     here, left = _what_runs_here(prof, out)
-    store = ResultStore.create(out, prof.name, text, calibration=prof.calibration)
+    store = ResultStore.create(
+        out,
+        prof.name,
+        text,
+        calibration=prof.calibration,
+        overrides=[o.to_json() for o in changed],
+    )
     store.write_not_measured(left)
+    for o in changed:
+        click.echo(f"encbench: {o.words()}", err=True)
     return store, here
+
+
+def _any(given: Mapping[str, str | None] | None) -> bool:
+    return any(v is not None for v in (given or {}).values())
 
 
 def _what_runs_here(prof: profiles.Profile, out: Path) -> tuple[profiles.Profile, dict[str, str]]:
@@ -277,9 +353,19 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
 @click.argument("profile", required=False)
 @click.option("--target", "target", metavar="DSN", help="As for `encbench run`.")
 @click.option("--defaults-extra-file", "defaults_file", type=click.Path(path_type=Path))
-@click.option("--keep", is_flag=True)
+@click.option("--keep-databases", "keep", is_flag=True, help="As for `encbench run`.")
+@click.option("--keep", "keep_alias", is_flag=True, hidden=True)  # its former name
+@sysbench_options
 def plan_command(
-    profile: str | None, target: str | None, defaults_file: Path | None, keep: bool
+    profile: str | None,
+    target: str | None,
+    defaults_file: Path | None,
+    keep: bool,
+    keep_alias: bool,
+    threads: str | None,
+    time: str | None,
+    tables: str | None,
+    table_size: str | None,
 ) -> None:
     """Print what `encbench run` would measure — every study's cells, its rounds and budget,
     and how long it would take — and touch nothing: with a target, read-only, what its login
@@ -289,18 +375,49 @@ def plan_command(
     from encbench import plan
 
     try:
-        prof, _ = _load_profile(
-            profile or profiles.DEFAULT_PROFILE, TargetOptions(target, defaults_file, keep)
+        prof, _, changed = _load_profile(
+            profile or profiles.DEFAULT_PROFILE,
+            TargetOptions(target, defaults_file, keep or keep_alias),
+            _sysbench_given(threads, time, tables, table_size),
         )
-        for line in plan.lines(prof):
+        for line in [*(f"set: {o.words()}" for o in changed), *plan.lines(prof)]:
             click.echo(line)
     except EncbenchError as exc:
         _fail(exc)
 
 
+@main.command(name="profiles")
+def profiles_command() -> None:
+    """List the built-in profiles: what each measures, its studies, how long it takes (the
+    plan's estimate of the measuring, every study counted) and whether it needs root.  `encbench
+    plan PROFILE` shows every cell of one."""
+    from encbench import catalog
+
+    try:
+        found = catalog.entries()
+    except EncbenchError as exc:
+        _fail(exc)
+    for line in catalog.lines(found):
+        click.echo(line)
+
+
+@main.command(name="schema")
+def schema_command() -> None:
+    """Print the JSON Schema of summary.json (draft 2020-12), for programs that read it."""
+    from encbench.report import summary_schema
+
+    click.echo(summary_schema.shipped(), nl=False)
+
+
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path))
-def report(directory: Path) -> None:
+@click.option(
+    "--csv",
+    "with_csv",
+    is_flag=True,
+    help="Also write DIRECTORY/report.csv: one row per cell and metric (cost, CI, verdict).",
+)
+def report(directory: Path, with_csv: bool) -> None:
     """Re-render summary.json, report.md and report.html of a results DIRECTORY from its
     results files (<study>.jsonl)."""
     try:
@@ -309,11 +426,16 @@ def report(directory: Path) -> None:
         if not prof.calibration:
             # A directory from before snapshots: the machine's noise floor as it is now.
             noise_floor.snapshot_noise_floor(store)
-        render_documents(store, prof, with_html=True)
+        summary = render_documents(store, prof, with_html=True)
     except EncbenchError as exc:
         _fail(exc)
     click.echo(str(directory / "report.md"))
     click.echo(str(directory / "report.html"))
+    if with_csv:
+        from encbench.report import table_csv
+
+        store.write_text("report.csv", table_csv.render(summary))
+        click.echo(str(directory / "report.csv"))
 
 
 @main.command(name="compare")
@@ -326,15 +448,28 @@ def report(directory: Path) -> None:
     type=click.Path(path_type=Path),
     help="Write comparison.json, comparison.md and comparison.html into this new directory.",
 )
+@click.option(
+    "--fail-above",
+    "fail_above",
+    metavar="PCT",
+    help="Exit 1 when a cell's cost grew from A to B by more than PCT percentage points and "
+    "the change is significant; name those cells.",
+)
 def compare_command(
-    dir_a: Path, dir_b: Path, label_a: str | None, label_b: str | None, out: Path | None
+    dir_a: Path,
+    dir_b: Path,
+    label_a: str | None,
+    label_b: str | None,
+    out: Path | None,
+    fail_above: str | None,
 ) -> None:
     """The same cells of two result sets side by side (two machines, two versions, AES_CTR
     vs AES_CBC): the change in overhead and whether it is significant."""
     from encbench import rendering
-    from encbench.report import compare
+    from encbench.report import compare, regressions
 
     try:
+        limit = None if fail_above is None else regressions.threshold(fail_above)
         summaries = []
         for directory in (dir_a, dir_b):
             data = ResultStore.open(directory).read_json("summary.json")
@@ -353,12 +488,37 @@ def compare_command(
     text = compare.render_markdown(result)
     if out is None:
         click.echo(text)
+    else:
+        out.mkdir(parents=True)
+        (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        (out / "comparison.md").write_text(text)
+        (out / "comparison.html").write_text(compare.render_html(result))
+        click.echo(str(out / "comparison.html"))
+    if limit is not None:
+        _fail_above(result, limit)
+
+
+def _fail_above(result: Comparison, limit: float) -> None:
+    """Exit 1, naming them, when cells' cost grew by more than `limit` points (significant)."""
+    from encbench.report import regressions
+
+    found = regressions.grown(result, limit)
+    matched = regressions.matched(result)
+    if not found:
+        click.echo(
+            f"encbench: no cost grew by more than {limit:g} pp with a significant change "
+            f"({matched} cells measured in both)",
+            err=True,
+        )
         return
-    out.mkdir(parents=True)
-    (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-    (out / "comparison.md").write_text(text)
-    (out / "comparison.html").write_text(compare.render_html(result))
-    click.echo(str(out / "comparison.html"))
+    click.echo(
+        f"encbench: {len(found)} cost(s) grew by more than {limit:g} pp, the change "
+        f"significant ({matched} cells measured in both):",
+        err=True,
+    )
+    for grown in found:
+        click.echo(f"  {grown.words()}", err=True)
+    sys.exit(1)
 
 
 @main.command()
@@ -520,15 +680,17 @@ def estimate_command(
 
 @main.command()
 @click.option(
-    "--all",
+    "--stop-live-runs",
     "include_live",
     is_flag=True,
-    help="Also stop sandboxes whose encbench run is still alive.",
+    help="Also stop the servers, tunnels and namespaces of encbench runs still alive: those "
+    "runs fail.",
 )
-def clean(include_live: bool) -> None:
+@click.option("--all", "all_alias", is_flag=True, hidden=True)  # its former name
+def clean(include_live: bool, all_alias: bool) -> None:
     """Stop servers and delete sandboxes, tunnels and network namespaces that a killed run
-    left behind."""
-    actions = registry.clean(include_live_runs=include_live)
+    left behind; a live run's are left alone unless --stop-live-runs."""
+    actions = registry.clean(include_live_runs=include_live or all_alias)
     actions += proc.stop_orphans()
     # Without `ip`, encbench cannot have made namespaces either.
     with contextlib.suppress(netns.NetnsUnavailable):

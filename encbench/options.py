@@ -8,10 +8,12 @@ listed twice; list each value once`.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
-from collections.abc import Iterable
-from typing import Annotated, Any, Self
+from collections.abc import Iterable, Mapping, Sequence
+from types import UnionType
+from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -62,6 +64,9 @@ class Strict(BaseModel):
     # strict: TOML has types, and "4" or true where a number belongs is a mistake to name,
     # not a value to coerce; an int is still a float.  No nan or inf: no setting means them.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+    # The command line's options in sysbench's words (`encbench run --threads`, overrides.py)
+    # → the key of this section each sets; a section that takes none declares nothing.
+    SYSBENCH: ClassVar[Mapping[str, str]] = {}
 
     @field_validator("*")
     @classmethod
@@ -96,6 +101,8 @@ Threads = Annotated[
 
 class DataSpec(Strict):
     """The sysbench data (`[data]`); a study's section may size its own."""
+
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"tables": "tables", "table-size": "table_size"}
 
     tables: Annotated[int, Field(gt=0, le=1000)] = 4
     table_size: Annotated[int, Field(gt=0)] = 100_000
@@ -152,18 +159,140 @@ def _type_fix(kind: str, given: Any) -> str:
     return "write a number such as 4" if kind != "bool_type" else "write true or false"
 
 
-def _message(err: ErrorDetails) -> str:
+def _message(err: ErrorDetails, model: type[BaseModel] | None) -> str:
+    """pydantic's error in words: the bad value, and what would be accepted there."""
     kind = err["type"]
+    given = err.get("input")
+    ctx = err.get("ctx", {})
     if kind == "extra_forbidden":
-        return "unknown key; check its spelling against the built-in profiles"
+        guess = _close(str(err["loc"][-1]), _keys_beside(model, err["loc"][:-1]))
+        hint = f"did you mean {guess}? " if guess else ""
+        return f"unknown key; {hint}check its spelling against the profile reference"
     if kind == "value_error":
-        return str(err.get("ctx", {}).get("error", err["msg"]))
+        return str(ctx.get("error", err["msg"]))
     if kind == "finite_number":
-        return f"{toml_value(err['input'])} is not a finite number; give a finite value"
+        return f"{toml_value(given)} is not a finite number; give a finite value"
     if kind in _EXPECTED:
-        given = err["input"]
         return f"expected {_EXPECTED[kind]}, got {toml_value(given)}; {_type_fix(kind, given)}"
-    return str(err["msg"])
+    if kind == "literal_error":
+        return _not_a_choice(given, str(ctx.get("expected", "")))
+    if kind in _BOUNDS:
+        bounds, whole = _bounds_at(model, err["loc"])
+        if not bounds:  # not found in the model: the one bound pydantic names
+            bound = ctx[_BOUNDS[kind]]
+            bounds, whole = {_BOUNDS[kind]: bound}, isinstance(given, int) and type(bound) is int
+        return f"{toml_value(given)} is out of range; use {_range_words(bounds, whole)}"
+    if kind == "too_short" and not given:
+        return "the list is empty; list at least one value"
+    if kind == "string_too_short" and not given:
+        return '"" is empty; give a value'
+    if kind == "missing":
+        return "missing; add it (it has no default)"
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return f"expected a table of keys, got {toml_value(given)}; write it as a [section]"
+    message = str(err["msg"])
+    return f"{toml_value(given)} is refused: {message[:1].lower()}{message[1:]}"
+
+
+_BOUNDS = {
+    "greater_than": "gt",
+    "greater_than_equal": "ge",
+    "less_than": "lt",
+    "less_than_equal": "le",
+}
+
+
+def _not_a_choice(given: Any, expected: str) -> str:
+    """A value that is none of a fixed set, with the set and the nearest choice."""
+    choices = re.findall(r"'([^']*)'", expected)
+    guess = _close(str(given), choices)
+    listed = ", ".join(toml_value(c) for c in choices)
+    hint = f"did you mean {toml_value(guess)}? " if guess else ""
+    return f"{toml_value(given)} is not one of the choices; {hint}choose from {listed}"
+
+
+def _close(word: str, candidates: Sequence[str]) -> str | None:
+    found = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _annotated(annotation: Any, metadata: list[Any]) -> tuple[Any, list[Any]]:
+    """The type under Annotated[...] and `X | None`, with every constraint found on the way."""
+    while True:
+        if get_origin(annotation) is Annotated:
+            base, *extra = get_args(annotation)
+            for item in extra:
+                metadata = [*metadata, *getattr(item, "metadata", [item])]
+            annotation = base
+        elif get_origin(annotation) in (Union, UnionType):
+            rest = [a for a in get_args(annotation) if a is not type(None)]
+            if len(rest) != 1:
+                return annotation, metadata
+            annotation = rest[0]
+        else:
+            return annotation, metadata
+
+
+def _walk(model: type[BaseModel] | None, loc: Sequence[int | str]) -> tuple[Any, list[Any]]:
+    """The type at `loc` in the profile's model, and its constraints (None: not found)."""
+    annotation: Any = model
+    metadata: list[Any] = []
+    for part in loc:
+        annotation, _ = _annotated(annotation, [])
+        if isinstance(part, str):
+            if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+                return None, []
+            field = annotation.model_fields.get(part)
+            if field is None:
+                return None, []
+            annotation, metadata = _annotated(field.annotation, list(field.metadata))
+        else:
+            if get_origin(annotation) is not list:
+                return None, []
+            annotation, metadata = _annotated(get_args(annotation)[0], [])
+    return annotation, metadata
+
+
+def _keys_beside(model: type[BaseModel] | None, loc: Sequence[int | str]) -> list[str]:
+    """The keys the table at `loc` has (for a misspelt key's nearest)."""
+    annotation, _ = _walk(model, loc)
+    annotation, _ = _annotated(annotation, [])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return list(annotation.model_fields)
+    return []
+
+
+def _bounds_at(
+    model: type[BaseModel] | None, loc: Sequence[int | str]
+) -> tuple[dict[str, Any], bool]:
+    """The bounds the model sets on the value at `loc` (gt, ge, lt, le: those it has), and
+    whether the value is a whole number there."""
+    annotation, metadata = _walk(model, loc)
+    found: dict[str, Any] = {}
+    for item in metadata:
+        for name in _BOUNDS.values():
+            value = getattr(item, name, None)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                found[name] = value
+    return found, annotation is int
+
+
+def _range_words(bounds: dict[str, Any], whole: bool) -> str:
+    """The allowed range, as a user types it: "1 to 1000", "at least 1.2", "above 0"."""
+    if whole:
+        low = bounds["gt"] + 1 if "gt" in bounds else bounds.get("ge")
+        high = bounds["lt"] - 1 if "lt" in bounds else bounds.get("le")
+        if low is not None and high is not None:
+            return f"{low} to {high}"
+        return f"at least {low}" if low is not None else f"at most {high}"
+    if "ge" in bounds and "le" in bounds:
+        return f"{bounds['ge']:g} to {bounds['le']:g}"
+    words = [
+        f"{word} {bounds[name]:g}"
+        for name, word in (("gt", "above"), ("ge", "at least"), ("lt", "below"), ("le", "at most"))
+        if name in bounds
+    ]
+    return " and ".join(words)
 
 
 def _key(part: int | str) -> str:
@@ -171,11 +300,12 @@ def _key(part: int | str) -> str:
     return text if re.fullmatch(r"[A-Za-z0-9_-]+", text) else json.dumps(text)
 
 
-def first_error(exc: ValidationError, origin: str) -> str:
-    """The first of pydantic's errors as the one line encbench prints."""
+def first_error(exc: ValidationError, origin: str, model: type[BaseModel] | None = None) -> str:
+    """The first of pydantic's errors as the one line encbench prints; `model`, the profile's
+    model, gives the full range of a value out of it and the keys a misspelt one is near."""
     err = exc.errors()[0]
     where = ".".join(_key(part) for part in err["loc"]) or "(top level)"
     across = err.get("ctx", {}).get("error")
     if isinstance(across, AcrossKeys):
         return f"{origin}: {across.naming(where)}"
-    return f"{origin}: {where}: {_message(err)}"
+    return f"{origin}: {where}: {_message(err, model)}"

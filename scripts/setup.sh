@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Everything encbench needs, installed only when missing: quick when already done.
 #   Debian packages: the servers and tools encbench drives.
+#   uv, at the version below: the one on PATH if it is that version, else encbench's own copy
+#     in .tools/uv (a venv of the system Python), so that a stock Debian 12, which has no pip
+#     and whose Python is externally managed (PEP 668), needs nothing but python3-venv.
 #   Python: the environment from the committed lock file (uv.lock), exactly.
+# The functions are tested with stub commands (tests/test_setup_script.py): sourced, this
+# file only defines them.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 UV_VERSION=0.13.9
 # gcc, libmariadbd-dev: the operations study's key rotation builds encbench's key plugin
@@ -13,13 +17,62 @@ UV_VERSION=0.13.9
 # fio and iperf3: the disk's and the link's limits it sets every transfer against.
 PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl gcc libmariadbd-dev
           galera-4 socat rsync stunnel4 iproute2 fio iperf3)
+# Where encbench keeps its own uv, and what installs Debian packages (the tests point both
+# elsewhere).
+TOOLS_DIR=${ENCBENCH_TOOLS_DIR:-.tools}
+APT_INSTALL=${ENCBENCH_APT_INSTALL:-scripts/apt-install.sh}
 
-scripts/apt-install.sh "${PACKAGES[@]}"
+# The version a uv binary reports ("uv 0.13.9 (…)" → 0.13.9), or nothing.
+uv_version() {
+  "$1" --version 2>/dev/null | cut -d' ' -f2
+}
 
-if ! command -v uv >/dev/null 2>&1 || [ "$(uv --version | cut -d' ' -f2)" != "$UV_VERSION" ]; then
-  python3 -m pip install -q --disable-pip-version-check "uv==$UV_VERSION"
+# A uv of UV_VERSION already here: the one on PATH, else encbench's own; prints its path.
+find_uv() {
+  local candidate
+  for candidate in "$(command -v uv || true)" "$TOOLS_DIR/uv/bin/uv"; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ] \
+        && [ "$(uv_version "$candidate")" = "$UV_VERSION" ]; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# encbench's own uv: a venv of the system Python with uv installed by its pip.  Never pip
+# into the system Python (PEP 668 forbids it on Debian 12, which has no pip anyway).  venv
+# needs ensurepip, which Debian ships in python3-venv: installed first when missing.  Each
+# step returns on failure: `set -e` does not hold in a function called from a condition.
+make_own_uv() {
+  if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+    "$APT_INSTALL" python3-venv || return 1
+  fi
+  rm -rf "$TOOLS_DIR/uv"
+  python3 -m venv "$TOOLS_DIR/uv" || return 1
+  "$TOOLS_DIR/uv/bin/pip" install -q --disable-pip-version-check "uv==$UV_VERSION" || return 1
+}
+
+# Sets UV to a uv of UV_VERSION, making encbench's own when there is none.
+ensure_uv() {
+  if ! UV=$(find_uv); then
+    echo "setup: installing uv $UV_VERSION into $TOOLS_DIR/uv" >&2
+    make_own_uv || return 1
+    UV=$(find_uv) || { echo "setup: uv $UV_VERSION did not install" >&2; return 1; }
+  fi
+  export UV
+}
+
+main() {
+  cd "$(dirname "$0")/.."
+  "$APT_INSTALL" "${PACKAGES[@]}"
+  ensure_uv
+  export UV_PYTHON_DOWNLOADS=never
+  # Bytecode compiled at install: with PYTHONDONTWRITEBYTECODE set (as on some machines and
+  # CI runners) every start would otherwise compile matplotlib and pydantic again (~1.5 s).
+  "$UV" sync --frozen --quiet --compile-bytecode
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  main "$@"
 fi
-export UV_PYTHON_DOWNLOADS=never
-# Bytecode compiled at install: with PYTHONDONTWRITEBYTECODE set (as on some machines and
-# CI runners) every start would otherwise compile matplotlib and pydantic again (~1.5 s).
-uv sync --frozen --quiet --compile-bytecode

@@ -30,7 +30,9 @@ def test_bad_toml(tmp_path: Path) -> None:
 
 def test_threads_not_positive(tmp_path: Path) -> None:
     prof = tiny_profile(tmp_path / "p.toml", threads="[4, 0]")
-    assert_one_line_error(encbench("run", str(prof)), "measure.threads.1", "greater than 0")
+    assert_one_line_error(
+        encbench("run", str(prof)), "measure.threads.1: 0 is out of range; use at least 1"
+    )
 
 
 def test_unknown_workload(tmp_path: Path) -> None:
@@ -190,3 +192,155 @@ def test_a_target_nobody_answers_at_is_refused_before_the_results_directory(
     )  # fmt: skip
     assert_one_line_error(result, f"127.0.0.1:{port}", "check the target's host and port")
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("--threads", "1,x"), ("--threads 1,x", "'x' is not a whole number", "--threads 1,8,64")),
+        (("--time", "1,2"), ("--time 1,2", "give one whole number", "--time 30")),
+        (("--tables", "many"), ("--tables many", "not a whole number", "--tables 8")),
+        (("--table-size", ""), ("--table-size", "not a whole number", "--table-size 100000")),
+    ],
+)
+@pytest.mark.parametrize("command", ["run", "plan"])
+def test_a_sysbench_option_that_is_no_number_gets_one_line(
+    tmp_path: Path, command: str, args: tuple[str, ...], fragments: tuple[str, ...]
+) -> None:
+    out = tmp_path / "out"
+    extra = ("--out", str(out)) if command == "run" else ()
+    assert_one_line_error(encbench(command, "smoke", *args, *extra), *fragments)
+    assert not out.exists()
+
+
+def test_a_sysbench_option_no_study_of_the_profile_takes_is_refused(tmp_path: Path) -> None:
+    assert_one_line_error(
+        encbench("run", "operations", "--threads", "4", "--out", str(tmp_path / "o")),
+        "--threads: no study of profile operations",
+        "remove --threads",
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_resume_takes_no_sysbench_option(tmp_path: Path) -> None:
+    from encbench.results.store import ResultStore
+
+    store = ResultStore.create(tmp_path / "out", "tiny", 'name = "tiny"\n')
+    store.unlock()
+    assert_one_line_error(
+        encbench("run", "--resume", str(store.path), "--time", "5"), "--resume takes", "--time"
+    )
+
+
+# pydantic's own words, which a user should never read.
+PYDANTIC_WORDS = ("Input should", "Field required", "Extra inputs", "List should", "String should")
+
+
+@pytest.mark.parametrize(
+    ("lines", "fragments"),
+    [
+        (
+            'studies = ["at-rst"]',
+            (
+                'studies.0: "at-rst" is not one of the choices',
+                'did you mean "at-rest"?',
+                '"rejoin"',
+            ),
+        ),
+        ("[data]\ntables = 5000", ("data.tables: 5000 is out of range; use 1 to 1000",)),
+        ("[measure]\nthreads = []", ("measure.threads: the list is empty; list at least one",)),
+        ('[measure]\nregimes = ["disk"]', ('"disk"', 'choose from "in-memory", "io-bound"')),
+        ("[regime]\nin_memory_headroom = 1.0", ("in_memory_headroom: 1.0", "use 1.2 to 10")),
+        ("[measure]\ntarget_halfwidth_pct = 0", ("0 is out of range; use above 0 and at most 50",)),
+        ("[mesure]\nthreads = [1]", ("mesure: unknown key; did you mean measure?",)),
+        ("[measure]\nthread = [1]", ("measure.thread: unknown key; did you mean threads?",)),
+        ('[target]\nhost = "h"', ("target.user: missing; add it",)),
+        ('[target]\nuser = ""\nhost = "h"', ('target.user: "" is empty; give a value',)),
+        ("measure = 3", ("measure: expected a table of keys, got 3",)),
+        ('[[server.shapes]]\nname = "a"\ncpus = 0', ("server.shapes.0.cpus: 0", "use 1 to 4096")),
+    ],
+)
+def test_a_bad_profile_value_is_named_with_its_key_value_and_what_is_allowed(
+    tmp_path: Path, lines: str, fragments: tuple[str, ...]
+) -> None:
+    prof = tmp_path / "p.toml"
+    prof.write_text(f'name = "p"\n{lines}\n')
+    result = encbench("plan", str(prof))
+    assert_one_line_error(result, f"{prof}: ", *fragments)
+    assert not any(words in result.stderr for words in PYDANTIC_WORDS), result.stderr
+
+
+def test_a_profile_without_a_name_is_told_to_add_one(tmp_path: Path) -> None:
+    prof = tmp_path / "p.toml"
+    prof.write_text('description = "x"\n')
+    assert_one_line_error(encbench("plan", str(prof)), "name: missing; add it")
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (
+            ("--tables", "2000"),
+            ("profile smoke with --tables 2000: data.tables: 2000", "1 to 1000"),
+        ),
+        (("--time", "0"), ("with --time 0: measure.run_s: 0 is out of range; use 1 to 3600",)),
+        (("--threads", "4,0"), ("measure.threads.1: 0 is out of range; use at least 1",)),
+        (("--threads", "4,4"), ("measure.threads: 4 is listed twice",)),
+        (("--table-size", "-5"), ("data.table_size: -5 is out of range; use at least 1",)),
+    ],
+)
+def test_a_sysbench_option_out_of_range_is_named_with_the_key_it_sets(
+    args: tuple[str, ...], fragments: tuple[str, ...]
+) -> None:
+    result = encbench("plan", "smoke", *args)
+    assert_one_line_error(result, *fragments)
+    assert not any(words in result.stderr for words in PYDANTIC_WORDS), result.stderr
+
+
+def test_a_misspelt_profile_name_is_offered_the_built_in_it_means(tmp_path: Path) -> None:
+    assert_one_line_error(
+        encbench("run", "quikc", cwd=tmp_path), "unknown profile 'quikc'", "did you mean 'quick'?"
+    )
+    assert not (tmp_path / "results").exists()
+
+
+def test_encbench_alone_prints_its_help_and_succeeds() -> None:
+    result = encbench()
+    assert result.returncode == 0, result.stderr
+    assert "Usage:" in result.stdout and "Commands:" in result.stdout
+    assert "profiles" in result.stdout
+
+
+def test_keep_databases_is_the_option_and_keep_still_works() -> None:
+    """Both reach the target's options: without a target, both are refused as needing one."""
+    for spelling in ("--keep-databases", "--keep"):
+        assert_one_line_error(encbench("plan", "smoke", spelling), "go with a target")
+    shown = encbench("run", "--help").stdout
+    assert "--keep-databases" in shown and "--keep " not in shown
+
+
+@pytest.mark.parametrize(
+    ("args", "live"), [((), False), (("--stop-live-runs",), True), (("--all",), True)]
+)
+def test_clean_stops_live_runs_only_when_its_flag_says_so(
+    monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], live: bool
+) -> None:
+    """In-process, with nothing stopped for real: other runs may share this machine."""
+    from click.testing import CliRunner
+
+    from encbench import cli, proc
+    from encbench.net import netns
+    from encbench.servers import registry
+
+    asked: list[bool] = []
+    monkeypatch.setattr(
+        registry, "clean", lambda include_live_runs: asked.append(include_live_runs) or []
+    )
+    monkeypatch.setattr(proc, "stop_orphans", lambda: [])
+    monkeypatch.setattr(netns, "clean_stale", lambda: [])
+    result = CliRunner().invoke(cli.main, ["clean", *args])
+    assert result.exit_code == 0, result.output
+    assert asked == [live]
+    assert "nothing to clean" in result.output
+    shown = CliRunner().invoke(cli.main, ["clean", "--help"]).output
+    assert "--stop-live-runs" in shown and "--all" not in shown

@@ -111,7 +111,7 @@ def test_a_profile_that_could_not_be_measured_says_why() -> None:
     [
         ("profile_cpu = 1", "measure.profile_cpu: expected true or false, got 1"),
         ('profile_cpu = "yes"', "measure.profile_cpu: expected true or false"),
-        ("profile_cpu_s = 0", "measure.profile_cpu_s: Input should be greater than or equal to 1"),
+        ("profile_cpu_s = 0", "measure.profile_cpu_s: 0 is out of range; use 1 to 600"),
         ("profile_cpu_hz = 99", "measure.profile_cpu_hz: unknown key"),
     ],
 )

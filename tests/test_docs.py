@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
+import click.testing
 import pytest
 from pydantic import BaseModel
 
-from encbench import profile
+from encbench import catalog, profile
 from encbench.cli import main
 from encbench.options import Rounds
 from encbench.studies import STUDIES
@@ -66,14 +67,24 @@ def test_the_readme_is_a_guide_of_at_most_300_lines() -> None:
     assert len(README.read_text().splitlines()) <= 300
 
 
-def test_every_built_in_profile_has_a_row_in_the_readme_profiles_table() -> None:
+def test_every_listed_built_in_profile_and_no_other_has_a_row_in_the_profiles_table() -> None:
     text = README.read_text()
     section = text.split("\n## Profiles\n", 1)[1].split("\n## ", 1)[0]
     rows = {
         match.group(1) for match in re.finditer(r"^\| `([\w.-]+)`", section, flags=re.MULTILINE)
     }
-    assert set(profile.builtin_names()) <= rows
+    assert rows == set(profile.listed_names())
     assert not set(profile.FORMER_NAMES) & rows
+
+
+def test_the_readme_says_what_each_profile_needs_root_for_as_encbench_profiles_does() -> None:
+    text = README.read_text()
+    section = text.split("\n## Profiles\n", 1)[1].split("\n## ", 1)[0]
+    said = {
+        match.group(1): match.group(2)
+        for match in re.finditer(r"^\| `([\w.-]+)`.*\| ([^|]+) \|$", section, flags=re.MULTILINE)
+    }
+    assert said == {e.name: e.root for e in catalog.entries()}
 
 
 def _commands(group: click.Group) -> Iterator[click.Command]:
@@ -204,3 +215,18 @@ def test_the_forbidden_patterns_catch_what_they_are_for() -> None:
     assert FORBIDDEN["an issue number"].search("Issue 10 item 6")
     assert FORBIDDEN["the word seed"].search("The seed's claims")
     assert not FORBIDDEN["the word seed"].search(ALLOWED.sub("", 'aesni = ["seed-mask"]'))
+
+
+def test_the_readme_and_encbench_help_give_the_same_exit_statuses() -> None:
+    from encbench.cli import EXIT_STATUSES
+
+    text = README.read_text()
+    section = text.split("\n## The CLI\n", 1)[1].split("\n## ", 1)[0]
+    table = dict(re.findall(r"^\| (\d+) \| (.+) \|$", section, flags=re.MULTILINE))
+    assert set(table) == {str(code) for code, _ in EXIT_STATUSES}
+    help_text = click.testing.CliRunner().invoke(main, ["--help"]).output
+    for code, _ in EXIT_STATUSES:
+        assert re.search(rf"^ +{code} +\w", help_text, flags=re.MULTILINE), code
+    # What exits 1 is named in both.
+    for cause in ("doctor", "--fail-above"):
+        assert cause in table["1"] and cause in dict(EXIT_STATUSES)[1]

@@ -79,7 +79,7 @@ def test_the_smoke_operations_profile_encrypts_existing_data_at_one_and_two_thre
         ("encryption_threads = [2, 256]", "use 1 to 255"),
         ("encryption_threads = [2, 2]", "listed twice"),
         ('operations = ["fsck"]', "unknown operation 'fsck'"),
-        ("load_threads = 0", "greater than 0"),
+        ("load_threads = 0", "0 is out of range; use 1 to 590"),
     ],
 )
 def test_bad_operations_settings_are_one_line_naming_the_fix(line: str, fragment: str) -> None:

@@ -54,7 +54,7 @@ def test_quick_has_one_optional_rsync_sst_cell_on_small_data_of_its_own() -> Non
         ('name = "x"\n[measure]\nthread = [1]\n', "measure.thread: unknown key"),
         ('name = "x"\n[server]\nencryption_algorithm = "ROT13"\n', "server.encryption_algorithm"),
         ('name = "x"\n[measure]\nmin_rounds = 9\nmax_rounds = 3\n', "min_rounds"),
-        ("[data]\ntables = 1\n", "name: Field required"),
+        ("[data]\ntables = 1\n", "name: missing; add it"),
         ('name = "x"\n[data\n', "not valid TOML"),
     ],
 )

@@ -31,9 +31,10 @@ def test_a_section_is_read_as_its_own_type_and_a_wrong_type_is_refused() -> None
 
 def test_a_profile_lists_no_study_that_is_not_registered() -> None:
     names = [s.name for s in studies.STUDIES]
-    choices = ", ".join(repr(n) for n in names[:-1]) + f" or {names[-1]!r}"
+    choices = ", ".join(f'"{n}"' for n in names)
     assert refusal('studies = ["at-rest", "at-reset"]\n') == (
-        f"p.toml: studies.1: Input should be {choices}"
+        f'p.toml: studies.1: "at-reset" is not one of the choices; did you mean "at-rest"? '
+        f"choose from {choices}"
     )
 
 

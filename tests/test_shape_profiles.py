@@ -135,7 +135,7 @@ def test_summary_cells_name_their_shape_in_the_setting() -> None:
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 0\n',
-            "p.toml: server.shapes.0.cpus: Input should be greater than 0",
+            "p.toml: server.shapes.0.cpus: 0 is out of range; use 1 to 4096",
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\n[[server.shapes]]\nname = "a"\ncpus = 2\n',
@@ -147,15 +147,15 @@ def test_summary_cells_name_their_shape_in_the_setting() -> None:
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\nmemory_mib = -5\n',
-            "p.toml: server.shapes.0.memory_mib: Input should be greater than 0",
+            "p.toml: server.shapes.0.memory_mib: -5 is out of range; use at least 1",
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\niops = 0\n',
-            "p.toml: server.shapes.0.iops: Input should be greater than 0",
+            "p.toml: server.shapes.0.iops: 0 is out of range; use 1 to 4294967295",
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\niops = 4294967296\n',
-            "p.toml: server.shapes.0.iops: Input should be less than 4294967296",
+            "p.toml: server.shapes.0.iops: 4294967296 is out of range; use 1 to 4294967295",
         ),
         (
             '[[server.shapes]]\nname = "a"\ncpus = 1\niops = "7000"\n',

@@ -79,7 +79,7 @@ def test_the_smoke_pipelines_profile_makes_each_pipeline_at_one_and_two_threads(
 @pytest.mark.parametrize(
     ("line", "fragment"),
     [
-        ('methods = ["tarball"]', "'xbstream', 'rsync-dir' or 'rsync-file'"),
+        ('methods = ["tarball"]', 'did you mean "tar"\\? .*"xbstream", "rsync-dir", "rsync-file"'),
         ("socat_buffer_kib = 0", "a socat buffer of 0 KiB is out of range: use 1 to 65536"),
         ("socat_buffer_kib = 65537", "a socat buffer of 65537 KiB is out of range"),
     ],
@@ -96,7 +96,7 @@ def test_an_unknown_pipeline_from_the_command_line_is_one_line(tmp_path: Path) -
     )
     out = tmp_path / "o"
     result = encbench("run", str(prof), "--out", str(out))
-    assert_one_line_error(result, "state_transfer.methods.0", "'rsync-dir' or 'rsync-file'")
+    assert_one_line_error(result, "state_transfer.methods.0", '"rsync-dir", "rsync-file"')
     assert not out.exists()
 
 

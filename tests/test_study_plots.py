@@ -13,7 +13,7 @@ from encbench import rendering
 from encbench.profile import parse
 from encbench.report import documents, markdown
 from encbench.report import html as html_report
-from encbench.report.models import Summary
+from encbench.report.models import Model, Summary
 from encbench.studies.operations import cells as operation_cells
 from encbench.studies.operations import rotation
 from encbench.studies.operations import summary as operations
@@ -110,7 +110,7 @@ def test_the_plots_leave_the_markdown_as_it_was() -> None:
 
 
 # -- operations --------------------------------------------------------------------------------
-def operations_page(rounds: int) -> str:
+def operations_part(rounds: int) -> Model:
     profile = test_operations.a_profile(
         '[server]\nencryption_scope = "all"\n[operations]\n'
         'operations = ["startup", "backup", "encrypt-existing"]\nencryption_threads = [2]\n'
@@ -119,7 +119,11 @@ def operations_page(rounds: int) -> str:
     for cell, plain in zip(operation_cells.cells(profile), (1.5, 40.0, 2.0), strict=True):
         runs += test_operations.rounds_of(cell, rounds, plain, 0.2)
     record = {"key_rotation": rotation.status(False, Path("/nonexistent"))}
-    return page_of("operations", operations.build(runs, profile, record, test_operations.CRYPTO))
+    return operations.build(runs, profile, record, test_operations.CRYPTO)
+
+
+def operations_page(rounds: int) -> str:
+    return page_of("operations", operations_part(rounds))
 
 
 def test_operations_plot_each_operations_time_plain_against_encrypted() -> None:
@@ -138,7 +142,7 @@ def test_operations_without_a_measured_operation_draw_no_plot() -> None:
 
 
 # -- replication and rejoin --------------------------------------------------------------------
-def replication_page(rounds: int) -> str:
+def replication_part(rounds: int) -> Model:
     profile = test_replication.a_profile(
         '[replication]\nworkloads = ["oltp_write_only"]\nthreads = [2, 8]\nmin_rounds = 2\n'
     )
@@ -149,7 +153,11 @@ def replication_page(rounds: int) -> str:
                 tps = (100.0 + 50 * i + r) * (0.8 if variant == "encrypted" else 1.0)
                 run = test_replication.record(variant, tps=tps, round_=r)
                 runs.append(dataclasses.replace(run, cell=cell))
-    return page_of("replication", replication.build(runs, profile, {"proofs": {}}))
+    return replication.build(runs, profile, {"proofs": {}})
+
+
+def replication_page(rounds: int) -> str:
+    return page_of("replication", replication_part(rounds))
 
 
 def test_replication_plots_tps_per_workload_plain_cluster_against_tls() -> None:
@@ -168,7 +176,7 @@ def test_replication_without_a_measured_cell_draws_no_plot() -> None:
     assert "<svg" not in replication_page(rounds=0)
 
 
-def rejoin_page(rounds: int) -> str:
+def rejoin_part(rounds: int) -> Model:
     profile = parse(
         'name = "r"\nstudies = ["rejoin"]\n[rejoin]\ntransfers = ["ist", "sst"]\nmin_rounds = 2\n',
         "p.toml",
@@ -182,7 +190,11 @@ def rejoin_page(rounds: int) -> str:
                 runs.append(
                     dataclasses.replace(run, cell=cell, variant=variant, round=r, sync_s=sync_s)
                 )
-    return page_of("rejoin", rejoin_report.build(runs, profile, {"proofs": {}}))
+    return rejoin_report.build(runs, profile, {"proofs": {}})
+
+
+def rejoin_page(rounds: int) -> str:
+    return page_of("rejoin", rejoin_part(rounds))
 
 
 def test_rejoin_plots_time_to_synced_per_transfer_plain_cluster_against_tls() -> None:

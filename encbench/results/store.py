@@ -94,10 +94,16 @@ class ResultStore:
     # -- creating and opening --------------------------------------------------------------
     @classmethod
     def create(
-        cls, path: Path, profile_name: str, profile_text: str, calibration: bool = False
+        cls,
+        path: Path,
+        profile_name: str,
+        profile_text: str,
+        calibration: bool = False,
+        overrides: Sequence[Mapping[str, Any]] = (),
     ) -> ResultStore:
         """A new results directory; refused where anything is already there.  `calibration`:
-        an A/A run (both sides plain), said in meta.json for any reader of the directory."""
+        an A/A run (both sides plain), said in meta.json for any reader of the directory;
+        `overrides`: the profile keys the command line set (option, key, from, to)."""
         if path.exists() and (not path.is_dir() or any(path.iterdir())):
             if (path / "meta.json").exists():
                 raise BadInput(
@@ -129,6 +135,7 @@ class ResultStore:
                 "profile_sha256": profile_hash(profile_text),
                 "encbench": __version__,
                 "calibration": calibration,
+                "overrides": list(overrides),
             },
         )
         return store

@@ -48,6 +48,20 @@ def _needs_no_target(profile: Profile) -> TargetNeeds:
     return NOTHING
 
 
+def _no_root(profile: Profile) -> RootNeed | None:
+    return None
+
+
+@dataclass(frozen=True)
+class RootNeed:
+    """What a study needs root for under a profile, as `encbench profiles` says it: `what`
+    (e.g. "network namespaces"), and what a run without root leaves out, with the reason
+    (None: such a run is refused)."""
+
+    what: str
+    without: str | None = None
+
+
 @dataclass(frozen=True)
 class StudyDefinition:
     """A study, as the rest of encbench sees it."""
@@ -91,3 +105,6 @@ class StudyDefinition:
     plan_lines: Callable[[Profile], list[str]] = _no_lines
     # Tools only some of its profiles use, each with what for: `doctor` lists them.
     optional_tools: Callable[[], list[tuple[Check, str]]] = _no_tools
+    # What it needs root for under this profile (None: nothing), said before a run by
+    # `encbench profiles`; `needs` is what checks it on this machine.
+    root: Callable[[Profile], RootNeed | None] = _no_root

@@ -82,7 +82,7 @@ def test_keep_leaves_its_databases_marked_as_its_own(tmp_path: Path, users: User
     out = tmp_path / "out"
     result = users.run(
         "run", str(tiny_profile(tmp_path / "p.toml")), "--out", str(out),
-        "--target", users.dsn(), "--keep",
+        "--target", users.dsn(), "--keep-databases",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     kept = sorted(database_names(str(out.absolute())).values())

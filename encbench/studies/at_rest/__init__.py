@@ -30,4 +30,5 @@ STUDY = StudyDefinition(
     calibration=report.CALIBRATED,
     plan_lines=plan.target_lines,
     optional_tools=needs.optional_tools,
+    root=needs.root,
 )

@@ -15,6 +15,7 @@ from encbench.servers.grants import TargetNeeds
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
+from encbench.studies.definition import RootNeed
 
 
 def perf_check() -> Check:
@@ -24,6 +25,11 @@ def perf_check() -> Check:
 def needs(profile: Profile) -> list[Check]:
     """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`)."""
     return [perf_check()] if measure_options(profile).profile_cpu else []
+
+
+def root(profile: Profile) -> RootNeed | None:
+    """Instance shapes confine the servers by cgroups, which only root may make."""
+    return RootNeed("cgroups") if profile.server.shapes else None
 
 
 def optional_tools() -> list[tuple[Check, str]]:

@@ -3,7 +3,8 @@ shares the machine, and what those settings cannot be combined with."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -18,6 +19,8 @@ Regime = Literal["in-memory", "io-bound"]
 
 
 class MeasureSpec(Rounds):
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "threads", "time": "run_s"}
+
     workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_read_only"]
     regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]
     threads: Threads = [1, 4, 16, 64]

@@ -28,4 +28,5 @@ STUDY = StudyDefinition(
     calibration=report.CALIBRATED,
     plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
     optional_tools=needs.optional_tools,
+    root=needs.root,
 )

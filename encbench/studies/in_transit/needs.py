@@ -9,6 +9,7 @@ from encbench.checks import Check
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers.grants import TargetNeeds
+from encbench.studies.definition import RootNeed
 from encbench.studies.in_transit.cells import cells
 from encbench.studies.in_transit.options import transit_options
 
@@ -46,6 +47,14 @@ def needs(profile: Profile) -> list[Check]:
     needed |= {"stunnel4"} if "stunnel" in t.methods else set()
     needed |= {"sshd", "ssh"} if "ssh" in t.methods else set()
     return [c for c in optional_checks() if c.name in needed]
+
+
+def root(profile: Profile) -> RootNeed | None:
+    """A distance (rtt_ms > 0) puts the client on a network namespace of its own, which only
+    root may make; without root those cells are skipped with the reason."""
+    if any(rtt > 0 for rtt in transit_options(profile).rtt_ms):
+        return RootNeed("network namespaces", without="the distances")
+    return None
 
 
 def check(profile: Profile) -> None:

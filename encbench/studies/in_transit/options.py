@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -18,6 +19,8 @@ TransitMethod = Literal["tls", "stunnel", "ssh"]
 
 class TransitSpec(Rounds):
     """The in-transit study: plain TCP vs TLS (or a tunnel) against one sandboxed server."""
+
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "query_threads", "time": "run_s"}
 
     tests: Annotated[list[TransitTest], Field(min_length=1)] = ["connect", "oltp_point_select"]
     # Native TLS: one cell group per server key type (the whole chain uses that type).

@@ -5,7 +5,7 @@ and the rejoin study on the same clusters: node 2 rejoining by IST or SST."""
 from encbench import checks
 from encbench.checks import Check
 from encbench.profile import Profile
-from encbench.studies.definition import StudyDefinition
+from encbench.studies.definition import RootNeed, StudyDefinition
 from encbench.studies.replication import cells, options, rejoin, report, sizing
 from encbench.studies.replication.records import RejoinRecord, ReplicationRecord
 from encbench.studies.replication.rejoin import RejoinStudy
@@ -21,6 +21,10 @@ def needs(profile: Profile) -> list[Check]:
         checks.binary("rsync", "rsync"),
         checks.root("the replication study's clusters live in network namespaces"),
     ]
+
+
+def root(profile: Profile) -> RootNeed:
+    return RootNeed("network namespaces")
 
 
 STUDY = StudyDefinition(
@@ -39,6 +43,7 @@ STUDY = StudyDefinition(
     report=report.PART,
     needs=needs,
     validate=options.no_calibration(ReplicationRecord.STUDY),
+    root=root,
 )
 REJOIN = StudyDefinition(
     name=RejoinRecord.STUDY,
@@ -56,4 +61,5 @@ REJOIN = StudyDefinition(
     report=report.REJOIN_PART,
     needs=needs,
     validate=options.no_calibration(RejoinRecord.STUDY),
+    root=root,
 )

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Literal
+from collections.abc import Callable, Mapping
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
@@ -23,6 +23,8 @@ class ReplicationSpec(Rounds):
     """The replication study: sysbench write workloads against node 1 of a 2-node Galera
     cluster, a plain cluster against one with Galera's own TLS (socket.ssl_*), both up at
     once on their own emulated hosts (studies/replication/)."""
+
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "threads", "time": "run_s"}
 
     workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_write_only", "oltp_read_write"]
     threads: Threads = [4]

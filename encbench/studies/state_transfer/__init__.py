@@ -3,10 +3,18 @@ a full copy of a node's data to a joining node, by mariadb-backup over socat or 
 plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluster whose nodes
 live each on its own emulated host."""
 
-from encbench.studies.definition import StudyDefinition
+from encbench.profile import Profile
+from encbench.studies.definition import RootNeed, StudyDefinition
 from encbench.studies.state_transfer import cells, needs, options, report, sizing
 from encbench.studies.state_transfer.records import SstRecord
 from encbench.studies.state_transfer.study import StateTransferStudy
+
+
+def root(profile: Profile) -> RootNeed:
+    """Its nodes live on network namespaces; an optional study is left out without root."""
+    optional = options.state_transfer_options(profile).optional
+    return RootNeed("network namespaces", without="the SST" if optional else None)
+
 
 STUDY = StudyDefinition(
     name=SstRecord.STUDY,
@@ -26,4 +34,5 @@ STUDY = StudyDefinition(
     check=needs.check,
     optional=lambda profile: options.state_transfer_options(profile).optional,
     calibration=report.CALIBRATED,
+    root=root,
 )

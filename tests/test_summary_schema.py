@@ -1,0 +1,132 @@
+"""summary.json's published JSON Schema: the shipped file is what the models make (after an
+intended change of a summary model, rewrite it and review the diff:
+
+    ENCBENCH_UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/test_summary_schema.py
+
+), and the golden summary and a summary of every study validate against it, while a summary
+with a figure missing, a key too many or another schema does not."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from encbench import studies
+from encbench.report import documents, summary_schema
+from encbench.report.models import Model, NoiseFloor, Summary
+from tests.helpers import encbench
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+SHIPPED = ROOT / "encbench" / "report" / summary_schema.FILE
+UPDATE = os.environ.get("ENCBENCH_UPDATE_SNAPSHOTS") == "1"
+
+
+def validator() -> jsonschema.Draft202012Validator:
+    schema = json.loads(SHIPPED.read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def problems(data: Any) -> list[str]:
+    return [f"{e.json_path}: {e.message}" for e in validator().iter_errors(data)]
+
+
+def test_the_shipped_schema_is_what_the_summary_models_make() -> None:
+    made = summary_schema.text(summary_schema.make(studies.STUDIES))
+    if UPDATE:
+        SHIPPED.write_text(made)
+    assert SHIPPED.read_text() == made, (
+        "summary.schema.json is stale: ENCBENCH_UPDATE_SNAPSHOTS=1 .venv/bin/pytest "
+        "tests/test_summary_schema.py, then review the diff"
+    )
+
+
+def test_encbench_schema_prints_the_shipped_file() -> None:
+    result = encbench("schema")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == SHIPPED.read_text()
+    assert summary_schema.shipped() == SHIPPED.read_text()
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.rglob("summary.json")), ids=str)
+def test_every_golden_summary_is_valid(path: Path) -> None:
+    assert problems(json.loads(path.read_text())) == []
+
+
+def _every_study() -> dict[str, Model]:
+    """A part of each study, built from synthetic records as the report builds it."""
+    from encbench.studies.in_transit import summary as in_transit
+    from tests.test_html_report import golden_summary
+    from tests.test_study_plots import (
+        operations_part,
+        rejoin_part,
+        replication_part,
+        state_transfer_summary,
+    )
+    from tests.test_transit_plan_and_report import SEED, fake_runs
+
+    parts = {
+        "at-rest": golden_summary().part("at-rest"),
+        "in-transit": in_transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}}),
+        "operations": operations_part(rounds=8),
+        "state-transfer": state_transfer_summary().part("state-transfer"),
+        "replication": replication_part(rounds=4),
+        "rejoin": rejoin_part(rounds=4),
+    }
+    assert set(parts) == {s.name for s in studies.STUDIES}, "a study without a summary here"
+    return parts
+
+
+def test_a_summary_of_every_study_is_valid_as_written() -> None:
+    summary = documents.summarize("all", None, _every_study(), not_measured={"x": "why"})
+    data = json.loads(json.dumps(summary.to_json()))
+    assert problems(data) == []
+
+
+def test_a_calibration_and_a_noise_floor_are_valid() -> None:
+    from tests.test_calibration import _calibrated
+
+    aa = _calibrated("at-rest", "2026-01-01T00:00:00+00:00")
+    parts = {"at-rest": _every_study()["at-rest"]}
+    for summary in (
+        documents.summarize("aa", None, parts, calibration=aa),
+        documents.summarize("run", None, parts, noise_floor=NoiseFloor(file="f", latest=aa)),
+    ):
+        assert problems(json.loads(json.dumps(summary.to_json()))) == []
+
+
+def golden() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((GOLDEN / "report" / "summary.json").read_text())
+    return data
+
+
+def test_a_summary_with_a_figure_missing_a_key_too_many_or_another_schema_is_invalid() -> None:
+    missing = golden()
+    del missing["studies"]["at-rest"]["cells"][0]["comparisons"]["tps"]["overhead_pct"]
+    assert any("overhead_pct" in p for p in problems(missing))
+    extra = golden()
+    extra["studies"]["at-rest"]["cells"][0]["colour"] = "red"
+    assert any("colour" in p for p in problems(extra))
+    unknown_study = golden()
+    unknown_study["studies"]["at-rst"] = copy.deepcopy(unknown_study["studies"]["at-rest"])
+    assert any("at-rst" in p for p in problems(unknown_study))
+    older = {**golden(), "schema": 1}
+    assert problems(older)
+    wrong_type = golden()
+    wrong_type["studies"]["at-rest"]["cells"][0]["threads"] = "four"
+    assert problems(wrong_type)
+
+
+def test_what_the_schema_accepts_encbench_reads_back() -> None:
+    """The schema is no looser than the reader where it matters: the golden summary passes
+    both, and the reader accepts what was written."""
+    data = golden()
+    assert problems(data) == []
+    assert isinstance(documents.read_summary(data, "golden", studies.STUDIES), Summary)
