@@ -72,8 +72,8 @@ def test_a_section_of_an_unlisted_study_is_still_checked_against_the_rest() -> N
         ),
         (
             '[transit]\nbulk_ciphers = ["AES256-SHA"]\n',
-            'p.toml: transit.bulk_ciphers needs transit.tls_version = "TLSv1.2" '
-            "(TLS 1.3 suites are not chosen by ssl_cipher)",
+            "p.toml: transit.bulk_ciphers: 'AES256-SHA' is a TLS 1.2 suite: it needs "
+            'transit.tls_version = "TLSv1.2", not "TLSv1.3"',
         ),
         (
             '[target]\nuser = "u"\n',

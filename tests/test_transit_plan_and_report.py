@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from encbench import profile as profiles
 from encbench import rendering
 from encbench.errors import ProofError
+from encbench.proof import tls
 from encbench.report import documents, markdown
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.cells import cells as at_rest_cells
@@ -43,6 +45,7 @@ def test_cells_are_grouped_by_server_tls_so_each_configuration_starts_once() -> 
     assert {c.key_type for c in cells if c.test != "connect" and c.method == "tls"} == {"rsa1024"}
     assert {c.threads for c in cells if c.test == "oltp_point_select"} == {1, 8}
     assert all(c.rtt_ms == 0 for c in cells if c.test != "connect")
+    # the tunnels follow the connection test to every distance
     assert {(c.key_type, c.rtt_ms) for c in cells if c.method == "tls" and c.test == "connect"} == {
         ("rsa1024", 0),
         ("rsa1024", 40),
@@ -53,6 +56,7 @@ def test_cells_are_grouped_by_server_tls_so_each_configuration_starts_once() -> 
     assert {c.test for c in ssh} == {"connect", "bulk"} and {c.cipher for c in ssh} == {
         "aes256-cbc"
     }
+    assert {(c.test, c.rtt_ms) for c in ssh} == {("connect", 0), ("connect", 40), ("bulk", 0)}
 
 
 def test_an_at_rest_profile_has_no_transit_cells_and_the_reverse() -> None:
@@ -69,6 +73,14 @@ def test_an_at_rest_profile_has_no_transit_cells_and_the_reverse() -> None:
         ("rtt_ms = [0, 20000]", "out of range"),
         ('ssh_ciphers = ["rot13"]', "unknown SSH cipher 'rot13'"),
         ('bulk_ciphers = ["AES128-SHA"]', 'needs transit.tls_version = "TLSv1.2"'),
+        ('ciphers = ["DHE-RSA-AES256-SHA"]', 'needs transit.tls_version = "TLSv1.2"'),
+        (
+            'tls_version = "TLSv1.2"\nciphers = ["TLS_AES_128_GCM_SHA256"]',
+            'needs transit.tls_version = "TLSv1.3", not "TLSv1.2"',
+        ),
+        ('ciphers = ["TLS_AES_128_CCM_SHA256"]', "not offered by MariaDB's clients"),
+        ('ciphers = ["TLS_{section}"]', "'TLS_{section}' is not offered"),
+        ('distance_tests = ["bulk"]', "distance_tests names bulk, which transit.tests"),
     ],
 )
 def test_bad_transit_settings_are_refused_naming_the_key(body: str, fragment: str) -> None:
@@ -132,10 +144,13 @@ def test_the_report_has_the_seed_tables_with_ci_and_the_loss_per_distance() -> N
     data = in_transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}, "pki": {}})
     text = transit_report(data)
     assert "| MariaDB TLS rsa1024 | 1 | 3,030.0 (" in text
-    assert "### Connection rate lost to TLS, by network distance" in text
-    assert "| key | RTT 0 ms, 1 thr | RTT 40 ms, 1 thr |" in text
-    row = next(line for line in text.splitlines() if line.startswith("| rsa4096 |"))
-    assert "97.0%" in row and "29.9%" in row
+    assert "### Rate lost to encryption, by network distance" in text
+    assert "| path | RTT 0 ms, 1 thr | RTT 40 ms, 1 thr |" in text
+    distance = text.split("| path | RTT 0 ms, 1 thr | RTT 40 ms, 1 thr |")[1]
+    row = next(line for line in distance.splitlines() if line.startswith("| MariaDB TLS rsa4096 |"))
+    assert row == "| MariaDB TLS rsa4096 | +97.0% | +29.9% |"
+    ssh = next(line for line in distance.splitlines() if line.startswith("| SSH tunnel"))
+    assert ssh == "| SSH tunnel aes256-cbc (rsa2048 host key) | +49.9% | +29.9% |"
     assert "Ssl_session_cache_hits grew by 0" in text
     whole = text
     assert whole.startswith("# encbench: in-transit encryption")
@@ -185,25 +200,44 @@ def test_per_query_runs_need_one_handshake_per_client_thread() -> None:
 
 
 @pytest.mark.parametrize(
-    ("key", "cipher", "ok"),
+    ("keys", "setting", "cipher", "refusal"),
     [
-        ("ecdsa-p256", "ECDHE-ECDSA-AES128-GCM-SHA256", True),
-        ("ecdsa-p256", "ECDHE-RSA-AES128-GCM-SHA256", False),
-        ("ed25519", "ECDHE-ECDSA-AES128-GCM-SHA256", True),
-        ("rsa2048", "ECDHE-RSA-CHACHA20-POLY1305", True),
+        ('"ecdsa-p256"', "bulk_ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256", None),
+        ('"ecdsa-p256"', "bulk_ciphers", "ECDHE-RSA-AES128-GCM-SHA256", "Au=ECDSA"),
+        ('"ed25519"', "bulk_ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256", None),
+        ('"rsa2048"', "bulk_ciphers", "ECDHE-RSA-CHACHA20-POLY1305", None),
+        ('"rsa1024", "rsa4096"', "ciphers", "DHE-RSA-AES256-SHA", None),
+        # connect rows run every key type with every suite: each must sign for it
+        ('"rsa2048", "ecdsa-p256"', "ciphers", "DHE-RSA-AES256-SHA", "with a ecdsa-p256 key"),
+        # bulk rows use the first key type only
+        ('"rsa2048", "ecdsa-p256"', "bulk_ciphers", "DHE-RSA-AES256-SHA", None),
+        # known to OpenSSL, but not in the default list MariaDB's clients offer
+        ('"rsa2048"', "ciphers", "DHE-RSA-CAMELLIA256-SHA", "openssl ciphers -s -v"),
     ],
 )
-def test_a_bulk_cipher_must_suit_the_key_type(key: str, cipher: str, ok: bool) -> None:
+def test_a_suite_must_be_offered_and_suit_every_key_type_it_runs_with(
+    keys: str, setting: str, cipher: str, refusal: str | None
+) -> None:
     from encbench import proc
 
     if proc.which("openssl") is None:
         pytest.skip("openssl not installed")
-    prof = load(f'key_types = ["{key}"]\ntls_version = "TLSv1.2"\nbulk_ciphers = ["{cipher}"]\n')
-    if ok:
+    prof = load(f'key_types = [{keys}]\ntls_version = "TLSv1.2"\n{setting} = ["{cipher}"]\n')
+    if refusal is None:
         transit_needs.check_ciphers(prof)
     else:
-        with pytest.raises(profiles.BadInput, match="choose a suite with Au=ECDSA"):
+        with pytest.raises(profiles.BadInput, match=re.escape(refusal)) as caught:
             transit_needs.check_ciphers(prof)
+        assert f"transit.{setting}" in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_the_tls_1_3_suites_pass_the_machine_check_with_any_key_type() -> None:
+    from encbench import proc
+
+    if proc.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    suites = ", ".join(f'"{s}"' for s in tls.TLS13_SUITES)
+    transit_needs.check_ciphers(load(f'key_types = ["ecdsa-p256"]\nciphers = [{suites}]\n'))
 
 
 def test_the_report_says_how_often_stunnel_resumed_when_allowed() -> None:
@@ -232,7 +266,7 @@ def test_a_rate_limit_without_a_distance_is_refused() -> None:
 def test_the_html_report_has_the_transit_tables_and_a_plot_per_test() -> None:
     page = transit_report(in_transit.build(fake_runs(), SEED, {}), html=True)
     assert page.count("<svg") == 4  # connect, point select, bulk, and loss by distance
-    assert "<h3>Connection rate lost to TLS, by network distance</h3>" in page
+    assert "<h3>Rate lost to encryption, by network distance</h3>" in page
     ids = [m for m in page.split('id="')[1:]]
     assert len({i.split('"')[0] for i in ids}) == len(ids)  # no clashing ids between plots
 

@@ -173,6 +173,13 @@ STUNNEL_RESUMED = re.compile(r"TLS accepted: previous session reused")
 # ssh -v logs the negotiated cipher once and opens one direct-tcpip channel per connection
 # ("channel 1: new direct-tcpip [direct-tcpip]" in OpenSSH 9; "new [direct-tcpip]" before).
 SSH_CIPHER = re.compile(r"kex: client->server cipher: (\S+)")
+# The rest of what the tunnel negotiated once, when it opened: the MAC ("<implicit>" for the
+# AEAD ciphers), the key exchange and the host key's signature algorithm.
+SSH_TERMS = {
+    "mac": re.compile(r"kex: client->server cipher: \S+ MAC: (\S+)"),
+    "kex": re.compile(r"kex: algorithm: (\S+)"),
+    "host_key": re.compile(r"kex: host key algorithm: (\S+)"),
+}
 SSH_CHANNEL = re.compile(r"(channel \d+: new (?:direct-tcpip|\[direct-tcpip\]))")
 
 
@@ -206,12 +213,15 @@ def stunnel_conf(
     log: Path,
     tls_version: str = "TLSv1.3",
     resume: bool = False,
+    check_ip: str | None = None,
 ) -> str:
     """stunnel configuration; foreground and no pid file, so the Popen pid is the daemon.  The
     server side logs at `info`, one line per handshake naming its suite: the per-run proof.
 
     stunnel's client resumes TLS sessions by default (tickets); with resume=False the server
-    refuses resumption, so every connection pays a full handshake as MariaDB's clients do."""
+    refuses resumption, so every connection pays a full handshake as MariaDB's clients do.
+    The client checks that the server's certificate names `check_ip` (default: the address
+    it connects to; a delay relay's is not the server's)."""
     level = "notice" if client else "info"
     # syslog = no: in the foreground stunnel also logs to syslog; with no /dev/log (no syslog
     # daemon, as on this machine) glibc writes to /dev/console, here a serial port.  Measured
@@ -226,7 +236,7 @@ def stunnel_conf(
     lines.append(f"sessionResume = {'yes' if resume else 'no'}")
     if client:
         # Verify the server like a careful client would, against the run's own CA.
-        lines += ["client = yes", "verifyChain = yes", f"checkIP = {connect[0]}"]
+        lines += ["client = yes", "verifyChain = yes", f"checkIP = {check_ip or connect[0]}"]
         lines += [f"cert = {pki.client_cert.absolute()}", f"key = {pki.client_key.absolute()}"]
     else:
         lines += [f"cert = {pki.server_cert.absolute()}", f"key = {pki.server_key.absolute()}"]
@@ -249,6 +259,7 @@ def stunnel(
     *,
     db: tuple[str, int],
     server_listen: tuple[str, int] | None = None,
+    client_dial: tuple[str, int] | None = None,
     tls_version: str = "TLSv1.3",
     resume: bool = False,
     server_prefix: Sequence[str] = (),
@@ -257,9 +268,12 @@ def stunnel(
     """A server-side stunnel in front of MariaDB's TCP port `db` and a client-side stunnel
     connecting to it; yields the tunnel, whose loopback port clients dial in plain.
 
-    The prefixes (e.g. netns.exec_prefix(name)) place each side on its own emulated host."""
+    The prefixes (e.g. netns.exec_prefix(name)) place each side on its own emulated host;
+    `client_dial` is where the client side reaches `server_listen` when not directly (a
+    delay relay in front of it)."""
     directory = _run_dir(run_dir, "stunnel")
     server_listen = server_listen or (db[0], free_port(db[0]))
+    dial = client_dial or server_listen
     local = ("127.0.0.1", free_port())
     server_conf = stunnel_conf(
         client=False,
@@ -273,11 +287,12 @@ def stunnel(
     client_conf = stunnel_conf(
         client=True,
         accept=local,
-        connect=server_listen,
+        connect=dial,
         pki=pki,
         log=directory / "client.log",
         tls_version=tls_version,
         resume=resume,
+        check_ip=server_listen[0],
     )
     server = _stunnel(directory, "stunnel-server", server_conf, server_listen[1], server_prefix)
     client = _stunnel(directory, "stunnel-client", client_conf, local[1], client_prefix)
@@ -414,6 +429,7 @@ def ssh_tunnel(
     cipher: str = "aes128-gcm@openssh.com",
     key_type: str = "ed25519",
     sshd_listen: tuple[str, int] | None = None,
+    client_dial: tuple[str, int] | None = None,
     server_prefix: Sequence[str] = (),
     client_prefix: Sequence[str] = (),
     terminal: bool = True,
@@ -425,7 +441,10 @@ def ssh_tunnel(
     (`ssh -N`): OpenSSH turns Nagle's algorithm off (TCP_NODELAY) only for interactive
     sessions, and without it every forwarded MariaDB connect stalls on a delayed ACK
     (benchmarks/ssh_nodelay.py measures both).  A DBA's `ssh -L` with a shell open is the
-    interactive case, and the default."""
+    interactive case, and the default.
+
+    As for stunnel, the prefixes place sshd and ssh on their hosts and `client_dial` is where
+    ssh reaches `sshd_listen` when not directly; the known host is the address ssh dials."""
     check_cipher(cipher)
     sshd_bin = proc.which("sshd")
     if sshd_bin is None or proc.which("ssh") is None:
@@ -448,9 +467,10 @@ def ssh_tunnel(
             db=db,
         )
     )
+    dial = client_dial or listen
     known_hosts = directory / "known_hosts"
     host_pub = Path(f"{host_key}.pub").read_text().split()
-    known_hosts.write_text(f"[{listen[0]}]:{listen[1]} {host_pub[0]} {host_pub[1]}\n")
+    known_hosts.write_text(f"[{dial[0]}]:{dial[1]} {host_pub[0]} {host_pub[1]}\n")
     local = free_port()
     sshd = Daemon(
         "sshd",
@@ -486,8 +506,8 @@ def ssh_tunnel(
             "-L",
             f"127.0.0.1:{local}:{db[0]}:{db[1]}",
             "-p",
-            str(listen[1]),
-            f"{user}@{listen[0]}",
+            str(dial[1]),
+            f"{user}@{dial[0]}",
             # The session's command: it only keeps the session (and its pty) open.
             *([SSH_SESSION_COMMAND] if terminal else []),
         ],
@@ -506,6 +526,17 @@ def ssh_cipher(tunnel: Tunnel) -> str:
     except OSError:
         return ""
     return found[-1] if found else ""
+
+
+def ssh_terms(tunnel: Tunnel) -> dict[str, str]:
+    """The MAC, key exchange and host key algorithm the ssh client negotiated, from its -v
+    log ("" for what it does not name)."""
+    try:
+        text = tunnel.proof_log.read_text(errors="replace")
+    except OSError:
+        text = ""
+    found = {name: pattern.findall(text) for name, pattern in SSH_TERMS.items()}
+    return {name: values[-1] if values else "" for name, values in found.items()}
 
 
 def _user() -> str:

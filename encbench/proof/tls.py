@@ -32,6 +32,38 @@ def check_tls_version(version: str) -> str:
     return version
 
 
+# The TLS 1.3 suites a MariaDB client offers: libmariadb (sysbench, mariadb, mariadb-dump)
+# sets none of its own, so it offers OpenSSL 3's default list, `openssl ciphers -s -tls1_3`.
+# MariaDB 10.11 passes ssl_cipher to SSL_CTX_set_ciphersuites as well as to
+# SSL_CTX_set_cipher_list, so a server can be limited to one of them; the CCM suites are
+# never offered by these clients, and a server limited to one fails every handshake.
+TLS13_SUITES = ("TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256")
+
+
+def suite_version(suite: str) -> str:
+    """The protocol a suite name belongs to: TLS 1.3's are IANA names (TLS_AES_…); OpenSSL
+    names TLS 1.2 suites without that prefix (ECDHE-RSA-AES256-GCM-SHA384)."""
+    return "TLSv1.3" if suite.startswith("TLS_") else "TLSv1.2"
+
+
+def check_suite(suite: str, tls_version: str, version_key: str = "tls_version") -> str:
+    """A suite the server can be limited to at `tls_version`: one line naming the fix when
+    not, since a server limited to a suite of the other version (or one no client offers)
+    starts and then fails, or ignores it, on every connection."""
+    version = suite_version(suite)
+    if version == "TLSv1.3" and suite not in TLS13_SUITES:
+        raise BadInput(
+            f"TLS 1.3 suite {suite!r} is not offered by MariaDB's clients: choose one of "
+            f"{', '.join(TLS13_SUITES)}"
+        )
+    if version != tls_version:
+        raise BadInput(
+            f"{suite!r} is a {version[:3]} {version[4:]} suite: it needs {version_key} = "
+            f'"{version}", not "{tls_version}"'
+        )
+    return suite
+
+
 def server_options(
     pki: Pki,
     *,
@@ -41,8 +73,9 @@ def server_options(
 ) -> dict[str, str]:
     """Options to merge into a sandbox's option dict (as variants.server_options renders them).
 
-    `cipher` is an OpenSSL TLS 1.2 cipher name (e.g. the seed's DHE-RSA-AES256-SHA); TLS 1.3
-    suites are not chosen through ssl_cipher, so a cipher with TLSv1.3 is refused rather than
+    `cipher` is one suite the server is limited to (ssl_cipher): an OpenSSL TLS 1.2 name
+    (e.g. DHE-RSA-AES256-SHA, the 2013 study's) with TLSv1.2, or a TLS 1.3 one
+    (TLS13_SUITES) with TLSv1.3; a suite of the other version is refused rather than
     silently ignored."""
     check_tls_version(tls_version)
     options = {
@@ -52,13 +85,28 @@ def server_options(
         "tls_version": tls_version,
     }
     if cipher is not None:
-        if tls_version != "TLSv1.2":
-            raise BadInput(f"ssl cipher {cipher!r} needs tls_version TLSv1.2 (TLS 1.3 ignores it)")
-        options["ssl_cipher"] = cipher
+        options["ssl_cipher"] = check_suite(cipher, tls_version)
     if require_secure_transport:
         # Makes a plain connection fail instead of quietly measuring the wrong thing.
         options["require_secure_transport"] = "ON"
     return options
+
+
+SERVER_TLS_SQL = "SELECT @@GLOBAL.have_ssl, @@GLOBAL.tls_version, @@GLOBAL.ssl_cipher"
+
+
+def check_server_tls(row: Sequence[object], tls_version: str, cipher: str | None) -> None:
+    """The server's own account of what it was started with (SERVER_TLS_SQL): TLS on, the
+    one version and, where a suite was asked for, that suite alone.  A server whose TLS set-up
+    failed keeps running with have_ssl DISABLED, and one limited to a suite accepts no other,
+    so with this and a handshake counted per connection every run negotiated the suite."""
+    have_ssl, version, suite = (str(v or "") for v in row)
+    if have_ssl != "YES":
+        raise ProofError(f"the server's TLS is {have_ssl or 'off'} (have_ssl), not on")
+    if version != tls_version:
+        raise ProofError(f"the server runs tls_version {version!r}, not {tls_version!r}")
+    if cipher and suite != cipher:
+        raise ProofError(f"the server runs ssl_cipher {suite!r}, not {cipher!r}")
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,8 @@ def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_di
     assert all(p and p["plain"] == "plain" for p in proofs.values())
     assert proofs["connect tls rsa2048 1 thr"]["encrypted"].startswith("TLSv1.3 TLS_")
     ssh = proofs["connect ssh rsa2048 aes128-gcm@openssh.com 1 thr"]["encrypted"]
-    assert ssh == "ssh: aes128-gcm@openssh.com"
+    # AEAD: no MAC of its own; the key exchange is named, once per tunnel
+    assert ssh.startswith("ssh: aes128-gcm@openssh.com (key exchange ")
     assert proofs["connect stunnel rsa2048 1 thr"]["encrypted"].startswith(
         "stunnel: TLSv1.3 ciphersuite: TLS_"
     )
@@ -136,10 +137,65 @@ def test_a_distance_is_measured_through_two_namespaces_and_removed(
     assert max(r["rate"] for r in far) < 1000 / 30
     assert min(r["rate"] for r in near) > 1000 / 30
     report = (out / "report.md").read_text()
-    assert "### Connection rate lost to TLS, by network distance" in report
+    assert "### Rate lost to encryption, by network distance" in report
     assert "RTT 30 ms" in report
     assert namespaces_left(state_dir) == []
     assert processes_owned_by(pid) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_a_dhe_connect_row_and_tunnels_and_queries_at_a_distance_are_proven(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    needed = [n for n in ("stunnel4", "sshd") if proc.which(n) is None]
+    if needed:
+        skip_unless_ci(f"{', '.join(needed)} not installed: run scripts/setup-test-extras.sh")
+    prof = transit_profile(
+        tmp_path / "t.toml",
+        tests='["connect", "oltp_point_select"]',
+        distance_tests='["connect", "oltp_point_select"]',
+        methods='["tls", "stunnel", "ssh"]',
+        tls_version='"TLSv1.2"',
+        ciphers='["DHE-RSA-AES256-SHA"]',
+        ssh_ciphers='["aes128-ctr"]',
+        query_threads="[1]",
+        table_size="1000",
+        rtt_ms="[20]",
+    )
+    out = tmp_path / "out"
+    result, pid = run_cli("run", str(prof), "--out", str(out), state_dir=state_dir)
+    assert result.returncode == 0, result.stderr
+
+    runs = records(out)
+    # connect through TLS (DHE), stunnel and ssh, and point selects over TLS: all at 20 ms
+    assert len(runs) == 4 * 2 * 2 and {r["cell"]["rtt_ms"] for r in runs} == {20}
+    for run in runs:
+        cell = run["cell"]
+        # every path, the tunnels' included, crossed the delayed link: a connection takes a
+        # few round trips of 20 ms, a point select one
+        assert run["rate"] < 1000 / 20, (cell, run["variant"], run["rate"])
+        if run["variant"] == "encrypted" and cell["method"] != "tls":
+            assert run["tunnel_handshakes"] >= run["events"] and run["tls_handshakes"] == 0
+    # The tunnels' CPU is read across both namespaces (a run's alone may be under one tick).
+    tunneled = [r for r in runs if r["variant"] == "encrypted" and r["cell"]["method"] != "tls"]
+    assert sum(r["tunnel_cpu_s"] for r in tunneled) > 0
+    summary = json.loads((out / "summary.json").read_text())
+    proofs = {c["label"]: c["proof"] for c in summary["studies"]["in-transit"]["cells"]}
+    dhe = "connect tls rsa2048 DHE-RSA-AES256-SHA rtt 20 ms 1 thr"
+    assert proofs[dhe]["encrypted"] == "TLSv1.2 DHE-RSA-AES256-SHA"
+    ssh = proofs["connect ssh rsa2048 aes128-ctr rtt 20 ms 1 thr"]["encrypted"]
+    assert ssh.startswith("ssh: aes128-ctr (MAC ") and "key exchange" in ssh
+    stunnel = proofs["connect stunnel rsa2048 rtt 20 ms 1 thr"]["encrypted"]
+    assert stunnel.startswith("stunnel: TLSv1.2 ciphersuite: ")
+    assert proofs["oltp_point_select tls rsa2048 rtt 20 ms 1 thr"]["encrypted"].startswith(
+        "TLSv1.2 "
+    )
+    report = (out / "report.md").read_text()
+    assert "### The SSH tunnel's cost on new connections" in report
+    assert "SSH tunnel, new connections at RTT 20 ms (1 thr): aes128-ctr" in report
+    assert "Rates at a distance: Per query on persistent connections: oltp_point_select" in report
+    assert processes_owned_by(pid) == [] and namespaces_left(state_dir) == []
+    assert registry.entries() == []
 
 
 def test_an_interrupted_transit_run_leaves_no_server_tunnel_relay_or_namespace(

@@ -3,6 +3,7 @@ golden outputs of the real tools (tests/golden/transit/)."""
 
 from __future__ import annotations
 
+import re
 import stat
 from pathlib import Path
 
@@ -164,3 +165,69 @@ def test_the_stunnel_client_verifies_the_server_against_the_run_ca(tmp_path: Pat
     )
     assert "client = yes" in text and "verifyChain = yes" in text
     assert "checkIP = 10.213.0.2" in text and "foreground = yes" in text
+
+
+def test_behind_a_relay_the_stunnel_client_still_checks_the_servers_address(
+    tmp_path: Path,
+) -> None:
+    text = tunnels.stunnel_conf(
+        client=True,
+        accept=("127.0.0.1", 4000),
+        connect=("127.0.0.1", 4100),  # a delay relay in the client's namespace
+        pki=fake_pki(tmp_path),
+        log=tmp_path / "log",
+        check_ip="10.213.0.2",
+    )
+    assert "connect = 127.0.0.1:4100" in text and "checkIP = 10.213.0.2" in text
+
+
+@pytest.mark.parametrize("suite", tls.TLS13_SUITES)
+def test_a_tls13_suite_is_set_on_a_tls13_server_and_refused_on_a_tls12_one(
+    tmp_path: Path, suite: str
+) -> None:
+    options = tls.server_options(fake_pki(tmp_path), tls_version="TLSv1.3", cipher=suite)
+    assert options["ssl_cipher"] == suite and options["tls_version"] == "TLSv1.3"
+    with pytest.raises(BadInput, match=r'needs tls_version = "TLSv1\.3", not "TLSv1\.2"'):
+        tls.server_options(fake_pki(tmp_path), tls_version="TLSv1.2", cipher=suite)
+
+
+def test_a_tls13_suite_the_clients_never_offer_is_refused_naming_those_they_do(
+    tmp_path: Path,
+) -> None:
+    with pytest.raises(BadInput, match="TLS_AES_256_GCM_SHA384, TLS_CHACHA20") as e:
+        tls.server_options(
+            fake_pki(tmp_path), tls_version="TLSv1.3", cipher="TLS_AES_128_CCM_SHA256"
+        )
+    assert "\n" not in str(e.value)
+
+
+def test_the_ssh_client_log_names_mac_key_exchange_and_host_key(tmp_path: Path) -> None:
+    log = tmp_path / "ssh.log"
+    log.write_text(
+        "debug1: kex: algorithm: sntrup761x25519-sha512\n"
+        "debug1: kex: host key algorithm: rsa-sha2-512\n"
+        "debug1: kex: server->client cipher: aes128-ctr MAC: umac-64-etm@openssh.com "
+        "compression: none\n"
+        "debug1: kex: client->server cipher: aes128-ctr MAC: umac-64-etm@openssh.com "
+        "compression: none\n"
+    )
+    tunnel = tunnels.Tunnel(1, (), log, tunnels.SSH_CHANNEL)
+    assert tunnels.ssh_cipher(tunnel) == "aes128-ctr"
+    assert tunnels.ssh_terms(tunnel) == {
+        "mac": "umac-64-etm@openssh.com",
+        "kex": "sntrup761x25519-sha512",
+        "host_key": "rsa-sha2-512",
+    }
+    log.unlink()
+    assert tunnels.ssh_terms(tunnel) == {"mac": "", "kex": "", "host_key": ""}
+
+
+def test_the_servers_own_tls_settings_must_be_those_asked_for() -> None:
+    tls.check_server_tls(("YES", "TLSv1.2", "DHE-RSA-AES256-SHA"), "TLSv1.2", "DHE-RSA-AES256-SHA")
+    tls.check_server_tls(("YES", "TLSv1.3", ""), "TLSv1.3", None)  # the server's default suite
+    with pytest.raises(ProofError, match="TLS is DISABLED"):
+        tls.check_server_tls(("DISABLED", "TLSv1.2", "DHE-RSA-AES256-SHA"), "TLSv1.2", "x")
+    with pytest.raises(ProofError, match=re.escape("tls_version 'TLSv1.2,TLSv1.3', not 'TLSv1.2'")):
+        tls.check_server_tls(("YES", "TLSv1.2,TLSv1.3", ""), "TLSv1.2", None)
+    with pytest.raises(ProofError, match="ssl_cipher 'AES256-SHA', not 'DHE-RSA-AES256-SHA'"):
+        tls.check_server_tls(("YES", "TLSv1.2", "AES256-SHA"), "TLSv1.2", "DHE-RSA-AES256-SHA")

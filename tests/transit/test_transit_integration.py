@@ -136,7 +136,15 @@ def test_stunnel_carries_a_connection_and_stops_leaving_no_process(bench: Bench)
     assert not [p for p in processes_owned_by(os.getpid()) if "stunnel" in p]
 
 
-@pytest.mark.parametrize("cipher", ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"])
+@pytest.mark.parametrize(
+    "cipher",
+    [
+        "aes128-ctr",
+        "aes128-gcm@openssh.com",
+        "aes256-gcm@openssh.com",
+        "chacha20-poly1305@openssh.com",
+    ],
+)
 def test_an_ssh_tunnel_carries_a_connection_and_stops_leaving_no_process(
     bench: Bench, cipher: str
 ) -> None:

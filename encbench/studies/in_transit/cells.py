@@ -3,8 +3,10 @@
 Cells are grouped by the server's TLS configuration (key type, cipher), because changing it
 means restarting the server; within a group the cells run as listed.  The key type matters
 for setting up connections, not for what a persistent connection costs per query, so the
-per-query, bulk and dump tests use the first key type only, and the distance sweep is done
-for the connection test (the seed's second table).
+per-query, bulk and dump tests use the first key type only.  The connect and bulk tests of
+native TLS run once per suite of `ciphers` (bulk: `bulk_ciphers` where given).  The tests of
+`distance_tests` (by default the connection test: the 2013 study's second table) run at
+every `rtt_ms`, through every method; the others on loopback.
 """
 
 from __future__ import annotations
@@ -56,10 +58,24 @@ def target_skip_reason(cell: TransitCell) -> str | None:
         )
     if cell.cipher:
         return (
-            "a TLS 1.2 cipher is chosen on the server (ssl_cipher), which encbench does not "
+            "a TLS suite is chosen on the server (ssl_cipher), which encbench does not "
             "change on a server it did not start"
         )
     return None
+
+
+def suites(spec: TransitSpec, test: str) -> list[str]:
+    """The TLS suites a native TLS test runs with, one row each ("": the server's default)."""
+    if test == "connect":
+        return spec.ciphers or [""]
+    if test == "bulk":
+        return spec.bulk_ciphers or spec.ciphers or [""]
+    return [""]
+
+
+def distances(spec: TransitSpec, test: str) -> list[float]:
+    """The round-trip times a test runs at: all of rtt_ms for distance_tests, else loopback."""
+    return spec.rtt_ms if test in spec.distance_tests else [0]
 
 
 def _profile_cells(profile: Profile) -> list[TransitCell]:
@@ -69,41 +85,67 @@ def _profile_cells(profile: Profile) -> list[TransitCell]:
     found: list[TransitCell] = []
     first_key = t.key_types[0]
     if "tls" in t.methods:
-        for key in t.key_types:
-            if "connect" in t.tests:
-                found += [
-                    TransitCell("connect", "tls", key, "", rtt, threads)
-                    for rtt in t.rtt_ms
-                    for threads in t.connect_threads
-                ]
+        if "connect" in t.tests:
+            found += [
+                TransitCell("connect", "tls", key, suite, rtt, threads)
+                for key in t.key_types
+                for suite in suites(t, "connect")
+                for rtt in distances(t, "connect")
+                for threads in t.connect_threads
+            ]
         for test in QUERY_TESTS:
             if test in t.tests:
-                found += [TransitCell(test, "tls", first_key, "", 0, n) for n in t.query_threads]
+                found += [
+                    TransitCell(test, "tls", first_key, "", rtt, n)
+                    for rtt in distances(t, test)
+                    for n in t.query_threads
+                ]
         if "bulk" in t.tests:
             found += [
-                TransitCell("bulk", "tls", first_key, c, 0, 1) for c in t.bulk_ciphers or [""]
+                TransitCell("bulk", "tls", first_key, suite, rtt, 1)
+                for suite in suites(t, "bulk")
+                for rtt in distances(t, "bulk")
             ]
         if "dump" in t.tests:
-            found.append(TransitCell("dump", "tls", first_key, "", 0, 1))
+            found += [
+                TransitCell("dump", "tls", first_key, "", rtt, 1) for rtt in distances(t, "dump")
+            ]
     tunnels = [("stunnel", "", r) for r in t.stunnel_resume] if "stunnel" in t.methods else []
     tunnels += [("ssh", c, False) for c in t.ssh_ciphers] if "ssh" in t.methods else []
     for method, cipher, resume in tunnels:
         if "connect" in t.tests:
             found += [
-                TransitCell("connect", method, t.tunnel_key_type, cipher, 0, n, resume)
+                TransitCell("connect", method, t.tunnel_key_type, cipher, rtt, n, resume)
+                for rtt in distances(t, "connect")
                 for n in t.connect_threads
             ]
         if "bulk" in t.tests:
-            found.append(TransitCell("bulk", method, t.tunnel_key_type, cipher, 0, 1, resume))
+            found += [
+                TransitCell("bulk", method, t.tunnel_key_type, cipher, rtt, 1, resume)
+                for rtt in distances(t, "bulk")
+            ]
     return sorted(found, key=lambda c: server_tls(c, t))
 
 
 def server_tls(cell: TransitCell, spec: TransitSpec) -> tuple[str, str]:
     """(key type, TLS cipher) the server runs with for this cell.  Tunnel cells do not use the
-    server's TLS; they run with the first native configuration to save a restart."""
+    server's TLS; they run in a configuration the native cells need anyway, to save a
+    restart."""
     if cell.method == "tls":
         return cell.key_type, cell.cipher
-    return spec.key_types[0], ""
+    return spec.key_types[0], _tunnel_suite(spec)
+
+
+def _tunnel_suite(spec: TransitSpec) -> str:
+    """The suite of a native configuration of the first key type that the profile measures:
+    the server's default where some native row uses it (or none is measured), else the first
+    suite of the connect (or bulk) rows."""
+    if "tls" not in spec.methods:
+        return ""
+    used: list[str] = []
+    for test in spec.tests:
+        used += suites(spec, test)
+    return "" if "" in used or not used else used[0]
 
 
 def groups(

@@ -48,7 +48,21 @@ def prove_routes(
         if count < 1 or not suite:
             raise ProofError(f"{cell.label}: the tunnel's log shows no encrypted session")
         found[variant] = f"{cell.method}: {suite}"
+        if cell.method == "ssh":
+            found[variant] += ssh_details(tunnels.ssh_terms(route.tunnel))
     return found
+
+
+def ssh_details(terms: dict[str, str]) -> str:
+    """What else the ssh tunnel negotiated, once when it opened (its key exchange is not
+    repeated per connection: each connection is a channel of the one session)."""
+    parts = []
+    if terms.get("mac") and terms["mac"] != "<implicit>":
+        parts.append(f"MAC {terms['mac']}")
+    if terms.get("kex"):
+        host_key = f", {terms['host_key']} host key" if terms.get("host_key") else ""
+        parts.append(f"key exchange {terms['kex']}{host_key}, once per tunnel")
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def check_run(record: TransitRecord, calibration: bool = False, shared: bool = False) -> None:

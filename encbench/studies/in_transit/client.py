@@ -4,6 +4,7 @@ cell's proof asks the server about, made by the same client library."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,16 @@ from encbench.servers import pki
 from encbench.studies.in_transit.records import TransitCell
 from encbench.studies.in_transit.routes import Route
 from encbench.workloads import bulk, connrate
+
+# At a distance each query waits a round trip (oltp_read_only's transaction about 16): a
+# run of the per-query tests lasts at least this many, or a 1 s run at 170 ms would hold a
+# transaction or none.
+QUERY_ROUND_TRIPS = 50
+
+
+def query_run_s(rtt_ms: float) -> int:
+    """The shortest run of a per-query test at this round-trip time (0 on loopback)."""
+    return math.ceil(QUERY_ROUND_TRIPS * rtt_ms / 1000)
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,7 @@ class Client:
         elif cell.test != "connect":
             script = cell.test
             extra = ["--tables=1", f"--table-size={self.table_size}", "--rand-type=uniform"]
+            time_s = max(time_s, query_run_s(cell.rtt_ms))
         result = connrate.run_tcp(
             route.target,
             ssl=route.ssl,

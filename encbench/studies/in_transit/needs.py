@@ -1,6 +1,6 @@
 """What the in-transit study needs of this machine: the client tools and tunnels its tests
 and methods use (without `ip`, distance rows are skipped with the reason, not refused), and
-TLS 1.2 suites this OpenSSL offers and its key type can sign for."""
+TLS suites this OpenSSL offers and its key types can sign for."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from encbench import checks, proc
 from encbench.checks import Check
 from encbench.errors import BadInput
 from encbench.profile import Profile
+from encbench.proof import tls
 from encbench.servers.grants import TargetNeeds
 from encbench.studies.definition import RootNeed
 from encbench.studies.in_transit.cells import cells
@@ -67,27 +68,32 @@ def check(profile: Profile) -> None:
 
 
 def check_ciphers(profile: Profile) -> None:
-    """Each TLS 1.2 suite of the profile must be one this OpenSSL knows and one the key type
-    can sign for: otherwise the server would refuse to start or every handshake would fail."""
-    key = transit_options(profile).key_types[0]
-    wanted = "RSA" if key.startswith("rsa") else "ECDSA"  # ed25519 signs like ECDSA suites
-    for cipher in transit_options(profile).bulk_ciphers:
-        out = proc.run(
-            ["openssl", "ciphers", "-v", "-tls1_2", cipher],
-            phase="openssl ciphers",
-            timeout_s=30,
-            check=False,
-        )
-        # The list also names the TLS 1.3 suites, which come first whatever is asked.
-        found = [x for x in out.stdout.splitlines() if x.startswith(cipher + " ")]
-        line = found[0] if found else ""
-        if out.returncode != 0 or not line:
+    """Each TLS suite of the profile must be one this machine's clients offer (OpenSSL's
+    default list: a suite outside it, such as a Camellia one, fails every handshake) and, for
+    TLS 1.2, one every key type its rows use can sign for."""
+    t = transit_options(profile)
+    offered = _offered_suites()
+    rows = [("ciphers", suite, key) for suite in t.ciphers for key in t.key_types]
+    rows += [("bulk_ciphers", suite, t.key_types[0]) for suite in t.bulk_ciphers]
+    for setting, suite, key in rows:
+        line = offered.get(suite)
+        if line is None:
             raise BadInput(
-                f"transit.bulk_ciphers: {cipher!r} is not a TLS 1.2 suite this OpenSSL "
-                "offers; list them with `openssl ciphers -s -tls1_2`"
+                f"transit.{setting}: {suite!r} is not a suite this machine's OpenSSL offers "
+                "by default; list them with `openssl ciphers -s -v`"
             )
+        if tls.suite_version(suite) == "TLSv1.3":
+            continue  # TLS 1.3 suites do not depend on the key type
+        wanted = "RSA" if key.startswith("rsa") else "ECDSA"  # ed25519 signs like ECDSA
         if f"Au={wanted}" not in line:
             raise BadInput(
-                f"transit.bulk_ciphers: {cipher!r} cannot be used with a {key} key "
+                f"transit.{setting}: {suite!r} cannot be used with a {key} key "
                 f"({line.split()[3]}); choose a suite with Au={wanted}"
             )
+
+
+def _offered_suites() -> dict[str, str]:
+    """`openssl ciphers -s -v`: the suites OpenSSL's default list offers at its configured
+    security level, both versions, by name (each line names its Kx and Au)."""
+    out = proc.run(["openssl", "ciphers", "-s", "-v"], phase="openssl ciphers", timeout_s=30)
+    return {line.split()[0]: line for line in out.stdout.splitlines() if line.strip()}

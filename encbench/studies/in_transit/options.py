@@ -7,9 +7,11 @@ from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from encbench.errors import BadInput
 from encbench.net import netns, tunnels
 from encbench.options import AcrossKeys, Rounds, Threads, all_known
 from encbench.profile import Profile
+from encbench.proof import tls
 from encbench.servers import pki
 
 SECTION = "transit"
@@ -26,8 +28,11 @@ class TransitSpec(Rounds):
     # Native TLS: one cell group per server key type (the whole chain uses that type).
     key_types: Annotated[list[str], Field(min_length=1)] = ["rsa2048"]
     tls_version: Literal["TLSv1.2", "TLSv1.3"] = "TLSv1.3"
-    # TLS 1.2 cipher suites for the bulk test, chosen on the server (ssl_cipher); empty = the
-    # server's default.  Needs tls_version = "TLSv1.2" (TLS 1.3 suites ignore ssl_cipher).
+    # TLS suites for the native TLS rows of the connect and bulk tests, one row each, chosen
+    # on the server (ssl_cipher); empty = the server's default.  Every suite must be one of
+    # tls_version (proof/tls.py: check_suite).
+    ciphers: list[str] = []
+    # The bulk test's suites instead of `ciphers` (older profiles' key; empty: `ciphers`).
     bulk_ciphers: list[str] = []
     methods: Annotated[list[TransitMethod], Field(min_length=1)] = ["tls"]
     tunnel_key_type: str = "rsa2048"
@@ -37,8 +42,10 @@ class TransitSpec(Rounds):
     ssh_ciphers: Annotated[list[str], Field(min_length=1)] = ["aes128-gcm@openssh.com"]
     connect_threads: Threads = [1, 4]
     query_threads: Threads = [1, 4, 16]
-    # Round-trip times for the connection test; 0 = loopback on one host.
+    # Round-trip times; 0 = loopback on one host.  The tests in distance_tests run at each
+    # of them (through every method), the others on loopback only.
     rtt_ms: Annotated[list[float], Field(min_length=1)] = [0]
+    distance_tests: list[TransitTest] = ["connect"]
     rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
     table_size: Annotated[int, Field(gt=0)] = 10_000
     bulk_mb: Annotated[int, Field(gt=0, le=8192)] = 128
@@ -83,11 +90,25 @@ class TransitSpec(Rounds):
         return self
 
     @model_validator(mode="after")
-    def suites_need_tls_1_2(self) -> Self:
-        if self.bulk_ciphers and self.tls_version != "TLSv1.2":
+    def suites_of_the_tls_version(self) -> Self:
+        for key in ("ciphers", "bulk_ciphers"):
+            for suite in getattr(self, key):
+                try:
+                    tls.check_suite(suite, self.tls_version, f"{SECTION}.tls_version")
+                except BadInput as exc:
+                    # The message is a format string ({section}): the suite's braces escaped.
+                    why = str(exc).replace("{", "{{").replace("}", "}}")
+                    raise AcrossKeys(f"{{section}}.{key}: {why}") from None
+        return self
+
+    @model_validator(mode="after")
+    def distance_tests_are_measured(self) -> Self:
+        # The default names `connect`, which a profile without it simply does not measure.
+        unknown = [t for t in self.distance_tests if t not in self.tests]
+        if unknown and "distance_tests" in self.model_fields_set:
             raise AcrossKeys(
-                '{section}.bulk_ciphers needs {section}.tls_version = "TLSv1.2" '
-                "(TLS 1.3 suites are not chosen by ssl_cipher)"
+                f"{{section}}.distance_tests names {', '.join(unknown)}, which {{section}}.tests "
+                "does not measure: add it there or remove it here"
             )
         return self
 

@@ -1,6 +1,6 @@
 """The in-transit plots, drawn like report/plots.py's (same style, inline SVG): per test, the
 rate of each path with and without encryption; and the share of the connection rate lost to
-TLS as the network distance grows (the seed's second table, as lines)."""
+encryption as the network distance grows (the 2013 study's second table, as lines)."""
 
 from __future__ import annotations
 
@@ -69,33 +69,37 @@ def rates_svg(
     return render_svg(draw, f"transit-{name}", (6.4, height), title, auto_layout=True)
 
 
-def distance_svg(cells: Sequence[Cell]) -> str | None:
-    """% of the connection rate lost to TLS against the round-trip time, one line per key
-    type (and thread count), with the paired 95% CI as error bars."""
-    conn = [c for c in cells if c.test == "connect" and c.method == "tls" and c.rounds]
+def distance_svg(cells: Sequence[Cell], name: Callable[[Cell], str]) -> str | None:
+    """% of the connection rate lost to encryption against the round-trip time, one line per
+    path (`name`: a key type and suite of TLS, or a tunnel) and thread count, with the paired
+    95% CI as error bars.  Below zero where the encrypted path was the faster (a tunnel's
+    channel crosses the link without a TCP handshake of its own)."""
+    conn = [c for c in cells if c.test == "connect" and c.rounds and "rate" in c.comparisons]
     if len({c.rtt_ms for c in conn}) < 2:
         return None
     series: dict[tuple[str, int], list[Cell]] = {}
     for c in conn:
-        series.setdefault((c.key_type, c.threads), []).append(c)
+        series.setdefault((name(c), c.threads), []).append(c)
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
-        for i, ((key, threads), group) in enumerate(series.items()):
+        lowest = 0.0
+        for i, ((path, threads), group) in enumerate(series.items()):
             group = sorted(group, key=lambda c: c.rtt_ms)
             xs = [c.rtt_ms for c in group]
             comps = [c.comparisons["rate"] for c in group]
             ys = [comp.overhead_pct for comp in comps]
             ci = [comp.overhead_ci_pct or (y, y) for comp, y in zip(comps, ys, strict=True)]
+            lowest = min(lowest, *(lo for lo, _ in ci))
             err = [[y - lo for y, (lo, _) in zip(ys, ci, strict=True)]]
             err.append([hi - y for y, (_, hi) in zip(ys, ci, strict=True)])
             ax.errorbar(
-                xs, ys, yerr=err, capsize=2, label=f"{key}, {threads} thr", **KEY_STYLE[i % 2]
+                xs, ys, yerr=err, capsize=2, label=f"{path}, {threads} thr", **KEY_STYLE[i % 2]
             )
         ax.set_xlabel("round-trip time (ms)")
-        ax.set_ylabel("connection rate lost to TLS (%)")
-        ax.set_ylim(0, 100)
-        ax.set_title("The cost of TLS at a distance")
-        ax.legend()
+        ax.set_ylabel("connection rate lost to encryption (%)")
+        ax.set_ylim(min(0.0, lowest * 1.1), 100)
+        ax.set_title("The cost of encryption at a distance")
+        ax.legend(fontsize="small")
 
     return render_svg(draw, "transit-distance", SIZE, "connection rate lost by distance")

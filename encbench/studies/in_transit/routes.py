@@ -80,48 +80,80 @@ class RouteMaker:
         with contextlib.ExitStack() as stack:
             local = Connection.tcp("127.0.0.1", self.port, USER, self.database)
             plain = Route(local, ssl=False, prefix=hosts.local)
+            reach: Callable[[int], tuple[str, int]] | None = None
             if cell.rtt_ms > 0:
-                assert hosts.link is not None
-                upstream = (hosts.link.server_addr, self.port)
-                method = netns.set_delay(hosts.link, cell.rtt_ms)
-                self.record.setdefault("delay_method", {})[f"{cell.rtt_ms:g}"] = method
-                if method == "relay":
-                    relay = delay.relay(
-                        self.run_dir, upstream=upstream, rtt_ms=cell.rtt_ms, prefix=hosts.remote
-                    )
-                    host, port = stack.enter_context(relay)
-                else:
-                    host, port = upstream
-                far = Connection.tcp(host, port, USER, self.database)
+                reach = self._distance(stack, cell.rtt_ms)
+                far = Connection.tcp(*reach(self.port), USER, self.database)
                 plain = Route(far, ssl=False, prefix=hosts.remote)
             if self.calibration:
                 encrypted = Route(plain.target, ssl=False, prefix=plain.prefix)
             elif cell.method == "tls":
                 encrypted = Route(plain.target, ssl=True, prefix=plain.prefix)
             else:
-                tunnel = stack.enter_context(self._tunnel(cell))
+                # The tunnel's client end runs where the cell's clients do, its server end
+                # beside the server; at a distance the link (and its delay) lies between them.
+                tunnel = stack.enter_context(self._tunnel(cell, reach))
                 through = Connection.tcp("127.0.0.1", tunnel.port, USER, self.database)
-                encrypted = Route(through, ssl=False, prefix=hosts.local, tunnel=tunnel)
+                encrypted = Route(through, ssl=False, prefix=plain.prefix, tunnel=tunnel)
             yield {"plain": plain, "encrypted": encrypted}
 
-    def _tunnel(self, cell: TransitCell) -> contextlib.AbstractContextManager[tunnels.Tunnel]:
+    def _distance(
+        self, stack: contextlib.ExitStack, rtt_ms: float
+    ) -> Callable[[int], tuple[str, int]]:
+        """Set the link's delay; returns how the client host reaches a port of the server's
+        host across it: directly with netem, else through a delay relay of its own (one per
+        port, started on first use and stopped with the cell)."""
+        link = self.hosts.link
+        assert link is not None
+        method = netns.set_delay(link, rtt_ms)
+        self.record.setdefault("delay_method", {})[f"{rtt_ms:g}"] = method
+
+        def reach(port: int) -> tuple[str, int]:
+            upstream = (link.server_addr, port)
+            if method != "relay":
+                return upstream
+            relay = delay.relay(
+                self.run_dir, upstream=upstream, rtt_ms=rtt_ms, prefix=self.hosts.remote
+            )
+            return stack.enter_context(relay)
+
+        return reach
+
+    def _tunnel(
+        self, cell: TransitCell, reach: Callable[[int], tuple[str, int]] | None
+    ) -> contextlib.AbstractContextManager[tunnels.Tunnel]:
+        """The cell's tunnel: both ends on the server's host on loopback; at a distance
+        (`reach`), its server end listens on the server's link address and its client end,
+        on the client's host, dials it across the link."""
         db = ("127.0.0.1", self.port)
-        local = self.hosts.local
+        hosts = self.hosts
+        server_listen: tuple[str, int] | None = None
+        dial: tuple[str, int] | None = None
+        client_prefix = hosts.local
+        if reach is not None:
+            assert hosts.link is not None
+            server_listen = (hosts.link.server_addr, tunnels.free_port())
+            dial = reach(server_listen[1])
+            client_prefix = hosts.remote
         if cell.method == "stunnel":
             return tunnels.stunnel(
                 self.run_dir,
                 self.pki_for(cell.key_type),
                 db=db,
+                server_listen=server_listen,
+                client_dial=dial,
                 tls_version=self.tls_version,
                 resume=cell.resume,
-                server_prefix=local,
-                client_prefix=local,
+                server_prefix=hosts.local,
+                client_prefix=client_prefix,
             )
         return tunnels.ssh_tunnel(
             self.run_dir,
             db=db,
             cipher=cell.cipher,
             key_type=cell.key_type,
-            server_prefix=local,
-            client_prefix=local,
+            sshd_listen=server_listen,
+            client_dial=dial,
+            server_prefix=hosts.local,
+            client_prefix=client_prefix,
         )

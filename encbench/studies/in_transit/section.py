@@ -2,7 +2,7 @@
 
 The tables follow Percona's 2013 study "MySQL encryption performance, revisited": connections
 per second, mean and 95% CI, per key size and method; then the share of the connection rate
-lost to TLS per distance.
+lost to encryption per distance; then the SSH tunnel's cost in words (tunnel_cost.py).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from encbench.report.cells import flagged_cost, overhead_cell, verdict_notes, ve
 from encbench.report.models import Differences, Estimate, NoiseFloor
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.studies.in_transit import plots as in_transit_plots
+from encbench.studies.in_transit import tunnel_cost
 from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary, TransitVariant
 from encbench.studies.in_transit.records import TransitRecord
 
@@ -170,19 +171,20 @@ def method_table(
 
 
 def distance_table(cells: Cells) -> Table:
-    """The 2013 study's second table: % of the connection rate lost, key type × distance."""
-    conn = [c for c in cells if c.test == "connect" and c.method == "tls"]
+    """The 2013 study's second table: % of the connection rate lost, path × distance (a path
+    is a key type and suite of MariaDB's TLS, or a tunnel)."""
+    conn = [c for c in cells if c.test == "connect"]
     rtts = sorted({c.rtt_ms for c in conn})
     threads = sorted({c.threads for c in conn})
-    keys = list(dict.fromkeys(c.key_type for c in conn))
-    by_key = {(c.key_type, c.rtt_ms, c.threads): c for c in conn}
-    header = ["key", *[f"RTT {r:g} ms, {n} thr" for r in rtts for n in threads]]
+    paths = list(dict.fromkeys(method_name(c) for c in conn))
+    by_path = {(method_name(c), c.rtt_ms, c.threads): c for c in conn}
+    header = ["path", *[f"RTT {r:g} ms, {n} thr" for r in rtts for n in threads]]
     rows = []
-    for key in keys:
-        line = [Cell(key)]
+    for path in paths:
+        line = [Cell(path)]
         for rtt in rtts:
             for n in threads:
-                cell = by_key.get((key, rtt, n))
+                cell = by_path.get((path, rtt, n))
                 comp = cell.comparisons.get("rate") if cell and cell.rounds else None
                 line.append(Cell(lost(comp), comp.kind) if comp else Cell("–", "na"))
         rows.append(line)
@@ -255,19 +257,28 @@ def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Se
     if far:
         relay = "relay" in (part.delay_method or {}).values()
         missing = list(dict.fromkeys(c.status for c in far if not c.rounds))
-        distance: list[Block] = [
-            distance_table(cells),
-            Plot(
-                lambda: in_transit_plots.distance_svg(cells),
-                "% of connections per second lost to TLS, by round-trip time",
-            ),
-            method_table(
-                far, "Rates at a distance", [RELAY_NOTE] if relay else [], part.differences
-            ),
-            Bullets(missing),
-        ]
+        distance: list[Block] = []
+        if any(c.test == "connect" for c in far):
+            distance += [
+                distance_table(cells),
+                Plot(
+                    lambda: in_transit_plots.distance_svg(cells, method_name),
+                    "% of connections per second lost to encryption, by round-trip time",
+                ),
+            ]
+        for test, title in TEST_TITLES.items():
+            group = [c for c in far if c.test == test]
+            if group:
+                caption = f"Rates at a distance: {title}"
+                distance.append(
+                    method_table(group, caption, [RELAY_NOTE] if relay else [], part.differences)
+                )
+        distance.append(Bullets(missing))
+        blocks.append(Section("Rate lost to encryption, by network distance", distance, level=3))
+    ssh_cost = tunnel_cost.lines(cells)
+    if ssh_cost:
         blocks.append(
-            Section("Connection rate lost to TLS, by network distance", distance, level=3)
+            Section("The SSH tunnel's cost on new connections", [Bullets(ssh_cost)], level=3)
         )
     blocks.append(Section("In-transit setup and proof", [Bullets(setup(part))], level=3))
     title = "In transit: what TLS costs connections, queries and bulk transfers"

@@ -350,6 +350,8 @@ class TransitStudy:
                 "run in its group (Debian's default, level 2, refuses RSA keys under 2048 bits)"
             )
         server.restart(options)
+        (row,) = server.query(tls.SERVER_TLS_SQL)
+        tls.check_server_tls(row, self.spec.tls_version, cipher or None)
         self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = keys.redact(
             {k: v for k, v in options.items() if k.startswith(("ssl", "tls", "bind"))}
         )
