@@ -90,7 +90,9 @@ def with_target(
                     "there instead of on the command line"
                 )
             return text
-        raise BadInput("--defaults-extra-file and --keep-databases go with a target: add --target DSN")
+        raise BadInput(
+            "--defaults-extra-file and --keep-databases go with a target: add --target DSN"
+        )
     if has_target:
         raise BadInput("the profile has a [target] and --target gives another: give one of them")
     fields = parse_dsn(dsn)
