@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench import studies
-from encbench.engine.study import Rule
+from encbench import readiness, studies
+from encbench.durations import cell_seconds, duration
 from encbench.profile import Profile
-from encbench.servers import readiness
 from encbench.servers.grants import NOTHING
 from encbench.studies.definition import StudyDefinition
 
@@ -31,20 +30,6 @@ class StudyPlan:
     @property
     def total_s(self) -> float:
         return 0.0 if self.left_out else self.cell_s * len(self.cells)
-
-
-def duration(seconds: float) -> str:
-    minutes, secs = divmod(round(seconds), 60)
-    if not minutes:
-        return f"{secs} s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs:02d} s"
-
-
-def cell_seconds(rule: Rule) -> float:
-    """How long one cell runs, from its rule alone (see the module's docstring)."""
-    round_s = 2 * (rule.run_s + 1)
-    return min(rule.cell_budget_s, rule.max_rounds * round_s) + 2 * rule.warmup_s
 
 
 def study_plans(profile: Profile) -> list[StudyPlan]:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from encbench import environment
+from encbench import environment, readiness
 from encbench.checks import Check, binary
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.servers import readiness
 
 PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
 

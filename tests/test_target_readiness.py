@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from encbench import profile as profiles
-from encbench import rendering
+from encbench import readiness, rendering
 from encbench.errors import BadInput, ServerError
 from encbench.report import documents, markdown
-from encbench.servers import grants, key_setup, prerequisites, readiness
+from encbench.servers import grants, key_setup, prerequisites
 from encbench.servers.grants import TargetNeeds
 from encbench.studies import target_needs
 from encbench.studies.at_rest import summary as at_rest_summary

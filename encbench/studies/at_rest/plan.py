@@ -1,11 +1,12 @@
 """`encbench plan`: what a run would create and measure on a target, printed; nothing is
 created.  The server is only read (variables, grants, the catalogue).  Its login,
-privileges and key plugin are the target's part of the plan (servers/readiness.py); this is
+privileges and key plugin are the target's part of the plan (readiness.py); this is
 the study's: the load it puts on the server, the regimes its buffer pool allows, every
 statement it would send, and which cells it would measure."""
 
 from __future__ import annotations
 
+from encbench.durations import cell_seconds, duration
 from encbench.profile import Profile
 from encbench.servers import prerequisites
 from encbench.servers.owned import MARKER_TABLE, PLACEHOLDER_KEY
@@ -51,7 +52,6 @@ def _listed(items: list[str]) -> str:
 def load_lines(profile: Profile, pool_bytes: int) -> list[str]:
     """The data and the clients a run puts on the server, and for how long."""
     # Imported here: the plan module imports the studies, this one among them.
-    from encbench.plan import cell_seconds, duration
 
     d, rule = profile.data, measure_options(profile)
     names = [f"`{name}`" for name in names_for_key("…").values()]

@@ -1,0 +1,35 @@
+"""How long a cell may run by its stopping rule, and a time in words: what `encbench plan`
+and each study's plan lines say (plan.py's docstring gives the rule)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class BudgetRule(Protocol):
+    """The parts of a study's stopping rule that bound its cells' time."""
+
+    @property
+    def run_s(self) -> int: ...
+    @property
+    def warmup_s(self) -> int: ...
+    @property
+    def max_rounds(self) -> int: ...
+    @property
+    def cell_budget_s(self) -> float: ...
+
+
+def cell_seconds(rule: BudgetRule) -> float:
+    """How long one cell runs at most: its budget or its maximum rounds, whichever ends it
+    first (a round taken as two runs of run_s plus a second each), and both warm-ups."""
+    round_s = 2 * (rule.run_s + 1)
+    return min(rule.cell_budget_s, rule.max_rounds * round_s) + 2 * rule.warmup_s
+
+
+def duration(seconds: float) -> str:
+    """ "42 s", "14 min 10 s", "1 h 2 min"."""
+    minutes, secs = divmod(round(seconds), 60)
+    if not minutes:
+        return f"{secs} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs:02d} s"
