@@ -309,6 +309,7 @@ class Cluster(GaleraCluster[str]):
                 "galera_version": self._galera_version(),
                 "key_type": self.spec.key_type,
                 "certificate": pki.describe(self.pki.server_cert) if self.pki else "",
+                "donor_load": self._donor_load(),
             }
         )
         if self.profile.calibration:
@@ -326,6 +327,18 @@ class Cluster(GaleraCluster[str]):
                 }
             )
         self.store.write_json(RECORD, self.record)
+
+    def _donor_load(self) -> dict[str, Any] | None:
+        """The load on the donor during each measured SST, as the report states it."""
+        spec = self.spec
+        if not spec.donor_load_threads:
+            return None
+        return {
+            "workload": spec.donor_load_workload,
+            "threads": spec.donor_load_threads,
+            "rate_tps": spec.donor_load_rate,
+            "before_s": spec.donor_load_before_s,
+        }
 
     def _link_method(self) -> str:
         if self.has_peer:
