@@ -27,15 +27,16 @@ def a_profile(extra: str = "") -> Profile:
 # -- options -----------------------------------------------------------------------------------
 def test_the_donor_load_is_off_unless_asked_and_takes_its_settings() -> None:
     spec = state_transfer_options(a_profile())
-    assert spec.donor_load_threads == 0
+    assert spec.donor_load_threads == 0 and not spec.donor_encrypted_at_rest
     spec = state_transfer_options(
         a_profile(
             "[state_transfer]\ndonor_load_threads = 2\ndonor_load_rate = 300\n"
             'donor_load_workload = "oltp_point_select"\ndonor_load_before_s = 4\n'
+            "donor_encrypted_at_rest = true\n"
         )
     )
     assert (spec.donor_load_threads, spec.donor_load_rate, spec.donor_load_before_s) == (2, 300, 4)
-    assert spec.donor_load_workload == "oltp_point_select"
+    assert spec.donor_load_workload == "oltp_point_select" and spec.donor_encrypted_at_rest
 
 
 @pytest.mark.parametrize(
@@ -201,3 +202,36 @@ def test_without_the_load_the_report_has_no_donor_table() -> None:
     assert "donor_tps_during" not in part.cells[0].comparisons
     text = markdown.render(Document("t", sst_section.sections(part)))
     assert "donor's own clients" not in text and "less the donor's fixed pause" not in text
+
+
+def test_the_set_up_says_the_donor_was_encrypted_at_rest_and_what_was_proven() -> None:
+    profile = a_profile('[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\n')
+    runs = rounds(SstCell("rsync"), (5.0, 0.0), None)
+    plain = markdown.render(
+        Document("t", sst_section.sections(sst_summary.build(runs, profile, {})))
+    )
+    assert "Encrypted at rest" not in plain
+    found = {
+        "key_management": "file_key_management",
+        "algorithm": "AES_CTR",
+        "donor_tables_encrypted": 3,
+        "tables": 3,
+        "marker_table": "not encrypted (ENCRYPTED=NO)",
+    }
+    part = sst_summary.build(runs, profile, {"at_rest": found})
+    text = markdown.render(Document("t", sst_section.sections(part)))
+    assert "Encrypted at rest, both variants" in text
+    assert "the donor's 3 of 3 sysbench tables encrypted" in text
+    assert "The marker table is not encrypted (ENCRYPTED=NO)" in text
+
+
+def test_every_node_encrypts_with_one_private_key_file(tmp_path: Path) -> None:
+    from encbench.studies.state_transfer import at_rest
+
+    first, again = at_rest.options(tmp_path), at_rest.options(tmp_path)
+    assert first == again  # one key file for every node
+    key = Path(first["file_key_management_filename"])
+    assert key.parent == tmp_path / "private" and key.stat().st_mode & 0o777 == 0o600
+    assert (
+        first["innodb_encrypt_tables"] == "ON" and first["plugin_load_add"] == "file_key_management"
+    )

@@ -96,6 +96,10 @@ class StateTransferSpec(Rounds):
     # a light load leaves the transfer its share of the machine.
     donor_load_rate: Annotated[int, Field(ge=0, le=1_000_000)] = 0
     donor_load_before_s: Annotated[int, Field(ge=2, le=600)] = 5
+    # Both clusters' nodes encrypt their tablespaces (file_key_management, one generated key
+    # file that the joiner is given too): a plain against an encrypted stream of data that
+    # is encrypted at rest either way.
+    donor_encrypted_at_rest: bool = False
 
     def data(self, default: DataSpec) -> DataSpec:
         """The donor's sysbench data: this section's size where it gives one, else
