@@ -46,14 +46,19 @@ def test_the_smoke_sst_profile_measures_mariabackup_proves_the_wire_and_leaves_n
     # the three-node test below, which needs rsync anyway (a unit test proves smoke-sst makes
     # both cells).  And no round measured again for the machine's other load (mechanics, not
     # noise, as tests/helpers.tiny_profile): on a busy machine each would add a transfer
-    # (mariabackup's at least 10 s).  Nothing below counts the rounds.
+    # (mariabackup's at least 10 s).  Nothing below counts the rounds.  With a light load on
+    # the donor during each transfer, and every node encrypted at rest.
     profile = tmp_path / "smoke-sst-mariabackup.toml"
     smoke = (files("encbench.profiles") / "smoke-sst.toml").read_text()
     methods = 'methods = ["mariabackup", "rsync"]\n'
     assert smoke.count("[state_transfer]\n") == 1 and methods in smoke
     profile.write_text(
         smoke.replace('"smoke-sst"', '"smoke-sst-mariabackup"')
-        .replace("[state_transfer]\n", "[state_transfer]\ninterference_max_pct = 100\n")
+        .replace(
+            "[state_transfer]\n",
+            "[state_transfer]\ninterference_max_pct = 100\ndonor_load_threads = 1\n"
+            "donor_load_rate = 100\ndonor_load_before_s = 2\ndonor_encrypted_at_rest = true\n",
+        )
         .replace(methods, 'methods = ["mariabackup"]\n')
     )
     out = tmp_path / "out"
@@ -80,6 +85,13 @@ def test_the_smoke_sst_profile_measures_mariabackup_proves_the_wire_and_leaves_n
             # the donor's tables crossed the link (InnoDB files are sent whole)
             assert r["link_rx_bytes"] > size > 0
             assert r["donor_cpu_s"] > 0 and r["joiner_cpu_s"] > 0
+            # the donor served its load before and during the transfer (10 s at least)
+            assert r["donor_tps_before"] > 0 and r["donor_tps_during"] > 0
+            assert r["donor_p95_before_ms"] > 0 and r["donor_p95_during_ms"] > 0
+            assert 0 < r["sync_less_pause_s"] < r["sync_s"]
+    # the donor's tables were encrypted at rest; every run's joiner read them back encrypted
+    assert record["at_rest"]["donor_tables_encrypted"] == record["at_rest"]["tables"] == 2
+    assert record["donor_load"]["threads"] == 1
     proofs = record["proofs"]
     assert set(proofs) == {"mariabackup-tlsv13-t1"}
     for proof in proofs.values():
@@ -106,6 +118,9 @@ def test_the_smoke_sst_profile_measures_mariabackup_proves_the_wire_and_leaves_n
     assert "State transfer: against this machine's limits" in report
     assert "| mariabackup, socat TLS 1.3, 1 thread | encrypted |" in report
     assert "The best encrypted pipeline" in report
+    assert "The donor's own clients while it serves the transfer" in report
+    assert "Encrypted at rest, both variants" in report
+    assert "less the donor's fixed pause" in report
     # report.html plots the study: times and stream rates against the limits, and the cost.
     page = (out / "report.html").read_text()
     assert "time to Synced and the donor&#x27;s stream rate per transfer" in page

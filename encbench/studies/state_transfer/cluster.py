@@ -41,7 +41,7 @@ from encbench.servers.sandbox import SandboxServer, tree_bytes
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.variants import CALIBRATION_SIDES
-from encbench.studies.state_transfer import pipelines
+from encbench.studies.state_transfer import at_rest, pipelines
 from encbench.studies.state_transfer.options import (
     PIPELINES,
     SOCAT_METHODS,
@@ -132,6 +132,8 @@ class Cluster(GaleraCluster[str]):
         # OPENSSL_ia32cap as each node's mariadbd really started with it (its SST scripts
         # inherit it): the per-cell proof checks it against the cell's.
         self.started_masks: dict[str, str] = {}
+        # donor_encrypted_at_rest: the donor's tables and their rows, for the joiner's proof.
+        self.encrypted_rows: dict[str, int] = {}
 
     # -- lifecycle --------------------------------------------------------------------------
     def __enter__(self) -> Cluster:
@@ -232,6 +234,14 @@ class Cluster(GaleraCluster[str]):
             (self.hosts["peer"],) if role == "donor" else (self.hosts["donor"], self.hosts["peer"])
         )
 
+    def server_options(self, role: str) -> dict[str, str]:
+        """A node's options as a server, with encryption at rest on every node where the
+        profile asks for it (the same key file: the joiner reads what it receives)."""
+        options = super().server_options(role)
+        if self.spec.donor_encrypted_at_rest:
+            options.update(at_rest.options(self.store.path))
+        return options
+
     def member_options(self, role: str, method: str) -> dict[str, str]:
         return self.node_options(
             role,
@@ -275,15 +285,20 @@ class Cluster(GaleraCluster[str]):
             log=self.store.path / "logs" / "state-transfer-prepare.log",
             timeout_s=max(600, rows / 2000),
         )
+        encrypted = self.spec.donor_encrypted_at_rest
         donor.query(
             f"CREATE TABLE {donor.database}.{MARKER_TABLE} "
             "(id INT PRIMARY KEY, note VARCHAR(200) NOT NULL) ENGINE=InnoDB"
+            # The wire proof's positive control needs the marker in plaintext on disk.
+            + (" ENCRYPTED=NO" if encrypted else "")
         )
         for i in range(MARKER_ROWS):
             donor.query(
                 f"INSERT INTO {donor.database}.{MARKER_TABLE} VALUES (%s, %s)",
                 (i + 1, f"{'x' * 17 * i}{self.marker}"),
             )
+        if encrypted:
+            self._prove_donor_encrypted(data.tables)
         if self.has_peer:
             self._start_peer(first)
         self.joiner.initialize(self.member_options("joiner", first), install_db=False)
@@ -309,6 +324,7 @@ class Cluster(GaleraCluster[str]):
                 "galera_version": self._galera_version(),
                 "key_type": self.spec.key_type,
                 "certificate": pki.describe(self.pki.server_cert) if self.pki else "",
+                "donor_load": self._donor_load(),
             }
         )
         if self.profile.calibration:
@@ -326,6 +342,32 @@ class Cluster(GaleraCluster[str]):
                 }
             )
         self.store.write_json(RECORD, self.record)
+
+    def _prove_donor_encrypted(self, tables: int) -> None:
+        """The donor's sysbench tables encrypted at rest, recorded with their rows (the
+        joiner's proof after every transfer compares its copies with them)."""
+        names = [f"sbtest{i}" for i in range(1, tables + 1)]
+        count = at_rest.prove(self.donor, "donor", names)
+        self.encrypted_rows = at_rest.row_counts(self.donor, names)
+        self.record["at_rest"] = {
+            "key_management": "file_key_management",
+            "algorithm": at_rest.SPEC.algorithm,
+            "donor_tables_encrypted": count,
+            "tables": len(names),
+            "marker_table": "not encrypted (ENCRYPTED=NO)",
+        }
+
+    def _donor_load(self) -> dict[str, Any] | None:
+        """The load on the donor during each measured SST, as the report states it."""
+        spec = self.spec
+        if not spec.donor_load_threads:
+            return None
+        return {
+            "workload": spec.donor_load_workload,
+            "threads": spec.donor_load_threads,
+            "rate_tps": spec.donor_load_rate,
+            "before_s": spec.donor_load_before_s,
+        }
 
     def _link_method(self) -> str:
         if self.has_peer:
@@ -471,3 +513,5 @@ class Cluster(GaleraCluster[str]):
                 phase="state transfer",
                 hint=f"see {self.joiner.paths.error_log}",
             )
+        if self.encrypted_rows:
+            at_rest.prove_copied(self.joiner, self.encrypted_rows)

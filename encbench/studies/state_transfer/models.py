@@ -14,6 +14,14 @@ class SstVariant(Model):
     donor_cpu_s: Sample
     joiner_cpu_s: Sample
     stages: dict[str, Sample] = {}
+    # mariabackup: to Synced less the donor's logged pause (None for other methods).
+    sync_less_pause_s: Sample | None = None
+    # With a load on the donor (donor_load_threads): its own service before the joiner
+    # started and during the transfer (None without the load).
+    donor_tps_before: Sample | None = None
+    donor_tps_during: Sample | None = None
+    donor_p95_before_ms: Sample | None = None
+    donor_p95_during_ms: Sample | None = None
 
 
 class SstLimit(Model):
@@ -68,3 +76,8 @@ class StateTransferSummary(Model):
     # The cluster's nodes (2, or 3 with a peer that stays in the cluster); None in a record
     # from before it was written, which always had 2.
     nodes: int | None = None
+    # The load on the donor during each measured SST (workload, threads, rate_tps,
+    # before_s); None without one.
+    donor_load: Record | None = None
+    # Both clusters' nodes encrypt their tablespaces, with what was proven; None when not.
+    at_rest: Record | None = None

@@ -36,6 +36,11 @@ SST_CIPHERS: dict[str, str] = {
     "CHACHA20": "ECDHE-RSA-CHACHA20-POLY1305",
 }
 MAX_BACKUP_THREADS = 64
+# The Galera SST methods, which a donor serves while it stays a live server: the only cells
+# a load on the donor (donor_load_threads) measures.
+SST_METHODS = ("mariabackup", "rsync")
+DonorLoadWorkload = Literal["oltp_read_only", "oltp_point_select"]
+MAX_DONOR_LOAD_THREADS = 64
 # Whether OpenSSL may use AES-NI in every process of a state transfer: "off" starts the nodes
 # (and so the SST scripts' socat, stunnel, openssl) and the raw pipelines' socat with
 # OPENSSL_ia32cap = capacity's NO_AESNI_IA32CAP, which clears AES-NI and PCLMULQDQ and
@@ -82,6 +87,19 @@ class StateTransferSpec(Rounds):
     # socat's -b in the raw pipelines (the SST scripts start their own socat): its 8 KiB
     # default held a plain stream to about half of what 1 MiB gave on this machine (#10).
     socat_buffer_kib: int = 1024
+    # The donor's own service while it serves an SST: sysbench with this many threads on the
+    # donor throughout every measured transfer and for donor_load_before_s before it (0: no
+    # load).  Read-only, so that rsync's FLUSH TABLES WITH READ LOCK does not stop it.
+    donor_load_threads: Annotated[int, Field(ge=0, le=MAX_DONOR_LOAD_THREADS)] = 0
+    donor_load_workload: DonorLoadWorkload = "oltp_read_only"
+    # sysbench's --rate (transactions per second over all threads; 0: as fast as it goes):
+    # a light load leaves the transfer its share of the machine.
+    donor_load_rate: Annotated[int, Field(ge=0, le=1_000_000)] = 0
+    donor_load_before_s: Annotated[int, Field(ge=2, le=600)] = 5
+    # Both clusters' nodes encrypt their tablespaces (file_key_management, one generated key
+    # file that the joiner is given too): a plain against an encrypted stream of data that
+    # is encrypted at rest either way.
+    donor_encrypted_at_rest: bool = False
 
     def data(self, default: DataSpec) -> DataSpec:
         """The donor's sysbench data: this section's size where it gives one, else
@@ -127,6 +145,15 @@ class StateTransferSpec(Rounds):
             raise ValueError(
                 "nodes = 3 needs an SST method (mariabackup or rsync): the raw pipelines "
                 "run without Galera, so a third node would measure nothing; use nodes = 2"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def donor_load_needs_an_sst(self) -> StateTransferSpec:
+        if self.donor_load_threads and not any(m in SST_METHODS for m in self.methods):
+            raise ValueError(
+                "donor_load_threads measures the donor while it serves a Galera SST, and "
+                "methods has none: add mariabackup or rsync, or set donor_load_threads = 0"
             )
         return self
 

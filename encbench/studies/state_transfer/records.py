@@ -3,7 +3,9 @@
 state-transfer.jsonl, schema SST_SCHEMA:
   1 — first version: one line per state transfer (SST) of one variant in one round.  Later,
       the same fields: cells of the raw pipelines (method `tar` or `xbstream`, no Galera),
-      whose sync_s and transfer_s SstRecord describes.
+      whose sync_s and transfer_s SstRecord describes.  Later still, optional fields of
+      the donor's own service under a light load (donor_tps_before and the rest: None
+      without donor_load_threads); `sync_less_pause_s` is derived, written beside them.
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ from dataclasses import asdict
 from typing import Any, ClassVar
 
 from encbench.results.schema import TIME_WORDS, Metric, Usage, fields_of, record
+from encbench.studies.state_transfer.sstlog import PAUSE_STAGE
 
 SST_SCHEMA = 1
 
 SST_METRICS = (
     Metric("sync_s", "s", "lower_is_better", primary=True, more_less=TIME_WORDS),
     Metric("transfer_s", "s", "lower_is_better", more_less=TIME_WORDS),
+    # mariabackup only: to Synced less the donor's fixed pause, which both variants sleep.
+    Metric("sync_less_pause_s", "s", "lower_is_better", more_less=TIME_WORDS),
+    # With a load on the donor only: what its own clients got while it served the transfer.
+    Metric("donor_tps_during", "tps", "higher_is_better"),
 )
 
 
@@ -107,6 +114,14 @@ class SstRecord:
     # What the run used of the machine over its timed window: CPU and the data device
     # (results/schema.py: Usage; None in lines written before it existed).
     usage: Usage | None = None
+    # The donor's own service under the profile's light sysbench load (donor_load_threads;
+    # None without it, and for the raw pipelines): its transactions per second and the
+    # median of sysbench's per-second 95th-percentile latencies, over the whole seconds of
+    # the load before the joiner started and of those inside the transfer (to Synced).
+    donor_tps_before: float | None = None
+    donor_tps_during: float | None = None
+    donor_p95_before_ms: float | None = None
+    donor_p95_during_ms: float | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.sync_s <= 0 or self.transfer_s < 0:
@@ -122,10 +137,20 @@ class SstRecord:
             return 0.0
         return self.link_rx_bytes / 2**20 / self.transfer_s
 
+    @property
+    def sync_less_pause_s(self) -> float | None:
+        """mariabackup: to Synced less the donor script's logged pause before it streams (a
+        fixed 10 s, the same for both variants, that dilutes the ratio); None otherwise."""
+        pause = self.stages.get(PAUSE_STAGE)
+        if self.cell.method != "mariabackup" or pause is None:
+            return None
+        return self.sync_s - pause
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["schema"] = SST_SCHEMA
         data["mib_per_s"] = self.mib_per_s
+        data["sync_less_pause_s"] = self.sync_less_pause_s
         return data
 
     @classmethod

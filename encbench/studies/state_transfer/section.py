@@ -12,11 +12,12 @@ from encbench.report.cells import (
     cost_verdict,
     mean_text,
     means_text,
+    overhead_cell,
     rounds_text,
     sample_text,
     verdict_notes,
 )
-from encbench.report.models import Differences
+from encbench.report.models import Differences, Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.state_transfer import limits_section as state_transfer_limits
 from encbench.studies.state_transfer import plots as state_transfer_plots
@@ -116,6 +117,107 @@ def transfer_table(cells: Sequence[SstCellSummary]) -> Table:
             "its SST script and every tool the script starts), means over rounds"
         ),
     )  # fmt: skip
+
+
+def pause_table(cells: Sequence[SstCellSummary]) -> Table | None:
+    """mariabackup's cells: to Synced less the donor's fixed pause, which both variants
+    sleep, beside to Synced; None without such a cell."""
+    rows = []
+    for cell in cells:
+        v = cell.variants
+        if v is None or v.plain.sync_less_pause_s is None or v.encrypted.sync_less_pause_s is None:
+            continue
+        cost, verdict, kind = cost_verdict(cell, "sync_less_pause_s", primary=False)
+        rows.append(
+            row(
+                cell.label,
+                means_text(v.plain.sync_s, v.encrypted.sync_s, 2),
+                sample_text(v.plain.sync_less_pause_s, "s", 2),
+                sample_text(v.encrypted.sync_less_pause_s, "s", 2),
+                cost,
+                verdict,
+                styles={5: kind},
+            )
+        )
+    if not rows:
+        return None
+    return Table(
+        ["SST", "to Synced, plain / encrypted (s)", "less the pause, plain",
+         "less the pause, encrypted", "cost (95% CI)", "verdict"],
+        rows,
+        caption=(
+            "mariabackup: to Synced less the donor's fixed pause before it streams (the "
+            "stage its SST script logs, per run), paired as to Synced is"
+        ),
+    )  # fmt: skip
+
+
+def change_text(before: Sample | None, during: Sample | None) -> str:
+    """The donor's throughput during the transfer against before it, in % of before (a
+    drop is negative)."""
+    if before is None or during is None or before.mean <= 0:
+        return "–"
+    return f"{100.0 * (during.mean / before.mean - 1.0):+.1f}%"
+
+
+def donor_load_table(cells: Sequence[SstCellSummary]) -> Table | None:
+    """The donor's own service under the load, before the joiner started and during the
+    transfer, per variant; None without a loaded cell."""
+    rows = []
+    for cell in cells:
+        v = cell.variants
+        if v is None or v.plain.donor_tps_during is None or v.encrypted.donor_tps_during is None:
+            continue
+        comp = cell.comparisons.get("donor_tps_during")
+        rows.append(
+            row(
+                cell.label,
+                means_text(v.plain.donor_tps_before, v.encrypted.donor_tps_before, 0),
+                sample_text(v.plain.donor_tps_during, "", 0),
+                sample_text(v.encrypted.donor_tps_during, "", 0),
+                f"{change_text(v.plain.donor_tps_before, v.plain.donor_tps_during)} / "
+                f"{change_text(v.encrypted.donor_tps_before, v.encrypted.donor_tps_during)}",
+                f"{mean_text(v.plain.donor_p95_before_ms, 2)} → "
+                f"{mean_text(v.plain.donor_p95_during_ms, 2)}",
+                f"{mean_text(v.encrypted.donor_p95_before_ms, 2)} → "
+                f"{mean_text(v.encrypted.donor_p95_during_ms, 2)}",
+                overhead_cell(comp) if comp else "–",
+            )
+        )
+    if not rows:
+        return None
+    return Table(
+        ["SST", "donor TPS before, plain / encrypted", "TPS during, plain",
+         "TPS during, encrypted", "TPS change, plain / encrypted", "p95 ms before → during, plain",
+         "p95 ms before → during, encrypted", "TPS during: encrypted vs plain (95% CI)"],
+        rows,
+        caption=(
+            "The donor's own clients while it serves the transfer: its throughput and p95 "
+            "latency over the seconds before the joiner started and over the transfer, means "
+            "over rounds; the last column is the paired estimate of its throughput during the "
+            "transfer, encrypted against plain, as a cost (positive: the donor served fewer "
+            "transactions while the stream was encrypted)"
+        ),
+    )  # fmt: skip
+
+
+def donor_load_note(part: StateTransferSummary) -> str:
+    load = part.donor_load or {}
+    rate = load.get("rate_tps")
+    return (
+        f"The load on the donor: sysbench `{load.get('workload', '?')}` with "
+        f"{load.get('threads', '?')} threads"
+        + (f", rate-limited to {rate} transactions/s (`--rate`)" if rate else ", unthrottled")
+        + ", over the donor's unix socket, from before each measured transfer until the "
+        "joiner is Synced; the window before is the "
+        f"{load.get('before_s', '?')} whole seconds after its first, the window during the "
+        "whole seconds inside the transfer. Its TPS is the mean of sysbench's per-second "
+        "reports in a window, its p95 the median of their per-second 95th percentiles "
+        "(with `--rate`, the latency includes the time a transaction waited to start). The "
+        "per-cell proof transfers run without it. The load is read-only, so rsync's "
+        "`FLUSH TABLES WITH READ LOCK` on the donor does not stop it; it shares the "
+        "donor's CPU and disk with the transfer, which the times above include."
+    )
 
 
 def _elsewhere(hits: dict[str, int]) -> str:
@@ -226,6 +328,25 @@ def setup_items(part: StateTransferSummary) -> list[str]:
     ]
 
 
+def at_rest_items(part: StateTransferSummary) -> list[str]:
+    """The set-up line of a donor encrypted at rest, when the run had one."""
+    found = part.at_rest
+    if not found:
+        return []
+    return [
+        "Encrypted at rest, both variants: every node runs with "
+        f"`{found.get('key_management', '?')}` ({found.get('algorithm', '?')}) and the "
+        "run's one key file, which the joiner is given too, with `innodb_encrypt_tables=ON`; "
+        "so the transfer is a plain against an encrypted stream of data that is encrypted on "
+        f"disk either way. Proven: the donor's {found.get('donor_tables_encrypted', '?')} of "
+        f"{found.get('tables', '?')} sysbench tables encrypted per "
+        "`INFORMATION_SCHEMA.INNODB_TABLESPACES_ENCRYPTION` at set-up; after every transfer "
+        "the Synced joiner reads each table back with the donor's row count and reports it "
+        f"encrypted too. The marker table is {found.get('marker_table', '?')}: the wire "
+        "proof's positive control needs it in plaintext on disk."
+    ]
+
+
 def pipeline_items(part: StateTransferSummary) -> list[str]:
     found = part.pipelines or {}
     donor = found.get("donor") or {}
@@ -260,6 +381,12 @@ def sections(part: StateTransferSummary) -> list[Section]:
         transfer_table(cells),
         Paragraph(SYNC_NOTE),
     ]
+    paused = pause_table(cells)
+    if paused is not None:
+        blocks.append(paused)
+    served = donor_load_table(cells)
+    if served is not None:
+        blocks += [served, Paragraph(donor_load_note(part))]
     if part.pipelines is not None:
         blocks.append(Paragraph(PIPELINE_NOTE))
     limits = state_transfer_limits.section(part)
@@ -272,6 +399,7 @@ def sections(part: StateTransferSummary) -> list[Section]:
             [
                 Bullets(
                     setup_items(part)
+                    + at_rest_items(part)
                     + (pipeline_items(part) if part.pipelines else [])
                     + aesni_item(part.cells)
                 )

@@ -23,10 +23,12 @@ LINE = re.compile(
 )
 NOTE = re.compile(r"^NOTE: (?P<stage>.+) took (?P<seconds>\d+) seconds$")
 
+# mariabackup's donor script's fixed sleep before it streams (SstRecord.sync_less_pause_s).
+PAUSE_STAGE = "donor pause before streaming"
 # (stage name, the line that opens it, the line that closes it), per method and role.
 STAGES: dict[tuple[str, str], tuple[tuple[str, str, str], ...]] = {
     ("mariabackup", "donor"): (
-        ("donor pause before streaming", "Sleeping before data transfer", "Streaming the backup"),
+        (PAUSE_STAGE, "Sleeping before data transfer", "Streaming the backup"),
         ("donor stream", "Streaming the backup to joiner", "Total time on donor"),
     ),
     ("mariabackup", "joiner"): (

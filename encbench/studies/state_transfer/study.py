@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,7 @@ from encbench.servers.variants import side_name
 from encbench.studies import machine
 from encbench.studies.state_transfer import (
     cells,
+    donor_load,
     limits,
     measure_limits,
     pipeline_rsync,
@@ -213,7 +214,29 @@ class StateTransferStudy:
             **fields,
         )
 
-    def _transfer(self, cell: SstCell, variant: str, raw: Path) -> dict[str, Any]:
+    def _donor_load(self, raw: Path) -> AbstractContextManager[donor_load.Load | None]:
+        """The profile's light load on the donor (donor_load.py), or none."""
+        rule = self.rule
+        if not rule.donor_load_threads:
+            return nullcontext()
+        data = rule.data(self.profile.data)
+        command = donor_load.argv(
+            self._cluster().donor.endpoint(),
+            rule.donor_load_workload,
+            threads=rule.donor_load_threads,
+            rate=rule.donor_load_rate,
+            tables=data.tables,
+            table_size=data.table_size,
+        )
+        return donor_load.running(
+            command, before_s=rule.donor_load_before_s, log=raw.with_suffix(".load.txt")
+        )
+
+    def _transfer(
+        self, cell: SstCell, variant: str, raw: Path, *, loaded: bool = True
+    ) -> dict[str, Any]:
+        """One transfer; `loaded`: with the profile's load on the donor, if it has one (the
+        per-cell proof's transfers go without)."""
         if cell.method in PIPELINES:
             return self._pipeline(cell, variant, raw)
         cluster = self._cluster()
@@ -221,12 +244,14 @@ class StateTransferStudy:
         cluster.reset_joiner(cell, variant)
         donor_offset = _size(donor.paths.error_log)
         joiner_offset = _size(joiner.paths.error_log)
-        link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
-        donor_cpu = donor.cpu_seconds()
-        with timed(self.device) as watch:
-            cluster.join(cell)
-        joiner_cpu = joiner.cpu_seconds()
-        donor_cpu = donor.cpu_seconds() - donor_cpu
+        with self._donor_load(raw) if loaded else nullcontext() as load:
+            link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
+            donor_cpu = donor.cpu_seconds()
+            with load.transferring() if load else nullcontext(), timed(self.device) as watch:
+                cluster.join(cell)
+            joiner_cpu = joiner.cpu_seconds()
+            donor_cpu = donor.cpu_seconds() - donor_cpu
+            served = load.fields() if load else {}
         link_after = link_counters(cluster.joiner_ns, cluster.joiner_device)
         cluster.check_marker_copied()
         donor_text = _log_from(donor.paths.error_log, donor_offset)
@@ -257,6 +282,7 @@ class StateTransferStudy:
             "donor_transport": donor_log.transport(cell.method),
             "joiner_transport": joiner_log.transport(cell.method),
             "stages": stages,
+            **served,
         }
 
     def _pipeline(self, cell: SstCell, variant: str, raw: Path) -> dict[str, Any]:
@@ -316,7 +342,7 @@ class StateTransferStudy:
         with link_capture.captured(
             cluster.joiner_ns, cluster.joiner_device, cluster.marker, base, "the joiner's link"
         ) as capture:
-            fields = self._transfer(cell, variant, base.with_suffix(".sst.txt"))
+            fields = self._transfer(cell, variant, base.with_suffix(".sst.txt"), loaded=False)
         encrypted = stream_encrypted(variant, self.profile.calibration)
         proof = judge(cell, variant, capture.findings, fields, encrypted=encrypted)
         if cell.method in PIPELINES:

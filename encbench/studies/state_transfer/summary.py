@@ -7,7 +7,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
-from encbench.report.models import Record
+from encbench.report.models import Record, Sample
 from encbench.results.schema import primary_metric
 from encbench.studies.state_transfer import cells as sst_cells
 from encbench.studies.state_transfer import limits as sst_limits
@@ -22,6 +22,24 @@ from encbench.studies.state_transfer.records import SstCell, SstRecord
 
 PRIMARY = primary_metric(SstRecord.METRICS)
 MIB = 2**20
+
+
+OPTIONAL_FIGURES = (
+    "sync_less_pause_s",
+    "donor_tps_before",
+    "donor_tps_during",
+    "donor_p95_before_ms",
+    "donor_p95_during_ms",
+)
+
+
+def optional_sample(runs: list[SstRecord], name: str) -> Sample | None:
+    """A figure only some cells have (mariabackup's pause, a loaded donor's service): its
+    sample where every run has it, else None."""
+    values = [getattr(r, name) for r in runs]
+    if not values or any(v is None for v in values):
+        return None
+    return Sample.of([float(v) for v in values])
 
 
 def variant_stats(runs: list[SstRecord]) -> SstVariant:
@@ -39,6 +57,7 @@ def variant_stats(runs: list[SstRecord]) -> SstVariant:
         donor_cpu_s=sample(runs, lambda r: r.donor_cpu_s),
         joiner_cpu_s=sample(runs, lambda r: r.joiner_cpu_s),
         stages=stages,
+        **{name: optional_sample(runs, name) for name in OPTIONAL_FIGURES},
     )
 
 
@@ -133,4 +152,6 @@ def build(
         limits=limits,
         pipelines=record.get("pipelines"),
         nodes=record.get("nodes"),
+        donor_load=record.get("donor_load"),
+        at_rest=record.get("at_rest"),
     )
