@@ -44,7 +44,10 @@ def test_the_donor_load_is_off_unless_asked_and_takes_its_settings() -> None:
     [
         ("donor_load_threads = -1", "-1 is out of range; use 0 to 64"),
         ("donor_load_threads = 65", "65 is out of range; use 0 to 64"),
-        ('donor_load_workload = "oltp_write_only"', 'choose from "oltp_read_only", "oltp_point_select"'),
+        (
+            'donor_load_workload = "oltp_write_only"',
+            'choose from "oltp_read_only", "oltp_point_select"',
+        ),
         ("donor_load_before_s = 1", "1 is out of range; use 2 to 600"),
         ("donor_load_rate = -5", "-5 is out of range; use 0 to 1000000"),
         ('methods = ["tar"]\ndonor_load_threads = 2', "has none: add mariabackup or rsync"),
