@@ -34,7 +34,7 @@ class Entry:
 
 def estimated_s(profile: Profile) -> float:
     """The plan's estimate of the whole profile, whatever this machine would leave out."""
-    return sum(p.cell_s * len(p.cells) for p in plan.study_plans(profile))
+    return sum(p.measuring_s for p in plan.study_plans(profile))
 
 
 def root_words(profile: Profile) -> str:

@@ -125,6 +125,12 @@ class Rounds(Strict):
     # "No difference beyond ±margin" needs the 90% interval within it (TOST).
     equivalence_margin_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
 
+    def for_cell(self, cell: object) -> Self:
+        """The rule of one cell: the section's own, unless a study gives some of its cells a
+        budget of their own (the state-transfer study's `method_budget_s`).  The engine, the
+        plan and the report all ask for a cell's rule here, so that they agree."""
+        return self
+
     @model_validator(mode="after")
     def fewest_rounds_first(self) -> Self:
         if self.min_rounds > self.max_rounds:

@@ -24,12 +24,25 @@ from encbench.studies.definition import StudyDefinition
 class StudyPlan:
     study: StudyDefinition
     cells: list[str]
-    cell_s: float  # the bound of one cell's time
+    cells_s: list[float]  # the bound of each cell's time, in the order of `cells`
     left_out: str | None  # why this machine (or a target) would leave it out
 
     @property
+    def measuring_s(self) -> float:
+        """Its cells' time, wherever it would run."""
+        return sum(self.cells_s)
+
+    @property
     def total_s(self) -> float:
-        return 0.0 if self.left_out else self.cell_s * len(self.cells)
+        return 0.0 if self.left_out else self.measuring_s
+
+    def cell_words(self) -> str:
+        """ "4 cells × about 1 min 30 s", or, where some cells have a budget of their own,
+        "4 cells of about 1 min 30 s to 7 min 00 s"."""
+        low, high = min(self.cells_s, default=0.0), max(self.cells_s, default=0.0)
+        if low == high:
+            return f"{len(self.cells)} cells × about {duration(low)}"
+        return f"{len(self.cells)} cells of about {duration(low)} to {duration(high)}"
 
 
 def study_plans(profile: Profile) -> list[StudyPlan]:
@@ -37,11 +50,12 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
     out = []
     for s in studies.named(profile):
         rule = s.options(profile)
+        cells = list(s.cells(profile))
         out.append(
             StudyPlan(
                 study=s,
-                cells=[c.label for c in s.cells(profile)],
-                cell_s=cell_seconds(rule),
+                cells=[c.label for c in cells],
+                cells_s=[cell_seconds(rule.for_cell(c)) for c in cells],
                 left_out=why.get(s.name),
             )
         )
@@ -91,11 +105,17 @@ def lines(profile: Profile) -> list[str]:
             out.append(f"{s.name}: {s.target_setup_words}")
         else:
             out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
-        out.append(
-            f"  {len(p.cells)} cells × about {duration(p.cell_s)} = {duration(p.total_s)}; "
-            + _rounds_words(profile, s)
-        )
-        out += [f"  cell {label}" for label in p.cells]
+        out.append(f"  {p.cell_words()} = {duration(p.total_s)}; " + _rounds_words(profile, s))
+        rule = s.options(profile)
+        own = {
+            label: cell_rule.cell_budget_s
+            for label, c in zip(p.cells, s.cells(profile), strict=True)
+            if (cell_rule := rule.for_cell(c)).cell_budget_s != rule.cell_budget_s
+        }
+        out += [
+            f"  cell {label}" + (f" (its own budget: {own[label]:g} s)" if label in own else "")
+            for label in p.cells
+        ]
         if logged_in:
             out += s.plan_lines(profile)
     out.append(

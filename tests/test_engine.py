@@ -18,7 +18,7 @@ import pytest
 from encbench import estimates
 from encbench.engine import rounds
 from encbench.engine.progress import RunProgress
-from encbench.engine.runner import Runner, estimated_seconds
+from encbench.engine.runner import Runner, cell_upper_bound_s, estimated_seconds
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import Interrupted, ProofError
 from encbench.options import Rounds
@@ -399,3 +399,26 @@ def test_a_finished_study_is_not_set_up_again(tmp_path: Path) -> None:
     again.run([FakeStudy(calls, RULE)])
     assert calls == ["prepare"]
     assert again.complete
+
+
+class ByThreads(Rounds):
+    """A rule that gives the 2-thread cell four rounds where the others get two, as a study
+    with per-cell budgets does (the state-transfer study's method_budget_s)."""
+
+    def for_cell(self, cell: object) -> ByThreads:
+        if getattr(cell, "threads", 0) == 2:
+            return self.model_copy(update={"min_rounds": 4, "max_rounds": 4, "cell_budget_s": 200})
+        return self
+
+
+def test_each_cell_runs_by_its_own_rule_where_the_study_gives_one(tmp_path: Path) -> None:
+    calls: list[str] = []
+    rule = ByThreads(warmup_s=1, run_s=1, min_rounds=2, max_rounds=2, target_halfwidth_pct=2.0)
+    runner(tmp_path).run([FakeStudy(calls, rule)])
+    measured = [c for c in calls if c.startswith("measure")]
+    # Cell 1: rounds 0-1; cell 2: rounds 0-3, two runs each.
+    assert len(measured) == 2 * 2 + 4 * 2
+    # The ETA's bound adds each cell's own budget: 85 s (the default) and 200 s.
+    study = FakeStudy([], rule)
+    one, two = (cell_upper_bound_s(study, c) for c in study.cells())
+    assert one < two and estimated_seconds([study]) == one + two

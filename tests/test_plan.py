@@ -24,8 +24,13 @@ def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str
     text = _plan(name)
     for study in studies.named(profile):
         assert f"{study.name}: " in text
+        lines = text.splitlines()
         for cell in study.cells(profile):
-            assert f"  cell {cell.label}\n" in text
+            # A cell with a budget of its own says so after its label.
+            assert any(
+                line == f"  cell {cell.label}" or line.startswith(f"  cell {cell.label} (its own")
+                for line in lines
+            ), cell.label
     total = sum(p.total_s for p in plan.study_plans(profile) if not p.left_out)
     assert text.splitlines()[0].endswith(f"about {plan.duration(total)} of measuring")
     assert "0 at-rest cells" not in text

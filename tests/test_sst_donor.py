@@ -238,3 +238,43 @@ def test_every_node_encrypts_with_one_private_key_file(tmp_path: Path) -> None:
     assert (
         first["innodb_encrypt_tables"] == "ON" and first["plugin_load_add"] == "file_key_management"
     )
+
+
+# -- a method's own budget ---------------------------------------------------------------------
+def test_a_method_with_a_budget_of_its_own_runs_and_plans_by_it() -> None:
+    from encbench import plan
+
+    profile = a_profile(
+        '[state_transfer]\nmethods = ["mariabackup", "rsync"]\ncell_budget_s = 100\n'
+        "method_budget_s = { mariabackup = 400 }\n"
+    )
+    spec = state_transfer_options(profile)
+    backup, rsync = SstCell("mariabackup", "TLSv1.3"), SstCell("rsync")
+    assert spec.for_cell(backup).cell_budget_s == 400
+    assert spec.for_cell(rsync).cell_budget_s == 100 and spec.for_cell(rsync) is spec
+    (sst,) = plan.study_plans(profile)
+    assert sst.cells_s == [400.0, 100.0]  # no warm-up in this study
+    text = "\n".join(plan.lines(profile))
+    assert "2 cells of about 1 min 40 s to 6 min 40 s = 8 min 20 s" in text
+    assert "(its own budget: 400 s)" in text
+    # The report's status reads the cell's own budget: 6 rounds of 40 s end a 400 s cell.
+    runs = [
+        replace(r, wall_s=35.0)
+        for r in rounds(backup, (14.0, 160.0), (16.0, 120.0))
+        + rounds(backup, (14.0, 160.0), (16.0, 120.0))
+    ]
+    runs = [replace(r, round=i // 2 + 1) for i, r in enumerate(runs)]
+    (cell,) = sst_summary.build(
+        runs,
+        a_profile(
+            '[state_transfer]\nmethods = ["mariabackup"]\ncell_budget_s = 100\n'
+            "method_budget_s = { mariabackup = 400 }\n"
+        ),
+        {"proofs": {}},
+    ).cells
+    assert cell.status.startswith("time budget (400 s)"), cell.status
+
+
+def test_a_budget_for_a_method_the_profile_does_not_list_is_refused() -> None:
+    with pytest.raises(BadInput, match="method_budget_s gives rsync a budget"):
+        a_profile('[state_transfer]\nmethods = ["mariabackup"]\nmethod_budget_s = { rsync = 60 }\n')

@@ -63,14 +63,14 @@ def new_session() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + f"-{os.getpid()}"
 
 
-def cell_upper_bound_s(study: Study) -> float:
-    rule = study.rule
+def cell_upper_bound_s(study: Study, cell: Any) -> float:
+    rule = study.rule.for_cell(cell)
     return estimates.upper_bound_s(rule, rule.run_s, rule.warmup_s)
 
 
 def estimated_seconds(studies: Sequence[Study]) -> float:
     """An upper bound of the measuring time, for the progress display's ETA."""
-    return sum(len(s.cells()) * cell_upper_bound_s(s) for s in studies)
+    return sum(cell_upper_bound_s(s, cell) for s in studies for cell in s.cells())
 
 
 @dataclass
@@ -115,11 +115,10 @@ class Runner:
         """Measure what is left of one study; True when every cell is finished (a skipped
         cell is tried again by --resume, perhaps where it can be measured)."""
         state = state or _Progress(self.progress)
-        share = cell_upper_bound_s(study)
         runs: list[Any] = self.store.runs(study.record_type)
         every = list(study.cells())
         todo = [c for c in every if not self._finished(study, runs, c)]
-        state.cell_done(share * (len(every) - len(todo)))
+        state.cell_done(sum(cell_upper_bound_s(study, c) for c in every if c not in todo))
         study.prepare()
         if not todo:
             self.progress.log(f"{study.name}: every cell is already finished")
@@ -128,6 +127,7 @@ class Runner:
         with study.setup(todo):
             self.documents(False)
             for cell in todo:
+                share = cell_upper_bound_s(study, cell)
                 try:
                     with study.open_cell(cell):
                         self._measure_cell(study, cell, runs, state, share)
@@ -139,8 +139,9 @@ class Runner:
         return skipped == 0
 
     def _finished(self, study: Study, runs: list[Any], cell: Any) -> bool:
-        done = rounds.cell_rounds(runs, cell, study.rule)
-        return estimates.stop_reason(done, study.rule, self._primary(study)) is not None
+        rule = study.rule.for_cell(cell)
+        done = rounds.cell_rounds(runs, cell, rule)
+        return estimates.stop_reason(done, rule, self._primary(study)) is not None
 
     def _log_rejected(self, cell: Any, hit: estimates.Round, limit_pct: float) -> None:
         worst = max(r.interference_pct for r in hit.runs.values())
@@ -173,7 +174,7 @@ class Runner:
     def _measure_cell(
         self, study: Study, cell: Any, runs: list[Any], state: _Progress, share: float
     ) -> None:
-        rule, metric = study.rule, self._primary(study)
+        rule, metric = study.rule.for_cell(cell), self._primary(study)
         cold = True  # the variants need a warm-up before the next round
         started = time.monotonic()
         number = -1  # the round just measured

@@ -86,6 +86,10 @@ class Rule(StopRule, Protocol):
         """The length of one run; for a study of timed operations, an estimate (the ETA's)."""
         ...
 
+    def for_cell(self, cell: Any) -> Rule:
+        """This rule as one cell runs by it (options.Rounds.for_cell)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Run:

@@ -3,7 +3,7 @@ their TLS choices and the cluster it measures them on."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -82,6 +82,10 @@ class StateTransferSpec(Rounds):
     min_rounds: Annotated[int, Field(ge=2, le=1000)] = 12
     max_rounds: Annotated[int, Field(ge=2, le=10000)] = 40
     cell_budget_s: Annotated[float, Field(gt=0)] = 300
+    # A method's cells' budget when it is not cell_budget_s: a mariabackup SST round takes
+    # about twice an rsync one (the donor's fixed pause), so one budget for both leaves
+    # mariabackup without an interval or rsync with minutes it does not need.
+    method_budget_s: dict[SstMethod, Annotated[float, Field(gt=0)]] = {}
     # The longest one state transfer may take before the run stops with the nodes' logs.
     sst_timeout_s: Annotated[float, Field(gt=0, le=86_400)] = 900
     # socat's -b in the raw pipelines (the SST scripts start their own socat): its 8 KiB
@@ -100,6 +104,14 @@ class StateTransferSpec(Rounds):
     # file that the joiner is given too): a plain against an encrypted stream of data that
     # is encrypted at rest either way.
     donor_encrypted_at_rest: bool = False
+
+    def for_cell(self, cell: object) -> Self:
+        """A cell of a method with a budget of its own (method_budget_s) runs by that."""
+        method = getattr(cell, "method", None)
+        budget = self.method_budget_s.get(method) if method in self.method_budget_s else None
+        if budget is None:
+            return self
+        return self.model_copy(update={"cell_budget_s": budget})
 
     def data(self, default: DataSpec) -> DataSpec:
         """The donor's sysbench data: this section's size where it gives one, else
@@ -145,6 +157,16 @@ class StateTransferSpec(Rounds):
             raise ValueError(
                 "nodes = 3 needs an SST method (mariabackup or rsync): the raw pipelines "
                 "run without Galera, so a third node would measure nothing; use nodes = 2"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def budgets_of_listed_methods(self) -> StateTransferSpec:
+        extra = [m for m in self.method_budget_s if m not in self.methods]
+        if extra:
+            raise ValueError(
+                f"method_budget_s gives {extra[0]} a budget and methods does not list it: "
+                f"add {extra[0]} to methods, or remove its budget"
             )
         return self
 

@@ -105,7 +105,7 @@ def summarize_cell(
         SstCellSummary,
         {**identity, "proof": proof},
         state,
-        state_transfer_options(profile),
+        state_transfer_options(profile).for_cell(cell),
         SstRecord.METRICS,
         variant_stats,
         sync_s,
