@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from encbench import catalog, profile
+from encbench.engine.study import CellSkipped
 from encbench.errors import BadInput, ProofError
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
@@ -22,9 +23,11 @@ from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.at_rest import cells, run_proof, section, volumes
 from encbench.studies.at_rest import plan as at_rest_plan
+from encbench.studies.at_rest import study as study_module
 from encbench.studies.at_rest.models import AtRestCell
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.studies.at_rest.records import CellKey, RunRecord
+from encbench.studies.at_rest.study import AtRestStudy
 from tests.helpers import encbench
 
 IDENTIFIER = bytes(range(16))
@@ -427,3 +430,29 @@ def test_with_the_layer_every_server_of_every_pair_is_on_its_own_image(
         assert pair.servers["plain"].root == store.path / "sandbox" / "plain"
     finally:
         pair.close()
+
+
+class _Host:
+    """Just enough of a VariantHost for a cell that is skipped before it is used."""
+
+    def __init__(self) -> None:
+        self.record: dict[str, object] = {}
+
+    def unavailable(self, regime: str) -> None:
+        return None
+
+
+def test_without_root_the_layers_cells_are_skipped_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prof = layers('encryption_layer = ["tde", "fs"]')
+    store = ResultStore.create(tmp_path / "out", prof.name, "")
+    study = AtRestStudy(store, prof, progress=None)  # type: ignore[arg-type]
+    study.host = _Host()  # type: ignore[assignment]
+    monkeypatch.setattr(fscrypt, "unavailable", lambda: "the filesystem layer needs root")
+    tde, fs = cells.cells(prof)
+    with pytest.raises(CellSkipped, match="needs root"), study.open_cell(fs):
+        pass
+    skipped = {"skipped": {fs.slug: "the filesystem layer needs root"}}
+    assert store.read_json("at-rest.json") == skipped
+    assert study_module.layer_unavailable(cells.configuration(tde, prof)) is None
