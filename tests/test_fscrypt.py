@@ -456,3 +456,11 @@ def test_without_root_the_layers_cells_are_skipped_with_the_reason(
     skipped = {"skipped": {fs.slug: "the filesystem layer needs root"}}
     assert store.read_json("at-rest.json") == skipped
     assert study_module.layer_unavailable(cells.configuration(tde, prof)) is None
+
+
+def test_a_mode_the_kernel_was_built_without_is_found_in_its_build_options() -> None:
+    config = {"CONFIG_CRYPTO_XTS": "y", "CONFIG_CRYPTO_CTS": "y", "CONFIG_CRYPTO_ADIANTUM": "m"}
+    assert fscrypt.modes_not_built(["AES-256-XTS", "AES-256-CTS"], config) == []
+    assert fscrypt.modes_not_built(["Adiantum", "Adiantum"], config) == []
+    assert fscrypt.modes_not_built(["AES-256-XTS", "AES-256-HCTR2"], config) == ["AES-256-HCTR2"]
+    assert fscrypt.modes_not_built(["AES-256-HCTR2"], {}) == []  # nothing published

@@ -268,3 +268,20 @@ class Policy:
 
     def words(self) -> str:
         return f"contents {self.contents}, filenames {self.filenames}"
+
+
+# The kernel build option of each mode's cipher template.
+MODE_CONFIG: dict[str, str] = {
+    "AES-256-XTS": "CONFIG_CRYPTO_XTS",
+    "AES-256-CTS": "CONFIG_CRYPTO_CTS",
+    "Adiantum": "CONFIG_CRYPTO_ADIANTUM",
+    "AES-256-HCTR2": "CONFIG_CRYPTO_HCTR2",
+}
+
+
+def modes_not_built(modes: list[str], config: dict[str, str]) -> list[str]:
+    """The modes whose cipher this kernel was built without, by its published build options
+    (none when it publishes none: the first file under the policy then says it)."""
+    if not config:
+        return []
+    return sorted({m for m in modes if config.get(MODE_CONFIG[m]) not in ("y", "m")})

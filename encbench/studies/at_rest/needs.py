@@ -83,7 +83,20 @@ def check(profile: Profile) -> None:
 def check_layers(profile: Profile) -> None:
     """A run whose every configuration is the filesystem layer, on a machine that cannot
     give one, would measure nothing: refused with the reason (where TDE is among them, the
-    filesystem's cells are left out instead)."""
+    filesystem's cells are left out instead).  Where the layer can run, a mode whose cipher
+    the kernel was built without (its published build options say so) is refused now, not
+    after the first server's image is made."""
+    if profile.target is None and profile.server.filesystem and fscrypt.unavailable() is None:
+        s = profile.server
+        missing = fscrypt.modes_not_built(
+            [s.fscrypt_contents, s.fscrypt_filenames], fscrypt.kernel_config()
+        )
+        if missing:
+            raise BadInput(
+                f"server.fscrypt_contents, fscrypt_filenames: this kernel was built without "
+                f"the cipher of {', '.join(missing)}: choose modes it has (by default "
+                "AES-256-XTS, AES-256-CTS)"
+            )
     if profile.target is not None or any(s.layer == "tde" for s in configurations(profile)):
         return
     why = fscrypt.unavailable()
