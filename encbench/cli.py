@@ -27,7 +27,7 @@ from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.net import netns
 from encbench.rendering import render_documents
 from encbench.results.store import ResultStore
-from encbench.servers import dsn, keys, registry
+from encbench.servers import dsn, images, keys, registry
 from encbench.servers.sandbox import check_path
 from encbench.studies import (
     STUDIES,
@@ -688,10 +688,13 @@ def estimate_command(
 )
 @click.option("--all", "all_alias", is_flag=True, hidden=True)  # its former name
 def clean(include_live: bool, all_alias: bool) -> None:
-    """Stop servers and delete sandboxes, tunnels and network namespaces that a killed run
-    left behind; a live run's are left alone unless --stop-live-runs."""
+    """Stop servers and delete sandboxes, tunnels, network namespaces and filesystem images
+    (their keys removed, unmounted, loop devices detached) that a killed run left behind; a
+    live run's are left alone unless --stop-live-runs."""
     actions = registry.clean(include_live_runs=include_live or all_alias)
     actions += proc.stop_orphans()
+    # After the servers: an image is unmounted only once nothing holds a file open on it.
+    actions += images.clean_stale(include_live_runs=include_live or all_alias)
     # Without `ip`, encbench cannot have made namespaces either.
     with contextlib.suppress(netns.NetnsUnavailable):
         actions += netns.clean_stale()

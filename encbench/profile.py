@@ -35,10 +35,10 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from encbench.errors import BadInput
-from encbench.options import DataSpec, Strict, all_known, first_error, toml_value
-from encbench.servers import shapes
+from encbench.options import AcrossKeys, DataSpec, Strict, all_known, first_error, toml_value
+from encbench.servers import fscrypt, shapes
 from encbench.servers.target import Connection
-from encbench.servers.variants import Algorithm, Scope
+from encbench.servers.variants import Algorithm, Layer, Scope
 
 DEFAULT_PROFILE = "quick"
 SectionModel = TypeVar("SectionModel", bound=BaseModel)
@@ -106,6 +106,15 @@ class ServerSpec(Strict):
 
     encryption_algorithm: Annotated[list[Algorithm], Field(min_length=1)] = ["AES_CTR"]
     encryption_scope: Annotated[list[Scope], Field(min_length=1)] = ["tables"]
+    # Where the encrypted side encrypts: "tde" (InnoDB's own encryption, as always), "fs"
+    # (its data directory on an fscrypt-encrypted ext4, servers/fscrypt.py) or "tde+fs".
+    # With any fs layer, both servers of every configuration run on loop-mounted ext4
+    # images alike; plain is the baseline of each.
+    encryption_layer: Annotated[list[Layer], Field(min_length=1)] = ["tde"]
+    # The fscrypt policy's modes (the kernel accepts AES-256-XTS with AES-256-CTS or
+    # AES-256-HCTR2, and Adiantum with Adiantum).
+    fscrypt_contents: fscrypt.ContentsMode = "AES-256-XTS"
+    fscrypt_filenames: fscrypt.FilenamesMode = "AES-256-CTS"
     # Both variants write a binary log (as a production server with replicas or point-in-time
     # recovery does).  Scope `all` turns it on anyway: encrypting it must be the only
     # difference.  Not encrypted under scope `tables`, in either variant.
@@ -133,22 +142,45 @@ class ServerSpec(Strict):
                 )
         return value
 
-    @field_validator("encryption_algorithm", "encryption_scope", mode="before")
+    @field_validator("encryption_algorithm", "encryption_scope", "encryption_layer", mode="before")
     @classmethod
     def one_or_a_list(cls, value: Any, info: ValidationInfo) -> Any:
         """A single value is a list of one (old profiles keep working unchanged); an unknown
         value is named with the choices before the type check would call it a literal."""
         values = [value] if isinstance(value, str) else value
         if isinstance(values, list):
-            choices = get_args(Algorithm if info.field_name == "encryption_algorithm" else Scope)
+            kinds = {"encryption_algorithm": Algorithm, "encryption_layer": Layer}
+            choices = get_args(kinds.get(info.field_name or "", Scope))
             what = (info.field_name or "").replace("_", " ")
             all_known([v for v in values if isinstance(v, str)], choices, what)
         return values
 
+    @model_validator(mode="after")
+    def fscrypt_modes_pair(self) -> Self:
+        pair = (self.fscrypt_contents, self.fscrypt_filenames)
+        if pair not in fscrypt.VALID_PAIRS:
+            accepted = "; ".join(f"{c} with {f}" for c, f in sorted(fscrypt.VALID_PAIRS))
+            raise AcrossKeys(
+                f'{{section}}.fscrypt_contents = "{pair[0]}" cannot go with '
+                f'{{section}}.fscrypt_filenames = "{pair[1]}" (the kernel accepts {accepted}): '
+                "choose one of those pairs"
+            )
+        return self
+
+    @property
+    def filesystem(self) -> bool:
+        """Whether a configuration puts the encrypted side on an encrypted filesystem."""
+        return any(layer != "tde" for layer in self.encryption_layer)
+
     @property
     def dimensions(self) -> bool:
-        """Whether the encrypted configuration varies between cells (more than one value)."""
-        return len(self.encryption_algorithm) > 1 or len(self.encryption_scope) > 1
+        """Whether the encrypted configuration varies between cells (more than one value), or
+        is another layer than TDE alone (its cells then name it)."""
+        return (
+            len(self.encryption_algorithm) > 1
+            or len(self.encryption_scope) > 1
+            or self.encryption_layer != ["tde"]
+        )
 
     @property
     def binary_log(self) -> bool:
@@ -330,6 +362,7 @@ FOR_THE_TESTS = frozenset(
         "smoke-pipelines",
         "smoke-replication",
         "smoke-sst",
+        "tde-vs-filesystem-tiny",
     }
 )
 
@@ -372,6 +405,11 @@ def _target_problem(profile: Profile) -> str | None:
         return (
             "a target encrypts with its own settings, so server.encryption_"
             "algorithm and server.encryption_scope take one value each: list one"
+        )
+    if server.encryption_layer != ["tde"]:
+        return (
+            "a target's files are on its own filesystem, which encbench does not make: "
+            'server.encryption_layer takes "tde" (the default) with a target'
         )
     return None
 

@@ -257,7 +257,8 @@ def _cells_of(source: StudyRuns, keep: Callable[[CellKey, EncryptionSpec], bool]
     found = []
     for cell in source.cells():
         spec = configuration(cell, source.profile)
-        if spec.algorithm == algorithm and keep(cell, spec):
+        # InnoDB's own encryption alone: the filesystem layer's cost is not a page's cipher.
+        if spec.algorithm == algorithm and spec.layer == "tde" and keep(cell, spec):
             found.append(cell)
     return found
 

@@ -137,7 +137,12 @@ def at_rest_checks(source: StudyRuns, where: str) -> list[CellCheck]:
     checks = []
     for cell in source.cells():
         spec = configuration(cell, source.profile)
-        if cell.shape or spec.scope != "tables" or spec.algorithm != units.server_algorithm(source):
+        if (
+            cell.shape
+            or spec.scope != "tables"
+            or spec.layer != "tde"
+            or spec.algorithm != units.server_algorithm(source)
+        ):
             continue  # what the units are not taken for (scope all: no log bytes counted)
         read = units.page_read_unit(source, where, exclude=cell)
         read_us = read.us if isinstance(read, Unit) else None

@@ -27,6 +27,10 @@ must have encrypted some.
 
 An A/A calibration proves both servers plain (both witnesses, as for `plain`), and that
 their options are the same (`prove_twins`): the pair differs in nothing but its own paths.
+
+Under the filesystem layer (servers/fscrypt.py) the data files read through the mount are
+plain by design: a third witness reads below the filesystem (`prove_image`) — the raw image
+file, and the encrypted directory's names as the kernel lists them without the key.
 """
 
 from __future__ import annotations
@@ -261,3 +265,77 @@ def prove_tablespaces(
         "tablespaces_encrypted": sum(1 for s in schemes.values() if s == 1),
         "passed": True,
     }
+
+
+@dataclass
+class ImageProof:
+    """The filesystem layer's witnesses, read below the filesystem: the raw image file of a
+    server's loop-mounted ext4 (servers/fscrypt.py), and on the encrypted side its
+    directory's names as the kernel lists them without the key."""
+
+    variant: str
+    image: str  # the image file's name
+    encrypted: bool  # the claim: its files are encrypted by the filesystem
+    marker_found: bool = False
+    entries: int = 0  # names in the encrypted directory
+    names_readable_without_key: list[str] = field(default_factory=list)
+    example_without_key: str = ""  # one name as listed without the key
+    passed: bool = False
+    explanation: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def prove_image(
+    image: Path,
+    marker: bytes,
+    variant: str,
+    encrypted: bool,
+    names: tuple[list[str], list[str]] | None = None,
+) -> ImageProof:
+    """The marker a server wrote (write_marker; the server then stopped and the filesystem
+    synced) must be in its raw image where the filesystem does not encrypt — the positive
+    control, without which "not found" could mean a scan that cannot see — and absent where
+    it does; there, the directory's names listed without the key (`names`: with the key, then
+    without) must be none of the real ones.  Raises ProofError with the evidence."""
+    result = ImageProof(variant, image.name, encrypted, marker_found=_contains(image, marker))
+    problems = []
+    if encrypted:
+        if result.marker_found:
+            problems.append(f"marker readable in the raw image {image.name}")
+        if names is None:
+            problems.append("its names were not listed without the key")
+        else:
+            real, hidden = names
+            result.entries = len(real)
+            result.names_readable_without_key = sorted(set(real) & set(hidden))
+            result.example_without_key = hidden[0] if hidden else ""
+            if result.names_readable_without_key:
+                problems.append(
+                    "names readable without the key: "
+                    + ", ".join(result.names_readable_without_key)
+                )
+            if not real or len(hidden) != len(real):
+                problems.append(
+                    f"{len(real)} names with the key and {len(hidden)} without: the listing "
+                    "does not show the same entries"
+                )
+    elif not result.marker_found:
+        problems.append(
+            f"marker not readable in the raw image {image.name} (the scan that finds nothing "
+            "in the encrypted side's image must find it here)"
+        )
+    result.passed = not problems
+    if problems:
+        result.explanation = "; ".join(problems)
+        claim = "encrypted by its filesystem" if encrypted else "on a plain filesystem"
+        raise ProofError(
+            f"the {variant} server is not {claim}: {result.explanation}; refusing to measure it"
+        )
+    result.explanation = (
+        f"marker absent from the raw image; {result.entries} names, none readable without the key"
+        if encrypted
+        else "marker found in the raw image"
+    )
+    return result

@@ -35,6 +35,21 @@ def key_file(directory: Path, name: str = "encryption.keys") -> Path:
     return path
 
 
+def raw_key(directory: Path, size: int, name: str = "fscrypt.key") -> bytes:
+    """A random key of `size` bytes in its own file (made once per run; a resumed run reads
+    it back): the filesystem layer's, which goes to the kernel in an ioctl's struct, never
+    on a command line."""
+    path = directory / name
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(secrets.token_bytes(size))
+    key = path.read_bytes()
+    if len(key) != size:
+        raise ValueError(f"{path.name} holds {len(key)} bytes, not {size}")
+    return key
+
+
 def versioned_key_file(directory: Path, versions: int, name: str = "rotation.keys") -> Path:
     """encbench_key_management's key file (servers/keyplugin): key id 1 in `versions`
     versions, each its own random 256-bit AES key, one `1;version;hex` line each.  The plugin

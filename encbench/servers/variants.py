@@ -16,6 +16,10 @@ Variant = Literal["plain", "encrypted"]
 VARIANTS: tuple[Variant, Variant] = ("plain", "encrypted")
 Algorithm = Literal["AES_CTR", "AES_CBC"]
 Scope = Literal["tables", "all"]
+# Where the encrypted side encrypts: InnoDB's own encryption (TDE), the filesystem under its
+# data directory (ext4 fscrypt: servers/fscrypt.py), or both.
+Layer = Literal["tde", "fs", "tde+fs"]
+FILESYSTEM_WORDS = "filesystem (fscrypt)"
 
 # How an A/A calibration names the two roles wherever a person reads it: the engine keeps
 # pairing `plain` (control) with `encrypted`, but in a calibration both run the plain
@@ -27,15 +31,35 @@ def side_name(variant: str, calibration: bool) -> str:
     return CALIBRATION_SIDES.get(variant, variant) if calibration else variant
 
 
+def configuration_label(algorithm: str, scope: str, layer: str = "tde") -> str:
+    """A configuration in words: "AES_CTR, scope all" (TDE, named as before layers existed),
+    "filesystem (fscrypt)", "AES_CTR, scope tables + filesystem (fscrypt)"."""
+    if layer == "fs":
+        return FILESYSTEM_WORDS
+    tde = f"{algorithm}, scope {scope}"
+    return f"{tde} + {FILESYSTEM_WORDS}" if layer == "tde+fs" else tde
+
+
 @dataclass(frozen=True)
 class EncryptionSpec:
     algorithm: Algorithm = "AES_CTR"
     scope: Scope = "tables"
+    layer: Layer = "tde"
+
+    @property
+    def tde(self) -> bool:
+        """Whether InnoDB encrypts (its options are set on the encrypted side)."""
+        return self.layer != "fs"
+
+    @property
+    def fs(self) -> bool:
+        """Whether the encrypted side's data directory is on an encrypted filesystem."""
+        return self.layer != "tde"
 
     @property
     def label(self) -> str:
         """How reports and at-rest.json name this configuration, e.g. "AES_CTR, scope all"."""
-        return f"{self.algorithm}, scope {self.scope}"
+        return configuration_label(self.algorithm, self.scope, self.layer)
 
 
 @dataclass(frozen=True)
@@ -114,7 +138,8 @@ def server_options(
 ) -> dict[str, str]:
     """A variant's options.  In an A/A calibration the `encrypted` role is a twin of plain:
     exactly plain's options (its own paths and port aside).  `binlog`: both variants write a
-    binary log whatever the scope."""
+    binary log whatever the scope.  A configuration whose layer is the filesystem alone sets
+    no option: the kernel encrypts below the server."""
     # The binary log exists in both variants when scope is `all`, so that encrypting it is
     # the only difference, not having it.
     options = common_options(
@@ -124,7 +149,7 @@ def server_options(
         run_as_root=run_as_root,
         binlog=binlog or spec.scope == "all",
     )
-    if variant == "encrypted" and not calibration:
+    if variant == "encrypted" and not calibration and spec.tde:
         options.update(encryption_options(spec, key_file))
     return options
 

@@ -28,7 +28,7 @@ STUDY = StudyDefinition(
     target_setup_words="two table sets in two databases on the target, plain (ENCRYPTED=NO) "
     "against encrypted (ENCRYPTED=YES)",
     calibration=report.CALIBRATED,
-    plan_lines=plan.target_lines,
+    plan_lines=plan.plan_lines,
     optional_tools=needs.optional_tools,
     root=needs.root,
 )

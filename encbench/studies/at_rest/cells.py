@@ -1,33 +1,53 @@
 """Which at-rest cells a profile asks for: per encryption configuration (where the profile
-lists several), instance shape (where it lists any), regime, workload and thread count — in
-that order, so that the servers are provisioned once per configuration and restarted once
-per shape and regime."""
+lists several, or another layer than TDE), instance shape (where it lists any), regime,
+workload and thread count — in that order, so that the servers are provisioned once per
+configuration and restarted once per shape and regime."""
 
 from __future__ import annotations
 
 from typing import cast
 
 from encbench.profile import Profile, ShapeSpec
-from encbench.servers.variants import Algorithm, EncryptionSpec, Scope
+from encbench.servers.variants import Algorithm, EncryptionSpec, Layer, Scope
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.records import CellKey
 
 
+def filesystem_only(profile: Profile) -> EncryptionSpec:
+    """The configuration of layer `fs`: InnoDB encrypts nothing, so neither algorithm nor
+    scope make another one (those fields keep the first listed and `tables`; the binary log
+    follows the run's other configurations, as for plain)."""
+    return EncryptionSpec(profile.server.encryption_algorithm[0], "tables", "fs")
+
+
 def configurations(profile: Profile) -> list[EncryptionSpec]:
-    """Every encrypted configuration of the run: each algorithm with each scope."""
+    """Every encrypted configuration of the run: per layer, each algorithm with each scope
+    (one configuration for the filesystem alone)."""
     s = profile.server
-    return [
-        EncryptionSpec(algorithm=a, scope=scope)
-        for a in s.encryption_algorithm
-        for scope in s.encryption_scope
-    ]
+    found: list[EncryptionSpec] = []
+    for layer in s.encryption_layer:
+        if layer == "fs":
+            found.append(filesystem_only(profile))
+            continue
+        found += [
+            EncryptionSpec(algorithm=a, scope=scope, layer=layer)
+            for a in s.encryption_algorithm
+            for scope in s.encryption_scope
+        ]
+    return found
 
 
 def configuration(cell: CellKey, profile: Profile) -> EncryptionSpec:
     """The encrypted server's configuration for a cell: its own, or the run's only one."""
     if not cell.configuration:
         return configurations(profile)[0]
-    return EncryptionSpec(algorithm=cast(Algorithm, cell.algorithm), scope=cast(Scope, cell.scope))
+    if cell.layer == "fs":
+        return filesystem_only(profile)
+    return EncryptionSpec(
+        algorithm=cast(Algorithm, cell.algorithm),
+        scope=cast(Scope, cell.scope),
+        layer=cast(Layer, cell.layer or "tde"),
+    )
 
 
 def shape(cell: CellKey, profile: Profile) -> ShapeSpec | None:
@@ -54,9 +74,12 @@ def cells(profile: Profile) -> list[CellKey]:
             workload,
             regime,
             threads,
-            algorithm=spec.algorithm if spec else "",
-            scope=spec.scope if spec else "",
+            # TDE's cells are named as before layers existed (layer ""); the filesystem's
+            # alone names neither algorithm nor scope, which it does not use.
+            algorithm=spec.algorithm if spec and spec.tde else "",
+            scope=spec.scope if spec and spec.tde else "",
             shape=shape,
+            layer=spec.layer if spec and spec.fs else "",
         )
         for spec in specs
         for shape in shapes

@@ -59,8 +59,8 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
         ...
 
     def use(self, spec: EncryptionSpec, log: Callable[[str], None]) -> None:
-        """Make both variants ready for a cell's encryption configuration (algorithm and
-        scope, when the profile lists several: a fresh pair per configuration)."""
+        """Make both variants ready for a cell's encryption configuration (algorithm, scope
+        and layer, when the profile lists several: a fresh pair per configuration)."""
         ...
 
     def use_shape(self, shape: ShapeSpec | None, log: Callable[[str], None]) -> None:

@@ -8,6 +8,7 @@ from pydantic import model_serializer
 
 from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
+from encbench.servers.variants import configuration_label
 
 
 class AtRestVariant(Model):
@@ -69,6 +70,7 @@ class AtRestCell(Bounded):
     algorithm: str = ""
     scope: str = ""
     shape: str = ""  # the instance shape (profile server.shapes); "" unconfined
+    layer: str = ""  # "fs" or "tde+fs" (profile server.encryption_layer); "" TDE
     rounds: int  # rounds that count (in blocks or waiting for a partner)
     measured_s: float
     status: str
@@ -85,7 +87,9 @@ class AtRestCell(Bounded):
         # Runs from before encbench recorded what bound them: no `bound`, as then.
         data: dict[str, Any] = handler(self)
         return {
-            k: v for k, v in data.items() if k not in ("algorithm", "scope", "shape", "bound") or v
+            k: v
+            for k, v in data.items()
+            if k not in ("algorithm", "scope", "shape", "layer", "bound") or v
         }
 
     @property
@@ -93,8 +97,8 @@ class AtRestCell(Bounded):
         """The regime, and the encrypted configuration where it is a dimension: what, beside
         the workload, a table of thread counts holds fixed."""
         setting = self.regime
-        if self.algorithm or self.scope:
-            setting += f", {self.algorithm}, scope {self.scope}"
+        if self.algorithm or self.scope or self.layer:
+            setting += ", " + configuration_label(self.algorithm, self.scope, self.layer or "tde")
         return setting + (f", shape {self.shape}" if self.shape else "")
 
 

@@ -10,9 +10,9 @@ from encbench import checks, placement, proc
 from encbench.checks import Check
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.servers import shapes
+from encbench.servers import fscrypt, shapes
 from encbench.servers.grants import TargetNeeds
-from encbench.studies.at_rest.cells import cells
+from encbench.studies.at_rest.cells import cells, configurations
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
 from encbench.studies.definition import RootNeed
@@ -28,12 +28,23 @@ def needs(profile: Profile) -> list[Check]:
 
 
 def root(profile: Profile) -> RootNeed | None:
-    """Instance shapes confine the servers by cgroups, which only root may make."""
-    return RootNeed("cgroups") if profile.server.shapes else None
+    """Instance shapes confine the servers by cgroups, which only root may make; the
+    filesystem layer needs a loop device and a mount (without root those configurations
+    are left out, with the reason)."""
+    if profile.server.shapes:
+        return RootNeed("cgroups")
+    if profile.server.filesystem:
+        return RootNeed("loop-mounted filesystems", without="the filesystem layer")
+    return None
 
 
 def optional_tools() -> list[tuple[Check, str]]:
-    return [(perf_check(), "for `[measure] profile_cpu = true`")]
+    found = [(perf_check(), "for `[measure] profile_cpu = true`")]
+    found += [
+        (checks.binary(tool, package), 'for `server.encryption_layer` "fs" and "tde+fs"')
+        for tool, package in fscrypt.TOOLS
+    ]
+    return found
 
 
 # On its own databases: CREATE and DROP them (owned.py), load them with sysbench prepare
@@ -66,6 +77,34 @@ def check(profile: Profile) -> None:
         raise BadInput("the profile's [measure] section asks for no cells")
     check_sharing(profile)
     check_shapes(profile)
+    check_layers(profile)
+
+
+def check_layers(profile: Profile) -> None:
+    """A run whose every configuration is the filesystem layer, on a machine that cannot
+    give one, would measure nothing: refused with the reason (where TDE is among them, the
+    filesystem's cells are left out instead).  Where the layer can run, a mode whose cipher
+    the kernel was built without (its published build options say so) is refused now, not
+    after the first server's image is made."""
+    if profile.target is None and profile.server.filesystem and fscrypt.unavailable() is None:
+        s = profile.server
+        missing = fscrypt.modes_not_built(
+            [s.fscrypt_contents, s.fscrypt_filenames], fscrypt.kernel_config()
+        )
+        if missing:
+            raise BadInput(
+                f"server.fscrypt_contents, fscrypt_filenames: this kernel was built without "
+                f"the cipher of {', '.join(missing)}: choose modes it has (by default "
+                "AES-256-XTS, AES-256-CTS)"
+            )
+    if profile.target is not None or any(s.layer == "tde" for s in configurations(profile)):
+        return
+    why = fscrypt.unavailable()
+    if why is not None:
+        raise BadInput(
+            f"server.encryption_layer: {why}; run as root on a kernel with ext4 encryption, or "
+            'add "tde"'
+        )
 
 
 def check_sharing(profile: Profile) -> None:

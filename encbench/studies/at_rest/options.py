@@ -60,10 +60,35 @@ def problem(profile: Profile) -> str | None:
             "server.encryption_algorithm lists several: profile one algorithm at a time"
         )
     listed = RunRecord.STUDY in profile.studies
+    layer = _layer_problem(profile, listed)
+    if layer is not None:
+        return layer
     shapes = _shapes_problem(profile, measure, listed)
     if shapes is None and listed and profile.target is not None:
         return _target_problem(measure)
     return shapes
+
+
+def _layer_problem(profile: Profile, listed: bool) -> str | None:
+    """What the filesystem layer cannot be combined with (a target: profile.py's checks)."""
+    if not profile.server.filesystem or profile.target is not None:
+        return None
+    if not listed:
+        return (
+            "server.encryption_layer puts the at-rest study's servers on an encrypted "
+            'filesystem and studies does not list "at-rest": add it, or remove the fs layers'
+        )
+    if profile.calibration:
+        return (
+            "an A/A calibration measures plain against plain: server.encryption_layer takes "
+            '"tde" (the default) there'
+        )
+    if profile.server.shapes:
+        return (
+            "server.shapes and the filesystem layer (server.encryption_layer) are not "
+            "measured together: an IOPS cap would fall on the loop device; use one of them"
+        )
+    return None
 
 
 def _target_problem(measure: MeasureSpec) -> str | None:

@@ -40,6 +40,7 @@ from encbench.servers.variants import (
 from encbench.studies.at_rest.cells import configurations
 from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
 from encbench.studies.at_rest.options import measure_options
+from encbench.studies.at_rest.volumes import PairVolumes, uses_images
 from encbench.workloads import sysbench
 
 
@@ -101,10 +102,16 @@ def memory_mb(profile: Profile) -> tuple[int, str]:
     )
 
 
+def _silent(line: str) -> None:
+    return None  # no progress log before provision() gives one
+
+
 class ServerPair:
     """Both variants, identical but for encryption.  A context manager: on any exit (success,
-    error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted.  One of the
-    designs of hosts.VariantHost: each variant its own local server, restarted per regime."""
+    error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted (and, under
+    the filesystem layer, the key removed and their images unmounted, detached and deleted:
+    volumes.py).  One of the designs of hosts.VariantHost: each variant its own local server,
+    restarted per regime."""
 
     def __init__(
         self, store: ResultStore, profile: Profile, spec: EncryptionSpec | None = None
@@ -112,7 +119,9 @@ class ServerPair:
         self.store = store
         self.profile = profile
         # The encrypted server's configuration now; `use` provisions a fresh pair for another.
-        self.spec = spec or configurations(profile)[0]
+        every = configurations(profile)
+        # Without root the filesystem layer is left out: a pair starts with TDE if it can.
+        self.spec = spec or next((s for s in every if not s.fs), every[0])
         self.binlog = profile.server.binary_log
         self.calibration = profile.calibration
         self.private = keys.private_dir(store.path)
@@ -120,6 +129,9 @@ class ServerPair:
         self.key_file = (
             self.private / "encryption.keys" if self.calibration else keys.key_file(self.private)
         )
+        # Where a configuration has the filesystem layer: every server on its own image.
+        self.volumes = PairVolumes(store, profile) if uses_images(profile) else None
+        self.log: Callable[[str], None] = _silent
         self.servers = self._new_servers()
         self.data_mb = 0.0
         self.regime: str | None = None
@@ -138,9 +150,10 @@ class ServerPair:
 
     def _new_servers(self) -> dict[str, SandboxServer]:
         sandbox = self.store.path / "sandbox"
-        for variant in VARIANTS:
-            clear_stale_sandbox(sandbox / variant)
-        return {v: SandboxServer(v, sandbox / v) for v in VARIANTS}
+        roots = self.volumes.roots() if self.volumes else {v: sandbox / v for v in VARIANTS}
+        for root in roots.values():
+            clear_stale_sandbox(root)
+        return {v: SandboxServer(v, roots[v]) for v in VARIANTS}
 
     def _config_record(self) -> dict[str, Any]:
         """Where at-rest.json keeps what belongs to the configuration (its proofs, options,
@@ -154,8 +167,9 @@ class ServerPair:
 
     def use(self, spec: EncryptionSpec, log: Callable[[str], None]) -> None:
         """Measure the next cells with this encrypted configuration.  Another algorithm
-        cannot read pages the first one encrypted, and another scope must start with its
-        own logs, so both servers are replaced by a fresh pair — new data directories, the
+        cannot read pages the first one encrypted, another scope must start with its own
+        logs, and another layer with its own filesystems, so both servers are replaced by a
+        fresh pair — new data directories (on new images under the filesystem layer), the
         same data loaded again (plain too, so that both sides' data are equally new) — and
         proven in full, as the first pair was."""
         if spec == self.spec:
@@ -191,6 +205,12 @@ class ServerPair:
         for server in self.servers.values():
             server.destroy(keep_log_in=self.store.path / "logs")
         remove_empty_sandbox_dir(self.store)
+        if self.volumes is not None:
+            # After the servers: nothing holds a file open on the images any more.
+            key = self.volumes.close(self.log)
+            if key:
+                self._config_record().setdefault("filesystem", {})["key"] = key
+                self.store.write_json("at-rest.json", self.record)
 
     def connection(self, variant: str) -> Connection:
         return self.servers[variant].endpoint()
@@ -224,12 +244,24 @@ class ServerPair:
             binlog=self.binlog,
         )
 
+    def _innodb_claim(self, variant: str) -> str:
+        """What InnoDB of this variant must be: plain but for TDE's encrypted side (the
+        filesystem layer alone encrypts below a plain InnoDB; a calibration encrypts nothing)."""
+        if variant == "encrypted" and self.spec.tde and not self.calibration:
+            return "encrypted"
+        return "plain"
+
     def side(self, variant: str) -> str:
         """The variant as the progress log and the record name it."""
         return side_name(variant, self.calibration)
 
     def provision(self, log: Callable[[str], None]) -> None:
-        """Init, start, fill with sysbench's tables and prove each variant."""
+        """Init, start, fill with sysbench's tables and prove each variant (where a
+        configuration has the filesystem layer: on its freshly made image, proven below the
+        filesystem too, and left stopped for configure() to start)."""
+        self.log = log
+        if self.volumes is not None:
+            self.volumes.mount(self.spec, log)
         data = self.profile.data
         rows = data.tables * data.table_size
         load_bp = max(64, math.ceil(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20))
@@ -253,7 +285,7 @@ class ServerPair:
                 log=self.store.path / "logs" / f"prepare-{variant}.log",
                 timeout_s=max(600, rows / 2000),
             )
-            claimed = "plain" if self.calibration else variant
+            claimed = self._innodb_claim(variant)
             log(f"proving that {self.side(variant)} is {claimed}")
             proofs[variant] = proof.prove(
                 server, claimed, self.spec, data.tables, name=self.side(variant)
@@ -284,6 +316,8 @@ class ServerPair:
         config = self._config_record()
         if not self.calibration:
             config["encryption"] = {"algorithm": self.spec.algorithm, "scope": self.spec.scope}
+            if self.spec.layer != "tde":
+                config["encryption"]["layer"] = self.spec.layer
         config.update(
             {
                 "proofs": proofs,
@@ -292,6 +326,12 @@ class ServerPair:
                 ),
             }
         )
+        if self.volumes is not None:
+            if self.spec.fs:
+                config["filesystem"] = self.volumes.prove(self.servers, data.tables, self.side, log)
+                self.record["filesystem"] = self.volumes.setup_record()
+            else:
+                self.record.setdefault("filesystem", self.volumes.setup_record())
         self.store.write_json("at-rest.json", self.record)
 
     def _data_mb(self, server: SandboxServer) -> float:
@@ -353,7 +393,7 @@ class ServerPair:
                 regime_record.setdefault("confinement", {})[variant] = server.shaped.confinement(
                     server.pid
                 )
-            claimed = "plain" if self.calibration else variant
+            claimed = self._innodb_claim(variant)
             regime_record["proofs"][variant] = proof.prove_tablespaces(
                 server, claimed, self.profile.data.tables
             )

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from encbench.durations import cell_seconds, duration
 from encbench.profile import Profile
-from encbench.servers import prerequisites
+from encbench.servers import fscrypt, prerequisites
 from encbench.servers.owned import MARKER_TABLE, PLACEHOLDER_KEY
 from encbench.servers.user_server import UserServer, password_from
-from encbench.studies.at_rest import target_regimes
+from encbench.studies.at_rest import target_regimes, volumes
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.dialects import Dialect, dialect_for
 from encbench.studies.at_rest.options import measure_options
@@ -110,3 +110,23 @@ def target_lines(profile: Profile) -> list[str]:
         why = target_regimes.problem(c.regime, pool, profile)
         out.append(f"  cell {c.label}: " + (f"skipped — {why}" if why else "measured"))
     return out
+
+
+def layer_lines(profile: Profile) -> list[str]:
+    """What `plan` says of the filesystem layer: the images it would make, or why this
+    machine leaves its configurations out."""
+    if not profile.server.filesystem or profile.target is not None:
+        return []
+    why = fscrypt.unavailable()
+    if why is not None:
+        return [f"  the filesystem layer's cells: left out here — {why}"]
+    size = volumes.image_bytes(profile) // volumes.MIB
+    return [
+        f"  every server on its own {size:,} MiB ext4 image on a loop device (in the results "
+        "directory, deleted at the end); under the filesystem layer, fscrypt "
+        f"{profile.server.fscrypt_contents} / {profile.server.fscrypt_filenames}"
+    ]
+
+
+def plan_lines(profile: Profile) -> list[str]:
+    return target_lines(profile) + layer_lines(profile)

@@ -16,7 +16,8 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       cpu_window "client run (read over ssh before and after)"); the cell's instance `shape`
       (written only with server.shapes) and the CPUs its server was allowed
       (`shape_cpus_allowed`); and `usage`, what the run used of the machine (CPU, data
-      device: results/usage.py).
+      device: results/usage.py); the cell's `layer` ("fs" or "tde+fs", written only for those:
+      server.encryption_layer), a layer-"fs" cell without algorithm and scope.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import asdict
 from typing import Any, ClassVar
 
 from encbench.results.schema import Metric, Usage, fields_of, record
+from encbench.servers.variants import configuration_label
 
 RUNS_SCHEMA = 1
 
@@ -48,9 +50,12 @@ CPU_NOT_MEASURED = "not measured: the server's process is not on this host"
 @record
 class CellKey:
     """One table row of the report: a workload in a regime at a thread count, and — only
-    where the profile lists several (server.encryption_algorithm, server.encryption_scope) —
-    the encrypted server's algorithm and scope.  "" there means the run's one configuration
-    (at-rest.json's `encryption`), as in every record written before they were dimensions."""
+    where the profile lists several (server.encryption_algorithm, server.encryption_scope,
+    server.encryption_layer) or another layer than TDE — the encrypted server's algorithm,
+    scope and layer.  "" there means the run's one configuration (at-rest.json's
+    `encryption`), as in every record written before they were dimensions; layer "" is TDE,
+    as in every record written before layers existed, and a cell of layer "fs" has neither
+    algorithm nor scope."""
 
     workload: str
     regime: str
@@ -59,24 +64,29 @@ class CellKey:
     scope: str = ""
     # The instance shape the servers were confined to (profile server.shapes); "" unconfined.
     shape: str = ""
+    layer: str = ""  # "", "fs" or "tde+fs"
 
     @property
     def configuration(self) -> str:
         """The encryption configuration in words, "" when it is the run's only one."""
-        if not (self.algorithm or self.scope):
+        if not (self.algorithm or self.scope or self.layer):
             return ""
-        return f"{self.algorithm}, scope {self.scope}"
+        return configuration_label(self.algorithm, self.scope, self.layer or "tde")
+
+    def _tags(self) -> list[str]:
+        """What names the cell beyond workload, regime and threads."""
+        tags = [self.algorithm, self.scope] if self.algorithm or self.scope else []
+        tags += [self.layer] if self.layer else []
+        return tags + (["shape", self.shape] if self.shape else [])
 
     @property
     def label(self) -> str:
-        where = f" {self.algorithm} {self.scope}" if self.configuration else ""
-        where += f" shape {self.shape}" if self.shape else ""
+        where = "".join(f" {tag}" for tag in self._tags())
         return f"{self.workload} {self.regime}{where} {self.threads} thr"
 
     @property
     def slug(self) -> str:
-        where = f"-{self.algorithm}-{self.scope}" if self.configuration else ""
-        where += f"-shape-{self.shape}" if self.shape else ""
+        where = "".join(f"-{tag.replace('+', '-')}" for tag in self._tags())
         return f"{self.workload}-{self.regime}{where}-t{self.threads}"
 
 

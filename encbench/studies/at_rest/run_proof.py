@@ -10,20 +10,27 @@ from encbench.studies.at_rest.records import RunRecord
 
 
 def check_run(
-    record: RunRecord, writes: bool, calibration: bool = False, shared_server: bool = False
+    record: RunRecord,
+    writes: bool,
+    calibration: bool = False,
+    shared_server: bool = False,
+    innodb_encrypts: bool = True,
 ) -> None:
     """The per-run proof from the server's own counters (deltas over the run); ProofError
     names the run and the counter that contradicts its variant.  In an A/A calibration both
     sides are plain.  With `shared_server` (a user's server holding both table sets) a
     plain run is held to decrypting nothing only: the page cleaner may flush, and so
-    encrypt, the encrypted set's pages left dirty by an earlier write workload."""
+    encrypt, the encrypted set's pages left dirty by an earlier write workload.  Without
+    `innodb_encrypts` (the filesystem layer alone) the encrypted side's InnoDB is plain and
+    held to what plain's is: the kernel encrypts below it, which its proof is."""
     where = f"{record.cell.label} round {record.round}: the {record.variant} run"
-    if record.variant == "plain" or calibration:
+    if record.variant == "plain" or calibration or not innodb_encrypts:
         encrypted = 0 if shared_server else record.pages_encrypted
         if record.pages_decrypted or encrypted:
+            whose = "plain" if innodb_encrypts else "InnoDB under the filesystem layer alone"
             raise ProofError(
                 f"{where} decrypted {record.pages_decrypted} and encrypted "
-                f"{record.pages_encrypted} pages (Innodb_num_pages_*): plain must do neither"
+                f"{record.pages_encrypted} pages (Innodb_num_pages_*): {whose} must do neither"
             )
         return
     if record.cell.regime == "io-bound" and record.pages_read > 0 and not record.pages_decrypted:

@@ -603,6 +603,8 @@ def setup_servers(servers: Record | None) -> list[str]:
             "Binary log: on in both variants (`log_bin`, ROW format); encrypted only where "
             "the scope is `all` (`encrypt_binlog`)."
         )
+    if servers.get("filesystem"):
+        out += filesystem_lines(servers["filesystem"])
     configurations = servers.get("configurations")
     if configurations:
         for label, config in configurations.items():
@@ -662,8 +664,14 @@ def _confinement_words(proof: Record) -> str:
 def _encryption_lines(config: Record) -> list[str]:
     out = []
     enc = config.get("encryption", {})
-    if enc:
-        out.append(f"Encryption: file_key_management, {enc['algorithm']}, scope `{enc['scope']}`.")
+    layer = enc.get("layer", "tde")
+    if enc and layer == "fs":
+        out.append("Encryption: the filesystem's alone (fscrypt); InnoDB encrypts nothing.")
+    elif enc:
+        also = " — and the filesystem's (fscrypt) below it" if layer == "tde+fs" else ""
+        out.append(
+            f"Encryption: file_key_management, {enc['algorithm']}, scope `{enc['scope']}`{also}."
+        )
     diff = config.get("option_difference") or {}
     if diff:
         out.append(
@@ -676,7 +684,79 @@ def _encryption_lines(config: Record) -> list[str]:
             f"Proof, {variant}: {p['explanation']} (files scanned: "
             f"{', '.join(p['files_scanned'])})."
         )
+    fs = config.get("filesystem") or {}
+    for variant, p in (fs.get("proofs") or {}).items():
+        example = p.get("example_without_key")
+        shown = f"; listed without the key, e.g. `{example}`" if example else ""
+        out.append(f"Proof below the filesystem, {variant}: {p['explanation']}{shown}.")
+    if fs.get("key"):
+        out.append(f"The fscrypt key at the end: {fs['key']}.")
     return out
+
+
+def filesystem_lines(fs: Record) -> list[str]:
+    """How the servers' filesystems were made, the kernel cipher of the fscrypt policy, and
+    what that cipher's implementation means for the comparison with TDE."""
+    policy = fs.get("policy") or {}
+    dio = fs.get("loop_direct_io") or {}
+    out = [
+        f"Filesystems: each server on its own {fs.get('image_mib', 0):,} MiB ext4 image on a "
+        f"loop device (`{fs.get('mkfs', '')}`, mounted `{fs.get('mount_options', '')}`, the "
+        f"loop device's direct I/O {'on' if dio and all(dio.values()) else 'off'}), made "
+        "alike for every variant and configuration; under the filesystem layer the encrypted "
+        f"side's directory has an fscrypt v{policy.get('version', 2)} policy (contents "
+        f"{policy.get('contents', '?')}, filenames {policy.get('filenames', '?')}) with a "
+        "random 512-bit key made for this run, added to that filesystem's keyring and "
+        "removed at the end.",
+        "O_DIRECT on the encrypted files: "
+        + (
+            "kept (mounted `inlinecrypt`: the block layer's software fallback encrypts)."
+            if fs.get("inline_crypt")
+            else "served as buffered I/O by this kernel (no inline encryption), so the "
+            "encrypted side's reads may come from the page cache where plain's reach the "
+            "device: compare io-bound cells with that in mind."
+        ),
+    ]
+    for c in fs.get("ciphers") or []:
+        if not c.get("driver"):
+            out.append(f"Kernel cipher for {c['mode']} (`{c['algorithm']}`): not in /proc/crypto.")
+            continue
+        uses = "uses AES-NI" if c.get("aes_ni") else "does not use AES-NI"
+        out.append(
+            f"Kernel cipher for {c['role']} {c['mode']} (`{c['algorithm']}`): driver "
+            f"`{c['driver']}` (priority {c['priority']}), which {uses}."
+        )
+    out += _aes_ni_words(fs)
+    return out
+
+
+def _aes_ni_words(fs: Record) -> list[str]:
+    """Where the kernel's AES and OpenSSL's differ, the answer to "in the database or in the
+    filesystem?" depends on it: said plainly."""
+    contents = next((c for c in fs.get("ciphers") or [] if c.get("role") == "contents"), None)
+    if contents is None or not contents.get("driver"):
+        return []
+    if contents.get("mode") == "Adiantum":
+        return [
+            "Adiantum, the filesystem's contents mode here, is made for CPUs without AES "
+            "instructions (XChaCha12, and AES for one block per message): AES-NI, which TDE's "
+            "OpenSSL uses where the CPU has it, does not decide its cost."
+        ]
+    if not fs.get("cpu_aes"):
+        return ["The CPU has no AES instructions: both layers' AES runs in software."]
+    if contents.get("aes_ni"):
+        return [
+            "Both layers use the CPU's AES instructions: the kernel's driver here, and OpenSSL "
+            "in user space for TDE."
+        ]
+    return [
+        "This kernel has no AES-NI driver for the filesystem's cipher although the CPU has AES "
+        "instructions, while OpenSSL in user space — which TDE's file_key_management uses — "
+        "does use them: here the filesystem layer's AES runs in software and TDE's in "
+        "hardware. That difference, as much as where the encryption happens, decides which "
+        "costs less on this machine; a kernel with an AES-NI driver (aesni_intel) would "
+        "change the answer for the filesystem layer."
+    ]
 
 
 def setup_target(servers: Record) -> list[str]:

@@ -32,7 +32,7 @@ from encbench.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
-from encbench.servers import remote_cpu
+from encbench.servers import fscrypt, remote_cpu
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.shapes import IoCounter
@@ -68,6 +68,11 @@ STATUS_COUNTERS = (
 
 def _status_counters(status: dict[str, str]) -> dict[str, int]:
     return {k: int(status.get(k, 0)) for k in STATUS_COUNTERS}
+
+
+def layer_unavailable(spec: EncryptionSpec) -> str | None:
+    """Why this machine cannot give a configuration (its filesystem layer), or None."""
+    return fscrypt.unavailable() if spec.fs else None
 
 
 def _no_server_cpu() -> float:
@@ -144,7 +149,10 @@ class AtRestStudy:
 
     @contextmanager
     def setup(self, todo: Sequence[CellKey]) -> Iterator[VariantHost]:
-        first = cells.configuration(todo[0], self.profile) if todo else None
+        # The first configuration this machine can give (one of the filesystem layer is left
+        # out without root: open_cell skips its cells).
+        specs = [cells.configuration(cell, self.profile) for cell in todo]
+        first = next((s for s in specs if layer_unavailable(s) is None), None)
         with self._open_host(first) as host:
             host.provision(self.progress.log)
             self.host = host
@@ -162,12 +170,13 @@ class AtRestStudy:
 
     @contextmanager
     def open_cell(self, cell: CellKey) -> Iterator[None]:
-        why = self._host().unavailable(cell.regime)
+        spec = cells.configuration(cell, self.profile)
+        why = self._host().unavailable(cell.regime) or layer_unavailable(spec)
         if why is not None:
             self._host().record.setdefault("skipped", {})[cell.slug] = why
             self.store.write_json("at-rest.json", self._host().record)
             raise CellSkipped(f"{cell.label}: {why}")
-        self._host().use(cells.configuration(cell, self.profile), self.progress.log)
+        self._host().use(spec, self.progress.log)
         self._host().use_shape(cells.shape(cell, self.profile), self.progress.log)
         self._host().configure(cell.regime, self.progress.log)
         yield
@@ -492,7 +501,11 @@ class AtRestStudy:
             )
             return
         run_proof.check_run(
-            record, writes, self.profile.calibration, shared_server=isinstance(host, TableSets)
+            record,
+            writes,
+            self.profile.calibration,
+            shared_server=isinstance(host, TableSets),
+            innodb_encrypts=cells.configuration(record.cell, self.profile).tde,
         )
         shape = cells.shape(record.cell, self.profile)
         if shape is not None:

@@ -77,6 +77,7 @@ def summarize_cell(
         "algorithm": cell.algorithm,
         "scope": cell.scope,
         "shape": cell.shape,
+        "layer": cell.layer,
     }
     rounds = state.counted
     if not rounds:
@@ -99,14 +100,18 @@ def summarize_cell(
         cores=cores,
         load_field="other_load_pct",
     )
+    spec = configuration(cell, profile)
     return summary.model_copy(
         update={
+            # InnoDB's cipher: none under the filesystem layer alone (the kernel's is not it).
             "floor": floor.cipher_floor(
                 [r.runs["encrypted"] for r in rounds],
                 [r.runs["plain"] for r in rounds],
                 crypto,
-                configuration(cell, profile).algorithm,
-            ),
+                spec.algorithm,
+            )
+            if spec.tde
+            else None,
             "cost_profile": cost_profile.cost_profile(cpu_profile, cell),
         }
     )

@@ -78,6 +78,12 @@ def problem(profile: Profile) -> str | None:
             "server.encryption_algorithm or server.encryption_scope lists several: list one, "
             "or measure the operations in a profile of their own"
         )
+    if profile.server.encryption_layer != ["tde"]:
+        return (
+            "the operations study times InnoDB's own encryption, and server.encryption_layer "
+            'names the filesystem: give "tde" (the default), or measure the operations in a '
+            "profile of their own"
+        )
     if profile.calibration:
         # Its twin would still be an encrypted server: no A/A of operations exists yet.
         return (
