@@ -102,6 +102,12 @@ def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -
     return [s.make(store, profile, progress) for s in _entries(profile)]
 
 
+def check_out(path: Path, profile: Profile) -> None:
+    """What the profile's studies need of the results directory, before it is created."""
+    for s in _entries(profile):
+        s.check_out(profile, path)
+
+
 def check_disk(path: Path, profile: Profile) -> None:
     """Refuse a data set that cannot fit, before anything is created or loaded."""
     need = sum(s.disk_bytes(profile) for s in _entries(profile))
