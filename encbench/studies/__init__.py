@@ -17,7 +17,14 @@ from encbench.errors import BadInput
 from encbench.profile import Profile, register_studies
 from encbench.results.store import ResultStore, register_record_types
 from encbench.servers.grants import NOTHING, TargetNeeds
-from encbench.studies import at_rest, in_transit, operations, replication, state_transfer
+from encbench.studies import (
+    at_rest,
+    in_transit,
+    operations,
+    pg_transit,
+    replication,
+    state_transfer,
+)
 from encbench.studies.definition import StudyDefinition
 
 MEMINFO = Path("/proc/meminfo")
@@ -31,6 +38,7 @@ STUDIES: tuple[StudyDefinition, ...] = (
     state_transfer.STUDY,
     replication.STUDY,
     replication.REJOIN,
+    pg_transit.STUDY,
 )
 register_studies(STUDIES)
 register_record_types([s.record for s in STUDIES])
