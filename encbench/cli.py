@@ -34,6 +34,7 @@ from encbench.studies import (
     build_studies,
     check_disk,
     check_memory,
+    check_out,
     left_out,
     unavailable_studies,
     without_room,
@@ -313,6 +314,7 @@ def _what_runs_here(prof: profiles.Profile, out: Path) -> tuple[profiles.Profile
     left |= without_room(out, prof.without(left))
     here = prof.without(left)
     preflight.require_tools(here)
+    check_out(out, here)
     check_disk(out, here)
     check_memory(here)
     return here, left

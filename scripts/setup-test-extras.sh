@@ -8,8 +8,12 @@
 #     and a one-line error before a run starts).
 #   linux-perf: `[measure] profile_cpu = true` (where the cost goes) and its tests; gcc and
 #     libssl-dev: workloads/pagecrypt.c, MariaDB's per-page OpenSSL pattern (benchmarks/).
+#   postgresql-15: the PostgreSQL in-transit study's tests (initdb, postgres, pgbench, psql);
+#     installed without starting the system cluster its package creates.  A user's profile
+#     that lists the study says what it needs (encbench doctor), like the tunnels'.
 # Without root these tests are skipped (with the reason), except in CI, where they fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/apt-install.sh --optional "their tests will be skipped (sudo scripts/setup-test-extras.sh)" \
-  chromium stunnel4 openssh-server libmariadb-dev iproute2 linux-perf gcc libssl-dev
+  chromium stunnel4 openssh-server libmariadb-dev iproute2 linux-perf gcc libssl-dev \
+  postgresql-15

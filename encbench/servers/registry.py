@@ -2,11 +2,14 @@
 (SIGKILL, power loss) left behind, and only that.
 
 One JSON file per sandbox under $XDG_STATE_HOME/encbench/sandboxes (default
-~/.local/state/...).  The run that owns an entry is named by its RunIdentity (pid and start
-time), so a recycled pid never makes a dead run look alive.  A server is only signalled when
-its command line still names the sandbox's own defaults file and its start time is the one
-recorded, so a recycled pid can never hit a stranger.  An entry whose sandbox directory is
-gone and whose server is not running says nothing any more and is dropped on sight.
+~/.local/state/...).  An entry says what kind of server it records (`mariadb`, the kind of
+entries written before kinds existed, or `postgresql`), and so how it is recognised and
+stopped.  The run that owns an entry is named by its RunIdentity (pid and start time), so a
+recycled pid never makes a dead run look alive.  A server is only signalled when its command
+line still names the sandbox's own defaults file (MariaDB) or data directory (PostgreSQL)
+and its start time is the one recorded, so a recycled pid can never hit a stranger.  An
+entry whose sandbox directory is gone and whose server is not running says nothing any more
+and is dropped on sight.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ from encbench import proc, state
 from encbench.servers import cgroup
 
 SANDBOX_MARKER = ".encbench-sandbox"
+MARIADB = "mariadb"
+POSTGRESQL = "postgresql"
+KINDS = (MARIADB, POSTGRESQL)
+# mariadbd shuts down cleanly on SIGTERM.
 SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
+# The postmaster's own shutdown modes, as `pg_ctl stop -m fast` and `-m immediate` send them
+# (SIGTERM would be "smart": it waits for every client to leave).  Sent to the postmaster
+# alone: SIGINT to a backend cancels its query, and the postmaster stops its children.
+POSTGRESQL_STOP = ((signal.SIGINT, 30.0), (signal.SIGQUIT, 10.0))
 
 
 def registry_dir() -> Path:
@@ -42,13 +53,27 @@ class Entry:
     owner_start_ticks: int | None = None
     run_id: str = ""
     server_start_ticks: int | None = None
+    # Entries written before kinds existed are MariaDB's.
+    kind: str = MARIADB
+    # PostgreSQL: the data directory its command line names (`-D`); "" for MariaDB.
+    datadir: str = ""
 
     @classmethod
     def new(
-        cls, name: str, server_pid: int, root: Path, socket_dir: Path, defaults_file: Path
+        cls,
+        name: str,
+        server_pid: int,
+        root: Path,
+        socket_dir: Path,
+        defaults_file: Path,
+        *,
+        kind: str = MARIADB,
+        datadir: Path | None = None,
     ) -> Entry:
         """The entry of a server this run has just started (our unreaped child, so its pid
         cannot have been recycled yet when its start time is read)."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown server kind {kind!r}")
         owner = proc.current_run()
         return cls(
             name=name,
@@ -60,7 +85,17 @@ class Entry:
             owner_start_ticks=owner.start_ticks,
             run_id=owner.run_id,
             server_start_ticks=proc.start_ticks(server_pid),
+            kind=kind,
+            datadir=str(datadir) if datadir is not None else "",
         )
+
+    @property
+    def command_mark(self) -> str:
+        """What the server's command line must name to be this entry's server: its own
+        defaults file (mariadbd), or its data directory (postgres -D); never empty."""
+        if self.kind == POSTGRESQL:
+            return self.datadir or self.root
+        return self.defaults_file
 
     @property
     def owner(self) -> proc.RunIdentity:
@@ -102,10 +137,21 @@ def entries() -> list[Entry]:
 
 def _server(entry: Entry) -> psutil.Process | None:
     """The entry's server process, if its pid still runs that server: the command line names
-    the sandbox's own defaults file and, where recorded, the start time matches."""
+    the sandbox's own defaults file or data directory and, where recorded, the start time
+    matches.  An entry of a kind this version does not know is never signalled."""
+    if entry.kind not in KINDS or not entry.command_mark:
+        return None
     try:
         process = psutil.Process(entry.server_pid)
-        if entry.defaults_file not in " ".join(process.cmdline()):
+        cmdline = process.cmdline()
+        # postgres takes its data directory as one argument; mariadbd as part of one
+        # (--defaults-file=PATH).
+        named = (
+            entry.command_mark in cmdline
+            if entry.kind == POSTGRESQL
+            else entry.command_mark in " ".join(cmdline)
+        )
+        if not named:
             return None
     except psutil.Error:
         return None
@@ -133,6 +179,17 @@ def remove_sandbox_files(root: Path, socket_dir: Path | None = None) -> None:
             unregister(entry)
 
 
+def stop_server(entry: Entry, server: psutil.Process) -> None:
+    """Stop a dead run's server as its kind shuts down: mariadbd's group by SIGTERM;
+    PostgreSQL's postmaster by a fast, then an immediate shutdown, then whatever is left of
+    its process group (backends of a postmaster killed outright) by SIGKILL."""
+    if entry.kind == POSTGRESQL:
+        proc.stop_group(server, POSTGRESQL_STOP, group=False)
+        proc.kill_group(entry.server_pid)
+        return
+    proc.stop_group(server, SERVER_STOP)
+
+
 def clean(include_live_runs: bool = False) -> list[str]:
     """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs),
     then the cgroups those servers were in.  Returns one line per action."""
@@ -149,7 +206,7 @@ def clean(include_live_runs: bool = False) -> list[str]:
             continue
         server = _server(entry)
         if server is not None:
-            proc.stop_group(server, SERVER_STOP)
+            stop_server(entry, server)
             actions.append(f"stopped {entry.name} (pid {entry.server_pid})")
         remove_sandbox_files(Path(entry.root), Path(entry.socket_dir))
         actions.append(f"removed {entry.root}")

@@ -17,7 +17,14 @@ from encbench.errors import BadInput
 from encbench.profile import Profile, register_studies
 from encbench.results.store import ResultStore, register_record_types
 from encbench.servers.grants import NOTHING, TargetNeeds
-from encbench.studies import at_rest, in_transit, operations, replication, state_transfer
+from encbench.studies import (
+    at_rest,
+    in_transit,
+    operations,
+    pg_transit,
+    replication,
+    state_transfer,
+)
 from encbench.studies.definition import StudyDefinition
 
 MEMINFO = Path("/proc/meminfo")
@@ -31,6 +38,7 @@ STUDIES: tuple[StudyDefinition, ...] = (
     state_transfer.STUDY,
     replication.STUDY,
     replication.REJOIN,
+    pg_transit.STUDY,
 )
 register_studies(STUDIES)
 register_record_types([s.record for s in STUDIES])
@@ -100,6 +108,12 @@ def _entries(profile: Profile) -> list[StudyDefinition]:
 
 def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
     return [s.make(store, profile, progress) for s in _entries(profile)]
+
+
+def check_out(path: Path, profile: Profile) -> None:
+    """What the profile's studies need of the results directory, before it is created."""
+    for s in _entries(profile):
+        s.check_out(profile, path)
 
 
 def check_disk(path: Path, profile: Profile) -> None:

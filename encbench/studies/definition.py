@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from encbench.checks import Check
@@ -49,6 +50,10 @@ def _needs_no_target(profile: Profile) -> TargetNeeds:
 
 
 def _no_root(profile: Profile) -> RootNeed | None:
+    return None
+
+
+def _any_results_dir(profile: Profile, out: Path) -> None:
     return None
 
 
@@ -108,3 +113,6 @@ class StudyDefinition:
     # What it needs root for under this profile (None: nothing), said before a run by
     # `encbench profiles`; `needs` is what checks it on this machine.
     root: Callable[[Profile], RootNeed | None] = _no_root
+    # What it needs of the results directory (`--out`), checked before it is created:
+    # raises BadInput with the fix (a server that runs as another user must reach it).
+    check_out: Callable[[Profile, Path], None] = _any_results_dir

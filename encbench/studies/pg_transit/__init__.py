@@ -1,0 +1,27 @@
+"""PostgreSQL in transit: one sandboxed PostgreSQL, reached by pgbench over plain TCP and
+over TLS (new connections with -C, and queries on persistent connections)."""
+
+from encbench.studies.definition import StudyDefinition
+from encbench.studies.pg_transit import cells, needs, options, report
+from encbench.studies.pg_transit.records import PgTransitRecord
+from encbench.studies.pg_transit.study import PgTransitStudy
+
+STUDY = StudyDefinition(
+    name=PgTransitRecord.STUDY,
+    words="PostgreSQL in-transit",
+    setup_words="one sandboxed PostgreSQL server, reached over plain TCP and over TLS",
+    variants=("sslmode=disable", "TLS (the cell's sslmode)"),
+    record=PgTransitRecord,
+    make=PgTransitStudy,
+    section=options.SECTION,
+    options_model=options.PgTransitSpec,
+    options=options.pg_transit_options,
+    cells=cells.cells,
+    disk_bytes=needs.disk_bytes,
+    memory_mb=needs.memory_mb,
+    report=report.PART,
+    needs=needs.needs,
+    optional_tools=needs.optional_tools,
+    check_out=needs.check_out,
+    validate=options.no_calibration,
+)

@@ -1,0 +1,57 @@
+"""Which PostgreSQL in-transit cells a profile asks for, in the order they are measured.
+
+The key type matters for setting up a connection (the server signs with it in every
+handshake), so `connect_select1`, whose query is trivial and whose rows are the set-up's own
+cost, runs at every key type; `connect_select_only`, the per-query and the copy test at the
+first.  `sslmode=verify-full` only adds the client's check of the certificate to the set-up,
+so the per-query test on persistent connections and the copy test (one client, whose
+connection's set-up is a small part of a copy) run at the first sslmode; the connect tests at
+each.  Every test runs at every TLS version.  Cells are grouped by the server's TLS
+configuration (key type, version), which is set at a restart.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+from encbench.profile import Profile
+from encbench.studies.pg_transit.options import pg_transit_options
+from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+
+
+def cells(profile: Profile) -> list[PgTransitCell]:
+    if PgTransitRecord.STUDY not in profile.studies:
+        return []
+    t = pg_transit_options(profile)
+    first_key, first_mode = t.key_types[0], t.sslmodes[0]
+    found: list[PgTransitCell] = []
+    for test in t.tests:
+        if test == "copy":
+            found += [PgTransitCell(test, first_mode, first_key, v, 1) for v in t.tls_versions]
+            continue
+        if test == "select_only":
+            found += [
+                PgTransitCell(test, first_mode, first_key, version, n)
+                for version in t.tls_versions
+                for n in t.query_clients
+            ]
+            continue
+        key_types = t.key_types if test == "connect_select1" else [first_key]
+        found += [
+            PgTransitCell(test, mode, key, version, n)
+            for key in key_types
+            for version in t.tls_versions
+            for mode in t.sslmodes
+            for n in t.connect_clients
+        ]
+    # In the profile's order of key types and versions: the first group is the one the
+    # other tests share.
+    order: dict[tuple[str, str], int] = {
+        group: i for i, group in enumerate(product(t.key_types, t.tls_versions))
+    }
+    return sorted(found, key=lambda c: order[server_tls(c)])
+
+
+def server_tls(cell: PgTransitCell) -> tuple[str, str]:
+    """(key type, TLS version) the server runs with for this cell."""
+    return cell.key_type, cell.tls_version

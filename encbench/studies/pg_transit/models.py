@@ -1,0 +1,56 @@
+"""The PostgreSQL in-transit study's part of summary.json, as typed models (summary.py)."""
+
+from __future__ import annotations
+
+from encbench.report.bound import Bounded
+from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+
+
+class PgVariant(Model):
+    tps: Sample
+    latency_avg_ms: Sample
+    connection_ms: Sample
+    # Over all rounds: the server's CPU (postmaster and backends) per transaction.
+    server_cpu_ms_per_txn: float
+    transactions: int
+    failed: int
+    # The per-run proof's counts, summed: the server's log of the benchmark role's
+    # connections, and how many of them were TLS.
+    connections: int
+    tls_connections: int
+
+
+class PgTransitCellSummary(Bounded):
+    test: str
+    sslmode: str
+    key_type: str
+    tls_version: str
+    clients: int
+    label: str
+    rounds: int
+    measured_s: float
+    status: str
+    rounds_rejected: int = 0
+    variants: Pair[PgVariant] | None = None
+    comparisons: dict[str, Estimate] = {}
+    other_load_pct_of_core: float | None = None
+    proof: dict[str, str] | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, str, int]:
+        """What identifies the cell across two result sets (`encbench compare`)."""
+        return (self.test, self.sslmode, self.key_type, self.tls_version, self.clients)
+
+
+class PgInTransitSummary(Model):
+    target_halfwidth_pct: float
+    postgresql_version: str | None
+    scale: int
+    server_user: str | None
+    pki: dict[str, Record] | None
+    server_settings: Record | None
+    # The copy test's table: its rows and the bytes of one copy's stream.
+    bulk_table: Record | None
+    harness: Harness
+    cells: list[PgTransitCellSummary]
+    differences: Differences | None = None

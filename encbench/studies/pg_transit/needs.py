@@ -1,0 +1,67 @@
+"""What the PostgreSQL in-transit study needs of this machine: PostgreSQL's programs (and,
+run by root, the `postgres` user to run the server as), openssl for its certificates, and a
+results directory that user can reach; and its disk and memory."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from pathlib import Path
+
+from encbench import checks
+from encbench.checks import Check
+from encbench.profile import Profile
+from encbench.servers import pg_sandbox
+from encbench.servers.sizing import SERVER_ALLOWANCE_MB
+from encbench.studies.pg_transit.options import pg_transit_options
+
+# pgbench -i: about 16 MB per unit of scale (tables and indexes); initdb's files and the
+# WAL the load writes; the connection log, two lines per connection.
+MB_PER_SCALE = 16
+BASE_MB = 200
+
+
+def _server_user_check() -> Check:
+    """Run by root, the server runs as `postgres` (it refuses root): that user must exist."""
+    try:
+        pwd.getpwnam(pg_sandbox.SERVER_OS_USER)
+    except KeyError:
+        return Check(
+            "postgres user",
+            False,
+            "missing (PostgreSQL refuses to run as root)",
+            f"apt-get install {pg_sandbox.PACKAGE} (it creates the user)",
+        )
+    return Check("postgres user", True, "present: the server runs as it")
+
+
+def needs(profile: Profile) -> list[Check]:
+    found = [pg_sandbox.programs_check(), checks.binary("openssl", "openssl")]
+    if os.geteuid() == 0:
+        found += [_server_user_check(), checks.binary("setpriv", "util-linux")]
+    return found
+
+
+def optional_tools() -> list[tuple[Check, str]]:
+    return [(pg_sandbox.programs_check(), "for the PostgreSQL in-transit study")]
+
+
+def check_out(profile: Profile, out: Path) -> None:
+    """The run's sandbox goes under `out`: the server's user must be able to reach it."""
+    pg_sandbox.check_reachable(out)
+
+
+def disk_bytes(profile: Profile) -> int:
+    """pgbench's tables, the copy test's table (about its stream's size again on disk, and
+    the WAL that writing it leaves), the server's own files."""
+    t = pg_transit_options(profile)
+    copy_mb = 2 * t.copy_mb if "copy" in t.tests else 0
+    return (t.scale * MB_PER_SCALE + copy_mb + BASE_MB) * 2**20
+
+
+def memory_mb(profile: Profile) -> tuple[int, str]:
+    buffers = pg_transit_options(profile).shared_buffers_mb
+    return buffers + SERVER_ALLOWANCE_MB, (
+        f"one PostgreSQL server with {buffers:,} MB of shared_buffers + "
+        f"{SERVER_ALLOWANCE_MB} MB; use a smaller pg_transit.shared_buffers_mb"
+    )

@@ -1,0 +1,132 @@
+"""The PostgreSQL in-transit proofs.
+
+Per cell: one connection per route, made by libpq with the route's settings as pgbench's
+are, asks the server what it sees of itself — `pg_stat_ssl` joined with `pg_stat_activity`
+for its own backend, of the benchmark role: TLS or not, the protocol, the cipher and its
+bits.  Per run: the server's own log of every connection (`log_connections`: "connection
+authorized: user=… SSL enabled (protocol=…, cipher=…, bits=…)"), counted over the run's
+part of the log: a plain run's connections are all without TLS, a TLS run's all with the
+cell's protocol, and there are at least as many as the run needed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from encbench import proc
+from encbench.errors import ProofError
+from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+
+SESSION_SQL = (
+    "SELECT s.ssl, coalesce(s.version, ''), coalesce(s.cipher, ''), coalesce(s.bits, 0) "
+    "FROM pg_stat_ssl s JOIN pg_stat_activity a ON a.pid = s.pid "
+    "WHERE s.pid = pg_backend_pid() AND a.usename = current_user"
+)
+_AUTHORIZED = re.compile(r"connection authorized: user=(\S+)(.*)$", re.M)
+_SSL = re.compile(r"SSL enabled \(protocol=([^,]+), cipher=([^,]+), bits=(\d+)\)")
+
+
+@dataclass(frozen=True)
+class Session:
+    """The server's view of one connection."""
+
+    ssl: bool
+    version: str
+    cipher: str
+    bits: int
+
+    def words(self) -> str:
+        return f"{self.version} {self.cipher} {self.bits} bits" if self.ssl else "plain"
+
+
+def parse_session(output: str) -> Session:
+    rows = [line.split("\t") for line in output.splitlines() if line.strip()]
+    if len(rows) != 1 or len(rows[0]) != 4:
+        raise ProofError(f"pg_stat_ssl gave no row for the connection itself: {output[:200]!r}")
+    ssl, version, cipher, bits = rows[0]
+    return Session(ssl == "t", version, cipher, int(bits or 0))
+
+
+def session(psql: str, env: Mapping[str, str], log: Path) -> Session:
+    """One connection over the route (psql with the route's libpq settings), asked about
+    itself; its output is kept in `log`."""
+    out = proc.run(
+        [psql, "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", SESSION_SQL],
+        phase="prove the route (pg_stat_ssl)",
+        timeout_s=60,
+        stdout_path=log,
+        env=env,
+        hint=f"its output is in {log}",
+    )
+    return parse_session(out.stdout)
+
+
+def prove_session(cell: PgTransitCell, variant: str, seen: Session) -> str:
+    """The route's connection was what its variant claims; its words for the record."""
+    what = f"{cell.label}, {variant}"
+    if variant == "plain":
+        if seen.ssl:
+            raise ProofError(f"{what}: the server sees TLS ({seen.words()}) on the plain route")
+        return seen.words()
+    if not seen.ssl:
+        raise ProofError(f"{what}: the server sees no TLS on the TLS route")
+    if seen.version != cell.tls_version:
+        raise ProofError(f"{what}: the server negotiated {seen.version}, not {cell.tls_version}")
+    return seen.words()
+
+
+@dataclass(frozen=True)
+class Logged:
+    """The benchmark role's connections in a stretch of the server's log."""
+
+    connections: int
+    tls: int
+    negotiated: Counter[str]
+
+    def words(self) -> str:
+        return "; ".join(sorted(self.negotiated))
+
+
+def logged_connections(log_text: str, role: str) -> Logged:
+    """Every "connection authorized" line of `role` in `log_text`, and the TLS of each."""
+    total, tls = 0, 0
+    negotiated: Counter[str] = Counter()
+    for user, rest in _AUTHORIZED.findall(log_text):
+        if user != role:
+            continue
+        total += 1
+        found = _SSL.search(rest)
+        if found is not None:
+            tls += 1
+            negotiated[f"{found[1]} {found[2]} {found[3]} bits"] += 1
+    return Logged(total, tls, negotiated)
+
+
+def check_run(record: PgTransitRecord) -> None:
+    """A run against the server's own log of its connections: a plain run made no TLS
+    connection, a TLS run made nothing else, at the cell's protocol; and at least one
+    connection per transaction (-C) or per client."""
+    cell = record.cell
+    what = f"{cell.label}, {record.variant} run"
+    expected = record.transactions if cell.connects else cell.clients
+    if record.connections < expected:
+        raise ProofError(
+            f"{what}: the server logged {record.connections} connections of the benchmark "
+            f"role, expected at least {expected}"
+        )
+    if record.variant == "plain":
+        if record.tls_connections:
+            raise ProofError(f"{what}: {record.tls_connections} connections were TLS")
+        return
+    if record.tls_connections != record.connections:
+        raise ProofError(
+            f"{what}: {record.connections - record.tls_connections} of "
+            f"{record.connections} connections were not TLS"
+        )
+    protocols = {part.split()[0] for part in record.negotiated.split("; ") if part}
+    if protocols != {cell.tls_version}:
+        raise ProofError(f"{what}: the server negotiated {record.negotiated}")

@@ -1,0 +1,106 @@
+"""The PostgreSQL in-transit study's records of measured runs and the metrics it compares.
+
+pg-in-transit.jsonl, schema PG_TRANSIT_SCHEMA:
+  1 — first version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, ClassVar
+
+from encbench.results.schema import Metric, Usage, fields_of, record
+
+PG_TRANSIT_SCHEMA = 1
+
+PG_TRANSIT_METRICS = (
+    Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),
+)
+
+
+@record
+class PgTransitCell:
+    """One row of the PostgreSQL in-transit tables: a pgbench test at one client count,
+    whose TLS side connects with `sslmode` to a server with a `key_type` certificate,
+    limited to `tls_version`.  Its plain side connects to the same server with
+    sslmode=disable."""
+
+    test: str  # connect_select1 | connect_select_only | select_only | copy
+    sslmode: str  # require | verify-full
+    key_type: str
+    tls_version: str  # TLSv1.2 | TLSv1.3
+    clients: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.test} {self.sslmode} {self.key_type} {self.tls_version} {self.clients} cl"
+
+    @property
+    def slug(self) -> str:
+        return (
+            f"{self.test}-{self.sslmode}-{self.key_type}-{self.tls_version.lower()}-c{self.clients}"
+        )
+
+    @property
+    def connects(self) -> bool:
+        """Whether every transaction opens a connection of its own (pgbench -C; a copy)."""
+        return self.test.startswith("connect_") or self.test == "copy"
+
+
+@record
+class PgTransitRecord:
+    """One measured run of one variant in one round of a PostgreSQL in-transit cell."""
+
+    STUDY: ClassVar[str] = "pg-in-transit"
+    SCHEMA: ClassVar[int] = PG_TRANSIT_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = PG_TRANSIT_METRICS
+
+    cell: PgTransitCell
+    round: int
+    variant: str  # plain | encrypted
+    position: int
+    session: str
+    started_at: str
+    wall_s: float
+    # pgbench's own figure (with -C: including reconnection times); copy: copies per second.
+    tps: float
+    transactions: int
+    failed: int
+    latency_avg_ms: float
+    # pgbench's average connection time (-C) or its initial connection time (without); 0 for
+    # a copy (psql does not say).
+    connection_ms: float
+    server_cpu_s: float  # the postmaster and every backend, live or reaped
+    client_cpu_s: float
+    harness_cpu_s: float
+    other_cpu_s: float
+    steal_s: float
+    # The per-run proof, from the server's own log of each connection of the benchmark
+    # role in the run: how many, how many were TLS, and what TLS ("" for none).
+    connections: int
+    tls_connections: int
+    negotiated: str
+    raw_output: str
+    interference_pct: float = 0.0
+    usage: Usage | None = None
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"{self.transactions} transactions in {self.wall_s:.1f} s"
+            )
+
+    @property
+    def server_cpu_ms_per_txn(self) -> float:
+        return 1000.0 * self.server_cpu_s / self.transactions
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = PG_TRANSIT_SCHEMA
+        data["server_cpu_ms_per_txn"] = self.server_cpu_ms_per_txn
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PgTransitRecord:
+        return cls(**fields_of(cls, data, PgTransitCell))

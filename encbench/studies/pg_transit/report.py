@@ -1,0 +1,63 @@
+"""The PostgreSQL in-transit study's part of the report: its summary from the results
+directory, its sections, and what `compare` reads of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from encbench.profile import Profile
+from encbench.report.cells import cores_of
+from encbench.report.models import Record
+from encbench.report.parts import Compared, Context, ReportPart
+from encbench.results.store import ResultStore
+from encbench.studies.pg_transit import section, summary
+from encbench.studies.pg_transit.models import PgInTransitSummary
+from encbench.studies.pg_transit.records import PgTransitRecord
+
+NAME = PgTransitRecord.STUDY
+
+
+def build(store: ResultStore, profile: Profile, environment: Record | None) -> PgInTransitSummary:
+    return summary.build(
+        store.runs(PgTransitRecord),
+        profile,
+        store.read_json(f"{NAME}.json"),
+        cores_of(environment),
+    )
+
+
+def compared(part: PgInTransitSummary) -> list[Compared]:
+    """Matched by (test, sslmode, key type, TLS version, clients)."""
+    return [
+        Compared(
+            key=(NAME, *c.key),
+            group=f"PostgreSQL in transit: {section.TEST_TITLES.get(c.test, c.test)}",
+            row_header="TLS side",
+            label=f"{section.path_name(c)}, {c.clients} cl",
+            name=c.label,
+            threads=c.clients,
+            rounds=c.rounds,
+            comparisons=c.comparisons,
+            bound=c.bound,
+        )
+        for c in part.cells
+        if c.rounds and c.comparisons
+    ]
+
+
+def compare_setup(part: PgInTransitSummary) -> dict[str, str]:
+    return {"PostgreSQL": part.postgresql_version} if part.postgresql_version else {}
+
+
+def sections(part: PgInTransitSummary, context: Context) -> list[Any]:
+    return section.sections(part, context.noise_floor)
+
+
+PART = ReportPart(
+    model=PgInTransitSummary,
+    build=build,
+    sections=sections,
+    compared=compared,
+    compare_metrics={"tps": "PostgreSQL transactions per second lost to TLS"},
+    compare_setup=compare_setup,
+)

@@ -1,0 +1,205 @@
+"""The PostgreSQL in-transit study's part of the report: per test, a table of plain against
+TLS transactions per second (pgbench's own figure) with the paired cost and its verdict, a
+plot of the cost per row, and how the set-up and the proof were made."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from encbench.report import plots, suspect
+from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
+from encbench.report.models import NoiseFloor, Sample
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.studies.pg_transit.models import PgInTransitSummary, PgTransitCellSummary
+from encbench.studies.pg_transit.records import PgTransitRecord
+
+TEST_TITLES = {
+    "connect_select1": "New connections: connect, SELECT 1, disconnect (pgbench -C)",
+    "connect_select_only": "New connections: one select-only transaction each (pgbench -C -S)",
+    "select_only": "Queries on persistent connections: select-only (pgbench -S)",
+    "copy": "Bulk: COPY … TO STDOUT through psql, a new connection per copy",
+}
+# What a row's transactions are, where they are not pgbench's.
+UNITS = {"copy": "copies/s"}
+INTRO = (
+    "Each row pairs the same pgbench against one PostgreSQL server with `sslmode=disable` "
+    "(plain) and with the row's sslmode (TLS), in alternating rounds. Transactions per "
+    "second are pgbench's own (with -C including each connection's set-up), means over "
+    "rounds with their 95% CI; 'lost to TLS' is the paired cost with its 95% CI, positive "
+    "when TLS is slower, as in the verdict."
+)
+CONNECT_NOTE = (
+    "Every transaction opens a new connection over loopback, authenticates (SCRAM-SHA-256, "
+    "as PostgreSQL's default `password_encryption`; over TLS with channel binding), runs "
+    "its statements and disconnects: each TLS transaction pays a full handshake, and the "
+    "cost here is the set-up's share of a connection that does little else. An application "
+    "behind a connection pool pays it once per connection: for it, the rows on persistent "
+    "connections apply."
+)
+PROOF_NOTE = (
+    "Proof: before each row, one connection per route asked the server about itself "
+    "(`pg_stat_ssl` joined with `pg_stat_activity`, for the benchmark role): TLS or not, its "
+    "protocol, cipher and bits. Every run was checked against the server's own log of its "
+    "connections (`log_connections`): none of a plain run's was TLS, every one of a TLS "
+    "run's was at the row's protocol, and at least one per transaction (-C) or per client."
+)
+NOT_MEASURED = (
+    "Not measured here: distances (every row is on loopback) and a capture of the wire; "
+    "the proof is the server's own view of every connection."
+)
+FLAGGED = {
+    "tps": "transactions per second",
+    "latency_avg_ms": "average latency",
+    "server_cpu_ms_per_txn": "server CPU per transaction",
+}
+# The kernel counts CPU in 10 ms ticks: below this total, a per-transaction figure is rounding.
+CPU_RESOLUTION_S = 0.2
+
+Cells = Sequence[PgTransitCellSummary]
+
+
+def path_name(cell: PgTransitCellSummary) -> str:
+    return f"{cell.sslmode}, {cell.key_type}, {cell.tls_version}"
+
+
+def _tps(s: Sample) -> str:
+    return f"{s.mean:,.1f} ({s.ci95[0]:,.1f}–{s.ci95[1]:,.1f})" if s.ci95 else f"{s.mean:,.1f}"
+
+
+def _cpu(cell: PgTransitCellSummary) -> str:
+    assert cell.variants is not None
+    p, e = cell.variants.plain, cell.variants.encrypted
+    totals = [v.server_cpu_ms_per_txn * v.transactions / 1000 for v in (e, p)]
+    if min(totals) < CPU_RESOLUTION_S:
+        return "too little CPU to resolve"
+    return f"{e.server_cpu_ms_per_txn:.3f} / {p.server_cpu_ms_per_txn:.3f}"
+
+
+def cells_table(cells: Cells, part: PgInTransitSummary) -> Table:
+    rows = []
+    for c in cells:
+        where = [path_name(c), str(c.clients), rounds_text(c)]
+        comp = c.comparisons.get("tps")
+        if not c.rounds or c.variants is None or comp is None:
+            rows.append(row(*where, "–", "–", "–", c.status, "–", styles={6: "na"}))
+            continue
+        rows.append(
+            row(
+                *where,
+                _tps(c.variants.plain.tps),
+                _tps(c.variants.encrypted.tps),
+                overhead_cell(comp),
+                verdict_text(comp),
+                _cpu(c),
+                styles={6: comp.kind},
+            )
+        )
+    unit = UNITS.get(cells[0].test, "tps")
+    header = [
+        "TLS side (sslmode, key, protocol)",
+        "clients",
+        "rounds",
+        f"plain {unit} (95% CI)",
+        f"TLS {unit} (95% CI)",
+        "lost to TLS (95% CI)",
+        "verdict",
+        f"server CPU ms per {'copy' if cells[0].test == 'copy' else 'transaction'}, TLS / plain",
+    ]
+    notes = verdict_notes([c.comparisons.get("tps") for c in cells], part.differences)
+    return Table(header, rows, notes=notes)
+
+
+def _cost_svg(cells: Cells, title: str, test: str) -> str | None:
+    measured = [c for c in cells if c.comparisons.get("tps")]
+    return plots.cost_rows_svg(
+        [f"{path_name(c)}, {c.clients} cl" for c in measured],
+        [("tps", [c.comparisons["tps"] for c in measured])],
+        title.split(":")[0],
+        f"pg-transit-{test}",
+        xlabel="share of the rate lost to TLS (%)",
+    )
+
+
+def copy_note(part: PgInTransitSummary) -> str:
+    """What one copy streams, so that copies per second read as MiB per second."""
+    table = part.bulk_table or {}
+    mib = float(table.get("bytes", 0)) / 2**20
+    return (
+        f"Each copy streams the whole table, {int(table.get('rows', 0)):,} rows of random hex, "
+        f"{mib:,.1f} MiB as COPY's text, through a new connection of psql, which reads every "
+        f"row and drops it: copies/s × {mib:,.1f} is MiB/s, and the share lost to TLS is the "
+        "same in either."
+    )
+
+
+def summary_items(part: PgInTransitSummary, noise: NoiseFloor | None) -> list[str]:
+    items = []
+    d = part.differences
+    if d:
+        items.append(f"Across cells: {d.sentence()}")
+    flagged = suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED)
+    warning = suspect.faster_warning(flagged, suspect.PATHS, noise, PgTransitRecord.STUDY)
+    items += [warning] if warning else []
+    if d:
+        items.append(f"Interference: {d.remeasured()}")
+    return items
+
+
+def sections(part: PgInTransitSummary, noise: NoiseFloor | None = None) -> list[Section]:
+    blocks: list[Block] = [Paragraph(INTRO)]
+    summary = summary_items(part, noise)
+    if summary:
+        blocks.append(Bullets(summary))
+    for test, title in TEST_TITLES.items():
+        group = [c for c in part.cells if c.test == test]
+        if not group:
+            continue
+        plot = Plot(partial(_cost_svg, group, title, test), f"{title}: cost of TLS per row")
+        parts: list[Block] = [Paragraph(CONNECT_NOTE)] if test.startswith("connect_") else []
+        if test == "copy":
+            parts.append(Paragraph(copy_note(part)))
+        blocks.append(Section(title, [*parts, cells_table(group, part), plot], level=3))
+    blocks.append(Section("PostgreSQL in-transit setup and proof", [Bullets(setup(part))], 3))
+    title = "PostgreSQL in transit: what TLS costs new connections and queries"
+    return [Section(title, blocks)]
+
+
+def setup(part: PgInTransitSummary) -> list[str]:
+    user = f", run as the `{part.server_user}` user" if part.server_user else ""
+    out = [
+        f"Server: PostgreSQL {part.postgresql_version or '?'}, one sandbox for both sides"
+        f"{user}; TLS limited to one protocol version per row (`ssl_min_protocol_version` = "
+        f"`ssl_max_protocol_version`), its default ciphers; pgbench's tables at scale "
+        f"{part.scale}.",
+        "Clients: pgbench and psql (libpq) over TCP to `localhost` at 127.0.0.1, one thread "
+        "per client; `verify-full` checks the server's certificate against the run's CA and "
+        "its name, `require` encrypts without checking it.",
+    ]
+    for key, info in (part.pki or {}).items():
+        out.append(f"PKI {key}: {info['server_key']}; {info['chain']}.")
+    out.append(PROOF_NOTE)
+    proofs = [
+        f"{c.label}: {', '.join(f'{k} = {v}' for k, v in c.proof.items())}"
+        for c in part.cells
+        if c.proof
+    ]
+    if proofs:
+        out.append("Negotiated: " + "; ".join(proofs) + ".")
+    failed = [
+        f"{c.label} {name} {v.failed:,}"
+        for c in part.cells
+        if c.variants
+        for name, v in (("plain", c.variants.plain), ("TLS", c.variants.encrypted))
+        if v.failed
+    ]
+    if failed:
+        out.append("Transactions pgbench counted as failed: " + "; ".join(failed) + ".")
+    h = part.harness
+    if h.measured_wall_s:
+        out.append(
+            f"encbench's own CPU during the measured windows: {h.cpu_s:.2f} s over "
+            f"{h.measured_wall_s:.0f} s measured ({h.share_of_machine_pct:.2f}% of the machine)."
+        )
+    out.append(NOT_MEASURED)
+    return out

@@ -1,0 +1,190 @@
+"""PostgreSQL in transit with a real server: the sandbox on its own (a data directory of the
+server's user, 0700, a server that is not root, nothing left once destroyed), the tiny
+profile through the CLI with both sides of every run proven, and `encbench clean` after a
+run killed outright."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from encbench import proc
+from encbench.servers import pg_sandbox, registry
+from encbench.servers.pg_sandbox import PgSandbox
+from tests.helpers import encbench, processes_owned_by, skip_unless_ci
+
+
+@pytest.fixture(autouse=True)
+def postgresql_installed() -> None:
+    if pg_sandbox.bindir() is None:
+        skip_unless_ci("PostgreSQL is not installed: run scripts/setup-test-extras.sh")
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory the server's user can reach: pytest's own temporary root is 0700, which
+    the `postgres` user of a run by root cannot enter (a run refuses such an --out)."""
+    path = Path(tempfile.mkdtemp(prefix="encbench-pgtest-"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def processes_naming(path: Path) -> list[str]:
+    """Live processes whose command line names `path` (a data directory)."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "status"]):
+        cmdline = " ".join(process.info["cmdline"] or [])
+        if str(path) in cmdline and process.info["status"] != psutil.STATUS_ZOMBIE:
+            found.append(f"{process.pid} {cmdline}")
+    return found
+
+
+def test_the_sandbox_runs_its_server_unprivileged_on_a_private_data_directory(
+    open_dir: Path, state_dir: Path
+) -> None:
+    server = PgSandbox("pg", open_dir / "sandbox")
+    try:
+        server.initialize("host all all 127.0.0.1/32 reject")
+        server.start(pg_sandbox.server_settings(32))
+        mode = server.datadir.stat()
+        assert stat.S_IMODE(mode.st_mode) == 0o700 and mode.st_uid == server.user.uid
+        assert psutil.Process(server.pid).uids().real == server.user.uid
+        if os.geteuid() == 0:
+            assert server.user.name == "postgres" and server.user.uid != 0
+        assert server.query("SELECT 1") == [["1"]]
+        assert server.query("SHOW port") == [[str(server.port)]]
+        [entry] = registry.entries()
+        assert entry.kind == registry.POSTGRESQL and entry.datadir == str(server.datadir)
+        assert registry.server_running(entry)
+        pid = server.pid
+    finally:
+        server.destroy()
+    assert proc.wait_gone(pid, 10)
+    assert processes_naming(server.datadir) == []
+    assert not (open_dir / "sandbox").exists() and not server.socket_dir.exists()
+    assert registry.entries() == []
+
+
+def run_cli(*args: str, state_dir: Path) -> tuple[subprocess.CompletedProcess[str], int]:
+    """encbench as a user runs it; also its pid, which marks every process it starts."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+    )
+    out, err = child.communicate(timeout=600)
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err), child.pid
+
+
+def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
+    open_dir: Path, state_dir: Path
+) -> None:
+    out = open_dir / "out"
+    began = time.monotonic()
+    result, pid = run_cli("run", "postgresql-tiny", "--out", str(out), state_dir=state_dir)
+    took = time.monotonic() - began
+    assert result.returncode == 0, result.stderr
+    assert took < 90, f"the tiny profile took {took:.0f} s"
+
+    lines = (out / "pg-in-transit.jsonl").read_text().splitlines()
+    runs = [json.loads(line) for line in lines if line.strip()]
+    # new connections, persistent ones and the copy, each at 2 TLS versions; 2 rounds × 2 sides
+    assert len(runs) == 6 * 2 * 2
+    assert {run["cell"]["test"] for run in runs} == {"connect_select1", "select_only", "copy"}
+    for run in runs:
+        cell = run["cell"]
+        persistent = cell["test"] == "select_only"
+        assert run["connections"] >= (2 if persistent else run["transactions"])
+        if run["variant"] == "plain":
+            assert run["tls_connections"] == 0 and run["negotiated"] == ""
+        else:
+            assert run["tls_connections"] == run["connections"]
+            assert run["negotiated"].startswith(f"{cell['tls_version']} ")
+        raw = (out / run["raw_output"]).read_text()
+        assert ("copies/s: " if cell["test"] == "copy" else "tps = ") in raw
+    proofs = json.loads((out / "pg-in-transit.json").read_text())["proofs"]
+    assert len(proofs) == 6
+    for found in proofs.values():
+        assert found["plain"] == "plain" and found["encrypted"].startswith("TLSv1.")
+    assert {p["encrypted"].split()[0] for p in proofs.values()} == {"TLSv1.2", "TLSv1.3"}
+
+    report = (out / "report.md").read_text()
+    assert "PostgreSQL in transit: what TLS costs new connections and queries" in report
+    server_log = (out / "logs" / "pg-transit-postgresql.log").read_text()
+    assert "connection authorized" not in server_log
+
+    assert processes_owned_by(pid) == []
+    assert processes_naming(out) == []
+    assert not (out / "sandbox").exists() and not (out / "private").exists()
+    assert registry.entries() == []
+
+
+_KILLED_RUN = (
+    "import os, sys\n"
+    "from pathlib import Path\n"
+    "from encbench.servers.pg_sandbox import PgSandbox, server_settings\n"
+    "server = PgSandbox('pg', Path(sys.argv[1]))\n"
+    "server.initialize('')\n"
+    "server.start(server_settings(32))\n"
+    "print(server.pid, flush=True)\n"
+    "os.kill(os.getpid(), 9)\n"
+)
+
+
+def test_clean_stops_the_postgres_of_a_run_killed_outright(open_dir: Path, state_dir: Path) -> None:
+    root = open_dir / "sandbox"
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(root)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+        timeout=120,
+    )
+    assert killed.returncode == -9, killed.stderr
+    pid = int(killed.stdout.strip())
+    assert proc.pid_alive(pid)
+    [entry] = registry.entries()
+    assert entry.kind == registry.POSTGRESQL
+
+    cleaned = encbench("clean", env={"XDG_STATE_HOME": str(state_dir)}, timeout=120)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert f"stopped pg (pid {pid})" in cleaned.stdout
+    assert proc.wait_gone(pid, 30)
+    assert processes_naming(root) == []
+    assert not root.exists() and not Path(entry.socket_dir).exists()
+    assert registry.entries() == []
+
+
+def test_a_results_directory_the_servers_user_cannot_reach_is_refused_before_anything(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("only a run by root starts the server as another user")
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    result = encbench(
+        "run",
+        "postgresql-tiny",
+        "--out",
+        str(closed / "out"),
+        env={"XDG_STATE_HOME": str(state_dir)},
+    )
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert "`postgres` user" in lines[0] and "chmod o+x" in lines[0]
+    assert list(closed.iterdir()) == []
