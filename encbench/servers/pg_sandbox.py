@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encbench import proc
-from encbench.checks import Check
 from encbench.errors import BadInput, EncbenchError, ServerError, ToolError
 from encbench.options import SERVER_MAX_CONNECTIONS
 from encbench.servers import keys, registry
@@ -97,15 +96,6 @@ def program(name: str) -> str:
     if found is None:
         raise BadInput(f"PostgreSQL's {name} not found: {INSTALL_HINT}")
     return str(found / name)
-
-
-def programs_check() -> Check:
-    """What `encbench doctor` and a run's checks say of the PostgreSQL programs."""
-    found = bindir()
-    name = f"PostgreSQL ({', '.join(PROGRAMS)})"
-    if found is None:
-        return Check(name, False, "not found", f"apt-get install {PACKAGE}")
-    return Check(name, True, str(found))
 
 
 # -- the user the server runs as -------------------------------------------------------------

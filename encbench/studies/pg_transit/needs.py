@@ -21,6 +21,16 @@ MB_PER_SCALE = 16
 BASE_MB = 200
 
 
+def programs_check() -> Check:
+    """What `encbench doctor` and a run's checks say of the PostgreSQL programs (here, not in
+    servers/: a check is a study's need, and servers/ stays below checks.py)."""
+    found = pg_sandbox.bindir()
+    name = f"PostgreSQL ({', '.join(pg_sandbox.PROGRAMS)})"
+    if found is None:
+        return Check(name, False, "not found", f"apt-get install {pg_sandbox.PACKAGE}")
+    return Check(name, True, str(found))
+
+
 def _server_user_check() -> Check:
     """Run by root, the server runs as `postgres` (it refuses root): that user must exist."""
     try:
@@ -36,14 +46,14 @@ def _server_user_check() -> Check:
 
 
 def needs(profile: Profile) -> list[Check]:
-    found = [pg_sandbox.programs_check(), checks.binary("openssl", "openssl")]
+    found = [programs_check(), checks.binary("openssl", "openssl")]
     if os.geteuid() == 0:
         found += [_server_user_check(), checks.binary("setpriv", "util-linux")]
     return found
 
 
 def optional_tools() -> list[tuple[Check, str]]:
-    return [(pg_sandbox.programs_check(), "for the PostgreSQL in-transit study")]
+    return [(programs_check(), "for the PostgreSQL in-transit study")]
 
 
 def check_out(profile: Profile, out: Path) -> None:
