@@ -36,11 +36,8 @@ GROUP_PREFIX = "encbench-"
 MOUNTS = Path("/proc/mounts")
 SELF_CGROUP = Path("/proc/self/cgroup")
 V2_ROOT = Path("/sys/fs/cgroup")
-# An exiting server leaves its group a moment after its parent has reaped it; on a loaded
-# machine (a fresh CI clone's two test workers, one of them on loop devices) a shaped
-# server's cpu and cpuset groups were still refused after 5 s.  The wait ends as soon as
-# the kernel lets go, so a longer bound costs nothing when it is quick.
-RMDIR_WAIT_S = 30.0
+# An exiting server leaves its group a moment after its parent has reaped it.
+RMDIR_WAIT_S = 5.0
 
 # The sources of a server's CPU, as recorded in each run (`cpu_source`).
 SOURCE_V2 = "cgroup2 cpu.stat"
