@@ -29,6 +29,12 @@ def shapes_possible() -> None:
         pytest.skip(why)  # not root, or no such controllers: the run would be refused
 
 
+def of_run(dirs: set[Path], pid: int) -> set[Path]:
+    """The groups of the run whose encbench process is `pid` (each group is named after it):
+    another test worker's shaped run (the bound-by test's) may hold groups of its own."""
+    return {p for p in dirs if p.name.startswith(f"{cgroup.GROUP_PREFIX}{pid}-")}
+
+
 def shaped_dirs() -> set[Path]:
     """Every directory only a shaped server has (one per v1 controller beside cpuacct, or
     the v2 group), below encbench's own groups."""
@@ -45,7 +51,6 @@ def shaped_dirs() -> set[Path]:
 def test_the_shapes_smoke_profile_runs_confined_and_leaves_no_cgroup(
     tmp_path: Path, state_dir: Path
 ) -> None:
-    before = shaped_dirs()
     out = tmp_path / "out"
     result = encbench("run", "shapes-tiny", "--out", str(out))
     assert result.returncode == 0, result.stderr
@@ -76,12 +81,13 @@ def test_the_shapes_smoke_profile_runs_confined_and_leaves_no_cgroup(
     report = (out / "report.md").read_text()
     assert "## CPU per shape" in report and "Confined, plain: read back" in report
 
-    assert shaped_dirs() == before
+    # The run's process id ends each session's name (engine/runner.new_session).
+    pid = int(runs[0]["session"].rsplit("-", 1)[1])
+    assert of_run(shaped_dirs(), pid) == set()
     assert list((state_dir / "encbench" / "cgroups").glob("*.json")) == []
 
 
 def test_clean_removes_the_shaped_groups_of_a_killed_run(tmp_path: Path, state_dir: Path) -> None:
-    before = shaped_dirs()
     out = tmp_path / "out"
     env = {**os.environ, "XDG_STATE_HOME": str(state_dir)}
     child = subprocess.Popen(
@@ -92,10 +98,10 @@ def test_clean_removes_the_shaped_groups_of_a_killed_run(tmp_path: Path, state_d
     )
     try:
         deadline = time.monotonic() + 180
-        while not (shaped_dirs() - before) and time.monotonic() < deadline:
+        while not of_run(shaped_dirs(), child.pid) and time.monotonic() < deadline:
             assert child.poll() is None, "the run ended before a shaped server started"
             time.sleep(0.2)
-        left = shaped_dirs() - before
+        left = of_run(shaped_dirs(), child.pid)
         assert left, "no shaped group appeared"
     finally:
         child.send_signal(signal.SIGKILL)  # the run this test started, by its pid
