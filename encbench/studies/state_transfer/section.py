@@ -216,7 +216,8 @@ def donor_load_note(part: StateTransferSummary) -> str:
         "(with `--rate`, the latency includes the time a transaction waited to start). The "
         "per-cell proof transfers run without it. The load is read-only, so rsync's "
         "`FLUSH TABLES WITH READ LOCK` on the donor does not stop it; it shares the "
-        "donor's CPU and disk with the transfer, which the times above include."
+        "donor's CPU and disk with the transfer, which the times above include, and the "
+        "donor CPU above counts the server's work for the load too (alike on both sides)."
     )
 
 
