@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from encbench import plan
 from encbench.errors import BadInput
 from encbench.profile import Profile, parse
 from encbench.report import markdown
@@ -242,8 +243,6 @@ def test_every_node_encrypts_with_one_private_key_file(tmp_path: Path) -> None:
 
 # -- a method's own budget ---------------------------------------------------------------------
 def test_a_method_with_a_budget_of_its_own_runs_and_plans_by_it() -> None:
-    from encbench import plan
-
     profile = a_profile(
         '[state_transfer]\nmethods = ["mariabackup", "rsync"]\ncell_budget_s = 100\n'
         "method_budget_s = { mariabackup = 400 }\n"
