@@ -97,6 +97,9 @@ def test_the_tiny_profile_proves_both_layers_below_the_filesystem_and_leaves_not
     report = (out / "report.md").read_text()
     assert f"driver `{contents['driver']}`" in report
     assert "AES-NI" in report and "Proof below the filesystem, encrypted" in report
+    # The layer's known flaw, said in the summary beside the io-bound figures it touches.
+    flaw = "**Filesystem layer, io-bound**" in report
+    assert flaw == (not record["filesystem"]["inline_crypt"])
 
     assert mounts_under(out) == [] and loops_under(out) == []
     assert not (out / "volumes").exists()
