@@ -17,6 +17,7 @@ from encbench import catalog, profile
 from encbench.engine.study import CellSkipped
 from encbench.errors import BadInput, ProofError
 from encbench.proof import at_rest as proof
+from encbench.report.models import Harness
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
@@ -24,13 +25,14 @@ from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_optio
 from encbench.studies.at_rest import cells, run_proof, section, volumes
 from encbench.studies.at_rest import plan as at_rest_plan
 from encbench.studies.at_rest import study as study_module
-from encbench.studies.at_rest.models import AtRestCell
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
 from tests.helpers import encbench
 
 IDENTIFIER = bytes(range(16))
+NO_HARNESS = Harness(cpu_s=0, measured_wall_s=0, share_of_machine_pct=0)
 
 
 # -- the kernel's interface ---------------------------------------------------------------
@@ -464,3 +466,30 @@ def test_a_mode_the_kernel_was_built_without_is_found_in_its_build_options() -> 
     assert fscrypt.modes_not_built(["Adiantum", "Adiantum"], config) == []
     assert fscrypt.modes_not_built(["AES-256-XTS", "AES-256-HCTR2"], config) == ["AES-256-HCTR2"]
     assert fscrypt.modes_not_built(["AES-256-HCTR2"], {}) == []  # nothing published
+
+
+def test_the_summary_says_io_bound_fs_cells_may_read_from_the_page_cache() -> None:
+    """Without inline encryption the flaw is said beside the figures it touches: the
+    io-bound cells of a filesystem layer, measured; never TDE's, in-memory ones or a kernel
+    that keeps O_DIRECT (inlinecrypt)."""
+
+    def part(inline: bool, *cells: AtRestCell) -> AtRestSummary:
+        fs = dict(_filesystem("xts(ecb(aes-fixed-time))", False), inline_crypt=inline)
+        return AtRestSummary(
+            target_halfwidth_pct=2, write_workload_state="", servers={"filesystem": fs},
+            crypto=None, harness=NO_HARNESS, cells=list(cells),
+        )  # fmt: skip
+
+    def cell(regime: str, layer: str, rounds: int = 4) -> AtRestCell:
+        return AtRestCell(workload="w", regime=regime, threads=1, rounds=rounds, measured_s=1,
+                          status="done", layer=layer)  # fmt: skip
+
+    (words,) = section.page_cache_words(
+        part(False, cell("io-bound", "fs"), cell("io-bound", "tde+fs"), cell("io-bound", ""))
+    )
+    assert "page cache" in words and "2 io-bound cell(s)" in words
+    assert section.page_cache_words(part(True, cell("io-bound", "fs"))) == []
+    assert (
+        section.page_cache_words(part(False, cell("in-memory", "fs"), cell("io-bound", ""))) == []
+    )
+    assert section.page_cache_words(part(False, cell("io-bound", "fs", rounds=0))) == []

@@ -209,9 +209,9 @@ class Volume:
 
     def drop_key(self) -> str:
         """Remove the key from the filesystem's keyring (its server stopped): how the kernel
-        says it went ("removed", or held by a file still open until the unmount)."""
-        if self.identifier is None:
-            return ""
+        says it went ("removed", or held by a file still open until the unmount).  Only on
+        the encrypted side: its one caller asks where a key was added."""
+        assert self.identifier is not None
         identifier = self.identifier
         flags = fscrypt.remove_key(self.mountpoint, identifier, missing_ok=True)
         status = fscrypt.key_status(self.mountpoint, identifier)

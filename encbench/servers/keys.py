@@ -19,10 +19,11 @@ def private_dir(run_dir: Path) -> Path:
     return path
 
 
-def write_secret(path: Path, text: str) -> Path:
+def write_secret(path: Path, content: str | bytes) -> Path:
+    """Text, or raw bytes (a key handed to the kernel as it is)."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+    with os.fdopen(fd, "wb" if isinstance(content, bytes) else "w") as f:
+        f.write(content)
     os.chmod(path, 0o600)
     return path
 
@@ -41,9 +42,7 @@ def raw_key(directory: Path, size: int, name: str = "fscrypt.key") -> bytes:
     on a command line."""
     path = directory / name
     if not path.exists():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(secrets.token_bytes(size))
+        write_secret(path, secrets.token_bytes(size))
     key = path.read_bytes()
     if len(key) != size:
         raise ValueError(f"{path.name} holds {len(key)} bytes, not {size}")

@@ -28,6 +28,11 @@ def clear_stale_sandbox(root: Path) -> None:
 
 def remove_empty_sandbox_dir(store: ResultStore) -> None:
     """DIR/sandbox once its last server is destroyed: a finished run leaves only results."""
-    sandbox = store.path / "sandbox"
-    if sandbox.is_dir() and not any(sandbox.iterdir()):
-        sandbox.rmdir()
+    remove_if_empty(store.path / "sandbox")
+
+
+def remove_if_empty(directory: Path) -> None:
+    """A run's directory of servers' places (DIR/sandbox, DIR/volumes) once nothing is left
+    in it; one that still holds something stays, for `encbench clean` or the user."""
+    if directory.is_dir() and not any(directory.iterdir()):
+        directory.rmdir()

@@ -13,10 +13,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from encbench import proc
+from encbench import proc, state
 from encbench.servers import fscrypt
 from tests.helpers import encbench
 
@@ -54,15 +55,11 @@ def loops_under(path: Path) -> list[str]:
     return [line for line in out.splitlines() if where + "/" in line]
 
 
-def records(state_dir: Path, kind: str) -> list[dict[str, object]]:
-    """encbench's records of one kind (one being written, torn, is passed over)."""
-    found = []
-    for path in sorted((state_dir / "encbench" / kind).glob("*.json")):
-        try:
-            found.append(json.loads(path.read_text()))
-        except (OSError, ValueError):
-            continue
-    return found
+def records(state_dir: Path, kind: str) -> list[dict[str, Any]]:
+    """encbench's records of one kind in the test's own state folder (state_dir sets
+    XDG_STATE_HOME), read as encbench reads them: one being written, torn, is passed over."""
+    assert state.base() == state_dir / "encbench"
+    return state.read_records(kind, dict)
 
 
 def test_the_tiny_profile_proves_both_layers_below_the_filesystem_and_leaves_nothing(
@@ -97,6 +94,9 @@ def test_the_tiny_profile_proves_both_layers_below_the_filesystem_and_leaves_not
     report = (out / "report.md").read_text()
     assert f"driver `{contents['driver']}`" in report
     assert "AES-NI" in report and "Proof below the filesystem, encrypted" in report
+    # The layer's known flaw, said in the summary beside the io-bound figures it touches.
+    flaw = "**Filesystem layer, io-bound**" in report
+    assert flaw == (not record["filesystem"]["inline_crypt"])
 
     assert mounts_under(out) == [] and loops_under(out) == []
     assert not (out / "volumes").exists()

@@ -51,8 +51,6 @@ def _listed(items: list[str]) -> str:
 
 def load_lines(profile: Profile, pool_bytes: int) -> list[str]:
     """The data and the clients a run puts on the server, and for how long."""
-    # Imported here: the plan module imports the studies, this one among them.
-
     d, rule = profile.data, measure_options(profile)
     names = [f"`{name}`" for name in names_for_key("…").values()]
     set_mb = estimated_data_mb(profile)

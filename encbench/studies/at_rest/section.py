@@ -485,6 +485,25 @@ def summary_in_words(
     return lines
 
 
+def page_cache_words(part: AtRestSummary) -> list[str]:
+    """The filesystem layer's known flaw, beside the figures it touches: without inline
+    encryption ext4 serves O_DIRECT on an encrypted file through the page cache, so its
+    io-bound cells may compare reads from memory with plain's from the disk."""
+    fs = (part.servers or {}).get("filesystem") or {}
+    if not fs or fs.get("inline_crypt"):
+        return []
+    touched = [c for c in part.cells if c.layer and c.regime == "io-bound" and c.rounds]
+    if not touched:
+        return []
+    return [
+        "**Filesystem layer, io-bound**: this kernel has no inline encryption, so ext4 serves "
+        "InnoDB's O_DIRECT on the encrypted files as buffered I/O, through the page cache: in "
+        f"the {len(touched)} io-bound cell(s) of layer fs or tde+fs the encrypted side's reads "
+        "may come from memory while plain's reach the disk. Their figures are not what a read "
+        "from an encrypted disk costs, and may understate it (Setup: Filesystems)."
+    ]
+
+
 # -- before the figures ----------------------------------------------------------------------
 def lead(part: AtRestSummary) -> list[str]:
     """A target whose buffer pool held all of the data: said before any figure, from
@@ -525,6 +544,7 @@ def sections(
     if not by_group:
         return []
     words = summary_in_words(by_group, noise)
+    words += page_cache_words(part)
     if part.differences:
         words += [
             f"**Across cells**: {part.differences.sentence()}",
@@ -712,9 +732,10 @@ def filesystem_lines(fs: Record) -> list[str]:
         + (
             "kept (mounted `inlinecrypt`: the block layer's software fallback encrypts)."
             if fs.get("inline_crypt")
-            else "served as buffered I/O by this kernel (no inline encryption), so the "
-            "encrypted side's reads may come from the page cache where plain's reach the "
-            "device: compare io-bound cells with that in mind."
+            else "served as buffered I/O by this kernel (no inline encryption), so under the "
+            "filesystem layer the encrypted side's reads may come from the page cache where "
+            "plain's reach the device: its io-bound figures are not what a read from an "
+            "encrypted disk costs, and may understate it."
         ),
     ]
     for c in fs.get("ciphers") or []:

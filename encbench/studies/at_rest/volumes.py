@@ -22,6 +22,7 @@ from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys
 from encbench.servers.sandbox import SandboxServer
+from encbench.servers.sandbox_dirs import remove_if_empty
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE, SYSTEM_FILES_ESTIMATE
 from encbench.servers.variants import VARIANTS, EncryptionSpec
 
@@ -168,6 +169,5 @@ class PairVolumes:
             left = volume.close(log)
             if left:
                 log(f"{variant}: left for `encbench clean`: {'; '.join(left)}")
-        if self.base.is_dir() and not any(self.base.iterdir()):
-            self.base.rmdir()
+        remove_if_empty(self.base)
         return status
