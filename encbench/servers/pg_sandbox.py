@@ -231,12 +231,12 @@ def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 # -- server settings ------------------------------------------------------------------------
-def server_settings(shared_buffers_mb: int = 128, **extra: str) -> dict[str, str]:
+def server_settings(shared_buffers_mb: int = 128) -> dict[str, str]:
     """The settings a study starts its server with beyond the sandbox's own (port, socket,
-    connection log): its memory, and anything else by name (e.g. wal_level="minimal")."""
+    connection log): its memory."""
     if shared_buffers_mb < 16:
         raise ValueError(f"shared_buffers of {shared_buffers_mb} MB is below 16 MB")
-    return {"shared_buffers": f"{shared_buffers_mb}MB", **extra}
+    return {"shared_buffers": f"{shared_buffers_mb}MB"}
 
 
 def tls_settings(cert: Path, key: Path, tls_version: str) -> dict[str, str]:
@@ -264,17 +264,16 @@ def _copy_without_connections(log: Path, to: Path) -> None:
 
 
 class PgSandbox:
-    """One postgres on a private data directory, a private socket directory and a free
-    loopback port.  `datadir` places the data directory elsewhere than root/data (a study
-    of storage may want it on another file system); it must not exist yet, or be empty."""
+    """One postgres on a private data directory (root/data), a private socket directory and
+    a free loopback port."""
 
-    def __init__(self, name: str, root: Path, *, datadir: Path | None = None) -> None:
+    def __init__(self, name: str, root: Path) -> None:
         root = root.absolute()
         check_path(root, "sandbox directory")
         self.name = name
         self.root = root
         self.user = server_user()
-        self.datadir = (datadir or root / "data").absolute()
+        self.datadir = root / "data"
         self.log = root / "postgresql.log"
         self.port = free_port()
         self.socket_dir = Path(tempfile.mkdtemp(prefix="encbench-"))
@@ -460,8 +459,7 @@ class PgSandbox:
         self.start(settings)
 
     def destroy(self, keep_log_in: Path | None = None) -> None:
-        """Stop and delete the sandbox (and a data directory placed outside it); the logs
-        are copied out first for the record."""
+        """Stop and delete the sandbox; the logs are copied out first for the record."""
         self.stop()
         if keep_log_in is not None:
             keep_log_in.mkdir(parents=True, exist_ok=True)
@@ -470,9 +468,6 @@ class PgSandbox:
                 shutil.copy(initdb_log, keep_log_in / f"{self.name}-{initdb_log.name}")
             if self.log.exists():
                 _copy_without_connections(self.log, keep_log_in / f"{self.name}-{self.log.name}")
-        outside = not self.datadir.is_relative_to(self.root)
-        if outside and (self.datadir / "PG_VERSION").exists():
-            shutil.rmtree(self.datadir, ignore_errors=True)
         registry.remove_sandbox_files(self.root, self.socket_dir)
 
     @property
