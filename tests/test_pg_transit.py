@@ -10,11 +10,8 @@ import itertools
 import json
 import os
 import random
-import shutil
 import stat
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -380,15 +377,6 @@ def test_a_clients_libpq_settings_blank_the_users_own(monkeypatch: pytest.Monkey
     monkeypatch.setenv("PGSSLMODE", "disable")
     env = pg_sandbox.clean_env({"PGSSLMODE": "require"})
     assert env["PGPASSWORD"] == "" and env["PGSSLMODE"] == "require"
-
-
-@pytest.fixture
-def open_dir() -> Iterator[Path]:
-    """A directory others may enter (pytest's own temporary root is 0700)."""
-    path = Path(tempfile.mkdtemp(prefix="encbench-test-"))
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_a_directory_the_servers_user_cannot_enter_is_named(open_dir: Path) -> None:
