@@ -35,7 +35,6 @@ import signal
 import stat
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,7 @@ from encbench.errors import BadInput, EncbenchError, ServerError, ToolError
 from encbench.options import SERVER_MAX_CONNECTIONS
 from encbench.servers import keys, registry
 from encbench.servers.pki import Pki
-from encbench.servers.sandbox import check_path, free_port
+from encbench.servers.sandbox import check_path, free_port, wait_ready
 
 PACKAGE = "postgresql-15"
 INSTALL_HINT = f"install it: apt-get install {PACKAGE} (or scripts/setup-test-extras.sh)"
@@ -389,30 +388,25 @@ class PgSandbox:
 
     def _wait_ready(self, timeout_s: float, offset: int) -> None:
         assert self.process is not None
-        deadline = time.monotonic() + timeout_s
-        last_error = ""
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise ToolError(
-                    f"{self.name} server exited during start-up",
-                    returncode=self.process.returncode,
-                    phase="start server",
-                    tail=self.log_since(offset)[-2000:],
-                    hint=f"see {self.log}",
-                )
-            if self._ready_in_pid_file():
-                try:
-                    self.query("SELECT 1", timeout_s=10)
-                    return
-                except ToolError as exc:
-                    last_error = str(exc)
-            time.sleep(0.1)
-        raise ToolError(
-            f"{self.name} server not ready within {timeout_s:.0f} s ({last_error})",
-            phase="start server",
-            tail=self.log_since(offset)[-2000:],
-            hint=f"see {self.log}",
+        wait_ready(
+            self.process,
+            self.name,
+            self._answers,
+            timeout_s,
+            lambda: self.log_since(offset)[-2000:],
+            self.log,
         )
+
+    def _answers(self) -> str | None:
+        """None once `SELECT 1` answers over the socket; else why not ("" until postmaster.pid
+        says ready)."""
+        if not self._ready_in_pid_file():
+            return ""
+        try:
+            self.query("SELECT 1", timeout_s=10)
+            return None
+        except ToolError as exc:
+            return str(exc)
 
     def stop(self, timeout_s: float = 60) -> None:
         """pg_ctl stop -m fast, then -m immediate, then SIGKILL to the server's process
