@@ -32,6 +32,22 @@ def encbench(
     )
 
 
+def run_cli(
+    *args: str, state_dir: Path, timeout: float = 900
+) -> tuple[subprocess.CompletedProcess[str], int]:
+    """encbench as a user runs it, with the sandbox registry in `state_dir`; also its pid,
+    which marks every process it starts."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
+    )
+    out, err = child.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(child.args, child.returncode, out, err), child.pid
+
+
 def processes_owned_by(owner_pid: int) -> list[str]:
     """Live processes whose environment carries encbench's marker for this owner (the marker
     is `PID:START_TICKS:RUN_ID`, see proc.RunIdentity)."""
@@ -133,14 +149,12 @@ _KILLED_RUN = (
 )
 
 
-def server_of_a_killed_run(root: Path, state_dir: Path) -> int:
+def server_of_a_killed_run(root: Path, state_dir: Path, script: str = _KILLED_RUN) -> int:
     """The pid of a server whose run was killed outright (SIGKILL: no clean-up ran), so the
-    server outlives it in its own process group, recorded as a dead run's."""
-    import subprocess
-    import sys
-
+    server outlives it in its own process group, recorded as a dead run's.  `script` starts
+    the server in `sys.argv[1]`, prints its pid and kills itself (default: a plain MariaDB)."""
     killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_RUN, str(root)],
+        [sys.executable, "-c", script, str(root)],
         capture_output=True,
         text=True,
         env={**os.environ, "XDG_STATE_HOME": str(state_dir)},

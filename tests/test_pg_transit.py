@@ -5,16 +5,16 @@ way to the data directory).  The registry's kinds: tests/test_registry_kinds.py.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
+import hashlib
+import hmac
 import itertools
 import json
 import os
 import random
-import shutil
 import stat
-import tempfile
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -366,13 +366,31 @@ def test_the_password_file_is_private_and_refuses_what_it_cannot_carry(tmp_path:
         pg_sandbox.passfile(tmp_path, "bad", "role", "a:b")
 
 
-def test_the_scram_verifier_has_postgresqls_form_and_never_holds_the_password() -> None:
-    verifier = pg_sandbox.scram_verifier("s3cret-password", salt=b"0123456789abcdef")
-    method, rest = verifier.split("$", 1)
-    iterations_salt, keys = rest.split("$")
-    assert method == "SCRAM-SHA-256" and iterations_salt.split(":")[0] == "4096"
-    assert "s3cret" not in verifier and len(keys.split(":")) == 2
-    assert pg_sandbox.scram_verifier("s3cret-password") != verifier  # a fresh salt each time
+# RFC 7677's example exchange (user "user", password "pencil"): its salt, nonce, the
+# client's proof and the server's signature, which the verifier's keys must reproduce.
+RFC7677_SALT = "W22ZaJ0SNY7soEsUEjb6gQ=="
+RFC7677_NONCE = "rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+RFC7677_AUTH = (
+    f"n=user,r=rOprNGfwEbeRWgbNEkqO,r={RFC7677_NONCE},s={RFC7677_SALT},i=4096,"
+    f"c=biws,r={RFC7677_NONCE}"
+).encode()
+RFC7677_PROOF = "dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="
+RFC7677_SIGNATURE = "6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="
+
+
+def test_the_scram_verifier_has_postgresqls_form_and_the_rfcs_keys() -> None:
+    verifier = pg_sandbox.scram_verifier("pencil", salt=base64.b64decode(RFC7677_SALT))
+    method, iterations_salt, keys = verifier.split("$")
+    assert method == "SCRAM-SHA-256" and iterations_salt == f"4096:{RFC7677_SALT}"
+    stored_key, server_key = (base64.b64decode(k) for k in keys.split(":"))
+    # The server key signs the exchange as the RFC's server did...
+    signature = hmac.new(server_key, RFC7677_AUTH, "sha256").digest()
+    assert base64.b64encode(signature).decode() == RFC7677_SIGNATURE
+    # ...and the client's proof, unmasked with the stored key, hashes to the stored key.
+    masked = hmac.new(stored_key, RFC7677_AUTH, "sha256").digest()
+    client_key = bytes(a ^ b for a, b in zip(base64.b64decode(RFC7677_PROOF), masked, strict=True))
+    assert hashlib.sha256(client_key).digest() == stored_key
+    assert pg_sandbox.scram_verifier("pencil") != verifier  # a fresh salt each time
 
 
 def test_a_clients_libpq_settings_blank_the_users_own(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -380,15 +398,6 @@ def test_a_clients_libpq_settings_blank_the_users_own(monkeypatch: pytest.Monkey
     monkeypatch.setenv("PGSSLMODE", "disable")
     env = pg_sandbox.clean_env({"PGSSLMODE": "require"})
     assert env["PGPASSWORD"] == "" and env["PGSSLMODE"] == "require"
-
-
-@pytest.fixture
-def open_dir() -> Iterator[Path]:
-    """A directory others may enter (pytest's own temporary root is 0700)."""
-    path = Path(tempfile.mkdtemp(prefix="encbench-test-"))
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def test_a_directory_the_servers_user_cannot_enter_is_named(open_dir: Path) -> None:

@@ -35,7 +35,6 @@ import signal
 import stat
 import subprocess
 import tempfile
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,7 @@ from encbench.errors import BadInput, EncbenchError, ServerError, ToolError
 from encbench.options import SERVER_MAX_CONNECTIONS
 from encbench.servers import keys, registry
 from encbench.servers.pki import Pki
-from encbench.servers.sandbox import check_path, free_port
+from encbench.servers.sandbox import check_path, free_port, wait_ready
 
 PACKAGE = "postgresql-15"
 INSTALL_HINT = f"install it: apt-get install {PACKAGE} (or scripts/setup-test-extras.sh)"
@@ -231,12 +230,12 @@ def clean_env(extra: Mapping[str, str]) -> dict[str, str]:
 
 
 # -- server settings ------------------------------------------------------------------------
-def server_settings(shared_buffers_mb: int = 128, **extra: str) -> dict[str, str]:
+def server_settings(shared_buffers_mb: int = 128) -> dict[str, str]:
     """The settings a study starts its server with beyond the sandbox's own (port, socket,
-    connection log): its memory, and anything else by name (e.g. wal_level="minimal")."""
+    connection log): its memory."""
     if shared_buffers_mb < 16:
         raise ValueError(f"shared_buffers of {shared_buffers_mb} MB is below 16 MB")
-    return {"shared_buffers": f"{shared_buffers_mb}MB", **extra}
+    return {"shared_buffers": f"{shared_buffers_mb}MB"}
 
 
 def tls_settings(cert: Path, key: Path, tls_version: str) -> dict[str, str]:
@@ -264,17 +263,16 @@ def _copy_without_connections(log: Path, to: Path) -> None:
 
 
 class PgSandbox:
-    """One postgres on a private data directory, a private socket directory and a free
-    loopback port.  `datadir` places the data directory elsewhere than root/data (a study
-    of storage may want it on another file system); it must not exist yet, or be empty."""
+    """One postgres on a private data directory (root/data), a private socket directory and
+    a free loopback port."""
 
-    def __init__(self, name: str, root: Path, *, datadir: Path | None = None) -> None:
+    def __init__(self, name: str, root: Path) -> None:
         root = root.absolute()
         check_path(root, "sandbox directory")
         self.name = name
         self.root = root
         self.user = server_user()
-        self.datadir = (datadir or root / "data").absolute()
+        self.datadir = root / "data"
         self.log = root / "postgresql.log"
         self.port = free_port()
         self.socket_dir = Path(tempfile.mkdtemp(prefix="encbench-"))
@@ -390,30 +388,25 @@ class PgSandbox:
 
     def _wait_ready(self, timeout_s: float, offset: int) -> None:
         assert self.process is not None
-        deadline = time.monotonic() + timeout_s
-        last_error = ""
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise ToolError(
-                    f"{self.name} server exited during start-up",
-                    returncode=self.process.returncode,
-                    phase="start server",
-                    tail=self.log_since(offset)[-2000:],
-                    hint=f"see {self.log}",
-                )
-            if self._ready_in_pid_file():
-                try:
-                    self.query("SELECT 1", timeout_s=10)
-                    return
-                except ToolError as exc:
-                    last_error = str(exc)
-            time.sleep(0.1)
-        raise ToolError(
-            f"{self.name} server not ready within {timeout_s:.0f} s ({last_error})",
-            phase="start server",
-            tail=self.log_since(offset)[-2000:],
-            hint=f"see {self.log}",
+        wait_ready(
+            self.process,
+            self.name,
+            self._answers,
+            timeout_s,
+            lambda: self.log_since(offset)[-2000:],
+            self.log,
         )
+
+    def _answers(self) -> str | None:
+        """None once `SELECT 1` answers over the socket; else why not ("" until postmaster.pid
+        says ready)."""
+        if not self._ready_in_pid_file():
+            return ""
+        try:
+            self.query("SELECT 1", timeout_s=10)
+            return None
+        except ToolError as exc:
+            return str(exc)
 
     def stop(self, timeout_s: float = 60) -> None:
         """pg_ctl stop -m fast, then -m immediate, then SIGKILL to the server's process
@@ -460,8 +453,7 @@ class PgSandbox:
         self.start(settings)
 
     def destroy(self, keep_log_in: Path | None = None) -> None:
-        """Stop and delete the sandbox (and a data directory placed outside it); the logs
-        are copied out first for the record."""
+        """Stop and delete the sandbox; the logs are copied out first for the record."""
         self.stop()
         if keep_log_in is not None:
             keep_log_in.mkdir(parents=True, exist_ok=True)
@@ -470,9 +462,6 @@ class PgSandbox:
                 shutil.copy(initdb_log, keep_log_in / f"{self.name}-{initdb_log.name}")
             if self.log.exists():
                 _copy_without_connections(self.log, keep_log_in / f"{self.name}-{self.log.name}")
-        outside = not self.datadir.is_relative_to(self.root)
-        if outside and (self.datadir / "PG_VERSION").exists():
-            shutil.rmtree(self.datadir, ignore_errors=True)
         registry.remove_sandbox_files(self.root, self.socket_dir)
 
     @property

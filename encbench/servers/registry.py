@@ -92,10 +92,9 @@ class Entry:
     @property
     def command_mark(self) -> str:
         """What the server's command line must name to be this entry's server: its own
-        defaults file (mariadbd), or its data directory (postgres -D); never empty."""
-        if self.kind == POSTGRESQL:
-            return self.datadir or self.root
-        return self.defaults_file
+        defaults file (mariadbd), or its data directory (postgres -D); empty in an entry
+        that lacks it, which `_server` then never matches."""
+        return self.datadir if self.kind == POSTGRESQL else self.defaults_file
 
     @property
     def owner(self) -> proc.RunIdentity:

@@ -17,7 +17,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,43 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def wait_ready(
+    process: subprocess.Popen[bytes],
+    name: str,
+    answers: Callable[[], str | None],
+    timeout_s: float,
+    log_tail: Callable[[], str],
+    log: Path,
+    poll_s: float = 0.1,
+) -> None:
+    """Wait, probing every poll_s, until a starting server answers: `answers()` is None once
+    it does, else why not ("" before it can be asked), which names the last failure if the
+    time runs out.  A server that exits first raises with its exit status and its log's tail
+    (MariaDB's sandbox and PostgreSQL's share this; each has its own probe and log)."""
+    deadline = time.monotonic() + timeout_s
+    last_error = ""
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise ToolError(
+                f"{name} server exited during start-up",
+                returncode=process.returncode,
+                phase="start server",
+                tail=log_tail(),
+                hint=f"see {log}",
+            )
+        why = answers()
+        if why is None:
+            return
+        last_error = why or last_error
+        time.sleep(poll_s)
+    raise ToolError(
+        f"{name} server not ready within {timeout_s:.0f} s ({last_error})",
+        phase="start server",
+        tail=log_tail(),
+        hint=f"see {log}",
+    )
 
 
 def tree_bytes(path: Path) -> int:
@@ -270,32 +307,30 @@ class SandboxServer:
 
     def _wait_ready(self, timeout_s: float, log_offset: int, poll_s: float = 0.1) -> None:
         assert self.process is not None
-        deadline = time.monotonic() + timeout_s
-        last_error = ""
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise ToolError(
-                    f"{self.name} server exited during start-up",
-                    returncode=self.process.returncode,
-                    phase="start server",
-                    tail=self._log_since(log_offset),
-                    hint=f"see {self.paths.error_log}",
-                )
-            if self.paths.socket.exists():
-                try:
-                    with self._open(None, read_timeout_s=STATUS_TIMEOUT_S) as conn:
-                        with conn.cursor() as cur:
-                            cur.execute("SELECT 1")
-                        return
-                except pymysql.MySQLError as exc:
-                    last_error = str(exc)
-            time.sleep(poll_s)
-        raise ToolError(
-            f"{self.name} server not ready within {timeout_s:.0f} s ({last_error})",
-            phase="start server",
-            tail=self._log_since(log_offset),
-            hint=f"see {self.paths.error_log}",
+        wait_ready(
+            self.process,
+            self.name,
+            self._answers,
+            timeout_s,
+            lambda: self._log_since(log_offset),
+            self.paths.error_log,
+            poll_s,
         )
+
+    def _answers(self) -> str | None:
+        """None once `SELECT 1` answers over the socket; else why not ("" while there is no
+        socket to ask)."""
+        if not self.paths.socket.exists():
+            return ""
+        try:
+            with (
+                self._open(None, read_timeout_s=STATUS_TIMEOUT_S) as conn,
+                conn.cursor() as cur,
+            ):
+                cur.execute("SELECT 1")
+            return None
+        except pymysql.MySQLError as exc:
+            return str(exc)
 
     def _log_since(self, offset: int) -> str:
         try:

@@ -7,13 +7,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -22,23 +17,19 @@ import pytest
 from encbench import proc
 from encbench.servers import pg_sandbox, registry
 from encbench.servers.pg_sandbox import PgSandbox
-from tests.helpers import encbench, processes_owned_by, skip_unless_ci
+from tests.helpers import (
+    encbench,
+    processes_owned_by,
+    run_cli,
+    server_of_a_killed_run,
+    skip_unless_ci,
+)
 
 
 @pytest.fixture(autouse=True)
 def postgresql_installed() -> None:
     if pg_sandbox.bindir() is None:
         skip_unless_ci("PostgreSQL is not installed: run scripts/setup-test-extras.sh")
-
-
-@pytest.fixture
-def open_dir() -> Iterator[Path]:
-    """A directory the server's user can reach: pytest's own temporary root is 0700, which
-    the `postgres` user of a run by root cannot enter (a run refuses such an --out)."""
-    path = Path(tempfile.mkdtemp(prefix="encbench-pgtest-"))
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def processes_naming(path: Path) -> list[str]:
@@ -77,25 +68,14 @@ def test_the_sandbox_runs_its_server_unprivileged_on_a_private_data_directory(
     assert registry.entries() == []
 
 
-def run_cli(*args: str, state_dir: Path) -> tuple[subprocess.CompletedProcess[str], int]:
-    """encbench as a user runs it; also its pid, which marks every process it starts."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "encbench", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
-    )
-    out, err = child.communicate(timeout=600)
-    return subprocess.CompletedProcess(child.args, child.returncode, out, err), child.pid
-
-
 def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
     open_dir: Path, state_dir: Path
 ) -> None:
     out = open_dir / "out"
     began = time.monotonic()
-    result, pid = run_cli("run", "postgresql-tiny", "--out", str(out), state_dir=state_dir)
+    result, pid = run_cli(
+        "run", "postgresql-tiny", "--out", str(out), state_dir=state_dir, timeout=600
+    )
     took = time.monotonic() - began
     assert result.returncode == 0, result.stderr
     assert took < 90, f"the tiny profile took {took:.0f} s"
@@ -147,15 +127,7 @@ _KILLED_RUN = (
 
 def test_clean_stops_the_postgres_of_a_run_killed_outright(open_dir: Path, state_dir: Path) -> None:
     root = open_dir / "sandbox"
-    killed = subprocess.run(
-        [sys.executable, "-c", _KILLED_RUN, str(root)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
-        timeout=120,
-    )
-    assert killed.returncode == -9, killed.stderr
-    pid = int(killed.stdout.strip())
+    pid = server_of_a_killed_run(root, state_dir, _KILLED_RUN)
     assert proc.pid_alive(pid)
     [entry] = registry.entries()
     assert entry.kind == registry.POSTGRESQL

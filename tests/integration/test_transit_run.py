@@ -16,7 +16,7 @@ import pytest
 
 from encbench import proc
 from encbench.servers import registry
-from tests.helpers import namespaces_left, processes_owned_by, skip_unless_ci
+from tests.helpers import namespaces_left, processes_owned_by, run_cli, skip_unless_ci
 
 
 def transit_profile(path: Path, **settings: str) -> Path:
@@ -42,19 +42,6 @@ def records(out: Path) -> list[dict]:  # type: ignore[type-arg]
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def run_cli(*args: str, state_dir: Path) -> tuple[subprocess.CompletedProcess[str], int]:
-    """encbench as a user runs it; also its pid, which marks every process it starts."""
-    child = subprocess.Popen(
-        [sys.executable, "-m", "encbench", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "XDG_STATE_HOME": str(state_dir)},
-    )
-    out, err = child.communicate(timeout=900)
-    return subprocess.CompletedProcess(child.args, child.returncode, out, err), child.pid
 
 
 def test_a_short_transit_run_proves_and_pairs_every_run(tmp_path: Path, state_dir: Path) -> None:

@@ -1,0 +1,35 @@
+"""The start-up wait MariaDB's and PostgreSQL's sandboxes share: a server that exits first
+is named with its exit status and its log's tail; one that never answers, with the last
+reason its probe gave."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from encbench.errors import ToolError
+from encbench.servers.sandbox import wait_ready
+
+
+def test_a_server_that_exits_during_start_up_is_named_with_its_log() -> None:
+    process = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    process.wait()
+    with pytest.raises(ToolError, match="db server exited during start-up") as failed:
+        wait_ready(process, "db", lambda: "", 5, lambda: "the end of its log", Path("x.log"))
+    assert failed.value.returncode == 3 and failed.value.tail == "the end of its log"
+
+
+def test_a_server_that_never_answers_is_named_with_the_probes_last_reason() -> None:
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    reasons = iter(["", "refused", ""])
+    try:
+        with pytest.raises(ToolError, match=r"not ready within 0 s \(refused\)"):
+            wait_ready(process, "db", lambda: next(reasons, ""), 0.3, str, Path("x"), 0.05)
+        answers = iter(["", "refused", None])
+        wait_ready(process, "db", lambda: next(answers), 5, str, Path("x"), 0.01)
+    finally:
+        process.kill()
+        process.wait()
