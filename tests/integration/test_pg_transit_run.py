@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import time
 from pathlib import Path
 
 import psutil
@@ -72,13 +71,10 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
     open_dir: Path, state_dir: Path
 ) -> None:
     out = open_dir / "out"
-    began = time.monotonic()
     result, pid = run_cli(
         "run", "postgresql-tiny", "--out", str(out), state_dir=state_dir, timeout=600
     )
-    took = time.monotonic() - began
     assert result.returncode == 0, result.stderr
-    assert took < 90, f"the tiny profile took {took:.0f} s"
 
     lines = (out / "pg-in-transit.jsonl").read_text().splitlines()
     runs = [json.loads(line) for line in lines if line.strip()]
