@@ -17,15 +17,15 @@ from encbench import catalog, profile
 from encbench.engine.study import CellSkipped
 from encbench.errors import BadInput, ProofError
 from encbench.proof import at_rest as proof
-from encbench.report.models import Harness
+from encbench.report.models import Harness, Pair, Spread
 from encbench.results.store import ResultStore
-from encbench.servers import fscrypt, images, keys
+from encbench.servers import fscrypt, images, keys, shapes
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.at_rest import cells, run_proof, section, volumes
 from encbench.studies.at_rest import plan as at_rest_plan
 from encbench.studies.at_rest import study as study_module
-from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
@@ -493,3 +493,66 @@ def test_the_summary_says_io_bound_fs_cells_may_read_from_the_page_cache() -> No
         section.page_cache_words(part(False, cell("in-memory", "fs"), cell("io-bound", ""))) == []
     )
     assert section.page_cache_words(part(False, cell("io-bound", "fs", rounds=0))) == []
+
+
+def _cached(mb: float) -> AtRestVariant:
+    one = Spread(mean=1.0, stdev=0.0)
+    return AtRestVariant(
+        tps=one, qps=one, latency_avg_ms=one, latency_p95_ms=one, hit_ratio=one,
+        pages_read_per_txn=one, pages_written_per_txn=one, errors=0, reconnects=0,
+        page_cache_mb=Spread(mean=mb, stdev=0.0),
+    )  # fmt: skip
+
+
+def test_with_a_memory_budget_the_summary_says_how_much_the_page_cache_held() -> None:
+    fs = dict(_filesystem("xts(ecb(aes-fixed-time))", False), inline_crypt=False)
+    budget = {"regimes": {"io-bound": {"buffer_pool_mb": 24, "memory_budget_mib": 152}}}
+    servers = {"filesystem": fs, "data": {"size_mb": 400.0}, "configurations": {"fs": budget}}
+    cell = AtRestCell(
+        workload="w", regime="io-bound", threads=1, rounds=4, measured_s=1, status="done",
+        layer="fs", variants=Pair[AtRestVariant](plain=_cached(2), encrypted=_cached(60)),
+    )  # fmt: skip
+    part = AtRestSummary(
+        target_halfwidth_pct=2, write_workload_state="", servers=servers, crypto=None,
+        harness=NO_HARNESS, cells=[cell],
+    )  # fmt: skip
+    (words,) = section.page_cache_words(part)
+    assert "memory budget of 152 MiB" in words
+    assert "held 60 MB as its runs ended (its tables are 400 MB), plain's 2 MB" in words
+    # A run whose runs recorded no cache (no memory group) says what it may understate.
+    unrecorded = Pair[AtRestVariant](plain=_cached(2), encrypted=_cached(60).model_copy(
+        update={"page_cache_mb": None}))  # fmt: skip
+    part = part.model_copy(update={"cells": [cell.model_copy(update={"variants": unrecorded})]})
+    (words,) = section.page_cache_words(part)
+    assert "may understate" in words
+
+
+def test_io_bound_on_images_every_server_is_held_to_its_pool_and_allowance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    prof, _ = profile.load("tde-vs-filesystem")
+    monkeypatch.setattr(fscrypt, "unavailable", lambda: None)
+    pair = ServerPair(ResultStore.create(tmp_path / "out", prof.name, ""), prof)
+    try:
+        budget = pair._limits("io-bound", 40)
+        assert budget is not None and budget.name == shapes.MEMORY_BUDGET
+        assert budget.memory_mib == 40 + 128 and budget.cpu_quota is None
+        assert budget.controllers == {"cpuset", "memory"}
+        assert pair._limits("in-memory", 400) is None  # the pool holds the data
+    finally:
+        pair.close()
+    monkeypatch.setattr(fscrypt, "unavailable", lambda: "needs root")
+    pair = ServerPair(ResultStore.create(tmp_path / "plain-dirs", prof.name, ""), prof)
+    try:
+        assert pair._limits("io-bound", 40) is None  # O_DIRECT stays direct: no budget
+    finally:
+        pair.close()
+
+
+def test_the_page_cache_is_read_from_memory_stat() -> None:
+    text = "cache 9879552\nrss 7069696\nfile 4096\n"
+    assert shapes.parse_memory_stat("cache", text) == 9879552
+    assert shapes.parse_memory_stat("file", text) == 4096
+    with pytest.raises(shapes.ShapeError, match="no 'total_cache'"):
+        shapes.parse_memory_stat("total_cache", text)

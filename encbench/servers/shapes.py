@@ -74,6 +74,10 @@ def v1_name(controller: str) -> str:
     return V1_NAMES.get(controller, controller)
 
 
+# The name of a memory budget's group (memory_budget), as records and reports show it.
+MEMORY_BUDGET = "memory budget"
+
+
 class ShapeError(EncbenchError):
     """A shape's group could not be made or its limits did not hold."""
 
@@ -121,6 +125,14 @@ def limits(
     """A profile's shape on this machine: the first `cpus` of the CPUs encbench may use (the
     disk of an IOPS cap is each server's own: on_device)."""
     return Limits(name, tuple(sorted(usable))[:cpus], cpu_quota, memory_mib, iops)
+
+
+def memory_budget(memory_mib: int, usable: Sequence[int]) -> Limits:
+    """A server's memory, page cache included, capped with nothing else: every CPU encbench
+    may use.  Why: a server that reads through the page cache (PostgreSQL; InnoDB on a
+    filesystem that turns O_DIRECT into buffered I/O) would otherwise read its io-bound data
+    from the machine's spare memory."""
+    return limits(MEMORY_BUDGET, len(usable), None, memory_mib, usable)
 
 
 # -- the disk an IOPS cap applies to -----------------------------------------------------------
@@ -328,6 +340,14 @@ class ShapedGroup:
         name = "io.stat" if self.layout.version == 2 else "blkio.throttle.io_serviced"
         return IoCounter(self._dir(IO) / name, self.limits.device)
 
+    def page_cache_bytes(self) -> int | None:
+        """The page cache charged to the server's memory group now (v1 memory.stat `cache`,
+        v2 `file`); None without a memory limit."""
+        if self.limits.memory_mib is None:
+            return None
+        key = "file" if self.layout.version == 2 else "cache"
+        return parse_memory_stat(key, (self._dir("memory") / "memory.stat").read_text())
+
     def members(self) -> list[int]:
         """The pids in any of its groups (the counting group holds every one of them)."""
         return sorted({pid for group in self.groups for pid in group.members()})
@@ -437,6 +457,15 @@ class ShapedGroup:
         """Every directory, once the server is gone; False if the kernel kept one (its record
         stays for `encbench clean`)."""
         return all([group.remove(wait_s) for group in self.groups])
+
+
+def parse_memory_stat(key: str, text: str) -> int:
+    """One figure of a memory.stat file ("cache 9879552" per line), in bytes."""
+    for line in text.splitlines():
+        name, _, value = line.partition(" ")
+        if name == key:
+            return int(value)
+    raise ShapeError(f"memory.stat has no {key!r}")
 
 
 def _write(path: Path, value: str) -> None:

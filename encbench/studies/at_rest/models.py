@@ -24,13 +24,18 @@ class AtRestVariant(Model):
     pages_written_per_txn: Spread
     errors: int
     reconnects: int
+    # The page cache in the server's memory group as each run ended (MiB; RunRecord): only
+    # where the server had a memory limit.
+    page_cache_mb: Spread | None = None
 
     @model_serializer(mode="wrap")
     def _utilisation_only_if_recorded(self, handler: Any) -> dict[str, Any]:
-        # Runs from before encbench recorded their usage: the summary reads as it did.
+        # Runs from before encbench recorded their usage or page cache: the summary reads as
+        # it did.
         data: dict[str, Any] = handler(self)
-        if data.get("cpu_util_pct") is None:
-            data.pop("cpu_util_pct", None)
+        for name in ("cpu_util_pct", "page_cache_mb"):
+            if data.get(name) is None:
+                data.pop(name, None)
         return data
 
 

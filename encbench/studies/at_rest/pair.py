@@ -225,7 +225,12 @@ class ServerPair:
         return self.servers[variant]
 
     def unavailable(self, regime: str) -> str | None:
-        return None  # every regime: each server is restarted with its buffer pool
+        """Every regime (each server is restarted with its buffer pool), but io-bound on
+        images where no memory group can hold the budget (_limits)."""
+        if self.shape is not None or self.volumes is None or regime != "io-bound":
+            return None
+        why = shapes.problem(shapes.memory_budget(0, usable_cpus()).controllers)
+        return None if why is None else f"io-bound on the images needs a memory budget: {why}"
 
     def client_env(self) -> dict[str, str] | None:
         return None  # the unix socket as the OS user: no password
@@ -374,18 +379,21 @@ class ServerPair:
         return True
 
     def _restart(self, regime: str, bp: int) -> None:
-        layout = self._shape_layout()
+        confine = self._limits(regime, bp)
+        layout = self._layout(confine)
         regime_record: dict[str, Any] = {
             "buffer_pool_mb": bp,
             "options": {},
             "proofs": {},
             "cpu_source": {},
         }
+        if confine is not None and confine.name == shapes.MEMORY_BUDGET:
+            regime_record["memory_budget_mib"] = confine.memory_mib
         if self.calibration:
             proof.prove_twins(self.options("plain", bp), self.options("encrypted", bp))
         for variant, server in self.servers.items():
             opts = self.options(variant, bp)
-            server.shape = self._shaping(layout, server)
+            server.shape = self._shaping(layout, confine, server)
             server.restart(opts)
             regime_record["options"][variant] = keys.redact(opts)
             if server.shaped is not None:
@@ -407,24 +415,37 @@ class ServerPair:
         self.store.write_json("at-rest.json", self.record)
         self.fresh = True
 
-    def _shape_layout(self) -> shapes.Layout | None:
+    def _limits(self, regime: str, bp: int) -> shapes.Limits | None:
+        """How the next start confines each server: the instance shape; else, io-bound on the
+        run's images, a memory budget of the pool and the allowance.  Why the budget: without
+        inline encryption ext4 serves InnoDB's O_DIRECT on an encrypted file as buffered I/O,
+        so the filesystem layer's reads would come from the machine's spare memory while
+        plain's reach the device; within the same budget each side has the memory it would
+        have on a server of that size, the page cache included (recorded per run)."""
+        if self.shape is not None:
+            return shape_limits(self.shape)
+        if self.volumes is None or regime != "io-bound":
+            return None
+        return shapes.memory_budget(bp + SERVER_ALLOWANCE_MB, usable_cpus())
+
+    def _layout(self, confine: shapes.Limits | None) -> shapes.Layout | None:
         """Where the next start confines the servers (the preflight found the layout
         usable; a machine that changed since is an error, not an unconfined run)."""
-        if self.shape is None:
+        if confine is None:
             return None
-        layout = shapes.detect(shape_limits(self.shape).controllers)
+        layout = shapes.detect(confine.controllers)
         if isinstance(layout, str):
-            raise shapes.ShapeError(f"shape {self.shape.name}: {layout}")
+            raise shapes.ShapeError(f"{confine.name}: {layout}")
         return layout
 
     def _shaping(
-        self, layout: shapes.Layout | None, server: SandboxServer
+        self, layout: shapes.Layout | None, confine: shapes.Limits | None, server: SandboxServer
     ) -> tuple[shapes.Layout, shapes.Limits] | None:
         """How the next start confines this server: an IOPS cap applies to the disk of its
         own data directory."""
-        if layout is None or self.shape is None:
+        if layout is None or confine is None:
             return None
-        return layout, shapes.on_device(shape_limits(self.shape), server.datadir)
+        return layout, shapes.on_device(confine, server.datadir)
 
     def _check_shape_memory(self, bp: int) -> None:
         """The preflight checked the estimated data; this is the loaded data's own pool."""

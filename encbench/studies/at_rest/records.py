@@ -165,6 +165,10 @@ class RunRecord:
     # the data device — over its window (results/usage.py), from which the report says what
     # bound the cell.
     usage: Usage | None = None
+    # Added within schema 1 (None in older lines and without a memory limit): the page cache
+    # charged to the server's memory group as the run ended, in MiB — what a memory budget
+    # (io-bound on images) or a shape left the server of its data in the kernel's cache.
+    page_cache_mb: float | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

@@ -486,22 +486,62 @@ def summary_in_words(
 
 
 def page_cache_words(part: AtRestSummary) -> list[str]:
-    """The filesystem layer's known flaw, beside the figures it touches: without inline
-    encryption ext4 serves O_DIRECT on an encrypted file through the page cache, so its
-    io-bound cells may compare reads from memory with plain's from the disk."""
+    """The filesystem layer's page cache, beside the figures it touches: without inline
+    encryption ext4 serves O_DIRECT on an encrypted file through the page cache, so in
+    io-bound cells the encrypted side may read from memory what plain reads from the disk.
+    Each server then runs in a memory budget (pair.py: _limits) and the report says how much
+    of the data its page cache held; a run without the budget says it may understate."""
     fs = (part.servers or {}).get("filesystem") or {}
     if not fs or fs.get("inline_crypt"):
         return []
     touched = [c for c in part.cells if c.layer and c.regime == "io-bound" and c.rounds]
     if not touched:
         return []
-    return [
+    lead = (
         "**Filesystem layer, io-bound**: this kernel has no inline encryption, so ext4 serves "
-        "InnoDB's O_DIRECT on the encrypted files as buffered I/O, through the page cache: in "
-        f"the {len(touched)} io-bound cell(s) of layer fs or tde+fs the encrypted side's reads "
-        "may come from memory while plain's reach the disk. Their figures are not what a read "
-        "from an encrypted disk costs, and may understate it (Setup: Filesystems)."
+        "InnoDB's O_DIRECT on the encrypted files as buffered I/O, through the page cache"
+    )
+    budgets = _memory_budgets(part.servers or {})
+    cached = {
+        side: [getattr(c.variants, side).page_cache_mb for c in touched if c.variants]
+        for side in ("encrypted", "plain")
+    }
+    if not budgets or not all(m is not None for ms in cached.values() for m in ms):
+        return [
+            f"{lead}: in the {len(touched)} io-bound cell(s) of layer fs or tde+fs the "
+            "encrypted side's reads may come from memory while plain's reach the disk. Their "
+            "figures are not what a read from an encrypted disk costs, and may understate it "
+            "(Setup: Filesystems)."
+        ]
+    data_mb = float(((part.servers or {}).get("data") or {}).get("size_mb") or 0.0)
+
+    def held(side: str) -> str:
+        means = [m.mean for m in cached[side] if m is not None]
+        low, high = min(means), max(means)
+        return f"{low:,.0f} MB" if round(low) == round(high) else f"{low:,.0f}–{high:,.0f} MB"
+
+    tables = f" (its tables are {data_mb:,.0f} MB)" if data_mb else ""
+    return [
+        f"{lead}. In the {len(touched)} io-bound cell(s) of layer fs or tde+fs every server "
+        f"ran inside a memory budget of {' or '.join(f'{b:,} MiB' for b in budgets)} (its "
+        "buffer pool + an allowance, page cache included: the memory of a server of that "
+        "size), so the encrypted side reads from the disk what neither its pool nor that "
+        f"cache holds. Its page cache — tables, logs and system files — held {held('encrypted')}"
+        f" as its runs ended{tables}, plain's {held('plain')}: what a server of this size "
+        "gains back from the double caching is part of these figures."
     ]
+
+
+def _memory_budgets(servers: Record) -> list[int]:
+    """The io-bound memory budgets (MiB) of the run's configurations, as at-rest.json keeps
+    them (one configuration at the top level, several under `configurations`)."""
+    configs = list((servers.get("configurations") or {}).values()) or [servers]
+    found = {
+        int(c["regimes"]["io-bound"]["memory_budget_mib"])
+        for c in configs
+        if "memory_budget_mib" in ((c.get("regimes") or {}).get("io-bound") or {})
+    }
+    return sorted(found)
 
 
 # -- before the figures ----------------------------------------------------------------------
@@ -734,8 +774,9 @@ def filesystem_lines(fs: Record) -> list[str]:
             if fs.get("inline_crypt")
             else "served as buffered I/O by this kernel (no inline encryption), so under the "
             "filesystem layer the encrypted side's reads may come from the page cache where "
-            "plain's reach the device: its io-bound figures are not what a read from an "
-            "encrypted disk costs, and may understate it."
+            "plain's reach the device; io-bound, every server of the run is held to a memory "
+            "budget (its buffer pool + an allowance, page cache included) and each run "
+            "records the page cache it held (Summary)."
         ),
     ]
     for c in fs.get("ciphers") or []:

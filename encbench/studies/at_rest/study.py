@@ -75,6 +75,12 @@ def layer_unavailable(spec: EncryptionSpec) -> str | None:
     return fscrypt.unavailable() if spec.fs else None
 
 
+def _page_cache_mb(local: SandboxServer | None) -> float | None:
+    """The page cache in the server's memory group now (None: no memory limit)."""
+    cached = local.shaped.page_cache_bytes() if local and local.shaped else None
+    return None if cached is None else round(cached / 2**20, 1)
+
+
 def _no_server_cpu() -> float:
     return 0.0  # the window's server CPU is not read (and not recorded) without a process
 
@@ -473,6 +479,7 @@ class AtRestStudy:
                 self._allowance(run.cell),
                 iops_cap=self._iops_cap(opened),
             ),
+            page_cache_mb=_page_cache_mb(opened.local),
         )
 
     def prove(self, record: RunRecord) -> None:
