@@ -537,7 +537,7 @@ def test_io_bound_on_images_every_server_is_held_to_its_pool_and_allowance(
     try:
         budget = pair._limits("io-bound", 40)
         assert budget is not None and budget.name == shapes.MEMORY_BUDGET
-        assert budget.memory_mib == 40 + 128 and budget.cpu_quota is None
+        assert budget.memory_mib == 40 + 256 and budget.cpu_quota is None
         assert budget.controllers == {"cpuset", "memory"}
         assert pair._limits("in-memory", 400) is None  # the pool holds the data
     finally:
