@@ -72,6 +72,11 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
         """Why this regime cannot be measured here (the cell is skipped with it), or None."""
         ...
 
+    def settle(self, variant: str, regime: str) -> None:
+        """Just before a run's window opens: what the design needs of the variant's server
+        then (the page cache of its files dropped, io-bound on images); nothing else."""
+        ...
+
     def configure(self, regime: str, log: Callable[[str], None]) -> None:
         """Make both variants ready for a regime (restart, prove again, preload)."""
         ...

@@ -4,9 +4,9 @@ shares the machine, and what those settings cannot be combined with."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal, Self
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from encbench.options import Rounds, Threads, all_known
 from encbench.placement import Sharing
@@ -39,11 +39,33 @@ class MeasureSpec(Rounds):
     # or only when the regime, shape or configuration changes ("regime": cheaper, and blind
     # to that difference).  A target's server is never restarted.
     restart: Literal["block", "regime"] = "block"
+    # A workload's cells' budget when it is not cell_budget_s: a write run is followed by the
+    # flush of its pages (flushing.py), so a write round takes several times a read one and
+    # one budget for both leaves the writes without an interval or the reads with time they
+    # do not need.
+    workload_budget_s: dict[str, Annotated[float, Field(gt=0)]] = {}
 
     @field_validator("workloads")
     @classmethod
     def known_workloads(cls, value: list[str]) -> list[str]:
         return all_known(value, OLTP_WORKLOADS, "workload")
+
+    @model_validator(mode="after")
+    def budgets_of_listed_workloads(self) -> Self:
+        extra = [w for w in self.workload_budget_s if w not in self.workloads]
+        if extra:
+            raise ValueError(
+                f"workload_budget_s gives {extra[0]} a budget and workloads does not list it: "
+                f"add {extra[0]} to workloads, or remove its budget"
+            )
+        return self
+
+    def for_cell(self, cell: object) -> Self:
+        """A cell of a workload with a budget of its own (workload_budget_s) runs by that."""
+        budget = self.workload_budget_s.get(str(getattr(cell, "workload", "")))
+        if budget is None:
+            return self
+        return self.model_copy(update={"cell_budget_s": budget})
 
 
 def measure_options(profile: Profile) -> MeasureSpec:

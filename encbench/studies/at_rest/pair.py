@@ -18,7 +18,7 @@ from encbench.placement import usable_cpus
 from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keys, shapes
+from encbench.servers import keys, page_cache, shapes
 from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
@@ -240,6 +240,16 @@ class ServerPair:
         why = shapes.problem(shapes.memory_budget(0, usable_cpus()).controllers)
         return None if why is None else f"io-bound on the images needs a memory budget: {why}"
 
+    def settle(self, variant: str, regime: str) -> None:
+        """Io-bound on images (where _limits gives a memory budget): the server's files
+        dropped from the page cache before each run, so that the filesystem layer's side,
+        whose O_DIRECT this kernel serves through the cache, reads from the device as plain
+        does rather than from what earlier runs left cached; the budget bounds what one run
+        caches (recorded per run: page_cache_mb).  Plain's O_DIRECT files have nothing
+        cached: the same call costs it nothing."""
+        if self.shape is None and self.volumes is not None and regime == "io-bound":
+            page_cache.drop(self.servers[variant].datadir)
+
     def client_env(self) -> dict[str, str] | None:
         return None  # the unix socket as the OS user: no password
 
@@ -397,6 +407,7 @@ class ServerPair:
         }
         if confine is not None and confine.name == shapes.MEMORY_BUDGET:
             regime_record["memory_budget_mib"] = confine.memory_mib
+            regime_record["page_cache_dropped"] = "before each run"  # settle()
         if self.calibration:
             proof.prove_twins(self.options("plain", bp), self.options("encrypted", bp))
         for variant, server in self.servers.items():

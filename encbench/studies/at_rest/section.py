@@ -5,6 +5,7 @@ then cost and regime evidence, the cipher's floor, a summary in words, and its s
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from encbench import estimates, stats
 from encbench.report import suspect
@@ -506,7 +507,7 @@ def page_cache_words(part: AtRestSummary) -> list[str]:
         side: [getattr(c.variants, side).page_cache_mb for c in touched if c.variants]
         for side in ("encrypted", "plain")
     }
-    if not budgets or not all(m is not None for ms in cached.values() for m in ms):
+    if not budgets.mib or not all(m is not None for ms in cached.values() for m in ms):
         return [
             f"{lead}: in the {len(touched)} io-bound cell(s) of layer fs or tde+fs the "
             "encrypted side's reads may come from memory while plain's reach the disk. Their "
@@ -521,27 +522,50 @@ def page_cache_words(part: AtRestSummary) -> list[str]:
         return f"{low:,.0f} MB" if round(low) == round(high) else f"{low:,.0f}–{high:,.0f} MB"
 
     tables = f" (its tables are {data_mb:,.0f} MB)" if data_mb else ""
+    sizes = " or ".join(f"{b:,} MiB" for b in budgets.mib)
+    budget = (
+        f"every server ran inside a memory budget of {sizes} (its buffer pool + an "
+        "allowance, page cache included)"
+    )
+    if budgets.dropped:
+        return [
+            f"{lead}. In the {len(touched)} io-bound cell(s) of layer fs or tde+fs {budget}, "
+            "and the page cache of its files was dropped before each run (outside the run's "
+            "window), so the encrypted side reads from the disk what its pool does not hold, "
+            "as plain does, rather than what earlier runs left cached. What one run cached: "
+            f"the encrypted side's page cache — tables, logs and system files — held "
+            f"{held('encrypted')} as its runs ended{tables}, plain's {held('plain')}."
+        ]
     return [
-        f"{lead}. In the {len(touched)} io-bound cell(s) of layer fs or tde+fs every server "
-        f"ran inside a memory budget of {' or '.join(f'{b:,} MiB' for b in budgets)} (its "
-        "buffer pool + an allowance, page cache included: the memory of a server of that "
-        "size), so the encrypted side reads from the disk what neither its pool nor that "
-        f"cache holds. Its page cache — tables, logs and system files — held {held('encrypted')}"
-        f" as its runs ended{tables}, plain's {held('plain')}: what a server of this size "
-        "gains back from the double caching is part of these figures."
+        f"{lead}. In the {len(touched)} io-bound cell(s) of layer fs or tde+fs {budget}: the "
+        "memory of a server of that size, so the encrypted side reads from the disk what "
+        "neither its pool nor that cache holds. Its page cache — tables, logs and system "
+        f"files — held {held('encrypted')} as its runs ended{tables}, plain's "
+        f"{held('plain')}: what a server of this size gains back from the double caching is "
+        "part of these figures, and with it this comparison measures that, not the cost of "
+        "the filesystem's cipher."
     ]
 
 
-def _memory_budgets(servers: Record) -> list[int]:
+@dataclass(frozen=True)
+class _Budgets:
+    """The io-bound memory budgets (MiB), and whether every one dropped the page cache of
+    the servers' files before each run (pair.py: settle)."""
+
+    mib: list[int]
+    dropped: bool
+
+
+def _memory_budgets(servers: Record) -> _Budgets:
     """The io-bound memory budgets (MiB) of the run's configurations, as at-rest.json keeps
     them (one configuration at the top level, several under `configurations`)."""
     configs = list((servers.get("configurations") or {}).values()) or [servers]
-    found = {
-        int(c["regimes"]["io-bound"]["memory_budget_mib"])
-        for c in configs
-        if "memory_budget_mib" in ((c.get("regimes") or {}).get("io-bound") or {})
-    }
-    return sorted(found)
+    io_bound = [((c.get("regimes") or {}).get("io-bound") or {}) for c in configs]
+    with_budget = [r for r in io_bound if "memory_budget_mib" in r]
+    return _Budgets(
+        mib=sorted({int(r["memory_budget_mib"]) for r in with_budget}),
+        dropped=bool(with_budget) and all(r.get("page_cache_dropped") for r in with_budget),
+    )
 
 
 # -- before the figures ----------------------------------------------------------------------

@@ -339,6 +339,8 @@ class AtRestStudy:
                 d = self.profile.data
                 growth.before_write_run(local, run.cell.workload, d.tables, d.table_size)
                 flushing.flush(local, counter)
+        # After the flush (its writes are then on the device, their pages clean).
+        self._host().settle(run.variant, run.cell.regime)
         with blame_the_server(target):
             status = _status_counters(target.global_status())
         return _Opened(

@@ -93,7 +93,7 @@ def summarize_cell(
         AtRestCell,
         identity,
         state,
-        measure_options(profile),
+        measure_options(profile).for_cell(cell),
         RunRecord.METRICS,
         variant_stats,
         wall_s,

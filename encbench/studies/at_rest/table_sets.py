@@ -266,6 +266,9 @@ class TableSets:
     def unavailable(self, regime: str) -> str | None:
         return target_regimes.problem(regime, self.pool_bytes, self.profile)
 
+    def settle(self, variant: str, regime: str) -> None:
+        return None  # a target's page cache is its host's, never touched
+
     def renew(self) -> bool:
         return False  # the user's server: never restarted
 
