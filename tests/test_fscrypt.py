@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -154,6 +155,37 @@ def test_clean_undoes_a_dead_runs_record_and_touches_nothing_else(
     assert not mountpoint.exists() and other.exists()
     assert not record.file.exists()
     assert images.clean_stale() == []
+
+
+def test_a_loop_device_the_unmount_detached_counts_as_detached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attached with autoclear, the loop device goes with the last unmount: `losetup -d` then
+    fails, and clean must not report it left (nor keep the record for it)."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    image = tmp_path / "plain.img"
+    image.write_bytes(b"")
+    attached = ["/dev/loop7"]
+
+    def run(argv: list[str], phase: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        if argv[:2] == ["losetup", "-j"]:
+            out = "".join(f"{d}: []: ({image})\n" for d in attached)
+            return subprocess.CompletedProcess(argv, 0, out, "")
+        if argv[:2] == ["losetup", "-d"]:
+            return subprocess.CompletedProcess(argv, 1, "losetup: No such device", "")
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    monkeypatch.setattr(images, "_run", run)
+    record = images.VolumeRecord(str(image), str(tmp_path / "plain"), "run", 1, 1)
+    attached.clear()  # the unmount's autoclear detached it
+    monkeypatch.setattr(images, "loops_of", lambda _image: ["/dev/loop7"])  # seen before
+    monkeypatch.setattr(images, "_attached", lambda loop, img, wait_s=2.0: loop in attached)
+    undone = images.undo(record)
+    assert "/dev/loop7 detached" in undone.done and undone.left == []
+    attached.append("/dev/loop7")  # really still attached: said, and left for clean
+    image.write_bytes(b"")  # the first undo deleted it, with nothing left
+    undone = images.undo(record)
+    assert undone.left == [f"/dev/loop7 still attached to {image}"]
 
 
 # -- the profile --------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -85,6 +86,17 @@ def loops_of(image: Path) -> list[str]:
     """The loop devices attached to this image file (`losetup -j`)."""
     out = _run(["losetup", "-j", str(image)], "losetup -j", check=False).stdout
     return [line.split(":", 1)[0] for line in out.splitlines() if line.startswith("/dev/loop")]
+
+
+def _attached(loop: str, image: Path, wait_s: float = 2.0) -> bool:
+    """Whether this loop device is still attached to the image once an autoclear detach,
+    which the kernel does after the last unmount, has had a moment."""
+    deadline = time.monotonic() + wait_s
+    while loop in (loops_of(image) if image.exists() else []):
+        if time.monotonic() >= deadline:
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def mount_source(mountpoint: Path) -> str | None:
@@ -265,6 +277,9 @@ def undo(record: VolumeRecord) -> Undone:
             result.left.append(f"{mountpoint} still mounted: {umount.stdout.strip()[-200:]}")
     for loop in loops:
         if _run(["losetup", "-d", loop], "losetup -d", check=False).returncode == 0:
+            result.done.append(f"{loop} detached")
+        elif not _attached(loop, image):
+            # Attached with autoclear: the unmount detached it (or is about to).
             result.done.append(f"{loop} detached")
         else:
             result.left.append(f"{loop} still attached to {image}")

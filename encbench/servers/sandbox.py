@@ -371,8 +371,11 @@ class SandboxServer:
         if keep_log_in is not None:
             keep_log_in.mkdir(parents=True, exist_ok=True)
             for log in (self.paths.error_log, self.root / "install-db.log"):
-                if log.exists():
-                    shutil.copy(log, keep_log_in / f"{self.name}-{log.name}")
+                # Best effort: a log that cannot be read (its filesystem's key already gone
+                # after a failure) must not keep the sandbox, or what is below it, in place.
+                with contextlib.suppress(OSError):
+                    if log.exists():
+                        shutil.copy(log, keep_log_in / f"{self.name}-{log.name}")
         registry.remove_sandbox_files(self.root, self.socket_dir)
 
     @property

@@ -210,9 +210,14 @@ class ServerPair:
         self.close()
 
     def close(self) -> None:
-        for server in self.servers.values():
-            server.destroy(keep_log_in=self.store.path / "logs")
-        remove_empty_sandbox_dir(self.store)
+        try:
+            for server in self.servers.values():
+                server.destroy(keep_log_in=self.store.path / "logs")
+            remove_empty_sandbox_dir(self.store)
+        finally:
+            self._close_volumes()
+
+    def _close_volumes(self) -> None:
         if self.volumes is not None:
             # After the servers: nothing holds a file open on the images any more.
             key = self.volumes.close(self.log)
