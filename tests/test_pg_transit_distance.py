@@ -108,6 +108,8 @@ def test_only_a_distance_needs_root() -> None:
 def test_the_built_in_profiles_measure_distances_where_they_say() -> None:
     tiny = pg_cells.cells(profiles.load("postgresql-tiny")[0])
     assert sorted(c.tls_version for c in tiny if c.rtt_ms > 0) == ["TLSv1.2", "TLSv1.3"]
+    distance = pg_cells.cells(profiles.load("postgresql-distance")[0])
+    assert {c.rtt_ms for c in distance} == {0, 1, 10, 40}
     # The postgresql profile stays on loopback, within its time.
     assert {c.rtt_ms for c in pg_cells.cells(profiles.load("postgresql")[0])} == {0}
 
