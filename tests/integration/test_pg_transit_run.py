@@ -146,6 +146,41 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
     assert registry.entries() == []
 
 
+LOOPBACK_ONLY = """name = "pg-loopback"
+studies = ["pg-in-transit"]
+[pg_transit]
+tests = ["connect_select1"]
+key_types = ["ecdsa-p256"]
+sslmodes = ["require"]
+shared_buffers_mb = 32
+warmup_s = 0
+run_s = 1
+min_rounds = 2
+max_rounds = 2
+interference_max_pct = 100
+"""
+
+
+def test_without_a_distance_the_wire_is_captured_on_the_hosts_own_loopback(
+    open_dir: Path, state_dir: Path
+) -> None:
+    """No namespace is made: the capture reads this host's loopback, kept to the server's
+    port among whatever else crosses it."""
+    if os.geteuid() != 0:
+        pytest.skip("a capture needs root")
+    profile = open_dir / "loopback.toml"
+    profile.write_text(LOOPBACK_ONLY)
+    out = open_dir / "out"
+    result, pid = run_cli("run", str(profile), "--out", str(out), state_dir=state_dir)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((out / "pg-in-transit.json").read_text())
+    assert "link" not in record
+    [seen] = record["wire"].values()
+    assert seen["plain"].startswith("query text in clear (")
+    assert seen["encrypted"].startswith("SSLRequest, then TLS (TLSv1.3 ")
+    assert processes_owned_by(pid) == [] and namespaces_left(state_dir) == []
+
+
 _KILLED_RUN = (
     "import os, sys\n"
     "from pathlib import Path\n"
