@@ -335,9 +335,9 @@ def test_the_report_has_a_table_per_test_with_the_cost_of_tls_and_its_proof() ->
     assert "| plain copies/s (95% CI) |" in text and "copies/s × 64.0 is MiB/s" in text
     compared = pg_report.compared(part)
     assert [c.key for c in compared] == [
-        ("pg-in-transit", "connect_select1", "require", "rsa2048", "TLSv1.3", 1),
-        ("pg-in-transit", "select_only", "require", "rsa2048", "TLSv1.3", 2),
-        ("pg-in-transit", "copy", "require", "rsa2048", "TLSv1.3", 1),
+        ("pg-in-transit", "connect_select1", "require", "rsa2048", "TLSv1.3", 1, 0.0),
+        ("pg-in-transit", "select_only", "require", "rsa2048", "TLSv1.3", 2, 0.0),
+        ("pg-in-transit", "copy", "require", "rsa2048", "TLSv1.3", 1, 0.0),
     ]
 
 

@@ -33,8 +33,11 @@ class Capture:
 
 
 @contextmanager
-def captured(namespace: str, device: str, marker: str, base: Path, what: str) -> Iterator[Capture]:
-    """Capture `device` in `namespace`, searching for `marker`, over the `with` block.  Files
+def captured(
+    namespace: str, device: str, marker: str, base: Path, what: str, port: int | None = None
+) -> Iterator[Capture]:
+    """Capture `device` in `namespace` ("": this process's own, e.g. its loopback), searching
+    for `marker`, over the `with` block; given `port`, only the segments to or from it.  Files
     go beside `base` (.marker, .capture.json, .capture.log); `what` names the link in errors
     ("node 2's link")."""
     base.parent.mkdir(parents=True, exist_ok=True)
@@ -45,9 +48,10 @@ def captured(namespace: str, device: str, marker: str, base: Path, what: str) ->
     for stale in (out, ready):
         stale.unlink(missing_ok=True)
     argv = [
-        *netns.exec_prefix(namespace),
+        *(netns.exec_prefix(namespace) if namespace else []),
         sys.executable, "-m", "encbench.proof.wire",
         "--device", device, "--marker-file", str(marker_file), "--out", str(out),
+        *(["--port", str(port)] if port is not None else []),
     ]  # fmt: skip
     log = base.with_suffix(".capture.log")
     phase = f"capture {what}"

@@ -10,6 +10,12 @@ before (a marker split across two segments of one stream is still found).  The k
 drop counter (PACKET_STATISTICS) is reported, so a capture that missed frames says so; a
 marker absent from a capture with drops proves nothing, and the caller must say so.
 
+Given `--port`, only TCP segments to or from that port are read: a capture of a loopback
+device shared with other programs then holds the one conversation it is meant for.  Beside
+the marker and the hello it counts the segments that begin with a TLS record header (a TLS
+stream's handshake and data) and PostgreSQL's SSLRequest (the 8 bytes a libpq client sends
+before its TLS handshake, when its sslmode asks for TLS).
+
 The capture is for proof runs only: in Python it costs CPU that a measured run must not pay.
 """
 
@@ -28,6 +34,7 @@ from types import FrameType
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_STATISTICS = 6
+PACKET_OUTGOING = 4  # sll_pkttype of a frame this host sent
 # A veth passes segments of up to 64 KiB whole (GSO): a frame is read whole or not at all.
 MAX_FRAME = 1 << 18
 RECEIVE_BUFFER = 64 << 20  # set with SO_RCVBUFFORCE (root): a burst must not overflow it
@@ -37,6 +44,10 @@ TLS_HANDSHAKE = 22
 MAX_TLS_RECORD = 2**14 + 2048
 SERVER_HELLO = 2
 SUPPORTED_VERSIONS = 43
+# TLS record types: change_cipher_spec, alert, handshake, application_data.
+TLS_RECORD_TYPES = range(20, 24)
+# PostgreSQL's SSLRequest: length 8, then the code 1234 << 16 | 5679 (its protocol docs).
+POSTGRES_SSL_REQUEST = b"\x00\x00\x00\x08\x04\xd2\x16\x2f"
 TLS_VERSIONS = {0x0301: "TLSv1.0", 0x0302: "TLSv1.1", 0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}
 # The suites a report names (IANA numbers); any other is shown as its number.
 CIPHER_SUITES = {
@@ -70,6 +81,9 @@ class Findings:
     # hit names the conversation it was in (the SST port, Galera's own 4567, …).
     bytes_by_port: dict[str, int] = field(default_factory=dict)
     hits_by_port: dict[str, int] = field(default_factory=dict)
+    # Segments that begin with a TLS record header, and PostgreSQL SSLRequests.
+    tls_records: int = 0
+    postgres_ssl_requests: int = 0
 
 
 @dataclass(frozen=True)
@@ -149,6 +163,15 @@ def server_hello(payload: bytes) -> Hello | None:
     )
 
 
+def tls_record(payload: bytes) -> bool:
+    """Whether the payload begins with a TLS record header: a known type, a record version
+    of TLS 1.0 to 1.2 (TLS 1.3 keeps 1.2 there), a length a record may have."""
+    if len(payload) < 5 or payload[0] not in TLS_RECORD_TYPES:
+        return False
+    version, length = struct.unpack("!HH", payload[1:5])
+    return bool(0x0301 <= version <= 0x0303 and 0 < length <= MAX_TLS_RECORD)
+
+
 class Search:
     """Counts a marker across a sequence of payloads, keeping only the last len-1 bytes of
     each conversation (a marker split between two of its segments is found once)."""
@@ -165,27 +188,48 @@ class Search:
         return hits
 
 
-def _take(frame: bytes, found: Findings, search: Search) -> None:
-    found.frames += 1
+def take(frame: bytes, found: Findings, search: Search, port: int | None = None) -> None:
+    """One captured frame into the findings (only segments to or from `port`, if given)."""
     segment = tcp_segment(frame)
+    if port is not None and (segment is None or port not in _ports(segment)):
+        return
+    found.frames += 1
     if segment is None or not segment.payload:
         return
     payload = segment.payload
-    port = str(segment.service_port)
+    service = str(segment.service_port)
     found.payload_bytes += len(payload)
-    found.bytes_by_port[port] = found.bytes_by_port.get(port, 0) + len(payload)
+    found.bytes_by_port[service] = found.bytes_by_port.get(service, 0) + len(payload)
     hits = search.feed(payload, (segment.source_port, segment.destination_port))
     if hits:
         found.marker_hits += hits
-        found.hits_by_port[port] = found.hits_by_port.get(port, 0) + hits
+        found.hits_by_port[service] = found.hits_by_port.get(service, 0) + hits
+    found.tls_records += tls_record(payload)
+    found.postgres_ssl_requests += payload == POSTGRES_SSL_REQUEST
     if len(found.hellos) < 8:
         hello = server_hello(payload)
         if hello is not None:
             found.hellos.append(asdict(hello))
 
 
-def capture(device: str, marker: bytes, out: Path) -> None:
+def _ports(segment: Segment) -> tuple[int, int]:
+    return segment.source_port, segment.destination_port
+
+
+def _receive(
+    sock: socket.socket, found: Findings, search: Search, port: int | None, loopback: bool
+) -> None:
+    """One frame off the socket into the findings.  On a loopback device every frame is seen
+    twice, leaving and arriving: only its arrival is counted there."""
+    frame, address = sock.recvfrom(MAX_FRAME)
+    if loopback and address[2] == PACKET_OUTGOING:
+        return
+    take(frame, found, search, port)
+
+
+def capture(device: str, marker: bytes, out: Path, port: int | None = None) -> None:
     stop = False
+    loopback = device == "lo"
 
     def finish(signum: int, frame: FrameType | None) -> None:
         nonlocal stop
@@ -207,14 +251,14 @@ def capture(device: str, marker: bytes, out: Path) -> None:
         out.with_suffix(".ready").write_text("ready\n")
         while not stop:
             try:
-                _take(sock.recv(MAX_FRAME), found, search)
+                _receive(sock, found, search, port, loopback)
             except (TimeoutError, InterruptedError):
                 continue
         # Told to stop: what the kernel has queued still crossed the link; read it all.
         sock.setblocking(False)
         while True:
             try:
-                _take(sock.recv(MAX_FRAME), found, search)
+                _receive(sock, found, search, port, loopback)
             except (BlockingIOError, InterruptedError):
                 break
         stats = sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)
@@ -229,8 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", required=True)
     parser.add_argument("--marker-file", type=Path, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--port", type=int, default=None)
     args = parser.parse_args(argv)
-    capture(args.device, args.marker_file.read_bytes().strip(), args.out)
+    capture(args.device, args.marker_file.read_bytes().strip(), args.out, args.port)
     return 0
 
 

@@ -35,7 +35,7 @@ import signal
 import stat
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -264,13 +264,16 @@ def _copy_without_connections(log: Path, to: Path) -> None:
 
 class PgSandbox:
     """One postgres on a private data directory (root/data), a private socket directory and
-    a free loopback port."""
+    a free loopback port.  `launch_prefix` starts the server elsewhere (inside a network
+    namespace: net/netns.exec_prefix, which execs the server itself); the harness still
+    reaches it over the socket directory, which is the file system's, not the network's."""
 
-    def __init__(self, name: str, root: Path) -> None:
+    def __init__(self, name: str, root: Path, launch_prefix: Sequence[str] = ()) -> None:
         root = root.absolute()
         check_path(root, "sandbox directory")
         self.name = name
         self.root = root
+        self.launch_prefix = list(launch_prefix)
         self.user = server_user()
         self.datadir = root / "data"
         self.log = root / "postgresql.log"
@@ -356,7 +359,7 @@ class PgSandbox:
         offset = self.log_size()
         with open(self.log, "ab") as log:
             self.process = proc.start_streams(
-                self._as_server(argv),
+                [*self.launch_prefix, *self._as_server(argv)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -1,6 +1,7 @@
 """PostgreSQL in transit with a real server: the sandbox on its own (a data directory of the
 server's user, 0700, a server that is not root, nothing left once destroyed), the tiny
-profile through the CLI with both sides of every run proven, and `encbench clean` after a
+profile through the CLI with both sides of every run proven (run by root: its distance cells
+across two network namespaces, and every cell's wire captured), and `encbench clean` after a
 run killed outright."""
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import psutil
 import pytest
 
 from encbench import proc
+from encbench.net import netns
 from encbench.servers import pg_sandbox, registry
 from encbench.servers.pg_sandbox import PgSandbox
 from tests.helpers import (
     encbench,
+    namespaces_left,
     processes_owned_by,
     run_cli,
     server_of_a_killed_run,
@@ -78,9 +81,17 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
 
     lines = (out / "pg-in-transit.jsonl").read_text().splitlines()
     runs = [json.loads(line) for line in lines if line.strip()]
-    # new connections, persistent ones and the copy, each at 2 TLS versions; 2 rounds × 2 sides
-    assert len(runs) == 6 * 2 * 2
+    # new connections, persistent ones and the copy, each at 2 TLS versions, and by root the
+    # new connections at RTT 2 ms too (a distance needs namespaces); 2 rounds × 2 sides
+    root = os.geteuid() == 0
+    cells = 8 if root else 6
+    assert len(runs) == cells * 2 * 2
     assert {run["cell"]["test"] for run in runs} == {"connect_select1", "select_only", "copy"}
+    far = [run for run in runs if run["cell"].get("rtt_ms")]
+    assert len(far) == (2 * 2 * 2 if root else 0)
+    assert all(run["cell"]["test"] == "connect_select1" for run in far)
+    # A new connection at 2 ms pays at least TCP's handshake and the query: two round trips.
+    assert all(run["latency_avg_ms"] >= 2 * 2 for run in far)
     for run in runs:
         cell = run["cell"]
         persistent = cell["test"] == "select_only"
@@ -92,14 +103,40 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
             assert run["negotiated"].startswith(f"{cell['tls_version']} ")
         raw = (out / run["raw_output"]).read_text()
         assert ("copies/s: " if cell["test"] == "copy" else "tps = ") in raw
-    proofs = json.loads((out / "pg-in-transit.json").read_text())["proofs"]
-    assert len(proofs) == 6
+    record = json.loads((out / "pg-in-transit.json").read_text())
+    proofs = record["proofs"]
+    assert len(proofs) == cells
     for found in proofs.values():
         assert found["plain"] == "plain" and found["encrypted"].startswith("TLSv1.")
     assert {p["encrypted"].split()[0] for p in proofs.values()} == {"TLSv1.2", "TLSv1.3"}
+    # The wire of every cell, each side captured on the link its client used.
+    wire = record["wire"]
+    assert set(wire) == set(proofs)
+    for slug, seen in wire.items():
+        if not root:
+            assert seen["plain"].startswith("not captured")
+            continue
+        version = proofs[slug]["encrypted"].split()[0]
+        assert seen["plain"].startswith("query text in clear (")
+        assert seen["encrypted"].startswith(f"SSLRequest, then TLS ({version} ")
+        assert "no query text in clear" in seen["encrypted"]
+    captures = sorted((out / "raw").glob("*.capture.json"))
+    assert len(captures) == (2 * cells if root else 0)
+    for capture in captures:
+        findings = json.loads(capture.read_text())
+        assert findings["dropped"] == 0 and findings["payload_bytes"] > 0
 
     report = (out / "report.md").read_text()
     assert "PostgreSQL in transit: what TLS costs new connections and queries" in report
+    if root:
+        assert record["delay_method"]["2"] in ("netem", "relay")
+        assert "### Rate lost to TLS, by network distance" in report and "RTT 2 ms" in report
+        assert "On the wire:" in report
+        link = record["link"]["id"]
+        assert not [n for n in netns.namespaces() if link in n]
+        devices = proc.run(["ip", "-o", "link", "show"], phase="ip link", timeout_s=30).stdout
+        assert f"encb{link}" not in devices
+    assert namespaces_left(state_dir) == []
     server_log = (out / "logs" / "pg-transit-postgresql.log").read_text()
     assert "connection authorized" not in server_log
 
@@ -107,6 +144,41 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
     assert processes_naming(out) == []
     assert not (out / "sandbox").exists() and not (out / "private").exists()
     assert registry.entries() == []
+
+
+LOOPBACK_ONLY = """name = "pg-loopback"
+studies = ["pg-in-transit"]
+[pg_transit]
+tests = ["connect_select1"]
+key_types = ["ecdsa-p256"]
+sslmodes = ["require"]
+shared_buffers_mb = 32
+warmup_s = 0
+run_s = 1
+min_rounds = 2
+max_rounds = 2
+interference_max_pct = 100
+"""
+
+
+def test_without_a_distance_the_wire_is_captured_on_the_hosts_own_loopback(
+    open_dir: Path, state_dir: Path
+) -> None:
+    """No namespace is made: the capture reads this host's loopback, kept to the server's
+    port among whatever else crosses it."""
+    if os.geteuid() != 0:
+        pytest.skip("a capture needs root")
+    profile = open_dir / "loopback.toml"
+    profile.write_text(LOOPBACK_ONLY)
+    out = open_dir / "out"
+    result, pid = run_cli("run", str(profile), "--out", str(out), state_dir=state_dir)
+    assert result.returncode == 0, result.stderr
+    record = json.loads((out / "pg-in-transit.json").read_text())
+    assert "link" not in record
+    [seen] = record["wire"].values()
+    assert seen["plain"].startswith("query text in clear (")
+    assert seen["encrypted"].startswith("SSLRequest, then TLS (TLSv1.3 ")
+    assert processes_owned_by(pid) == [] and namespaces_left(state_dir) == []
 
 
 _KILLED_RUN = (

@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from encbench.errors import BadInput
-from encbench.net import netns, tunnels
+from encbench.net import distance, tunnels
 from encbench.options import AcrossKeys, Rounds, Threads, all_known
 from encbench.profile import Profile
 from encbench.proof import tls
@@ -72,13 +72,7 @@ class TransitSpec(Rounds):
     @field_validator("rtt_ms")
     @classmethod
     def delays_in_range(cls, value: list[float]) -> list[float]:
-        for rtt in value:
-            if not 0 <= rtt <= netns.MAX_DELAY_MS:
-                raise ValueError(
-                    f"round-trip time {rtt:g} ms is out of range; use 0 to "
-                    f"{netns.MAX_DELAY_MS:g} ms"
-                )
-        return value
+        return distance.rtts_in_range(value)
 
     @model_validator(mode="after")
     def rate_needs_a_distance(self) -> Self:

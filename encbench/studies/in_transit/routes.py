@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from encbench.net import delay, netns, tunnels
+from encbench.net import distance, tunnels
+from encbench.net.distance import Hosts, open_hosts
 from encbench.servers import pki
 from encbench.servers.target import Connection
 from encbench.studies.in_transit.records import TransitCell
 
 USER = "encbench"
+# Where the hosts are made (net/distance.py); named here, where the study always found them.
+__all__ = ["USER", "Hosts", "Route", "RouteMaker", "open_hosts"]
 
 
 @dataclass
@@ -29,36 +32,6 @@ class Route:
     ssl: bool
     prefix: list[str] = field(default_factory=list)  # the client's host (namespace)
     tunnel: tunnels.Tunnel | None = None
-
-
-@dataclass
-class Hosts:
-    """Where clients run: `local` on the server's host, `remote` across the emulated link."""
-
-    link: netns.Link | None
-    local: list[str]
-    remote: list[str]
-    unavailable: str = ""  # why distances are not measured, when they are not
-
-
-def open_hosts(
-    stack: contextlib.ExitStack,
-    cells: list[TransitCell],
-    rate_mbit: float | None,
-    log: Callable[[str], None],
-) -> Hosts:
-    """Two emulated hosts when a cell asks for a distance (torn down by `stack`); one host
-    otherwise, or where namespaces cannot be made (then `unavailable` says why)."""
-    if not any(c.rtt_ms > 0 for c in cells):
-        return Hosts(None, [], [])
-    for line in netns.clean_stale():
-        log(line)
-    try:
-        link = stack.enter_context(netns.two_hosts(0.0, rate_mbit))
-    except netns.NetnsUnavailable as exc:
-        log(f"in-transit: {exc}")
-        return Hosts(None, [], [], unavailable=str(exc))
-    return Hosts(link, netns.exec_prefix(link.server_ns), netns.exec_prefix(link.client_ns))
 
 
 @dataclass
@@ -103,20 +76,8 @@ class RouteMaker:
         """Set the link's delay; returns how the client host reaches a port of the server's
         host across it: directly with netem, else through a delay relay of its own (one per
         port, started on first use and stopped with the cell)."""
-        link = self.hosts.link
-        assert link is not None
-        method = netns.set_delay(link, rtt_ms)
+        method, reach = distance.reach_at(stack, self.hosts, self.run_dir, rtt_ms)
         self.record.setdefault("delay_method", {})[f"{rtt_ms:g}"] = method
-
-        def reach(port: int) -> tuple[str, int]:
-            upstream = (link.server_addr, port)
-            if method != "relay":
-                return upstream
-            relay = delay.relay(
-                self.run_dir, upstream=upstream, rtt_ms=rtt_ms, prefix=self.hosts.remote
-            )
-            return stack.enter_context(relay)
-
         return reach
 
     def _tunnel(

@@ -119,7 +119,7 @@ class TransitStudy:
             # From every cell, not only those left: a resumed run keeps the same topology, so
             # its loopback rows run on the same host (namespace) as before.
             self.hosts = open_hosts(
-                stack, list(self.cells()), self.spec.rate_mbit, self.progress.log
+                stack, [c.rtt_ms for c in self.cells()], self.spec.rate_mbit, self.progress.log
             )
             if self.hosts.link is not None:
                 link = self.hosts.link

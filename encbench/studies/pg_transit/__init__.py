@@ -1,5 +1,6 @@
 """PostgreSQL in transit: one sandboxed PostgreSQL, reached by pgbench over plain TCP and
-over TLS (new connections with -C, and queries on persistent connections)."""
+over TLS (new connections with -C, and queries on persistent connections), on loopback and
+at emulated distances."""
 
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.pg_transit import cells, needs, options, report
@@ -24,4 +25,5 @@ STUDY = StudyDefinition(
     optional_tools=needs.optional_tools,
     check_out=needs.check_out,
     validate=options.no_calibration,
+    root=needs.root,
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from encbench import proc
@@ -41,16 +41,21 @@ def create_sql(mib: int, reader: str) -> str:
 
 
 def run(
-    psql: str, seconds: int, env: Mapping[str, str], log: Path, stream_bytes: int
+    psql: str,
+    seconds: int,
+    env: Mapping[str, str],
+    log: Path,
+    stream_bytes: int,
+    prefix: Sequence[str] = (),
 ) -> PgbenchResult:
-    """Copies until `seconds` have passed (at least one); the run's figures in `log`, each
-    psql's errors beside it."""
+    """Copies until `seconds` have passed (at least one), psql on the client's host
+    (`prefix`); the run's figures in `log`, each psql's errors beside it."""
     errors = log.with_name(log.name + ".stderr")
     began = time.monotonic()
     copies, elapsed = 0, 0.0
     while copies == 0 or elapsed < seconds:
         proc.run(
-            [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", f"COPY {TABLE} TO STDOUT"],
+            [*prefix, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", f"COPY {TABLE} TO STDOUT"],
             phase="psql COPY … TO STDOUT",
             timeout_s=600,
             stdout_path=Path(os.devnull),

@@ -27,6 +27,8 @@ class PgTransitCellSummary(Bounded):
     tls_version: str
     clients: int
     label: str
+    # The emulated round-trip time, ms; 0 = loopback.
+    rtt_ms: float = 0.0
     rounds: int
     measured_s: float
     status: str
@@ -35,11 +37,20 @@ class PgTransitCellSummary(Bounded):
     comparisons: dict[str, Estimate] = {}
     other_load_pct_of_core: float | None = None
     proof: dict[str, str] | None = None
+    # What each route's capture of the wire showed (plain, encrypted).
+    wire: dict[str, str] | None = None
 
     @property
-    def key(self) -> tuple[str, str, str, str, int]:
+    def key(self) -> tuple[str, str, str, str, int, float]:
         """What identifies the cell across two result sets (`encbench compare`)."""
-        return (self.test, self.sslmode, self.key_type, self.tls_version, self.clients)
+        return (
+            self.test,
+            self.sslmode,
+            self.key_type,
+            self.tls_version,
+            self.clients,
+            self.rtt_ms,
+        )
 
 
 class PgInTransitSummary(Model):
@@ -51,6 +62,11 @@ class PgInTransitSummary(Model):
     server_settings: Record | None
     # The copy test's table: its rows and the bytes of one copy's stream.
     bulk_table: Record | None
+    # Distances: how the delay was made per round-trip time ("netem" or "relay"), the
+    # link's addresses, and the cells not measured with why (no namespaces here).
+    delay_method: dict[str, str] | None = None
+    link: Record | None = None
+    skipped: dict[str, str] | None = None
     harness: Harness
     cells: list[PgTransitCellSummary]
     differences: Differences | None = None

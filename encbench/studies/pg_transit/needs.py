@@ -13,6 +13,7 @@ from encbench.checks import Check
 from encbench.profile import Profile
 from encbench.servers import pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
+from encbench.studies.definition import RootNeed
 from encbench.studies.pg_transit.options import pg_transit_options
 
 # pgbench -i: about 16 MB per unit of scale (tables and indexes); initdb's files and the
@@ -53,7 +54,20 @@ def needs(profile: Profile) -> list[Check]:
 
 
 def optional_tools() -> list[tuple[Check, str]]:
-    return [(programs_check(), "for the PostgreSQL in-transit study")]
+    return [
+        (programs_check(), "for the PostgreSQL in-transit study"),
+        (checks.binary("ip", "iproute2"), "for its distances (network namespaces)"),
+    ]
+
+
+def root(profile: Profile) -> RootNeed | None:
+    """A distance (rtt_ms > 0 for a test it measures) puts the server and the client in
+    network namespaces, which only root may make; without root those cells are skipped with
+    the reason (and no link is captured: that needs root too)."""
+    t = pg_transit_options(profile)
+    if any(rtt > 0 for rtt in t.rtt_ms) and set(t.distance_tests) & set(t.tests):
+        return RootNeed("network namespaces", without="the distances")
+    return None
 
 
 def check_out(profile: Profile, out: Path) -> None:

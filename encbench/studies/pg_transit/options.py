@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
-from encbench.options import Rounds, Threads, all_known
+from encbench.net import distance
+from encbench.options import AcrossKeys, Rounds, Threads, all_known
 from encbench.profile import Profile
 
 SECTION = "pg_transit"
@@ -41,6 +42,11 @@ class PgTransitSpec(Rounds):
     # The copy test's table: about this many MiB of COPY's text, streamed whole each copy.
     copy_mb: Annotated[int, Field(ge=1, le=4096)] = 64
     shared_buffers_mb: Annotated[int, Field(ge=16, le=65536)] = 128
+    # Round-trip times, as [transit]'s: 0 = loopback on one host.  The tests of
+    # distance_tests run at each of them, the client in a network namespace of its own
+    # across an emulated link; the others on loopback only.
+    rtt_ms: Annotated[list[float], Field(min_length=1)] = [0]
+    distance_tests: list[PgTest] = ["connect_select1"]
     # As in [transit]: a cell is one path, and a study has many.
     warmup_s: Annotated[int, Field(ge=0, le=3600)] = 1
     cell_budget_s: Annotated[float, Field(gt=0)] = 30
@@ -49,6 +55,22 @@ class PgTransitSpec(Rounds):
     @classmethod
     def known_key_types(cls, value: list[str]) -> list[str]:
         return all_known(value, KEY_TYPES, "TLS key type")
+
+    @field_validator("rtt_ms")
+    @classmethod
+    def delays_in_range(cls, value: list[float]) -> list[float]:
+        return distance.rtts_in_range(value)
+
+    @model_validator(mode="after")
+    def distance_tests_are_measured(self) -> Self:
+        # The default names connect_select1, which a profile without it does not measure.
+        unknown = [t for t in self.distance_tests if t not in self.tests]
+        if unknown and "distance_tests" in self.model_fields_set:
+            raise AcrossKeys(
+                f"{{section}}.distance_tests names {', '.join(unknown)}, which {{section}}.tests "
+                "does not measure: add it there or remove it here"
+            )
+        return self
 
 
 def pg_transit_options(profile: Profile) -> PgTransitSpec:

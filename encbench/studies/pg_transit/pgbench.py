@@ -17,7 +17,7 @@ measures.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,11 +101,13 @@ def run(
     select1: Path,
     env: Mapping[str, str],
     log: Path,
+    prefix: Sequence[str] = (),
 ) -> PgbenchResult:
-    """One pgbench run, its whole output kept in `log`; a failing pgbench raises ToolError
-    with the end of it, a report without figures ValueError."""
+    """One pgbench run (on the client's host: `prefix`, a namespace's exec prefix), its whole
+    output kept in `log`; a failing pgbench raises ToolError with the end of it, a report
+    without figures ValueError."""
     out = proc.run(
-        argv(program, cell, seconds, select1),
+        [*prefix, *argv(program, cell, seconds, select1)],
         phase=f"pgbench, {cell.label}",
         timeout_s=seconds + GRACE_S,
         stdout_path=log,

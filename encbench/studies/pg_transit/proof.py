@@ -7,15 +7,24 @@ bits.  Per run: the server's own log of every connection (`log_connections`: "co
 authorized: user=… SSL enabled (protocol=…, cipher=…, bits=…)"), counted over the run's
 part of the log: a plain run's connections are all without TLS, a TLS run's all with the
 cell's protocol, and there are at least as many as the run needed.
+
+Per cell, too, the wire: each route's proof connection is made while the link its client
+uses is captured (proof/wire.py, as the MariaDB replication and state transfer studies
+capture theirs; the client's veth end at a distance, the loopback of its host otherwise),
+its query carrying a marker.  The plain side's capture holds the marker in clear and
+neither an SSLRequest nor a TLS handshake; the TLS side's holds libpq's SSLRequest, the
+server's ServerHello at the cell's protocol, TLS records, and no marker, with no frame
+dropped (an absence proves nothing otherwise).
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from encbench import proc
 from encbench.errors import ProofError
@@ -51,11 +60,20 @@ def parse_session(output: str) -> Session:
     return Session(ssl == "t", version, cipher, int(bits or 0))
 
 
-def session(psql: str, env: Mapping[str, str], log: Path) -> Session:
-    """One connection over the route (psql with the route's libpq settings), asked about
-    itself; its output is kept in `log`."""
+def session_sql(marker: str = "") -> str:
+    """The proof's query; with a marker (for the capture of the wire) in a comment that psql
+    sends as it is (-c sends its string whole) and the server ignores."""
+    return f"/* {marker} */ {SESSION_SQL}" if marker else SESSION_SQL
+
+
+def session(
+    psql: str, env: Mapping[str, str], log: Path, marker: str = "", prefix: Sequence[str] = ()
+) -> Session:
+    """One connection over the route (psql with the route's libpq settings, on the client's
+    host: `prefix`), asked about itself; its output is kept in `log`."""
+    sql = session_sql(marker)
     out = proc.run(
-        [psql, "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", SESSION_SQL],
+        [*prefix, psql, "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-c", sql],
         phase="prove the route (pg_stat_ssl)",
         timeout_s=60,
         stdout_path=log,
@@ -130,3 +148,42 @@ def check_run(record: PgTransitRecord) -> None:
     protocols = {part.split()[0] for part in record.negotiated.split("; ") if part}
     if protocols != {cell.tls_version}:
         raise ProofError(f"{what}: the server negotiated {record.negotiated}")
+
+
+def judge_wire(cell: PgTransitCell, variant: str, found: Mapping[str, Any]) -> str:
+    """A capture of one route's proof connection against what its variant claims (the
+    module's docstring); its words for the record, or ProofError."""
+    where = f"{cell.label}, {variant} route's capture"
+    seen, hits, dropped = found["payload_bytes"], found["marker_hits"], found["dropped"]
+    hellos = found.get("hellos") or []
+    requests = found.get("postgres_ssl_requests", 0)
+    if not seen:
+        raise ProofError(f"{where}: no payload crossed the captured link")
+    if variant == "plain":
+        if not hits:
+            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            raise ProofError(f"{where}: the query's marker is not in clear on the wire{why}")
+        if hellos or requests:
+            raise ProofError(
+                f"{where}: the plain route asked for TLS ({requests} SSLRequest, "
+                f"{len(hellos)} ServerHello)"
+            )
+        return f"query text in clear ({hits} marker hits in {seen:,} bytes), no TLS"
+    if not requests:
+        raise ProofError(f"{where}: no PostgreSQL SSLRequest before the connection")
+    protocols = {hello["protocol"] for hello in hellos}
+    if protocols != {cell.tls_version}:
+        named = ", ".join(sorted(protocols)) or "no ServerHello"
+        raise ProofError(f"{where}: the server answered with {named}, not {cell.tls_version}")
+    if hits:
+        raise ProofError(f"{where}: the query's marker crossed in clear ({hits} hits)")
+    if dropped:
+        raise ProofError(
+            f"{where}: the capture dropped {dropped} frames, so the marker's absence proves nothing"
+        )
+    hello = hellos[0]
+    return (
+        f"SSLRequest, then TLS ({hello['protocol']} {hello['cipher']}, "
+        f"{found.get('tls_records', 0)} TLS record segments), no query text in clear "
+        f"({seen:,} bytes)"
+    )

@@ -1,7 +1,8 @@
 """The PostgreSQL in-transit study's records of measured runs and the metrics it compares.
 
 pg-in-transit.jsonl, schema PG_TRANSIT_SCHEMA:
-  1 — first version.
+  1 — first version.  Later, with default 0: the cell's `rtt_ms` (its emulated round-trip
+      time; 0 = loopback, as every cell was before).
 """
 
 from __future__ import annotations
@@ -22,23 +23,31 @@ PG_TRANSIT_METRICS = (
 class PgTransitCell:
     """One row of the PostgreSQL in-transit tables: a pgbench test at one client count,
     whose TLS side connects with `sslmode` to a server with a `key_type` certificate,
-    limited to `tls_version`.  Its plain side connects to the same server with
-    sslmode=disable."""
+    limited to `tls_version`, from `rtt_ms` away (0: loopback; else across an emulated
+    link from a network namespace of its own).  Its plain side connects to the same server
+    with sslmode=disable."""
 
     test: str  # connect_select1 | connect_select_only | select_only | copy
     sslmode: str  # require | verify-full
     key_type: str
     tls_version: str  # TLSv1.2 | TLSv1.3
     clients: int
+    rtt_ms: float = 0.0
 
     @property
     def label(self) -> str:
-        return f"{self.test} {self.sslmode} {self.key_type} {self.tls_version} {self.clients} cl"
+        far = f" RTT {self.rtt_ms:g} ms" if self.rtt_ms else ""
+        return (
+            f"{self.test} {self.sslmode} {self.key_type} {self.tls_version}{far} {self.clients} cl"
+        )
 
     @property
     def slug(self) -> str:
+        # A loopback cell keeps the slug it had before distances existed (--resume).
+        far = f"-rtt{self.rtt_ms:g}" if self.rtt_ms else ""
         return (
-            f"{self.test}-{self.sslmode}-{self.key_type}-{self.tls_version.lower()}-c{self.clients}"
+            f"{self.test}-{self.sslmode}-{self.key_type}-{self.tls_version.lower()}{far}"
+            f"-c{self.clients}"
         )
 
     @property

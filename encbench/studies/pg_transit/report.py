@@ -27,13 +27,14 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> P
 
 
 def compared(part: PgInTransitSummary) -> list[Compared]:
-    """Matched by (test, sslmode, key type, TLS version, clients)."""
+    """Matched by (test, sslmode, key type, TLS version, clients, round-trip time)."""
     return [
         Compared(
             key=(NAME, *c.key),
             group=f"PostgreSQL in transit: {section.TEST_TITLES.get(c.test, c.test)}",
             row_header="TLS side",
-            label=f"{section.path_name(c)}, {c.clients} cl",
+            label=f"{section.path_name(c)}{f', RTT {c.rtt_ms:g} ms' if c.rtt_ms else ''}, "
+            f"{c.clients} cl",
             name=c.label,
             threads=c.clients,
             rounds=c.rounds,

@@ -1,6 +1,7 @@
 """The PostgreSQL in-transit study's part of the report: per test, a table of plain against
 TLS transactions per second (pgbench's own figure) with the paired cost and its verdict, a
-plot of the cost per row, and how the set-up and the proof were made."""
+plot of the cost per row; the rows at a distance apart, with the cost per path and round-trip
+time (as the MariaDB in-transit report); and how the set-up and the proof were made."""
 
 from __future__ import annotations
 
@@ -8,9 +9,15 @@ from collections.abc import Sequence
 from functools import partial
 
 from encbench.report import plots, suspect
-from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
+from encbench.report.cells import (
+    flagged_cost,
+    overhead_cell,
+    rounds_text,
+    verdict_notes,
+    verdict_text,
+)
 from encbench.report.models import NoiseFloor, Sample
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.studies.pg_transit.models import PgInTransitSummary, PgTransitCellSummary
 from encbench.studies.pg_transit.records import PgTransitRecord
 
@@ -44,9 +51,30 @@ PROOF_NOTE = (
     "connections (`log_connections`): none of a plain run's was TLS, every one of a TLS "
     "run's was at the row's protocol, and at least one per transaction (-C) or per client."
 )
+WIRE_NOTE = (
+    "Wire: each route's proof connection was made while the link its client uses was "
+    "captured (AF_PACKET, the server's port only; at a distance the client's end of the "
+    "link, else loopback), its query carrying a marker: on the plain route the marker "
+    "crossed in clear and no TLS was asked for; on the TLS route libpq's SSLRequest came "
+    "first, then the server's ServerHello at the row's protocol and TLS records, and the "
+    "marker never crossed in clear, with no frame dropped."
+)
 NOT_MEASURED = (
-    "Not measured here: distances (every row is on loopback) and a capture of the wire; "
-    "the proof is the server's own view of every connection."
+    "Not measured here: the measured runs' own wire (a capture costs CPU they would pay)."
+)
+DISTANCE_TITLE = "Rate lost to TLS, by network distance"
+DISTANCE_NOTE = (
+    "At a distance the server runs in a network namespace of its own and the row's clients "
+    "in another, joined by a veth pair whose round-trip time is the row's; the loopback "
+    "rows of such a run connect over the server's namespace's own loopback. Each new "
+    "connection pays the distance in round trips: TCP's handshake, the SSLRequest, the TLS "
+    "handshake (one round trip at TLSv1.3, two at TLSv1.2), the start-up and SCRAM's "
+    "exchange, then each query."
+)
+RELAY_NOTE = (
+    "Delay emulated by encbench's userspace delay relay in the client's namespace (this "
+    "kernel has no netem): each chunk is forwarded half an RTT after it arrives, and the TCP "
+    "handshake is charged 1.5 RTT."
 )
 FLAGGED = {
     "tps": "transactions per second",
@@ -76,13 +104,18 @@ def _cpu(cell: PgTransitCellSummary) -> str:
     return f"{e.server_cpu_ms_per_txn:.3f} / {p.server_cpu_ms_per_txn:.3f}"
 
 
-def cells_table(cells: Cells, part: PgInTransitSummary) -> Table:
+def cells_table(
+    cells: Cells, part: PgInTransitSummary, caption: str | None = None, notes: Sequence[str] = ()
+) -> Table:
     rows = []
+    far = any(c.rtt_ms for c in cells)
     for c in cells:
-        where = [path_name(c), str(c.clients), rounds_text(c)]
+        where = [path_name(c), *([f"{c.rtt_ms:g}"] if far else []), str(c.clients)]
+        where.append(rounds_text(c))
+        verdict = len(where) + 3  # the verdict's column, styled by its kind
         comp = c.comparisons.get("tps")
         if not c.rounds or c.variants is None or comp is None:
-            rows.append(row(*where, "–", "–", "–", c.status, "–", styles={6: "na"}))
+            rows.append(row(*where, "–", "–", "–", c.status, "–", styles={verdict: "na"}))
             continue
         rows.append(
             row(
@@ -92,12 +125,13 @@ def cells_table(cells: Cells, part: PgInTransitSummary) -> Table:
                 overhead_cell(comp),
                 verdict_text(comp),
                 _cpu(c),
-                styles={6: comp.kind},
+                styles={verdict: comp.kind},
             )
         )
     unit = UNITS.get(cells[0].test, "tps")
     header = [
         "TLS side (sslmode, key, protocol)",
+        *(["RTT ms"] if far else []),
         "clients",
         "rounds",
         f"plain {unit} (95% CI)",
@@ -106,8 +140,48 @@ def cells_table(cells: Cells, part: PgInTransitSummary) -> Table:
         "verdict",
         f"server CPU ms per {'copy' if cells[0].test == 'copy' else 'transaction'}, TLS / plain",
     ]
-    notes = verdict_notes([c.comparisons.get("tps") for c in cells], part.differences)
-    return Table(header, rows, notes=notes)
+    notes = [*verdict_notes([c.comparisons.get("tps") for c in cells], part.differences), *notes]
+    return Table(header, rows, caption, notes)
+
+
+def distance_table(cells: Cells) -> Table:
+    """The share of the rate lost to TLS, path × round-trip time, for the tests measured at
+    a distance (their loopback rows included): how the cost of TLS changes as the link
+    grows, as the MariaDB in-transit report's table by distance."""
+    tests = {c.test for c in cells if c.rtt_ms > 0}
+    measured = [c for c in cells if c.test in tests]
+    rtts = sorted({c.rtt_ms for c in measured})
+    by_path = {(c.test, path_name(c), c.clients, c.rtt_ms): c for c in measured}
+    paths = list(dict.fromkeys((c.test, path_name(c), c.clients) for c in measured))
+    header = ["test", "TLS side (sslmode, key, protocol)", "clients"]
+    header += [f"RTT {rtt:g} ms" for rtt in rtts]
+    rows = []
+    for test, path, clients in paths:
+        line = [Cell(test), Cell(path), Cell(str(clients))]
+        for rtt in rtts:
+            cell = by_path.get((test, path, clients, rtt))
+            comp = cell.comparisons.get("tps") if cell and cell.rounds else None
+            line.append(Cell(flagged_cost(comp), comp.kind) if comp else Cell("–", "na"))
+        rows.append(line)
+    return Table(header, rows, "Share of the rate lost to TLS (95% CI), by round-trip time")
+
+
+def distance_section(part: PgInTransitSummary) -> Section | None:
+    """The rows at a distance: the table by distance, then each test's rows at a distance."""
+    far = [c for c in part.cells if c.rtt_ms > 0]
+    if not far:
+        return None
+    relay = "relay" in (part.delay_method or {}).values()
+    notes = [RELAY_NOTE] if relay else []
+    blocks: list[Block] = [Paragraph(DISTANCE_NOTE), distance_table(part.cells)]
+    for test, title in TEST_TITLES.items():
+        group = [c for c in far if c.test == test]
+        if group:
+            blocks.append(cells_table(group, part, f"At a distance: {title}", notes))
+    missing = list(dict.fromkeys(c.status for c in far if not c.rounds))
+    if missing:
+        blocks.append(Bullets(missing))
+    return Section(DISTANCE_TITLE, blocks, level=3)
 
 
 def _cost_svg(cells: Cells, title: str, test: str) -> str | None:
@@ -152,7 +226,7 @@ def sections(part: PgInTransitSummary, noise: NoiseFloor | None = None) -> list[
     if summary:
         blocks.append(Bullets(summary))
     for test, title in TEST_TITLES.items():
-        group = [c for c in part.cells if c.test == test]
+        group = [c for c in part.cells if c.test == test and c.rtt_ms == 0]
         if not group:
             continue
         plot = Plot(partial(_cost_svg, group, title, test), f"{title}: cost of TLS per row")
@@ -160,6 +234,9 @@ def sections(part: PgInTransitSummary, noise: NoiseFloor | None = None) -> list[
         if test == "copy":
             parts.append(Paragraph(copy_note(part)))
         blocks.append(Section(title, [*parts, cells_table(group, part), plot], level=3))
+    far = distance_section(part)
+    if far is not None:
+        blocks.append(far)
     blocks.append(Section("PostgreSQL in-transit setup and proof", [Bullets(setup(part))], 3))
     title = "PostgreSQL in transit: what TLS costs new connections and queries"
     return [Section(title, blocks)]
@@ -172,13 +249,24 @@ def setup(part: PgInTransitSummary) -> list[str]:
         f"{user}; TLS limited to one protocol version per row (`ssl_min_protocol_version` = "
         f"`ssl_max_protocol_version`), its default ciphers; pgbench's tables at scale "
         f"{part.scale}.",
-        "Clients: pgbench and psql (libpq) over TCP to `localhost` at 127.0.0.1, one thread "
+        "Clients: pgbench and psql (libpq) over TCP to `localhost` at 127.0.0.1 (at a "
+        "distance: the server's address across the link, or the delay relay's), one thread "
         "per client; `verify-full` checks the server's certificate against the run's CA and "
         "its name, `require` encrypts without checking it.",
     ]
+    if part.link:
+        methods = ", ".join(f"{rtt} ms by {how}" for rtt, how in (part.delay_method or {}).items())
+        out.append(
+            f"Hosts: the server in a network namespace at {part.link.get('server')}, the "
+            f"clients of the rows at a distance in another at {part.link.get('client')}, "
+            f"joined by a veth pair" + (f"; delays: {methods}." if methods else ".")
+        )
     for key, info in (part.pki or {}).items():
         out.append(f"PKI {key}: {info['server_key']}; {info['chain']}.")
     out.append(PROOF_NOTE)
+    seen = [words for c in part.cells for words in (c.wire or {}).values()]
+    if any(not words.startswith("not captured") for words in seen):
+        out.append(WIRE_NOTE)
     proofs = [
         f"{c.label}: {', '.join(f'{k} = {v}' for k, v in c.proof.items())}"
         for c in part.cells
@@ -186,6 +274,13 @@ def setup(part: PgInTransitSummary) -> list[str]:
     ]
     if proofs:
         out.append("Negotiated: " + "; ".join(proofs) + ".")
+    wire = [
+        f"{c.label}: {'; '.join(f'{k}: {v}' for k, v in c.wire.items())}"
+        for c in part.cells
+        if c.wire
+    ]
+    if wire:
+        out.append("On the wire: " + " — ".join(wire) + ".")
     failed = [
         f"{c.label} {name} {v.failed:,}"
         for c in part.cells

@@ -2,11 +2,15 @@
 connections from the benchmark role; per cell, paired rounds of the same pgbench with
 sslmode=disable and with the cell's sslmode.
 
-Lifecycle: provision (initdb, the benchmark role with a generated password, pgbench's
-tables) → per server TLS configuration (key type, protocol version): a restart with that
-certificate → per cell: prove both routes (pg_stat_ssl of one connection each) → warm-up
-→ paired rounds until the interval is tight enough or the budget ends.  Every run is proven
-again from the server's own log of its connections.
+Lifecycle: [two hosts, when a cell asks for a distance: the server in one network
+namespace, the clients of distance cells in the other, across an emulated link; the
+loopback cells' clients beside the server] → provision (initdb, the benchmark role with a
+generated password, pgbench's tables) → per server TLS configuration (key type, protocol
+version): a restart with that certificate → per cell: the link's delay (and the delay relay
+where the kernel has no netem) → prove both routes (pg_stat_ssl of one connection each,
+with the client's link captured) → warm-up → paired rounds until the interval is tight
+enough or the budget ends.  Every run is proven again from the server's own log of its
+connections.
 
 One server for both variants, on purpose, as in the MariaDB in-transit study: the only
 difference between the two runs of a round is the connection's TLS.
@@ -15,6 +19,8 @@ difference between the two runs of a round is the connection's TLS.
 from __future__ import annotations
 
 import contextlib
+import os
+import secrets
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,9 +29,12 @@ from typing import Any
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import Run
+from encbench.engine.study import CellSkipped, Run
 from encbench.errors import ToolError
+from encbench.net import distance, netns
+from encbench.net.distance import Hosts
 from encbench.profile import Profile
+from encbench.proof import link_capture
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pg_sandbox, pki
@@ -58,6 +67,11 @@ class PgTransitStudy:
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
         self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {"proofs": {}, "pki": {}}
+        for key in ("wire", "skipped"):
+            self.record.setdefault(key, {})
+        self.hosts = Hosts(None, [], [])
+        # The cell's clients: their host (a namespace's exec prefix) and where they dial.
+        self.client_prefix: list[str] = []
         self.pkis: dict[str, pki.Pki] = {}
         self.server: PgSandbox | None = None
         self.settings: dict[str, str] = {}  # the server's, less its TLS
@@ -79,17 +93,31 @@ class PgTransitStudy:
     @contextlib.contextmanager
     def setup(self, todo: Sequence[PgTransitCell]) -> Iterator[PgSandbox]:
         with contextlib.ExitStack() as stack:
+            # From every cell, not only those left: a resumed run keeps the same topology, so
+            # its loopback rows run on the same host (namespace) as before.
+            rtts = [c.rtt_ms for c in self.cells()]
+            self.hosts = distance.open_hosts(
+                stack, rtts, None, self.progress.log, PgTransitRecord.STUDY
+            )
+            if self.hosts.link is not None:
+                link = self.hosts.link
+                self.record["link"] = {
+                    "id": link.id,
+                    "client": link.client_addr,
+                    "server": link.server_addr,
+                }
             self.server = self._provision(stack, {c.test for c in todo})
             try:
                 yield self.server
             finally:
                 self.server, self.tls_group = None, None
+                self.hosts = Hosts(None, [], [])
 
     def _provision(self, stack: contextlib.ExitStack, tests: set[str]) -> PgSandbox:
         sandbox = self.store.path / "sandbox"
         root = sandbox / "pg-transit"
         clear_stale_sandbox(root)
-        server = PgSandbox("pg-transit", root)
+        server = PgSandbox("pg-transit", root, launch_prefix=self.hosts.local)
         # Last in, first out: the server is destroyed, then its empty parent removed.
         stack.callback(remove_empty_sandbox_dir, self.store)
         stack.callback(server.destroy, keep_log_in=self.store.path / "logs")
@@ -101,8 +129,15 @@ class PgTransitStudy:
             f"pg-in-transit: provisioning PostgreSQL ({self.spec.shared_buffers_mb} MB "
             f"shared_buffers, running as {server.user.name})"
         )
-        server.initialize(f"host all {ROLE} 127.0.0.1/32 scram-sha-256")
+        link = self.hosts.link
+        clients = ["127.0.0.1"] + ([link.client_addr] if link else [])
+        server.initialize(
+            "\n".join(f"host all {ROLE} {address}/32 scram-sha-256" for address in clients)
+        )
         self.settings = pg_sandbox.server_settings(self.spec.shared_buffers_mb)
+        if link is not None:
+            # Inside its namespace the server has loopback and its end of the link.
+            self.settings["listen_addresses"] = f"127.0.0.1,{link.server_addr}"
         server.start(self.settings)
         server.create_role(ROLE, self.password)
         server.script(f"CREATE DATABASE {DATABASE} OWNER {ROLE};\n")
@@ -178,19 +213,23 @@ class PgTransitStudy:
         }
 
     # -- a cell ----------------------------------------------------------------------------------
-    def route(self, cell: PgTransitCell, variant: str) -> dict[str, str]:
+    def route(
+        self, cell: PgTransitCell, variant: str, at: tuple[str, int] | None = None
+    ) -> dict[str, str]:
         """A client's libpq settings for one side of the cell: the benchmark role over TCP to
-        `localhost` at 127.0.0.1 (verify-full checks the name against the certificate), its
-        password from the password file; the plain side with sslmode=disable.  A client
-        certificate or root certificate of the user's ~/.postgresql is never read."""
+        `localhost` at `at` (by default the server's port on 127.0.0.1; verify-full checks the
+        name against the certificate), its password from the password file; the plain side
+        with sslmode=disable.  A client certificate or root certificate of the user's
+        ~/.postgresql is never read."""
         server = self._server()
+        address, port = at or ("127.0.0.1", server.port)
         ssl = variant != "plain"
         ca = self._pki(cell.key_type).ca_cert if ssl and cell.sslmode == "verify-full" else None
         return pg_sandbox.clean_env(
             {
                 "PGHOST": "localhost",
-                "PGHOSTADDR": "127.0.0.1",
-                "PGPORT": str(server.port),
+                "PGHOSTADDR": address,
+                "PGPORT": str(port),
                 "PGUSER": ROLE,
                 "PGDATABASE": DATABASE,
                 "PGPASSFILE": str(self.passfile),
@@ -206,26 +245,82 @@ class PgTransitStudy:
 
     @contextlib.contextmanager
     def open_cell(self, cell: PgTransitCell) -> Iterator[dict[str, dict[str, str]]]:
-        """The server's TLS set for the cell's group (a restart when it changes), and both
-        routes proven with one connection each."""
+        """The server's TLS set for the cell's group (a restart when it changes), the cell's
+        distance set (the link's delay, a delay relay), and both routes proven with one
+        connection each, the client's link captured meanwhile."""
         server = self._server()
+        if cell.rtt_ms > 0 and self.hosts.link is None:
+            raise self._skip(cell, self.hosts.unavailable or "no emulated link")
         group = pg_cells.server_tls(cell)
         if group != self.tls_group:
             self._configure(server, *group)
             self.tls_group = group
-        routes = {variant: self.route(cell, variant) for variant in ("plain", "encrypted")}
+        with contextlib.ExitStack() as stack:
+            at: tuple[str, int] | None = None
+            self.client_prefix = self.hosts.local
+            if cell.rtt_ms > 0:
+                try:
+                    method, reach = distance.reach_at(
+                        stack, self.hosts, self.store.path, cell.rtt_ms
+                    )
+                except netns.NetnsUnavailable as exc:  # the delay could not be set
+                    raise self._skip(cell, str(exc)) from exc
+                self.record.setdefault("delay_method", {})[f"{cell.rtt_ms:g}"] = method
+                at = reach(server.port)
+                self.client_prefix = self.hosts.remote
+            routes = {v: self.route(cell, v, at) for v in ("plain", "encrypted")}
+            self._prove_routes(cell, routes)
+            self.routes = routes
+            try:
+                yield routes
+            finally:
+                self.routes, self.client_prefix = {}, []
+
+    def _prove_routes(self, cell: PgTransitCell, routes: dict[str, dict[str, str]]) -> None:
+        """One connection per route asks the server about itself, its link captured."""
         psql = pg_sandbox.program("psql")
-        found = {}
+        found: dict[str, str] = {}
+        wire: dict[str, str] = {}
         for variant, env in routes.items():
             log = self.store.raw_path(f"pg-in-transit-{cell.slug}-proof-{variant}.txt")
-            found[variant] = proof.prove_session(cell, variant, proof.session(psql, env, log))
+            # One suffix of its own: the capture's files are named by replacing it.
+            base = self.store.raw_path(f"pg-in-transit-{cell.slug}-{variant}.wire")
+            marker = f"encbench-wire-{secrets.token_hex(8)}"
+            place = self._captured_link(cell)
+            if place is None:
+                seen = proof.session(psql, env, log, marker, self.client_prefix)
+                wire[variant] = "not captured: capturing a link needs root (AF_PACKET)"
+            else:
+                namespace, device = place
+                what = f"the {variant} route's link ({device})"
+                with link_capture.captured(
+                    namespace, device, marker, base, what, port=self._server().port
+                ) as capture:
+                    seen = proof.session(psql, env, log, marker, self.client_prefix)
+                wire[variant] = proof.judge_wire(cell, variant, capture.findings)
+            found[variant] = proof.prove_session(cell, variant, seen)
         self.record["proofs"][cell.slug] = found
+        self.record["wire"][cell.slug] = wire
+        self.record["skipped"].pop(cell.slug, None)  # skipped before, measured now
         self._save_record()
-        self.routes = routes
-        try:
-            yield routes
-        finally:
-            self.routes = {}
+
+    def _captured_link(self, cell: PgTransitCell) -> tuple[str, str] | None:
+        """(namespace, device) the cell's clients reach the server through: the client's end
+        of the link at a distance, else the loopback of the server's host ("": this
+        process's own); None where a capture cannot be made (not root).  Either way the
+        capture keeps to the server's port, which the relay dials too."""
+        link = self.hosts.link
+        if os.geteuid() != 0:
+            return None
+        if cell.rtt_ms > 0 and link is not None:
+            return link.client_ns, netns.client_device(link)
+        return (link.server_ns if link is not None else ""), "lo"
+
+    def _skip(self, cell: PgTransitCell, why: str) -> CellSkipped:
+        """Recorded with its reason; a cell skipped before is tried again on --resume."""
+        self.record["skipped"][cell.slug] = why
+        self._save_record()
+        return CellSkipped(why)
 
     def _save_record(self) -> None:
         self.store.write_json(RECORD_FILE, self.record)
@@ -244,6 +339,7 @@ class PgTransitStudy:
                     self.routes[variant],
                     raw,
                     int(self.record["bulk_table"]["bytes"]),
+                    self.client_prefix,
                 )
             return pgbench.run(
                 pg_sandbox.program("pgbench"),
@@ -252,6 +348,7 @@ class PgTransitStudy:
                 self.select1,
                 self.routes[variant],
                 raw,
+                self.client_prefix,
             )
         except ToolError:
             server.check_alive()

@@ -46,6 +46,7 @@ def summarize_cell(
         **{k: getattr(cell, k) for k in PgTransitCell.__dataclass_fields__},
         "label": cell.label,
         "proof": (record.get("proofs") or {}).get(cell.slug),
+        "wire": (record.get("wire") or {}).get(cell.slug),
     }
     return cells.summarize_cell(
         PgTransitCellSummary,
@@ -78,6 +79,9 @@ def build(
         pki=record.get("pki"),
         server_settings=record.get("server_settings"),
         bulk_table=record.get("bulk_table"),
+        delay_method=record.get("delay_method"),
+        link=record.get("link"),
+        skipped=record.get("skipped") or None,
         harness=cells.harness_share(runs, wall_s, cores),
         cells=summaries,
         differences=differences,
