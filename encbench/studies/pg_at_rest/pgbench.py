@@ -1,7 +1,7 @@
 """pgbench against one server of the pair: its built-in TPC-B-like script (the default) or
 select-only (-S), a thread per client, over the server's private socket as the administrator
 (the tables are the administrator's: pgbench -i made them).  The report's figures are read
-as the PostgreSQL in-transit study reads them (pg_transit/pgbench.parse)."""
+as every study reads them (workloads/pgbench_report.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.studies.pg_at_rest.records import PgAtRestCell
-from encbench.studies.pg_transit.pgbench import GRACE_S, PgbenchResult, parse
+from encbench.workloads.pgbench_report import GRACE_S, PgbenchResult, parse
 
 DATABASE = "encbench"
 

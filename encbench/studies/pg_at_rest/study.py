@@ -38,7 +38,7 @@ from encbench.studies.pg_at_rest import cells as pg_cells
 from encbench.studies.pg_at_rest import memory, needs, pgbench, proof
 from encbench.studies.pg_at_rest.options import PgAtRestSpec, pg_at_rest_options
 from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
-from encbench.studies.pg_transit.pgbench import PgbenchResult
+from encbench.workloads.pgbench_report import PgbenchResult
 
 RECORD_FILE = "pg-at-rest.json"
 SIDES = {"plain": "plain (ext4)", "encrypted": "fs (ext4 + fscrypt)"}
