@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -16,7 +20,7 @@ import pytest
 from encbench import proc, state
 from encbench.servers import cgroup, fscrypt, pg_sandbox, registry, shapes
 from encbench.studies.pg_at_rest import needs
-from tests.helpers import processes_owned_by, run_cli, skip_unless_ci
+from tests.helpers import encbench, processes_owned_by, run_cli, skip_unless_ci
 
 PROFILE = "pg-at-rest-tiny"
 
@@ -117,4 +121,41 @@ def test_the_tiny_profile_proves_both_filesystems_measures_both_regimes_and_leav
     assert state.read_records("volumes", dict) == []
     assert list((state_dir / "encbench" / "cgroups").glob("*.json")) == []
     assert groups_of(pid) == []
+    assert registry.entries() == []
+
+
+def test_clean_undoes_a_run_killed_with_its_servers_in_their_groups_on_their_images(
+    open_dir: Path, state_dir: Path
+) -> None:
+    out = open_dir / "out"
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "run", PROFILE, "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=os.environ.copy(),
+    )
+    try:
+        # Killed once a server runs in its memory group on an encrypted volume.
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            assert child.poll() is None, "the run ended before its servers were in groups"
+            keyed = any(r.get("key_identifier") for r in state.read_records("volumes", dict))
+            if keyed and groups_of(child.pid):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("no server started in a memory group on an encrypted volume")
+    finally:
+        child.send_signal(signal.SIGKILL)  # the run this test started, by its pid
+        child.wait(timeout=30)
+    assert len(mounts_under(out)) == 2 and processes_naming(out)
+
+    cleaned = encbench("clean", timeout=300)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert cleaned.stdout.count("removed volume") == 2, cleaned.stdout
+    assert processes_naming(out) == []
+    assert mounts_under(out) == [] and loops_under(out) == []
+    assert state.read_records("volumes", dict) == []
+    assert list((state_dir / "encbench" / "cgroups").glob("*.json")) == []
+    assert groups_of(child.pid) == []
     assert registry.entries() == []
