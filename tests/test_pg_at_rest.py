@@ -5,6 +5,7 @@ cache read from memory.stat, its per-run proof, and its report on made-up record
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -268,3 +269,19 @@ def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path:
     assert [c.rounds for c in part.cells] == [2] * len(found)
     again = rendering.read_summary(json.loads(json.dumps(summary.to_json())), "t")
     assert again.part("pg-at-rest") == part
+
+
+def test_without_root_the_study_is_left_out_with_the_reason(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from encbench import studies
+    from encbench.servers import fscrypt
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(
+        fscrypt, "unavailable", lambda: "the filesystem layer needs root (a loop device)"
+    )
+    prof = load("scale = 64")
+    why = studies.unavailable_studies(prof)["pg-at-rest"]
+    assert "needs root (a loop device)" in why and "memory cgroups need root" in why
+    assert studies.left_out(prof, {"pg-at-rest": why}) == {"pg-at-rest": why}
