@@ -357,6 +357,7 @@ FOR_THE_TESTS = frozenset(
     {
         "alibaba-rds-tde-tiny",
         "calibrate-tiny",
+        "pg-at-rest-tiny",
         "postgresql-tiny",
         "shapes-tiny",
         "smoke-operations",

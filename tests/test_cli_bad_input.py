@@ -330,17 +330,25 @@ def test_clean_stops_live_runs_only_when_its_flag_says_so(
 
     from encbench import cli, proc
     from encbench.net import netns
-    from encbench.servers import registry
+    from encbench.servers import images, registry
 
     asked: list[bool] = []
+    volumes_asked: list[bool] = []
     monkeypatch.setattr(
         registry, "clean", lambda include_live_runs: asked.append(include_live_runs) or []
+    )
+    # The filesystem layer's images too: another run's live volumes are in the same state
+    # folder, and a real clean with the flag would remove their keys and unmount them.
+    monkeypatch.setattr(
+        images,
+        "clean_stale",
+        lambda include_live_runs: volumes_asked.append(include_live_runs) or [],
     )
     monkeypatch.setattr(proc, "stop_orphans", lambda: [])
     monkeypatch.setattr(netns, "clean_stale", lambda: [])
     result = CliRunner().invoke(cli.main, ["clean", *args])
     assert result.exit_code == 0, result.output
-    assert asked == [live]
+    assert asked == [live] and volumes_asked == [live]
     assert "nothing to clean" in result.output
     shown = CliRunner().invoke(cli.main, ["clean", "--help"]).output
     assert "--stop-live-runs" in shown and "--all" not in shown

@@ -590,14 +590,6 @@ def test_io_bound_on_images_every_server_is_held_to_its_pool_and_allowance(
         pair.close()
 
 
-def test_the_page_cache_is_read_from_memory_stat() -> None:
-    text = "cache 9879552\nrss 7069696\nfile 4096\n"
-    assert shapes.parse_memory_stat("cache", text) == 9879552
-    assert shapes.parse_memory_stat("file", text) == 4096
-    with pytest.raises(shapes.ShapeError, match="no 'total_cache'"):
-        shapes.parse_memory_stat("total_cache", text)
-
-
 def test_dropping_the_page_cache_advises_every_regular_file_below(tmp_path: Path) -> None:
     (tmp_path / "data" / "db").mkdir(parents=True)
     for name in ("data/ibdata1", "data/db/t.ibd", "ib_logfile0"):

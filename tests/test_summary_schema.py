@@ -64,6 +64,7 @@ def _every_study() -> dict[str, Model]:
     """A part of each study, built from synthetic records as the report builds it."""
     from encbench.studies.in_transit import summary as in_transit
     from tests.test_html_report import golden_summary
+    from tests.test_pg_at_rest import pg_at_rest_part
     from tests.test_pg_transit import pg_part
     from tests.test_study_plots import (
         operations_part,
@@ -81,6 +82,7 @@ def _every_study() -> dict[str, Model]:
         "replication": replication_part(rounds=4),
         "rejoin": rejoin_part(rounds=4),
         "pg-in-transit": pg_part(),
+        "pg-at-rest": pg_at_rest_part(),
     }
     assert set(parts) == {s.name for s in studies.STUDIES}, "a study without a summary here"
     return parts

@@ -42,7 +42,7 @@ from pathlib import Path
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError, ServerError, ToolError
 from encbench.options import SERVER_MAX_CONNECTIONS
-from encbench.servers import keys, registry
+from encbench.servers import cgroup, keys, registry, shapes
 from encbench.servers.pki import Pki
 from encbench.servers.sandbox import check_path, free_port, wait_ready
 
@@ -285,6 +285,11 @@ class PgSandbox:
         self.process: subprocess.Popen[bytes] | None = None
         self.settings: dict[str, str] = {}
         self._entry: registry.Entry | None = None
+        # As SandboxServer's: a shape (servers/shapes.py) for the next start, whose group the
+        # postmaster joins before it executes (its backends, forked from it, are born in it);
+        # None starts it unconfined.
+        self.shape: tuple[shapes.Layout, shapes.Limits] | None = None
+        self.shaped: shapes.ShapedGroup | None = None  # the running server's, if shaped
 
     # -- files owned by the server's user -----------------------------------------------------
     def _own(self, path: Path) -> None:
@@ -357,14 +362,21 @@ class PgSandbox:
         for name, value in self.settings.items():
             argv += ["-c", f"{name}={value}"]
         offset = self.log_size()
-        with open(self.log, "ab") as log:
-            self.process = proc.start_streams(
-                [*self.launch_prefix, *self._as_server(argv)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=self.root,
-            )
+        enter = self._shaped_group()
+        try:
+            with open(self.log, "ab") as log:
+                self.process = proc.start_streams(
+                    # The group is joined as encbench's user (root: only it may), then
+                    # setpriv becomes the server's user, then postgres: one pid throughout.
+                    [*enter, *self.launch_prefix, *self._as_server(argv)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=self.root,
+                )
+        except BaseException:
+            self._leave_group(wait_s=0)
+            raise
         self._entry = registry.Entry.new(
             self.name,
             self.process.pid,
@@ -380,6 +392,24 @@ class PgSandbox:
         except BaseException:
             self.stop()
             raise
+
+    def _shaped_group(self) -> list[str]:
+        """The shaped group the next start enters (made now, before the server exists), and
+        the launcher that enters it; none without a shape."""
+        if self.shape is None:
+            return []
+        layout, limits = self.shape
+        self.shaped = shapes.ShapedGroup(layout, self.name, limits)
+        self.shaped.create()
+        return self.shaped.launcher(self.log)
+
+    def _leave_group(self, wait_s: float = cgroup.RMDIR_WAIT_S) -> None:
+        """Once the server is gone: whatever its group still holds ended by pid, the group
+        removed (one the kernel keeps has its record for `encbench clean`)."""
+        shaped, self.shaped = self.shaped, None
+        if shaped is not None:
+            proc.kill_pids(shaped.members())
+            shaped.remove(wait_s=wait_s)
 
     def _ready_in_pid_file(self) -> bool:
         """postmaster.pid's status line (the 8th) says "ready" once connections are taken."""
@@ -447,6 +477,7 @@ class PgSandbox:
             # Whatever is left (a postmaster that ignored both, backends of one killed
             # outright) goes with the group; the server is reaped.
             proc.stop_group(process, ((None, 0.5),))
+            self._leave_group()
             if self._entry is not None:
                 registry.unregister(self._entry)
                 self._entry = None

@@ -341,12 +341,11 @@ class ShapedGroup:
         return IoCounter(self._dir(IO) / name, self.limits.device)
 
     def page_cache_bytes(self) -> int | None:
-        """The page cache charged to the server's memory group now (v1 memory.stat `cache`,
-        v2 `file`); None without a memory limit."""
+        """The page cache charged to the server's memory group now (memory()); None without
+        a memory limit."""
         if self.limits.memory_mib is None:
             return None
-        key = "file" if self.layout.version == 2 else "cache"
-        return parse_memory_stat(key, (self._dir("memory") / "memory.stat").read_text())
+        return self.memory().page_cache_bytes
 
     def members(self) -> list[int]:
         """The pids in any of its groups (the counting group holds every one of them)."""
@@ -453,19 +452,50 @@ class ShapedGroup:
             shown["iops_device"] = f"{self.limits.device_name} ({self.limits.device})"
         return shown
 
+    def memory(self) -> GroupMemory:
+        """What the group's memory holds now (its memory.stat): a shape with a memory limit
+        only."""
+        if "memory" not in self.limits.controllers:
+            raise ShapeError(f"shape {self.limits.name} has no memory limit to read under")
+        path = self._dir("memory") / "memory.stat"
+        return parse_memory_stat(path.read_text(), self.layout.version)
+
     def remove(self, wait_s: float = cgroup.RMDIR_WAIT_S) -> bool:
         """Every directory, once the server is gone; False if the kernel kept one (its record
         stays for `encbench clean`)."""
         return all([group.remove(wait_s) for group in self.groups])
 
 
-def parse_memory_stat(key: str, text: str) -> int:
-    """One figure of a memory.stat file ("cache 9879552" per line), in bytes."""
+@dataclass(frozen=True)
+class GroupMemory:
+    """A memory group's cache, as its memory.stat counts it.  The kernel's figure (v1
+    `cache`, or `total_cache` with the group's children; v2 `file`) holds shared memory too
+    (`shmem`: a PostgreSQL server's shared_buffers, which are not the page cache of its
+    files); the page cache is the difference."""
+
+    cache_bytes: int
+    shmem_bytes: int
+
+    @property
+    def page_cache_bytes(self) -> int:
+        return max(0, self.cache_bytes - self.shmem_bytes)
+
+
+def parse_memory_stat(text: str, version: int) -> GroupMemory:
+    """memory.stat's cache and shared memory (v1: the hierarchical `total_` figures where
+    the kernel gives them); ValueError when the cache's line is missing."""
+    held: dict[str, int] = {}
     for line in text.splitlines():
         name, _, value = line.partition(" ")
-        if name == key:
-            return int(value)
-    raise ShapeError(f"memory.stat has no {key!r}")
+        if value.strip().isdigit():
+            held[name] = int(value)
+    cache_names = ("file",) if version == 2 else ("total_cache", "cache")
+    shmem_names = ("shmem",) if version == 2 else ("total_shmem", "shmem")
+    cache = next((held[n] for n in cache_names if n in held), None)
+    if cache is None:
+        raise ValueError(f"memory.stat has no {' or '.join(cache_names)} line")
+    shmem = next((held[n] for n in shmem_names if n in held), 0)
+    return GroupMemory(cache, shmem)
 
 
 def _write(path: Path, value: str) -> None:

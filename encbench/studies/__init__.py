@@ -21,6 +21,7 @@ from encbench.studies import (
     at_rest,
     in_transit,
     operations,
+    pg_at_rest,
     pg_transit,
     replication,
     state_transfer,
@@ -39,6 +40,7 @@ STUDIES: tuple[StudyDefinition, ...] = (
     replication.STUDY,
     replication.REJOIN,
     pg_transit.STUDY,
+    pg_at_rest.STUDY,
 )
 register_studies(STUDIES)
 register_record_types([s.record for s in STUDIES])

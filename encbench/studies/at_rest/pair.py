@@ -289,7 +289,7 @@ class ServerPair:
         filesystem too, and left stopped for configure() to start)."""
         self.log = log
         if self.volumes is not None:
-            self.volumes.mount(self.spec, log)
+            self.volumes.mount_for(self.spec, log)
         data = self.profile.data
         rows = data.tables * data.table_size
         load_bp = max(64, math.ceil(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20))

@@ -1,0 +1,130 @@
+"""What the PostgreSQL at-rest study needs of this machine: PostgreSQL's programs (and, run
+by root, the `postgres` user), root for the loop-mounted images and the memory groups, ext4
+with encryption; its disk and memory.  Without them the study is left out, with the reason."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from encbench import checks
+from encbench.checks import Check
+from encbench.errors import BadInput
+from encbench.profile import Profile
+from encbench.servers import fscrypt, pg_sandbox, shapes
+from encbench.studies.definition import RootNeed
+from encbench.studies.pg_at_rest.options import data_mb_estimate, pg_at_rest_options
+from encbench.studies.pg_transit.needs import programs_check
+
+MIB = 1 << 20
+# Beyond twice the data's estimate on each image: the WAL (max_wal_size) and the server's
+# own files.
+MAX_WAL_MB = 512
+IMAGE_HEADROOM_MB = MAX_WAL_MB + 512
+MIN_IMAGE_MB = 1024
+# The memory groups: a cpuset (every CPU encbench may use) and the memory limit.
+CONTROLLERS = frozenset({"cpuset", "memory"})
+WHAT_ROOT_IS_FOR = "loop-mounted filesystems and memory cgroups"
+
+
+def image_mb(profile: Profile) -> int:
+    """Each server's image: twice the data's estimate and a headroom."""
+    return max(MIN_IMAGE_MB, 2 * data_mb_estimate(pg_at_rest_options(profile).scale))
+
+
+def image_bytes(profile: Profile) -> int:
+    return (image_mb(profile) + IMAGE_HEADROOM_MB) * MIB
+
+
+def groups_check() -> Check:
+    """Memory cgroups encbench may make (root, the controllers mounted)."""
+    name = "memory cgroups"
+    if os.geteuid() != 0:
+        return Check(name, False, "need root", "run encbench as root (sudo)")
+    found = shapes.detect(CONTROLLERS)
+    if isinstance(found, str):
+        return Check(name, False, f"unavailable ({found})", "mount the memory controller")
+    return Check(name, True, f"cgroup v{found.version}")
+
+
+def filesystem_check() -> Check:
+    why = fscrypt.unavailable()
+    name = "encrypted ext4 on a loop device"
+    if why is None:
+        return Check(name, True, "possible")
+    return Check(
+        name, False, f"unavailable ({why})", "run as root on a kernel with ext4 encryption"
+    )
+
+
+def needs(profile: Profile) -> list[Check]:
+    found = [programs_check(), filesystem_check(), groups_check()]
+    if os.geteuid() == 0:
+        found.append(checks.binary("setpriv", "util-linux"))
+    return found
+
+
+def optional(profile: Profile) -> bool:
+    """Always: a machine without root, loop devices or cgroups leaves it out, with why."""
+    return True
+
+
+def root(profile: Profile) -> RootNeed:
+    return RootNeed(WHAT_ROOT_IS_FOR, without="PostgreSQL at rest")
+
+
+def check(profile: Profile) -> None:
+    """A policy whose cipher this kernel was built without is refused before any image."""
+    s = profile.server
+    missing = fscrypt.modes_not_built(
+        [s.fscrypt_contents, s.fscrypt_filenames], fscrypt.kernel_config()
+    )
+    if missing and fscrypt.unavailable() is None:
+        raise BadInput(
+            f"server.fscrypt_contents, fscrypt_filenames: this kernel was built without the "
+            f"cipher of {', '.join(missing)}: choose modes it has (by default AES-256-XTS, "
+            "AES-256-CTS)"
+        )
+
+
+def check_out(profile: Profile, out: Path) -> None:
+    """The servers' user must reach their directories under `out`."""
+    pg_sandbox.check_reachable(out)
+
+
+def disk_bytes(profile: Profile) -> int:
+    """Both servers' files (the images are sparse: what is written is what is used)."""
+    data = data_mb_estimate(pg_at_rest_options(profile).scale)
+    return 2 * (2 * data + IMAGE_HEADROOM_MB) * MIB
+
+
+def memory_mb(profile: Profile) -> tuple[int, str]:
+    """Both servers at once, each its memory group's limit, in the regime that needs most."""
+    s = pg_at_rest_options(profile)
+    data = data_mb_estimate(s.scale)
+    each = max(s.memory_limit_mb(r, data) for r in s.regimes)
+    return 2 * each, (
+        f"two PostgreSQL servers, each in a memory group of {each:,} MB (shared_buffers and "
+        f"pg_at_rest.cache_allowance_mb); use a smaller pg_at_rest.scale"
+    )
+
+
+def plan_lines(profile: Profile) -> list[str]:
+    """The images and each regime's memory, or why this machine leaves the study out."""
+    s = pg_at_rest_options(profile)
+    data = data_mb_estimate(s.scale)
+    out = [
+        f"  each server on its own {image_bytes(profile) // MIB:,} MiB ext4 image on a loop "
+        "device (in the results directory, deleted at the end); the encrypted side's under "
+        f"fscrypt {profile.server.fscrypt_contents} / {profile.server.fscrypt_filenames}",
+        f"  pgbench scale {s.scale}: about {data:,} MB of data per server",
+    ]
+    for regime in s.regimes:
+        out.append(
+            f"  {regime}: shared_buffers {s.buffers_mb(regime, data):,} MB, each server's "
+            f"memory group {s.memory_limit_mb(regime, data):,} MB"
+        )
+    missing = [c.problem() for c in (filesystem_check(), groups_check()) if not c.ok]
+    if missing:
+        out.append(f"  left out on this machine — {'; '.join(missing)}")
+    return out

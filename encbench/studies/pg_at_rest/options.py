@@ -1,0 +1,96 @@
+"""The PostgreSQL at-rest study's section of the profile (`[pg_at_rest]`).
+
+Its two regimes size each server's memory from the data: in memory, shared_buffers above
+the data (in_memory_buffers_mb); io-bound, the profile's shared_buffers, and the data well
+above what the server's memory group may hold (shared_buffers and the cache allowance), since
+PostgreSQL reads through the page cache, which would otherwise serve "io-bound" from RAM."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Literal, Self
+
+from pydantic import Field, model_validator
+
+from encbench.options import AcrossKeys, Rounds, Threads
+from encbench.profile import Profile
+
+SECTION = "pg_at_rest"
+STUDY = "pg-at-rest"
+# pgbench's built-in scripts: TPC-B (sort of), its default, and select-only (-S).
+Workload = Literal["tpcb_like", "select_only"]
+Regime = Literal["in-memory", "io-bound"]
+# pgbench -i: about 16 MB per unit of scale (pgbench_accounts and its index), an estimate
+# for the checks before a run; the run measures the real size after loading.
+MB_PER_SCALE = 16
+# In memory: shared_buffers hold the data, its growth under TPC-B's writes and a margin.
+IN_MEMORY_HEADROOM = 1.25
+IN_MEMORY_RESERVE_MB = 64
+# Io-bound: the data at least this many times what the server's group may hold.
+IO_BOUND_FACTOR = 2
+
+
+def data_mb_estimate(scale: int) -> int:
+    return scale * MB_PER_SCALE
+
+
+def in_memory_buffers_mb(data_mb: float) -> int:
+    """shared_buffers of the in-memory regime for this much data."""
+    return math.ceil(data_mb * IN_MEMORY_HEADROOM) + IN_MEMORY_RESERVE_MB
+
+
+class PgAtRestSpec(Rounds):
+    """Plain against fscrypt below one PostgreSQL each, driven by pgbench."""
+
+    workloads: Annotated[list[Workload], Field(min_length=1)] = ["tpcb_like", "select_only"]
+    regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]
+    clients: Threads = [1, 4]
+    # pgbench -i's scale factor: 100,000 rows of pgbench_accounts per unit.
+    scale: Annotated[int, Field(ge=1, le=2000)] = 50
+    # The io-bound regime's shared_buffers (in memory: in_memory_buffers_mb of the data).
+    shared_buffers_mb: Annotated[int, Field(ge=16, le=65536)] = 128
+    # Each server's memory group holds shared_buffers and this: its backends and the page
+    # cache of its files.
+    cache_allowance_mb: Annotated[int, Field(ge=64, le=65536)] = 256
+    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 3
+    run_s: Annotated[int, Field(ge=1, le=3600)] = 2
+    cell_budget_s: Annotated[float, Field(gt=0)] = 60
+
+    @model_validator(mode="after")
+    def io_bound_is_above_memory(self) -> Self:
+        held = self.shared_buffers_mb + self.cache_allowance_mb
+        data = data_mb_estimate(self.scale)
+        if "io-bound" in self.regimes and data < IO_BOUND_FACTOR * held:
+            need = math.ceil(IO_BOUND_FACTOR * held / MB_PER_SCALE)
+            raise AcrossKeys(
+                f"{{section}}.scale {self.scale} is about {data:,} MB of data and each "
+                f"io-bound server's memory group holds {held:,} MB ({{section}}.shared_buffers_mb"
+                f" + {{section}}.cache_allowance_mb): io-bound would be served from memory; "
+                f"raise {{section}}.scale to {need} or more, or lower those"
+            )
+        return self
+
+    def memory_limit_mb(self, regime: str, data_mb: float) -> int:
+        """The memory group's limit of a server in this regime."""
+        return self.buffers_mb(regime, data_mb) + self.cache_allowance_mb
+
+    def buffers_mb(self, regime: str, data_mb: float) -> int:
+        """shared_buffers in this regime."""
+        if regime == "in-memory":
+            return in_memory_buffers_mb(data_mb)
+        return self.shared_buffers_mb
+
+
+def pg_at_rest_options(profile: Profile) -> PgAtRestSpec:
+    return profile.section(SECTION, PgAtRestSpec)
+
+
+def no_calibration(profile: Profile) -> str | None:
+    """No A/A calibration of this study yet: a calibration of a profile that lists it is
+    refused."""
+    if profile.calibration and STUDY in profile.studies:
+        return (
+            f"the {STUDY} study has no A/A calibration yet; remove "
+            f'"{STUDY}" from studies to calibrate'
+        )
+    return None

@@ -1,0 +1,44 @@
+"""pgbench against one server of the pair: its built-in TPC-B-like script (the default) or
+select-only (-S), a thread per client, over the server's private socket as the administrator
+(the tables are the administrator's: pgbench -i made them).  The report's figures are read
+as every study reads them (workloads/pgbench_report.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from encbench import proc
+from encbench.studies.pg_at_rest.records import PgAtRestCell
+from encbench.workloads.pgbench_report import GRACE_S, PgbenchResult, parse
+
+DATABASE = "encbench"
+
+
+def argv(program: str, cell: PgAtRestCell, seconds: int) -> list[str]:
+    """No vacuum before the run (-n): the tables were vacuumed once, after loading."""
+    args = [program, "-n", "-T", str(seconds), "-c", str(cell.clients), "-j", str(cell.clients)]
+    if cell.workload == "select_only":
+        args.append("-S")
+    return [*args, DATABASE]
+
+
+def init_argv(program: str, scale: int) -> list[str]:
+    """pgbench -i: its four tables at `scale`, vacuumed, with their primary keys."""
+    return [program, "-i", "-q", "-s", str(scale), DATABASE]
+
+
+def run(
+    program: str, cell: PgAtRestCell, seconds: int, env: Mapping[str, str], log: Path
+) -> PgbenchResult:
+    """One pgbench run, its whole output kept in `log`; a failing pgbench raises ToolError
+    with the end of it, a report without figures ValueError."""
+    out = proc.run(
+        argv(program, cell, seconds),
+        phase=f"pgbench, {cell.label}",
+        timeout_s=seconds + GRACE_S,
+        stdout_path=log,
+        env=env,
+        hint=f"its output is in {log}",
+    )
+    return parse(out.stdout, reconnecting=False)

@@ -1,0 +1,102 @@
+"""The PostgreSQL at-rest study's records of measured runs and the metrics it compares.
+
+pg-at-rest.jsonl, schema PG_AT_REST_SCHEMA:
+  1 — first version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, ClassVar
+
+from encbench.results.schema import Metric, Usage, fields_of, record
+
+PG_AT_REST_SCHEMA = 1
+
+PG_AT_REST_METRICS = (
+    Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),
+)
+
+
+@record
+class PgAtRestCell:
+    """One row of the PostgreSQL at-rest tables: a pgbench workload at one client count, in
+    one memory regime; its plain side's data directory on a plain ext4 image, its encrypted
+    side's on an fscrypt-encrypted one."""
+
+    regime: str  # in-memory | io-bound
+    workload: str  # tpcb_like | select_only
+    clients: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.regime} {self.workload} {self.clients} cl"
+
+    @property
+    def slug(self) -> str:
+        return f"{self.regime}-{self.workload}-c{self.clients}"
+
+
+@record
+class PgAtRestRecord:
+    """One measured run of one variant in one round of a PostgreSQL at-rest cell."""
+
+    STUDY: ClassVar[str] = "pg-at-rest"
+    SCHEMA: ClassVar[int] = PG_AT_REST_SCHEMA
+    METRICS: ClassVar[tuple[Metric, ...]] = PG_AT_REST_METRICS
+
+    cell: PgAtRestCell
+    round: int
+    variant: str  # plain | encrypted
+    position: int
+    session: str
+    started_at: str
+    wall_s: float
+    tps: float  # pgbench's own (without initial connection time)
+    transactions: int
+    failed: int
+    latency_avg_ms: float
+    server_cpu_s: float  # the postmaster and every backend, live or reaped
+    client_cpu_s: float
+    harness_cpu_s: float
+    other_cpu_s: float
+    steal_s: float
+    # The server's memory group at the run's end (servers/shapes.GroupMemory): its cache as
+    # the kernel counts it, the shared memory in it, and the page cache (the difference);
+    # its limit; and the data's size (pg_database_size after loading).
+    group_cache_bytes: int
+    group_shmem_bytes: int
+    page_cache_bytes: int
+    memory_limit_bytes: int
+    data_bytes: int
+    # The device mounted under the server's directory during the run (its image's loop).
+    device: str
+    raw_output: str
+    interference_pct: float = 0.0
+    usage: Usage | None = None
+
+    def __post_init__(self) -> None:
+        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
+            raise ValueError(
+                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
+                f"{self.transactions} transactions in {self.wall_s:.1f} s"
+            )
+
+    @property
+    def server_cpu_ms_per_txn(self) -> float:
+        return 1000.0 * self.server_cpu_s / self.transactions
+
+    @property
+    def cache_share_of_data(self) -> float:
+        """What fraction of the data the group's page cache held at the run's end."""
+        return self.page_cache_bytes / self.data_bytes if self.data_bytes else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["schema"] = PG_AT_REST_SCHEMA
+        data["server_cpu_ms_per_txn"] = self.server_cpu_ms_per_txn
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PgAtRestRecord:
+        return cls(**fields_of(cls, data, PgAtRestCell))

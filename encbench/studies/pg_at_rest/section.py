@@ -1,0 +1,247 @@
+"""The PostgreSQL at-rest study's part of the report: per regime, a table of plain against
+fscrypt transactions per second (pgbench's own figure) with the paired cost and its verdict,
+what each server's page cache held against the data, a plot of the cost per row, and how the
+filesystems were made, which kernel cipher ran and how it was proven."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from encbench.report import plots, suspect
+from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
+from encbench.report.models import NoiseFloor, Record, Sample
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.studies.pg_at_rest.models import PgAtRestCellSummary, PgAtRestSummary
+from encbench.studies.pg_at_rest.records import PgAtRestRecord
+
+TITLE = "PostgreSQL at rest: what filesystem encryption (fscrypt) costs"
+REGIME_TITLES = {
+    "in-memory": "In memory: the data in shared_buffers",
+    "io-bound": "Io-bound: the data well above shared_buffers and the page cache",
+}
+WORKLOADS = {"tpcb_like": "TPC-B-like (pgbench default)", "select_only": "select-only (-S)"}
+INTRO = (
+    "Community PostgreSQL has no encryption at rest of its own: its users encrypt below it. "
+    "Each row pairs the same pgbench against two PostgreSQL servers, identical but for the "
+    "filesystem under their data directory: plain ext4, and ext4 with fscrypt (fs), each on "
+    "its own loop-mounted image of the same size, in alternating rounds. Transactions per "
+    "second are pgbench's own, means over rounds with their 95% CI; 'lost to fscrypt' is the "
+    "paired cost with its 95% CI, positive when fs is slower, as in the verdict."
+)
+HOW_IT_COSTS = (
+    "Where fscrypt costs: the kernel decrypts a page when it reads it from the device into "
+    "the page cache and encrypts it when it writes it back; a read served by shared_buffers "
+    "or by the page cache costs nothing more. So the in-memory rows can only show writes "
+    "(WAL and checkpoints) and the io-bound rows show the reads as well."
+)
+FLAGGED = {
+    "tps": "transactions per second",
+    "latency_avg_ms": "average latency",
+    "server_cpu_ms_per_txn": "server CPU per transaction",
+}
+MIB = 2**20
+
+Cells = Sequence[PgAtRestCellSummary]
+
+
+def _tps(s: Sample) -> str:
+    return f"{s.mean:,.1f} ({s.ci95[0]:,.1f}–{s.ci95[1]:,.1f})" if s.ci95 else f"{s.mean:,.1f}"
+
+
+def _cache(cell: PgAtRestCellSummary) -> str:
+    assert cell.variants is not None
+    p, e = cell.variants.plain, cell.variants.encrypted
+    return (
+        f"{p.page_cache_max_mib:,.0f} / {e.page_cache_max_mib:,.0f} "
+        f"({100 * max(p.cache_share_of_data, e.cache_share_of_data):.0f}% of the data)"
+    )
+
+
+def cells_table(cells: Cells, part: PgAtRestSummary) -> Table:
+    rows = []
+    for c in cells:
+        where = [WORKLOADS.get(c.workload, c.workload), str(c.clients), rounds_text(c)]
+        comp = c.comparisons.get("tps")
+        if not c.rounds or c.variants is None or comp is None:
+            rows.append(row(*where, "–", "–", "–", c.status, "–", styles={6: "na"}))
+            continue
+        rows.append(
+            row(
+                *where,
+                _tps(c.variants.plain.tps),
+                _tps(c.variants.encrypted.tps),
+                overhead_cell(comp),
+                verdict_text(comp),
+                _cache(c),
+                styles={6: comp.kind},
+            )
+        )
+    header = [
+        "workload",
+        "clients",
+        "rounds",
+        "plain tps (95% CI)",
+        "fs tps (95% CI)",
+        "lost to fscrypt (95% CI)",
+        "verdict",
+        "page cache at most, MiB: plain / fs",
+    ]
+    notes = verdict_notes([c.comparisons.get("tps") for c in cells], part.differences)
+    return Table(header, rows, notes=notes)
+
+
+def data_mib(part: PgAtRestSummary) -> float:
+    return max((part.data_bytes or {}).values(), default=0) / MIB
+
+
+def regime_note(regime: str, part: PgAtRestSummary) -> str:
+    """What the regime gave each server, against the data."""
+    r: Record = (part.regimes or {}).get(regime) or {}
+    data = data_mib(part)
+    memory = (
+        f"each server in a memory group of {r.get('memory_limit_mb', 0):,} MB (cgroup "
+        f"v{r.get('cgroup_version', '?')}: shared_buffers and an allowance for its backends "
+        "and the page cache of its files), whose cached pages were emptied before it started"
+    )
+    if regime == "in-memory":
+        blocks = [s.get("prewarmed_blocks", 0) for s in (r.get("servers") or {}).values()]
+        return (
+            f"shared_buffers {r.get('shared_buffers_mb', 0):,} MB, above the {data:,.0f} MiB of "
+            f"data, which was read into them before the first row (pg_prewarm: "
+            f"{max(blocks, default=0):,} blocks); {memory}."
+        )
+    return (
+        f"shared_buffers {r.get('shared_buffers_mb', 0):,} MB against {data:,.0f} MiB of data; "
+        f"{memory}: PostgreSQL reads through the page cache, and without that limit the "
+        "machine's memory would hold the data. The last column is the most the group's page "
+        "cache held at the end of a run (memory.stat's cache less its shared memory, which "
+        "is shared_buffers), and what share of the data that is; the loop devices read their "
+        "images with direct I/O, so the host's cache does not serve them either."
+    )
+
+
+def _cost_svg(cells: Cells, regime: str) -> str | None:
+    measured = [c for c in cells if c.comparisons.get("tps")]
+    return plots.cost_rows_svg(
+        [f"{WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl" for c in measured],
+        [("tps", [c.comparisons["tps"] for c in measured])],
+        REGIME_TITLES[regime].split(":")[0],
+        f"pg-at-rest-{regime}",
+        xlabel="share of the rate lost to fscrypt (%)",
+    )
+
+
+def summary_items(part: PgAtRestSummary, noise: NoiseFloor | None) -> list[str]:
+    items = []
+    d = part.differences
+    if d:
+        items.append(f"Across cells: {d.sentence()}")
+    flagged = suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED)
+    warning = suspect.faster_warning(flagged, suspect.PATHS, noise, PgAtRestRecord.STUDY)
+    items += [warning] if warning else []
+    if d:
+        items.append(f"Interference: {d.remeasured()}")
+    return items
+
+
+def sections(part: PgAtRestSummary, noise: NoiseFloor | None = None) -> list[Section]:
+    blocks: list[Block] = [Paragraph(INTRO), Paragraph(HOW_IT_COSTS)]
+    summary = summary_items(part, noise)
+    if summary:
+        blocks.append(Bullets(summary))
+    for regime, title in REGIME_TITLES.items():
+        group = [c for c in part.cells if c.regime == regime]
+        if not group:
+            continue
+        plot = Plot(partial(_cost_svg, group, regime), f"{title}: cost of fscrypt per row")
+        note = Paragraph(regime_note(regime, part))
+        blocks.append(Section(title, [note, cells_table(group, part), plot], level=3))
+    blocks.append(Section("PostgreSQL at-rest setup and proof", [Bullets(setup(part))], 3))
+    return [Section(TITLE, blocks)]
+
+
+def cipher_lines(fs: Record) -> list[str]:
+    """The kernel's implementation of each mode of the policy, and whether it runs on the
+    CPU's AES instructions."""
+    out = []
+    for c in fs.get("ciphers") or []:
+        if not c.get("driver"):
+            out.append(f"Kernel cipher for {c['mode']} (`{c['algorithm']}`): not in /proc/crypto.")
+            continue
+        uses = "uses AES-NI" if c.get("aes_ni") else "does not use AES-NI here"
+        out.append(
+            f"Kernel cipher for {c['role']} {c['mode']} (`{c['algorithm']}`): driver "
+            f"`{c['driver']}` (priority {c['priority']}), which {uses}."
+        )
+    ciphers: list[Record] = fs.get("ciphers") or []
+    contents: Record = next((c for c in ciphers if c.get("role") == "contents"), {})
+    if contents.get("driver") and not contents.get("aes_ni") and fs.get("cpu_aes"):
+        out.append(
+            "The CPU has AES instructions and this kernel's driver for the contents does not "
+            "use them: the filesystem's AES runs in software here, and a kernel with an AES-NI "
+            "driver (aesni_intel) would cost less."
+        )
+    return out
+
+
+def filesystem_lines(fs: Record) -> list[str]:
+    policy = fs.get("policy") or {}
+    dio = fs.get("loop_direct_io") or {}
+    out = [
+        f"Filesystems: each server on its own {fs.get('image_mib', 0):,} MiB ext4 image on a "
+        f"loop device (`{fs.get('mkfs', '')}`, mounted `{fs.get('mount_options', '')}`, the "
+        f"loop device's direct I/O {'on' if dio and all(dio.values()) else 'off'}), made "
+        f"alike; the fs side's directory has an fscrypt v{policy.get('version', 2)} policy "
+        f"(contents {policy.get('contents', '?')}, filenames {policy.get('filenames', '?')}) "
+        "with a random 512-bit key made for this run, added to that filesystem's keyring and "
+        "removed at the end.",
+        *cipher_lines(fs),
+    ]
+    for variant, p in (fs.get("proofs") or {}).items():
+        example = p.get("example_without_key")
+        shown = f"; listed without the key, e.g. `{example}`" if example else ""
+        out.append(f"Proof below the filesystem, {variant}: {p['explanation']}{shown}.")
+    if fs.get("key"):
+        out.append(f"The fscrypt key at the end: {fs['key']}.")
+    return out
+
+
+def setup(part: PgAtRestSummary) -> list[str]:
+    user = f", run as the `{part.server_user}` user" if part.server_user else ""
+    out = [
+        f"Servers: PostgreSQL {part.postgresql_version or '?'}, two sandboxes{user}, the same "
+        f"settings but for the filesystem under them; pgbench's tables at scale {part.scale} "
+        f"({data_mib(part):,.0f} MiB each, pg_database_size after loading).",
+        "Clients: pgbench over each server's private socket, one thread per client, no vacuum "
+        "before a run (-n).",
+        "Proof: after loading, a random marker row was written through each server, which was "
+        "then stopped (a fast shutdown: a checkpoint writes every page), the filesystems "
+        "synced, and each raw image scanned: the marker must be in plain's and absent from "
+        "fs's, whose names listed without the key must be none of the real ones. Every run "
+        "was checked to be on its own image's loop device and, io-bound, to have held less "
+        "page cache than the data.",
+    ]
+    if part.filesystem:
+        out += filesystem_lines(part.filesystem)
+    failed = [
+        f"{c.label} {name} {v.failed:,}"
+        for c in part.cells
+        if c.variants
+        for name, v in (("plain", c.variants.plain), ("fs", c.variants.encrypted))
+        if v.failed
+    ]
+    if failed:
+        out.append("Transactions pgbench counted as failed: " + "; ".join(failed) + ".")
+    h = part.harness
+    if h.measured_wall_s:
+        out.append(
+            f"encbench's own CPU during the measured windows: {h.cpu_s:.2f} s over "
+            f"{h.measured_wall_s:.0f} s measured ({h.share_of_machine_pct:.2f}% of the machine)."
+        )
+    out.append(
+        "Not measured here: block-device encryption (dm-crypt/LUKS), a database's own TDE "
+        "(community PostgreSQL has none), and a disk of the machine's own under the servers: "
+        "both images are files on the results directory's disk."
+    )
+    return out

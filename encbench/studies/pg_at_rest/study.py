@@ -1,0 +1,290 @@
+"""The PostgreSQL at-rest study: two sandboxed PostgreSQL servers, each on its own
+loop-mounted ext4 image of the same size (servers/volume_pair.py), the encrypted side's data
+directory under fscrypt; per cell, paired rounds of the same pgbench against each.
+
+Lifecycle: images made and mounted → per server: initdb, pgbench -i, the marker row, a fast
+shutdown → the proof below the filesystem (raw images, names without the key) → per regime:
+both servers started in memory groups of the regime's size (in memory: the data read into
+shared_buffers) → per cell: warm-up, paired rounds until the interval is tight enough or the
+budget ends.  Every run is checked against its image's device and, io-bound, against the
+page cache its group held.
+
+Community PostgreSQL has no encryption at rest of its own: its users encrypt below it, with
+the filesystem or the block device.  This measures the filesystem's (fscrypt) cost to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from encbench import placement, proc
+from encbench.engine.clocks import Clocks, Window
+from encbench.engine.progress import RunProgress
+from encbench.engine.study import Run
+from encbench.errors import ToolError
+from encbench.profile import Profile
+from encbench.results.schema import Metric
+from encbench.results.store import ResultStore
+from encbench.servers import fscrypt, images, keys, pg_sandbox, shapes
+from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers.variants import VARIANTS
+from encbench.servers.volume_pair import MIB, VolumePair
+from encbench.studies import machine
+from encbench.studies.pg_at_rest import cells as pg_cells
+from encbench.studies.pg_at_rest import memory, needs, pgbench, proof
+from encbench.studies.pg_at_rest.options import PgAtRestSpec, pg_at_rest_options
+from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
+from encbench.workloads.pgbench_report import PgbenchResult
+
+RECORD_FILE = "pg-at-rest.json"
+SIDES = {"plain": "plain (ext4)", "encrypted": "fs (ext4 + fscrypt)"}
+LOAD_TIMEOUT_S = 3600.0
+
+
+def side(variant: str) -> str:
+    return SIDES.get(variant, variant)
+
+
+def settings(shared_buffers_mb: int) -> dict[str, str]:
+    """The server's memory, all of it in its group (no huge pages, which a memory group does
+    not count), and a WAL bounded for its image."""
+    return {
+        **pg_sandbox.server_settings(shared_buffers_mb),
+        "huge_pages": "off",
+        "max_wal_size": f"{needs.MAX_WAL_MB}MB",
+    }
+
+
+class PgAtRestStudy:
+    name = PgAtRestRecord.STUDY
+    record_type = PgAtRestRecord
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.spec = pg_at_rest_options(profile)
+        self.rule: PgAtRestSpec = self.spec
+        # Rounds alternate the two servers: never at once.
+        self.together = False
+        self.progress = progress
+        self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {}
+        self.volumes: VolumePair | None = None
+        self.servers: dict[str, PgSandbox] = {}
+        self.regime: str | None = None
+        self.data_bytes: dict[str, int] = {}
+        self._layout: shapes.Layout | None = None
+
+    @property
+    def metrics(self) -> tuple[Metric, ...]:
+        return PgAtRestRecord.METRICS
+
+    def cells(self) -> Sequence[PgAtRestCell]:
+        return pg_cells.cells(self.profile)
+
+    def prepare(self) -> None:
+        machine.record_environment(self.store)
+
+    def log(self, line: str) -> None:
+        self.progress.log(f"pg-at-rest: {line}")
+
+    # -- the servers ---------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def setup(self, todo: Sequence[PgAtRestCell]) -> Iterator[dict[str, PgSandbox]]:
+        with contextlib.ExitStack() as stack:
+            self._provision(stack)
+            try:
+                yield self.servers
+            finally:
+                self.servers, self.regime = {}, None
+
+    @property
+    def layout(self) -> shapes.Layout:
+        """Where the servers' memory groups go, found once."""
+        if self._layout is None:
+            found = shapes.detect(needs.CONTROLLERS)
+            if isinstance(found, str):
+                raise shapes.ShapeError(f"the servers' memory groups cannot be made: {found}")
+            self._layout = found
+        return self._layout
+
+    def _provision(self, stack: contextlib.ExitStack) -> None:
+        s = self.profile.server
+        volumes = VolumePair(
+            self.store.path / "pg-volumes",
+            keys.private_dir(self.store.path),
+            needs.image_bytes(self.profile),
+            fscrypt.Policy(s.fscrypt_contents, s.fscrypt_filenames),
+        )
+        self.volumes = volumes
+        # Last out: the images, once no server holds a file on them.
+        stack.callback(self._close_volumes, volumes)
+        volumes.mount(True, self.log)
+        logs = self.store.path / "logs"
+        logs.mkdir(exist_ok=True)
+        for variant in VARIANTS:
+            root = volumes.roots()[variant]
+            server = PgSandbox(f"pg-at-rest-{variant}", root)
+            stack.callback(server.destroy, keep_log_in=logs)
+            self.servers[variant] = server
+            # The server's user passes through to its data directory.
+            volume = volumes.volumes[variant]
+            for directory in (self.store.path, volumes.base, volume.mountpoint, root):
+                pg_sandbox.make_enterable(directory, server.user)
+        markers = {v: self._load(v, server) for v, server in self.servers.items()}
+        self.record["filesystem"] = {
+            **volumes.prove_images(markers, side, self.log),
+            **volumes.setup_record(),
+        }
+        first = self.servers["plain"]
+        self.record.update(
+            {
+                "scale": self.spec.scale,
+                "server_user": first.user.name,
+                "data_bytes": self.data_bytes,
+                "regimes": self.record.get("regimes", {}),
+            }
+        )
+        self._save_record()
+
+    def _load(self, variant: str, server: PgSandbox) -> bytes:
+        """initdb, pgbench's tables at the profile's scale, their size, the marker row; the
+        server is left stopped (a fast shutdown: a checkpoint writes every page)."""
+        self.log(f"{side(variant)}: initdb, pgbench -i at scale {self.spec.scale}")
+        server.initialize("host all all 127.0.0.1/32 reject")
+        server.start(settings(self.spec.shared_buffers_mb))
+        server.script(f"CREATE DATABASE {pgbench.DATABASE};\n")
+        proc.run(
+            pgbench.init_argv(pg_sandbox.program("pgbench"), self.spec.scale),
+            phase=f"pgbench -i ({side(variant)})",
+            timeout_s=LOAD_TIMEOUT_S,
+            stdout_path=self.store.path / "logs" / f"pgbench-init-{variant}.log",
+            env=self._env(server),
+        )
+        size = server.query(f"SELECT pg_database_size('{pgbench.DATABASE}')")[0][0]
+        self.data_bytes[variant] = int(size)
+        self.record["postgresql_version"] = server.version()
+        marker = proof.write_marker(server)
+        server.stop()
+        return marker
+
+    def _close_volumes(self, volumes: VolumePair) -> None:
+        key = volumes.close(self.log)
+        if key:
+            self.record.setdefault("filesystem", {})["key"] = key
+            self._save_record()
+        self.volumes = None
+
+    def _env(self, server: PgSandbox) -> dict[str, str]:
+        return {**server.admin_env(), "PGUSER": pg_sandbox.ADMIN, "PGDATABASE": pgbench.DATABASE}
+
+    def _save_record(self) -> None:
+        self.store.write_json(RECORD_FILE, self.record)
+
+    # -- a regime ------------------------------------------------------------------------------
+    def _enter_regime(self, regime: str) -> None:
+        """Both servers restarted in groups of the regime's memory, the page cache of their
+        files emptied first; in memory, their data read into shared_buffers."""
+        assert self.volumes is not None
+        for server in self.servers.values():
+            server.stop()
+        data_mb = max(self.data_bytes.values()) / MIB
+        buffers = self.spec.buffers_mb(regime, data_mb)
+        limit = self.spec.memory_limit_mb(regime, data_mb)
+        limits = memory.group_limits(regime, limit, list(placement.usable_cpus()))
+        self.log(f"{regime}: shared_buffers {buffers:,} MB, memory groups of {limit:,} MB")
+        found: dict[str, Any] = {
+            "shared_buffers_mb": buffers,
+            "memory_limit_mb": limit,
+            "cgroup_version": self.layout.version,
+            "servers": {},
+        }
+        for variant, server in self.servers.items():
+            dropped = memory.drop_cached(self.volumes.roots()[variant])
+            server.shape = (self.layout, limits)
+            server.start(settings(buffers))
+            assert server.shaped is not None
+            shown: dict[str, Any] = {
+                "files_dropped_from_cache": dropped,
+                "confinement": server.shaped.confinement(server.pid),
+            }
+            if regime == "in-memory":
+                shown["prewarmed_blocks"] = memory.prewarm(server)
+            shown["page_cache_bytes_at_start"] = memory.held(server).page_cache_bytes
+            found["servers"][variant] = shown
+        self.record.setdefault("regimes", {})[regime] = found
+        self._save_record()
+
+    @contextlib.contextmanager
+    def open_cell(self, cell: PgAtRestCell) -> Iterator[dict[str, PgSandbox]]:
+        if cell.regime != self.regime:
+            self.regime = None
+            self._enter_regime(cell.regime)
+            self.regime = cell.regime
+        yield self.servers
+
+    # -- one run ---------------------------------------------------------------------------------
+    def _client(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> PgbenchResult:
+        server = self.servers[variant]
+        try:
+            return pgbench.run(pg_sandbox.program("pgbench"), cell, seconds, self._env(server), raw)
+        except ToolError:
+            server.check_alive()
+            raise
+        except ValueError as exc:
+            raise ToolError(
+                f"{cell.label}, {variant} run: {exc}", phase="pgbench", tail=proc.tail(raw)
+            ) from exc
+
+    def warm_up(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> None:
+        self._client(cell, variant, seconds, raw)
+
+    def _loop(self, variant: str) -> str:
+        assert self.volumes is not None
+        return self.volumes.volumes[variant].loop
+
+    def measure(self, run: Run) -> PgAtRestRecord:
+        cell, variant, raw = run.cell, run.variant, run.raw
+        server = self.servers[variant]
+        device = Path(self._loop(variant)).name
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        start = Clocks.read(server.pid, None, server_cpu_s=server.cpu_seconds, device=device)
+        got = self._client(cell, variant, run.seconds, raw)
+        end = Clocks.read(server.pid, start.pids, server_cpu_s=server.cpu_seconds, device=device)
+        window = Window.between(start, end)
+        held = memory.held(server)
+        assert self.volumes is not None and server.shaped is not None
+        limit = server.shaped.limits.memory_bytes or 0
+        return PgAtRestRecord(
+            cell=cell,
+            round=run.round,
+            variant=variant,
+            position=run.position,
+            session=run.session,
+            started_at=started_at,
+            wall_s=window.wall_s,
+            tps=got.tps,
+            transactions=got.transactions,
+            failed=got.failed,
+            latency_avg_ms=got.latency_avg_ms,
+            server_cpu_s=window.server_cpu_s,
+            client_cpu_s=window.client_cpu_s,
+            harness_cpu_s=window.harness_cpu_s,
+            other_cpu_s=window.other_cpu_s,
+            steal_s=window.steal_s,
+            group_cache_bytes=held.cache_bytes,
+            group_shmem_bytes=held.shmem_bytes,
+            page_cache_bytes=held.page_cache_bytes,
+            memory_limit_bytes=limit,
+            data_bytes=self.data_bytes[variant],
+            device=images.mount_source(self.volumes.volumes[variant].mountpoint) or "",
+            raw_output=str(raw.relative_to(self.store.path)),
+            interference_pct=window.interference_pct,
+            usage=window.usage(window.server_cpu_s, device=device),
+        )
+
+    def prove(self, record: PgAtRestRecord) -> None:
+        proof.check_run(record, self._loop(record.variant))
