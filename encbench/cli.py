@@ -546,7 +546,7 @@ def doctor(profile: str | None) -> None:
     seen: set[str] = set()
     for study in named_studies(prof):
         optional = study.optional(prof)
-        for check in study.needs(prof):
+        for check in study.machine_needs(prof):
             if check.name not in seen:
                 seen.add(check.name)
                 mark = "optional" if optional else "MISSING"

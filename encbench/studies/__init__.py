@@ -84,7 +84,7 @@ def needs(profile: Profile) -> list[Check]:
     """What the profile's studies need of this machine, each check once."""
     found: dict[str, Check] = {}
     for s in named(profile):
-        for check in s.needs(profile):
+        for check in s.machine_needs(profile):
             found.setdefault(check.name, check)
     return list(found.values())
 
@@ -95,7 +95,7 @@ def unavailable_studies(profile: Profile) -> dict[str, str]:
     out = {}
     for s in named(profile):
         if s.optional(profile):
-            missing = [c for c in s.needs(profile) if not c.ok]
+            missing = [c for c in s.machine_needs(profile) if not c.ok]
             if missing:
                 out[s.name] = "; ".join(c.problem() for c in missing)
     return out

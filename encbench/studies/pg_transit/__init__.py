@@ -21,6 +21,7 @@ STUDY = StudyDefinition(
     memory_mb=needs.memory_mb,
     report=report.PART,
     needs=needs.needs,
+    server="postgresql",
     optional_tools=needs.optional_tools,
     check_out=needs.check_out,
     validate=options.no_calibration,
