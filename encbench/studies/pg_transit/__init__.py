@@ -1,10 +1,10 @@
-"""PostgreSQL in transit: one sandboxed PostgreSQL, reached by pgbench over plain TCP and
-over TLS (new connections with -C, and queries on persistent connections)."""
+"""PostgreSQL in transit: one sandboxed PostgreSQL (or a user's, `--target`), reached by
+pgbench over plain TCP and over TLS (new connections with -C, and queries on persistent
+connections)."""
 
 from encbench.studies.definition import StudyDefinition
-from encbench.studies.pg_transit import cells, needs, options, report
+from encbench.studies.pg_transit import cells, needs, options, report, target
 from encbench.studies.pg_transit.records import PgTransitRecord
-from encbench.studies.pg_transit.study import PgTransitStudy
 
 STUDY = StudyDefinition(
     name=PgTransitRecord.STUDY,
@@ -12,7 +12,7 @@ STUDY = StudyDefinition(
     setup_words="one sandboxed PostgreSQL server, reached over plain TCP and over TLS",
     variants=("sslmode=disable", "TLS (the cell's sslmode)"),
     record=PgTransitRecord,
-    make=PgTransitStudy,
+    make=target.make,
     section=options.SECTION,
     options_model=options.PgTransitSpec,
     options=options.pg_transit_options,
@@ -25,4 +25,8 @@ STUDY = StudyDefinition(
     optional_tools=needs.optional_tools,
     check_out=needs.check_out,
     validate=options.no_calibration,
+    takes_target=True,
+    target_setup_words="the target, reached over plain TCP against its own TLS, in a "
+    "database encbench creates and drops",
+    plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
 )

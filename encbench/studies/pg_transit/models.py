@@ -54,3 +54,7 @@ class PgInTransitSummary(Model):
     harness: Harness
     cells: list[PgTransitCellSummary]
     differences: Differences | None = None
+    # A server encbench did not start (--target): its name, encbench's database on it, the
+    # TLS versions it accepts; and the cells it could not measure, each with why.
+    target: Record | None = None
+    skipped: dict[str, str] | None = None

@@ -81,4 +81,6 @@ def build(
         harness=cells.harness_share(runs, wall_s, cores),
         cells=summaries,
         differences=differences,
+        target=record.get("target"),
+        skipped=record.get("skipped") or None,
     )
