@@ -14,8 +14,8 @@ from encbench import plan, studies
 from encbench import profile as profiles
 from encbench.errors import BadInput
 from encbench.profile import TargetSpec
-from encbench.servers import dsn, pg_target
-from encbench.servers.pg_target import PgFacts
+from encbench.servers import dsn, pg_password, pg_readiness, pg_target
+from encbench.servers.pg_readiness import PgFacts
 from encbench.studies.pg_transit import cells as pg_cells
 from encbench.studies.pg_transit.records import PgTransitCell
 from encbench.studies.pg_transit.target import skip_reason
@@ -113,7 +113,7 @@ def test_a_mixed_profile_leaves_the_other_servers_studies_out_with_the_reason() 
 
 def test_the_password_comes_from_pgpassword_else_the_users_password_file(tmp_path: Path) -> None:
     target = spec(host="db", port=5432)
-    assert pg_target.password_from(target, {"PGPASSWORD": "p1"}) == "p1"
+    assert pg_password.password_from(target, {"PGPASSWORD": "p1"}) == "p1"
     passfile = tmp_path / "pgpass"
     passfile.write_text(
         "# comment\n"
@@ -124,21 +124,21 @@ def test_the_password_comes_from_pgpassword_else_the_users_password_file(tmp_pat
     )
     env = {"PGPASSFILE": str(passfile)}
     # Not a line for another database; one for the maintenance database, where the checks run.
-    assert pg_target.password_from(target, env) == "maintenance"
+    assert pg_password.password_from(target, env) == "maintenance"
     passfile.write_text("*:5432:*:bench:p\\:2\\\\x\n")
-    assert pg_target.password_from(target, env) == "p:2\\x"
-    assert pg_target.password_from(target, {"PGPASSFILE": str(tmp_path / "none")}) is None
-    assert pg_target.password_from(target, {"HOME": str(tmp_path)}) is None
+    assert pg_password.password_from(target, env) == "p:2\\x"
+    assert pg_password.password_from(target, {"PGPASSFILE": str(tmp_path / "none")}) is None
+    assert pg_password.password_from(target, {"HOME": str(tmp_path)}) is None
 
 
 def test_the_runs_password_file_is_private_and_escaped(tmp_path: Path) -> None:
-    written = pg_target.write_passfile(tmp_path, spec(), "p:w\\d")
+    written = pg_password.write_passfile(tmp_path, spec(), "p:w\\d")
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
     assert written.read_text() == "*:*:*:bench:p\\:w\\\\d\n"
-    assert pg_target._pgpass_fields(written.read_text().strip())[4] == "p:w\\d"
-    assert pg_target.write_passfile(tmp_path, spec(), None).read_text() == ""
+    assert pg_password._pgpass_fields(written.read_text().strip())[4] == "p:w\\d"
+    assert pg_password.write_passfile(tmp_path, spec(), None).read_text() == ""
     with pytest.raises(BadInput, match="line break"):
-        pg_target.write_passfile(tmp_path, spec(), "a\nb")
+        pg_password.write_passfile(tmp_path, spec(), "a\nb")
 
 
 def test_a_childs_environment_carries_the_password_file_not_the_password(tmp_path: Path) -> None:
@@ -170,9 +170,9 @@ def facts(**changed: object) -> PgFacts:
 
 
 def test_a_ready_server_has_no_problem_and_each_missing_thing_has_its_statement() -> None:
-    assert pg_target.problems(facts(), spec()) == []
-    assert pg_target.problems(facts(superuser=True, createdb=False), spec()) == []
-    found = pg_target.problems(
+    assert pg_readiness.problems(facts(), spec()) == []
+    assert pg_readiness.problems(facts(superuser=True, createdb=False), spec()) == []
+    found = pg_readiness.problems(
         facts(createdb=False, ssl=False, reads_pg_stat_ssl=False, plain_refused="no entry"),
         spec(),
     )
@@ -185,8 +185,8 @@ def test_a_ready_server_has_no_problem_and_each_missing_thing_has_its_statement(
     with pytest.raises(
         BadInput, match=r'ALTER ROLE "bench" CREATEDB \(and 3 more\); `encbench plan`'
     ):
-        pg_target.refuse(found)
-    assert "PostgreSQL 14" in pg_target.problems(facts(version_num=130000), spec())[0]
+        pg_readiness.refuse(found)
+    assert "PostgreSQL 14" in pg_readiness.problems(facts(version_num=130000), spec())[0]
 
 
 def test_a_target_measures_its_own_certificate_and_skips_what_it_cannot_vary() -> None:

@@ -36,9 +36,10 @@ from encbench.engine.study import CellSkipped, Run
 from encbench.errors import EncbenchError
 from encbench.profile import Profile, TargetSpec
 from encbench.results.store import ResultStore
-from encbench.servers import pg_sandbox, pg_target
+from encbench.servers import pg_password, pg_readiness, pg_sandbox, pg_target
 from encbench.servers.owned import PLACEHOLDER_KEY
-from encbench.servers.pg_target import PgFacts, PgTarget, Route, quote_ident
+from encbench.servers.pg_readiness import PgFacts
+from encbench.servers.pg_target import PgTarget, Route, quote_ident
 from encbench.studies.in_transit.target import describe_key, parse_s_client
 from encbench.studies.pg_transit import copy_stream, pgbench, proof
 from encbench.studies.pg_transit.cells import TARGET_KEY, cells
@@ -86,8 +87,8 @@ class PgTransitTargetStudy(PgTransitStudy):
         super().__init__(store, profile, progress)
         assert profile.target is not None, "a PostgreSQL target needs [target]"
         self.target_spec = profile.target
-        password = pg_target.password_from(self.target_spec)
-        passfile = pg_target.write_passfile(self.private, self.target_spec, password)
+        password = pg_password.password_from(self.target_spec)
+        passfile = pg_password.write_passfile(self.private, self.target_spec, password)
         self.target = PgTarget(self.target_spec, passfile, self.private)
         path = str(store.path.absolute())
         self.database = pg_target.database_name(path)
@@ -108,8 +109,8 @@ class PgTransitTargetStudy(PgTransitStudy):
 
     def _provision_target(self, stack: contextlib.ExitStack, tests: set[str]) -> None:
         target, spec = self.target, self.target_spec
-        facts = pg_target.read_facts(target)
-        pg_target.refuse(pg_target.problems(facts, spec))
+        facts = pg_readiness.read_facts(target)
+        pg_readiness.refuse(pg_readiness.problems(facts, spec))
         self.facts = facts
         target.ownership(self.database, self.marker)  # refused before anything is created
         self.progress.log(f"pg-in-transit: creating {self.database} on the {target.name}")
@@ -278,7 +279,7 @@ def plan_lines(profile: Profile) -> list[str]:
     assert profile.target is not None
     spec = profile.target
     with pg_target.login(spec) as target:
-        accepted = pg_target.read_facts(target).tls_versions()
+        accepted = pg_readiness.read_facts(target).tls_versions()
     db = f"encbench_{PLACEHOLDER_KEY}_pgtransit"
     out = [
         f'  CREATE DATABASE "{db}"; COMMENT ON DATABASE "{db}" IS \'encbench run …\' '
