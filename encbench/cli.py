@@ -142,7 +142,9 @@ def _sysbench_given(
     metavar="DSN",
     help="Measure this server, which encbench did not start: mysql://USER@HOST:PORT/ "
     "(password from MYSQL_PWD or --defaults-extra-file, never in the DSN); in transit add "
-    "?ssl-ca=CA&ssl-cert=CERT&ssl-key=KEY, for its CPU &ssh=USER@HOST[&ssh-config=FILE].",
+    "?ssl-ca=CA&ssl-cert=CERT&ssl-key=KEY, for its CPU &ssh=USER@HOST[&ssh-config=FILE]. "
+    "For PostgreSQL: postgresql://USER@HOST:PORT/[?sslrootcert=CA] (password from "
+    "PGPASSWORD or ~/.pgpass).",
 )
 @click.option(
     "--defaults-extra-file",
@@ -546,7 +548,7 @@ def doctor(profile: str | None) -> None:
     seen: set[str] = set()
     for study in named_studies(prof):
         optional = study.optional(prof)
-        for check in study.needs(prof):
+        for check in study.machine_needs(prof):
             if check.name not in seen:
                 seen.add(check.name)
                 mark = "optional" if optional else "MISSING"

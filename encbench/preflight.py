@@ -7,38 +7,16 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from encbench import environment, readiness
+from encbench import checks, environment, readiness
 from encbench.checks import Check, binary
 from encbench.errors import BadInput
 from encbench.profile import Profile
 
-PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
-
 
 def tool_checks() -> list[Check]:
-    checks = [
-        binary("mariadbd", "mariadb-server"),
-        binary("mariadb-install-db", "mariadb-server"),
-        binary("sysbench", "sysbench"),
-        binary("openssl", "openssl"),
-    ]
-    plugin = next(
-        (
-            d / "file_key_management.so"
-            for d in PLUGIN_DIRS
-            if (d / "file_key_management.so").exists()
-        ),
-        None,
-    )
-    checks.append(
-        Check(
-            "file_key_management plugin",
-            plugin is not None,
-            str(plugin or "not found"),
-            "" if plugin else "apt-get install mariadb-server",
-        )
-    )
-    return checks
+    """What every run needs, whatever server it measures; a study's server brings its own
+    (StudyDefinition.server: MariaDB's in checks.mariadb_server)."""
+    return [binary("openssl", "openssl")]
 
 
 def machine_checks(path: Path) -> list[Check]:
@@ -75,10 +53,11 @@ def check_target_answers(profile: Profile) -> None:
 
 def require_tools(profile: Profile | None = None) -> None:
     """Refuse, in one line with the fix, a run this machine cannot start: the common tools,
-    then what each of the profile's studies needs and checks (studies/definition.py)."""
+    then what each of the profile's studies needs and checks (studies/definition.py);
+    without a profile, MariaDB's tools (the default profile's server)."""
     from encbench import studies
 
-    extra = studies.needs(profile) if profile else []
+    extra = studies.needs(profile) if profile else checks.mariadb_server()
     for check in tool_checks() + extra:
         if not check.ok:
             raise BadInput(check.problem())

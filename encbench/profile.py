@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Protocol, Self, TypeVar, get_args
+from typing import Annotated, Any, Literal, Protocol, Self, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -198,10 +198,16 @@ class RegimeSpec(Strict):
     min_buffer_pool_mb: Annotated[int, Field(ge=6)] = 8
 
 
+POSTGRESQL_PORT = 5432
+
+
 class TargetSpec(Strict):
     """A server encbench did not start (`[target]`, or `--target mysql://user@host:port/`).
-    No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server)."""
+    No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server),
+    for PostgreSQL from PGPASSWORD or a password file (servers/pg_target)."""
 
+    # The server's kind: which studies measure it (StudyDefinition.server).
+    kind: Literal["mariadb", "postgresql"] = "mariadb"
     host: str = ""
     port: Annotated[int, Field(gt=0, lt=65536)] = 3306
     socket: str = ""  # a unix socket path instead of host and port
@@ -241,6 +247,25 @@ class TargetSpec(Strict):
             raise ValueError("give either host (and port) or socket, not both")
         if bool(self.ssl_cert) != bool(self.ssl_key):
             raise ValueError("ssl_cert and ssl_key go together; give both")
+        if self.kind == "postgresql":
+            return self._postgresql()
+        return self
+
+    def _postgresql(self) -> Self:
+        """What a PostgreSQL target takes: TCP (its study compares plain TCP with TLS), the
+        password from libpq's own places, no server CPU over ssh (yet)."""
+        if self.socket:
+            raise ValueError("a PostgreSQL target is reached over TCP: give host and port")
+        if self.defaults_extra_file:
+            raise ValueError(
+                "defaults_extra_file is MariaDB's; a PostgreSQL target's password comes "
+                "from PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass)"
+            )
+        if self.ssh or self.ssh_config:
+            raise ValueError("ssh (the server's CPU) is not read from a PostgreSQL target yet")
+        if "port" not in self.model_fields_set:
+            # PostgreSQL's port, not MariaDB's, where the profile gives none.
+            object.__setattr__(self, "port", POSTGRESQL_PORT)
         return self
 
     def connection(self) -> Connection:
@@ -318,6 +343,8 @@ class RegisteredStudy(Protocol):
     def options_model(self) -> type[Strict] | None: ...  # that section's model
     @property
     def validate(self) -> Callable[[Profile], str | None]: ...  # its checks of the profile
+    @property
+    def server(self) -> str: ...  # the kind of server it measures ("mariadb", "postgresql")
 
 
 @dataclass
@@ -402,6 +429,9 @@ def _target_problem(profile: Profile) -> str | None:
         return (
             "an A/A calibration measures this machine's sandboxes, not a target: remove the target"
         )
+    kinds = {s.server for s in _REGISTRY.studies if s.name in profile.studies}
+    if profile.target.kind not in kinds:
+        return _wrong_kind(profile.target.kind)
     server = profile.server
     if len(server.encryption_algorithm) > 1 or len(server.encryption_scope) > 1:
         return (
@@ -414,6 +444,23 @@ def _target_problem(profile: Profile) -> str | None:
             'server.encryption_layer takes "tde" (the default) with a target'
         )
     return None
+
+
+TARGET_EXAMPLES = {
+    "mariadb": ("MariaDB", "mysql://USER@HOST:3306/", "e.g. smoke or in-transit"),
+    "postgresql": ("PostgreSQL", "postgresql://USER@HOST:5432/", "e.g. postgresql"),
+}
+
+
+def _wrong_kind(kind: str) -> str:
+    """A target none of the profile's studies measures, and the two ways to fix it."""
+    server, _, _ = TARGET_EXAMPLES[kind]
+    other = "mariadb" if kind == "postgresql" else "postgresql"
+    other_server, other_dsn, _ = TARGET_EXAMPLES[other]
+    return (
+        f"the target is a {server} server and this profile's studies measure {other_server}: "
+        f"give a {other_dsn} target, or a profile of {server} studies ({TARGET_EXAMPLES[kind][2]})"
+    )
 
 
 def _read_text(path: Path) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from encbench import rendering, studies
 from encbench.errors import BadInput, ProofError
-from encbench.profile import Profile, parse
+from encbench.profile import Profile, TargetSpec, parse
 from encbench.proof import wire
 from encbench.report import markdown
 from encbench.servers import galera
@@ -215,7 +215,7 @@ def test_an_optional_study_this_machine_cannot_run_is_left_out_with_why(
     # What a run leaves out: this, and the studies a target cannot take.
     from encbench.studies import left_out
 
-    target = both.model_copy(update={"target": object()})
+    target = both.model_copy(update={"target": TargetSpec(host="db", user="u")})
     # A target's reason wins: installing galera-4 would not bring the study back.
     assert left_out(target, why)["state-transfer"].startswith("against a target only at rest")
     assert left_out(both, why) == why

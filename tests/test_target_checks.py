@@ -33,7 +33,7 @@ def test_a_dsn_gives_host_port_and_user() -> None:
     ("dsn", "words"),
     [
         ("mysql://u:secret@h/", "MYSQL_PWD"),
-        ("postgres://u@h/", "not a mysql:// DSN"),
+        ("oracle://u@h/", "not a mysql:// or postgresql:// DSN"),
         ("mysql://h:3306/", "no user"),
         ("mysql://u@h/somedb", "no database"),
         ("mysql://u@h/?colour=red", "unknown or repeated parameter"),

@@ -75,6 +75,11 @@ class Options:
     def spec(self) -> TargetSpec:
         assert self.target is not None
         fields = dsn.parse_dsn(self.target)
+        if fields.get("kind") == "postgresql":
+            raise BadInput(
+                "--target: the estimate reads MariaDB's and MySQL's counters; give a "
+                "mysql://USER@HOST:PORT/ target"
+            )
         if self.defaults_file is not None:
             fields["defaults_extra_file"] = str(self.defaults_file.absolute())
         try:

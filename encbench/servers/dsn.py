@@ -1,7 +1,8 @@
-"""`--target mysql://user@host:port/` (or `mysql://user@localhost/?socket=/path`): the DSN
-becomes the profile's `[target]` section, written into the profile text kept with the
-results, so that --resume and `encbench report` see the same target.  A DSN never carries
-the password: it would be in argv, where every user of the machine can read it."""
+"""`--target mysql://user@host:port/` (or `mysql://user@localhost/?socket=/path`), or
+`postgresql://user@host:port/` for a PostgreSQL study: the DSN becomes the profile's
+`[target]` section, written into the profile text kept with the results, so that --resume
+and `encbench report` see the same target.  A DSN never carries the password: it would be
+in argv, where every user of the machine can read it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from encbench.errors import BadInput
 
 PASSWORD_FIX = "give the password in MYSQL_PWD or in an option file (--defaults-extra-file)"
+PG_PASSWORD_FIX = "give the password in PGPASSWORD or in a password file (PGPASSFILE, ~/.pgpass)"
+MYSQL_SCHEMES = ("mysql", "mariadb")
+PG_SCHEMES = ("postgresql", "postgres")
 # Query parameters a DSN may carry, as the client tools name them → the [target] key.
 PARAMETERS = {
     "socket": "socket",
@@ -23,16 +27,28 @@ PARAMETERS = {
     "ssh": "ssh",
     "ssh-config": "ssh_config",
 }
+# A postgresql:// DSN's, in libpq's words: the CA of the server's certificate (for
+# sslmode=verify-full) and a client certificate where the server asks for one.
+PG_PARAMETERS = {"sslrootcert": "ssl_ca", "sslcert": "ssl_cert", "sslkey": "ssl_key"}
 
 
 def parse_dsn(dsn: str) -> dict[str, Any]:
     """The [target] fields of a DSN; BadInput names what is wrong and how to write it."""
-    example = "e.g. mysql://bench@db.example:3306/"
     parts = urlsplit(dsn)
-    if parts.scheme not in ("mysql", "mariadb"):
-        raise BadInput(f"--target {dsn!r}: not a mysql:// DSN; write it as {example}")
+    postgresql = parts.scheme in PG_SCHEMES
+    example = (
+        "e.g. postgresql://bench@db.example:5432/"
+        if postgresql
+        else "e.g. mysql://bench@db.example:3306/"
+    )
+    if parts.scheme not in MYSQL_SCHEMES + PG_SCHEMES:
+        raise BadInput(
+            f"--target {dsn!r}: not a mysql:// or postgresql:// DSN; write it as "
+            "mysql://bench@db.example:3306/ (MariaDB) or postgresql://bench@db.example:5432/"
+        )
     if parts.password is not None:
-        raise BadInput(f"--target: the DSN holds a password, which argv would show: {PASSWORD_FIX}")
+        fix = PG_PASSWORD_FIX if postgresql else PASSWORD_FIX
+        raise BadInput(f"--target: the DSN holds a password, which argv would show: {fix}")
     if not parts.username:
         raise BadInput(f"--target {dsn!r}: no user; write it as {example}")
     if parts.path not in ("", "/"):
@@ -47,13 +63,16 @@ def parse_dsn(dsn: str) -> dict[str, Any]:
             f"--target {dsn!r}: the port is not a number; write it as {example}"
         ) from None
     fields: dict[str, Any] = {"user": unquote(parts.username)}
+    if postgresql:
+        fields["kind"] = "postgresql"
+    known = PG_PARAMETERS if postgresql else PARAMETERS
     for name, values in parse_qs(parts.query, keep_blank_values=True).items():
-        if name not in PARAMETERS or len(values) != 1 or not values[0]:
+        if name not in known or len(values) != 1 or not values[0]:
             raise BadInput(
                 f"--target: unknown or repeated parameter {name!r}; the DSN takes "
-                f"{', '.join(PARAMETERS)} once each"
+                f"{', '.join(known)} once each"
             )
-        fields[PARAMETERS[name]] = values[0]
+        fields[known[name]] = values[0]
     if "socket" in fields:
         if port is not None:
             raise BadInput("--target: a socket and a port: give one of them")
@@ -61,7 +80,7 @@ def parse_dsn(dsn: str) -> dict[str, Any]:
         if not parts.hostname:
             raise BadInput(f"--target {dsn!r}: no host; write it as {example}")
         fields["host"] = parts.hostname
-        fields["port"] = port or 3306
+        fields["port"] = port or (5432 if postgresql else 3306)
     return fields
 
 
@@ -96,6 +115,10 @@ def with_target(
     if has_target:
         raise BadInput("the profile has a [target] and --target gives another: give one of them")
     fields = parse_dsn(dsn)
+    if defaults_file is not None and fields.get("kind") == "postgresql":
+        raise BadInput(
+            f"--defaults-extra-file is MariaDB's option file, not PostgreSQL's: {PG_PASSWORD_FIX}"
+        )
     if defaults_file is not None:
         fields["defaults_extra_file"] = str(defaults_file.absolute())
     if keep:

@@ -49,6 +49,7 @@ from encbench.servers.sandbox import check_path, free_port, wait_ready
 PACKAGE = "postgresql-15"
 INSTALL_HINT = f"install it: apt-get install {PACKAGE} (or scripts/setup-test-extras.sh)"
 PROGRAMS = ("initdb", "postgres", "pg_ctl", "pgbench", "psql")
+CLIENT_PROGRAMS = ("pgbench", "psql")
 SERVER_OS_USER = "postgres"
 ADMIN = "encbench_admin"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin (the socket is .s.PGSQL.PORT)
@@ -91,8 +92,13 @@ def bindir() -> Path | None:
 
 
 def program(name: str) -> str:
+    """A PostgreSQL program of bindir(); a client (psql, pgbench) is also found on PATH,
+    where postgresql-client alone puts it: a target needs no server programs here."""
     found = bindir()
     if found is None:
+        on_path = proc.which(name) if name in CLIENT_PROGRAMS else None
+        if on_path is not None:
+            return on_path
         raise BadInput(f"PostgreSQL's {name} not found: {INSTALL_HINT}")
     return str(found / name)
 

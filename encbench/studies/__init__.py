@@ -51,22 +51,30 @@ def named(profile: Profile) -> list[StudyDefinition]:
     return [s for s in STUDIES if s.name in profile.studies]
 
 
+def measures_target(s: StudyDefinition, profile: Profile) -> bool:
+    """Whether the study measures the profile's target: it takes one, of its own kind."""
+    return profile.target is not None and s.takes_target and s.server == profile.target.kind
+
+
 def skipped_for_target(profile: Profile) -> list[str]:
     if profile.target is None:
         return []
-    return [s.name for s in named(profile) if not s.takes_target]
+    return [s.name for s in named(profile) if not measures_target(s, profile)]
 
 
 def target_needs(profile: Profile) -> TargetNeeds:
     """What the profile's studies that take a target need of its login and plugins."""
     found = NOTHING
     for s in named(profile):
-        if s.takes_target:
+        if measures_target(s, profile):
             found |= s.target_needs(profile)
     return found
 
 
-def target_why() -> str:
+def target_why(study: StudyDefinition | None = None, profile: Profile | None = None) -> str:
+    target = profile.target if profile is not None else None
+    if study is not None and target is not None and study.server != target.kind:
+        return f"it measures {study.server}, and the target is {target.kind}"
     takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.takes_target)
     return (
         f"against a target only {takes} are measured (the other studies restart, crash or "
@@ -79,14 +87,15 @@ def left_out(profile: Profile, unavailable: Mapping[str, str]) -> dict[str, str]
     and the optional ones this machine cannot run (unavailable_studies)."""
     out = {name: why for name, why in unavailable.items() if name in profile.studies}
     # A target's reason wins: installing what a study lacks would not bring it back.
-    return out | {name: target_why() for name in skipped_for_target(profile)}
+    by_name = {s.name: s for s in STUDIES}
+    return out | {name: target_why(by_name[name], profile) for name in skipped_for_target(profile)}
 
 
 def needs(profile: Profile) -> list[Check]:
     """What the profile's studies need of this machine, each check once."""
     found: dict[str, Check] = {}
     for s in named(profile):
-        for check in s.needs(profile):
+        for check in s.machine_needs(profile):
             found.setdefault(check.name, check)
     return list(found.values())
 
@@ -97,7 +106,7 @@ def unavailable_studies(profile: Profile) -> dict[str, str]:
     out = {}
     for s in named(profile):
         if s.optional(profile):
-            missing = [c for c in s.needs(profile) if not c.ok]
+            missing = [c for c in s.machine_needs(profile) if not c.ok]
             if missing:
                 out[s.name] = "; ".join(c.problem() for c in missing)
     return out

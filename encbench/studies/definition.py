@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from encbench import checks
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Rule, Study
@@ -90,6 +91,9 @@ class StudyDefinition:
     # The tools, privileges and kernel features it needs for this profile: `doctor` lists
     # them, and a run refuses to start without them (an optional study is left out).
     needs: Callable[[Profile], list[Check]] = _needs_nothing
+    # The server it measures: that server's tools come with it (machine_needs), and a
+    # target's DSN must name the same kind (mysql:// or postgresql://).
+    server: Literal["mariadb", "postgresql"] = "mariadb"
     # What the machine must also offer the profile's settings (a TLS suite this OpenSSL
     # lacks, no cells at all): raises BadInput with the fix, before anything starts.
     check: Callable[[Profile], None] = _nothing_to_check
@@ -116,3 +120,9 @@ class StudyDefinition:
     # What it needs of the results directory (`--out`), checked before it is created:
     # raises BadInput with the fix (a server that runs as another user must reach it).
     check_out: Callable[[Profile, Path], None] = _any_results_dir
+
+    def machine_needs(self, profile: Profile) -> list[Check]:
+        """What it needs of this machine: its server's tools (MariaDB's: the server,
+        sysbench, the key plugin; a PostgreSQL study's are in its own `needs`), then its own."""
+        server_tools = checks.mariadb_server() if self.server == "mariadb" else []
+        return checks.unique(server_tools + self.needs(profile))

@@ -15,6 +15,7 @@ delay, set per cell.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from itertools import product
 
 from encbench.profile import Profile
@@ -59,7 +60,18 @@ def cells(profile: Profile) -> list[PgTransitCell]:
     order: dict[tuple[str, str], int] = {
         group: i for i, group in enumerate(product(t.key_types, t.tls_versions))
     }
-    return sorted(found, key=lambda c: order[server_tls(c)])
+    ordered = sorted(found, key=lambda c: order[server_tls(c)])
+    return ordered if profile.target is None else on_target(ordered, first_key)
+
+
+# Against a target, the TLS side uses the server's own certificate, whatever its key.
+TARGET_KEY = "target"
+
+
+def on_target(found: list[PgTransitCell], first_key: str) -> list[PgTransitCell]:
+    """The first key type's cells are measured with the server's own certificate; the
+    others stay, to be skipped with the reason, so the report says what was not measured."""
+    return [replace(c, key_type=TARGET_KEY) if c.key_type == first_key else c for c in found]
 
 
 def distances(spec: PgTransitSpec, test: str) -> list[float]:

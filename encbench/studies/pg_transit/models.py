@@ -63,10 +63,14 @@ class PgInTransitSummary(Model):
     # The copy test's table: its rows and the bytes of one copy's stream.
     bulk_table: Record | None
     # Distances: how the delay was made per round-trip time ("netem" or "relay"), the
-    # link's addresses, and the cells not measured with why (no namespaces here).
+    # link's addresses; and the cells not measured, each with why (no namespaces here, or
+    # what a target cannot vary).
     delay_method: dict[str, str] | None = None
     link: Record | None = None
     skipped: dict[str, str] | None = None
     harness: Harness
     cells: list[PgTransitCellSummary]
     differences: Differences | None = None
+    # A server encbench did not start (--target): its name, encbench's database on it, the
+    # TLS versions it accepts (the cells it could not measure, with why: `skipped`).
+    target: Record | None = None

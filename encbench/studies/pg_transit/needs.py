@@ -10,6 +10,7 @@ from pathlib import Path
 
 from encbench import checks
 from encbench.checks import Check
+from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers import pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
@@ -20,6 +21,7 @@ from encbench.studies.pg_transit.options import pg_transit_options
 # WAL the load writes; the connection log, two lines per connection.
 MB_PER_SCALE = 16
 BASE_MB = 200
+TARGET_MB = 50
 
 
 def programs_check() -> Check:
@@ -46,7 +48,24 @@ def _server_user_check() -> Check:
     return Check("postgres user", True, "present: the server runs as it")
 
 
+def client_checks() -> list[Check]:
+    """Against a target only the clients run here: psql and pgbench."""
+    found = []
+    for name in pg_sandbox.CLIENT_PROGRAMS:
+        try:
+            found.append(Check(f"PostgreSQL's {name}", True, pg_sandbox.program(name)))
+        except BadInput:
+            found.append(
+                Check(
+                    f"PostgreSQL's {name}", False, "not found", "apt-get install postgresql-client"
+                )
+            )
+    return found
+
+
 def needs(profile: Profile) -> list[Check]:
+    if profile.target is not None:
+        return [*client_checks(), checks.binary("openssl", "openssl")]
     found = [programs_check(), checks.binary("openssl", "openssl")]
     if os.geteuid() == 0:
         found += [_server_user_check(), checks.binary("setpriv", "util-linux")]
@@ -71,19 +90,25 @@ def root(profile: Profile) -> RootNeed | None:
 
 
 def check_out(profile: Profile, out: Path) -> None:
-    """The run's sandbox goes under `out`: the server's user must be able to reach it."""
-    pg_sandbox.check_reachable(out)
+    """The run's sandbox goes under `out`: the server's user must be able to reach it (a
+    target's server runs elsewhere, as its own user)."""
+    if profile.target is None:
+        pg_sandbox.check_reachable(out)
 
 
 def disk_bytes(profile: Profile) -> int:
     """pgbench's tables, the copy test's table (about its stream's size again on disk, and
     the WAL that writing it leaves), the server's own files."""
     t = pg_transit_options(profile)
+    if profile.target is not None:
+        return TARGET_MB * 2**20  # the tables are on the target: here only the logs
     copy_mb = 2 * t.copy_mb if "copy" in t.tests else 0
     return (t.scale * MB_PER_SCALE + copy_mb + BASE_MB) * 2**20
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
+    if profile.target is not None:
+        return 0, "no server here: the target's memory is its own"
     buffers = pg_transit_options(profile).shared_buffers_mb
     return buffers + SERVER_ALLOWANCE_MB, (
         f"one PostgreSQL server with {buffers:,} MB of shared_buffers + "

@@ -16,7 +16,7 @@ from encbench.report.cells import (
     verdict_notes,
     verdict_text,
 )
-from encbench.report.models import NoiseFloor, Sample
+from encbench.report.models import NoiseFloor, Record, Sample
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.studies.pg_transit.models import PgInTransitSummary, PgTransitCellSummary
 from encbench.studies.pg_transit.records import PgTransitRecord
@@ -76,6 +76,21 @@ RELAY_NOTE = (
     "kernel has no netem): each chunk is forwarded half an RTT after it arrives, and the TCP "
     "handshake is charged 1.5 RTT."
 )
+TARGET_PROOF_NOTE = (
+    "Proof: before each row, one connection per route asked the server about itself "
+    "(`pg_stat_ssl` joined with `pg_stat_activity`): TLS or not, its protocol, cipher and "
+    "bits. The target's own log of its connections is not readable from here, so each run's "
+    "connections were counted by `pg_stat_database.sessions` of encbench's database (only the "
+    "run's clients connect to it), at least one per transaction (-C) or per client; their "
+    "TLS is libpq's own guarantee: `sslmode=disable` never starts TLS, `require` and "
+    "`verify-full` refuse a connection without it, and the client allowed only the row's "
+    "protocol version."
+)
+TARGET_NOT_MEASURED = (
+    "Not measured against a target: the server's CPU (its processes are not on this host), "
+    "other key types and TLS versions than the server's own (its certificate and settings "
+    "are not encbench's to change), and a capture of the wire."
+)
 FLAGGED = {
     "tps": "transactions per second",
     "latency_avg_ms": "average latency",
@@ -124,7 +139,7 @@ def cells_table(
                 _tps(c.variants.encrypted.tps),
                 overhead_cell(comp),
                 verdict_text(comp),
-                _cpu(c),
+                _cpu(c) if part.target is None else "not measured on a target",
                 styles={verdict: comp.kind},
             )
         )
@@ -242,7 +257,32 @@ def sections(part: PgInTransitSummary, noise: NoiseFloor | None = None) -> list[
     return [Section(title, blocks)]
 
 
+def target_setup(part: PgInTransitSummary, target: Record) -> list[str]:
+    """The set-up lines of a run against a server encbench did not start."""
+    versions = ", ".join(target.get("tls_versions") or []) or "none"
+    out = [
+        f"Server: the {target.get('server', 'target')}, PostgreSQL "
+        f"{part.postgresql_version or '?'}, encbench did not start it: its own certificate "
+        f"and TLS settings (it accepts {versions}), not changed; pgbench's tables at scale "
+        f"{part.scale} in `{target.get('database', '?')}`, the database encbench created, "
+        "marked and dropped at the end.",
+        "Clients: pgbench and psql (libpq) over TCP from this host, as the target's login; "
+        "the TLS side allows only the row's protocol version, `verify-full` checks the "
+        "server's certificate against the CA given with the target.",
+    ]
+    for key, info in (part.pki or {}).items():
+        out.append(f"Certificate ({key}): {info['server_key']}; {info['chain']}.")
+    for key, shown in (part.server_settings or {}).items():
+        words = ", ".join(f"{k} = {v}" for k, v in sorted(shown.items()))
+        out.append(f"The server's TLS settings ({key}), as pg_settings shows them: {words}.")
+    out.append(TARGET_PROOF_NOTE)
+    out += [f"Not measured: {slug} — {why}." for slug, why in (part.skipped or {}).items()]
+    return out
+
+
 def setup(part: PgInTransitSummary) -> list[str]:
+    if part.target is not None:
+        return [*target_setup(part, part.target), *_proven_lines(part), TARGET_NOT_MEASURED]
     user = f", run as the `{part.server_user}` user" if part.server_user else ""
     out = [
         f"Server: PostgreSQL {part.postgresql_version or '?'}, one sandbox for both sides"
@@ -267,6 +307,12 @@ def setup(part: PgInTransitSummary) -> list[str]:
     seen = [words for c in part.cells for words in (c.wire or {}).values()]
     if any(not words.startswith("not captured") for words in seen):
         out.append(WIRE_NOTE)
+    return [*out, *_proven_lines(part), NOT_MEASURED]
+
+
+def _proven_lines(part: PgInTransitSummary) -> list[str]:
+    """What each row's proof saw, the transactions pgbench failed, encbench's own CPU."""
+    out = []
     proofs = [
         f"{c.label}: {', '.join(f'{k} = {v}' for k, v in c.proof.items())}"
         for c in part.cells
@@ -296,5 +342,4 @@ def setup(part: PgInTransitSummary) -> list[str]:
             f"encbench's own CPU during the measured windows: {h.cpu_s:.2f} s over "
             f"{h.measured_wall_s:.0f} s measured ({h.share_of_machine_pct:.2f}% of the machine)."
         )
-    out.append(NOT_MEASURED)
     return out

@@ -330,7 +330,6 @@ class PgTransitStudy:
         self, cell: PgTransitCell, variant: str, seconds: int, raw: Path
     ) -> pgbench.PgbenchResult:
         """One run of the cell's client: pgbench, or psql copying the bulk table."""
-        server = self._server()
         try:
             if cell.test == "copy":
                 return copy_stream.run(
@@ -351,12 +350,16 @@ class PgTransitStudy:
                 self.client_prefix,
             )
         except ToolError:
-            server.check_alive()
+            self._check_alive()
             raise
         except ValueError as exc:
             raise ToolError(
                 f"{cell.label}, {variant} run: {exc}", phase="pgbench", tail=proc.tail(raw)
             ) from exc
+
+    def _check_alive(self) -> None:
+        """Raise the server's failure, if a client's was the server's."""
+        self._server().check_alive()
 
     def warm_up(self, cell: PgTransitCell, variant: str, seconds: int, raw: Path) -> None:
         self._client(cell, variant, seconds, raw)

@@ -85,4 +85,5 @@ def build(
         harness=cells.harness_share(runs, wall_s, cores),
         cells=summaries,
         differences=differences,
+        target=record.get("target"),
     )

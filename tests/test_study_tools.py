@@ -1,0 +1,58 @@
+"""The tools a run requires come from its profile's studies: a PostgreSQL-only profile needs
+none of MariaDB's (mariadbd, its installer, sysbench, the key plugin); a MariaDB profile
+still needs them all, and `doctor` and `run` say so."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from encbench import preflight, proc, studies
+from encbench import profile as profiles
+from encbench.errors import BadInput
+
+MARIADB_TOOLS = {"mariadbd", "mariadb-install-db", "sysbench", "file_key_management plugin"}
+
+
+def required(name: str) -> set[str]:
+    prof, _ = profiles.load(name)
+    return {c.name for c in preflight.tool_checks() + studies.needs(prof)}
+
+
+def test_a_postgresql_only_profile_requires_none_of_mariadbs_tools() -> None:
+    for name in ("postgresql", "postgresql-tiny"):
+        found = required(name)
+        assert not found & MARIADB_TOOLS, f"{name} requires {found & MARIADB_TOOLS}"
+        assert "openssl" in found
+
+
+@pytest.mark.parametrize("name", ["quick", "smoke", "in-transit"])
+def test_a_mariadb_profile_still_requires_mariadbs_tools(name: str) -> None:
+    assert required(name) >= MARIADB_TOOLS
+
+
+def test_a_postgresql_run_passes_the_tool_checks_without_mariadbd_or_sysbench(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = proc.which
+    monkeypatch.setattr(proc, "which", lambda name: None if name in MARIADB_TOOLS else real(name))
+    mariadb, _ = profiles.load("smoke")
+    with pytest.raises(BadInput, match="not found: apt-get install mariadb-server"):
+        preflight.require_tools(mariadb)
+    postgresql, _ = profiles.load("postgresql-tiny")
+    missing = [c for c in preflight.tool_checks() + studies.needs(postgresql) if not c.ok]
+    assert not {c.name for c in missing} & MARIADB_TOOLS
+
+
+def test_doctor_for_a_postgresql_profile_lists_no_mariadb_tool(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from encbench.cli import main
+
+    out = CliRunner().invoke(main, ["doctor", "postgresql-tiny"]).output
+    named = [re.match(r"^\S+\s+(.+?): ", line) for line in out.splitlines()]
+    tools = {found[1] for found in named if found}
+    assert "openssl" in tools
+    assert not tools & MARIADB_TOOLS, out
