@@ -461,6 +461,22 @@ def machine_cpu_s() -> tuple[float, float]:
     return busy_and_steal(psutil.cpu_times())
 
 
+KTHREADD = 2  # the kernel's thread daemon: every kernel thread is its child
+
+
+def kernel_threads_cpu_s() -> float:
+    """CPU so far of every kernel thread (kthreadd's children: the workqueues' kworkers, the
+    loop devices' workers, ksoftirqd): where the kernel does I/O work on a process's behalf —
+    fscrypt's decryption of what a read brought in, a loop device's I/O — outside that
+    process and its cgroup."""
+    total = 0.0
+    for process in psutil.process_iter(["ppid", "cpu_times"]):
+        info = process.info
+        if info["ppid"] == KTHREADD and info["cpu_times"] is not None:
+            total += info["cpu_times"].user + info["cpu_times"].system
+    return total
+
+
 def descendants(pid: int) -> list[int]:
     """Live processes below pid, whatever group or session they moved to."""
     try:

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
-from encbench.engine.clocks import Window
+import psutil
+import pytest
+
+from encbench import proc
+from encbench.engine.clocks import Clocks, Window
 from encbench.engine.disk import DiskCounters, DiskWindow, device_of
 
 # Two readings of /proc/diskstats one second apart (a real line's layout: major minor name,
@@ -93,3 +98,29 @@ def test_a_capped_servers_own_io_is_a_rate_over_its_window() -> None:
     assert (usage.server_read_iops, usage.server_write_iops, usage.iops_cap) == (50.0, 10.0, 50.0)
     unread = Window.between(reading(10.0, None), reading(12.5, (200, 27))).usage()
     assert unread.server_read_iops is None and unread.iops_cap is None
+
+
+def test_kernel_threads_work_counts_as_the_runs_not_as_other_load() -> None:
+    """Under the filesystem layer fscrypt decrypts in kernel threads, outside the server's
+    cgroup: read (kernel_threads=True), that CPU leaves the other load that would have the
+    round measured again."""
+
+    def reading(wall_s: float, busy_s: float, kernel_s: float | None) -> Clocks:
+        return Clocks(wall_s, 0.0, 0.0, 0.0, busy_s, 0.0, kernel_cpu_s=kernel_s)
+
+    window = Window.between(reading(0.0, 0.0, 5.0), reading(1.0, 1.5, 6.2), cores=2)
+    assert window.kernel_cpu_s is not None and round(window.kernel_cpu_s, 6) == 1.2
+    assert round(window.other_cpu_s, 6) == 0.3 and round(window.interference_pct, 6) == 15.0
+    unread = Window.between(reading(0.0, 0.0, None), reading(1.0, 1.5, 6.2), cores=2)
+    assert unread.kernel_cpu_s is None and unread.other_cpu_s == 1.5
+
+
+def test_only_kernel_threads_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Task:
+        def __init__(self, ppid: int, cpu: float) -> None:
+            times = SimpleNamespace(user=cpu, system=cpu / 2)
+            self.info = {"ppid": ppid, "cpu_times": times}
+
+    tasks = [Task(proc.KTHREADD, 1.5), Task(proc.KTHREADD, 0.25), Task(1, 9.0), Task(2000, 4.0)]
+    monkeypatch.setattr(psutil, "process_iter", lambda attrs: iter(tasks))
+    assert proc.kernel_threads_cpu_s() == 1.5 * 1.75

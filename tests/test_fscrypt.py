@@ -597,3 +597,20 @@ def test_dropping_the_page_cache_advises_every_regular_file_below(tmp_path: Path
     os.mkfifo(tmp_path / "data" / "not-a-file")  # like the server's socket: passed over
     (tmp_path / "data" / "link").symlink_to(tmp_path / "ib_logfile0")  # not followed
     assert page_cache.drop(tmp_path) == 3
+
+
+def test_the_summary_says_what_kernel_threads_spent_per_run_on_each_side() -> None:
+    def side(kernel_s: float) -> AtRestVariant:
+        return _cached(1).model_copy(update={"kernel_cpu_s": Spread(mean=kernel_s, stdev=0.0)})
+
+    cell = AtRestCell(
+        workload="w", regime="io-bound", threads=1, rounds=4, measured_s=1, status="done",
+        layer="fs", variants=Pair[AtRestVariant](plain=side(0.05), encrypted=side(0.61)),
+    )  # fmt: skip
+    part = AtRestSummary(
+        target_halfwidth_pct=2, write_workload_state="", servers={}, crypto=None,
+        harness=NO_HARNESS, cells=[cell],
+    )  # fmt: skip
+    (words,) = section.kernel_words(part)
+    assert "0.61–0.61 s per run with the encrypted side and 0.05–0.05 s with plain" in words
+    assert section.kernel_words(part.model_copy(update={"cells": []})) == []

@@ -46,6 +46,9 @@ class Clocks:
     # The reads and writes the server's own cgroup submitted to its disk (an instance shape
     # with an IOPS cap: servers/shapes.IoCounter), where the study names such a counter.
     server_ios: tuple[int, int] | None = None
+    # Every kernel thread's CPU so far (proc.kernel_threads_cpu_s), where the study asks:
+    # its servers' I/O goes through kernel threads (fscrypt's decryption, a loop device).
+    kernel_cpu_s: float | None = None
 
     @classmethod
     def read(
@@ -55,12 +58,14 @@ class Clocks:
         server_cpu_s: Callable[[], float] | None = None,
         device: str | None = None,
         server_ios: Callable[[], tuple[int, int]] | None = None,
+        kernel_threads: bool = False,
     ) -> Clocks:
         """One reading; the opening one finds this run's processes (run_pids=None), the
         closing one reads the same: Window.between(start, Clocks.read(pid, start.pids)).
         server_cpu_s: where the server's CPU is read (default /proc/PID/stat, 10 ms ticks);
         device: the data device whose /proc/diskstats line is read too; server_ios: where
-        the server's own reads and writes are counted."""
+        the server's own reads and writes are counted; kernel_threads: read every kernel
+        thread's CPU too, which the window then counts as the run's, not as other load."""
         pids = proc.descendants(os.getpid()) if run_pids is None else run_pids
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -75,6 +80,7 @@ class Clocks:
             run_cpu_s=proc.processes_cpu_s(pids),
             disk=DiskCounters.read(device) if device else None,
             server_ios=server_ios() if server_ios else None,
+            kernel_cpu_s=proc.kernel_threads_cpu_s() if kernel_threads else None,
         )
 
     @property
@@ -99,6 +105,9 @@ class Window:
     # The server's own reads and writes over the window, where both readings counted them.
     server_reads: int | None = None
     server_writes: int | None = None
+    # Kernel threads' CPU over the window, where both readings had it (Clocks.kernel_cpu_s):
+    # the I/O stack's work for this run's server, left out of other_cpu_s.
+    kernel_cpu_s: float | None = None
 
     @classmethod
     def between(cls, start: Clocks, end: Clocks, cores: int | None = None) -> Window:
@@ -116,8 +125,13 @@ class Window:
         )
         if not start.run_cpu_s:
             run = server  # no process tree read (a target that is not our child)
+        kernel = (
+            max(0.0, end.kernel_cpu_s - start.kernel_cpu_s)
+            if start.kernel_cpu_s is not None and end.kernel_cpu_s is not None
+            else None
+        )
         # Tick granularity (10 ms) can make the remainder slightly negative: that is 0.
-        other = max(0.0, busy - run - harness - client)
+        other = max(0.0, busy - run - harness - client - (kernel or 0.0))
         steal = max(0.0, end.machine_steal_s - start.machine_steal_s)
         machine = wall * (cores or os.cpu_count() or 1)
         ios = (
@@ -141,6 +155,7 @@ class Window:
             ),
             server_reads=ios[0],
             server_writes=ios[1],
+            kernel_cpu_s=kernel,
         )
 
     def usage(

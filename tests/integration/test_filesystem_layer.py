@@ -109,6 +109,8 @@ def test_the_tiny_profile_proves_both_layers_below_the_filesystem_and_leaves_not
         assert cached and all(c is not None and 0 <= c <= budget for c in cached)
         assert all(r["page_cache_mb"] is None for r in runs if r["cell"]["regime"] != "io-bound")
         assert "memory budget of" in report and "dropped before each run" in report
+    # The kernel threads' work (loop devices, fscrypt) is the run's, recorded, not other load.
+    assert all(r["kernel_cpu_s"] is not None for r in runs)
 
     assert mounts_under(out) == [] and loops_under(out) == []
     assert not (out / "volumes").exists()

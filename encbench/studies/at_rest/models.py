@@ -27,13 +27,15 @@ class AtRestVariant(Model):
     # The page cache in the server's memory group as each run ended (MiB; RunRecord): only
     # where the server had a memory limit.
     page_cache_mb: Spread | None = None
+    # Kernel threads' CPU per run (RunRecord.kernel_cpu_s): only on images.
+    kernel_cpu_s: Spread | None = None
 
     @model_serializer(mode="wrap")
     def _utilisation_only_if_recorded(self, handler: Any) -> dict[str, Any]:
         # Runs from before encbench recorded their usage or page cache: the summary reads as
         # it did.
         data: dict[str, Any] = handler(self)
-        for name in ("cpu_util_pct", "page_cache_mb"):
+        for name in ("cpu_util_pct", "page_cache_mb", "kernel_cpu_s"):
             if data.get(name) is None:
                 data.pop(name, None)
         return data

@@ -169,6 +169,10 @@ class RunRecord:
     # charged to the server's memory group as the run ended, in MiB — what a memory budget
     # (io-bound on images) or a shape left the server of its data in the kernel's cache.
     page_cache_mb: float | None = None
+    # Added within schema 1 (None in older lines and off images): kernel threads' CPU over the
+    # window (engine/clocks.py) — the loop devices' workers and, under the filesystem layer,
+    # fscrypt's decryption — counted as the run's work rather than as other load.
+    kernel_cpu_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

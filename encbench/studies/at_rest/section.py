@@ -568,6 +568,32 @@ def _memory_budgets(servers: Record) -> _Budgets:
     )
 
 
+def kernel_words(part: AtRestSummary) -> list[str]:
+    """Where the runs were on images: what kernel threads spent per run on each side, beside
+    the figures — under the filesystem layer fscrypt decrypts in its read queue's kernel
+    threads, outside the server's cgroup, so that CPU is in no server's CPU per transaction
+    and was counted as the run's, not as other load (engine/clocks.py)."""
+    cells = [c for c in part.cells if c.layer and c.rounds and c.variants]
+    spent = {
+        side: [s.mean for c in cells if (s := getattr(c.variants, side).kernel_cpu_s)]
+        for side in ("encrypted", "plain")
+    }
+    if not spent["encrypted"] or not spent["plain"]:
+        return []
+
+    def span(values: list[float]) -> str:
+        return f"{min(values):.2f}–{max(values):.2f} s"
+
+    return [
+        "**Kernel threads**: under the filesystem layer the kernel decrypts what a read "
+        "brings in, and the loop device does each server's I/O, in kernel threads outside "
+        "the server's cgroup: they spent "
+        f"{span(spent['encrypted'])} per run with the encrypted side and "
+        f"{span(spent['plain'])} with plain, counted as the run's own work (not as other "
+        "load) and in no server's CPU per transaction above."
+    ]
+
+
 # -- before the figures ----------------------------------------------------------------------
 def lead(part: AtRestSummary) -> list[str]:
     """A target whose buffer pool held all of the data: said before any figure, from
@@ -609,6 +635,7 @@ def sections(
         return []
     words = summary_in_words(by_group, noise)
     words += page_cache_words(part)
+    words += kernel_words(part)
     if part.differences:
         words += [
             f"**Across cells**: {part.differences.sentence()}",

@@ -24,7 +24,13 @@ from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.records import CellKey, RunRecord
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
-EVIDENCE = ("hit_ratio", "pages_read_per_txn", "pages_written_per_txn", "page_cache_mb")
+EVIDENCE = (
+    "hit_ratio",
+    "pages_read_per_txn",
+    "pages_written_per_txn",
+    "page_cache_mb",
+    "kernel_cpu_s",
+)
 WRITE_STATE_NOTE = (
     "Both variants start from the same data (sysbench prepare with one fixed start of its "
     "random numbers, so both load the same rows). Write "

@@ -74,6 +74,9 @@ class PgAtRestRecord:
     raw_output: str
     interference_pct: float = 0.0
     usage: Usage | None = None
+    # Kernel threads' CPU over the window (engine/clocks.py): the loop device's and
+    # fscrypt's work for the run, counted as the run's rather than as other load.
+    kernel_cpu_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

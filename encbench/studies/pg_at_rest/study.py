@@ -251,9 +251,19 @@ class PgAtRestStudy:
         server = self.servers[variant]
         device = Path(self._loop(variant)).name
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        start = Clocks.read(server.pid, None, server_cpu_s=server.cpu_seconds, device=device)
+        # The servers' I/O goes through kernel threads (the loop devices' workers, fscrypt's
+        # decryption): the run's own work, not other load (engine/clocks.py).
+        start = Clocks.read(
+            server.pid, None, server_cpu_s=server.cpu_seconds, device=device, kernel_threads=True
+        )
         got = self._client(cell, variant, run.seconds, raw)
-        end = Clocks.read(server.pid, start.pids, server_cpu_s=server.cpu_seconds, device=device)
+        end = Clocks.read(
+            server.pid,
+            start.pids,
+            server_cpu_s=server.cpu_seconds,
+            device=device,
+            kernel_threads=True,
+        )
         window = Window.between(start, end)
         held = memory.held(server)
         assert self.volumes is not None and server.shaped is not None
@@ -274,6 +284,7 @@ class PgAtRestStudy:
             client_cpu_s=window.client_cpu_s,
             harness_cpu_s=window.harness_cpu_s,
             other_cpu_s=window.other_cpu_s,
+            kernel_cpu_s=window.kernel_cpu_s,
             steal_s=window.steal_s,
             group_cache_bytes=held.cache_bytes,
             group_shmem_bytes=held.shmem_bytes,
