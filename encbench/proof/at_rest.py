@@ -35,9 +35,11 @@ file, and the encrypted directory's names as the kernel lists them without the k
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,7 @@ from typing import Any
 from encbench.errors import ProofError
 from encbench.servers.target import Needs, Target
 from encbench.servers.variants import EncryptionSpec, option_difference
+from encbench.servers.volume_pair import VolumePair
 
 PROOF_TABLE = "encbench_proof"
 SYSBENCH_ROW = re.compile(rb"\d{11}-\d{11}-\d{11}-\d{11}")
@@ -339,3 +342,27 @@ def prove_image(
         else "marker found in the raw image"
     )
     return result
+
+
+def prove_images(
+    pair: VolumePair,
+    markers: dict[str, bytes],
+    side: Callable[[str], str],
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """The filesystem layer's witnesses (prove_image) for each of the pair's volumes, once
+    its server wrote `markers[variant]` and stopped (every page written, every file closed:
+    the key can then be removed and added back to list the names without it); the
+    filesystems are synced first.  Raises ProofError with the evidence."""
+    os.sync()
+    proofs = {}
+    for variant, volume in pair.volumes.items():
+        log(f"proving {side(variant)}'s filesystem below the server (raw image, names)")
+        names = None
+        if volume.encrypted:
+            assert pair.key is not None
+            names = volume.names_without_key(pair.key)
+        proofs[variant] = prove_image(
+            volume.image, markers[variant], side(variant), volume.encrypted, names
+        ).to_json()
+    return {"proofs": proofs}

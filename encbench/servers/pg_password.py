@@ -9,10 +9,30 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Protocol
 
 from encbench.errors import BadInput
-from encbench.profile import TargetSpec
 from encbench.servers import keys
+
+
+class PgLogin(Protocol):
+    """What the PostgreSQL target's modules read of the profile's `[target]` (profile.py's
+    PgLogin is one): servers/ stays below the profile, as MariaDB's target does with
+    servers/target.Connection."""
+
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def user(self) -> str: ...
+    @property
+    def ssl_ca(self) -> str: ...
+    @property
+    def ssl_cert(self) -> str: ...
+    @property
+    def ssl_key(self) -> str: ...
+
 
 # The database every cluster has, where the login's checks and CREATE/DROP DATABASE run.
 MAINTENANCE_DATABASE = "postgres"
@@ -45,7 +65,7 @@ def user_passfile(environ: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("HOME", "/")) / ".pgpass"
 
 
-def password_from(spec: TargetSpec, environ: Mapping[str, str] | None = None) -> str | None:
+def password_from(spec: PgLogin, environ: Mapping[str, str] | None = None) -> str | None:
     """PGPASSWORD, else the first line of the user's password file that matches the target's
     host, port and user, for any database or the maintenance one (encbench's own is not
     named yet); None without either."""
@@ -67,7 +87,7 @@ def password_from(spec: TargetSpec, environ: Mapping[str, str] | None = None) ->
     return None
 
 
-def password_source(spec: TargetSpec) -> str:
+def password_source(spec: PgLogin) -> str:
     if os.environ.get("PGPASSWORD"):
         return "PGPASSWORD"
     if password_from(spec) is not None:
@@ -75,7 +95,7 @@ def password_source(spec: TargetSpec) -> str:
     return "none given"
 
 
-def write_passfile(directory: Path, spec: TargetSpec, password: str | None) -> Path:
+def write_passfile(directory: Path, spec: PgLogin, password: str | None) -> Path:
     """The run's own libpq password file for the login (0600 from the start); empty without a
     password (libpq then sends none, and a server that asks for one says so)."""
     if password is not None and "\n" in password:

@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.profile import TargetSpec
-from encbench.servers.pg_password import password_source
+from encbench.servers.pg_password import PgLogin, password_source
 from encbench.servers.pg_target import PgTarget, Route, libpq_words, login, quote_ident
 from encbench.servers.prerequisites import PLAN_HINT
 
@@ -97,7 +96,7 @@ def read_facts(target: PgTarget) -> PgFacts:
     )
 
 
-def problems(facts: PgFacts, spec: TargetSpec) -> list[str]:
+def problems(facts: PgFacts, spec: PgLogin) -> list[str]:
     """Everything that stops a run on this server, each with the SQL (or the line) that
     fixes it, in one line."""
     who = quote_ident(facts.user)
@@ -155,13 +154,13 @@ def refuse(found: list[str]) -> None:
         raise BadInput(f"{found[0].rstrip(';')}{more}; {PLAN_HINT}")
 
 
-def check(spec: TargetSpec) -> None:
+def check(spec: PgLogin) -> None:
     """Refuse, in one line, a target that refuses the login or is not ready for a run."""
     with login(spec) as target:
         refuse(problems(read_facts(target), spec))
 
 
-def plan_lines(spec: TargetSpec) -> tuple[list[str], bool]:
+def plan_lines(spec: PgLogin) -> tuple[list[str], bool]:
     """What `plan` says of the target, read only, each missing thing on its own line with its
     fix; and whether the login worked."""
     out = [

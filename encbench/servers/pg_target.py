@@ -21,10 +21,14 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.profile import TargetSpec
 from encbench.servers import pg_sandbox
 from encbench.servers.owned import run_key
-from encbench.servers.pg_password import MAINTENANCE_DATABASE, password_from, write_passfile
+from encbench.servers.pg_password import (
+    MAINTENANCE_DATABASE,
+    PgLogin,
+    password_from,
+    write_passfile,
+)
 from encbench.servers.prerequisites import PLAN_HINT
 
 CONNECT_TIMEOUT_S = "10"
@@ -65,7 +69,7 @@ HARNESS = Route("prefer")
 class PgTarget:
     """The user's PostgreSQL, reached by psql as the DSN's login, its password in `passfile`."""
 
-    def __init__(self, spec: TargetSpec, passfile: Path, private: Path) -> None:
+    def __init__(self, spec: PgLogin, passfile: Path, private: Path) -> None:
         self.spec = spec
         self.passfile = passfile
         self.private = private  # where the stand-ins for the user's own certificates point
@@ -206,7 +210,7 @@ def libpq_words(exc: ToolError) -> str:
 
 
 @contextlib.contextmanager
-def login(spec: TargetSpec) -> Iterator[PgTarget]:
+def login(spec: PgLogin) -> Iterator[PgTarget]:
     """The target reached with a password file in a private temporary directory, removed
     afterwards (`plan`, the checks before a run; a run's own is in its private directory)."""
     password = password_from(spec)
@@ -215,7 +219,7 @@ def login(spec: TargetSpec) -> Iterator[PgTarget]:
         yield PgTarget(spec, write_passfile(private, spec, password), private)
 
 
-def server_certificate(spec: TargetSpec) -> str:
+def server_certificate(spec: PgLogin) -> str:
     """`openssl s_client -starttls postgres`'s output: the server's certificate and the
     session OpenSSL's own client got (verified against ssl_ca where given)."""
     argv = ["openssl", "s_client", "-starttls", "postgres", "-showcerts"]

@@ -5,12 +5,12 @@ policy (servers/fscrypt.py) with a random 512-bit key made for the run in its pr
 directory (0600), added to that filesystem's keyring and removed at the end.
 
 What a study adds is its servers: where they go (`roots`), the marker each writes through its
-database before the proof below the filesystem (`prove_images`), and when they stop (before
-`prove_images` and before `close`: nothing may hold a file open on an image then)."""
+database before the proof below the filesystem (proof/at_rest.py: `prove_images`), and when
+they stop (before that proof and before `close`: nothing may hold a file open on an image
+then)."""
 
 from __future__ import annotations
 
-import os
 import platform
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +18,6 @@ from typing import Any
 
 from encbench import environment
 from encbench.errors import EncbenchError
-from encbench.proof import at_rest as proof
 from encbench.servers import fscrypt, images, keys
 from encbench.servers.sandbox_dirs import remove_if_empty
 from encbench.servers.variants import VARIANTS
@@ -67,26 +66,6 @@ class VolumePair:
                 self.key if encrypted else None,
                 self.policy if encrypted else None,
             )
-
-    def prove_images(
-        self, markers: dict[str, bytes], side: Callable[[str], str], log: Callable[[str], None]
-    ) -> dict[str, Any]:
-        """The filesystem layer's witnesses (proof.prove_image) for each volume, once its
-        server wrote `markers[variant]` and stopped (every page written, every file closed:
-        the key can then be removed and added back to list the names without it); the
-        filesystems are synced first.  Raises ProofError with the evidence."""
-        os.sync()
-        proofs = {}
-        for variant, volume in self.volumes.items():
-            log(f"proving {side(variant)}'s filesystem below the server (raw image, names)")
-            names = None
-            if volume.encrypted:
-                assert self.key is not None
-                names = volume.names_without_key(self.key)
-            proofs[variant] = proof.prove_image(
-                volume.image, markers[variant], side(variant), volume.encrypted, names
-            ).to_json()
-        return {"proofs": proofs}
 
     def setup_record(self) -> dict[str, Any]:
         """How the images were made and mounted, and which kernel cipher the policy's modes

@@ -76,4 +76,4 @@ class PairVolumes(VolumePair):
         for variant, server in servers.items():
             markers[variant] = proof.write_marker(server, tables)
             server.stop()
-        return self.prove_images(markers, side, log)
+        return proof.prove_images(self, markers, side, log)

@@ -27,6 +27,7 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ToolError
 from encbench.profile import Profile
+from encbench.proof import at_rest as image_proof
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys, pg_sandbox, shapes
@@ -136,7 +137,7 @@ class PgAtRestStudy:
                 pg_sandbox.make_enterable(directory, server.user)
         markers = {v: self._load(v, server) for v, server in self.servers.items()}
         self.record["filesystem"] = {
-            **volumes.prove_images(markers, side, self.log),
+            **image_proof.prove_images(volumes, markers, side, self.log),
             **volumes.setup_record(),
         }
         first = self.servers["plain"]
