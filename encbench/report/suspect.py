@@ -16,7 +16,7 @@ from typing import Any
 
 from encbench.report.calibration_section import noise_floor_words
 from encbench.report.cells import IMPLAUSIBLE_MARK
-from encbench.report.models import Estimate, NoiseFloor
+from encbench.report.models import Differences, Estimate, NoiseFloor
 
 # What differs between the two sides besides encryption, per kind of study.
 SERVERS = (
@@ -64,3 +64,21 @@ def faster_warning(found: Sequence[str], sides: str, noise: NoiseFloor | None, s
         "on one side more than the other. The same difference can hide in, or add to, a cost "
         f"measured in the same run. {noise_floor_words(noise, study)}"
     )
+
+
+def summary_items(
+    differences: Differences | None,
+    found: Sequence[str],
+    sides: str,
+    noise: NoiseFloor | None,
+    study: str,
+) -> list[str]:
+    """A study's summary bullets, in the order every study gives them: which cells differ,
+    before and after Holm; the cells whose encrypted side came out better (`found`:
+    implausible_items); the rounds measured again."""
+    items = [f"Across cells: {differences.sentence()}"] if differences else []
+    warning = faster_warning(found, sides, noise, study)
+    items += [warning] if warning else []
+    if differences:
+        items.append(f"Interference: {differences.remeasured()}")
+    return items

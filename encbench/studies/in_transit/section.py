@@ -212,17 +212,9 @@ def implausible_items(cells: Cells) -> list[str]:
 def summary_items(part: InTransitSummary, noise: NoiseFloor | None) -> list[str]:
     """The study's summary: which cells differ, before and after Holm, an encrypted path that
     came out faster, and the rounds measured again."""
-    items = []
-    d = part.differences
-    if d:
-        items.append(f"Across cells: {d.sentence()}")
-    warning = suspect.faster_warning(
-        implausible_items(part.cells), suspect.PATHS, noise, TransitRecord.STUDY
+    return suspect.summary_items(
+        part.differences, implausible_items(part.cells), suspect.PATHS, noise, TransitRecord.STUDY
     )
-    items += [warning] if warning else []
-    if d:
-        items.append(f"Interference: {d.remeasured()}")
-    return items
 
 
 def _connect_where(part: InTransitSummary) -> str:

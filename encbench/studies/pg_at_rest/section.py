@@ -133,16 +133,13 @@ def _cost_svg(cells: Cells, regime: str) -> str | None:
 
 
 def summary_items(part: PgAtRestSummary, noise: NoiseFloor | None) -> list[str]:
-    items = []
-    d = part.differences
-    if d:
-        items.append(f"Across cells: {d.sentence()}")
-    flagged = suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED)
-    warning = suspect.faster_warning(flagged, suspect.PATHS, noise, PgAtRestRecord.STUDY)
-    items += [warning] if warning else []
-    if d:
-        items.append(f"Interference: {d.remeasured()}")
-    return items
+    return suspect.summary_items(
+        part.differences,
+        suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED),
+        suspect.PATHS,
+        noise,
+        PgAtRestRecord.STUDY,
+    )
 
 
 def sections(part: PgAtRestSummary, noise: NoiseFloor | None = None) -> list[Section]:

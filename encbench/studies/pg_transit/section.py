@@ -223,16 +223,13 @@ def copy_note(part: PgInTransitSummary) -> str:
 
 
 def summary_items(part: PgInTransitSummary, noise: NoiseFloor | None) -> list[str]:
-    items = []
-    d = part.differences
-    if d:
-        items.append(f"Across cells: {d.sentence()}")
-    flagged = suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED)
-    warning = suspect.faster_warning(flagged, suspect.PATHS, noise, PgTransitRecord.STUDY)
-    items += [warning] if warning else []
-    if d:
-        items.append(f"Interference: {d.remeasured()}")
-    return items
+    return suspect.summary_items(
+        part.differences,
+        suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED),
+        suspect.PATHS,
+        noise,
+        PgTransitRecord.STUDY,
+    )
 
 
 def sections(part: PgInTransitSummary, noise: NoiseFloor | None = None) -> list[Section]:
