@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encbench import proc
+from encbench.servers import pg_sandbox
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,16 @@ def mariadb_server() -> list[Check]:
             "" if plugin else "apt-get install mariadb-server",
         ),
     ]
+
+
+def postgresql_programs() -> Check:
+    """PostgreSQL's programs, which every PostgreSQL study's sandbox runs (Debian's
+    postgresql-15, found wherever pg_sandbox.bindir finds them)."""
+    found = pg_sandbox.bindir()
+    name = f"PostgreSQL ({', '.join(pg_sandbox.PROGRAMS)})"
+    if found is None:
+        return Check(name, False, "not found", f"apt-get install {pg_sandbox.PACKAGE}")
+    return Check(name, True, str(found))
 
 
 def galera_provider() -> Check:

@@ -33,12 +33,6 @@ def drop_cached(directory: Path) -> int:
     return page_cache.drop(directory)
 
 
-def group_limits(regime: str, memory_mb: int, cpus: list[int]) -> shapes.Limits:
-    """A memory limit, and a cpuset of every CPU encbench may use (a group's cpuset must
-    name some): no CPU limit."""
-    return shapes.limits(f"pg-{regime}", len(cpus), None, memory_mb, cpus)
-
-
 def prewarm(server: PgSandbox) -> int:
     """Every table and index of the benchmark read into shared_buffers (pg_prewarm, the
     contrib module PostgreSQL ships): the blocks read."""

@@ -14,7 +14,6 @@ from encbench.profile import Profile
 from encbench.servers import fscrypt, pg_sandbox, shapes
 from encbench.studies.definition import RootNeed
 from encbench.studies.pg_at_rest.options import data_mb_estimate, pg_at_rest_options
-from encbench.studies.pg_transit.needs import programs_check
 
 MIB = 1 << 20
 # Beyond twice the data's estimate on each image: the WAL (max_wal_size) and the server's
@@ -58,7 +57,7 @@ def filesystem_check() -> Check:
 
 
 def needs(profile: Profile) -> list[Check]:
-    found = [programs_check(), filesystem_check(), groups_check()]
+    found = [checks.postgresql_programs(), filesystem_check(), groups_check()]
     if os.geteuid() == 0:
         found.append(checks.binary("setpriv", "util-linux"))
     return found

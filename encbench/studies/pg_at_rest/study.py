@@ -195,7 +195,7 @@ class PgAtRestStudy:
         data_mb = max(self.data_bytes.values()) / MIB
         buffers = self.spec.buffers_mb(regime, data_mb)
         limit = self.spec.memory_limit_mb(regime, data_mb)
-        limits = memory.group_limits(regime, limit, list(placement.usable_cpus()))
+        limits = shapes.memory_budget(limit, placement.usable_cpus())
         self.log(f"{regime}: shared_buffers {buffers:,} MB, memory groups of {limit:,} MB")
         found: dict[str, Any] = {
             "shared_buffers_mb": buffers,

@@ -24,16 +24,6 @@ BASE_MB = 200
 TARGET_MB = 50
 
 
-def programs_check() -> Check:
-    """What `encbench doctor` and a run's checks say of the PostgreSQL programs (here, not in
-    servers/: a check is a study's need, and servers/ stays below checks.py)."""
-    found = pg_sandbox.bindir()
-    name = f"PostgreSQL ({', '.join(pg_sandbox.PROGRAMS)})"
-    if found is None:
-        return Check(name, False, "not found", f"apt-get install {pg_sandbox.PACKAGE}")
-    return Check(name, True, str(found))
-
-
 def _server_user_check() -> Check:
     """Run by root, the server runs as `postgres` (it refuses root): that user must exist."""
     try:
@@ -66,7 +56,7 @@ def client_checks() -> list[Check]:
 def needs(profile: Profile) -> list[Check]:
     if profile.target is not None:
         return [*client_checks(), checks.binary("openssl", "openssl")]
-    found = [programs_check(), checks.binary("openssl", "openssl")]
+    found = [checks.postgresql_programs(), checks.binary("openssl", "openssl")]
     if os.geteuid() == 0:
         found += [_server_user_check(), checks.binary("setpriv", "util-linux")]
     return found
@@ -74,7 +64,7 @@ def needs(profile: Profile) -> list[Check]:
 
 def optional_tools() -> list[tuple[Check, str]]:
     return [
-        (programs_check(), "for the PostgreSQL in-transit study"),
+        (checks.postgresql_programs(), "for the PostgreSQL in-transit study"),
         (checks.binary("ip", "iproute2"), "for its distances (network namespaces)"),
     ]
 
