@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from encbench import proc
 from encbench.proc import OWNER_ENV
 
 
@@ -162,3 +163,25 @@ def server_of_a_killed_run(root: Path, state_dir: Path, script: str = _KILLED_RU
     )
     assert killed.returncode == -9, killed.stderr
     return int(killed.stdout.strip())
+
+
+def mounts_under(path: Path) -> list[str]:
+    """Mount points below this directory (/proc/mounts)."""
+    where = os.path.realpath(path)
+    found = []
+    for line in Path("/proc/mounts").read_text().splitlines():
+        point = line.split()[1].replace("\\040", " ")
+        if point.startswith(where + "/"):
+            found.append(point)
+    return found
+
+
+def loops_under(path: Path) -> list[str]:
+    """Loop devices whose backing file is below this directory (`losetup --list`)."""
+    out = proc.run(
+        ["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+        phase="losetup --list",
+        timeout_s=30,
+    ).stdout
+    where = os.path.realpath(path)
+    return [line for line in out.splitlines() if where + "/" in line]

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from encbench import proc, state
+from encbench import state
 from encbench.servers import fscrypt
-from tests.helpers import encbench
+from tests.helpers import encbench, loops_under, mounts_under
 
 PROFILE = "tde-vs-filesystem-tiny"
 FS_ONLY = "filesystem (fscrypt)"
@@ -31,28 +31,6 @@ def filesystem_layer_possible() -> None:
     why = fscrypt.unavailable()
     if why is not None:
         pytest.skip(why)  # not root, or no ext4 encryption: the run would leave the layer out
-
-
-def mounts_under(path: Path) -> list[str]:
-    """Mount points below this directory (/proc/mounts)."""
-    where = os.path.realpath(path)
-    found = []
-    for line in Path("/proc/mounts").read_text().splitlines():
-        point = line.split()[1].replace("\\040", " ")
-        if point.startswith(where + "/"):
-            found.append(point)
-    return found
-
-
-def loops_under(path: Path) -> list[str]:
-    """Loop devices whose backing file is below this directory (`losetup --list`)."""
-    out = proc.run(
-        ["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
-        phase="losetup --list",
-        timeout_s=30,
-    ).stdout
-    where = os.path.realpath(path)
-    return [line for line in out.splitlines() if where + "/" in line]
 
 
 def records(state_dir: Path, kind: str) -> list[dict[str, Any]]:

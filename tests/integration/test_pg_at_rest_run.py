@@ -17,10 +17,17 @@ from pathlib import Path
 import psutil
 import pytest
 
-from encbench import proc, state
+from encbench import state
 from encbench.servers import cgroup, fscrypt, pg_sandbox, registry, shapes
 from encbench.studies.pg_at_rest import needs
-from tests.helpers import encbench, processes_owned_by, run_cli, skip_unless_ci
+from tests.helpers import (
+    encbench,
+    loops_under,
+    mounts_under,
+    processes_owned_by,
+    run_cli,
+    skip_unless_ci,
+)
 
 PROFILE = "pg-at-rest-tiny"
 
@@ -32,24 +39,6 @@ def at_rest_possible() -> None:
     why = fscrypt.unavailable() or shapes.problem(needs.CONTROLLERS)
     if why is not None:
         pytest.skip(why)  # not root, no ext4 encryption or no cgroups: the study is left out
-
-
-def mounts_under(path: Path) -> list[str]:
-    where = os.path.realpath(path)
-    return [
-        line.split()[1]
-        for line in Path("/proc/mounts").read_text().splitlines()
-        if line.split()[1].startswith(where + "/")
-    ]
-
-
-def loops_under(path: Path) -> list[str]:
-    out = proc.run(
-        ["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
-        phase="losetup --list",
-        timeout_s=30,
-    ).stdout
-    return [line for line in out.splitlines() if os.path.realpath(path) + "/" in line]
 
 
 def processes_naming(path: Path) -> list[str]:
