@@ -27,7 +27,7 @@ from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.net import netns
 from encbench.rendering import render_documents
 from encbench.results.store import ResultStore
-from encbench.servers import dsn, images, keys, registry
+from encbench.servers import cgroup, dsn, images, keys, registry
 from encbench.servers.sandbox import check_path
 from encbench.studies import (
     STUDIES,
@@ -697,6 +697,9 @@ def clean(include_live: bool, all_alias: bool) -> None:
     live run's are left alone unless --stop-live-runs."""
     actions = registry.clean(include_live_runs=include_live or all_alias)
     actions += proc.stop_orphans()
+    # After the servers and the orphans (a server killed before its run recorded it is one):
+    # the kernel removes only a group that no process is in any more.
+    actions += cgroup.clean_stale(include_live_runs=include_live or all_alias)
     # After the servers: an image is unmounted only once nothing holds a file open on it.
     actions += images.clean_stale(include_live_runs=include_live or all_alias)
     # Without `ip`, encbench cannot have made namespaces either.

@@ -112,10 +112,36 @@ def test_clean_never_removes_a_group_encbench_did_not_name(tmp_path: Path, state
     assert not rec.file.exists()  # the odd record is forgotten, the directory untouched
 
 
-def test_a_group_that_cannot_be_removed_is_reported_and_kept(tmp_path: Path, state: Path) -> None:
+def test_a_group_that_cannot_be_removed_is_reported_and_kept(
+    tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     group = tmp_path / "encbench-123-plain-abcdef"
     group.mkdir()
     (group / "cgroup.procs").write_text("4242\n")  # a non-empty directory: rmdir refuses
     rec = record(state, group, dead_run())
+    killed: list[list[int]] = []
+    monkeypatch.setattr(proc, "kill_pids", lambda pids: killed.append(list(pids)))
+    monkeypatch.setattr(cgroup, "RMDIR_WAIT_S", 0.1)
     assert cgroup.clean_stale() == [f"kept cgroup {group}: processes 4242 still in it"]
     assert rec.file.exists()
+    # What the dead run left in its own group was ended by pid before the second try.
+    assert killed == [[4242]]
+
+
+def test_a_dead_runs_group_still_holding_its_process_is_emptied_and_removed(
+    tmp_path: Path, state: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server killed before its run recorded it: not in the sandbox registry, but in its
+    # group; the kernel keeps the group until that process is gone.
+    group = tmp_path / "encbench-123-plain-abcdef"
+    group.mkdir()
+    (group / "cgroup.procs").write_text("4242\n")
+    rec = record(state, group, dead_run())
+
+    def kill(pids: list[int]) -> None:
+        assert pids == [4242]
+        (group / "cgroup.procs").unlink()  # the process is gone: rmdir succeeds
+
+    monkeypatch.setattr(proc, "kill_pids", kill)
+    assert cgroup.clean_stale() == [f"removed cgroup {group}"]
+    assert not group.exists() and not rec.file.exists()

@@ -330,7 +330,7 @@ def test_clean_stops_live_runs_only_when_its_flag_says_so(
 
     from encbench import cli, proc
     from encbench.net import netns
-    from encbench.servers import images, registry
+    from encbench.servers import cgroup, images, registry
 
     asked: list[bool] = []
     volumes_asked: list[bool] = []
@@ -344,11 +344,17 @@ def test_clean_stops_live_runs_only_when_its_flag_says_so(
         "clean_stale",
         lambda include_live_runs: volumes_asked.append(include_live_runs) or [],
     )
+    groups_asked: list[bool] = []
+    monkeypatch.setattr(
+        cgroup,
+        "clean_stale",
+        lambda include_live_runs: groups_asked.append(include_live_runs) or [],
+    )
     monkeypatch.setattr(proc, "stop_orphans", lambda: [])
     monkeypatch.setattr(netns, "clean_stale", lambda: [])
     result = CliRunner().invoke(cli.main, ["clean", *args])
     assert result.exit_code == 0, result.output
-    assert asked == [live] and volumes_asked == [live]
+    assert asked == [live] and volumes_asked == [live] and groups_asked == [live]
     assert "nothing to clean" in result.output
     shown = CliRunner().invoke(cli.main, ["clean", "--help"]).output
     assert "--stop-live-runs" in shown and "--all" not in shown

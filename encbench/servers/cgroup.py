@@ -234,10 +234,7 @@ class ServerCgroup:
 
     def members(self) -> list[int]:
         """The pids still in the group: what the server started and did not take with it."""
-        try:
-            return [int(pid) for pid in (self.path / "cgroup.procs").read_text().split()]
-        except (OSError, ValueError):
-            return []
+        return _members(self.path)
 
     def remove(self, wait_s: float = RMDIR_WAIT_S) -> bool:
         """Remove the group once its server is gone; the record goes with it.  False when the
@@ -268,6 +265,13 @@ def for_server(server_name: str, pid: int) -> ServerCgroup | None:
     return group
 
 
+def _members(path: Path) -> list[int]:
+    try:
+        return [int(pid) for pid in (path / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def clean_stale(include_live_runs: bool = False) -> list[str]:
     """Remove the recorded groups of runs that are gone (after their servers were stopped:
     call this after the sandboxes are cleaned).  One line per action."""
@@ -282,7 +286,11 @@ def clean_stale(include_live_runs: bool = False) -> list[str]:
         if not path.exists():
             record.file.unlink(missing_ok=True)
             continue
-        if _remove_dir(path, wait_s=1.0):
+        if not _remove_dir(path, wait_s=1.0):
+            # Only what a run placed in its own group is in it (its server, or one killed
+            # before the run recorded it, and their children): ended by pid.
+            proc.kill_pids(_members(path))
+        if _remove_dir(path, wait_s=RMDIR_WAIT_S):
             record.file.unlink(missing_ok=True)
             actions.append(f"removed cgroup {path}")
         else:

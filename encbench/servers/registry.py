@@ -23,7 +23,6 @@ from pathlib import Path
 import psutil
 
 from encbench import proc, state
-from encbench.servers import cgroup
 
 SANDBOX_MARKER = ".encbench-sandbox"
 MARIADB = "mariadb"
@@ -190,8 +189,9 @@ def stop_server(entry: Entry, server: psutil.Process) -> None:
 
 
 def clean(include_live_runs: bool = False) -> list[str]:
-    """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs),
-    then the cgroups those servers were in.  Returns one line per action."""
+    """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs).
+    Returns one line per action.  The groups those servers were in are cgroup.clean_stale's,
+    once the dead runs' other processes are gone too (`encbench clean` orders the two)."""
     actions = []
     for entry in _recorded():
         if is_stale(entry):
@@ -210,6 +210,4 @@ def clean(include_live_runs: bool = False) -> list[str]:
         remove_sandbox_files(Path(entry.root), Path(entry.socket_dir))
         actions.append(f"removed {entry.root}")
         unregister(entry)
-    # After the servers: the kernel removes only a group that no process is in any more.
-    actions += cgroup.clean_stale(include_live_runs)
     return actions
