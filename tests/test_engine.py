@@ -67,6 +67,7 @@ class FakeStudy:
         CellKey("oltp_read_only", "in-memory", 2),
     )
     skip: CellKey | None = None
+    skip_for_good: bool = False  # the skip is final: no --resume can measure that cell
     fail_proof_at: int | None = None  # the n-th measured run fails its proof
     interrupt_at: int | None = None  # the n-th measured run is interrupted (Ctrl-C)
     loaded_at: int | None = None  # the n-th measured run shares the machine with a burst
@@ -94,7 +95,7 @@ class FakeStudy:
     @contextmanager
     def open_cell(self, cell: CellKey) -> Iterator[None]:
         if cell == self.skip:
-            raise CellSkipped("no namespaces here")
+            raise CellSkipped("no namespaces here", final=self.skip_for_good)
         self.calls.append(f"open {cell.threads}")
         try:
             yield
@@ -390,6 +391,18 @@ def test_a_skipped_cell_is_passed_over_and_the_next_measured(tmp_path: Path) -> 
     assert "open 2" in calls
     assert calls[-1] == "teardown"
     assert not run.complete, "a skipped cell is tried again on --resume: keep the keys"
+
+
+def test_a_cell_skipped_for_good_leaves_the_run_complete(tmp_path: Path) -> None:
+    # A user's server has no row for another key type: --resume cannot change that, so the
+    # run's secrets need not be kept for it.
+    calls: list[str] = []
+    skip = CellKey("oltp_read_only", "in-memory", 1)
+    study = FakeStudy(calls, RULE, skip=skip, skip_for_good=True)
+    run = runner(tmp_path)
+    run.run([study])
+    assert "open 1" not in calls and "open 2" in calls
+    assert run.complete
 
 
 def test_a_finished_study_is_not_set_up_again(tmp_path: Path) -> None:

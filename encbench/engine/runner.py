@@ -112,8 +112,9 @@ class Runner:
         self.complete = complete
 
     def run_study(self, study: Study, state: _Progress | None = None) -> bool:
-        """Measure what is left of one study; True when every cell is finished (a skipped
-        cell is tried again by --resume, perhaps where it can be measured)."""
+        """Measure what is left of one study; True when every cell is finished or skipped for
+        good (any other skipped cell is tried again by --resume, perhaps where it can be
+        measured)."""
         state = state or _Progress(self.progress)
         runs: list[Any] = self.store.runs(study.record_type)
         every = list(study.cells())
@@ -132,7 +133,7 @@ class Runner:
                     with study.open_cell(cell):
                         self._measure_cell(study, cell, runs, state, share)
                 except CellSkipped as exc:
-                    skipped += 1
+                    skipped += not exc.final
                     self.progress.log(f"{cell.label}: not measured — {exc}")
                     self.documents(False)
                 state.cell_done(share)

@@ -41,7 +41,13 @@ from encbench.results.schema import Metric
 
 class CellSkipped(EncbenchError):
     """This cell cannot be measured here (e.g. no network namespaces without root); the study
-    has recorded why, and the runner goes on with the next cell."""
+    has recorded why, and the runner goes on with the next cell.  `final`: no --resume can
+    measure it either (a user's server with one key type has no row for another), so the
+    run is complete without it and its private folder (its secrets) goes at its end."""
+
+    def __init__(self, why: str, *, final: bool = False) -> None:
+        super().__init__(why)
+        self.final = final
 
 
 class Cell(Hashable, Protocol):

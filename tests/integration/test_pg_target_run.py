@@ -156,10 +156,11 @@ def test_plan_reads_the_target_and_a_run_leaves_its_databases_and_roles_as_they_
     assert proofs and all(p["plain"] == "plain" for p in proofs.values())
     report = (out / "report.md").read_text()
     assert "not measured on a target" in report and "pg_stat_database.sessions" in report
-    # The tiny profile's distance rows cannot reach a target: skipped with the reason, so the
-    # run is left resumable and keeps its own secrets (never the user's password: above).
+    # The tiny profile's distance rows cannot reach a target: skipped with the reason, for
+    # good (no --resume can measure them), so the run is complete and its private folder gone.
     far = {slug: why for slug, why in record["skipped"].items() if "rtt" in slug}
     assert far and all("network namespace" in why for why in far.values())
+    assert not (out / "private").exists()
 
 
 def test_a_login_without_createdb_is_refused_with_the_statement_that_fixes_it(

@@ -171,7 +171,8 @@ class TransitStudy:
         assert self.target is not None
         why = transit_plan.target_skip_reason(cell) or self.target.tls_missing
         if why is not None:
-            raise self._skip(cell, why)
+            # What the user's server is (one key type, no TLS) stays so on --resume.
+            raise self._skip(cell, why, final=True)
         where = self.target.connection()
         return {"plain": Route(where, ssl=False), "encrypted": Route(where, ssl=True)}
 
@@ -248,12 +249,12 @@ class TransitStudy:
             self.table_bytes,
         )
 
-    def _skip(self, cell: TransitCell, why: str) -> CellSkipped:
+    def _skip(self, cell: TransitCell, why: str, *, final: bool = False) -> CellSkipped:
         """Cells skipped before (no namespaces then) are tried again: --resume may run
         elsewhere."""
         self.record["skipped"][cell.slug] = why
         self._save_record()
-        return CellSkipped(why)
+        return CellSkipped(why, final=final)
 
     def _save_record(self) -> None:
         self.store.write_json("in-transit.json", self.record)

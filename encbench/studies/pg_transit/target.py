@@ -204,7 +204,8 @@ class PgTransitTargetStudy(PgTransitStudy):
         if why is not None:
             self.record["skipped"][cell.slug] = why
             self._save_record()
-            raise CellSkipped(why)
+            # The target's certificate, versions and route stay what they are on --resume.
+            raise CellSkipped(why, final=True)
         self.record["skipped"].pop(cell.slug, None)
         routes = {variant: self.route(cell, variant) for variant in ("plain", "encrypted")}
         psql = pg_sandbox.program("psql")
