@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -27,13 +28,40 @@ from encbench import proc, state
 SANDBOX_MARKER = ".encbench-sandbox"
 MARIADB = "mariadb"
 POSTGRESQL = "postgresql"
-KINDS = (MARIADB, POSTGRESQL)
 # mariadbd shuts down cleanly on SIGTERM.
 SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
 # The postmaster's own shutdown modes, as `pg_ctl stop -m fast` and `-m immediate` send them
 # (SIGTERM would be "smart": it waits for every client to leave).  Sent to the postmaster
 # alone: SIGINT to a backend cancels its query, and the postmaster stops its children.
 POSTGRESQL_STOP = ((signal.SIGINT, 30.0), (signal.SIGQUIT, 10.0))
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How a kind of server is recognised (what its command line names) and stopped."""
+
+    mark_field: str  # the Entry field its command line must name
+    names: Callable[[list[str], str], bool]  # (command line, mark) -> it is this server
+    stop: Callable[[psutil.Process, int], None]  # (server, its pid)
+
+
+def _stop_mariadb(server: psutil.Process, pid: int) -> None:
+    proc.stop_group(server, SERVER_STOP)
+
+
+def _stop_postgresql(server: psutil.Process, pid: int) -> None:
+    """The postmaster alone, then whatever is left of its process group (backends of a
+    postmaster killed outright)."""
+    proc.stop_group(server, POSTGRESQL_STOP, group=False)
+    proc.kill_group(pid)
+
+
+KINDS: dict[str, Kind] = {
+    # mariadbd names its defaults file as part of one argument (--defaults-file=PATH).
+    MARIADB: Kind("defaults_file", lambda cmdline, mark: mark in " ".join(cmdline), _stop_mariadb),
+    # postgres takes its data directory as one argument (-D PATH).
+    POSTGRESQL: Kind("datadir", lambda cmdline, mark: mark in cmdline, _stop_postgresql),
+}
 
 
 def registry_dir() -> Path:
@@ -93,7 +121,8 @@ class Entry:
         """What the server's command line must name to be this entry's server: its own
         defaults file (mariadbd), or its data directory (postgres -D); empty in an entry
         that lacks it, which `_server` then never matches."""
-        return self.datadir if self.kind == POSTGRESQL else self.defaults_file
+        kind = KINDS.get(self.kind)
+        return str(getattr(self, kind.mark_field)) if kind is not None else ""
 
     @property
     def owner(self) -> proc.RunIdentity:
@@ -137,19 +166,12 @@ def _server(entry: Entry) -> psutil.Process | None:
     """The entry's server process, if its pid still runs that server: the command line names
     the sandbox's own defaults file or data directory and, where recorded, the start time
     matches.  An entry of a kind this version does not know is never signalled."""
-    if entry.kind not in KINDS or not entry.command_mark:
+    kind = KINDS.get(entry.kind)
+    if kind is None or not entry.command_mark:
         return None
     try:
         process = psutil.Process(entry.server_pid)
-        cmdline = process.cmdline()
-        # postgres takes its data directory as one argument; mariadbd as part of one
-        # (--defaults-file=PATH).
-        named = (
-            entry.command_mark in cmdline
-            if entry.kind == POSTGRESQL
-            else entry.command_mark in " ".join(cmdline)
-        )
-        if not named:
+        if not kind.names(process.cmdline(), entry.command_mark):
             return None
     except psutil.Error:
         return None
@@ -180,12 +202,8 @@ def remove_sandbox_files(root: Path, socket_dir: Path | None = None) -> None:
 def stop_server(entry: Entry, server: psutil.Process) -> None:
     """Stop a dead run's server as its kind shuts down: mariadbd's group by SIGTERM;
     PostgreSQL's postmaster by a fast, then an immediate shutdown, then whatever is left of
-    its process group (backends of a postmaster killed outright) by SIGKILL."""
-    if entry.kind == POSTGRESQL:
-        proc.stop_group(server, POSTGRESQL_STOP, group=False)
-        proc.kill_group(entry.server_pid)
-        return
-    proc.stop_group(server, SERVER_STOP)
+    its process group by SIGKILL.  `server` is `_server(entry)`: of a known kind."""
+    KINDS[entry.kind].stop(server, entry.server_pid)
 
 
 def clean(include_live_runs: bool = False) -> list[str]:
