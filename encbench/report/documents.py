@@ -182,12 +182,18 @@ def setup_section(summary: Summary, measured: Sequence[tuple[Reported, Any]]) ->
     if cpu:
         flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in cpu.get("flags", {}).items())
         mariadb = next((x.mariadb_version for x in setups if x.mariadb_version), None)
+        # MariaDB and sysbench only where a study ran them (a PostgreSQL run names its
+        # server's version in its own setup lines).
+        theirs = (
+            f", MariaDB {mariadb or env.get('mariadb')}, {env.get('openssl')}, sysbench "
+            f"{env.get('sysbench')}"
+            if any(s.server == "mariadb" for s, _ in measured) or not measured
+            else f", {env.get('openssl')}"
+        )
         items += [
             f"Machine: {cpu.get('model', '?')}, {cpu.get('cores', '?')} cores; "
             f"CPU flags: {flags or '?'}.",
-            f"Software: {env.get('os')}, kernel {env.get('kernel')}, MariaDB "
-            f"{mariadb or env.get('mariadb')}, {env.get('openssl')}, sysbench "
-            f"{env.get('sysbench')}.",
+            f"Software: {env.get('os')}, kernel {env.get('kernel')}{theirs}.",
         ]
     items += [line for x in setups for line in x.software]
     parts = [part for _, part in measured]

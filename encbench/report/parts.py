@@ -125,6 +125,9 @@ class Reported(Protocol):
     def calibration(self) -> Calibrated | None: ...
 
     @property
+    def server(self) -> str: ...  # the kind of server it measures: "mariadb" or "postgresql"
+
+    @property
     def record(self) -> type[Any]: ...
 
     @property
