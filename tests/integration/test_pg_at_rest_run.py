@@ -90,6 +90,11 @@ def test_the_tiny_profile_proves_both_filesystems_measures_both_regimes_and_leav
     for r in runs:
         assert r["device"].startswith("/dev/loop") and r["tps"] > 0
         assert r["memory_limit_bytes"] > 0 and r["group_cache_bytes"] >= r["page_cache_bytes"]
+        # A write run's window holds its CHECKPOINT; a read run's none.
+        if r["cell"]["workload"] == "tpcb_like":
+            assert 0 < r["checkpoint_s"] < r["wall_s"]
+        else:
+            assert r["checkpoint_s"] is None
         if r["cell"]["regime"] == "io-bound":
             assert r["page_cache_bytes"] < r["data_bytes"]
             assert r["memory_limit_bytes"] < r["data_bytes"]

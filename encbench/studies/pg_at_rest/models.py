@@ -19,6 +19,8 @@ class PgAtRestVariant(Model):
     page_cache_max_mib: float
     cache_share_of_data: float
     memory_limit_mib: float
+    # A write run's CHECKPOINT inside its window, the mean in seconds (None: a read cell).
+    checkpoint_s: float | None = None
 
 
 class PgAtRestCellSummary(Bounded):

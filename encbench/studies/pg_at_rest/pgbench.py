@@ -13,6 +13,8 @@ from encbench.studies.pg_at_rest.records import PgAtRestCell
 from encbench.workloads.pgbench_report import GRACE_S, PgbenchResult, parse
 
 DATABASE = "encbench"
+# The workloads that write (TPC-B-like updates three tables and inserts into a fourth).
+WRITES = frozenset({"tpcb_like"})
 
 
 def argv(program: str, cell: PgAtRestCell, seconds: int) -> list[str]:

@@ -2,6 +2,7 @@
 
 pg-at-rest.jsonl, schema PG_AT_REST_SCHEMA:
   1 — first version.
+  2 — checkpoint_s: a write run's window includes a CHECKPOINT.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any, ClassVar
 
 from encbench.results.schema import Metric, Usage, fields_of, record
 
-PG_AT_REST_SCHEMA = 1
+PG_AT_REST_SCHEMA = 2
 
 PG_AT_REST_METRICS = (
     Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),
@@ -77,6 +78,9 @@ class PgAtRestRecord:
     # Kernel threads' CPU over the window (engine/clocks.py): the loop device's and
     # fscrypt's work for the run, counted as the run's rather than as other load.
     kernel_cpu_s: float | None = None
+    # A write run's CHECKPOINT inside its window (seconds): the pages it dirtied written, and
+    # on the fs side encrypted, charged to it; None for a read run (schema 1: none at all).
+    checkpoint_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

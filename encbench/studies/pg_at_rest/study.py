@@ -9,6 +9,13 @@ shared_buffers) → per cell: warm-up, paired rounds until the interval is tight
 budget ends.  Every run is checked against its image's device and, io-bound, against the
 page cache its group held.
 
+Every run starts from clean buffers: a CHECKPOINT before it, outside its window, so that no
+earlier run's (or cell's) dirty pages are written, and encrypted, during it.  After a write
+run the window stays open through another CHECKPOINT: PostgreSQL defers writing its data
+pages, and fscrypt encrypts them only when they are written, so the work the run caused is
+charged to its server CPU, whichever side runs next (as InnoDB's flush wait does for MariaDB:
+studies/at_rest/flushing.py).  TPS and latency stay pgbench's own.
+
 Community PostgreSQL has no encryption at rest of its own: its users encrypt below it, with
 the filesystem or the block device.  This measures the filesystem's (fscrypt) cost to it.
 """
@@ -16,6 +23,7 @@ the filesystem or the block device.  This measures the filesystem's (fscrypt) co
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +50,9 @@ from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
 from encbench.workloads.pgbench_report import PgbenchResult
 
 RECORD_FILE = "pg-at-rest.json"
+# An explicit CHECKPOINT is immediate (checkpoint_completion_target does not pace it): what a
+# 2 s run dirties is written in seconds, even io-bound.
+CHECKPOINT_TIMEOUT_S = 300.0
 SIDES = {"plain": "plain (ext4)", "encrypted": "fs (ext4 + fscrypt)"}
 LOAD_TIMEOUT_S = 3600.0
 
@@ -251,6 +262,8 @@ class PgAtRestStudy:
         cell, variant, raw = run.cell, run.variant, run.raw
         server = self.servers[variant]
         device = Path(self._loop(variant)).name
+        # Outside the window: what earlier runs dirtied is not this run's to write.
+        self._checkpoint(server)
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         # The servers' I/O goes through kernel threads (the loop devices' workers, fscrypt's
         # decryption): the run's own work, not other load (engine/clocks.py).
@@ -258,6 +271,8 @@ class PgAtRestStudy:
             server.pid, None, server_cpu_s=server.cpu_seconds, device=device, kernel_threads=True
         )
         got = self._client(cell, variant, run.seconds, raw)
+        # Inside it, after a write run: the pages it dirtied written (and, fs, encrypted).
+        checkpoint_s = self._checkpoint(server) if cell.workload in pgbench.WRITES else None
         end = Clocks.read(
             server.pid,
             start.pids,
@@ -286,6 +301,7 @@ class PgAtRestStudy:
             harness_cpu_s=window.harness_cpu_s,
             other_cpu_s=window.other_cpu_s,
             kernel_cpu_s=window.kernel_cpu_s,
+            checkpoint_s=checkpoint_s,
             steal_s=window.steal_s,
             group_cache_bytes=held.cache_bytes,
             group_shmem_bytes=held.shmem_bytes,
@@ -297,6 +313,12 @@ class PgAtRestStudy:
             interference_pct=window.interference_pct,
             usage=window.usage(window.server_cpu_s, device=device),
         )
+
+    def _checkpoint(self, server: PgSandbox) -> float:
+        """CHECKPOINT: every dirty buffer written and its file synced; the seconds it took."""
+        began = time.monotonic()
+        server.query("CHECKPOINT", timeout_s=CHECKPOINT_TIMEOUT_S)
+        return time.monotonic() - began
 
     def prove(self, record: PgAtRestRecord) -> None:
         proof.check_run(record, self._loop(record.variant))

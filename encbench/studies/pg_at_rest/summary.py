@@ -25,6 +25,7 @@ MIB = 2**20
 def variant_stats(runs: list[PgAtRestRecord]) -> PgAtRestVariant:
     transactions = sum(r.transactions for r in runs)
     caches = [r.page_cache_bytes for r in runs]
+    checkpoints = [r.checkpoint_s for r in runs if r.checkpoint_s is not None]
     return PgAtRestVariant(
         tps=cells.sample(runs, lambda r: r.tps),
         latency_avg_ms=cells.sample(runs, lambda r: r.latency_avg_ms),
@@ -35,6 +36,7 @@ def variant_stats(runs: list[PgAtRestRecord]) -> PgAtRestVariant:
         page_cache_max_mib=max(caches) / MIB,
         cache_share_of_data=max(r.cache_share_of_data for r in runs),
         memory_limit_mib=max(r.memory_limit_bytes for r in runs) / MIB,
+        checkpoint_s=sum(checkpoints) / len(checkpoints) if checkpoints else None,
     )
 
 
