@@ -181,6 +181,34 @@ def test_interference_is_what_the_machine_spent_beyond_this_runs_processes() -> 
     assert Window.between(start, quiet).other_cpu_s == 0.0
 
 
+def test_a_process_born_in_the_window_is_the_runs_not_other_load() -> None:
+    from encbench.engine.clocks import Clocks, Window
+
+    # pid 4 was forked during the window (a PostgreSQL backend for the client's connection)
+    # and still runs at its end: its 0.5 s are the run's.  pid 2's pid was recycled by a new
+    # process (it reads less than at the start): all of its 0.1 s are the window's.
+    start = Clocks(100.0, 10.0, 1.0, 5.0, 500.0, 2.0, {1: 10.0, 2: 3.0})
+    end = Clocks(101.0, 10.6, 1.0, 5.0, 501.2, 2.0, {1: 10.6, 2: 0.1, 4: 0.5})
+    assert Window.between(start, end, cores=2).other_cpu_s == pytest.approx(0.0)
+
+
+def test_the_closing_reading_finds_the_processes_born_since_the_opening_one() -> None:
+    import os
+    import subprocess
+    import sys
+
+    from encbench.engine.clocks import Clocks
+
+    start = Clocks.read(os.getpid())
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        end = Clocks.read(os.getpid(), start.pids)
+        assert child.pid not in start.pids and child.pid in end.pids
+    finally:
+        child.kill()  # the process this test started, by its pid
+        child.wait()
+
+
 def test_a_cell_reports_its_other_load_as_a_share_of_the_machine() -> None:
     runs = [
         dataclasses.replace(r, other_cpu_s=0.5, steal_s=0.1)

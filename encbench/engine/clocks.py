@@ -61,12 +61,15 @@ class Clocks:
         kernel_threads: bool = False,
     ) -> Clocks:
         """One reading; the opening one finds this run's processes (run_pids=None), the
-        closing one reads the same: Window.between(start, Clocks.read(pid, start.pids)).
+        closing one reads the same and those born since (a PostgreSQL backend forked for a
+        client's connection): Window.between(start, Clocks.read(pid, start.pids)).
         server_cpu_s: where the server's CPU is read (default /proc/PID/stat, 10 ms ticks);
         device: the data device whose /proc/diskstats line is read too; server_ios: where
         the server's own reads and writes are counted; kernel_threads: read every kernel
         thread's CPU too, which the window then counts as the run's, not as other load."""
-        pids = proc.descendants(os.getpid()) if run_pids is None else run_pids
+        pids = proc.descendants(os.getpid())
+        if run_pids is not None:
+            pids = sorted({*run_pids, *pids})
         own = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         busy, steal = proc.machine_cpu_s()
@@ -116,12 +119,14 @@ class Window:
         harness = end.harness_cpu_s - start.harness_cpu_s
         client = end.children_cpu_s - start.children_cpu_s
         busy = end.machine_busy_s - start.machine_busy_s
-        # This run's other processes, over the pids alive at both readings (the server is
-        # one of them); one that ended in between was reaped by its parent, in the tree.
+        # This run's other processes, over the pids alive at its end (the server is one of
+        # them): one born in between counts from nothing, one that ended in between was
+        # reaped by its parent, in the tree.  A pid that reads less than it did at the start
+        # is a new process on a recycled pid: all of its CPU is the window's.
         run = sum(
-            end.run_cpu_s[pid] - before
-            for pid, before in start.run_cpu_s.items()
-            if pid in end.run_cpu_s
+            now - before if now >= before else now
+            for pid, now in end.run_cpu_s.items()
+            for before in [start.run_cpu_s.get(pid, 0.0)]
         )
         if not start.run_cpu_s:
             run = server  # no process tree read (a target that is not our child)
