@@ -18,6 +18,9 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    # The Debian package that provides what is missing, where one does: what
+    # `encbench doctor PROFILE --packages` lists and `scripts/setup.sh PROFILE` installs.
+    package: str = ""
 
     def problem(self) -> str:
         """The one line a run that cannot start prints."""
@@ -28,7 +31,7 @@ def binary(name: str, package: str) -> Check:
     path = proc.which(name)
     if path:
         return Check(name, True, path)
-    return Check(name, False, "not found", f"apt-get install {package} (or `make setup`)")
+    return Check(name, False, "not found", f"apt-get install {package} (or `make setup`)", package)
 
 
 def root(why: str) -> Check:
@@ -66,6 +69,7 @@ def mariadb_server() -> list[Check]:
             plugin is not None,
             str(plugin or "not found"),
             "" if plugin else "apt-get install mariadb-server",
+            "" if plugin else "mariadb-server",
         ),
     ]
 
@@ -76,7 +80,13 @@ def postgresql_programs() -> Check:
     found = pg_sandbox.bindir()
     name = f"PostgreSQL ({', '.join(pg_sandbox.PROGRAMS)})"
     if found is None:
-        return Check(name, False, "not found", f"apt-get install {pg_sandbox.PACKAGE}")
+        return Check(
+            name,
+            False,
+            "not found",
+            f"apt-get install {pg_sandbox.PACKAGE} (or scripts/setup.sh PROFILE)",
+            pg_sandbox.PACKAGE,
+        )
     return Check(name, True, str(found))
 
 
@@ -89,7 +99,13 @@ def galera_provider() -> Check:
         found is not None,
         str(found or "not found"),
         "" if found else "apt-get install galera-4 (or `make setup`)",
+        "" if found else "galera-4",
     )
+
+
+def missing_packages(found: list[Check]) -> list[str]:
+    """The Debian packages that would fix the failed checks, each once, sorted."""
+    return sorted({c.package for c in found if not c.ok and c.package})
 
 
 def unique(checks: list[Check]) -> list[Check]:

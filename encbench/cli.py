@@ -20,7 +20,7 @@ import click
 
 from encbench import __version__, environment, noise_floor, overrides, preflight, proc
 from encbench import profile as profiles
-from encbench.checks import Check
+from encbench.checks import Check, missing_packages
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds, stop_on_signals
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
@@ -527,7 +527,14 @@ def _fail_above(result: Comparison, limit: float) -> None:
 
 @main.command()
 @click.argument("profile", required=False)
-def doctor(profile: str | None) -> None:
+@click.option(
+    "--packages",
+    "packages_only",
+    is_flag=True,
+    help="Only list the Debian packages PROFILE needs that are missing, one per line (what "
+    "`scripts/setup.sh PROFILE` installs).",
+)
+def doctor(profile: str | None, packages_only: bool) -> None:
     """Check tools, versions, AES flags and free disk, and what each study of PROFILE (by
     default quick) needs of this machine; say how to fix what is missing.  Exit status 1
     when something a run of PROFILE requires is missing (an optional study is only named)."""
@@ -535,6 +542,14 @@ def doctor(profile: str | None) -> None:
         prof, _ = profiles.load(profile or profiles.DEFAULT_PROFILE)
     except EncbenchError as exc:
         _fail(exc)
+    if packages_only:
+        # Optional studies' too: whoever names the profile wants all of it.
+        needed = preflight.tool_checks() + [
+            check for study in named_studies(prof) for check in study.machine_needs(prof)
+        ]
+        for package in missing_packages(needed):
+            click.echo(package)
+        return
     checks = preflight.tool_checks() + preflight.machine_checks(Path.cwd())
     env = environment.collect()
     for check in checks:

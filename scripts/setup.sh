@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Everything encbench needs, installed only when missing: quick when already done.
-#   Debian packages: the servers and tools encbench drives.
+#   scripts/setup.sh [PROFILE...]
+#   Debian packages: the servers and tools encbench drives; and, for each PROFILE named,
+#     what its studies need beyond them (PostgreSQL's server for the PostgreSQL studies), as
+#     `encbench doctor PROFILE --packages` lists it.
 #   uv, at the version below: the one on PATH if it is that version, else encbench's own copy
 #     in .tools/uv (a venv of the system Python), so that a stock Debian 12, which has no pip
 #     and whose Python is externally managed (PEP 668), needs nothing but python3-venv.
@@ -63,6 +66,14 @@ ensure_uv() {
   export UV
 }
 
+# The packages the named profiles need that are missing, one per line.
+profile_packages() {
+  local profile
+  for profile in "$@"; do
+    .venv/bin/encbench doctor --packages "$profile" || return 1
+  done
+}
+
 main() {
   cd "$(dirname "$0")/.."
   "$APT_INSTALL" "${PACKAGES[@]}"
@@ -71,6 +82,14 @@ main() {
   # Bytecode compiled at install: with PYTHONDONTWRITEBYTECODE set (as on some machines and
   # CI runners) every start would otherwise compile matplotlib and pydantic again (~1.5 s).
   "$UV" sync --frozen --quiet --compile-bytecode
+  if [ $# -gt 0 ]; then
+    local extra
+    extra=$(profile_packages "$@")
+    if [ -n "$extra" ]; then
+      # shellcheck disable=SC2086  # one package a word
+      "$APT_INSTALL" $extra
+    fi
+  fi
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

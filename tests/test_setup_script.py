@@ -177,3 +177,28 @@ def test_sourcing_the_script_runs_nothing(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "sourced"
+
+
+def test_a_named_profile_asks_encbench_which_packages_it_needs(tmp_path: Path) -> None:
+    """`scripts/setup.sh postgresql`: what the profile needs beyond the usual packages comes
+    from `encbench doctor PROFILE --packages`; an unknown profile stops the set-up."""
+    venv = tmp_path / ".venv" / "bin"
+    venv.mkdir(parents=True)
+    stub(
+        venv / "encbench",
+        'if [ "$3" = postgresql ]; then echo postgresql-15; exit 0; fi\n'
+        'echo "encbench: unknown profile $3" >&2; exit 2\n',
+    )
+
+    def packages(*profiles: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["bash", "-c", f'source "{SCRIPT}" && profile_packages "$@"', "-", *profiles],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+
+    found = packages("postgresql")
+    assert found.returncode == 0 and found.stdout.split() == ["postgresql-15"]
+    assert packages("postgresql", "nosuch").returncode != 0

@@ -56,3 +56,23 @@ def test_doctor_for_a_postgresql_profile_lists_no_mariadb_tool(tmp_path: Path) -
     tools = {found[1] for found in named if found}
     assert "openssl" in tools
     assert not tools & MARIADB_TOOLS, out
+
+
+def test_doctor_lists_the_packages_a_profile_lacks_for_the_setup_script(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from click.testing import CliRunner
+
+    from encbench.cli import main
+    from encbench.servers import pg_sandbox
+
+    # A machine without PostgreSQL and without sysbench.
+    monkeypatch.setattr(pg_sandbox, "bindir", lambda: None)
+    real = proc.which
+    monkeypatch.setattr(proc, "which", lambda name: None if name == "sysbench" else real(name))
+    listed = CliRunner().invoke(main, ["doctor", "--packages", "postgresql-tiny"])
+    assert listed.exit_code == 0, listed.output
+    assert "postgresql-15" in listed.output.split()
+    assert "sysbench" not in listed.output.split()  # a PostgreSQL run never needs it
+    mariadb = CliRunner().invoke(main, ["doctor", "--packages", "smoke"]).output.split()
+    assert "sysbench" in mariadb and "postgresql-15" not in mariadb

@@ -34,6 +34,7 @@ def _server_user_check() -> Check:
             False,
             "missing (PostgreSQL refuses to run as root)",
             f"apt-get install {pg_sandbox.PACKAGE} (it creates the user)",
+            pg_sandbox.PACKAGE,
         )
     return Check("postgres user", True, "present: the server runs as it")
 
@@ -47,7 +48,11 @@ def client_checks() -> list[Check]:
         except BadInput:
             found.append(
                 Check(
-                    f"PostgreSQL's {name}", False, "not found", "apt-get install postgresql-client"
+                    f"PostgreSQL's {name}",
+                    False,
+                    "not found",
+                    "apt-get install postgresql-client",
+                    "postgresql-client",
                 )
             )
     return found
