@@ -173,9 +173,10 @@ def frame(payload: bytes, source: int = 40000, destination: int = SERVER_PORT) -
     return bytes(12) + b"\x08\x00" + ip + tcp + payload
 
 
-def server_hello(tls13: bool) -> bytes:
+def server_hello(tls13: bool, retry: bool = False) -> bytes:
     ext = struct.pack("!HHH", 43, 2, 0x0304) if tls13 else b""
-    body = struct.pack("!H", 0x0303) + bytes(32) + b"\x00" + struct.pack("!HB", 0x1302, 0)
+    random = wire.HELLO_RETRY_RANDOM if retry else bytes(32)
+    body = struct.pack("!H", 0x0303) + random + b"\x00" + struct.pack("!HB", 0x1302, 0)
     body += struct.pack("!H", len(ext)) + ext
     hs = b"\x02" + len(body).to_bytes(3, "big") + body
     return b"\x16\x03\x03" + struct.pack("!H", len(hs)) + hs
@@ -242,6 +243,23 @@ def test_a_capture_of_the_tls_route_shows_the_sslrequest_the_handshake_and_no_qu
     assert "SSLRequest, then TLS (TLSv1.3 TLS_AES_256_GCM_SHA384, 4 TLS record" in words
     with pytest.raises(ProofError, match="marker is not in clear"):
         judge(path, "plain")
+
+
+def test_a_hello_retry_request_is_named_as_the_round_trip_it_costs(tmp_path: Path) -> None:
+    # PostgreSQL 15 offers prime256v1 alone; OpenSSL 3's client sends an X25519 key share:
+    # the server answers with a HelloRetryRequest (a ServerHello with RFC 8446's random),
+    # then the ServerHello that settles the handshake.
+    frames = tls_frames()
+    frames[3:3] = [
+        frame(server_hello(True, retry=True), SERVER_PORT, 40000),
+        frame(b"\x16\x03\x03\x00\x20" + bytes(32)),  # the second ClientHello
+    ]
+    path = capture_file(tmp_path, frames)
+    hellos = json.loads(path.read_text())["hellos"]
+    assert [h["retry"] for h in hellos] == [True, False]
+    words = judge(path, "encrypted")
+    assert "TLSv1.3 TLS_AES_256_GCM_SHA384, after a HelloRetryRequest" in words
+    assert "HelloRetryRequest" not in judge(capture_file(tmp_path, tls_frames()), "encrypted")
 
 
 def test_a_tls_capture_that_fails_a_check_is_refused(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
@@ -64,10 +65,19 @@ CIPHER_SUITES = {
 }
 
 
+# RFC 8446 4.1.3: a HelloRetryRequest is a ServerHello whose random is this value (the
+# SHA-256 of "HelloRetryRequest"): the server asks the client for a key share of another
+# group, which costs the handshake one more round trip.
+HELLO_RETRY_RANDOM = bytes.fromhex(
+    "CF21AD74E59A6111BE1D8C021E65B891C2A211167ABB8C5E079E09E2C8A8339C"
+)
+
+
 @dataclass
 class Hello:
     protocol: str
     cipher: str
+    retry: bool = False  # a HelloRetryRequest, not the hello that settles the handshake
 
 
 @dataclass
@@ -76,7 +86,7 @@ class Findings:
     payload_bytes: int = 0
     marker_hits: int = 0
     dropped: int = 0
-    hellos: list[dict[str, str]] = field(default_factory=list)
+    hellos: list[dict[str, Any]] = field(default_factory=list)
     # Per service port (the lower of a segment's two): payload bytes and marker hits, so a
     # hit names the conversation it was in (the SST port, Galera's own 4567, …).
     bytes_by_port: dict[str, int] = field(default_factory=dict)
@@ -159,7 +169,9 @@ def server_hello(payload: bytes) -> Hello | None:
                 version = struct.unpack("!H", body[at + 4 : at + 6])[0]
             at += 4 + size
     return Hello(
-        TLS_VERSIONS.get(version, f"0x{version:04x}"), CIPHER_SUITES.get(suite, f"0x{suite:04x}")
+        TLS_VERSIONS.get(version, f"0x{version:04x}"),
+        CIPHER_SUITES.get(suite, f"0x{suite:04x}"),
+        retry=body[2:34] == HELLO_RETRY_RANDOM,
     )
 
 

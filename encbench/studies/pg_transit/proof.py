@@ -181,9 +181,18 @@ def judge_wire(cell: PgTransitCell, variant: str, found: Mapping[str, Any]) -> s
         raise ProofError(
             f"{where}: the capture dropped {dropped} frames, so the marker's absence proves nothing"
         )
-    hello = hellos[0]
+    hello = next((h for h in hellos if not h.get("retry")), hellos[0])
+    # PostgreSQL up to 17 offers one key-exchange group (ssl_ecdh_curve, prime256v1 by
+    # default) where OpenSSL 3's client sends an X25519 key share first: the server asks
+    # again, and every TLS 1.3 connection pays one more round trip.
+    retried = (
+        ", after a HelloRetryRequest (the server asked for a key share of another group: one "
+        "more round trip)"
+        if any(h.get("retry") for h in hellos)
+        else ""
+    )
     return (
-        f"SSLRequest, then TLS ({hello['protocol']} {hello['cipher']}, "
+        f"SSLRequest, then TLS ({hello['protocol']} {hello['cipher']}{retried}, "
         f"{found.get('tls_records', 0)} TLS record segments), no query text in clear "
         f"({seen:,} bytes)"
     )
