@@ -70,7 +70,7 @@ ensure_uv() {
 profile_packages() {
   local profile
   for profile in "$@"; do
-    .venv/bin/encbench doctor --packages "$profile" || return 1
+    .venv/bin/encbench doctor --packages "$profile" || return  # its status: 2 for a bad name
   done
 }
 
