@@ -40,27 +40,33 @@ POSTGRESQL_STOP = ((signal.SIGINT, 30.0), (signal.SIGQUIT, 10.0))
 class Kind:
     """How a kind of server is recognised (what its command line names) and stopped."""
 
-    mark_field: str  # the Entry field its command line must name
+    mark: Callable[[Entry], str]  # what its command line must name
     names: Callable[[list[str], str], bool]  # (command line, mark) -> it is this server
-    stop: Callable[[psutil.Process, int], None]  # (server, its pid)
+    stop: Callable[[psutil.Process], None]
 
 
-def _stop_mariadb(server: psutil.Process, pid: int) -> None:
+def _stop_mariadb(server: psutil.Process) -> None:
     proc.stop_group(server, SERVER_STOP)
 
 
-def _stop_postgresql(server: psutil.Process, pid: int) -> None:
+def _stop_postgresql(server: psutil.Process) -> None:
     """The postmaster alone, then whatever is left of its process group (backends of a
     postmaster killed outright)."""
     proc.stop_group(server, POSTGRESQL_STOP, group=False)
-    proc.kill_group(pid)
+    proc.kill_group(server.pid)
 
 
 KINDS: dict[str, Kind] = {
     # mariadbd names its defaults file as part of one argument (--defaults-file=PATH).
-    MARIADB: Kind("defaults_file", lambda cmdline, mark: mark in " ".join(cmdline), _stop_mariadb),
+    MARIADB: Kind(
+        lambda entry: entry.defaults_file,
+        lambda cmdline, mark: mark in " ".join(cmdline),
+        _stop_mariadb,
+    ),
     # postgres takes its data directory as one argument (-D PATH).
-    POSTGRESQL: Kind("datadir", lambda cmdline, mark: mark in cmdline, _stop_postgresql),
+    POSTGRESQL: Kind(
+        lambda entry: entry.datadir, lambda cmdline, mark: mark in cmdline, _stop_postgresql
+    ),
 }
 
 
@@ -122,7 +128,7 @@ class Entry:
         defaults file (mariadbd), or its data directory (postgres -D); empty in an entry
         that lacks it, which `_server` then never matches."""
         kind = KINDS.get(self.kind)
-        return str(getattr(self, kind.mark_field)) if kind is not None else ""
+        return kind.mark(self) if kind is not None else ""
 
     @property
     def owner(self) -> proc.RunIdentity:
@@ -203,7 +209,7 @@ def stop_server(entry: Entry, server: psutil.Process) -> None:
     """Stop a dead run's server as its kind shuts down: mariadbd's group by SIGTERM;
     PostgreSQL's postmaster by a fast, then an immediate shutdown, then whatever is left of
     its process group by SIGKILL.  `server` is `_server(entry)`: of a known kind."""
-    KINDS[entry.kind].stop(server, entry.server_pid)
+    KINDS[entry.kind].stop(server)
 
 
 def clean(include_live_runs: bool = False) -> list[str]:
