@@ -286,11 +286,13 @@ def clean_stale(include_live_runs: bool = False) -> list[str]:
         if not path.exists():
             record.file.unlink(missing_ok=True)
             continue
-        if not _remove_dir(path, wait_s=1.0):
+        removed = _remove_dir(path, wait_s=1.0)
+        if not removed:
             # Only what a run placed in its own group is in it (its server, or one killed
             # before the run recorded it, and their children): ended by pid.
             proc.kill_pids(_members(path))
-        if _remove_dir(path, wait_s=RMDIR_WAIT_S):
+            removed = _remove_dir(path, wait_s=RMDIR_WAIT_S)
+        if removed:
             record.file.unlink(missing_ok=True)
             actions.append(f"removed cgroup {path}")
         else:
