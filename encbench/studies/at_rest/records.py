@@ -173,6 +173,10 @@ class RunRecord:
     # window (engine/clocks.py) — the loop devices' workers and, under the filesystem layer,
     # fscrypt's decryption — counted as the run's work rather than as other load.
     kernel_cpu_s: float | None = None
+    # Added within schema 1 (0 in older lines): the delta of Innodb_buffer_pool_wait_free,
+    # the waits for a free page in the buffer pool (each up to a second, in
+    # buf_LRU_get_free_block) — what a write run that stalled was waiting for, or not.
+    bp_wait_free: int = 0
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

@@ -63,6 +63,9 @@ STATUS_COUNTERS = (
     # and the per-run proof (run_proof.check_run).
     "Innodb_num_pages_decrypted",
     "Innodb_num_pages_encrypted",
+    # How often a thread found no free page in the buffer pool and waited for the page
+    # cleaner: beside a run that stalled, the cause named by the server's own count.
+    "Innodb_buffer_pool_wait_free",
 )
 
 
@@ -472,6 +475,7 @@ class AtRestStudy:
             raw_output=str(run.raw.relative_to(self.store.path)),
             pages_decrypted=delta["Innodb_num_pages_decrypted"],
             pages_encrypted=delta["Innodb_num_pages_encrypted"],
+            bp_wait_free=delta["Innodb_buffer_pool_wait_free"],
             cpu_source=cpu_source,
             cpu_window=cpu_window,
             cpu_window_s=cpu_window_s or 0.0,
