@@ -3,7 +3,9 @@ measures, its studies, how long it takes by the plan's estimate and whether it n
 
 The time is `plan`'s estimate of the measuring (every cell until its budget or its maximum
 rounds), with every study counted: a study this machine would leave out still belongs to
-the profile.  Root is what the studies say they need it for under the profile
+the profile; and, where the profile was measured whole, that run's time and date
+(measured_runs.toml).  The README's table shows the same words (`time_words`, held to it by
+tests/test_times.py).  Root is what the studies say they need it for under the profile
 (StudyDefinition.root), not whether this process has it."""
 
 from __future__ import annotations
@@ -11,8 +13,9 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from encbench import plan, studies
+from encbench import measured_runs, plan, studies
 from encbench import profile as profiles
+from encbench.measured_runs import MeasuredRun
 from encbench.profile import Profile
 
 INDENT = "    "  # a profile's description, under its line
@@ -25,11 +28,25 @@ class Entry:
     studies: list[str]
     seconds: float  # the plan's estimate of the measuring
     root: str  # "no", "yes (…)", or what a run without root leaves out
+    measured: MeasuredRun | None = None  # a whole run of it, where there was one
 
     @property
     def time(self) -> str:
-        """Whole minutes: an estimate, not a measurement."""
-        return f"about {max(1, round(self.seconds / 60))} min"
+        return time_words(self.seconds, self.measured)
+
+
+def time_words(planned_s: float, measured: MeasuredRun | None) -> str:
+    """The plan's estimate (whole minutes: an estimate, not a measurement), and a whole run's
+    time and date where there was one: "plan ≈ 26 min; measured 25 min 39 s (2026-11-26)"."""
+    words = f"plan ≈ {max(1, round(planned_s / 60))} min"
+    if measured is not None:
+        words += f"; measured {measured_runs.clock(measured.seconds)} ({measured.date})"
+    return words
+
+
+def profile_time_words(name: str) -> str:
+    prof, _ = profiles.load(name)
+    return time_words(estimated_s(prof), measured_runs.of(name))
 
 
 def estimated_s(profile: Profile) -> float:
@@ -54,6 +71,7 @@ def entry(name: str) -> Entry:
         studies=list(prof.studies),
         seconds=estimated_s(prof),
         root=root_words(prof),
+        measured=measured_runs.of(prof.name),
     )
 
 

@@ -210,7 +210,7 @@ def run(
     summary.json, report.md and report.html.
 
     PROFILE is a built-in (`encbench profiles` lists them with their time and whether they
-    need root; by default quick, under 15 min) or the path of a .toml file."""
+    need root; by default quick) or the path of a .toml file."""
     options = TargetOptions(target, defaults_file, keep or keep_alias)
     given = _sysbench_given(threads, time, tables, table_size)
     _run(lambda: _open_store(profile, out, resume, force, options=options, sysbench=given))
@@ -229,8 +229,8 @@ def calibrate(profile: str | None, out: Path | None) -> None:
     servers; plain TCP against plain TCP) and report encbench's own false-positive rate and
     noise floor on this machine.
 
-    PROFILE is a built-in or the path of a .toml file; by default `calibrate` (40 cells in
-    20 min on a 2-core machine).  The result also goes to
+    PROFILE is a built-in or the path of a .toml file; by default `calibrate` (40 cells; its time:
+    `encbench profiles`).  The result also goes to
     $XDG_STATE_HOME/encbench/calibration.json, whose noise floor every later report states.
     `encbench run --resume DIR` finishes an interrupted calibration."""
     _run(lambda: _open_store(profile or CALIBRATION_PROFILE, out, None, False, calibrate=True))

@@ -3,8 +3,8 @@ printed; nothing is created or started (a target is only read).
 
 The time estimate adds, per cell, how long the engine lets it run: a cell stops when its
 time budget would be overrun (estimates.stop_reason), or earlier at its maximum rounds;
-a round is taken as two runs of run_s plus a second each (as estimates.upper_bound_s
-takes it), and both warm-ups are added.  A cell that reaches its target
+a round is taken as two runs of run_s and their overhead each (durations.RUN_OVERHEAD_S), and
+both warm-ups are added.  A cell that reaches its target
 half-width stops earlier still, which no plan can know: the estimate is what the budgets
 allow.  What happens outside the cells (installing the data directories, loading the
 tables, starting a cluster) is not counted."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench import catalog, plan
+from encbench import catalog, measured_runs, plan
 from encbench import profile as profiles
 from tests.helpers import encbench
 
@@ -62,7 +62,17 @@ def test_the_time_is_the_plans_estimate_of_every_study(name: str) -> None:
     prof, _ = profiles.load(name)
     whole = sum(p.measuring_s for p in plan.study_plans(prof))
     assert catalog.estimated_s(prof) == pytest.approx(whole)
-    assert catalog.entry(name).time == f"about {max(1, round(whole / 60))} min"
+    assert catalog.entry(name).time.startswith(f"plan ≈ {max(1, round(whole / 60))} min")
+
+
+def test_a_profile_run_whole_shows_that_runs_time_and_date_beside_the_plan() -> None:
+    run = measured_runs.of("smoke")
+    assert run is not None
+    assert catalog.entry("smoke").time.endswith(
+        f"; measured {measured_runs.clock(run.seconds)} ({run.date})"
+    )
+    assert measured_runs.of("percona-2017-sst") is None  # changed since its run
+    assert "measured" not in catalog.entry("percona-2017-sst").time
 
 
 def test_root_is_what_the_profiles_studies_need_it_for() -> None:

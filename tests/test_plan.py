@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from encbench import cli, plan, studies
+from encbench.durations import RUN_OVERHEAD_S
 from encbench.profile import load, parse
 
 
@@ -39,12 +40,12 @@ def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str
 def test_a_cell_runs_until_its_budget_or_its_maximum_rounds_whichever_comes_first() -> None:
     budget = parse('name = "p"\n[measure]\nrun_s = 1\nwarmup_s = 2\ncell_budget_s = 80\n', "p")
     assert plan.cell_seconds(budget.measure) == 80 + 2 * 2
-    # 12 rounds of two 4 s runs (plus a second each) end before a 600 s budget.
+    # 12 rounds of two 3 s runs (and their overhead each) end before a 600 s budget.
     short = parse(
         'name = "p"\n[measure]\nrun_s = 3\nwarmup_s = 0\nmax_rounds = 12\ncell_budget_s = 600\n',
         "p",
     )
-    assert plan.cell_seconds(short.measure) == 12 * 2 * 4
+    assert plan.cell_seconds(short.measure) == pytest.approx(12 * 2 * (3 + RUN_OVERHEAD_S))
 
 
 def test_the_quick_plan_adds_each_cells_budget_and_warm_ups() -> None:
