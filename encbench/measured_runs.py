@@ -33,9 +33,11 @@ class MeasuredRun:
 @cache
 def all_runs() -> dict[str, MeasuredRun]:
     data = tomllib.loads(resources.files("encbench").joinpath("measured_runs.toml").read_text())
-    machine = data["machine"]["vm"]
+    machines = data["machines"]
     return {
-        name: MeasuredRun(name, int(run["seconds"]), run["date"], run["command"], machine)
+        name: MeasuredRun(
+            name, int(run["seconds"]), run["date"], run["command"], machines[run["machine"]]
+        )
         for name, run in data["runs"].items()
     }
 

@@ -230,3 +230,93 @@ def test_the_readme_and_encbench_help_give_the_same_exit_statuses() -> None:
     # What exits 1 is named in both.
     for cause in ("doctor", "--fail-above"):
         assert cause in table["1"] and cause in dict(EXIT_STATUSES)[1]
+
+
+FINDINGS = ROOT / "docs" / "findings.md"
+DEVELOPMENT_LOG = ROOT / "docs" / "development-log.md"
+
+
+def _readme_quick_result() -> str:
+    """The README's measured example: from "A real result" to the next heading."""
+    text = README.read_text()
+    return "A real result" + text.split("A real result", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_quick_table_is_a_table_of_the_findings_row_for_row() -> None:
+    rows = [line for line in _readme_quick_result().splitlines() if line.startswith("|")]
+    assert len(rows) >= 10, "the README's quick table (header, rule and 8 cells) was not found"
+    findings = FINDINGS.read_text().splitlines()
+    missing = [row for row in rows if row not in findings]
+    assert not missing, "README rows not in docs/findings.md:\n" + "\n".join(missing)
+    # All in one findings table, in the README's order: the same run, not a mix of runs.
+    assert any(findings[i : i + len(rows)] == rows for i in range(len(findings))), (
+        "no table in docs/findings.md holds the README's quick rows in their order"
+    )
+
+
+FIGURE = re.compile(r"\d+ min \d+ s|[−+]?\d[\d,.]*(?:[…–][−+]?\d[\d,.]*)?%|\d{4}-\d\d-\d\d")
+
+
+def test_every_figure_of_the_readme_quick_result_is_in_the_findings() -> None:
+    findings = FINDINGS.read_text()
+    missing = sorted(
+        {figure for figure in FIGURE.findall(_readme_quick_result()) if figure not in findings}
+    )
+    assert not missing, f"README figures not in docs/findings.md: {missing}"
+
+
+# The team's process and its machines mean nothing to a reader; they belong in the
+# development log. Words of TLS and SQL ("TLS session", "SHOW SESSION STATUS") are not these.
+TEAM_WORDS = {
+    "this VM": re.compile(r"\bthis VM\b"),
+    "mends": re.compile(r"\bmend(s|ed|ing)?\b", re.IGNORECASE),
+    "a review": re.compile(r"\breview", re.IGNORECASE),
+    "q3": re.compile(r"\bq3\b", re.IGNORECASE),
+    "the kernel it is developed on": re.compile(r"\bdeveloped on\b", re.IGNORECASE),
+    "engineers at work": re.compile(r"\b(two|other|another) engineers?\b|\bengineer's\b", re.I),
+    "a working session": re.compile(
+        r"\b(first|second|another|each|one|this|that|a single|the same) session\b"
+        r"|\bsessions? (that|before|measured)\b|\bbetween sessions\b",
+        re.IGNORECASE,
+    ),
+    "the team": re.compile(r"\b(we|our|the team)\b", re.IGNORECASE),
+    "not built yet": re.compile(r"\bnot (yet )?built( yet)?\b", re.IGNORECASE),
+    "measured before this was so": re.compile(r"measured before this was so", re.IGNORECASE),
+}
+USER_PAGES = [page for page in PAGES if page != DEVELOPMENT_LOG]
+
+
+def test_no_user_page_speaks_of_the_team_or_its_machines() -> None:
+    found = [
+        f"{page.relative_to(ROOT)}:{number}: {what}: {line.strip()}"
+        for page in USER_PAGES
+        for number, line in enumerate(page.read_text().splitlines(), 1)
+        for what, pattern in TEAM_WORDS.items()
+        if pattern.search(line)
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_the_team_words_catch_what_they_are_for() -> None:
+    def caught(line: str) -> bool:
+        return any(pattern.search(line) for pattern in TEAM_WORDS.values())
+
+    for line in (
+        "on this VM the steal rises",
+        "after the review's mends",
+        "an earlier run (q3) found",
+        "the kernel encbench is developed on has none",
+        "but two engineers editing code",
+        "in the first session",
+        "**Not built yet**: threads",
+        "were measured before this was so",
+    ):
+        assert caught(line), line
+    for line in ("a TLS session is resumed", "SHOW SESSION STATUS", "a tunnel holds a session"):
+        assert not caught(line), line
+
+
+def test_the_development_log_is_linked_from_the_developers_guide_only() -> None:
+    assert "development-log.md" in (ROOT / "docs" / "developing.md").read_text()
+    for page in (README, FINDINGS):
+        assert "development-log" not in page.read_text(), page.name
