@@ -21,12 +21,13 @@ unit: setup
 integration: setup
 	$(VENV)/pytest -q -m integration
 
-# Two workers, each taking whole test files (module fixtures start their servers once): the
-# integration tests mostly wait on servers, clusters and fixed-length runs, so two at once
-# halve the wall time on two cores (17 min 53 s serial, 10 min 8 s so, measured).
+# Three workers, each taking whole test files (module fixtures start their servers once):
+# the integration tests mostly wait on servers, clusters and fixed-length runs, so a third
+# worker fills the cores' idle time even on two cores (fresh clones on a 2-core VM,
+# 2026-11-28: 14 min 37 s on two workers, 11 min 18 s on three; docs/developing.md).
 test: lint
 	@scripts/setup-test-extras.sh
-	$(VENV)/pytest -q -n 2 --dist loadfile --durations=15
+	$(VENV)/pytest -q -n 3 --dist loadfile --durations=15
 
 clean:
 	$(VENV)/encbench clean
