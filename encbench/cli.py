@@ -14,19 +14,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from encbench import (
-    __version__,
-    environment,
-    noise_floor,
-    output_paths,
-    overrides,
-    preflight,
-    proc,
-)
+from encbench import __version__, environment, noise_floor, overrides, preflight, proc
 from encbench import profile as profiles
 from encbench.checks import Check, missing_packages
 from encbench.engine.progress import RunProgress
@@ -89,31 +81,7 @@ def _epilog() -> str:
     return "\n".join(lines)
 
 
-class OneLineErrors(click.Group):
-    """Click's own usage errors (an unknown option or command, a missing or extra argument)
-    in encbench's one line, with the help that shows the usage, instead of click's usage
-    block with the error last."""
-
-    def main(self, *args: Any, **kwargs: Any) -> Any:
-        kwargs["standalone_mode"] = False
-        try:
-            code = super().main(*args, **kwargs)
-        except click.exceptions.UsageError as exc:
-            where = exc.ctx.command_path if exc.ctx is not None else "encbench"
-            message = exc.format_message().rstrip(".")
-            click.echo(f"{where}: {message} (see `{where} --help`)", err=True)
-            sys.exit(exc.exit_code)
-        except click.exceptions.Abort:  # Ctrl-C outside a run's own signal handling
-            click.echo("encbench: interrupted", err=True)
-            sys.exit(130)
-        except click.ClickException as exc:
-            click.echo(f"encbench: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
-        sys.exit(code if isinstance(code, int) else 0)
-
-
 @click.group(
-    cls=OneLineErrors,
     context_settings={"help_option_names": ["-h", "--help"]},
     invoke_without_command=True,
     epilog=_epilog(),
@@ -514,31 +482,24 @@ def compare_command(
                     f"{directory} has no summary.json: run `encbench report {directory}`"
                 )
             summaries.append(data)
-        if out is not None:
-            output_paths.check_new(out, "--out")
+        if out is not None and out.exists():
+            raise BadInput(f"{out} exists: choose another --out")
         result = rendering.compare(
             summaries[0], summaries[1], label_a or dir_a.name, label_b or dir_b.name
         )
-        text = compare.render_markdown(result)
-        if out is not None:
-            _write_comparison(out, result, text)
     except EncbenchError as exc:
         _fail(exc)
-    click.echo(text if out is None else str(out / "comparison.html"))
+    text = compare.render_markdown(result)
+    if out is None:
+        click.echo(text)
+    else:
+        out.mkdir(parents=True)
+        (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        (out / "comparison.md").write_text(text)
+        (out / "comparison.html").write_text(compare.render_html(result))
+        click.echo(str(out / "comparison.html"))
     if limit is not None:
         _fail_above(result, limit)
-
-
-def _write_comparison(out: Path, result: Comparison, text: str) -> None:
-    from encbench.report import compare
-
-    try:
-        out.mkdir()
-    except OSError as exc:
-        raise output_paths.WriteFailed(f"could not create {out}: {exc.strerror}") from exc
-    output_paths.write_text(out / "comparison.json", json.dumps(result.to_json(), indent=2) + "\n")
-    output_paths.write_text(out / "comparison.md", text)
-    output_paths.write_text(out / "comparison.html", compare.render_html(result))
 
 
 def _fail_above(result: Comparison, limit: float) -> None:
@@ -635,16 +596,16 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     from encbench.report import crypto as crypto_report
 
     try:
-        if json_path is not None:
-            output_paths.check_new(json_path, "--json")
+        if json_path is not None and json_path.exists():
+            raise BadInput(f"{json_path} exists: choose another --json path")
         with stop_on_signals():
             capacity = crypto.measure_capacity(
                 quick=quick, progress=lambda m: click.echo(m, err=True)
             ).to_json()
-        if json_path is not None:
-            output_paths.write_text(json_path, json.dumps(capacity, indent=2) + "\n")
     except EncbenchError as exc:
         _fail(exc)
+    if json_path is not None:
+        json_path.write_text(json.dumps(capacity, indent=2) + "\n")
     click.echo(crypto_report.render_markdown(capacity))
 
 
@@ -720,10 +681,6 @@ def estimate_command(
     )  # fmt: skip
     try:
         options.check()
-        if target:
-            # Reachable, the login taken, its counters visible: before any unit is measured
-            # or stored, and before the window.
-            command.probe_target(options)
         units_dir = units_from
         if measure_units:
             units_dir = command.units_directory(units_profile)

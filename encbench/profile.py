@@ -469,10 +469,7 @@ def _read_text(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise BadInput(
-            f"cannot read profile {path}: {exc.strerror}; give the path of a .toml file, "
-            "or a built-in profile's name (encbench profiles lists them)"
-        ) from exc
+        raise BadInput(f"cannot read profile {path}: {exc.strerror}") from exc
     try:
         # utf-8-sig: an editor's byte-order mark is no reason to refuse a profile.
         return data.decode("utf-8-sig")

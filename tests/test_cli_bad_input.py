@@ -358,26 +358,3 @@ def test_clean_stops_live_runs_only_when_its_flag_says_so(
     assert "nothing to clean" in result.output
     shown = CliRunner().invoke(cli.main, ["clean", "--help"]).output
     assert "--stop-live-runs" in shown and "--all" not in shown
-
-
-@pytest.mark.parametrize(
-    ("argv", "where", "problem"),
-    [
-        (["plan", "quick", "--out", "X"], "encbench plan:", "No such option '--out'"),
-        (["profiles", "quick"], "encbench profiles:", "unexpected extra argument (quick)"),
-        (["schema", "foo"], "encbench schema:", "unexpected extra argument (foo)"),
-        (["nosuch"], "encbench:", "No such command 'nosuch'"),
-    ],
-)
-def test_a_usage_error_is_one_line_naming_the_command_and_its_help(
-    tmp_path: Path, argv: list[str], where: str, problem: str
-) -> None:
-    result = encbench(*argv, cwd=tmp_path)
-    assert_one_line_error(result, where, problem, "--help`)")
-    assert not result.stderr.startswith("Usage:")
-
-
-@pytest.mark.parametrize("port", ["99999", "0"])
-def test_a_dsn_port_out_of_range_names_the_range(tmp_path: Path, port: str) -> None:
-    result = encbench("plan", "smoke", "--target", f"mysql://bench@127.0.0.1:{port}/", cwd=tmp_path)
-    assert_one_line_error(result, "the port must be a number from 1 to 65535")

@@ -477,29 +477,3 @@ def test_units_from_a_directory_are_stored_and_listed(tmp_path: Path, state_dir:
     assert checked.returncode == 0, checked.stderr
     assert "# The estimate against measured runs" in checked.stdout
     assert json.loads((tmp_path / "v.json").read_text())["cells"]
-
-
-def test_units_from_with_an_unreachable_target_refuses_before_storing_anything(
-    tmp_path: Path, state_dir: Path
-) -> None:
-    directory = estimate_runs.directory(tmp_path / "r")
-    result = encbench(
-        "estimate", "--units-from", str(directory), "--target", "mysql://u@127.0.0.1:1/"
-    )
-    assert result.returncode == 2, result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1 and "127.0.0.1:1" in result.stderr
-    assert not (state_dir / "encbench" / units.MACHINE_FILE).exists()
-
-
-def test_a_json_path_in_a_missing_folder_is_refused_before_the_validation(
-    tmp_path: Path, state_dir: Path
-) -> None:
-    directory = estimate_runs.directory(tmp_path / "r")
-    missing = tmp_path / "missing" / "v.json"
-    result = encbench("estimate", "--validate", str(directory), "--json", str(missing))
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.strip() == (
-        f"encbench: --json {missing}: the folder {missing.parent} does not exist; create it, "
-        "or choose another --json path"
-    )
-    assert result.stdout == ""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from encbench import capacity, output_paths
+from encbench import capacity
 from encbench.errors import BadInput
 from encbench.estimate import counters, model, report, rescale, units, validate
 from encbench.profile import TargetSpec
@@ -63,24 +63,14 @@ class Options:
             )
         if self.json_path is not None and not (self.target or self.validate):
             raise BadInput("--json writes an estimate or a validation: add --target or --validate")
-        if self.json_path is not None:
-            output_paths.check_new(self.json_path, "--json")
+        if self.json_path is not None and self.json_path.exists():
+            raise BadInput(f"{self.json_path} exists: choose another --json path")
         counters.check_seconds(self.seconds)
         if self.target:
             self.spec()
         for directory in (self.units_from, self.validate):
             if directory is not None:
                 units.open_directory(directory)
-        if (
-            self.target
-            and not (self.units_from or self.measure_units)
-            and not (units.read_machine())
-        ):
-            raise BadInput(
-                "no unit costs are stored on this machine: measure them once with "
-                "`encbench estimate --measure-units` (a few minutes), then estimate; or add "
-                "--units-from DIR (a finished run that has those cells)"
-            )
 
     def spec(self) -> TargetSpec:
         assert self.target is not None
@@ -110,16 +100,7 @@ def units_directory(profile: str | None) -> Path:
 
 def _write_json(path: Path | None, data: object) -> None:
     if path is not None:
-        output_paths.write_text(path, json.dumps(data, indent=2) + "\n")
-
-
-def probe_target(options: Options) -> None:
-    """Before anything is measured or written: the target answers, takes the login and shows
-    the counters the estimate reads (each refusal one line with its fix)."""
-    spec = options.spec()
-    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
-    with counters.session(server) as session:
-        counters.check_counters(session.status(), session.grants, spec.user)
+        path.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def store_units(directory: Path, out: Echo, log: Echo, quiet: bool) -> None:

@@ -84,9 +84,6 @@ def write_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-RESULTS_DIR_FIX = "; give the directory a run wrote (its --out, or results/PROFILE-TIMESTAMP)"
-
-
 class ResultStore:
     def __init__(self, path: Path) -> None:
         # Absolute: the servers get these paths in their options and run from elsewhere.
@@ -162,15 +159,13 @@ class ResultStore:
     def _read_meta(path: Path) -> dict[str, Any]:
         meta_path = path / "meta.json"
         if not meta_path.exists():
-            raise BadInput(
-                f"{path} is not an encbench results directory (no meta.json){RESULTS_DIR_FIX}"
-            )
+            raise BadInput(f"{path} is not an encbench results directory (no meta.json)")
         try:
             meta = json.loads(meta_path.read_text())
         except (ValueError, UnicodeDecodeError) as exc:
             raise BadInput(f"{meta_path} is damaged: {exc}") from exc
         if not isinstance(meta, dict) or meta.get("kind") != META_KIND:
-            raise BadInput(f"{path} is not an encbench results directory{RESULTS_DIR_FIX}")
+            raise BadInput(f"{path} is not an encbench results directory")
         if meta.get("meta_version") != META_VERSION:
             raise BadInput(
                 f"{path} was written by encbench {meta.get('encbench', 'unknown')} in an older "

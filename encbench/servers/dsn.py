@@ -59,14 +59,9 @@ def parse_dsn(dsn: str) -> dict[str, Any]:
     try:
         port = parts.port
     except ValueError:
-        # urllib says "out of range" for 65536 and above, and names no range otherwise.
         raise BadInput(
-            f"--target {dsn!r}: the port must be a number from 1 to 65535; write it as {example}"
+            f"--target {dsn!r}: the port is not a number; write it as {example}"
         ) from None
-    if port == 0:
-        raise BadInput(
-            f"--target {dsn!r}: the port must be a number from 1 to 65535; write it as {example}"
-        )
     fields: dict[str, Any] = {"user": unquote(parts.username)}
     if postgresql:
         fields["kind"] = "postgresql"
