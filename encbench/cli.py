@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
-from encbench import __version__, environment, noise_floor, overrides, preflight, proc
+from encbench import __version__, environment, noise_floor, outputs, overrides, preflight, proc
 from encbench import profile as profiles
 from encbench.checks import Check, missing_packages
 from encbench.engine.progress import RunProgress
@@ -49,14 +49,18 @@ if TYPE_CHECKING:  # compare draws plots: imported only by the command that need
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
 
-def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
+def _fail(exc: EncbenchError, log_dir: Path | None = None, created: bool = False) -> NoReturn:
+    """One line and the exit status.  `created`: something (a results directory, stored
+    units, a target's databases) exists already, so even bad input found now is a failure
+    (1): status 2 promises that nothing was created."""
     message = str(exc)
     if isinstance(exc, ToolError) and log_dir is not None and log_dir.is_dir():
         detail = log_dir / "error.log"
-        detail.write_text(exc.details() + "\n")
-        message += f" (details: {detail})"
+        with contextlib.suppress(OSError):  # the line below says it all the same
+            detail.write_text(exc.details() + "\n")
+            message += f" (details: {detail})"
     click.echo(f"encbench: {message}", err=True)
-    sys.exit(exc.exit_code)
+    sys.exit(1 if created and exc.exit_code == 2 else exc.exit_code)
 
 
 # `encbench --help` ends with them; the README's CLI section says the same (tests/test_docs.py).
@@ -221,7 +225,7 @@ def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None
             if isinstance(exc, Interrupted) and store is not None:
                 # What was measured is on disk; give it its report.html too.
                 render_documents(store, prof, with_html=True)
-            _fail(exc, store.path / "logs" if store else None)
+            _fail(exc, store.path / "logs" if store else None, created=store is not None)
         finally:
             if store is not None:
                 store.unlock()
@@ -290,6 +294,7 @@ def _open_store(
     # A calibration of an ordinary profile must not look like a run of it.
     name = f"{prof.name}-aa" if prof.calibration and "calibrat" not in prof.name else prof.name
     out = out or Path("results") / f"{name}-{stamp}"
+    outputs.check_new_directory(out, "--out")
     check_path(out)
     here, left = _what_runs_here(prof, out)
     store = ResultStore.create(
@@ -438,7 +443,10 @@ def report(directory: Path, with_csv: bool) -> None:
     if with_csv:
         from encbench.report import table_csv
 
-        store.write_text("report.csv", table_csv.render(summary))
+        try:
+            store.write_text("report.csv", table_csv.render(summary))
+        except OSError as exc:
+            _fail(outputs.WriteFailed(f"cannot write {directory / 'report.csv'}: {exc.strerror}"))
         click.echo(str(directory / "report.csv"))
 
 
@@ -482,22 +490,26 @@ def compare_command(
                     f"{directory} has no summary.json: run `encbench report {directory}`"
                 )
             summaries.append(data)
-        if out is not None and out.exists():
-            raise BadInput(f"{out} exists: choose another --out")
+        if out is not None:
+            if out.exists():
+                raise BadInput(f"{out} exists: choose another --out")
+            outputs.check_new_directory(out, "--out")
         result = rendering.compare(
             summaries[0], summaries[1], label_a or dir_a.name, label_b or dir_b.name
         )
+        text = compare.render_markdown(result)
+        if out is None:
+            click.echo(text)
+        else:
+            outputs.make_directory(out)
+            outputs.write_text(
+                out / "comparison.json", json.dumps(result.to_json(), indent=2) + "\n"
+            )
+            outputs.write_text(out / "comparison.md", text)
+            outputs.write_text(out / "comparison.html", compare.render_html(result))
+            click.echo(str(out / "comparison.html"))
     except EncbenchError as exc:
         _fail(exc)
-    text = compare.render_markdown(result)
-    if out is None:
-        click.echo(text)
-    else:
-        out.mkdir(parents=True)
-        (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-        (out / "comparison.md").write_text(text)
-        (out / "comparison.html").write_text(compare.render_html(result))
-        click.echo(str(out / "comparison.html"))
     if limit is not None:
         _fail_above(result, limit)
 
@@ -596,17 +608,18 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     from encbench.report import crypto as crypto_report
 
     try:
-        if json_path is not None and json_path.exists():
-            raise BadInput(f"{json_path} exists: choose another --json path")
+        if json_path is not None:
+            outputs.check_new_file(json_path, "--json")
         with stop_on_signals():
             capacity = crypto.measure_capacity(
                 quick=quick, progress=lambda m: click.echo(m, err=True)
             ).to_json()
+        # The table first: a --json that can no longer be written loses only its copy.
+        click.echo(crypto_report.render_markdown(capacity))
+        if json_path is not None:
+            outputs.write_text(json_path, json.dumps(capacity, indent=2) + "\n")
     except EncbenchError as exc:
         _fail(exc)
-    if json_path is not None:
-        json_path.write_text(json.dumps(capacity, indent=2) + "\n")
-    click.echo(crypto_report.render_markdown(capacity))
 
 
 @main.command(name="estimate")
@@ -673,15 +686,21 @@ def estimate_command(
     status counters over --seconds, with no load put on it and nothing changed there: the
     extra CPU per cause (table reads and writes, redo and binary log, TLS handshakes and
     bytes) from this machine's measured unit costs, with intervals."""
-    from encbench.estimate import command
+    from encbench.estimate import command, units
 
     options = command.Options(
         target, defaults_file, seconds, "all" if scope == "all" else "tables", units_from,
         measure_units, units_profile, validate_dir, json_path,
     )  # fmt: skip
+    log: Callable[[str], None] = lambda m: click.echo(m, err=True)  # noqa: E731
+    created = False
     try:
+        # Everything that can refuse, before minutes of measuring and before anything is kept:
+        # the options, the target (reachable, login, counters), the directory's units.
         options.check()
-        units_dir = units_from
+        if target:
+            command.check_target(options, log)
+        found = units.from_directory(units_from) if units_from is not None else None
         if measure_units:
             units_dir = command.units_directory(units_profile)
             # The run's own lines go to stderr: stdout is the estimate's.
@@ -691,10 +710,13 @@ def estimate_command(
                         units_profile or command.UNITS_PROFILE, units_dir, None, False
                     )
                 )
+            created = True
+            found = units.from_directory(units_dir)
+        created = created or found is not None
         with stop_on_signals():
-            command.run(options, units_dir, click.echo, lambda m: click.echo(m, err=True))
+            command.run(options, found, click.echo, log)
     except EncbenchError as exc:
-        _fail(exc)
+        _fail(exc, created=created)
 
 
 @main.command()
