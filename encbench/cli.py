@@ -7,18 +7,20 @@ what was measured stays on disk."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from encbench import __version__, environment, noise_floor, overrides, preflight, proc
+from encbench import __version__, environment, noise_floor, outputs, overrides, preflight, proc
 from encbench import profile as profiles
 from encbench.checks import Check, missing_packages
 from encbench.engine.progress import RunProgress
@@ -27,7 +29,7 @@ from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.net import netns
 from encbench.rendering import render_documents
 from encbench.results.store import ResultStore
-from encbench.servers import cgroup, dsn, images, keys, registry
+from encbench.servers import cgroup, dsn, images, keys, leftovers, registry
 from encbench.servers.sandbox import check_path
 from encbench.studies import (
     STUDIES,
@@ -49,14 +51,18 @@ if TYPE_CHECKING:  # compare draws plots: imported only by the command that need
 CALIBRATION_PROFILE = "calibrate"  # what `encbench calibrate` runs without a PROFILE
 
 
-def _fail(exc: EncbenchError, log_dir: Path | None = None) -> NoReturn:
+def _fail(exc: EncbenchError, log_dir: Path | None = None, created: bool = False) -> NoReturn:
+    """One line and the exit status.  `created`: something (a results directory, stored
+    units, a target's databases) exists already, so even bad input found now is a failure
+    (1): status 2 promises that nothing was created."""
     message = str(exc)
     if isinstance(exc, ToolError) and log_dir is not None and log_dir.is_dir():
         detail = log_dir / "error.log"
-        detail.write_text(exc.details() + "\n")
-        message += f" (details: {detail})"
+        with contextlib.suppress(OSError):  # the line below says it all the same
+            detail.write_text(exc.details() + "\n")
+            message += f" (details: {detail})"
     click.echo(f"encbench: {message}", err=True)
-    sys.exit(exc.exit_code)
+    sys.exit(1 if created and exc.exit_code == 2 else exc.exit_code)
 
 
 # `encbench --help` ends with them; the README's CLI section says the same (tests/test_docs.py).
@@ -65,8 +71,9 @@ EXIT_STATUSES = (
     (
         1,
         "measured or checked, and failed: a server, tool or proof failed during a run (the "
-        "line says where the details are); doctor found a requirement missing; compare "
-        "--fail-above found a cost grown beyond PCT",
+        "line says where the details are), or bad input found only after something was "
+        "created (a results directory, a target's databases); doctor found a requirement "
+        "missing; compare --fail-above found a cost grown beyond PCT",
     ),
     (2, "bad input, refused in one line with its fix before anything was created"),
     (130, "interrupted (Ctrl-C, SIGTERM, a closed terminal); what was measured is kept"),
@@ -81,7 +88,77 @@ def _epilog() -> str:
     return "\n".join(lines)
 
 
+def usage_line(exc: click.UsageError) -> str:
+    """Click's usage error as one line with its fix ("encbench plan: no such option --out;
+    see encbench plan --help"): the usage itself only on --help."""
+    context = exc.ctx
+    where = context.command_path if context is not None else "encbench"
+    if isinstance(exc, click.NoSuchOption):
+        words = f"no such option {exc.option_name}"
+        if exc.possibilities:
+            words += f" (did you mean {' or '.join(sorted(exc.possibilities))}?)"
+    else:
+        words = exc.format_message().rstrip(".")
+        extra = re.fullmatch(r"Got unexpected extra arguments? \((.*)\)", words)
+        takes_none = context is not None and not any(
+            isinstance(p, click.Argument) for p in context.command.params
+        )
+        if extra and takes_none:
+            words = f"takes no argument (got {extra.group(1)})"
+        elif extra:
+            words = f"unexpected extra argument {extra.group(1)}"
+        else:
+            words = words[:1].lower() + words[1:]
+    return f"{where}: {words}; see {where} --help"
+
+
+class _NamedContext(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Some parse errors (an option without its value) come without the command; name
+        it, so that the line says which command's --help to read."""
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            exc.ctx = exc.ctx or ctx
+            raise
+
+
+class OneLineCommand(_NamedContext):
+    pass
+
+
+class OneLineGroup(click.Group, _NamedContext):
+    """The group whose errors are one line each: click's usage errors (exit 2) and an OS
+    error no command caught (exit 1: it came after the checks), never a traceback."""
+
+    command_class = OneLineCommand
+
+    def main(  # type: ignore[override]
+        self, args: list[str] | None = None, prog_name: str | None = None, **extra: Any
+    ) -> NoReturn:
+        extra.pop("standalone_mode", None)
+        try:
+            status = super().main(args, prog_name, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            click.echo(usage_line(exc), err=True)
+            sys.exit(2)
+        except click.ClickException as exc:
+            click.echo(f"encbench: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            sys.exit(Interrupted.exit_code)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:  # stdout closed early (`| head`): nothing to say
+                sys.exit(1)
+            where = f"{exc.filename}: " if exc.filename else ""
+            click.echo(f"encbench: {where}{exc.strerror or exc}", err=True)
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
+
+
 @click.group(
+    name="encbench",
+    cls=OneLineGroup,
     context_settings={"help_option_names": ["-h", "--help"]},
     invoke_without_command=True,
     epilog=_epilog(),
@@ -217,15 +294,25 @@ def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None
                 f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
             )
             _measure(store, prof)
+            _say_leftovers(store.path)
         except EncbenchError as exc:
             if isinstance(exc, Interrupted) and store is not None:
                 # What was measured is on disk; give it its report.html too.
                 render_documents(store, prof, with_html=True)
-            _fail(exc, store.path / "logs" if store else None)
+            if store is not None:
+                _say_leftovers(store.path)
+            _fail(exc, store.path / "logs" if store else None, created=store is not None)
         finally:
             if store is not None:
                 store.unlock()
     click.echo(str(store.path / "report.md"))
+
+
+def _say_leftovers(results: Path) -> None:
+    """What this run created on the user's server and could not drop: each with the
+    statement that drops it (recorded for `encbench clean --target DSN`)."""
+    for found in leftovers.of_run(results):
+        click.echo(f"encbench: {found.words()}", err=True)
 
 
 @dataclass(frozen=True)
@@ -290,6 +377,7 @@ def _open_store(
     # A calibration of an ordinary profile must not look like a run of it.
     name = f"{prof.name}-aa" if prof.calibration and "calibrat" not in prof.name else prof.name
     out = out or Path("results") / f"{name}-{stamp}"
+    outputs.check_new_directory(out, "--out")
     check_path(out)
     here, left = _what_runs_here(prof, out)
     store = ResultStore.create(
@@ -438,13 +526,16 @@ def report(directory: Path, with_csv: bool) -> None:
     if with_csv:
         from encbench.report import table_csv
 
-        store.write_text("report.csv", table_csv.render(summary))
+        try:
+            store.write_text("report.csv", table_csv.render(summary))
+        except OSError as exc:
+            _fail(outputs.WriteFailed(f"cannot write {directory / 'report.csv'}: {exc.strerror}"))
         click.echo(str(directory / "report.csv"))
 
 
 @main.command(name="compare")
-@click.argument("dir_a", type=click.Path(path_type=Path))
-@click.argument("dir_b", type=click.Path(path_type=Path))
+@click.argument("dir_a_text", metavar="DIR_A")  # text: "" is refused, not read as "."
+@click.argument("dir_b_text", metavar="DIR_B")
 @click.option("--label-a", help="Name of the first result set (default: its directory name).")
 @click.option("--label-b", help="Name of the second result set (default: its directory name).")
 @click.option(
@@ -460,8 +551,8 @@ def report(directory: Path, with_csv: bool) -> None:
     "the change is significant; name those cells.",
 )
 def compare_command(
-    dir_a: Path,
-    dir_b: Path,
+    dir_a_text: str,
+    dir_b_text: str,
     label_a: str | None,
     label_b: str | None,
     out: Path | None,
@@ -474,6 +565,13 @@ def compare_command(
 
     try:
         limit = None if fail_above is None else regressions.threshold(fail_above)
+        for option, text in (("DIR_A", dir_a_text), ("DIR_B", dir_b_text)):
+            if not text.strip():
+                raise BadInput(
+                    f"{option} is empty: give the results directory of a run, e.g. "
+                    "results/quick-YYYYMMDD-HHMMSS"
+                )
+        dir_a, dir_b = Path(dir_a_text), Path(dir_b_text)
         summaries = []
         for directory in (dir_a, dir_b):
             data = ResultStore.open(directory).read_json("summary.json")
@@ -482,22 +580,26 @@ def compare_command(
                     f"{directory} has no summary.json: run `encbench report {directory}`"
                 )
             summaries.append(data)
-        if out is not None and out.exists():
-            raise BadInput(f"{out} exists: choose another --out")
+        if out is not None:
+            if out.exists():
+                raise BadInput(f"{out} exists: choose another --out")
+            outputs.check_new_directory(out, "--out")
         result = rendering.compare(
             summaries[0], summaries[1], label_a or dir_a.name, label_b or dir_b.name
         )
+        text = compare.render_markdown(result)
+        if out is None:
+            click.echo(text)
+        else:
+            outputs.make_directory(out)
+            outputs.write_text(
+                out / "comparison.json", json.dumps(result.to_json(), indent=2) + "\n"
+            )
+            outputs.write_text(out / "comparison.md", text)
+            outputs.write_text(out / "comparison.html", compare.render_html(result))
+            click.echo(str(out / "comparison.html"))
     except EncbenchError as exc:
         _fail(exc)
-    text = compare.render_markdown(result)
-    if out is None:
-        click.echo(text)
-    else:
-        out.mkdir(parents=True)
-        (out / "comparison.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-        (out / "comparison.md").write_text(text)
-        (out / "comparison.html").write_text(compare.render_html(result))
-        click.echo(str(out / "comparison.html"))
     if limit is not None:
         _fail_above(result, limit)
 
@@ -536,8 +638,9 @@ def _fail_above(result: Comparison, limit: float) -> None:
 )
 def doctor(profile: str | None, packages_only: bool) -> None:
     """Check tools, versions, AES flags and free disk, and what each study of PROFILE (by
-    default quick) needs of this machine; say how to fix what is missing.  Exit status 1
-    when something a run of PROFILE requires is missing (an optional study is only named)."""
+    default quick) needs of this machine, grouped by study; say how to fix what is missing.
+    Without PROFILE also what other studies use.  Exit status 1 when something a run of
+    PROFILE requires is missing (an optional study is only named)."""
     try:
         prof, _ = profiles.load(profile or profiles.DEFAULT_PROFILE)
     except EncbenchError as exc:
@@ -552,6 +655,7 @@ def doctor(profile: str | None, packages_only: bool) -> None:
         return
     checks = preflight.tool_checks() + preflight.machine_checks(Path.cwd())
     env = environment.collect()
+    click.echo("every run:")
     for check in checks:
         _echo_check(check, "MISSING", "fix")
     click.echo(
@@ -560,21 +664,28 @@ def doctor(profile: str | None, packages_only: bool) -> None:
     )
     click.echo(f"cpu: {env['cpu']['model']} ({env['cpu']['cores']} cores)")
     required_ok = all(c.ok for c in checks)
-    seen: set[str] = set()
+    seen = {check.name for check in checks}
     for study in named_studies(prof):
         optional = study.optional(prof)
-        for check in study.machine_needs(prof):
-            if check.name not in seen:
-                seen.add(check.name)
-                mark = "optional" if optional else "MISSING"
-                _echo_check(check, mark, f"for {study.name}, fix")
-                required_ok &= check.ok or optional
-    # What only some studies or profiles use: reported, but not a failure.
-    for study in STUDIES:
-        for check, what in study.optional_tools():
-            if check.name not in seen:
-                seen.add(check.name)
-                _echo_check(check, "optional", what)
+        needs = [check for check in study.machine_needs(prof) if check.name not in seen]
+        shown = "optional" if optional else "required"
+        click.echo(f"{study.name} ({shown}):" + ("" if needs else " nothing more than above"))
+        for check in needs:
+            seen.add(check.name)
+            mark = "optional" if optional else "MISSING"
+            _echo_check(check, mark, f"for {study.name}, fix")
+            required_ok &= check.ok or optional
+    if profile is None:
+        # No profile named: what other studies and profiles use too, as a failure never.
+        others: dict[str, tuple[Check, str]] = {}
+        for study in STUDIES:
+            for check, what in study.optional_tools():
+                if check.name not in seen:
+                    others.setdefault(check.name, (check, what))
+        if others:
+            click.echo("other studies and profiles (optional):")
+        for check, what in others.values():
+            _echo_check(check, "optional", what)
     sys.exit(0 if required_ok else 1)
 
 
@@ -596,17 +707,18 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     from encbench.report import crypto as crypto_report
 
     try:
-        if json_path is not None and json_path.exists():
-            raise BadInput(f"{json_path} exists: choose another --json path")
+        if json_path is not None:
+            outputs.check_new_file(json_path, "--json")
         with stop_on_signals():
             capacity = crypto.measure_capacity(
                 quick=quick, progress=lambda m: click.echo(m, err=True)
             ).to_json()
+        # The table first: a --json that can no longer be written loses only its copy.
+        click.echo(crypto_report.render_markdown(capacity))
+        if json_path is not None:
+            outputs.write_text(json_path, json.dumps(capacity, indent=2) + "\n")
     except EncbenchError as exc:
         _fail(exc)
-    if json_path is not None:
-        json_path.write_text(json.dumps(capacity, indent=2) + "\n")
-    click.echo(crypto_report.render_markdown(capacity))
 
 
 @main.command(name="estimate")
@@ -673,15 +785,21 @@ def estimate_command(
     status counters over --seconds, with no load put on it and nothing changed there: the
     extra CPU per cause (table reads and writes, redo and binary log, TLS handshakes and
     bytes) from this machine's measured unit costs, with intervals."""
-    from encbench.estimate import command
+    from encbench.estimate import command, units
 
     options = command.Options(
         target, defaults_file, seconds, "all" if scope == "all" else "tables", units_from,
         measure_units, units_profile, validate_dir, json_path,
     )  # fmt: skip
+    log: Callable[[str], None] = lambda m: click.echo(m, err=True)  # noqa: E731
+    created = False
     try:
+        # Everything that can refuse, before minutes of measuring and before anything is kept:
+        # the options, the target (reachable, login, counters), the directory's units.
         options.check()
-        units_dir = units_from
+        if target:
+            command.check_target(options, log)
+        found = units.from_directory(units_from) if units_from is not None else None
         if measure_units:
             units_dir = command.units_directory(units_profile)
             # The run's own lines go to stderr: stdout is the estimate's.
@@ -691,10 +809,13 @@ def estimate_command(
                         units_profile or command.UNITS_PROFILE, units_dir, None, False
                     )
                 )
+            created = True
+            found = units.from_directory(units_dir)
+        created = created or found is not None
         with stop_on_signals():
-            command.run(options, units_dir, click.echo, lambda m: click.echo(m, err=True))
+            command.run(options, found, click.echo, log)
     except EncbenchError as exc:
-        _fail(exc)
+        _fail(exc, created=created)
 
 
 @main.command()
@@ -706,10 +827,41 @@ def estimate_command(
     "runs fail.",
 )
 @click.option("--all", "all_alias", is_flag=True, hidden=True)  # its former name
-def clean(include_live: bool, all_alias: bool) -> None:
+@click.option(
+    "--target",
+    "target",
+    metavar="DSN",
+    help="Instead: drop the databases encbench created on this server and could not drop "
+    "(it had gone away); the password as for `encbench run --target`.",
+)
+@click.option(
+    "--defaults-extra-file",
+    "defaults_file",
+    type=click.Path(path_type=Path),
+    help="With --target: an option file whose [client] section holds the password.",
+)
+def clean(
+    include_live: bool, all_alias: bool, target: str | None, defaults_file: Path | None
+) -> None:
     """Stop servers and delete sandboxes, tunnels, network namespaces and filesystem images
     (their keys removed, unmounted, loop devices detached) that a killed run left behind; a
-    live run's are left alone unless --stop-live-runs."""
+    live run's are left alone unless --stop-live-runs.  With --target DSN: drop what runs
+    against that server recorded as left there."""
+    if target is not None or defaults_file is not None:
+        from encbench import target_clean
+
+        try:
+            if target is None or include_live or all_alias:
+                raise BadInput(
+                    "--target DSN drops what runs left on that server: give it alone, with "
+                    "--defaults-extra-file at most"
+                )
+            lines, failed = target_clean.drop_recorded(target, defaults_file)
+        except EncbenchError as exc:
+            _fail(exc)
+        for line in lines:
+            click.echo(line)
+        sys.exit(1 if failed else 0)
     actions = registry.clean(include_live_runs=include_live or all_alias)
     actions += proc.stop_orphans()
     # After the servers and the orphans (a server killed before its run recorded it is one):

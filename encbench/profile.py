@@ -468,8 +468,15 @@ def _read_text(path: Path) -> str:
         raise BadInput(f"profile {path} is a directory; give the path of a .toml file")
     try:
         data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise BadInput(
+            f"profile {path} does not exist: give the path of a .toml file, or a built-in "
+            "profile's name (`encbench profiles` lists them)"
+        ) from exc
     except OSError as exc:
-        raise BadInput(f"cannot read profile {path}: {exc.strerror}") from exc
+        raise BadInput(
+            f"cannot read profile {path}: {exc.strerror}; check its permissions"
+        ) from exc
     try:
         # utf-8-sig: an editor's byte-order mark is no reason to refuse a profile.
         return data.decode("utf-8-sig")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from encbench import capacity
+from encbench import capacity, outputs
 from encbench.errors import BadInput
 from encbench.estimate import counters, model, report, rescale, units, validate
 from encbench.profile import TargetSpec
@@ -29,6 +29,11 @@ UNITS_PROFILE = "estimate-units"  # the built-in profile --measure-units runs
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
 Echo = Callable[[str], None]
+# The one command that makes an estimate possible on a machine that has no units yet.
+NO_UNITS_FIX = (
+    "run `encbench estimate --measure-units` once (a few minutes; kept for every later "
+    "estimate), then this command again"
+)
 
 
 @dataclass(frozen=True)
@@ -63,11 +68,13 @@ class Options:
             )
         if self.json_path is not None and not (self.target or self.validate):
             raise BadInput("--json writes an estimate or a validation: add --target or --validate")
-        if self.json_path is not None and self.json_path.exists():
-            raise BadInput(f"{self.json_path} exists: choose another --json path")
+        if self.json_path is not None:
+            outputs.check_new_file(self.json_path, "--json")
         counters.check_seconds(self.seconds)
         if self.target:
             self.spec()
+            if not (self.units_from or self.measure_units or units.read_machine()):
+                raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
         for directory in (self.units_from, self.validate):
             if directory is not None:
                 units.open_directory(directory)
@@ -100,15 +107,19 @@ def units_directory(profile: str | None) -> Path:
 
 def _write_json(path: Path | None, data: object) -> None:
     if path is not None:
-        path.write_text(json.dumps(data, indent=2) + "\n")
+        outputs.write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def store_units(directory: Path, out: Echo, log: Echo, quiet: bool) -> None:
-    """The directory's units into this machine's state; their table to stdout unless an
+def store_units(found: units.DirectoryUnits, out: Echo, log: Echo, quiet: bool) -> None:
+    """A directory's units into this machine's state; their table to stdout unless an
     estimate follows (its own table names them)."""
-    found = units.from_directory(directory)
-    where = units.write_machine(found.units)
-    log(f"encbench: unit costs from {directory} stored in {where}")
+    try:
+        where = units.write_machine(found.units)
+    except OSError as exc:
+        raise outputs.WriteFailed(
+            f"cannot write {units.machine_file()}: {exc.strerror or exc}"
+        ) from exc
+    log(f"encbench: unit costs from {found.directory} stored in {where}")
     for name, why in found.missing.items():
         log(f"encbench: no {name.replace('_', ' ')} unit there: {why}")
     if not quiet:
@@ -156,13 +167,30 @@ def server_cipher(variables: dict[str, str]) -> str | None:
     return capacity.SERVER_CIPHERS.get(algorithm)
 
 
+def _server(spec: TargetSpec) -> UserServer:
+    return UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+
+
+def _where(spec: TargetSpec) -> str:
+    return spec.socket or f"{spec.host}:{spec.port}"
+
+
+def check_target(options: Options, log: Echo) -> None:
+    """Before any local measuring and before anything is stored: the target answers, takes
+    the login, and shows the counters the estimate needs (one short connection)."""
+    spec = options.spec()
+    with counters.session(_server(spec)) as session:
+        counters.check_counters(session.status(), session.grants, spec.user)
+    log(f"encbench: {_where(spec)} as {spec.user}: reachable, its counters visible")
+
+
 def estimate_target(options: Options, out: Echo, log: Echo) -> None:
     stored = units.read_machine()
     if not stored:
-        raise BadInput(f"no unit costs are stored on this machine: {units.FIX}")
+        raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
     spec = options.spec()
-    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
-    target = spec.socket or f"{spec.host}:{spec.port}"
+    server = _server(spec)
+    target = _where(spec)
     with counters.session(server) as session:
         counters.check_counters(session.status(), session.grants, spec.user)
         variables = session.variables()
@@ -183,15 +211,15 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
     out(report.render_markdown(built))
 
 
-def run(options: Options, units_dir: Path | None, out: Echo, log: Echo) -> None:
-    """Everything after the checks (and after --measure-units' run, whose directory is
-    `units_dir`)."""
+def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Echo) -> None:
+    """Everything after the checks (and after --measure-units' run): `found` are the units
+    to keep, from --units-from or that run's directory."""
     if options.validate is not None:
         checked = validate.validate(options.validate)
         _write_json(options.json_path, checked.model_dump(mode="json"))
         out(report.render_validation(checked))
         return
-    if units_dir is not None:
-        store_units(units_dir, out, log, quiet=bool(options.target))
+    if found is not None:
+        store_units(found, out, log, quiet=bool(options.target))
     if options.target:
         estimate_target(options, out, log)

@@ -159,7 +159,10 @@ class ResultStore:
     def _read_meta(path: Path) -> dict[str, Any]:
         meta_path = path / "meta.json"
         if not meta_path.exists():
-            raise BadInput(f"{path} is not an encbench results directory (no meta.json)")
+            raise BadInput(
+                f"{path} is not an encbench results directory (no meta.json): give the "
+                "directory a run wrote, e.g. results/quick-YYYYMMDD-HHMMSS"
+            )
         try:
             meta = json.loads(meta_path.read_text())
         except (ValueError, UnicodeDecodeError) as exc:

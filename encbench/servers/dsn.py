@@ -13,6 +13,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from encbench.errors import BadInput
 
+MAX_PORT = 65535  # TCP's
+
 PASSWORD_FIX = "give the password in MYSQL_PWD or in an option file (--defaults-extra-file)"
 PG_PASSWORD_FIX = "give the password in PGPASSWORD or in a password file (PGPASSFILE, ~/.pgpass)"
 MYSQL_SCHEMES = ("mysql", "mariadb")
@@ -59,9 +61,15 @@ def parse_dsn(dsn: str) -> dict[str, Any]:
     try:
         port = parts.port
     except ValueError:
-        raise BadInput(
-            f"--target {dsn!r}: the port is not a number; write it as {example}"
-        ) from None
+        port = -1  # urllib says "out of range" and "not a number" alike: told apart below
+    if port is not None and not 1 <= port <= MAX_PORT:
+        given = parts.netloc.rpartition("@")[2].rpartition(":")[2]
+        what = (
+            f"port {given} is out of range 1–{MAX_PORT}"
+            if given.isdigit()
+            else (f"the port {given!r} is not a number")
+        )
+        raise BadInput(f"--target {dsn!r}: {what}; write it as {example}")
     fields: dict[str, Any] = {"user": unquote(parts.username)}
     if postgresql:
         fields["kind"] = "postgresql"

@@ -23,6 +23,7 @@ noise; the data files cannot be scanned (the proof is the server's own account).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import prerequisites
+from encbench.servers import leftovers, prerequisites
 from encbench.servers.owned import (
     MARKER_TABLE,
     create_owned,
@@ -160,7 +161,11 @@ class TableSets:
             return
         for db in reversed(self.created):
             # Ours by construction (created by this object) — checked again all the same.
-            drop_owned(self.server, db, self.marker)
+            # One the server no longer takes is recorded for `encbench clean --target`.
+            leftovers.drop_or_record(
+                self.spec, db, self.marker, self.store.path,
+                functools.partial(drop_owned, self.server, db, self.marker),
+            )  # fmt: skip
         self.created = []
 
     # -- safety --------------------------------------------------------------------------------

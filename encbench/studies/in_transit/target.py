@@ -32,7 +32,7 @@ from encbench import proc
 from encbench.errors import BadInput, EncbenchError
 from encbench.profile import Profile, TargetSpec
 from encbench.results.store import ResultStore
-from encbench.servers import keys, pki, prerequisites
+from encbench.servers import keys, leftovers, pki, prerequisites
 from encbench.servers.owned import (
     PLACEHOLDER_KEY,
     create_owned,
@@ -192,7 +192,11 @@ class TransitTarget:
             self.cpu.close()
             self.cpu = None
         if self.created and not self.spec.keep:
-            drop_owned(self.server, self.database, self.marker)
+            # One the server no longer takes is recorded for `encbench clean --target`.
+            leftovers.drop_or_record(
+                self.spec, self.database, self.marker, self.store.path,
+                lambda: drop_owned(self.server, self.database, self.marker),
+            )  # fmt: skip
         self.created = False
 
     # -- TLS ---------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from encbench.engine.study import CellSkipped, Run
 from encbench.errors import EncbenchError
 from encbench.profile import Profile, TargetSpec
 from encbench.results.store import ResultStore
-from encbench.servers import pg_password, pg_readiness, pg_sandbox, pg_target
+from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, pg_target
 from encbench.servers.owned import PLACEHOLDER_KEY
 from encbench.servers.pg_readiness import PgFacts
 from encbench.servers.pg_target import PgTarget, Route, quote_ident
@@ -179,7 +179,11 @@ class PgTransitTargetStudy(PgTransitStudy):
     def _close(self) -> None:
         if self.created and not self.target_spec.keep:
             self.progress.log(f"pg-in-transit: dropping {self.database}")
-            self.target.drop_owned(self.database, self.marker)
+            # One the server no longer takes is recorded for `encbench clean --target`.
+            leftovers.drop_or_record(
+                self.target_spec, self.database, self.marker, self.store.path,
+                lambda: self.target.drop_owned(self.database, self.marker),
+            )  # fmt: skip
         self.created = False
 
     def _check_alive(self) -> None:
