@@ -69,5 +69,5 @@ def test_unknown_profile_lists_the_builtins() -> None:
 
 
 def test_a_toml_path_that_does_not_exist_is_named() -> None:
-    with pytest.raises(BadInput, match=r"cannot read profile /nonexistent/p\.toml"):
+    with pytest.raises(BadInput, match=r"profile /nonexistent/p\.toml does not exist: give the path of a \.toml file"):
         profile.load("/nonexistent/p.toml")
