@@ -397,13 +397,19 @@ def _any(given: Mapping[str, str | None] | None) -> bool:
     return any(v is not None for v in (given or {}).values())
 
 
-def _what_runs_here(prof: profiles.Profile, out: Path) -> tuple[profiles.Profile, dict[str, str]]:
+def _what_runs_here(
+    prof: profiles.Profile, out: Path, *, planning: bool = False
+) -> tuple[profiles.Profile, dict[str, str]]:
     """The profile less what this machine leaves out (a target's studies; an optional one
-    without its tools, root, disk or memory), checked; and what was left out, with why."""
+    without its tools, root, disk or memory), checked; and what was left out, with why.
+    `plan` asks the same (`planning`), less the target's readiness, which it prints."""
     left = left_out(prof, unavailable_studies(prof))
     left |= without_room(out, prof.without(left))
     here = prof.without(left)
-    preflight.require_tools(here)
+    if planning:
+        preflight.require_machine(here)
+    else:
+        preflight.require_tools(here)
     check_out(out, here)
     check_disk(out, here)
     check_memory(here)
@@ -472,6 +478,9 @@ def plan_command(
             TargetOptions(target, defaults_file, keep or keep_alias),
             _sysbench_given(threads, time, tables, table_size),
         )
+        # Refused here as `run` would refuse it (a required study this machine cannot run,
+        # too little disk or memory for the default results directory), in the same line.
+        _what_runs_here(prof, Path("results"), planning=True)
         for line in [*(f"set: {o.words()}" for o in changed), *plan.lines(prof)]:
             click.echo(line)
     except EncbenchError as exc:

@@ -55,6 +55,14 @@ def require_tools(profile: Profile | None = None) -> None:
     """Refuse, in one line with the fix, a run this machine cannot start: the common tools,
     then what each of the profile's studies needs and checks (studies/definition.py);
     without a profile, MariaDB's tools (the default profile's server)."""
+    require_machine(profile)
+    if profile is not None:
+        check_target_answers(profile)
+
+
+def require_machine(profile: Profile | None = None) -> None:
+    """What this machine must give the profile's studies (tools, root, namespaces, their
+    own checks): `run` refuses without it, and so does `plan`, with the same line."""
     from encbench import studies
 
     extra = studies.needs(profile) if profile else checks.mariadb_server()
@@ -64,4 +72,3 @@ def require_tools(profile: Profile | None = None) -> None:
     if profile is not None:
         for study in studies.named(profile):
             study.check(profile)
-        check_target_answers(profile)

@@ -3,6 +3,8 @@ for every built-in profile; nothing is started."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
@@ -74,3 +76,29 @@ def test_doctor_names_what_each_study_of_the_profile_needs_and_fails_only_for_a_
     optional = CliRunner().invoke(cli.main, ["doctor", "quick"])
     assert "optional Galera provider (libgalera_smm.so): not found" in optional.output
     assert "MISSING  Galera" not in optional.output
+
+
+def _as_a_user_without_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+
+
+def test_without_root_plan_refuses_a_profile_that_needs_it_as_run_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    _as_a_user_without_root(monkeypatch)
+    planned = CliRunner().invoke(cli.main, ["plan", "percona-2017-sst"])
+    ran = CliRunner().invoke(cli.main, ["run", "percona-2017-sst", "--out", str(tmp_path / "r")])
+    assert planned.exit_code == ran.exit_code == 2
+    line = planned.output.strip()
+    assert len(line.splitlines()) == 1 and "root privileges" in line
+    assert line == ran.output.strip()
+    assert not (tmp_path / "r").exists()
+
+
+def test_without_root_plan_names_an_optional_study_it_would_leave_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _as_a_user_without_root(monkeypatch)
+    result = CliRunner().invoke(cli.main, ["plan", "quick"])
+    assert result.exit_code == 0, result.output
+    assert "state-transfer: left out here —" in result.output

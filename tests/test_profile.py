@@ -69,5 +69,6 @@ def test_unknown_profile_lists_the_builtins() -> None:
 
 
 def test_a_toml_path_that_does_not_exist_is_named() -> None:
-    with pytest.raises(BadInput, match=r"profile /nonexistent/p\.toml does not exist: give the path of a \.toml file"):
+    named = r"profile /nonexistent/p\.toml does not exist: give the path of a \.toml file"
+    with pytest.raises(BadInput, match=named):
         profile.load("/nonexistent/p.toml")
