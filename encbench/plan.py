@@ -66,15 +66,37 @@ def _rounds_words(profile: Profile, s: StudyDefinition) -> str:
     rule = s.options(profile)
     warm = f", {rule.warmup_s} s warm-up" if rule.warmup_s else ""
     run = f"{rule.run_s} s runs" if rule.warmup_s else f"runs of about {rule.run_s} s"
+    budgets = sorted({rule.for_cell(c).cell_budget_s for c in s.cells(profile)})
+    budget = (
+        f"its {budgets[0]:g} s budget"
+        if len(budgets) <= 1
+        else f"its budget ({', '.join(f'{b:g}' for b in budgets)} s: each cell's below)"
+    )
     if rule.min_rounds == rule.max_rounds:
         return (
-            f"{rule.min_rounds} paired rounds a cell ({run}{warm}), or fewer if its "
-            f"{rule.cell_budget_s:g} s budget ends first"
+            f"{rule.min_rounds} paired rounds a cell ({run}{warm}), or fewer if {budget} ends first"
         )
     return (
         f"{rule.min_rounds}–{rule.max_rounds} paired rounds a cell ({run}{warm}), until "
-        f"±{rule.target_halfwidth_pct:g}% or its {rule.cell_budget_s:g} s budget"
+        f"±{rule.target_halfwidth_pct:g}% or {budget}"
     )
+
+
+def _needs_words(profile: Profile, s: StudyDefinition) -> str:
+    """What the study takes of this host while it runs: the data its servers write under the
+    results directory, the memory they need at once (the figures `run` checks), and root."""
+    need_mb, what = s.memory_mb(profile)
+    what = what.split("; use ", 1)[0]  # the rest is the fix a refusal would give
+    words = (
+        f"needs here: about {s.disk_bytes(profile) / 2**30:.1f} GiB of disk under the results "
+        f"directory, about {need_mb:,} MB of memory ({what})"
+    )
+    root = s.root(profile)
+    if root is None:
+        return words + "; no root"
+    if root.without is None:
+        return words + f"; root, for {root.what}"
+    return words + f"; root for {root.what} (without it: {root.without} left out)"
 
 
 def lines(profile: Profile) -> list[str]:
@@ -106,6 +128,7 @@ def lines(profile: Profile) -> list[str]:
         else:
             out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
         out.append(f"  {p.cell_words()} = {duration(p.total_s)}; " + _rounds_words(profile, s))
+        out.append("  " + _needs_words(profile, s))
         rule = s.options(profile)
         own = {
             label: cell_rule.cell_budget_s

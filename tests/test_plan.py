@@ -3,6 +3,7 @@ for every built-in profile; nothing is started."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,20 @@ def test_without_root_plan_names_an_optional_study_it_would_leave_out(
     result = CliRunner().invoke(cli.main, ["plan", "quick"])
     assert result.exit_code == 0, result.output
     assert "state-transfer: left out here —" in result.output
+
+
+def test_each_study_says_the_disk_memory_and_root_it_needs_here() -> None:
+    text = _plan("quick")
+    needs = [line for line in text.splitlines() if line.startswith("  needs here: ")]
+    assert len(needs) == 3  # at rest, in transit, the SST
+    assert all(
+        re.search(r"about [\d.]+ GiB of disk .* about [\d,]+ MB of memory", n) for n in needs
+    )
+    assert needs[0].endswith("; no root")
+    assert needs[2].endswith("root for network namespaces (without it: the SST left out)")
+
+
+def test_a_study_whose_cells_have_budgets_of_their_own_names_them_in_its_header() -> None:
+    text = _plan("percona-2017-sst")
+    assert "its budget (180, 400 s: each cell's below)" in text
+    assert "its 180 s budget" not in text
