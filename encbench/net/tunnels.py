@@ -13,6 +13,7 @@ daemon started inside one (see netns.py).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import re
@@ -451,19 +452,52 @@ def sshd_config(
 
 
 @contextlib.contextmanager
-def _privsep_dir() -> Iterator[None]:
+def _privsep_dir(path: Path = PRIVSEP_DIR) -> Iterator[None]:
     """sshd started as root insists on its privilege-separation directory; Debian creates it
-    only when the ssh service starts, which we must not do.  Made if missing, removed after."""
-    created = False
-    if os.geteuid() == 0 and not PRIVSEP_DIR.exists():
-        PRIVSEP_DIR.mkdir(mode=0o755)
-        created = True
+    only when the ssh service starts, which we must not do.  Made if missing, removed after
+    by whoever made it, but only when no other sshd of ours (another tunnel, another process)
+    still uses it: each user holds a shared flock on the directory while its sshd runs, and
+    the maker removes it only if it then gets the lock alone.  A maker that leaves first
+    leaves it behind, as the ssh service does."""
+    if os.geteuid() != 0:
+        yield
+        return
+    created, held = _hold_dir(path)
     try:
         yield
     finally:
-        if created:
-            with contextlib.suppress(OSError):
-                PRIVSEP_DIR.rmdir()
+        try:
+            if created:
+                with contextlib.suppress(BlockingIOError):
+                    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    with contextlib.suppress(OSError):
+                        path.rmdir()
+        finally:
+            os.close(held)
+
+
+def _hold_dir(path: Path) -> tuple[bool, int]:
+    """Make `path` if missing and hold a shared flock on it: (whether made here, its fd).  A
+    directory removed between the open and the lock (its last user left) is made again."""
+    while True:
+        created = False
+        try:
+            path.mkdir(mode=0o755)
+            created = True
+        except FileExistsError:
+            pass
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            continue
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            still_there = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            still_there = False
+        if still_there:
+            return created, fd
+        os.close(fd)
 
 
 @contextlib.contextmanager
