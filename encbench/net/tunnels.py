@@ -13,6 +13,7 @@ daemon started inside one (see netns.py).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pwd
 import re
@@ -20,7 +21,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +59,16 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 listening = proc.listening  # one reader of /proc: see proc.listening
 
+# What sshd ("Bind to port N on 127.0.0.1 failed: Address already in use") and ssh -L
+# ("bind [127.0.0.1]:N: Address already in use") log when the port free_port chose was taken
+# by another process between the choice and the daemon's bind.
+PORT_TAKEN = b"Address already in use"
+PORT_TRIES = 3
+
+
+class PortTaken(ToolError):
+    """The daemon exited at start-up because its port was no longer free."""
+
 
 class Daemon:
     """One long-running helper process: started in its own group, stopped by its pid."""
@@ -83,6 +94,7 @@ class Daemon:
 
     def _start(self, timeout_s: float) -> None:
         with open(self.log, "ab") as out:
+            logged_before = out.tell()
             try:
                 self.process = proc.start_streams(
                     self.argv,
@@ -97,7 +109,8 @@ class Daemon:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 self.stop()
-                raise ToolError(
+                failure = PortTaken if self._logged_since(logged_before, PORT_TAKEN) else ToolError
+                raise failure(
                     f"{self.name} exited during start-up",
                     argv=self.argv,
                     phase=f"start {self.name}",
@@ -114,6 +127,14 @@ class Daemon:
             phase=f"start {self.name}",
             tail=proc.tail(self.log),
         )
+
+    def _logged_since(self, offset: int, needle: bytes) -> bool:
+        try:
+            with open(self.log, "rb") as log:
+                log.seek(offset)
+                return needle in log.read()
+        except OSError:
+            return False
 
     def stop(self) -> None:
         """SIGTERM to the group, then SIGKILL; never raises.  Descendants that left the group
@@ -190,6 +211,31 @@ def running(daemon: Daemon) -> Iterator[Daemon]:
         yield daemon
     finally:
         daemon.stop()
+
+
+def start_on_free_ports(
+    stack: contextlib.ExitStack[bool | None],
+    daemons: Callable[[], Sequence[Daemon]],
+    tries: int = PORT_TRIES,
+) -> Sequence[Daemon]:
+    """Start the daemons `daemons()` makes, in order, each stopped when `stack` closes.  A port
+    is chosen free before the daemon binds it, and another process may bind it in between
+    (tests in parallel, any client's ephemeral port): a daemon that exits for that is stopped
+    with those started before it, and `daemons()` is asked again for fresh ports."""
+    for attempt in range(1, tries + 1):
+        made = daemons()
+        started = contextlib.ExitStack()
+        try:
+            for daemon in made:
+                started.enter_context(running(daemon))
+        except PortTaken:
+            started.close()
+            if attempt == tries:
+                raise
+            continue
+        stack.enter_context(started)
+        return made
+    raise AssertionError("unreachable: the last try returns or raises")
 
 
 def _run_dir(run_dir: Path, name: str) -> Path:
@@ -406,19 +452,52 @@ def sshd_config(
 
 
 @contextlib.contextmanager
-def _privsep_dir() -> Iterator[None]:
+def _privsep_dir(path: Path = PRIVSEP_DIR) -> Iterator[None]:
     """sshd started as root insists on its privilege-separation directory; Debian creates it
-    only when the ssh service starts, which we must not do.  Made if missing, removed after."""
-    created = False
-    if os.geteuid() == 0 and not PRIVSEP_DIR.exists():
-        PRIVSEP_DIR.mkdir(mode=0o755)
-        created = True
+    only when the ssh service starts, which we must not do.  Made if missing, removed after
+    by whoever made it, but only when no other sshd of ours (another tunnel, another process)
+    still uses it: each user holds a shared flock on the directory while its sshd runs, and
+    the maker removes it only if it then gets the lock alone.  A maker that leaves first
+    leaves it behind, as the ssh service does."""
+    if os.geteuid() != 0:
+        yield
+        return
+    created, held = _hold_dir(path)
     try:
         yield
     finally:
-        if created:
-            with contextlib.suppress(OSError):
-                PRIVSEP_DIR.rmdir()
+        try:
+            if created:
+                with contextlib.suppress(BlockingIOError):
+                    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    with contextlib.suppress(OSError):
+                        path.rmdir()
+        finally:
+            os.close(held)
+
+
+def _hold_dir(path: Path) -> tuple[bool, int]:
+    """Make `path` if missing and hold a shared flock on it: (whether made here, its fd).  A
+    directory removed between the open and the lock (its last user left) is made again."""
+    while True:
+        created = False
+        try:
+            path.mkdir(mode=0o755)
+            created = True
+        except FileExistsError:
+            pass
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except FileNotFoundError:
+            continue
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            still_there = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            still_there = False
+        if still_there:
+            return created, fd
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -454,69 +533,76 @@ def ssh_tunnel(
     client_key = _keygen(directory / f"client_{key_type}", key_type)
     authorized = directory / "authorized_keys"
     authorized.write_text(authorized_key(Path(f"{client_key}.pub").read_text(), db))
-    listen = sshd_listen or ("127.0.0.1", free_port())
     user = _user()
-    config = directory / "sshd_config"
-    config.write_text(
-        sshd_config(
-            listen=listen,
-            host_key=host_key,
-            authorized_keys=authorized,
-            cipher=cipher,
-            user=user,
-            db=db,
+
+    def daemons() -> tuple[Daemon, Daemon]:
+        """sshd and ssh -L on ports chosen now (each try chooses afresh)."""
+        listen = sshd_listen or ("127.0.0.1", free_port())
+        config = directory / "sshd_config"
+        config.write_text(
+            sshd_config(
+                listen=listen,
+                host_key=host_key,
+                authorized_keys=authorized,
+                cipher=cipher,
+                user=user,
+                db=db,
+            )
         )
-    )
-    dial = client_dial or listen
-    known_hosts = directory / "known_hosts"
-    host_pub = Path(f"{host_key}.pub").read_text().split()
-    known_hosts.write_text(f"[{dial[0]}]:{dial[1]} {host_pub[0]} {host_pub[1]}\n")
-    local = free_port()
-    sshd = Daemon(
-        "sshd",
-        [*server_prefix, sshd_bin, "-D", "-e", "-f", str(config)],
-        directory / "sshd.log",
-        listen[1],
-    )
-    client = Daemon(
-        "ssh",
-        [
-            *client_prefix,
-            proc.which("ssh") or "ssh",
-            "-tt" if terminal else "-N",
-            "-v",
-            "-F",
-            "/dev/null",
-            # File names relative to the client's working directory: ssh expands %-tokens and
-            # ${VARIABLES} in -i and UserKnownHostsFile, so a full path could change meaning.
-            "-i",
-            client_key.name,
-            "-o",
-            "IdentitiesOnly=yes",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "StrictHostKeyChecking=yes",
-            "-o",
-            f"UserKnownHostsFile={known_hosts.name}",
-            "-o",
-            f"Ciphers={cipher}",
-            "-o",
-            "ExitOnForwardFailure=yes",
-            "-L",
-            f"127.0.0.1:{local}:{db[0]}:{db[1]}",
-            "-p",
-            str(dial[1]),
-            f"{user}@{dial[0]}",
-            # The session's command: it only keeps the session (and its pty) open.
-            *([SSH_SESSION_COMMAND] if terminal else []),
-        ],
-        directory / "ssh.log",
-        local,
-        cwd=directory,
-    )
-    with _privsep_dir(), running(sshd), running(client):
-        yield Tunnel(local, (sshd, client), directory / "ssh.log", SSH_CHANNEL)
+        dial = client_dial or listen
+        known_hosts = directory / "known_hosts"
+        host_pub = Path(f"{host_key}.pub").read_text().split()
+        known_hosts.write_text(f"[{dial[0]}]:{dial[1]} {host_pub[0]} {host_pub[1]}\n")
+        local = free_port()
+        sshd = Daemon(
+            "sshd",
+            [*server_prefix, sshd_bin, "-D", "-e", "-f", str(config)],
+            directory / "sshd.log",
+            listen[1],
+        )
+        client = Daemon(
+            "ssh",
+            [
+                *client_prefix,
+                proc.which("ssh") or "ssh",
+                "-tt" if terminal else "-N",
+                "-v",
+                "-F",
+                "/dev/null",
+                # File names relative to the client's working directory: ssh expands %-tokens
+                # and ${VARIABLES} in -i and UserKnownHostsFile, so a full path could change
+                # meaning.
+                "-i",
+                client_key.name,
+                "-o",
+                "IdentitiesOnly=yes",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "StrictHostKeyChecking=yes",
+                "-o",
+                f"UserKnownHostsFile={known_hosts.name}",
+                "-o",
+                f"Ciphers={cipher}",
+                "-o",
+                "ExitOnForwardFailure=yes",
+                "-L",
+                f"127.0.0.1:{local}:{db[0]}:{db[1]}",
+                "-p",
+                str(dial[1]),
+                f"{user}@{dial[0]}",
+                # The session's command: it only keeps the session (and its pty) open.
+                *([SSH_SESSION_COMMAND] if terminal else []),
+            ],
+            directory / "ssh.log",
+            local,
+            cwd=directory,
+        )
+        return sshd, client
+
+    with _privsep_dir(), contextlib.ExitStack() as stack:
+        sshd, client = start_on_free_ports(stack, daemons)
+        yield Tunnel(client.port, (sshd, client), directory / "ssh.log", SSH_CHANNEL)
 
 
 def ssh_cipher(tunnel: Tunnel) -> str:

@@ -134,23 +134,35 @@ def test_a_start_after_kill_9_probes_only_once_the_server_has_bound_its_socket(
 ) -> None:
     """kill -9 leaves the socket file behind; the next start must not take it for the new
     server's and connect every poll period through the recovery (each failed connect costs
-    the harness CPU inside a timed start-up)."""
+    the harness CPU inside a timed start-up).  Every probe must find the new server's socket
+    file, never the killed one's: a count of probes would instead depend on how long the new
+    server takes from its bind to its first answer, which a loaded machine stretches."""
     options = dict(server.options)
     assert server.process is not None
     os.killpg(server.process.pid, signal.SIGKILL)
     server.process.wait(timeout=30)
     server.stop()
-    assert server.paths.socket.exists()  # what the killed server left
-    attempts = 0
+    socket_file = server.paths.socket
+    assert socket_file.exists()  # what the killed server left
+
+    def identity() -> tuple[int, int, int] | None:
+        try:
+            st = socket_file.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_dev, st.st_ino, st.st_ctime_ns)  # ctime: an inode number may be reused
+
+    stale = identity()
+    seen: list[tuple[int, int, int] | None] = []
     opened = server._open
 
     def counted(*args: object, **kwargs: object) -> object:
-        nonlocal attempts
-        attempts += 1
+        seen.append(identity())
         return opened(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(server, "_open", counted)
     server.start(options, poll_s=0.001)
-    # Without the stale file removed, a start of a few hundred ms probed hundreds of times.
-    assert attempts <= 3, attempts
+    assert seen, "the start never probed the server"
+    assert stale not in seen, "a probe connected to the killed server's socket file"
+    assert None not in seen, "a probe ran with no socket file to connect to"
     assert server.query("SELECT 1") == [(1,)]
