@@ -405,6 +405,7 @@ def _what_runs_here(prof: profiles.Profile, out: Path) -> tuple[profiles.Profile
     here = prof.without(left)
     preflight.require_tools(here)
     check_out(out, here)
+    preflight.check_own_names(here, out)
     check_disk(out, here)
     check_memory(here)
     return here, left
