@@ -411,6 +411,7 @@ def _what_runs_here(
     else:
         preflight.require_tools(here)
     check_out(out, here)
+    preflight.check_own_names(here, out)
     check_disk(out, here)
     check_memory(here)
     return here, left

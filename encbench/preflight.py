@@ -51,6 +51,34 @@ def check_target_answers(profile: Profile) -> None:
     readiness.check(profile.target, studies.target_needs(profile))
 
 
+def check_own_names(profile: Profile, out: Path) -> None:
+    """A database of this run's own names on the target that is not this run's, refused
+    before the results directory exists: found only at set-up, it would be a failure after
+    something was created (the set-up checks it again, as ownership is checked at each
+    step)."""
+    from encbench import studies
+    from encbench.servers import owned, pg_target
+    from encbench.studies.at_rest.table_sets import database_names
+    from encbench.studies.in_transit.target import database_name
+
+    spec = profile.target
+    if spec is None:
+        return
+    key = str(out.absolute())
+    here = {study.name for study in studies.named(profile)}
+    if spec.kind == "postgresql":
+        if "pg-in-transit" in here:
+            with pg_target.login(spec) as target:
+                target.ownership(pg_target.database_name(key), pg_target.marker(key))
+        return
+    names = [*database_names(key).values()] if "at-rest" in here else []
+    names += [database_name(key)] if "in-transit" in here else []
+    if names:
+        server = readiness.server_of(spec)
+        for db in names:
+            owned.ownership(server, db, owned.marker(key))
+
+
 def require_tools(profile: Profile | None = None) -> None:
     """Refuse, in one line with the fix, a run this machine cannot start: the common tools,
     then what each of the profile's studies needs and checks (studies/definition.py);

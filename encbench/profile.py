@@ -470,8 +470,8 @@ def _read_text(path: Path) -> str:
         data = path.read_bytes()
     except FileNotFoundError as exc:
         raise BadInput(
-            f"profile {path} does not exist: give the path of a .toml file, or a built-in "
-            "profile's name (`encbench profiles` lists them)"
+            f"cannot read profile {path}: it does not exist; give the path of a .toml file, or a "
+            "built-in profile's name (`encbench profiles` lists them)"
         ) from exc
     except OSError as exc:
         raise BadInput(

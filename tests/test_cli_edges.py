@@ -254,3 +254,33 @@ def test_clean_target_takes_no_password_in_the_dsn() -> None:
     assert "the DSN holds a password" in only_line(
         invoke("clean", "--target", "mysql://u:secret@db/"), 2
     )
+
+
+def test_a_foreign_database_of_the_runs_names_is_refused_before_the_directory_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from encbench import preflight, readiness
+    from encbench.servers import owned
+
+    text = dsn.with_target(
+        tiny_profile(tmp_path / "p.toml").read_text(), False, "mysql://bench@db.example:3306/",
+        None, False,
+    )  # fmt: skip
+    prof = profiles.parse(text, "p.toml")
+    out = tmp_path / "out"
+    asked: list[str] = []
+
+    def ownership(server: object, db: str, run_marker: str) -> str:
+        asked.append(db)
+        if db.endswith("_plain"):
+            raise BadInput(f"database {db} exists on the target and is not this run's")
+        return "absent"
+
+    monkeypatch.setattr(readiness, "server_of", lambda spec: None)
+    monkeypatch.setattr(owned, "ownership", ownership)
+    with pytest.raises(BadInput, match="is not this run's"):
+        preflight.check_own_names(prof, out)
+    assert asked and all(
+        db.startswith(f"encbench_{owned.run_key(str(out.absolute()))}") for db in asked
+    )
+    assert not out.exists()

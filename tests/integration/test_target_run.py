@@ -211,5 +211,10 @@ def test_an_ssh_host_that_refuses_the_user_stops_the_run_before_anything_is_crea
             "run", str(tiny_profile(tmp_path / "p.toml")), "--out", str(tmp_path / "out"),
             "--target", dsn,
         )  # fmt: skip
-        refused(result, "ssh nobody@users-host for the server's CPU failed")
+        # Found at set-up, after the results directory was made: a failure (1), not status
+        # 2, which promises that nothing was created; nothing was on the server.
+        assert result.returncode == 1, result.stderr
+        last = result.stderr.strip().splitlines()[-1]
+        assert "ssh nobody@users-host for the server's CPU failed" in last
+        assert "Traceback" not in result.stderr
         assert encbench_databases(users.server) == []
