@@ -26,7 +26,7 @@ integration: setup
 # halve the wall time on two cores (17 min 53 s serial, 10 min 8 s so, measured).
 test: lint
 	@scripts/setup-test-extras.sh
-	$(VENV)/pytest -q -n 2 --dist loadfile --durations=15
+	$(VENV)/pytest -q -n 2 --dist loadfile --durations=30
 
 clean:
 	$(VENV)/encbench clean
