@@ -90,35 +90,44 @@ def _sshd(stack: contextlib.ExitStack, root: Path, prefix: list[str], address: s
     client_key = tunnels._keygen(directory / "client_ed25519", "ed25519")
     authorized = directory / "authorized_keys"
     authorized.write_text(Path(f"{client_key}.pub").read_text())
-    port = tunnels.free_port()
     user = pwd.getpwuid(os.geteuid()).pw_name
-    config = directory / "sshd_config"
-    config.write_text(
-        f"ListenAddress {address}:{port}\nHostKey {host_key}\nPidFile none\nUsePAM no\n"
-        "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-        f"AuthorizedKeysFile {authorized}\nStrictModes no\nAllowUsers {user}\n"
-        "PermitRootLogin prohibit-password\nAllowTcpForwarding no\nPermitTTY no\n"
-        "X11Forwarding no\nLogLevel ERROR\n"
-        # This machine's root ~/.bashrc runs pyenv's rehash, which can wait 60 s for a lock
-        # other sessions hold; a server's host has its own rc files.  bash reads ~/.bashrc
-        # for an ssh command only at SHLVL < 2, so the test's sessions start above it.
-        "SetEnv SHLVL=5\n"
-    )
-    known = directory / "known_hosts"
-    kind, key = Path(f"{host_key}.pub").read_text().split()[:2]
-    known.write_text(f"[{address}]:{port} {kind} {key}\n")
-    client_config = directory / "ssh_config"
-    client_config.write_text(
-        f"Host {SSH_HOST}\n  HostName {address}\n  Port {port}\n  User {user}\n"
-        f"  IdentityFile {client_key}\n  IdentitiesOnly yes\n"
-        f"  UserKnownHostsFile {known}\n  StrictHostKeyChecking yes\n"
-    )
     sshd = proc.which("sshd") or "/usr/sbin/sshd"
+    client_config = directory / "ssh_config"
+
+    def daemons() -> list[tunnels.Daemon]:
+        """The sshd on a port chosen now, and the files that name the port."""
+        port = tunnels.free_port()
+        config = directory / "sshd_config"
+        config.write_text(
+            f"ListenAddress {address}:{port}\nHostKey {host_key}\nPidFile none\nUsePAM no\n"
+            "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+            f"AuthorizedKeysFile {authorized}\nStrictModes no\nAllowUsers {user}\n"
+            "PermitRootLogin prohibit-password\nAllowTcpForwarding no\nPermitTTY no\n"
+            "X11Forwarding no\nLogLevel ERROR\n"
+            # This machine's root ~/.bashrc runs pyenv's rehash, which can wait 60 s for a lock
+            # other sessions hold; a server's host has its own rc files.  bash reads ~/.bashrc
+            # for an ssh command only at SHLVL < 2, so the test's sessions start above it.
+            "SetEnv SHLVL=5\n"
+        )
+        known = directory / "known_hosts"
+        kind, key = Path(f"{host_key}.pub").read_text().split()[:2]
+        known.write_text(f"[{address}]:{port} {kind} {key}\n")
+        client_config.write_text(
+            f"Host {SSH_HOST}\n  HostName {address}\n  Port {port}\n  User {user}\n"
+            f"  IdentityFile {client_key}\n  IdentitiesOnly yes\n"
+            f"  UserKnownHostsFile {known}\n  StrictHostKeyChecking yes\n"
+        )
+        return [
+            tunnels.Daemon(
+                "users' sshd",
+                [*prefix, sshd, "-D", "-e", "-f", str(config)],
+                directory / "log",
+                port,
+            )
+        ]
+
     stack.enter_context(tunnels._privsep_dir())
-    daemon = tunnels.Daemon(
-        "users' sshd", [*prefix, sshd, "-D", "-e", "-f", str(config)], directory / "log", port
-    )
-    stack.enter_context(tunnels.running(daemon))
+    tunnels.start_on_free_ports(stack, daemons)
     return client_config
 
 
@@ -126,8 +135,7 @@ def _sshd(stack: contextlib.ExitStack, root: Path, prefix: list[str], address: s
 def with_sshd(found: UsersServer, root: Path) -> Iterator[UsersServer]:
     """found, its server's host now also letting encbench in over ssh (an sshd of its own,
     under root, stopped on exit): for a test that shares a server started without one.  The
-    sshd lives only as long as the test, as in users_server(..., sshd=True): a long-lived one
-    would outlive the privilege-separation directory another test's sshd removes on exit."""
+    sshd lives only as long as the test, as in users_server(..., sshd=True)."""
     with contextlib.ExitStack() as stack:
         config = _sshd(stack, root, found.server_prefix, found.server_addr)
         yield dataclasses.replace(found, ssh_config=config)
