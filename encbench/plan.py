@@ -129,6 +129,8 @@ def lines(profile: Profile) -> list[str]:
             out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
         out.append(f"  {p.cell_words()} = {duration(p.total_s)}; " + _rounds_words(profile, s))
         out.append("  " + _needs_words(profile, s))
+        if s.creates:
+            out.append(f"  creates on this host: {s.creates}")
         rule = s.options(profile)
         own = {
             label: cell_rule.cell_budget_s

@@ -120,3 +120,11 @@ def test_a_study_whose_cells_have_budgets_of_their_own_names_them_in_its_header(
     text = _plan("percona-2017-sst")
     assert "its budget (180, 400 s: each cell's below)" in text
     assert "its 180 s budget" not in text
+
+
+def test_each_study_of_the_plan_says_what_it_creates_on_this_host() -> None:
+    profile, _ = load("quick")
+    text = _plan("quick")
+    for study in studies.named(profile):
+        assert study.creates, study.name
+        assert f"creates on this host: {study.creates}" in text

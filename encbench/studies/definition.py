@@ -120,6 +120,8 @@ class StudyDefinition:
     # What it needs of the results directory (`--out`), checked before it is created:
     # raises BadInput with the fix (a server that runs as another user must reach it).
     check_out: Callable[[Profile, Path], None] = _any_results_dir
+    # What a run of it creates on this host, as `plan` says it ("" : only its results).
+    creates: str = ""
 
     def machine_needs(self, profile: Profile) -> list[Check]:
         """What it needs of this machine: its server's tools (MariaDB's: the server,

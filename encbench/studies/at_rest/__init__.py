@@ -10,6 +10,11 @@ STUDY = StudyDefinition(
     name=RunRecord.STUDY,
     words="data-at-rest",
     setup_words="two sandboxed servers (plain, encrypted) on this machine",
+    creates=(
+        "2 MariaDB sandboxes (servers and data directories under the results directory), "
+        "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
+        "layer, the page cache dropped before each io-bound run"
+    ),
     variants=("plain server", "encrypted server"),
     record=RunRecord,
     make=AtRestStudy,

@@ -10,6 +10,11 @@ STUDY = StudyDefinition(
     name=TransitRecord.STUDY,
     words="in-transit",
     setup_words="one sandboxed server, reached over plain TCP and over TLS or a tunnel",
+    creates=(
+        "1 MariaDB sandbox (server and data directory under the results directory), TLS "
+        "keys and certificates, tunnel processes (stunnel, an sshd and its ssh client) and, for a "
+        "distance, network namespaces joined by a veth pair"
+    ),
     variants=("plain TCP", "TLS or the cell's tunnel"),
     record=TransitRecord,
     make=TransitStudy,

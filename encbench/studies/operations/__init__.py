@@ -29,6 +29,10 @@ STUDY = StudyDefinition(
     name=OperationRecord.STUDY,
     words="operations under",
     setup_words="a plain and an encrypted sandboxed server, restarted, crashed and backed up",
+    creates=(
+        "2 MariaDB sandboxes (plain, encrypted; servers, data directories and backups "
+        "under the results directory)"
+    ),
     variants=("plain server", "encrypted server"),
     record=OperationRecord,
     make=OperationsStudy,

@@ -12,6 +12,11 @@ STUDY = StudyDefinition(
     words="PostgreSQL at-rest",
     server="postgresql",
     setup_words="two sandboxed PostgreSQL servers, each on its own ext4 image (plain, fscrypt)",
+    creates=(
+        "2 PostgreSQL sandboxes, each on an ext4 image on a loop device (one with an "
+        "fscrypt key), under the results directory; the page cache dropped before each "
+        "io-bound run"
+    ),
     variants=("plain ext4", "ext4 + fscrypt"),
     record=PgAtRestRecord,
     make=PgAtRestStudy,

@@ -10,6 +10,11 @@ STUDY = StudyDefinition(
     name=PgTransitRecord.STUDY,
     words="PostgreSQL in-transit",
     setup_words="one sandboxed PostgreSQL server, reached over plain TCP and over TLS",
+    creates=(
+        "1 PostgreSQL sandbox (server and data directory under the results directory), "
+        "TLS keys and certificates and, for a distance, network namespaces joined by a "
+        "veth pair"
+    ),
     variants=("sslmode=disable", "TLS (the cell's sslmode)"),
     record=PgTransitRecord,
     make=target.make,

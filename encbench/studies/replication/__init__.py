@@ -31,6 +31,11 @@ STUDY = StudyDefinition(
     name=ReplicationRecord.STUDY,
     words="replication",
     setup_words="two 2-node Galera clusters (plain, socket.ssl), each node on its own host",
+    creates=(
+        "2 Galera clusters of 2 MariaDB nodes (servers and data directories under the "
+        "results directory), a network namespace per node joined by veth pairs, TLS keys "
+        "and certificates"
+    ),
     variants=("plain cluster", "socket.ssl cluster"),
     record=ReplicationRecord,
     make=ReplicationStudy,
@@ -49,6 +54,11 @@ REJOIN = StudyDefinition(
     name=RejoinRecord.STUDY,
     words="rejoin",
     setup_words="the replication study's two clusters; node 2 stopped and rejoined",
+    creates=(
+        "2 Galera clusters of 2 MariaDB nodes (servers and data directories under the "
+        "results directory), a network namespace per node joined by veth pairs, TLS keys "
+        "and certificates"
+    ),
     variants=("plain cluster", "socket.ssl cluster"),
     record=RejoinRecord,
     make=RejoinStudy,

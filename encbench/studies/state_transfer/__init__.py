@@ -20,6 +20,11 @@ STUDY = StudyDefinition(
     name=SstRecord.STUDY,
     words="state-transfer",
     setup_words="a Galera cluster of 2 or 3 nodes, each on its own emulated host",
+    creates=(
+        "2 or 3 Galera MariaDB nodes (servers and data directories under the results "
+        "directory), a network namespace per node joined by veth pairs, TLS keys and "
+        "certificates for the encrypted streams"
+    ),
     variants=("plain stream", "the cell's encrypted stream"),
     record=SstRecord,
     make=StateTransferStudy,
