@@ -69,6 +69,5 @@ def test_unknown_profile_lists_the_builtins() -> None:
 
 
 def test_a_toml_path_that_does_not_exist_is_named() -> None:
-    named = r"profile /nonexistent/p\.toml does not exist: give the path of a \.toml file"
-    with pytest.raises(BadInput, match=named):
+    with pytest.raises(BadInput, match=r"cannot read profile /nonexistent/p\.toml"):
         profile.load("/nonexistent/p.toml")
