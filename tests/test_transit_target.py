@@ -10,10 +10,11 @@ import pytest
 
 from encbench import profile as profiles
 from encbench.errors import ProofError
+from encbench.proof.server_certificate import describe_key, parse_s_client
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit import summary as in_transit
 from encbench.studies.in_transit.checks import check_run
-from encbench.studies.in_transit.target import describe_key, parse_s_client, tls_unavailable
+from encbench.studies.in_transit.target import tls_unavailable
 from tests.test_transit_plan_and_report import record, transit_report
 
 GOLDEN = Path(__file__).parent / "golden" / "openssl"

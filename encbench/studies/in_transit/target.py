@@ -22,15 +22,14 @@ they are skipped with that reason.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from encbench import proc
-from encbench.errors import BadInput, EncbenchError
+from encbench.errors import BadInput
 from encbench.profile import Profile, TargetSpec
+from encbench.proof.server_certificate import Handshake, describe_key, parse_s_client
 from encbench.results.store import ResultStore
 from encbench.servers import keys, leftovers, pki, prerequisites
 from encbench.servers.owned import (
@@ -49,7 +48,6 @@ from encbench.studies.in_transit.needs import TARGET_NEEDS
 from encbench.workloads import bulk, sysbench
 
 S_CLIENT_TIMEOUT_S = 30
-_PEM = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
 
 
 def database_name(store_path: str) -> str:
@@ -74,52 +72,6 @@ def tls_unavailable(spec: TargetSpec, have_ssl: str) -> str | None:
     if have_ssl.upper() != "YES":
         return f"the server has no TLS (have_ssl = {have_ssl or '?'})"
     return None
-
-
-@dataclass(frozen=True)
-class Handshake:
-    """What `openssl s_client -starttls mysql` saw of the server: its certificate and the
-    protocol and cipher OpenSSL's own client was given (the MariaDB clients' own sessions
-    are proven separately, from the server's Ssl_version/Ssl_cipher)."""
-
-    certificate_pem: str
-    protocol: str
-    cipher: str
-    verify: str
-
-
-def parse_s_client(text: str) -> Handshake:
-    """The server's certificate (the first PEM block), protocol, cipher and verification
-    result from `openssl s_client -showcerts` output."""
-    found = _PEM.search(text)
-    if found is None:
-        raise EncbenchError(
-            "openssl s_client -starttls mysql showed no server certificate: "
-            + " | ".join(text.strip().splitlines()[-3:])
-        )
-
-    def field(pattern: str) -> str:
-        match = re.search(pattern, text, re.M)
-        return match[1].strip() if match else ""
-
-    return Handshake(
-        certificate_pem=found[0] + "\n",
-        protocol=field(r"^\s*Protocol\s*:\s*(\S+)") or field(r"^New, (TLSv[\d.]+),"),
-        cipher=field(r"^\s*Cipher\s*:\s*(\S+)") or field(r"^New, \S+, Cipher is (\S+)"),
-        verify=field(r"^\s*Verify return code:\s*(.+)$"),
-    )
-
-
-def describe_key(certificate_text: str) -> str:
-    """The certificate's key type in words, from `openssl x509 -text`: e.g.
-    'rsaEncryption, 2048 bit', 'id-ecPublicKey, 256 bit (prime256v1)', 'ED25519'."""
-    algorithm = re.search(r"Public Key Algorithm:\s*(\S+)", certificate_text)
-    size = re.search(r"Public-Key:\s*\((\d+) bit\)", certificate_text)
-    curve = re.search(r"ASN1 OID:\s*(\S+)", certificate_text)
-    parts = [algorithm[1] if algorithm else "unknown key"]
-    if size:
-        parts.append(f"{size[1]} bit" + (f" ({curve[1]})" if curve else ""))
-    return ", ".join(parts)
 
 
 class TransitTarget:
