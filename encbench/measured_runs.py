@@ -24,11 +24,6 @@ class MeasuredRun:
     command: str
     machine: str
 
-    @property
-    def words(self) -> str:
-        """ "25 min 39 s on 2026-11-26" """
-        return f"{clock(self.seconds)} on {self.date}"
-
 
 @cache
 def all_runs() -> dict[str, MeasuredRun]:

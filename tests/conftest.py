@@ -13,6 +13,16 @@ import encbench.studies  # noqa: F401
 
 
 @pytest.fixture
+def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This machine's state (XDG_STATE_HOME: stored units, records of servers, leftovers),
+    private to the test.  The integration and transit tests have their own, which also
+    clean up after a run."""
+    path = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(path))
+    return path
+
+
+@pytest.fixture
 def open_dir() -> Iterator[Path]:
     """A directory others may enter: pytest's own temporary root is 0700, which the
     `postgres` user of a run by root cannot enter (a run refuses such an --out)."""

@@ -19,11 +19,9 @@ from tests.helpers import tiny_profile
 
 
 @pytest.fixture(autouse=True)
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This machine's state, private to the test (the leftovers' records go there)."""
-    path = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(path))
-    return path
+def _private_state(state_dir: Path) -> Path:
+    """Every test here with its own state (the leftovers' records go there)."""
+    return state_dir
 
 
 def invoke(*args: str) -> Result:

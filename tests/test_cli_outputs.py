@@ -17,14 +17,6 @@ from tests import estimate_helpers, estimate_runs
 UNREACHABLE = "mysql://u@127.0.0.1:1/"  # loopback, a port nothing listens on
 
 
-@pytest.fixture
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This machine's state, private to the test (the stored units go there)."""
-    path = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(path))
-    return path
-
-
 def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli.main, list(args))
 

@@ -21,14 +21,6 @@ from tests.helpers import encbench
 # -- units ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This machine's state, private to the test (the stored units go there)."""
-    path = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(path))
-    return path
-
-
 def test_units_from_a_directory_recover_the_costs_its_runs_were_made_with(tmp_path: Path) -> None:
     exact = estimate_runs.Truth(noise=0.0)
     found = units.from_directory(estimate_runs.directory(tmp_path / "exact", exact))

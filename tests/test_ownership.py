@@ -29,13 +29,6 @@ SLEEPER = (
 
 
 @pytest.fixture
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(path))
-    return path
-
-
-@pytest.fixture
 def children() -> Iterator[list[subprocess.Popen[bytes]]]:
     """Processes a test starts; whatever is left of them is killed at the end."""
     started: list[subprocess.Popen[bytes]] = []

@@ -21,13 +21,6 @@ from encbench.servers import registry
 
 
 # -- the registry's kinds ---------------------------------------------------------------------
-@pytest.fixture
-def state_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "state"
-    monkeypatch.setenv("XDG_STATE_HOME", str(path))
-    return path
-
-
 def test_an_entry_written_before_kinds_is_mariadbs(state_dir: Path, tmp_path: Path) -> None:
     entry = registry.Entry.new("plain", 999_999_999, tmp_path, tmp_path / "s", tmp_path / "my.cnf")
     old = {k: v for k, v in dataclasses.asdict(entry).items() if k not in ("kind", "datadir")}
