@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import psutil
 
+from encbench import state
 from encbench.errors import ToolError
 
 OWNER_ENV = "ENCBENCH_OWNER"
@@ -545,11 +546,18 @@ def owner_of(environ: Mapping[str, str] | None) -> RunIdentity | None:
 def orphans() -> list[tuple[psutil.Process, str]]:
     """Processes encbench started (they carry its marker) whose run is gone: what a run killed
     outright (SIGKILL) left behind, e.g. a tunnel or a delay relay.  A run counts as alive
-    only while its pid still has the start time the marker names."""
+    only while its pid still has the start time the marker names.  Only the runs of this
+    state (XDG_STATE_HOME, as the process's environment names it) are ours to end, as its
+    sandboxes and cgroups are: another user's `encbench clean`, or another test's, never
+    ends them."""
+    ours = state.base()
     found = []
     for process in psutil.process_iter(["environ", "cmdline", "status"]):
-        owner = owner_of(process.info["environ"])
+        environ = process.info["environ"]
+        owner = owner_of(environ)
         if owner is None or process.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        if state.base(environ) != ours:
             continue
         if owner.alive():
             continue

@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 
-def base() -> Path:
-    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "encbench"
+def base(environ: Mapping[str, str] | None = None) -> Path:
+    """Where encbench keeps this machine's records, for this process's environment (or for
+    another process's, read from /proc: whose records it would write)."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME") or str(Path.home())
+    return Path(env.get("XDG_STATE_HOME") or Path(home) / ".local" / "state") / "encbench"
 
 
 def folder(kind: str) -> Path:
