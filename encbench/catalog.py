@@ -55,7 +55,7 @@ def estimated_s(profile: Profile) -> float:
 
 
 def root_words(profile: Profile) -> str:
-    needs = [need for s in studies.named(profile) if (need := s.root(profile)) is not None]
+    needs = [need for s in studies.named(profile) if (need := s.here.root(profile)) is not None]
     refused = sorted({n.what for n in needs if n.without is None})
     if refused:
         return f"yes ({', '.join(refused)})"

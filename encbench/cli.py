@@ -20,7 +20,16 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from encbench import __version__, environment, noise_floor, outputs, overrides, preflight, proc
+from encbench import (
+    __version__,
+    environment,
+    noise_floor,
+    outputs,
+    overrides,
+    preflight,
+    proc,
+    server_kind,
+)
 from encbench import profile as profiles
 from encbench.checks import Check, missing_packages
 from encbench.engine.progress import RunProgress
@@ -668,15 +677,20 @@ def doctor(profile: str | None, packages_only: bool) -> None:
     click.echo("every run:")
     for check in checks:
         _echo_check(check, "MISSING", "fix")
-    click.echo(
-        f"versions: MariaDB {env['mariadb']}, {env['openssl']}, sysbench "
-        f"{env['sysbench']}, kernel {env['kernel']}"
-    )
+    # The versions of what the profile's studies run: their server kinds', and sysbench
+    # where one drives it.
+    measured = {study.server for study in named_studies(prof)}
+    kinds = [k for k in server_kind.kinds() if k.name in measured]
+    versions = [f"{k.title} {env.get(k.name) or 'not installed'}" for k in kinds]
+    versions.append(str(env["openssl"]))
+    if any("sysbench" in k.load_clients for k in kinds):
+        versions.append(f"sysbench {env['sysbench']}")
+    click.echo(f"versions: {', '.join(versions)}, kernel {env['kernel']}")
     click.echo(f"cpu: {env['cpu']['model']} ({env['cpu']['cores']} cores)")
     required_ok = all(c.ok for c in checks)
     seen = {check.name for check in checks}
     for study in named_studies(prof):
-        optional = study.optional(prof)
+        optional = study.here.optional(prof)
         needs = [check for check in study.machine_needs(prof) if check.name not in seen]
         shown = "optional" if optional else "required"
         click.echo(f"{study.name} ({shown}):" + ("" if needs else " nothing more than above"))
@@ -689,7 +703,7 @@ def doctor(profile: str | None, packages_only: bool) -> None:
         # No profile named: what other studies and profiles use too, as a failure never.
         others: dict[str, tuple[Check, str]] = {}
         for study in STUDIES:
-            for check, what in study.optional_tools():
+            for check, what in study.here.optional_tools():
                 if check.name not in seen:
                     others.setdefault(check.name, (check, what))
         if others:

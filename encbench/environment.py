@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from encbench import capacity as crypto
-from encbench import proc
+from encbench import proc, server_kind
 from encbench.errors import EncbenchError
 
 
@@ -34,15 +34,17 @@ def tool_version(argv: list[str], pattern: str = r"(.+)") -> str | None:
     return match[1].strip() if match else out.strip().splitlines()[0] if out.strip() else None
 
 
-def collect(server_version: str | None = None) -> dict[str, Any]:
-    mariadbd = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+def collect() -> dict[str, Any]:
+    """The machine, and each server kind's installed version under its name ("mariadb":
+    None where it is not installed)."""
+    versions = {kind.name: kind.installed_version() for kind in server_kind.kinds()}
     return {
         "cpu": cpu_info(),
         "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
         "kernel": platform.release(),
         "os": _os_release(),
         "python": platform.python_version(),
-        "mariadb": server_version or tool_version([mariadbd, "--version"], r"Ver\s+(\S+)"),
+        **versions,
         "openssl": tool_version(["openssl", "version"]),
         "sysbench": tool_version(["sysbench", "--version"], r"sysbench\s+(\S+)"),
     }

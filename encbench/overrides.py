@@ -86,8 +86,10 @@ def _sections(profile: Profile) -> list[tuple[str, Strict]]:
     """The sections an option may land in: [data], then each listed study's own section."""
     found: list[tuple[str, Strict]] = [("data", profile.data)]
     for study in studies.named(profile):
-        if study.section is not None and study.options_model is not None:
-            found.append((study.section, profile.section(study.section, study.options_model)))
+        if study.settings.key is not None and study.settings.model is not None:
+            found.append(
+                (study.settings.key, profile.section(study.settings.key, study.settings.model))
+            )
     return found
 
 

@@ -49,8 +49,8 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
     why = studies.left_out(profile, studies.unavailable_studies(profile))
     out = []
     for s in studies.named(profile):
-        rule = s.options(profile)
-        cells = list(s.cells(profile))
+        rule = s.settings.rule(profile)
+        cells = list(s.settings.cells(profile))
         out.append(
             StudyPlan(
                 study=s,
@@ -63,10 +63,10 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
 
 
 def _rounds_words(profile: Profile, s: StudyDefinition) -> str:
-    rule = s.options(profile)
+    rule = s.settings.rule(profile)
     warm = f", {rule.warmup_s} s warm-up" if rule.warmup_s else ""
     run = f"{rule.run_s} s runs" if rule.warmup_s else f"runs of about {rule.run_s} s"
-    budgets = sorted({rule.for_cell(c).cell_budget_s for c in s.cells(profile)})
+    budgets = sorted({rule.for_cell(c).cell_budget_s for c in s.settings.cells(profile)})
     budget = (
         f"its {budgets[0]:g} s budget"
         if len(budgets) <= 1
@@ -85,13 +85,13 @@ def _rounds_words(profile: Profile, s: StudyDefinition) -> str:
 def _needs_words(profile: Profile, s: StudyDefinition) -> str:
     """What the study takes of this host while it runs: the data its servers write under the
     results directory, the memory they need at once (the figures `run` checks), and root."""
-    need_mb, what = s.memory_mb(profile)
+    need_mb, what = s.here.memory_mb(profile)
     what = what.split("; use ", 1)[0]  # the rest is the fix a refusal would give
     words = (
-        f"needs here: about {s.disk_bytes(profile) / 2**30:.1f} GiB of disk under the results "
+        f"needs here: about {s.here.disk_bytes(profile) / 2**30:.1f} GiB of disk under the results "
         f"directory, about {need_mb:,} MB of memory ({what})"
     )
-    root = s.root(profile)
+    root = s.here.root(profile)
     if root is None:
         return words + "; no root"
     if root.without is None:
@@ -112,7 +112,7 @@ def lines(profile: Profile) -> list[str]:
     if profile.target is not None:
         needs = NOTHING
         for p in measured:
-            needs |= p.study.target_needs(profile) if p.study.takes_target else NOTHING
+            needs |= p.study.target.needs(profile) if p.study.target is not None else NOTHING
         target, logged_in = readiness.plan_lines(
             profile.target, needs, profile.server.encryption_algorithm[0]
         )
@@ -123,18 +123,18 @@ def lines(profile: Profile) -> list[str]:
         if p.left_out:
             out.append(f"{s.name}: left out here — {p.left_out}")
             continue
-        if profile.target is not None and s.target_setup_words:
-            out.append(f"{s.name}: {s.target_setup_words}")
+        if profile.target is not None and s.target is not None:
+            out.append(f"{s.name}: {s.target.setup_words}")
         else:
             out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
         out.append(f"  {p.cell_words()} = {duration(p.total_s)}; " + _rounds_words(profile, s))
         out.append("  " + _needs_words(profile, s))
-        if s.creates:
-            out.append(f"  creates on this host: {s.creates}")
-        rule = s.options(profile)
+        if s.here.creates:
+            out.append(f"  creates on this host: {s.here.creates}")
+        rule = s.settings.rule(profile)
         own = {
             label: cell_rule.cell_budget_s
-            for label, c in zip(p.cells, s.cells(profile), strict=True)
+            for label, c in zip(p.cells, s.settings.cells(profile), strict=True)
             if (cell_rule := rule.for_cell(c)).cell_budget_s != rule.cell_budget_s
         }
         out += [

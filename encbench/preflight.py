@@ -99,4 +99,4 @@ def require_machine(profile: Profile | None = None) -> None:
             raise BadInput(check.problem())
     if profile is not None:
         for study in studies.named(profile):
-            study.check(profile)
+            study.here.check(profile)

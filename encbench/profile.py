@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, Protocol, Self, TypeVar, get_args
+from typing import Annotated, Any, Protocol, Self, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -34,6 +34,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from encbench import server_kind
 from encbench.errors import BadInput
 from encbench.options import AcrossKeys, DataSpec, Strict, all_known, first_error, toml_value
 from encbench.servers import fscrypt, shapes
@@ -198,7 +199,15 @@ class RegimeSpec(Strict):
     min_buffer_pool_mb: Annotated[int, Field(ge=6)] = 8
 
 
-POSTGRESQL_PORT = 5432
+def _registered_kind(name: str) -> str:
+    names = server_kind.names()
+    if name not in names:
+        # As pydantic words an unknown literal.
+        expected = ", ".join(repr(n) for n in names[:-1]) + f" or {names[-1]!r}"
+        raise PydanticCustomError(
+            "literal_error", "Input should be {expected}", {"expected": expected}
+        )
+    return name
 
 
 class TargetSpec(Strict):
@@ -206,8 +215,8 @@ class TargetSpec(Strict):
     No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server),
     for PostgreSQL from PGPASSWORD or a password file (servers/pg_target)."""
 
-    # The server's kind: which studies measure it (StudyDefinition.server).
-    kind: Literal["mariadb", "postgresql"] = "mariadb"
+    # The server's kind (server_kind.py): which studies measure it (StudyDefinition.server).
+    kind: Annotated[str, AfterValidator(_registered_kind)] = "mariadb"
     host: str = ""
     port: Annotated[int, Field(gt=0, lt=65536)] = 3306
     socket: str = ""  # a unix socket path instead of host and port
@@ -247,25 +256,13 @@ class TargetSpec(Strict):
             raise ValueError("give either host (and port) or socket, not both")
         if bool(self.ssl_cert) != bool(self.ssl_key):
             raise ValueError("ssl_cert and ssl_key go together; give both")
-        if self.kind == "postgresql":
-            return self._postgresql()
-        return self
-
-    def _postgresql(self) -> Self:
-        """What a PostgreSQL target takes: TCP (its study compares plain TCP with TLS), the
-        password from libpq's own places, no server CPU over ssh (yet)."""
-        if self.socket:
-            raise ValueError("a PostgreSQL target is reached over TCP: give host and port")
-        if self.defaults_extra_file:
-            raise ValueError(
-                "defaults_extra_file is MariaDB's; a PostgreSQL target's password comes "
-                "from PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass)"
-            )
-        if self.ssh or self.ssh_config:
-            raise ValueError("ssh (the server's CPU) is not read from a PostgreSQL target yet")
+        kind = server_kind.named(self.kind)
+        problem = kind.target_rules(self)
+        if problem is not None:
+            raise ValueError(problem)
         if "port" not in self.model_fields_set:
-            # PostgreSQL's port, not MariaDB's, where the profile gives none.
-            object.__setattr__(self, "port", POSTGRESQL_PORT)
+            # The kind's own port where the profile gives none.
+            object.__setattr__(self, "port", kind.default_port)
         return self
 
     def connection(self) -> Connection:
@@ -332,19 +329,26 @@ class Profile(Strict):
         return self.model_copy(update={"studies": studies})
 
 
+class SectionOf(Protocol):
+    """What a profile reads of a study's settings (studies/definition.py: Settings)."""
+
+    @property
+    def key(self) -> str | None: ...  # the key of its section (a TOML table)
+    @property
+    def model(self) -> type[Strict] | None: ...  # that section's model
+    @property
+    def validate(self) -> Callable[[Profile], str | None]: ...  # its checks of the profile
+
+
 class RegisteredStudy(Protocol):
     """What a profile needs of a study (studies/definition.py: StudyDefinition has it)."""
 
     @property
     def name(self) -> str: ...  # as `studies` lists it
     @property
-    def section(self) -> str | None: ...  # the key of its section (a TOML table)
+    def settings(self) -> SectionOf: ...
     @property
-    def options_model(self) -> type[Strict] | None: ...  # that section's model
-    @property
-    def validate(self) -> Callable[[Profile], str | None]: ...  # its checks of the profile
-    @property
-    def server(self) -> str: ...  # the kind of server it measures ("mariadb", "postgresql")
+    def server(self) -> str: ...  # the kind of server it measures (server_kind.py)
 
 
 @dataclass
@@ -360,9 +364,9 @@ def register_studies(studies: Sequence[RegisteredStudy]) -> None:
     """The studies a profile may list, in their order, and a profile model with their
     sections (a section left out of the TOML gets its defaults)."""
     sections: dict[str, Any] = {
-        s.section: (s.options_model, Field(default_factory=s.options_model))
+        s.settings.key: (s.settings.model, Field(default_factory=s.settings.model))
         for s in studies
-        if s.section is not None and s.options_model is not None
+        if s.settings.key is not None and s.settings.model is not None
     }
     _REGISTRY.studies = tuple(studies)
     _REGISTRY.model = create_model("Profile", __base__=Profile, **sections)
@@ -414,7 +418,7 @@ def parse(text: str, origin: str) -> Profile:
     except ValidationError as exc:
         raise BadInput(first_error(exc, origin, _REGISTRY.model)) from exc
     # Every study's checks, listed or not: some refuse a setting that only it would use.
-    problems = (study.validate(profile) for study in _REGISTRY.studies)
+    problems = (study.settings.validate(profile) for study in _REGISTRY.studies)
     problem = next((p for p in problems if p is not None), None) or _target_problem(profile)
     if problem is not None:
         raise BadInput(f"{origin}: {problem}")
@@ -431,7 +435,7 @@ def _target_problem(profile: Profile) -> str | None:
         )
     kinds = {s.server for s in _REGISTRY.studies if s.name in profile.studies}
     if profile.target.kind not in kinds:
-        return _wrong_kind(profile.target.kind)
+        return _wrong_kind(profile.target.kind, kinds)
     server = profile.server
     if len(server.encryption_algorithm) > 1 or len(server.encryption_scope) > 1:
         return (
@@ -446,20 +450,15 @@ def _target_problem(profile: Profile) -> str | None:
     return None
 
 
-TARGET_EXAMPLES = {
-    "mariadb": ("MariaDB", "mysql://USER@HOST:3306/", "e.g. smoke or in-transit"),
-    "postgresql": ("PostgreSQL", "postgresql://USER@HOST:5432/", "e.g. postgresql"),
-}
-
-
-def _wrong_kind(kind: str) -> str:
+def _wrong_kind(name: str, measured: set[str]) -> str:
     """A target none of the profile's studies measures, and the two ways to fix it."""
-    server, _, _ = TARGET_EXAMPLES[kind]
-    other = "mariadb" if kind == "postgresql" else "postgresql"
-    other_server, other_dsn, _ = TARGET_EXAMPLES[other]
+    kind = server_kind.named(name)
+    theirs = [k for k in server_kind.kinds() if k.name in measured]
+    titles = " and ".join(k.title for k in theirs)
+    dsns = " or ".join(k.example_dsn for k in theirs)
     return (
-        f"the target is a {server} server and this profile's studies measure {other_server}: "
-        f"give a {other_dsn} target, or a profile of {server} studies ({TARGET_EXAMPLES[kind][2]})"
+        f"the target is a {kind.title} server and this profile's studies measure {titles}: "
+        f"give a {dsns} target, or a profile of {kind.title} studies ({kind.profiles_example})"
     )
 
 

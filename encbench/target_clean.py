@@ -10,10 +10,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from encbench import server_kind
 from encbench.errors import BadInput, EncbenchError
 from encbench.profile import TargetSpec
-from encbench.servers import dsn, leftovers, owned, pg_target
-from encbench.servers.user_server import UserServer, password_from
+from encbench.servers import dsn, leftovers
 
 Drop = Callable[[leftovers.Leftover], None]
 
@@ -22,11 +22,7 @@ def target_spec(text: str, defaults_file: Path | None) -> TargetSpec:
     """The DSN as `run --target` reads it, refused in one line where it is not one."""
     fields = dsn.parse_dsn(text)
     if defaults_file is not None:
-        if fields.get("kind") == "postgresql":
-            raise BadInput(
-                "--defaults-extra-file is MariaDB's option file, not PostgreSQL's: "
-                f"{dsn.PG_PASSWORD_FIX}"
-            )
+        dsn.refuse_option_file(fields)
         fields["defaults_extra_file"] = str(defaults_file.absolute())
     try:
         return TargetSpec.model_validate(fields)
@@ -36,15 +32,7 @@ def target_spec(text: str, defaults_file: Path | None) -> TargetSpec:
 
 def dropper(spec: TargetSpec) -> Drop:
     """How one recorded database is dropped on `spec`'s server, its marker read again."""
-    if spec.kind == "postgresql":
-
-        def drop_pg(found: leftovers.Leftover) -> None:
-            with pg_target.login(spec) as target:
-                target.drop_owned(found.database, found.marker)
-
-        return drop_pg
-    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
-    return lambda found: owned.drop_owned(server, found.database, found.marker)
+    return server_kind.named(spec.kind).target.dropper(spec)
 
 
 def drop_recorded(

@@ -138,8 +138,8 @@ def _sections() -> Iterator[tuple[str, type[BaseModel]]]:
                 for item in _nested_models(inner_field.annotation):
                     yield f"[[{name}.{inner}]]", item
     for study in STUDIES:
-        if study.section is not None and study.options_model is not None:
-            yield f"[{study.section}]", study.options_model
+        if study.settings.key is not None and study.settings.model is not None:
+            yield f"[{study.settings.key}]", study.settings.model
 
 
 def test_every_key_of_every_profile_section_is_in_the_profile_reference() -> None:

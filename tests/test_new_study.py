@@ -26,7 +26,7 @@ from encbench.report.parts import Compared, Context, ReportPart
 from encbench.report.tables import Paragraph, Plot, Section
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
-from encbench.studies.definition import StudyDefinition
+from encbench.studies.definition import Here, Settings, StudyDefinition
 
 
 # -- the toy study's own package, as it would be written --------------------------------------
@@ -160,13 +160,17 @@ TOY = StudyDefinition(
     setup_words="nothing at all",
     variants=("plain toy", "encrypted toy"),
     record=ToyRecord,
-    make=no_runtime,  # type: ignore[arg-type]
-    section="toy",
-    options_model=ToyOptions,
-    options=toy_options,
-    cells=toy_cells,
-    disk_bytes=lambda profile: 0,
-    memory_mb=lambda profile: (0, "nothing"),
+    make=no_runtime,
+    settings=Settings(
+        key="toy",
+        model=ToyOptions,
+        rule=toy_options,
+        cells=toy_cells,
+    ),
+    here=Here(
+        disk_bytes=lambda profile: 0,
+        memory_mb=lambda profile: (0, "nothing"),
+    ),
     report=ReportPart(
         model=ToySummary,
         build=build,

@@ -19,6 +19,7 @@ import psutil
 import pytest
 
 from encbench import proc
+from encbench.kinds import mariadb as mariadb_kind
 from encbench.net import netns
 from encbench.servers import registry
 
@@ -164,7 +165,7 @@ def test_clean_stops_the_server_of_a_dead_run_but_not_a_stranger_with_its_pid(
     owner = recycled()
     entry = entry_for(root, server.pid, owner_start_ticks=owner.start_ticks)
     assert registry.server_running(entry)
-    monkeypatch.setattr(registry, "SERVER_STOP", ((signal.SIGTERM, 0.5),))
+    monkeypatch.setattr(mariadb_kind, "SERVER_STOP", ((signal.SIGTERM, 0.5),))
     # Same pid, same command line, another start time: not the server that was recorded.
     assert entry.server_start_ticks is not None
     assert not registry.server_running(
@@ -269,6 +270,24 @@ def test_stop_orphans_ignores_processes_of_a_live_run_and_stops_those_of_a_dead_
     assert action.startswith(f"stopped pid {dead.pid} left by a dead run")
     assert gone(dead)
     assert ours.poll() is None
+
+
+def test_an_orphan_of_another_state_is_not_this_cleans_to_end(
+    monkeypatch: pytest.MonkeyPatch, children: list[subprocess.Popen[bytes]], tmp_path: Path
+) -> None:
+    # Another user's run (or another test's), killed: its state is not ours.
+    marker = recycled().marker()
+    theirs = start(
+        children,
+        env={**os.environ, proc.OWNER_ENV: marker, "XDG_STATE_HOME": str(tmp_path / "theirs")},
+    )
+    mine = start(
+        children,
+        env={**os.environ, proc.OWNER_ENV: marker, "XDG_STATE_HOME": str(tmp_path / "mine")},
+    )
+    only(monkeypatch, {theirs.pid, mine.pid})
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "mine"))
+    assert [p.pid for p, _ in proc.orphans()] == [mine.pid]
 
 
 # -- one stop ---------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ def test_plan_says_the_images_and_each_regimes_memory() -> None:
     lines = needs.plan_lines(load("scale = 100"))
     assert any("MiB ext4 image on a loop device" in line for line in lines)
     assert any(line.startswith("  io-bound: shared_buffers 128 MB") for line in lines)
-    assert pg_at_rest.STUDY.root(load("scale = 100")) is not None
+    assert pg_at_rest.STUDY.here.root(load("scale = 100")) is not None
 
 
 # -- the page cache ------------------------------------------------------------------------------

@@ -216,7 +216,7 @@ def test_a_target_run_needs_no_server_here() -> None:
     prof = with_target("postgresql", PG_DSN)
     pg, at_rest = studies.named(prof)  # at rest takes no target: left out (plan, run)
     assert at_rest.name in studies.skipped_for_target(prof)
-    assert pg.memory_mb(prof)[0] == 0
+    assert pg.here.memory_mb(prof)[0] == 0
     needed = {c.name for c in pg.machine_needs(prof)}
     assert needed == {"PostgreSQL's psql", "PostgreSQL's pgbench", "openssl"}
     assert [s.name for s in studies.named(prof) if studies.measures_target(s, prof)] == [

@@ -101,7 +101,7 @@ def test_a_bad_distance_is_refused_in_one_line(body: str, words: str) -> None:
 def test_only_a_distance_needs_root() -> None:
     assert needs.root(load(FAR)) is None
     assert needs.root(load(FAR + 'rtt_ms = [0, 1]\ndistance_tests = ["select_only"]\n'))
-    need = pg_transit.STUDY.root(load(FAR + "rtt_ms = [0, 1]\n"))
+    need = pg_transit.STUDY.here.root(load(FAR + "rtt_ms = [0, 1]\n"))
     assert need is not None and need.what == "network namespaces"
 
 

@@ -29,7 +29,7 @@ def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str
     for study in studies.named(profile):
         assert f"{study.name}: " in text
         lines = text.splitlines()
-        for cell in study.cells(profile):
+        for cell in study.settings.cells(profile):
             # A cell with a budget of its own says so after its label.
             assert any(
                 line == f"  cell {cell.label}" or line.startswith(f"  cell {cell.label} (its own")
@@ -126,5 +126,5 @@ def test_each_study_of_the_plan_says_what_it_creates_on_this_host() -> None:
     profile, _ = load("quick")
     text = _plan("quick")
     for study in studies.named(profile):
-        assert study.creates, study.name
-        assert f"creates on this host: {study.creates}" in text
+        assert study.here.creates, study.name
+        assert f"creates on this host: {study.here.creates}" in text

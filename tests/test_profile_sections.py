@@ -14,9 +14,9 @@ from tests.test_profile_checks import refusal
 def test_every_study_with_options_has_its_section_in_a_parsed_profile() -> None:
     prof = profile.parse('name = "x"\n', "p.toml")
     for study in studies.STUDIES:
-        assert study.section is not None and study.options_model is not None
-        assert isinstance(study.options(prof), study.options_model)
-        assert study.options(prof) == study.options_model()  # left out: its defaults
+        assert study.settings.key is not None and study.settings.model is not None
+        assert isinstance(study.settings.rule(prof), study.settings.model)
+        assert study.settings.rule(prof) == study.settings.model()  # left out: its defaults
 
 
 def test_a_section_is_read_as_its_own_type_and_a_wrong_type_is_refused() -> None:
@@ -42,11 +42,11 @@ def test_a_profile_that_lists_no_study_measures_the_first_registered() -> None:
     assert profile.parse('name = "x"\n', "p.toml").studies == [studies.STUDIES[0].name]
 
 
-@pytest.mark.parametrize("study", [s for s in studies.STUDIES if s.section is not None])
+@pytest.mark.parametrize("study", [s for s in studies.STUDIES if s.settings.key is not None])
 def test_every_section_refuses_fewer_rounds_than_its_minimum_in_the_same_words(
     study: studies.StudyDefinition,
 ) -> None:
-    key = study.section
+    key = study.settings.key
     assert refusal(f'studies = ["{study.name}"]\n[{key}]\nmin_rounds = 8\nmax_rounds = 4\n') == (
         f"p.toml: {key}.min_rounds is larger than {key}.max_rounds; "
         f"lower {key}.min_rounds or raise {key}.max_rounds"
@@ -105,4 +105,4 @@ def test_profile_py_names_no_study() -> None:
         text = f.read()
     for study in studies.STUDIES:
         assert f'"{study.name}"' not in text
-        assert f'"{study.section}"' not in text
+        assert f'"{study.settings.key}"' not in text

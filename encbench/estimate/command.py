@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from encbench import capacity, outputs
+from encbench import capacity, outputs, server_kind
 from encbench.errors import BadInput
 from encbench.estimate import counters, model, report, rescale, units, validate
 from encbench.profile import TargetSpec
@@ -82,10 +82,11 @@ class Options:
     def spec(self) -> TargetSpec:
         assert self.target is not None
         fields = dsn.parse_dsn(self.target)
-        if fields.get("kind") == "postgresql":
+        if fields.get("kind", "mariadb") != "mariadb":
+            title = server_kind.named(fields["kind"]).title
             raise BadInput(
-                "--target: the estimate reads MariaDB's and MySQL's counters; give a "
-                "mysql://USER@HOST:PORT/ target"
+                f"--target: the estimate reads MariaDB's and MySQL's counters, not {title}'s; "
+                "give a mysql://USER@HOST:PORT/ target"
             )
         if self.defaults_file is not None:
             fields["defaults_extra_file"] = str(self.defaults_file.absolute())

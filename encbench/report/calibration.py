@@ -144,8 +144,8 @@ def cells_of(
             continue
         runs = store.runs(study.record)
         metric = primary_metric(study.record.METRICS).name
-        rule = study.options(profile)
-        for cell in study.cells(profile):
+        rule = study.settings.rule(profile)
+        for cell in study.settings.cells(profile):
             state = plan.cell_rounds(runs, cell, rule)
             if state.counted:
                 group, label = study.calibration.label(cell)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from encbench import stats
+from encbench import server_kind, stats
 from encbench.report import html as html_report
 from encbench.report import markdown, plots
 from encbench.report.cells import flagged_cost
@@ -40,6 +40,7 @@ from encbench.report.tables import (
     Table,
     row,
 )
+from encbench.server_kind import ServerKind
 
 # 2: groups of every study, each cell with its row label and metrics; 3: each group names its
 # metrics with their captions; every study's cells (state transfer, replication, rejoin too).
@@ -184,12 +185,18 @@ def _compare_cell(a: Found | None, b: Found | None) -> ComparedCell:
     )
 
 
-SETUP_LINES = ("encryption", "TLS", "MariaDB", "Galera", "data", "buffer pool")
+def _kinds(summaries: Sequence[Summary], studies: Sequence[Reported]) -> list[ServerKind]:
+    """The server kinds either run measured (a run of no study: MariaDB's, the default)."""
+    measured = {s.server for s in studies if any(x.part(s.name) is not None for x in summaries)}
+    return [k for k in server_kind.kinds() if k.name in measured] or server_kind.kinds()[:1]
 
 
-def _setup(summary: Summary, studies: Sequence[Reported]) -> dict[str, str]:
+def _setup(
+    summary: Summary, studies: Sequence[Reported], kinds: Sequence[ServerKind]
+) -> dict[str, str]:
     """What a reader checks first when two runs differ: what was run, where, on what; each
-    study's facts from its part, the first study that knows one giving it."""
+    study's facts from its part, the first study that knows one giving it; each server
+    kind's version (either run's kinds, so that both columns have the same lines)."""
     env = summary.environment or {}
     facts: dict[str, str] = {}
     for study in studies:
@@ -203,7 +210,7 @@ def _setup(summary: Summary, studies: Sequence[Reported]) -> dict[str, str]:
         "studies": ", ".join(summary.studies) or "?",
         "encryption": facts.get("encryption", "?"),
         "TLS": facts.get("TLS", "?"),
-        "MariaDB": facts.get("MariaDB") or str(env.get("mariadb") or "?"),
+        **{k.title: facts.get(k.title) or str(env.get(k.name) or "?") for k in kinds},
         "Galera": facts.get("Galera", "?"),
         "CPU": f"{cpu.get('model', '?')}, {cpu.get('cores', '?')} cores",
         "OpenSSL": str(env.get("openssl") or "?"),
@@ -247,7 +254,8 @@ def compare(
     for group in groups.values():
         if group.row_header == "Threads":
             group.cells.sort(key=lambda c: c.threads)
-    setup_a, setup_b = _setup(a, studies), _setup(b, studies)
+    kinds = _kinds((a, b), studies)
+    setup_a, setup_b = _setup(a, studies, kinds), _setup(b, studies, kinds)
     return Comparison(
         labels=Labels(a=label_a, b=label_b),
         setup=[

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from encbench import stats
+from encbench import server_kind, stats
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.report import bound_section, calibration, calibration_section, markdown, reading
@@ -166,6 +166,20 @@ def not_measured_section(left_out: Mapping[str, str], summary: Summary) -> Secti
     return Section("Not measured", [Bullets(items)])
 
 
+def _kind_version(
+    kind: str, measured: Sequence[tuple[Reported, Any]], setups: Sequence[Setup]
+) -> str | None:
+    """The version the first study of that kind recorded of its server."""
+    return next(
+        (
+            x.server_version
+            for (s, _), x in zip(measured, setups, strict=True)
+            if s.server == kind and x.server_version
+        ),
+        None,
+    )
+
+
 def setup_section(summary: Summary, measured: Sequence[tuple[Reported, Any]]) -> Section:
     setups: list[Setup] = [s.report.setup(part) for s, part in measured]
     env = summary.environment or {}
@@ -181,15 +195,19 @@ def setup_section(summary: Summary, measured: Sequence[tuple[Reported, Any]]) ->
     cpu = env.get("cpu", {})
     if cpu:
         flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in cpu.get("flags", {}).items())
-        mariadb = next((x.mariadb_version for x in setups if x.mariadb_version), None)
-        # MariaDB and sysbench only where a study ran them (a PostgreSQL run names its
-        # server's version in its own setup lines).
-        theirs = (
-            f", MariaDB {mariadb or env.get('mariadb')}, {env.get('openssl')}, sysbench "
-            f"{env.get('sysbench')}"
-            if any(s.server == "mariadb" for s, _ in measured) or not measured
-            else f", {env.get('openssl')}"
-        )
+        # Each measured kind's version (a study's own, else the environment's), and
+        # sysbench where a kind's studies drive it; a run of no study is MariaDB's.
+        kinds = [k for k in server_kind.kinds() if any(s.server == k.name for s, _ in measured)]
+        kinds = kinds or server_kind.kinds()[:1]
+        versions = [
+            f"{k.title} {version}"
+            for k in kinds
+            if (version := _kind_version(k.name, measured, setups) or env.get(k.name))
+        ]
+        tools = [str(env.get("openssl"))]
+        if any("sysbench" in k.load_clients for k in kinds):
+            tools.append(f"sysbench {env.get('sysbench')}")
+        theirs = "".join(f", {x}" for x in versions + tools)
         items += [
             f"Machine: {cpu.get('model', '?')}, {cpu.get('cores', '?')} cores; "
             f"CPU flags: {flags or '?'}.",

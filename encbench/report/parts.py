@@ -18,12 +18,13 @@ from encbench.results.store import ResultStore
 @dataclass(frozen=True)
 class Setup:
     """A study's lines in the report's Setup list: before the machine, after the software
-    versions, and after the statistics line."""
+    versions, and after the statistics line; and the version of the server it measured
+    (of its kind: StudyDefinition.server), for the software line."""
 
     servers: list[str] = field(default_factory=list)
     software: list[str] = field(default_factory=list)
     last: list[str] = field(default_factory=list)
-    mariadb_version: str | None = None
+    server_version: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,16 @@ class Calibrated:
     setup: Callable[[Any], list[str]] = _no_setup_lines
 
 
+class RuleOf(Protocol):
+    """What the report reads of a study's settings (studies/definition.py: Settings)."""
+
+    @property
+    def rule(self) -> Callable[[Profile], Any]: ...
+
+    @property
+    def cells(self) -> Callable[[Profile], Sequence[Any]]: ...
+
+
 class Reported(Protocol):
     """What the shared report code reads of a study (studies/definition.StudyDefinition)."""
 
@@ -125,13 +136,10 @@ class Reported(Protocol):
     def calibration(self) -> Calibrated | None: ...
 
     @property
-    def server(self) -> str: ...  # the kind of server it measures: "mariadb" or "postgresql"
+    def server(self) -> str: ...  # the kind of server it measures (server_kind.py)
 
     @property
     def record(self) -> type[Any]: ...
 
     @property
-    def cells(self) -> Callable[[Profile], Sequence[Any]]: ...
-
-    @property
-    def options(self) -> Callable[[Profile], Any]: ...
+    def settings(self) -> RuleOf: ...

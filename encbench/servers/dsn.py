@@ -11,46 +11,45 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from encbench import server_kind
 from encbench.errors import BadInput
 
 MAX_PORT = 65535  # TCP's
 
-PASSWORD_FIX = "give the password in MYSQL_PWD or in an option file (--defaults-extra-file)"
-PG_PASSWORD_FIX = "give the password in PGPASSWORD or in a password file (PGPASSFILE, ~/.pgpass)"
-MYSQL_SCHEMES = ("mysql", "mariadb")
-PG_SCHEMES = ("postgresql", "postgres")
-# Query parameters a DSN may carry, as the client tools name them → the [target] key.
-PARAMETERS = {
-    "socket": "socket",
-    "ssl-ca": "ssl_ca",
-    "ssl-cert": "ssl_cert",
-    "ssl-key": "ssl_key",
-    # Not a client tool's: the server's host over ssh, for its CPU ([target] ssh).
-    "ssh": "ssh",
-    "ssh-config": "ssh_config",
-}
-# A postgresql:// DSN's, in libpq's words: the CA of the server's certificate (for
-# sslmode=verify-full) and a client certificate where the server asks for one.
-PG_PARAMETERS = {"sslrootcert": "ssl_ca", "sslcert": "ssl_cert", "sslkey": "ssl_key"}
+
+def _schemes() -> str:
+    return " or ".join(f"{k.schemes[0]}://" for k in server_kind.kinds())
+
+
+def _examples() -> str:
+    return " or ".join(
+        f"{k.schemes[0]}://bench@db.example:{k.default_port}/ ({k.title})"
+        for k in server_kind.kinds()
+    )
+
+
+def refuse_option_file(fields: dict[str, Any]) -> None:
+    """--defaults-extra-file is MariaDB's (and MySQL's) option file: a target of another
+    kind takes its password from its own places."""
+    kind = server_kind.named(fields.get("kind", server_kind.names()[0]))
+    if not kind.option_file:
+        raise BadInput(
+            f"--defaults-extra-file is MariaDB's option file, not {kind.title}'s: "
+            f"{kind.password_fix}"
+        )
 
 
 def parse_dsn(dsn: str) -> dict[str, Any]:
     """The [target] fields of a DSN; BadInput names what is wrong and how to write it."""
     parts = urlsplit(dsn)
-    postgresql = parts.scheme in PG_SCHEMES
-    example = (
-        "e.g. postgresql://bench@db.example:5432/"
-        if postgresql
-        else "e.g. mysql://bench@db.example:3306/"
-    )
-    if parts.scheme not in MYSQL_SCHEMES + PG_SCHEMES:
-        raise BadInput(
-            f"--target {dsn!r}: not a mysql:// or postgresql:// DSN; write it as "
-            "mysql://bench@db.example:3306/ (MariaDB) or postgresql://bench@db.example:5432/"
-        )
+    kind = server_kind.of_scheme(parts.scheme)
+    if kind is None:
+        raise BadInput(f"--target {dsn!r}: not a {_schemes()} DSN; write it as {_examples()}")
+    example = f"e.g. {kind.schemes[0]}://bench@db.example:{kind.default_port}/"
     if parts.password is not None:
-        fix = PG_PASSWORD_FIX if postgresql else PASSWORD_FIX
-        raise BadInput(f"--target: the DSN holds a password, which argv would show: {fix}")
+        raise BadInput(
+            f"--target: the DSN holds a password, which argv would show: {kind.password_fix}"
+        )
     if not parts.username:
         raise BadInput(f"--target {dsn!r}: no user; write it as {example}")
     if parts.path not in ("", "/"):
@@ -71,9 +70,9 @@ def parse_dsn(dsn: str) -> dict[str, Any]:
         )
         raise BadInput(f"--target {dsn!r}: {what}; write it as {example}")
     fields: dict[str, Any] = {"user": unquote(parts.username)}
-    if postgresql:
-        fields["kind"] = "postgresql"
-    known = PG_PARAMETERS if postgresql else PARAMETERS
+    if kind is not server_kind.kinds()[0]:
+        fields["kind"] = kind.name
+    known = kind.dsn_parameters
     for name, values in parse_qs(parts.query, keep_blank_values=True).items():
         if name not in known or len(values) != 1 or not values[0]:
             raise BadInput(
@@ -88,7 +87,7 @@ def parse_dsn(dsn: str) -> dict[str, Any]:
         if not parts.hostname:
             raise BadInput(f"--target {dsn!r}: no host; write it as {example}")
         fields["host"] = parts.hostname
-        fields["port"] = port or (5432 if postgresql else 3306)
+        fields["port"] = port or kind.default_port
     return fields
 
 
@@ -123,11 +122,8 @@ def with_target(
     if has_target:
         raise BadInput("the profile has a [target] and --target gives another: give one of them")
     fields = parse_dsn(dsn)
-    if defaults_file is not None and fields.get("kind") == "postgresql":
-        raise BadInput(
-            f"--defaults-extra-file is MariaDB's option file, not PostgreSQL's: {PG_PASSWORD_FIX}"
-        )
     if defaults_file is not None:
+        refuse_option_file(fields)
         fields["defaults_extra_file"] = str(defaults_file.absolute())
     if keep:
         fields["keep"] = True

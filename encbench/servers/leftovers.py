@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from encbench import state
+from encbench import server_kind, state
 from encbench.errors import EncbenchError
 from encbench.results.store import write_json
 
@@ -39,14 +39,12 @@ def address(spec: Address) -> str:
 
 
 def drop_statement(kind: str, database: str) -> str:
-    if kind == "postgresql":
-        return f'DROP DATABASE "{database}";'
-    return f"DROP DATABASE `{database}`;"
+    return server_kind.named(kind).drop_statement(database)
 
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # the server's: "mariadb" (MariaDB or MySQL) or "postgresql"
+    kind: str  # the server's kind (server_kind.py): "mariadb" also for MySQL
     address: str  # host:port, or the socket's path
     database: str
     marker: str  # the run's marker the database carries (owned.py, pg_target.py)
@@ -90,8 +88,7 @@ def of_run(results: Path) -> list[Leftover]:
 
 def on(spec: Address) -> list[Leftover]:
     """The leftovers recorded on the server `spec` names (its kind and address)."""
-    kind = "postgresql" if spec.kind == "postgresql" else "mariadb"
-    return [f for f in recorded() if f.kind == kind and f.address == address(spec)]
+    return [f for f in recorded() if f.kind == spec.kind and f.address == address(spec)]
 
 
 def drop_or_record(
@@ -99,8 +96,7 @@ def drop_or_record(
 ) -> str | None:
     """`drop()` the run's database; where it fails (the server is gone), the database
     recorded and its words (a line for the user); None when dropped."""
-    kind = "postgresql" if spec.kind == "postgresql" else "mariadb"
-    found = Leftover(kind, address(spec), database, marker, str(results.absolute()))
+    found = Leftover(spec.kind, address(spec), database, marker, str(results.absolute()))
     try:
         drop()
     except EncbenchError as exc:

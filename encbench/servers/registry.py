@@ -16,58 +16,18 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import psutil
 
-from encbench import proc, state
+from encbench import proc, server_kind, state
 
 SANDBOX_MARKER = ".encbench-sandbox"
+# The kinds' names as entries record them (server_kind.py: each kind says how its server is
+# recognised and stopped).
 MARIADB = "mariadb"
 POSTGRESQL = "postgresql"
-# mariadbd shuts down cleanly on SIGTERM.
-SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
-# The postmaster's own shutdown modes, as `pg_ctl stop -m fast` and `-m immediate` send them
-# (SIGTERM would be "smart": it waits for every client to leave).  Sent to the postmaster
-# alone: SIGINT to a backend cancels its query, and the postmaster stops its children.
-POSTGRESQL_STOP = ((signal.SIGINT, 30.0), (signal.SIGQUIT, 10.0))
-
-
-@dataclass(frozen=True)
-class Kind:
-    """How a kind of server is recognised (what its command line names) and stopped."""
-
-    mark: Callable[[Entry], str]  # what its command line must name
-    names: Callable[[list[str], str], bool]  # (command line, mark) -> it is this server
-    stop: Callable[[psutil.Process], None]
-
-
-def _stop_mariadb(server: psutil.Process) -> None:
-    proc.stop_group(server, SERVER_STOP)
-
-
-def _stop_postgresql(server: psutil.Process) -> None:
-    """The postmaster alone, then whatever is left of its process group (backends of a
-    postmaster killed outright)."""
-    proc.stop_group(server, POSTGRESQL_STOP, group=False)
-    proc.kill_group(server.pid)
-
-
-KINDS: dict[str, Kind] = {
-    # mariadbd names its defaults file as part of one argument (--defaults-file=PATH).
-    MARIADB: Kind(
-        lambda entry: entry.defaults_file,
-        lambda cmdline, mark: mark in " ".join(cmdline),
-        _stop_mariadb,
-    ),
-    # postgres takes its data directory as one argument (-D PATH).
-    POSTGRESQL: Kind(
-        lambda entry: entry.datadir, lambda cmdline, mark: mark in cmdline, _stop_postgresql
-    ),
-}
 
 
 def registry_dir() -> Path:
@@ -105,7 +65,7 @@ class Entry:
     ) -> Entry:
         """The entry of a server this run has just started (our unreaped child, so its pid
         cannot have been recycled yet when its start time is read)."""
-        if kind not in KINDS:
+        if server_kind.find(kind) is None:
             raise ValueError(f"unknown server kind {kind!r}")
         owner = proc.current_run()
         return cls(
@@ -127,8 +87,8 @@ class Entry:
         """What the server's command line must name to be this entry's server: its own
         defaults file (mariadbd), or its data directory (postgres -D); empty in an entry
         that lacks it, which `_server` then never matches."""
-        kind = KINDS.get(self.kind)
-        return kind.mark(self) if kind is not None else ""
+        kind = server_kind.find(self.kind)
+        return kind.sandbox.mark(self) if kind is not None else ""
 
     @property
     def owner(self) -> proc.RunIdentity:
@@ -172,12 +132,12 @@ def _server(entry: Entry) -> psutil.Process | None:
     """The entry's server process, if its pid still runs that server: the command line names
     the sandbox's own defaults file or data directory and, where recorded, the start time
     matches.  An entry of a kind this version does not know is never signalled."""
-    kind = KINDS.get(entry.kind)
+    kind = server_kind.find(entry.kind)
     if kind is None or not entry.command_mark:
         return None
     try:
         process = psutil.Process(entry.server_pid)
-        if not kind.names(process.cmdline(), entry.command_mark):
+        if not kind.sandbox.names(process.cmdline(), entry.command_mark):
             return None
     except psutil.Error:
         return None
@@ -209,7 +169,7 @@ def stop_server(entry: Entry, server: psutil.Process) -> None:
     """Stop a dead run's server as its kind shuts down: mariadbd's group by SIGTERM;
     PostgreSQL's postmaster by a fast, then an immediate shutdown, then whatever is left of
     its process group by SIGKILL.  `server` is `_server(entry)`: of a known kind."""
-    KINDS[entry.kind].stop(server)
+    server_kind.named(entry.kind).sandbox.stop(server)
 
 
 def clean(include_live_runs: bool = False) -> list[str]:

@@ -14,6 +14,7 @@ from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Study
 from encbench.errors import BadInput
+from encbench.kinds import KINDS  # noqa: F401  (registers the kinds the studies name)
 from encbench.profile import Profile, register_studies
 from encbench.results.store import ResultStore, register_record_types
 from encbench.servers.grants import NOTHING, TargetNeeds
@@ -53,7 +54,7 @@ def named(profile: Profile) -> list[StudyDefinition]:
 
 def measures_target(s: StudyDefinition, profile: Profile) -> bool:
     """Whether the study measures the profile's target: it takes one, of its own kind."""
-    return profile.target is not None and s.takes_target and s.server == profile.target.kind
+    return profile.target is not None and s.target is not None and s.server == profile.target.kind
 
 
 def skipped_for_target(profile: Profile) -> list[str]:
@@ -66,8 +67,8 @@ def target_needs(profile: Profile) -> TargetNeeds:
     """What the profile's studies that take a target need of its login and plugins."""
     found = NOTHING
     for s in named(profile):
-        if measures_target(s, profile):
-            found |= s.target_needs(profile)
+        if s.target is not None and measures_target(s, profile):
+            found |= s.target.needs(profile)
     return found
 
 
@@ -75,7 +76,7 @@ def target_why(study: StudyDefinition | None = None, profile: Profile | None = N
     target = profile.target if profile is not None else None
     if study is not None and target is not None and study.server != target.kind:
         return f"it measures {study.server}, and the target is {target.kind}"
-    takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.takes_target)
+    takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.target is not None)
     return (
         f"against a target only {takes} are measured (the other studies restart, crash or "
         "cluster the servers they measure, which a target's is not encbench's to do)"
@@ -105,7 +106,7 @@ def unavailable_studies(profile: Profile) -> dict[str, str]:
     and the fix: they are left out of the run (and named in its report), not refused."""
     out = {}
     for s in named(profile):
-        if s.optional(profile):
+        if s.here.optional(profile):
             missing = [c for c in s.machine_needs(profile) if not c.ok]
             if missing:
                 out[s.name] = "; ".join(c.problem() for c in missing)
@@ -124,12 +125,12 @@ def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -
 def check_out(path: Path, profile: Profile) -> None:
     """What the profile's studies need of the results directory, before it is created."""
     for s in _entries(profile):
-        s.check_out(profile, path)
+        s.here.results_dir(profile, path)
 
 
 def check_disk(path: Path, profile: Profile) -> None:
     """Refuse a data set that cannot fit, before anything is created or loaded."""
-    need = sum(s.disk_bytes(profile) for s in _entries(profile))
+    need = sum(s.here.disk_bytes(profile) for s in _entries(profile))
     existing = path.absolute()
     while not existing.exists():
         existing = existing.parent
@@ -146,7 +147,7 @@ def without_room(path: Path, profile: Profile) -> dict[str, str]:
     the refusal it would have met: left out like one that lacks a tool.  A run that does not
     fit without them is refused as before, by check_disk and check_memory."""
     out: dict[str, str] = {}
-    optional = [s.name for s in named(profile) if s.optional(profile)]
+    optional = [s.name for s in named(profile) if s.here.optional(profile)]
     for name in optional:
         alone = profile.model_copy(update={"studies": [name]})
         try:
@@ -176,7 +177,7 @@ def check_memory(profile: Profile, meminfo: str | None = None) -> None:
     if free is None:
         return
     for study in _entries(profile):
-        need, what = study.memory_mb(profile)
+        need, what = study.here.memory_mb(profile)
         if need > free:
             raise BadInput(
                 f"{study.name}: the servers need about {need:,} MB and {free:,.0f} MB of memory is "

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from encbench import checks
+from encbench import checks, server_kind
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Rule, Study
@@ -69,62 +69,87 @@ class RootNeed:
 
 
 @dataclass(frozen=True)
-class StudyDefinition:
-    """A study, as the rest of encbench sees it."""
+class Settings:
+    """Its section of a profile (`[measure]`, `[transit]` …) and what is read from it."""
 
+    # Required.
+    key: str | None  # the TOML table (None: the study has no section)
+    model: type[Strict] | None  # what that table is read as (left out: its defaults)
+    rule: Callable[[Profile], Rule]  # rounds, budgets, … under a profile
+    cells: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
+    # Optional.
+    # What its settings cannot be combined with in the rest of the profile (server, data,
+    # target, calibration): the one-line problem, or None.  Asked of every profile read,
+    # this study listed or not.
+    validate: Callable[[Profile], str | None] = _no_problem
+
+
+@dataclass(frozen=True)
+class Here:
+    """What the study needs of this machine under a profile, and what it leaves on it: the
+    one object `doctor`, `plan` and `run` read (a run refuses to start without what a
+    required study needs; an optional one is left out, named with why)."""
+
+    # Required.
+    disk_bytes: Callable[[Profile], int]
+    # MB its servers hold at once, and what they are and how to need less.
+    memory_mb: Callable[[Profile], tuple[int, str]]
+    # Optional.
+    # The tools, privileges and kernel features it needs (beyond its server kind's).
+    tools: Callable[[Profile], list[Check]] = _needs_nothing
+    # What the machine must also offer the profile's settings (a TLS suite this OpenSSL
+    # lacks, no cells at all): raises BadInput with the fix, before anything starts.
+    check: Callable[[Profile], None] = _nothing_to_check
+    # Left out, with why, on a machine that cannot run it (root, a tool, disk or memory).
+    optional: Callable[[Profile], bool] = _never
+    # What it needs root for (None: nothing), as `encbench profiles` says it.
+    root: Callable[[Profile], RootNeed | None] = _no_root
+    # What it needs of the results directory (`--out`), checked before it is created:
+    # raises BadInput with the fix (a server that runs as another user must reach it).
+    results_dir: Callable[[Profile, Path], None] = _any_results_dir
+    # What a run of it creates on this host, as `plan` says it ("": only its results).
+    creates: str = ""
+    # Tools only some of its profiles use, each with what for: `doctor` lists them.
+    optional_tools: Callable[[], list[tuple[Check, str]]] = _no_tools
+
+
+@dataclass(frozen=True)
+class TargetUse:
+    """How a study measures a server encbench did not start (`--target`)."""
+
+    # Required: what `plan` says it sets up there and compares.
+    setup_words: str
+    # Optional: what it needs of that server's login and plugins (`plan` prints the fixes;
+    # a run refuses without them).
+    needs: Callable[[Profile], TargetNeeds] = _needs_no_target
+
+
+@dataclass(frozen=True)
+class StudyDefinition:
+    """A study, as the rest of encbench sees it.  Every field without a default is required."""
+
+    # Required.
     name: str  # as a profile's `studies` names it; also its results file, <name>.jsonl
     words: str  # what the report's title calls it ("data-at-rest")
     setup_words: str  # what `plan` says it starts ("two sandboxed servers (plain, encrypted)")
     variants: tuple[str, str]  # what `plan` calls its plain and its encrypted side
     record: type[Any]  # its results record (results/schema.py): file, schema, metrics
     make: Callable[[ResultStore, Profile, RunProgress], Study]
-    # Its section of the profile (`[measure]`): the key, the model it is read as (a section
-    # left out of the TOML takes its defaults), and the section read from a profile, typed.
-    section: str | None
-    options_model: type[Strict] | None
-    options: Callable[[Profile], Rule]  # rounds, budgets, …
-    cells: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
-    disk_bytes: Callable[[Profile], int]
-    # MB its servers hold at once, and what they are and how to need less.
-    memory_mb: Callable[[Profile], tuple[int, str]]
+    settings: Settings
+    here: Here
     report: ReportPart
-    # The tools, privileges and kernel features it needs for this profile: `doctor` lists
-    # them, and a run refuses to start without them (an optional study is left out).
-    needs: Callable[[Profile], list[Check]] = _needs_nothing
-    # The server it measures: that server's tools come with it (machine_needs), and a
-    # target's DSN must name the same kind (mysql:// or postgresql://).
-    server: Literal["mariadb", "postgresql"] = "mariadb"
-    # What the machine must also offer the profile's settings (a TLS suite this OpenSSL
-    # lacks, no cells at all): raises BadInput with the fix, before anything starts.
-    check: Callable[[Profile], None] = _nothing_to_check
-    # What its settings cannot be combined with in the rest of the profile (server, data,
-    # target, calibration): the one-line problem, or None.  Asked of every profile read,
-    # this study listed or not.
-    validate: Callable[[Profile], str | None] = _no_problem
-    # Left out, with why, on a machine that cannot run it (root, a tool, disk or memory).
-    optional: Callable[[Profile], bool] = _never
-    # Whether it can measure a server encbench did not start (`--target`), what it needs of
-    # that server's login and plugins (`plan` prints the fixes; a run refuses without them),
-    # and what `plan` says it sets up there and compares ("" : as without a target).
-    takes_target: bool = False
-    target_needs: Callable[[Profile], TargetNeeds] = _needs_no_target
-    target_setup_words: str = ""
+    # Optional.
+    # The kind of server it measures (server_kind.py, kinds/): that kind's tools come with
+    # it (machine_needs), and a target's DSN must name the same kind.
+    server: str = "mariadb"
+    # None: it measures only servers it starts (it restarts, crashes or clusters them).
+    target: TargetUse | None = None
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
-    # Lines `plan` prints for this profile beyond its cells (a target's read-only checks).
+    # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
+    # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
-    # Tools only some of its profiles use, each with what for: `doctor` lists them.
-    optional_tools: Callable[[], list[tuple[Check, str]]] = _no_tools
-    # What it needs root for under this profile (None: nothing), said before a run by
-    # `encbench profiles`; `needs` is what checks it on this machine.
-    root: Callable[[Profile], RootNeed | None] = _no_root
-    # What it needs of the results directory (`--out`), checked before it is created:
-    # raises BadInput with the fix (a server that runs as another user must reach it).
-    check_out: Callable[[Profile, Path], None] = _any_results_dir
-    # What a run of it creates on this host, as `plan` says it ("" : only its results).
-    creates: str = ""
 
     def machine_needs(self, profile: Profile) -> list[Check]:
-        """What it needs of this machine: its server's tools (MariaDB's: the server,
+        """What it needs of this machine: its server kind's tools (MariaDB's: the server,
         sysbench, the key plugin; a PostgreSQL study's are in its own `needs`), then its own."""
-        server_tools = checks.mariadb_server() if self.server == "mariadb" else []
-        return checks.unique(server_tools + self.needs(profile))
+        return checks.unique(server_kind.named(self.server).tools() + self.here.tools(profile))

@@ -4,36 +4,43 @@ encryption (or a user's server, `--target`)."""
 from encbench.studies.at_rest import cells, needs, options, pair, plan, report
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
-from encbench.studies.definition import StudyDefinition
+from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
 
 STUDY = StudyDefinition(
     name=RunRecord.STUDY,
     words="data-at-rest",
     setup_words="two sandboxed servers (plain, encrypted) on this machine",
-    creates=(
-        "2 MariaDB sandboxes (servers and data directories under the results directory), "
-        "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
-        "layer, the page cache dropped before each io-bound run"
-    ),
     variants=("plain server", "encrypted server"),
     record=RunRecord,
     make=AtRestStudy,
-    section=options.SECTION,
-    options_model=options.MeasureSpec,
-    options=options.measure_options,
-    cells=cells.cells,
-    disk_bytes=pair.disk_bytes,
-    memory_mb=pair.memory_mb,
+    settings=Settings(
+        key=options.SECTION,
+        model=options.MeasureSpec,
+        rule=options.measure_options,
+        cells=cells.cells,
+        validate=options.problem,
+    ),
+    here=Here(
+        disk_bytes=pair.disk_bytes,
+        memory_mb=pair.memory_mb,
+        tools=needs.needs,
+        check=needs.check,
+        root=needs.root,
+        creates=(
+            "2 MariaDB sandboxes (servers and data directories under the results directory), "
+            "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
+            "layer, the page cache dropped before each io-bound run"
+        ),
+        optional_tools=needs.optional_tools,
+    ),
+    target=TargetUse(
+        setup_words=(
+            "two table sets in two databases on the target, plain (ENCRYPTED=NO) "
+            "against encrypted (ENCRYPTED=YES)"
+        ),
+        needs=needs.target_needs,
+    ),
     report=report.PART,
-    needs=needs.needs,
-    check=needs.check,
-    validate=options.problem,
-    takes_target=True,
-    target_needs=needs.target_needs,
-    target_setup_words="two table sets in two databases on the target, plain (ENCRYPTED=NO) "
-    "against encrypted (ENCRYPTED=YES)",
     calibration=report.CALIBRATED,
     plan_lines=plan.plan_lines,
-    optional_tools=needs.optional_tools,
-    root=needs.root,
 )

@@ -37,7 +37,7 @@ def setup(part: AtRestSummary) -> Setup:
         servers=section.setup_servers(part.servers),
         software=section.setup_capacity(part),
         last=section.setup_last(part),
-        mariadb_version=(part.servers or {}).get("mariadb_version"),
+        server_version=(part.servers or {}).get("mariadb_version"),
     )
 
 

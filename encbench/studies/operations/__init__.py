@@ -4,7 +4,7 @@ against encrypted in the engine's rounds."""
 
 from encbench.checks import Check
 from encbench.profile import Profile
-from encbench.studies.definition import StudyDefinition
+from encbench.studies.definition import Here, Settings, StudyDefinition
 from encbench.studies.operations import cells, options, report, servers
 from encbench.studies.operations.records import OperationRecord
 from encbench.studies.operations.study import OperationsStudy
@@ -29,20 +29,24 @@ STUDY = StudyDefinition(
     name=OperationRecord.STUDY,
     words="operations under",
     setup_words="a plain and an encrypted sandboxed server, restarted, crashed and backed up",
-    creates=(
-        "2 MariaDB sandboxes (plain, encrypted; servers, data directories and backups "
-        "under the results directory)"
-    ),
     variants=("plain server", "encrypted server"),
     record=OperationRecord,
     make=OperationsStudy,
-    section=options.SECTION,
-    options_model=options.OperationsSpec,
-    options=options.operations_options,
-    cells=cells.cells,
-    disk_bytes=servers.estimated_disk_bytes,
-    memory_mb=servers.memory_mb,
+    settings=Settings(
+        key=options.SECTION,
+        model=options.OperationsSpec,
+        rule=options.operations_options,
+        cells=cells.cells,
+        validate=options.problem,
+    ),
+    here=Here(
+        disk_bytes=servers.estimated_disk_bytes,
+        memory_mb=servers.memory_mb,
+        tools=needs,
+        creates=(
+            "2 MariaDB sandboxes (plain, encrypted; servers, data directories and backups "
+            "under the results directory)"
+        ),
+    ),
     report=report.PART,
-    needs=needs,
-    validate=options.problem,
 )

@@ -4,7 +4,7 @@ plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluste
 live each on its own emulated host."""
 
 from encbench.profile import Profile
-from encbench.studies.definition import RootNeed, StudyDefinition
+from encbench.studies.definition import Here, RootNeed, Settings, StudyDefinition
 from encbench.studies.state_transfer import cells, needs, options, report, sizing
 from encbench.studies.state_transfer.records import SstRecord
 from encbench.studies.state_transfer.study import StateTransferStudy
@@ -20,24 +20,28 @@ STUDY = StudyDefinition(
     name=SstRecord.STUDY,
     words="state-transfer",
     setup_words="a Galera cluster of 2 or 3 nodes, each on its own emulated host",
-    creates=(
-        "2 or 3 Galera MariaDB nodes (servers and data directories under the results "
-        "directory), a network namespace per node joined by veth pairs, TLS keys and "
-        "certificates for the encrypted streams"
-    ),
     variants=("plain stream", "the cell's encrypted stream"),
     record=SstRecord,
     make=StateTransferStudy,
-    section=options.SECTION,
-    options_model=options.StateTransferSpec,
-    options=options.state_transfer_options,
-    cells=cells.cells,
-    disk_bytes=sizing.disk_bytes,
-    memory_mb=sizing.memory_mb,
+    settings=Settings(
+        key=options.SECTION,
+        model=options.StateTransferSpec,
+        rule=options.state_transfer_options,
+        cells=cells.cells,
+    ),
+    here=Here(
+        disk_bytes=sizing.disk_bytes,
+        memory_mb=sizing.memory_mb,
+        tools=needs.needs,
+        check=needs.check,
+        optional=lambda profile: options.state_transfer_options(profile).optional,
+        root=root,
+        creates=(
+            "2 or 3 Galera MariaDB nodes (servers and data directories under the results "
+            "directory), a network namespace per node joined by veth pairs, TLS keys and "
+            "certificates for the encrypted streams"
+        ),
+    ),
     report=report.PART,
-    needs=needs.needs,
-    check=needs.check,
-    optional=lambda profile: options.state_transfer_options(profile).optional,
     calibration=report.CALIBRATED,
-    root=root,
 )

@@ -1,0 +1,72 @@
+"""MariaDB (and, as a target, MySQL): mariadbd sandboxes (servers/sandbox.py), InnoDB's own
+encryption with a key management plugin (servers/key_setup.py, servers/variants.py), TLS by
+the server's own options, sysbench's `mysql` driver as the load, and a target reached by
+mysql:// with the password from MYSQL_PWD or an option file."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import psutil
+
+from encbench import checks, environment, proc, readiness
+from encbench.server_kind import Sandboxed, ServerKind, TargetWays
+from encbench.servers import owned
+from encbench.servers.user_server import UserServer, password_from
+
+# mariadbd shuts down cleanly on SIGTERM.
+SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
+
+
+def _stop(server: psutil.Process) -> None:
+    proc.stop_group(server, SERVER_STOP)
+
+
+def _installed_version() -> str | None:
+    mariadbd = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
+    return environment.tool_version([mariadbd, "--version"], r"Ver\s+(\S+)")
+
+
+def _dropper(spec: Any) -> Callable[[Any], None]:
+    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    return lambda found: owned.drop_owned(server, found.database, found.marker)
+
+
+KIND = ServerKind(
+    name="mariadb",
+    title="MariaDB",
+    schemes=("mysql", "mariadb"),
+    default_port=3306,
+    dsn_parameters={
+        # As the client tools name them → the [target] key.
+        "socket": "socket",
+        "ssl-ca": "ssl_ca",
+        "ssl-cert": "ssl_cert",
+        "ssl-key": "ssl_key",
+        # Not a client tool's: the server's host over ssh, for its CPU ([target] ssh).
+        "ssh": "ssh",
+        "ssh-config": "ssh_config",
+    },
+    password_fix="give the password in MYSQL_PWD or in an option file (--defaults-extra-file)",
+    installed_version=_installed_version,
+    tools=checks.mariadb_server,
+    sandbox=Sandboxed(
+        # mariadbd names its defaults file as part of one argument (--defaults-file=PATH).
+        mark=lambda entry: entry.defaults_file,
+        names=lambda cmdline, mark: mark in " ".join(cmdline),
+        stop=_stop,
+    ),
+    target=TargetWays(
+        check=readiness.check_mariadb,
+        plan_lines=readiness.plan_lines_mariadb,
+        dropper=_dropper,
+    ),
+    quote_identifier=lambda name: "`" + name.replace("`", "``") + "`",
+    profiles_example="e.g. smoke or in-transit",
+    option_file=True,
+    at_rest_layers=("tde", "filesystem"),
+    load_clients=("sysbench",),
+)
