@@ -81,8 +81,10 @@ EXIT_STATUSES = (
         1,
         "measured or checked, and failed: a server, tool or proof failed during a run (the "
         "line says where the details are), or bad input found only after something was "
-        "created (a results directory, a target's databases); doctor found a requirement "
-        "missing; compare --fail-above found a cost grown beyond PCT",
+        "created (a results directory, a target's databases); a run left a database on "
+        "its target that it could not drop (named, with the statement that drops it); "
+        "doctor found a requirement missing; compare --fail-above found a cost grown "
+        "beyond PCT",
     ),
     (2, "bad input, refused in one line with its fix before anything was created"),
     (130, "interrupted (Ctrl-C, SIGTERM, a closed terminal); what was measured is kept"),
@@ -293,6 +295,7 @@ def calibrate(profile: str | None, out: Path | None) -> None:
 def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None:
     """One run (new, resumed or a calibration): the store, the studies, the documents."""
     store: ResultStore | None = None
+    left = False
     with stop_on_signals():
         try:
             store, prof = open_store()
@@ -303,7 +306,7 @@ def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None
                 f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
             )
             _measure(store, prof)
-            _say_leftovers(store.path)
+            left = _say_leftovers(store.path)
         except EncbenchError as exc:
             if isinstance(exc, Interrupted) and store is not None:
                 # What was measured is on disk; give it its report.html too.
@@ -315,13 +318,19 @@ def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None
             if store is not None:
                 store.unlock()
     click.echo(str(store.path / "report.md"))
+    if left:
+        # Measured and reported, but something of ours is still on the user's server: a
+        # script must not take that for a clean end.
+        sys.exit(1)
 
 
-def _say_leftovers(results: Path) -> None:
+def _say_leftovers(results: Path) -> bool:
     """What this run created on the user's server and could not drop: each with the
-    statement that drops it (recorded for `encbench clean --target DSN`)."""
-    for found in leftovers.of_run(results):
-        click.echo(f"encbench: {found.words()}", err=True)
+    statement that drops it (recorded for `encbench clean --target DSN`); whether any."""
+    found = leftovers.of_run(results)
+    for leftover in found:
+        click.echo(f"encbench: {leftover.words()}", err=True)
+    return bool(found)
 
 
 @dataclass(frozen=True)

@@ -56,27 +56,20 @@ def check_own_names(profile: Profile, out: Path) -> None:
     before the results directory exists: found only at set-up, it would be a failure after
     something was created (the set-up checks it again, as ownership is checked at each
     step)."""
-    from encbench import studies
-    from encbench.servers import owned, pg_target
-    from encbench.studies.at_rest.table_sets import database_names
-    from encbench.studies.in_transit.target import database_name
+    from encbench import server_kind, studies
 
     spec = profile.target
     if spec is None:
         return
     key = str(out.absolute())
-    here = {study.name for study in studies.named(profile)}
-    if spec.kind == "postgresql":
-        if "pg-in-transit" in here:
-            with pg_target.login(spec) as target:
-                target.ownership(pg_target.database_name(key), pg_target.marker(key))
-        return
-    names = [*database_names(key).values()] if "at-rest" in here else []
-    names += [database_name(key)] if "in-transit" in here else []
+    names = [
+        db
+        for study in studies.named(profile)
+        if study.target is not None and studies.measures_target(study, profile)
+        for db in study.target.databases(key)
+    ]
     if names:
-        server = readiness.server_of(spec)
-        for db in names:
-            owned.ownership(server, db, owned.marker(key))
+        server_kind.named(spec.kind).target.ownership(spec, names, key)
 
 
 def require_tools(profile: Profile | None = None) -> None:

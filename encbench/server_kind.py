@@ -44,6 +44,9 @@ class TargetWays:
     check: Callable[[Any, Any], None]
     # (TargetSpec, TargetNeeds, key algorithm) → `plan`'s lines, and whether the login worked.
     plan_lines: Callable[[Any, Any, str], tuple[list[str], bool]]
+    # (TargetSpec, database names, results directory) → None, or BadInput for a database
+    # of those names there that is not that run's (only the catalogue is read).
+    ownership: Callable[[Any, list[str], str], None]
     # (TargetSpec) → a function that drops one recorded leftover database (`encbench clean
     # --target`), its owner's marker read again first.
     dropper: Callable[[Any], Callable[[Any], None]]

@@ -212,6 +212,26 @@ def test_a_run_names_its_leftovers_before_its_last_line(
     assert "Lost connection to server" in lines[-1]
 
 
+def test_a_finished_run_that_leaves_a_database_on_the_target_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prof, text = profiles.load(str(tiny_profile(tmp_path / "p.toml")))
+    store = ResultStore.create(tmp_path / "out", prof.name, text)
+
+    def gone() -> None:
+        raise ServerError("no answer")
+
+    def measured_but_not_dropped(*_: object) -> None:
+        leftovers.drop_or_record(target(), "encbench_k_plain", "m", store.path, gone)
+
+    monkeypatch.setattr(cli, "_open_store", lambda *a, **k: (store, prof))
+    monkeypatch.setattr(cli, "_measure", measured_but_not_dropped)
+    result = invoke("run", "x")
+    assert result.exit_code == 1
+    assert "DROP DATABASE `encbench_k_plain`;" in result.stderr
+    assert result.stdout.strip() == str(store.path / "report.md")
+
+
 def test_clean_target_drops_what_was_recorded_there_and_only_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -51,7 +51,9 @@ TOY_KIND = ServerKind(
         names=lambda cmdline, mark: mark in cmdline,
         stop=_stop,
     ),
-    target=TargetWays(check=_no_target, plan_lines=_no_target, dropper=_no_target),
+    target=TargetWays(
+        check=_no_target, plan_lines=_no_target, ownership=_no_target, dropper=_no_target
+    ),
     quote_identifier=lambda name: f"[{name}]",
     profiles_example="e.g. toy",
     target_rules=lambda spec: "a ToyDB target has no socket" if spec.socket else None,

@@ -78,6 +78,22 @@ def test_a_calibration_of_the_study_is_refused() -> None:
         profiles.parse('name = "t"\ncalibration = true\nstudies = ["pg-at-rest"]\n', "t")
 
 
+def test_sysbenchs_tables_that_an_io_bound_group_would_hold_are_refused() -> None:
+    # 4 × 100,000 rows are about 98 MB in PostgreSQL; each io-bound group holds 384 MB.
+    body = 'workloads = ["oltp_read_only"]\nscale = 50\n'
+    with pytest.raises(BadInput, match=r"about 98 MB .* holds 384 MB .*come from memory"):
+        load(body)
+    # In memory alone, or with tables of twice the group, it is fine.
+    assert load(body + 'regimes = ["in-memory"]\n').studies == ["pg-at-rest"]
+    big = profiles.parse(
+        f'name = "t"\nstudies = ["pg-at-rest"]\n[data]\ntables = 8\ntable_size = 400000\n'
+        f"[pg_at_rest]\n{body}",
+        "t",
+    )
+    assert needs.data_mb(big) == 50 * 16 + 781
+    assert "sysbench" in {c.name for c in pg_at_rest.STUDY.machine_needs(big)}
+
+
 # -- cells and memory ---------------------------------------------------------------------------
 def test_cells_go_regime_by_regime_then_workload_then_clients() -> None:
     prof = load('regimes = ["io-bound", "in-memory"]\nclients = [1, 4]\nscale = 64')
@@ -279,7 +295,8 @@ def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path:
     assert [c.rounds for c in part.cells] == [2] * len(found)
     again = rendering.read_summary(json.loads(json.dumps(summary.to_json())), "t")
     assert again.part("pg-at-rest") == part
-    # A PostgreSQL run's setup names no MariaDB and no sysbench, which it never ran.
+    # A PostgreSQL run's setup names its server's version, and no MariaDB and no sysbench,
+    # which it never ran.
     store.write_json("environment.json", {
         "os": "Debian", "kernel": "6.1", "mariadb": "10.11", "openssl": "OpenSSL 3.0",
         "sysbench": "1.0.20", "cpu": {"model": "x", "cores": 2, "flags": {"aes": True}},
@@ -288,7 +305,7 @@ def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path:
     software = next(
         line for line in (store.path / "report.md").read_text().splitlines() if "Software:" in line
     )
-    assert software == "- Software: Debian, kernel 6.1, OpenSSL 3.0."
+    assert software == "- Software: Debian, kernel 6.1, PostgreSQL 15.14, OpenSSL 3.0."
 
 
 def test_without_root_the_study_is_left_out_with_the_reason(

@@ -75,6 +75,19 @@ def test_run_command_uses_the_stock_script_and_no_password() -> None:
     assert not any(a.startswith("--mysql-password") for a in argv)
 
 
+def test_a_postgresql_connection_speaks_sysbenchs_pgsql_driver_over_its_socket_directory() -> None:
+    conn = Connection.postgresql(Path("/tmp/encbench-x"), 5433, "encbench_admin", "encbench")
+    argv = sysbench.command(conn, "oltp_read_only", threads=2, time_s=1)
+    assert argv[1:6] == [
+        "--db-driver=pgsql",
+        "--pgsql-host=/tmp/encbench-x",
+        "--pgsql-port=5433",
+        "--pgsql-user=encbench_admin",
+        "--pgsql-db=encbench",
+    ]
+    assert not any(a.startswith(("--mysql", "--pgsql-password")) for a in argv)
+
+
 def test_one_wrapper_speaks_tcp_with_or_without_tls_for_any_script() -> None:
     conn = Connection.tcp("10.0.0.2", 3307, "bench", "sbtest")
     plain = sysbench.command(conn, "oltp_point_select", threads=2, time_s=1)

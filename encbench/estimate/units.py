@@ -44,12 +44,8 @@ from encbench.report.models import Model
 from encbench.results import store as results_store
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec
-from encbench.studies.at_rest import floor
-from encbench.studies.at_rest.cells import configuration
-from encbench.studies.at_rest.options import measure_options
-from encbench.studies.at_rest.records import CellKey, RunRecord
-from encbench.studies.in_transit.options import transit_options
-from encbench.studies.in_transit.records import TransitCell, TransitRecord
+from encbench.studies.at_rest import CellKey, RunRecord, configuration, measure_options, page_us
+from encbench.studies.in_transit import TransitCell, TransitRecord, transit_options
 from encbench.workloads.sysbench import WRITE_WORKLOADS
 
 MACHINE_FILE = "estimate-units.json"
@@ -249,7 +245,7 @@ def _floor_us(source: StudyRuns, op: CipherOp | None) -> float | None:
     """The cipher's µs per page in the op's direction, as the report's cipher floor has it."""
     if op is None or not source.crypto or op.direction == "sign":
         return None
-    return floor.page_us(source.crypto, op.algorithm, op.direction)
+    return page_us(source.crypto, op.algorithm, op.direction)
 
 
 def _cells_of(source: StudyRuns, keep: Callable[[CellKey, EncryptionSpec], bool]) -> list[Any]:

@@ -23,9 +23,8 @@ from encbench.estimate.counters import Rates
 from encbench.estimate.rescale import Resolved
 from encbench.estimate.units import StudyRuns, Unit
 from encbench.report.models import Model
-from encbench.studies.at_rest.cells import configuration
-from encbench.studies.at_rest.records import CellKey, RunRecord
-from encbench.studies.in_transit.records import TransitCell, TransitRecord
+from encbench.studies.at_rest import CellKey, RunRecord, configuration
+from encbench.studies.in_transit import TransitCell, TransitRecord
 from encbench.workloads.sysbench import WRITE_WORKLOADS
 
 IO_BOUND_READ = "io-bound read"

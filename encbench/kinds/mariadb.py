@@ -30,6 +30,12 @@ def _installed_version() -> str | None:
     return environment.tool_version([mariadbd, "--version"], r"Ver\s+(\S+)")
 
 
+def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
+    server = readiness.server_of(spec)
+    for db in databases:
+        owned.ownership(server, db, owned.marker(results_dir))
+
+
 def _dropper(spec: Any) -> Callable[[Any], None]:
     server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
     return lambda found: owned.drop_owned(server, found.database, found.marker)
@@ -62,6 +68,7 @@ KIND = ServerKind(
     target=TargetWays(
         check=readiness.check_mariadb,
         plan_lines=readiness.plan_lines_mariadb,
+        ownership=_ownership,
         dropper=_dropper,
     ),
     quote_identifier=lambda name: "`" + name.replace("`", "``") + "`",

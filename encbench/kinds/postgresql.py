@@ -35,6 +35,12 @@ def _installed_version() -> str | None:
     return environment.tool_version([str(found / "postgres"), "--version"], r"\)\s+(\S+)")
 
 
+def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
+    with pg_target.login(spec) as target:
+        for db in databases:
+            target.ownership(db, pg_target.marker(results_dir))
+
+
 def _dropper(spec: Any) -> Callable[[Any], None]:
     def drop(found: Any) -> None:
         with pg_target.login(spec) as target:
@@ -77,6 +83,7 @@ KIND = ServerKind(
     target=TargetWays(
         check=lambda spec, needs: pg_readiness.check(spec),
         plan_lines=lambda spec, needs, algorithm: pg_readiness.plan_lines(spec),
+        ownership=_ownership,
         dropper=_dropper,
     ),
     quote_identifier=pg_target.quote_ident,

@@ -11,7 +11,14 @@ from typing import Any, cast
 from encbench import server_kind, stats
 from encbench.errors import BadInput
 from encbench.profile import Profile
-from encbench.report import bound_section, calibration, calibration_section, markdown, reading
+from encbench.report import (
+    across,
+    bound_section,
+    calibration,
+    calibration_section,
+    markdown,
+    reading,
+)
 from encbench.report.calibration import METHOD as CALIBRATION_METHOD
 from encbench.report.cells import cores_of
 from encbench.report.models import (
@@ -136,6 +143,9 @@ def document(
     title = f"encbench: {words} encryption — profile `{summary.profile}`"
     context = Context(noise_floor=summary.noise_floor)
     sections = [reading.section(summary)] if measured else []
+    # The same question on every server first: the headline where a profile asks it.
+    side_by_side = across.section([a for s, part in measured for a in s.report.across(part)])
+    sections += [side_by_side] if side_by_side is not None else []
     for s, part in measured:
         sections += s.report.sections(part, context)
         bound = bound_section.section(s.words, s.report.compared(part))

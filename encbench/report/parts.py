@@ -51,6 +51,24 @@ class Compared:
     bound: BoundBy | None = None  # what bound it (report/bound.py)
 
 
+@dataclass(frozen=True)
+class Across:
+    """One measured cell as the table across studies places it: cells of different studies
+    with the same `table` and `key` (e.g. workload, memory regime, client threads) are one
+    row, each study's `column` (its server and how it encrypts) one column, so that one
+    question's answer on every server reads in one table."""
+
+    table: str  # its title, which also names the metric
+    key_names: tuple[str, ...]  # the header of the key's columns
+    key: tuple[str, ...]
+    column: str
+    estimate: Estimate
+
+
+def _nothing_across(part: Any) -> list[Across]:
+    return []
+
+
 def _no_setup(part: Any) -> Setup:
     return Setup()
 
@@ -93,6 +111,9 @@ class ReportPart:
     compare_metrics: Mapping[str, str] = field(default_factory=dict)
     # What `compare`'s set-up table shows of the part (what a reader checks first).
     compare_setup: Callable[[Any], dict[str, str]] = _no_lines
+    # The report's tables across studies (report/across.py): the part's measured cells that
+    # another study's may stand beside.
+    across: Callable[[Any], list[Across]] = _nothing_across
     # The server cipher whose `openssl speed` the crypto section marks, and how the rounds
     # shared the machine (the noise floor holds for runs measured the same way): the first
     # study that knows them says.

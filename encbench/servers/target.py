@@ -26,17 +26,26 @@ class Connection:
     Over the socket, as the invoking OS user, whom MariaDB's unix_socket plugin authenticates
     without a password: sysbench 1.0.20 takes a password only as --mysql-password on its
     command line, where every user of the machine can read it.  Over TCP (the unix_socket
-    plugin does not apply), as a password user whose password goes in MYSQL_PWD."""
+    plugin does not apply), as a password user whose password goes in MYSQL_PWD.
+
+    A PostgreSQL server's (`driver` "pgsql": sysbench's PostgreSQL driver): its socket is
+    the directory libpq finds it in (PGHOST), with its port; the password, where one is
+    asked, comes from libpq's own places (PGPASSWORD, a password file)."""
 
     user: str
     database: str
     socket: Path | None = None
     host: str = ""
     port: int = 0
+    driver: Literal["mysql", "pgsql"] = "mysql"
 
     @classmethod
     def unix(cls, socket: Path, user: str, database: str) -> Connection:
         return cls(user, database, socket=socket)
+
+    @classmethod
+    def postgresql(cls, socket_dir: Path, port: int, user: str, database: str) -> Connection:
+        return cls(user, database, socket=socket_dir, port=port, driver="pgsql")
 
     @classmethod
     def tcp(cls, host: str, port: int, user: str, database: str) -> Connection:

@@ -50,6 +50,10 @@ def _needs_no_target(profile: Profile) -> TargetNeeds:
     return NOTHING
 
 
+def _no_databases(results_dir: str) -> list[str]:
+    return []
+
+
 def _no_root(profile: Profile) -> RootNeed | None:
     return None
 
@@ -119,9 +123,13 @@ class TargetUse:
 
     # Required: what `plan` says it sets up there and compares.
     setup_words: str
-    # Optional: what it needs of that server's login and plugins (`plan` prints the fixes;
-    # a run refuses without them).
+    # Optional.
+    # What it needs of that server's login and plugins (`plan` prints the fixes; a run
+    # refuses without them).
     needs: Callable[[Profile], TargetNeeds] = _needs_no_target
+    # The databases a run into this results directory creates there: one of those names
+    # that is not this run's is refused before the results directory exists.
+    databases: Callable[[str], list[str]] = _no_databases
 
 
 @dataclass(frozen=True)

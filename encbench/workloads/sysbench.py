@@ -49,6 +49,16 @@ WINDOW_LUA = Path(__file__).parent / "lua" / "window.lua"
 def connection_args(conn: Connection) -> list[str]:
     """sysbench's options for where and as whom to connect (the password, over TCP, goes in
     MYSQL_PWD: see servers/target.Connection)."""
+    if conn.driver == "pgsql":
+        # libpq takes a socket's directory as its host.
+        host = str(conn.socket) if conn.socket is not None else conn.host
+        return [
+            "--db-driver=pgsql",
+            f"--pgsql-host={host}",
+            f"--pgsql-port={conn.port}",
+            f"--pgsql-user={conn.user}",
+            f"--pgsql-db={conn.database}",
+        ]
     where = (
         [f"--mysql-socket={conn.socket}"]
         if conn.socket is not None
@@ -183,7 +193,7 @@ def command(
             f"threads must be > 0 and time/events ≥ 0 (got {threads}, {time_s}, {events})"
         )
     argv = ["sysbench", *connection_args(conn)]
-    if conn.socket is None:
+    if conn.socket is None and conn.driver == "mysql":
         argv.append(f"--mysql-ssl={'on' if tls else 'off'}")
     argv.append(f"--threads={threads}")
     if action == "run":

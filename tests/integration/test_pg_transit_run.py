@@ -1,5 +1,6 @@
 """PostgreSQL in transit with a real server: the sandbox on its own (a data directory of the
-server's user, 0700, a server that is not root, nothing left once destroyed), the tiny
+server's user, 0700, a server that is not root, sysbench's PostgreSQL driver speaking to it,
+nothing left once destroyed), the tiny
 profile through the CLI with both sides of every run proven (run by root: its distance cells
 across two network namespaces, and every cell's wire captured), and `encbench clean` after a
 run killed outright."""
@@ -18,6 +19,8 @@ from encbench import proc
 from encbench.net import netns
 from encbench.servers import pg_sandbox, registry
 from encbench.servers.pg_sandbox import PgSandbox
+from encbench.studies.pg_at_rest import oltp
+from encbench.studies.pg_at_rest.records import PgAtRestCell
 from tests.helpers import (
     encbench,
     namespaces_left,
@@ -58,6 +61,14 @@ def test_the_sandbox_runs_its_server_unprivileged_on_a_private_data_directory(
             assert server.user.name == "postgres" and server.user.uid != 0
         assert server.query("SELECT 1") == [["1"]]
         assert server.query("SHOW port") == [[str(server.port)]]
+        # sysbench's PostgreSQL driver speaks to it over its socket directory (the
+        # PostgreSQL at-rest study's oltp_* cells).
+        server.script("CREATE DATABASE sb;\n")
+        oltp.prepare(server, "sb", 1, 1000, open_dir / "prepare.log", 60)
+        cell = PgAtRestCell("in-memory", "oltp_read_only", 2)
+        got = oltp.run(server, "sb", cell, 1, 1000, 1, open_dir / "run.log", server.admin_env())
+        assert got.tps > 0 and got.transactions > 0 and got.failed == 0
+        assert server.query("SELECT count(*) FROM sbtest1", database="sb") == [["1000"]]
         [entry] = registry.entries()
         assert entry.kind == registry.POSTGRESQL and entry.datadir == str(server.datadir)
         assert registry.server_running(entry)

@@ -1,8 +1,11 @@
 """The data-at-rest study: a plain and an encrypted sandboxed server, identical but for
 encryption (or a user's server, `--target`)."""
 
-from encbench.studies.at_rest import cells, needs, options, pair, plan, report
-from encbench.studies.at_rest.records import RunRecord
+from encbench.studies.at_rest import cells, needs, options, pair, plan, report, table_sets
+from encbench.studies.at_rest.cells import configuration
+from encbench.studies.at_rest.floor import page_us
+from encbench.studies.at_rest.options import measure_options
+from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
 from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
 
@@ -39,8 +42,13 @@ STUDY = StudyDefinition(
             "against encrypted (ENCRYPTED=YES)"
         ),
         needs=needs.target_needs,
+        databases=lambda results_dir: list(table_sets.database_names(results_dir).values()),
     ),
     report=report.PART,
     calibration=report.CALIBRATED,
     plan_lines=plan.plan_lines,
 )
+
+# What others may read of its published results (the estimate's unit costs): its records,
+# the configuration a cell ran, its settings, and the cipher's cost per page.
+__all__ = ["STUDY", "CellKey", "RunRecord", "configuration", "measure_options", "page_us"]

@@ -8,11 +8,20 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.profiling import PROFILE_FILE
 from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, Context, ReportPart, Setup
+from encbench.report.parts import (
+    Across,
+    Calibrated,
+    Compared,
+    Context,
+    ReportPart,
+    Setup,
+)
 from encbench.results.store import ResultStore
+from encbench.servers.variants import configuration_label
 from encbench.studies.at_rest import section, shapes_section, summary
 from encbench.studies.at_rest.models import AtRestSummary
 from encbench.studies.at_rest.records import CellKey, RunRecord
+from encbench.studies.questions import AT_REST_KEY, AT_REST_TABLE
 
 NAME = RunRecord.STUDY
 
@@ -61,6 +70,27 @@ def compared(part: AtRestSummary) -> list[Compared]:
     ]
 
 
+def across(part: AtRestSummary) -> list[Across]:
+    """Its TPS costs beside another server's, for the same workload, regime and threads
+    (report/across.py): a column per encrypted configuration."""
+    enc = (part.servers or {}).get("encryption") or {}
+    out = []
+    for c in part.cells:
+        tps = c.comparisons.get("tps")
+        if not c.rounds or tps is None:
+            continue
+        layer = c.layer or (enc.get("layer", "tde") if not (c.algorithm or c.scope) else "tde")
+        algorithm = c.algorithm or enc.get("algorithm", "?")
+        scope = c.scope or enc.get("scope", "?")
+        words = configuration_label(algorithm, scope, layer)
+        column = f"MariaDB: {'TDE ' if layer == 'tde' else ''}{words}"
+        column += f", shape {c.shape}" if c.shape else ""
+        out.append(
+            Across(AT_REST_TABLE, AT_REST_KEY, (c.workload, c.regime, str(c.threads)), column, tps)
+        )
+    return out
+
+
 def compare_setup(part: AtRestSummary) -> dict[str, str]:
     servers = part.servers or {}
     out: dict[str, str] = {}
@@ -93,6 +123,7 @@ PART = ReportPart(
     compared=compared,
     compare_metrics={"tps": "Throughput (TPS)", "cpu_ms_per_txn": "Server CPU per transaction"},
     compare_setup=compare_setup,
+    across=across,
     cipher=lambda part: ((part.servers or {}).get("encryption") or {}).get("algorithm"),
     sharing=lambda part: part.sharing,
 )

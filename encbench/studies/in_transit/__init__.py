@@ -3,7 +3,8 @@ plain TCP and over TLS or a tunnel."""
 
 from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
 from encbench.studies.in_transit import cells, needs, options, report, sizing, target
-from encbench.studies.in_transit.records import TransitRecord
+from encbench.studies.in_transit.options import transit_options
+from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.study import TransitStudy
 
 STUDY = StudyDefinition(
@@ -35,8 +36,12 @@ STUDY = StudyDefinition(
     target=TargetUse(
         setup_words="the target, reached over plain TCP against its own TLS",
         needs=needs.target_needs,
+        databases=lambda results_dir: [target.database_name(results_dir)],
     ),
     report=report.PART,
     calibration=report.CALIBRATED,
     plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
 )
+
+# What others may read of its published results (the estimate's unit costs).
+__all__ = ["STUDY", "TransitCell", "TransitRecord", "transit_options"]

@@ -20,7 +20,7 @@ STUDY = StudyDefinition(
         model=options.PgAtRestSpec,
         rule=options.pg_at_rest_options,
         cells=cells.cells,
-        validate=options.no_calibration,
+        validate=options.problem,
     ),
     here=Here(
         disk_bytes=needs.disk_bytes,

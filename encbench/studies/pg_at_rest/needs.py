@@ -13,7 +13,12 @@ from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers import fscrypt, pg_sandbox, shapes
 from encbench.studies.definition import RootNeed
-from encbench.studies.pg_at_rest.options import data_mb_estimate, pg_at_rest_options
+from encbench.studies.pg_at_rest.options import (
+    data_mb_estimate,
+    is_oltp,
+    pg_at_rest_options,
+    sbtest_mb_estimate,
+)
 
 MIB = 1 << 20
 # Beyond twice the data's estimate on each image: the WAL (max_wal_size) and the server's
@@ -26,9 +31,20 @@ CONTROLLERS = frozenset({"cpuset", "memory"})
 WHAT_ROOT_IS_FOR = "loop-mounted filesystems and memory cgroups"
 
 
+def data_mb(profile: Profile) -> int:
+    """pgbench's tables, and sysbench's where a cell runs one of its scripts."""
+    s = pg_at_rest_options(profile)
+    sysbench_mb = (
+        sbtest_mb_estimate(profile.data.tables, profile.data.table_size)
+        if any(is_oltp(w) for w in s.workloads)
+        else 0
+    )
+    return data_mb_estimate(s.scale) + sysbench_mb
+
+
 def image_mb(profile: Profile) -> int:
     """Each server's image: twice the data's estimate and a headroom."""
-    return max(MIN_IMAGE_MB, 2 * data_mb_estimate(pg_at_rest_options(profile).scale))
+    return max(MIN_IMAGE_MB, 2 * data_mb(profile))
 
 
 def image_bytes(profile: Profile) -> int:
@@ -60,6 +76,8 @@ def needs(profile: Profile) -> list[Check]:
     found = [checks.postgresql_programs(), filesystem_check(), groups_check()]
     if os.geteuid() == 0:
         found.append(checks.binary("setpriv", "util-linux"))
+    if any(is_oltp(w) for w in pg_at_rest_options(profile).workloads):
+        found.append(checks.binary("sysbench", "sysbench"))
     return found
 
 
@@ -100,7 +118,7 @@ def disk_bytes(profile: Profile) -> int:
 def memory_mb(profile: Profile) -> tuple[int, str]:
     """Both servers at once, each its memory group's limit, in the regime that needs most."""
     s = pg_at_rest_options(profile)
-    data = data_mb_estimate(s.scale)
+    data = data_mb(profile)
     each = max(s.memory_limit_mb(r, data) for r in s.regimes)
     return 2 * each, (
         f"two PostgreSQL servers, each in a memory group of {each:,} MB (shared_buffers and "
@@ -111,12 +129,15 @@ def memory_mb(profile: Profile) -> tuple[int, str]:
 def plan_lines(profile: Profile) -> list[str]:
     """The images and each regime's memory, or why this machine leaves the study out."""
     s = pg_at_rest_options(profile)
-    data = data_mb_estimate(s.scale)
+    data = data_mb(profile)
+    tables = f"pgbench scale {s.scale}"
+    if any(is_oltp(w) for w in s.workloads):
+        tables += f" and sysbench's {profile.data.tables} × {profile.data.table_size:,} rows"
     out = [
         f"  each server on its own {image_bytes(profile) // MIB:,} MiB ext4 image on a loop "
         "device (in the results directory, deleted at the end); the encrypted side's under "
         f"fscrypt {profile.server.fscrypt_contents} / {profile.server.fscrypt_filenames}",
-        f"  pgbench scale {s.scale}: about {data:,} MB of data per server",
+        f"  {tables}: about {data:,} MB of data per server",
     ]
     for regime in s.regimes:
         out.append(

@@ -17,8 +17,12 @@ from encbench.profile import Profile
 
 SECTION = "pg_at_rest"
 STUDY = "pg-at-rest"
-# pgbench's built-in scripts: TPC-B (sort of), its default, and select-only (-S).
-Workload = Literal["tpcb_like", "select_only"]
+# pgbench's built-in scripts: TPC-B (sort of), its default, and select-only (-S); and
+# sysbench's stock OLTP scripts through its PostgreSQL driver, on the profile's [data]
+# tables (oltp.py): the workloads the MariaDB at-rest study runs.
+Workload = Literal[
+    "tpcb_like", "select_only", "oltp_read_only", "oltp_point_select", "oltp_read_write"
+]
 Regime = Literal["in-memory", "io-bound"]
 # pgbench -i: about 16 MB per unit of scale (pgbench_accounts and its index), an estimate
 # for the checks before a run; the run measures the real size after loading.
@@ -30,8 +34,24 @@ IN_MEMORY_RESERVE_MB = 64
 IO_BOUND_FACTOR = 2
 
 
+# sysbench's stock OLTP scripts a cell may run (oltp.py), and those that write.
+OLTP_WORKLOADS = ("oltp_read_only", "oltp_point_select", "oltp_read_write")
+OLTP_WRITES = frozenset({"oltp_read_write"})
+# Each sbtest row with its share of the primary key and the secondary index, on PostgreSQL:
+# an estimate for the checks before a run (the run measures the real size).
+KB_PER_SBTEST_ROW = 0.25
+
+
 def data_mb_estimate(scale: int) -> int:
     return scale * MB_PER_SCALE
+
+
+def is_oltp(workload: str) -> bool:
+    return workload in OLTP_WORKLOADS
+
+
+def sbtest_mb_estimate(tables: int, table_size: int) -> int:
+    return round(tables * table_size * KB_PER_SBTEST_ROW / 1024)
 
 
 def in_memory_buffers_mb(data_mb: float) -> int:
@@ -94,3 +114,26 @@ def no_calibration(profile: Profile) -> str | None:
             f'"{STUDY}" from studies to calibrate'
         )
     return None
+
+
+def problem(profile: Profile) -> str | None:
+    """What the section cannot be combined with: a calibration, and sysbench's tables (the
+    [data] section's) that an io-bound server's memory group would hold: its "io-bound"
+    reads would come from memory."""
+    if STUDY not in profile.studies:
+        return None
+    found = no_calibration(profile)
+    s = pg_at_rest_options(profile)
+    if found is None and "io-bound" in s.regimes and any(is_oltp(w) for w in s.workloads):
+        d = profile.data
+        data = sbtest_mb_estimate(d.tables, d.table_size)
+        held = s.shared_buffers_mb + s.cache_allowance_mb
+        if data < IO_BOUND_FACTOR * held:
+            return (
+                f"data is {d.tables} × {d.table_size:,} rows, about {data:,} MB in PostgreSQL, "
+                f"and each io-bound server's memory group holds {held:,} MB ({SECTION}."
+                f"shared_buffers_mb + {SECTION}.cache_allowance_mb): sysbench's io-bound "
+                f"reads would come from memory; raise data.table_size or data.tables to "
+                f"about {IO_BOUND_FACTOR * held:,} MB of rows, or lower those"
+            )
+    return found

@@ -8,11 +8,14 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart
+from encbench.report.parts import Across, Compared, Context, ReportPart, Setup
 from encbench.results.store import ResultStore
+from encbench.servers.variants import FILESYSTEM_WORDS
 from encbench.studies.pg_at_rest import section, summary
 from encbench.studies.pg_at_rest.models import PgAtRestSummary
+from encbench.studies.pg_at_rest.options import is_oltp
 from encbench.studies.pg_at_rest.records import PgAtRestRecord
+from encbench.studies.questions import AT_REST_KEY, AT_REST_TABLE
 
 NAME = PgAtRestRecord.STUDY
 
@@ -45,6 +48,33 @@ def compared(part: PgAtRestSummary) -> list[Compared]:
     ]
 
 
+def across(part: PgAtRestSummary) -> list[Across]:
+    """Its TPS costs beside another server's, for the same workload, regime and clients
+    (report/across.py): sysbench's oltp_* cells stand beside MariaDB's."""
+    return [
+        Across(
+            AT_REST_TABLE,
+            AT_REST_KEY,
+            (c.workload, c.regime, str(c.clients)),
+            f"PostgreSQL: {FILESYSTEM_WORDS}",
+            c.comparisons["tps"],
+        )
+        for c in part.cells
+        if c.rounds and "tps" in c.comparisons
+    ]
+
+
+def setup(part: PgAtRestSummary) -> Setup:
+    """The version of the server it measured, and sysbench where its oltp_* cells ran."""
+    oltp = sorted({c.workload for c in part.cells if c.rounds and is_oltp(c.workload)})
+    software = (
+        [f"{', '.join(oltp)}: sysbench's stock scripts through its PostgreSQL driver (pgsql)."]
+        if oltp
+        else []
+    )
+    return Setup(software=software, server_version=part.postgresql_version)
+
+
 def compare_setup(part: PgAtRestSummary) -> dict[str, str]:
     return {"PostgreSQL": part.postgresql_version} if part.postgresql_version else {}
 
@@ -60,4 +90,6 @@ PART = ReportPart(
     compared=compared,
     compare_metrics={"tps": "PostgreSQL transactions per second lost to fscrypt"},
     compare_setup=compare_setup,
+    setup=setup,
+    across=across,
 )

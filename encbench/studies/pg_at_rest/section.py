@@ -20,7 +20,13 @@ REGIME_TITLES = {
     "in-memory": "In memory: the data in shared_buffers",
     "io-bound": "Io-bound: the data well above shared_buffers and the page cache",
 }
-WORKLOADS = {"tpcb_like": "TPC-B-like (pgbench default)", "select_only": "select-only (-S)"}
+WORKLOADS = {
+    "tpcb_like": "TPC-B-like (pgbench default)",
+    "select_only": "select-only (-S)",
+    "oltp_read_only": "oltp_read_only (sysbench)",
+    "oltp_point_select": "oltp_point_select (sysbench)",
+    "oltp_read_write": "oltp_read_write (sysbench)",
+}
 INTRO = (
     "Community PostgreSQL has no encryption at rest of its own: its users encrypt below it. "
     "Each row pairs the same pgbench against two PostgreSQL servers, identical but for the "

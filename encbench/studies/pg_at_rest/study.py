@@ -44,7 +44,7 @@ from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
 from encbench.studies import machine
 from encbench.studies.pg_at_rest import cells as pg_cells
-from encbench.studies.pg_at_rest import memory, needs, pgbench, proof
+from encbench.studies.pg_at_rest import memory, needs, oltp, pgbench, proof
 from encbench.studies.pg_at_rest.options import PgAtRestSpec, pg_at_rest_options
 from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
 from encbench.workloads.pgbench_report import PgbenchResult
@@ -176,6 +176,18 @@ class PgAtRestStudy:
             stdout_path=self.store.path / "logs" / f"pgbench-init-{variant}.log",
             env=self._env(server),
         )
+        if any(oltp.is_oltp(w) for w in self.spec.workloads):
+            d = self.profile.data
+            self.log(f"{side(variant)}: sysbench prepare, {d.tables} × {d.table_size:,} rows")
+            oltp.prepare(
+                server,
+                pgbench.DATABASE,
+                d.tables,
+                d.table_size,
+                self.store.path / "logs" / f"sysbench-prepare-{variant}.log",
+                LOAD_TIMEOUT_S,
+            )
+            server.query("VACUUM ANALYZE", database=pgbench.DATABASE, timeout_s=LOAD_TIMEOUT_S)
         size = server.query(f"SELECT pg_database_size('{pgbench.DATABASE}')")[0][0]
         self.data_bytes[variant] = int(size)
         self.record["postgresql_version"] = server.version()
@@ -242,6 +254,18 @@ class PgAtRestStudy:
     def _client(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> PgbenchResult:
         server = self.servers[variant]
         try:
+            if oltp.is_oltp(cell.workload):
+                d = self.profile.data
+                return oltp.run(
+                    server,
+                    pgbench.DATABASE,
+                    cell,
+                    d.tables,
+                    d.table_size,
+                    seconds,
+                    raw,
+                    self._env(server),
+                )
             return pgbench.run(pg_sandbox.program("pgbench"), cell, seconds, self._env(server), raw)
         except ToolError:
             server.check_alive()
@@ -272,7 +296,8 @@ class PgAtRestStudy:
         )
         got = self._client(cell, variant, run.seconds, raw)
         # Inside it, after a write run: the pages it dirtied written (and, fs, encrypted).
-        checkpoint_s = self._checkpoint(server) if cell.workload in pgbench.WRITES else None
+        writes = cell.workload in pgbench.WRITES or cell.workload in oltp.WRITES
+        checkpoint_s = self._checkpoint(server) if writes else None
         end = Clocks.read(
             server.pid,
             start.pids,

@@ -2,6 +2,7 @@
 pgbench over plain TCP and over TLS (new connections with -C, and queries on persistent
 connections), on loopback and at emulated distances."""
 
+from encbench.servers import pg_target
 from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
 from encbench.studies.pg_transit import cells, needs, options, report, target
 from encbench.studies.pg_transit.records import PgTransitRecord
@@ -39,6 +40,7 @@ STUDY = StudyDefinition(
             "the target, reached over plain TCP against its own TLS, in a "
             "database encbench creates and drops"
         ),
+        databases=lambda results_dir: [pg_target.database_name(results_dir)],
     ),
     report=report.PART,
     plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],

@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart
+from encbench.report.parts import Compared, Context, ReportPart, Setup
 from encbench.results.store import ResultStore
 from encbench.studies.pg_transit import section, summary
 from encbench.studies.pg_transit.models import PgInTransitSummary
@@ -46,6 +46,11 @@ def compared(part: PgInTransitSummary) -> list[Compared]:
     ]
 
 
+def setup(part: PgInTransitSummary) -> Setup:
+    """The version of the server it measured (a target's own, not this machine's)."""
+    return Setup(server_version=part.postgresql_version)
+
+
 def compare_setup(part: PgInTransitSummary) -> dict[str, str]:
     return {"PostgreSQL": part.postgresql_version} if part.postgresql_version else {}
 
@@ -61,4 +66,5 @@ PART = ReportPart(
     compared=compared,
     compare_metrics={"tps": "PostgreSQL transactions per second lost to TLS"},
     compare_setup=compare_setup,
+    setup=setup,
 )

@@ -1,0 +1,74 @@
+"""The house's rules, read from the code's own imports: a study is read only through its face
+(its package's `__init__.py`: its STUDY and what it publishes), no study imports another,
+and a server kind is asked, not named, outside its own module."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import encbench
+
+ROOT = Path(encbench.__file__).parent
+STUDIES = ROOT / "studies"
+
+
+def _imports(path: Path) -> Iterator[str]:
+    """Every module a file imports (absolute names; `from a import b` gives a and a.b)."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def _study_packages() -> list[str]:
+    return sorted(p.parent.name for p in STUDIES.glob("*/__init__.py"))
+
+
+def _internal(name: str) -> bool:
+    """encbench.studies.<package>.<module>: a module below a study's face."""
+    parts = name.split(".")
+    if parts[:2] != ["encbench", "studies"] or len(parts) < 4:
+        return False
+    below = STUDIES / parts[2] / parts[3]
+    return below.is_dir() or below.with_suffix(".py").exists()
+
+
+def test_nothing_outside_studies_imports_a_studys_internals() -> None:
+    found = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in ROOT.rglob("*.py")
+        if STUDIES not in path.parents
+        for name in _imports(path)
+        if _internal(name)
+    ]
+    assert found == []
+
+
+def test_no_study_imports_another() -> None:
+    found = []
+    for package in _study_packages():
+        for path in (STUDIES / package).rglob("*.py"):
+            for name in _imports(path):
+                parts = name.split(".")
+                other = parts[2] if parts[:2] == ["encbench", "studies"] and len(parts) > 2 else ""
+                if other in _study_packages() and other != package:
+                    found.append(f"{path.relative_to(ROOT)}: {name}")
+    assert found == []
+
+
+def test_only_a_kinds_own_module_compares_a_kind_by_name() -> None:
+    # `spec.kind == "postgresql"` outside kinds/ is a question the kind should answer.
+    found = []
+    asks = re.compile(r"""\b(kind|server)\s*[!=]=\s*["'](mariadb|postgresql)["']""")
+    for path in ROOT.rglob("*.py"):
+        if (ROOT / "kinds") in path.parents:
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if asks.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert found == []
