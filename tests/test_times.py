@@ -63,9 +63,7 @@ def test_every_measured_run_is_of_a_listed_profile_and_in_the_findings() -> None
     [
         pytest.param(
             n,
-            marks=pytest.mark.xfail(reason=PLAN_OFF[n], strict=True)
-            if n in PLAN_OFF
-            else (),
+            marks=pytest.mark.xfail(reason=PLAN_OFF[n], strict=True) if n in PLAN_OFF else (),
         )
         for n in sorted(measured_runs.all_runs())
     ],
