@@ -51,7 +51,7 @@ def profile_time_words(name: str) -> str:
 
 def estimated_s(profile: Profile) -> float:
     """The plan's estimate of the whole profile, whatever this machine would leave out."""
-    return sum(p.measuring_s for p in plan.study_plans(profile))
+    return sum(p.whole_s for p in plan.study_plans(profile))
 
 
 def root_words(profile: Profile) -> str:

@@ -27,6 +27,19 @@ class BudgetRule(Protocol):
 RUN_OVERHEAD_S = 0.4
 
 
+# Loading a server's tables (sysbench prepare, pgbench -i), with the server's start and its
+# proof around it: seconds per million rows a server loads.  From the whole run of
+# at-rest-servers (2026-11-28, EPYC): each pair of MariaDB servers took 45–60 s from the
+# previous pair's end to its first run for 2 × 2.4M rows, the PostgreSQL pair 103 s for
+# 2 × 6.0M (pgbench's and sysbench's), about 9 s per million rows per server either way.
+LOAD_S_PER_MILLION_ROWS = 9.0
+
+
+def load_seconds(servers: int, rows: int) -> float:
+    """About how long `servers` servers take to be made and loaded with `rows` rows each."""
+    return servers * rows / 1e6 * LOAD_S_PER_MILLION_ROWS
+
+
 def cell_seconds(rule: BudgetRule) -> float:
     """How long one cell runs at most: its budget or its maximum rounds, whichever ends it
     first (a round taken as two runs of run_s and their overhead), and both warm-ups."""

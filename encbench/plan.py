@@ -6,8 +6,9 @@ time budget would be overrun (estimates.stop_reason), or earlier at its maximum 
 a round is taken as two runs of run_s and their overhead each (durations.RUN_OVERHEAD_S), and
 both warm-ups are added.  A cell that reaches its target
 half-width stops earlier still, which no plan can know: the estimate is what the budgets
-allow.  What happens outside the cells (installing the data directories, loading the
-tables, starting a cluster) is not counted."""
+allow.  Outside the cells, a study that loads its servers' tables adds an estimate of that
+(Here.setup_s: durations.LOAD_S_PER_MILLION_ROWS); other set-up (starting a cluster,
+installing a donor's data) is not counted."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ class StudyPlan:
     cells: list[str]
     cells_s: list[float]  # the bound of each cell's time, in the order of `cells`
     left_out: str | None  # why this machine (or a target) would leave it out
+    setup_s: float = 0.0  # making and loading its servers, outside its cells
 
     @property
     def measuring_s(self) -> float:
@@ -33,8 +35,13 @@ class StudyPlan:
         return sum(self.cells_s)
 
     @property
+    def whole_s(self) -> float:
+        """Its cells and its set-up, wherever it would run."""
+        return self.measuring_s + self.setup_s
+
+    @property
     def total_s(self) -> float:
-        return 0.0 if self.left_out else self.measuring_s
+        return 0.0 if self.left_out else self.whole_s
 
     def cell_words(self) -> str:
         """ "4 cells × about 1 min 30 s", or, where some cells have a budget of their own,
@@ -57,6 +64,7 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
                 cells=[c.label for c in cells],
                 cells_s=[cell_seconds(rule.for_cell(c)) for c in cells],
                 left_out=why.get(s.name),
+                setup_s=s.here.setup_s(profile),
             )
         )
     return out
@@ -104,9 +112,11 @@ def lines(profile: Profile) -> list[str]:
     measured = [p for p in plans if not p.left_out]
     cells = sum(len(p.cells) for p in measured)
     total = sum(p.total_s for p in measured)
+    loading = sum(p.setup_s for p in measured)
     out = [
         f"profile {profile.name}: {len(measured)} of {len(plans)} studies, {cells} cells, "
-        f"about {duration(total)} of measuring"
+        f"about {duration(total - loading)} of measuring"
+        + (f" and {duration(loading)} of loading servers" if loading else "")
     ]
     logged_in = True
     if profile.target is not None:
@@ -127,7 +137,9 @@ def lines(profile: Profile) -> list[str]:
             out.append(f"{s.name}: {s.target.setup_words}")
         else:
             out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
-        out.append(f"  {p.cell_words()} = {duration(p.total_s)}; " + _rounds_words(profile, s))
+        out.append(f"  {p.cell_words()} = {duration(p.measuring_s)}; " + _rounds_words(profile, s))
+        if p.setup_s:
+            out.append(f"  and about {duration(p.setup_s)} making and loading its servers")
         out.append("  " + _needs_words(profile, s))
         if s.here.creates:
             out.append(f"  creates on this host: {s.here.creates}")
@@ -145,7 +157,11 @@ def lines(profile: Profile) -> list[str]:
             out += s.plan_lines(profile)
     out.append(
         f"time: about {duration(total)} — each cell until its time budget or its maximum "
-        "rounds, whichever comes first; set-up outside the cells (servers, data, clusters) "
-        "not counted"
+        "rounds, whichever comes first"
+        + (
+            ", and loading the servers' tables"
+            if loading
+            else "; set-up outside the cells (servers, data, clusters) not counted"
+        )
     )
     return out

@@ -60,7 +60,7 @@ def test_nothing_like_any_profile_gets_no_guess() -> None:
 @pytest.mark.parametrize("name", ["smoke", "operations", "galera-replication"])
 def test_the_time_is_the_plans_estimate_of_every_study(name: str) -> None:
     prof, _ = profiles.load(name)
-    whole = sum(p.measuring_s for p in plan.study_plans(prof))
+    whole = sum(p.measuring_s + p.setup_s for p in plan.study_plans(prof))
     assert catalog.estimated_s(prof) == pytest.approx(whole)
     assert catalog.entry(name).time.startswith(f"plan ≈ {max(1, round(whole / 60))} min")
 

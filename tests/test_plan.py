@@ -35,8 +35,12 @@ def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str
                 line == f"  cell {cell.label}" or line.startswith(f"  cell {cell.label} (its own")
                 for line in lines
             ), cell.label
-    total = sum(p.total_s for p in plan.study_plans(profile) if not p.left_out)
-    assert text.splitlines()[0].endswith(f"about {plan.duration(total)} of measuring")
+    measured = [p for p in plan.study_plans(profile) if not p.left_out]
+    cells_s = sum(p.measuring_s for p in measured)
+    loading = sum(p.setup_s for p in measured)
+    head = text.splitlines()[0]
+    assert f"about {plan.duration(cells_s)} of measuring" in head
+    assert (f" and {plan.duration(loading)} of loading servers" in head) == (loading > 0)
     assert "0 at-rest cells" not in text
 
 
@@ -57,7 +61,10 @@ def test_the_quick_plan_adds_each_cells_budget_and_warm_ups() -> None:
     assert [p.study.name for p in plans] == profile.studies
     # At rest 8 cells of an 80 s budget and 1 s warm-ups; in transit 2 of 30 s; one SST of
     # 130 s without warm-up: 850 s, the estimate a measured run of quick came within 3% of.
-    assert [p.total_s for p in plans] == [8 * (80 + 2), 2 * (30 + 2), 130]
+    assert [p.measuring_s for p in plans] == [8 * (80 + 2), 2 * (30 + 2), 130]
+    # Beside them, loading the at-rest pair's rows (9 s per million rows per server).
+    assert plans[0].setup_s == pytest.approx(2 * 4 * 100_000 / 1e6 * 9.0)
+    assert [p.setup_s for p in plans[1:]] == [0.0, 0.0]
     assert plan.duration(850) == "14 min 10 s" and plan.duration(42) == "42 s"
     assert plan.duration(3720) == "1 h 2 min"
 

@@ -20,8 +20,6 @@ PLAN_TOLERANCE = 0.15
 # Known, and left, each with why.
 PLAN_OFF = {
     "postgresql-distance": "its cells stop at ±2% early, which no plan can know",
-    # 3.5 of its 13 minutes load 2.4M rows into each of six servers: the plan counts cells.
-    "at-rest-servers": "its set-up (loading six servers) is outside the plan's estimate",
 }
 
 

@@ -50,6 +50,10 @@ def _needs_no_target(profile: Profile) -> TargetNeeds:
     return NOTHING
 
 
+def _no_setup_time(profile: Profile) -> float:
+    return 0.0
+
+
 def _no_databases(results_dir: str) -> list[str]:
     return []
 
@@ -113,6 +117,8 @@ class Here:
     results_dir: Callable[[Profile, Path], None] = _any_results_dir
     # What a run of it creates on this host, as `plan` says it ("": only its results).
     creates: str = ""
+    # About how long it spends outside its cells making and loading its servers (`plan`).
+    setup_s: Callable[[Profile], float] = _no_setup_time
     # Tools only some of its profiles use, each with what for: `doctor` lists them.
     optional_tools: Callable[[], list[tuple[Check, str]]] = _no_tools
 

@@ -35,6 +35,7 @@ STUDY = StudyDefinition(
             "layer, the page cache dropped before each io-bound run"
         ),
         optional_tools=needs.optional_tools,
+        setup_s=pair.setup_s,
     ),
     target=TargetUse(
         setup_words=(

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from encbench.durations import load_seconds
 from encbench.errors import BadInput
 from encbench.placement import usable_cpus
 from encbench.profile import Profile, ShapeSpec
@@ -87,6 +88,13 @@ def disk_bytes(profile: Profile) -> int:
         return 0
     rows = profile.data.tables * profile.data.table_size
     return len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
+
+
+def setup_s(profile: Profile) -> float:
+    """Making and loading a pair of servers (or a target's two table sets) per encrypted
+    configuration, each with the profile's rows."""
+    pairs = len(configurations(profile)) if profile.server.dimensions else 1
+    return load_seconds(len(VARIANTS) * pairs, profile.data.tables * profile.data.table_size)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:

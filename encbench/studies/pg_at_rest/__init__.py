@@ -35,6 +35,7 @@ STUDY = StudyDefinition(
             "fscrypt key), under the results directory; the page cache dropped before each "
             "io-bound run"
         ),
+        setup_s=needs.setup_s,
     ),
     report=report.PART,
     plan_lines=needs.plan_lines,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from encbench import checks
 from encbench.checks import Check
+from encbench.durations import load_seconds
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers import fscrypt, pg_sandbox, shapes
@@ -40,6 +41,16 @@ def data_mb(profile: Profile) -> int:
         else 0
     )
     return data_mb_estimate(s.scale) + sysbench_mb
+
+
+def setup_s(profile: Profile) -> float:
+    """Making both servers and loading pgbench's tables (100,000 rows a unit of scale) and,
+    for oltp_* cells, sysbench's."""
+    s = pg_at_rest_options(profile)
+    rows = s.scale * 100_000
+    if any(is_oltp(w) for w in s.workloads):
+        rows += profile.data.tables * profile.data.table_size
+    return load_seconds(2, rows)
 
 
 def image_mb(profile: Profile) -> int:
