@@ -4,11 +4,11 @@ study's own section, and a table with one column is not drawn."""
 
 from __future__ import annotations
 
+from encbench.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report import across, markdown
 from encbench.report.models import Estimate
 from encbench.report.parts import Across
 from encbench.report.tables import Document
-from encbench.studies.questions import AT_REST_KEY, AT_REST_TABLE
 
 
 def cost(pct: float, low: float, high: float) -> Estimate:

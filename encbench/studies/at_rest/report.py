@@ -7,6 +7,7 @@ from typing import Any
 
 from encbench.profile import Profile
 from encbench.profiling import PROFILE_FILE
+from encbench.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report.models import Record
 from encbench.report.parts import (
     Across,
@@ -21,7 +22,6 @@ from encbench.servers.variants import configuration_label
 from encbench.studies.at_rest import section, shapes_section, summary
 from encbench.studies.at_rest.models import AtRestSummary
 from encbench.studies.at_rest.records import CellKey, RunRecord
-from encbench.studies.questions import AT_REST_KEY, AT_REST_TABLE
 
 NAME = RunRecord.STUDY
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from encbench.profile import Profile
+from encbench.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
 from encbench.report.parts import Across, Compared, Context, ReportPart, Setup
@@ -15,7 +16,6 @@ from encbench.studies.pg_at_rest import section, summary
 from encbench.studies.pg_at_rest.models import PgAtRestSummary
 from encbench.studies.pg_at_rest.options import is_oltp
 from encbench.studies.pg_at_rest.records import PgAtRestRecord
-from encbench.studies.questions import AT_REST_KEY, AT_REST_TABLE
 
 NAME = PgAtRestRecord.STUDY
 

@@ -1,5 +1,5 @@
 """Questions more than one study answers, each on its own server: the table and key under
-which their cells stand side by side in the report (report/across.py).  Here, not in a study,
+which their cells stand side by side in the report (report/across.py).  Here, below the studies,
 since no study imports another, and not in report/, which names no study's words."""
 
 from __future__ import annotations
