@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encbench import proc
-from encbench.servers import pg_sandbox
+from encbench.kinds import postgresql
 
 
 @dataclass(frozen=True)
@@ -76,16 +76,16 @@ def mariadb_server() -> list[Check]:
 
 def postgresql_programs() -> Check:
     """PostgreSQL's programs, which every PostgreSQL study's sandbox runs (Debian's
-    postgresql-15, found wherever pg_sandbox.bindir finds them)."""
-    found = pg_sandbox.bindir()
-    name = f"PostgreSQL ({', '.join(pg_sandbox.PROGRAMS)})"
+    postgresql-15, found wherever kinds/postgresql.bindir finds them)."""
+    found = postgresql.bindir()
+    name = f"PostgreSQL ({', '.join(postgresql.PROGRAMS)})"
     if found is None:
         return Check(
             name,
             False,
             "not found",
-            f"apt-get install {pg_sandbox.PACKAGE} (or scripts/setup.sh PROFILE)",
-            pg_sandbox.PACKAGE,
+            f"apt-get install {postgresql.PACKAGE} (or scripts/setup.sh PROFILE)",
+            postgresql.PACKAGE,
         )
     return Check(name, True, str(found))
 

@@ -5,13 +5,11 @@ from __future__ import annotations
 import os
 import platform
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
 from encbench import capacity as crypto
 from encbench import proc, server_kind
-from encbench.errors import EncbenchError
 
 
 def cpu_info() -> dict[str, Any]:
@@ -21,17 +19,6 @@ def cpu_info() -> dict[str, Any]:
     model = flags.pop("model") or platform.processor()
     flags.pop("avx512_flags")
     return {"model": model, "cores": os.cpu_count() or 1, "flags": flags}
-
-
-def tool_version(argv: list[str], pattern: str = r"(.+)") -> str | None:
-    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
-        return None
-    try:
-        out = proc.run(argv, phase=f"{argv[0]} version", timeout_s=30, check=False).stdout
-    except EncbenchError:
-        return None
-    match = re.search(pattern, out)
-    return match[1].strip() if match else out.strip().splitlines()[0] if out.strip() else None
 
 
 def collect() -> dict[str, Any]:
@@ -45,8 +32,8 @@ def collect() -> dict[str, Any]:
         "os": _os_release(),
         "python": platform.python_version(),
         **versions,
-        "openssl": tool_version(["openssl", "version"]),
-        "sysbench": tool_version(["sysbench", "--version"], r"sysbench\s+(\S+)"),
+        "openssl": proc.tool_version(["openssl", "version"]),
+        "sysbench": proc.tool_version(["sysbench", "--version"], r"sysbench\s+(\S+)"),
     }
 
 

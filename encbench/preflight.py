@@ -7,9 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from encbench import checks, environment, readiness
+from encbench import checks, environment
 from encbench.checks import Check, binary
 from encbench.errors import BadInput
+from encbench.kinds import ways
 from encbench.profile import Profile
 
 
@@ -48,7 +49,7 @@ def check_target_answers(profile: Profile) -> None:
 
     if profile.target is None:
         return
-    readiness.check(profile.target, studies.target_needs(profile))
+    ways.of(profile.target.kind).target.check(profile.target, studies.target_needs(profile))
 
 
 def check_own_names(profile: Profile, out: Path) -> None:
@@ -56,7 +57,7 @@ def check_own_names(profile: Profile, out: Path) -> None:
     before the results directory exists: found only at set-up, it would be a failure after
     something was created (the set-up checks it again, as ownership is checked at each
     step)."""
-    from encbench import server_kind, studies
+    from encbench import studies
 
     spec = profile.target
     if spec is None:
@@ -69,7 +70,7 @@ def check_own_names(profile: Profile, out: Path) -> None:
         for db in study.target.databases(key)
     ]
     if names:
-        server_kind.named(spec.kind).target.ownership(spec, names, key)
+        ways.of(spec.kind).target.ownership(spec, names, key)
 
 
 def require_tools(profile: Profile | None = None) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any, Protocol
 import psutil
 
 from encbench import state
-from encbench.errors import ToolError
+from encbench.errors import EncbenchError, ToolError
 
 OWNER_ENV = "ENCBENCH_OWNER"
 _TCP_LISTEN = "0A"  # the state column of /proc/net/tcp for LISTEN
@@ -575,3 +576,16 @@ def stop_orphans() -> list[str]:
         stop_group(process, ORPHAN_STOP, group=False)
         actions.append(f"stopped pid {process.pid} left by a dead run: {cmdline[:80]}")
     return actions
+
+
+def tool_version(argv: list[str], pattern: str = r"(.+)") -> str | None:
+    """A tool's version as it prints it (the pattern's first group), None where the tool is
+    missing or fails."""
+    if shutil.which(argv[0]) is None and not Path(argv[0]).exists():
+        return None
+    try:
+        out = run(argv, phase=f"{argv[0]} version", timeout_s=30, check=False).stdout
+    except EncbenchError:
+        return None
+    match = re.search(pattern, out)
+    return match[1].strip() if match else out.strip().splitlines()[0] if out.strip() else None

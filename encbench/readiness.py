@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 
-from encbench import server_kind
 from encbench.errors import BadInput
 from encbench.profile import TargetSpec
 from encbench.servers import key_setup, prerequisites
@@ -53,10 +52,6 @@ def problems(facts: ServerFacts, needs: TargetNeeds) -> list[str]:
 
 def check(spec: TargetSpec, needs: TargetNeeds) -> None:
     """Refuse, in one line, a target that cannot log in or is not ready for these needs."""
-    server_kind.named(spec.kind).target.check(spec, needs)
-
-
-def check_mariadb(spec: TargetSpec, needs: TargetNeeds) -> None:
     server = server_of(spec)
     server.check_alive()
     if needs:
@@ -104,12 +99,6 @@ def denied_lines(message: str, needs: TargetNeeds) -> list[str]:
 def plan_lines(spec: TargetSpec, needs: TargetNeeds, algorithm: str) -> tuple[list[str], bool]:
     """What `plan` says of the target before the studies' own lines, and whether the login
     worked (the studies' lines read the server too)."""
-    return server_kind.named(spec.kind).target.plan_lines(spec, needs, algorithm)
-
-
-def plan_lines_mariadb(
-    spec: TargetSpec, needs: TargetNeeds, algorithm: str
-) -> tuple[list[str], bool]:
     where = spec.socket or f"{spec.host}:{spec.port}"
     out = [
         f"target {where} as {spec.user} (password: {password_source(spec)}); read only: "

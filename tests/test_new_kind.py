@@ -1,5 +1,6 @@
 """A new server kind comes in through one door: a ServerKind beside MariaDB's and
-PostgreSQL's in the list of kinds (kinds/__init__.py), and nothing else.  A toy kind gets
+PostgreSQL's in the list of kinds (server_kind.KINDS), whose facts name the module of its
+ways (here, this one's WAYS), and nothing else.  A toy kind gets
 its DSN read, its target's rules and default port, its leftover databases' statement, its
 sandboxes recognised and stopped by `encbench clean`, its tools in `doctor`, its version in
 the environment, the report's software line and compare's set-up table — and a toy study
@@ -19,10 +20,11 @@ from encbench import environment, plan, rendering, server_kind, studies
 from encbench import profile as profiles
 from encbench.checks import Check
 from encbench.errors import BadInput
-from encbench.kinds import KINDS
+from encbench.kinds.kind import Sandboxed, ServerKind
+from encbench.kinds.ways import KindWays, TargetWays
 from encbench.report import markdown
 from encbench.results.store import ResultStore
-from encbench.server_kind import Sandboxed, ServerKind, TargetWays
+from encbench.server_kind import KINDS
 from encbench.servers import dsn, leftovers, registry
 from tests.test_new_study import TOML, TOY, _runs
 
@@ -45,18 +47,21 @@ TOY_KIND = ServerKind(
     dsn_parameters={"tls-ca": "ssl_ca"},
     password_fix="give the password in TOY_PWD",
     installed_version=lambda: "1.2.3",
-    tools=lambda: [Check("toyd", True, "/usr/bin/toyd")],
     sandbox=Sandboxed(
         mark=lambda entry: entry.datadir,
         names=lambda cmdline, mark: mark in cmdline,
         stop=_stop,
     ),
+    quote_identifier=lambda name: f"[{name}]",
+    profiles_example="e.g. toy",
+    ways=__name__,
+    target_rules=lambda spec: "a ToyDB target has no socket" if spec.socket else None,
+)
+WAYS = KindWays(
+    tools=lambda: [Check("toyd", True, "/usr/bin/toyd")],
     target=TargetWays(
         check=_no_target, plan_lines=_no_target, ownership=_no_target, dropper=_no_target
     ),
-    quote_identifier=lambda name: f"[{name}]",
-    profiles_example="e.g. toy",
-    target_rules=lambda spec: "a ToyDB target has no socket" if spec.socket else None,
 )
 TOY_STUDY = dataclasses.replace(TOY, server="toy")
 

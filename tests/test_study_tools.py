@@ -64,10 +64,10 @@ def test_doctor_lists_the_packages_a_profile_lacks_for_the_setup_script(
     from click.testing import CliRunner
 
     from encbench.cli import main
-    from encbench.servers import pg_sandbox
+    from encbench.kinds import postgresql
 
     # A machine without PostgreSQL and without sysbench.
-    monkeypatch.setattr(pg_sandbox, "bindir", lambda: None)
+    monkeypatch.setattr(postgresql, "bindir", lambda: None)
     real = proc.which
     monkeypatch.setattr(proc, "which", lambda name: None if name == "sysbench" else real(name))
     listed = CliRunner().invoke(main, ["doctor", "--packages", "postgresql-tiny"])

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from encbench import server_kind, stats
+from encbench.kinds.kind import ServerKind
 from encbench.report import html as html_report
 from encbench.report import markdown, plots
 from encbench.report.cells import flagged_cost
@@ -40,7 +41,6 @@ from encbench.report.tables import (
     Table,
     row,
 )
-from encbench.server_kind import ServerKind
 
 # 2: groups of every study, each cell with its row label and metrics; 3: each group names its
 # metrics with their captions; every study's cells (state transfer, replication, rejoin too).

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import functools
 import getpass
 import hashlib
 import hmac
@@ -41,14 +40,13 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError, ServerError, ToolError
+from encbench.kinds.postgresql import PACKAGE, bindir
 from encbench.options import SERVER_MAX_CONNECTIONS
 from encbench.servers import cgroup, keys, registry, shapes
 from encbench.servers.pki import Pki
 from encbench.servers.sandbox import check_path, free_port, wait_ready
 
-PACKAGE = "postgresql-15"
 INSTALL_HINT = f"install it: apt-get install {PACKAGE} (or scripts/setup-test-extras.sh)"
-PROGRAMS = ("initdb", "postgres", "pg_ctl", "pgbench", "psql")
 CLIENT_PROGRAMS = ("pgbench", "psql")
 SERVER_OS_USER = "postgres"
 ADMIN = "encbench_admin"
@@ -68,29 +66,6 @@ BASE_SETTINGS = {
 
 
 # -- the programs ---------------------------------------------------------------------------
-def _version_key(path: Path) -> tuple[int, str]:
-    name = path.parent.name
-    return (int(name), name) if name.isdigit() else (0, name)
-
-
-@functools.cache
-def bindir() -> Path | None:
-    """The directory of PostgreSQL's server programs: `pg_config --bindir` where it names one
-    with a server, else the newest /usr/lib/postgresql/N/bin (Debian's layout, which keeps
-    initdb and postgres off PATH).  Looked up once per process: a run starts pgbench often."""
-    pg_config = shutil.which("pg_config")
-    if pg_config is not None:
-        with contextlib.suppress(EncbenchError):
-            out = proc.run([pg_config, "--bindir"], phase="pg_config", timeout_s=30).stdout
-            found = Path(out.strip())
-            if all((found / name).exists() for name in PROGRAMS):
-                return found
-    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version_key)[::-1]:
-        if all((candidate / name).exists() for name in PROGRAMS):
-            return candidate
-    return None
-
-
 def program(name: str) -> str:
     """A PostgreSQL program of bindir(); a client (psql, pgbench) is also found on PATH,
     where postgresql-client alone puts it: a target needs no server programs here."""

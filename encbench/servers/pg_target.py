@@ -21,6 +21,7 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
+from encbench.kinds.postgresql import quote_ident
 from encbench.servers import pg_sandbox
 from encbench.servers.owned import run_key
 from encbench.servers.pg_password import (
@@ -41,10 +42,6 @@ def database_name(store_path: str) -> str:
 
 def marker(store_path: str) -> str:
     return f"encbench run {run_key(store_path)}"
-
-
-def quote_ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def quote_literal(text: str) -> str:

@@ -14,7 +14,6 @@ from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Study
 from encbench.errors import BadInput
-from encbench.kinds import KINDS  # noqa: F401  (registers the kinds the studies name)
 from encbench.profile import Profile, register_studies
 from encbench.results.store import ResultStore, register_record_types
 from encbench.servers.grants import NOTHING, TargetNeeds

@@ -18,7 +18,8 @@ import psutil
 import pytest
 
 from encbench import state
-from encbench.servers import cgroup, fscrypt, pg_sandbox, registry, shapes
+from encbench.kinds import postgresql
+from encbench.servers import cgroup, fscrypt, registry, shapes
 from encbench.studies.pg_at_rest import needs
 from tests.helpers import (
     encbench,
@@ -34,7 +35,7 @@ PROFILE = "pg-at-rest-tiny"
 
 @pytest.fixture(autouse=True)
 def at_rest_possible() -> None:
-    if pg_sandbox.bindir() is None:
+    if postgresql.bindir() is None:
         skip_unless_ci("PostgreSQL is not installed: run scripts/setup-test-extras.sh")
     why = fscrypt.unavailable() or shapes.problem(needs.CONTROLLERS)
     if why is not None:

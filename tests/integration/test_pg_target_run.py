@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from encbench.kinds import postgresql
 from encbench.servers import pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
 from tests.helpers import encbench, skip_unless_ci
@@ -28,7 +29,7 @@ LOGIN = "bench"
 
 @pytest.fixture(autouse=True)
 def postgresql_installed() -> None:
-    if pg_sandbox.bindir() is None:
+    if postgresql.bindir() is None:
         skip_unless_ci("PostgreSQL is not installed: run scripts/setup-test-extras.sh")
 
 

@@ -16,6 +16,7 @@ import psutil
 import pytest
 
 from encbench import proc
+from encbench.kinds import postgresql
 from encbench.net import netns
 from encbench.servers import pg_sandbox, registry
 from encbench.servers.pg_sandbox import PgSandbox
@@ -33,7 +34,7 @@ from tests.helpers import (
 
 @pytest.fixture(autouse=True)
 def postgresql_installed() -> None:
-    if pg_sandbox.bindir() is None:
+    if postgresql.bindir() is None:
         skip_unless_ci("PostgreSQL is not installed: run scripts/setup-test-extras.sh")
 
 

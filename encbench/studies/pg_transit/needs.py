@@ -11,6 +11,7 @@ from pathlib import Path
 from encbench import checks
 from encbench.checks import Check
 from encbench.errors import BadInput
+from encbench.kinds import postgresql
 from encbench.profile import Profile
 from encbench.servers import pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
@@ -33,8 +34,8 @@ def _server_user_check() -> Check:
             "postgres user",
             False,
             "missing (PostgreSQL refuses to run as root)",
-            f"apt-get install {pg_sandbox.PACKAGE} (it creates the user)",
-            pg_sandbox.PACKAGE,
+            f"apt-get install {postgresql.PACKAGE} (it creates the user)",
+            postgresql.PACKAGE,
         )
     return Check("postgres user", True, "present: the server runs as it")
 

@@ -34,13 +34,14 @@ from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import EncbenchError
+from encbench.kinds.postgresql import quote_ident
 from encbench.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import describe_key, parse_s_client
 from encbench.results.store import ResultStore
 from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, pg_target
 from encbench.servers.owned import PLACEHOLDER_KEY
 from encbench.servers.pg_readiness import PgFacts
-from encbench.servers.pg_target import PgTarget, Route, quote_ident
+from encbench.servers.pg_target import PgTarget, Route
 from encbench.studies.pg_transit import copy_stream, pgbench, proof
 from encbench.studies.pg_transit.cells import TARGET_KEY, cells
 from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord

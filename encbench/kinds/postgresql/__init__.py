@@ -1,24 +1,53 @@
-"""PostgreSQL: postgres sandboxes (servers/pg_sandbox.py) with no encryption of its own at
-rest (the filesystem layer under it: fscrypt), TLS by the server's ssl settings, pgbench as
-the load, and a target reached by postgresql:// with the password from libpq's own places."""
+"""PostgreSQL: its facts.  postgres sandboxes (servers/pg_sandbox.py) with no encryption of
+its own at rest (the filesystem layer under it: fscrypt), TLS by the server's ssl settings,
+pgbench and sysbench's `pgsql` driver as the load, and a target reached by postgresql://
+with the password from libpq's own places.  Its ways (a target's checks) are in ways.py."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import shutil
 import signal
-from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import psutil
 
-from encbench import environment, proc
-from encbench.server_kind import Sandboxed, ServerKind, TargetWays
-from encbench.servers import pg_readiness, pg_sandbox, pg_target
+from encbench import proc
+from encbench.errors import EncbenchError
+from encbench.kinds.kind import Sandboxed, ServerKind
 
 # The postmaster's own shutdown modes, as `pg_ctl stop -m fast` and `-m immediate` send them
 # (SIGTERM would be "smart": it waits for every client to leave).  Sent to the postmaster
 # alone: SIGINT to a backend cancels its query, and the postmaster stops its children.
 POSTGRESQL_STOP = ((signal.SIGINT, 30.0), (signal.SIGQUIT, 10.0))
 PASSWORD_FIX = "give the password in PGPASSWORD or in a password file (PGPASSFILE, ~/.pgpass)"
+PROGRAMS = ("initdb", "postgres", "pg_ctl", "pgbench", "psql")
+PACKAGE = "postgresql-15"  # Debian's, with every program above
+
+
+def _version_key(path: Path) -> tuple[int, str]:
+    name = path.parent.name
+    return (int(name), name) if name.isdigit() else (0, name)
+
+
+@functools.cache
+def bindir() -> Path | None:
+    """The directory of PostgreSQL's server programs: `pg_config --bindir` where it names one
+    with a server, else the newest /usr/lib/postgresql/N/bin (Debian's layout, which keeps
+    initdb and postgres off PATH).  Looked up once per process: a run starts pgbench often."""
+    pg_config = shutil.which("pg_config")
+    if pg_config is not None:
+        with contextlib.suppress(EncbenchError):
+            out = proc.run([pg_config, "--bindir"], phase="pg_config", timeout_s=30).stdout
+            found = Path(out.strip())
+            if all((found / name).exists() for name in PROGRAMS):
+                return found
+    for candidate in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=_version_key)[::-1]:
+        if all((candidate / name).exists() for name in PROGRAMS):
+            return candidate
+    return None
 
 
 def _stop(server: psutil.Process) -> None:
@@ -29,24 +58,14 @@ def _stop(server: psutil.Process) -> None:
 
 
 def _installed_version() -> str | None:
-    found = pg_sandbox.bindir()
+    found = bindir()
     if found is None:
         return None
-    return environment.tool_version([str(found / "postgres"), "--version"], r"\)\s+(\S+)")
+    return proc.tool_version([str(found / "postgres"), "--version"], r"\)\s+(\S+)")
 
 
-def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
-    with pg_target.login(spec) as target:
-        for db in databases:
-            target.ownership(db, pg_target.marker(results_dir))
-
-
-def _dropper(spec: Any) -> Callable[[Any], None]:
-    def drop(found: Any) -> None:
-        with pg_target.login(spec) as target:
-            target.drop_owned(found.database, found.marker)
-
-    return drop
+def quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _target_rules(spec: Any) -> str | None:
@@ -70,24 +89,16 @@ KIND = ServerKind(
     # client certificate where the server asks for one.
     dsn_parameters={"sslrootcert": "ssl_ca", "sslcert": "ssl_cert", "sslkey": "ssl_key"},
     password_fix=PASSWORD_FIX,
-    # Its studies name PostgreSQL's programs in their own needs: against a target, the
-    # in-transit study needs only the clients.
     installed_version=_installed_version,
-    tools=list,
     sandbox=Sandboxed(
         # postgres takes its data directory as one argument (-D PATH).
         mark=lambda entry: entry.datadir,
         names=lambda cmdline, mark: mark in cmdline,
         stop=_stop,
     ),
-    target=TargetWays(
-        check=lambda spec, needs: pg_readiness.check(spec),
-        plan_lines=lambda spec, needs, algorithm: pg_readiness.plan_lines(spec),
-        ownership=_ownership,
-        dropper=_dropper,
-    ),
-    quote_identifier=pg_target.quote_ident,
+    quote_identifier=quote_ident,
     profiles_example="e.g. postgresql",
+    ways="encbench.kinds.postgresql.ways",
     target_rules=_target_rules,
     load_clients=("pgbench",),
 )

@@ -1,21 +1,18 @@
-"""MariaDB (and, as a target, MySQL): mariadbd sandboxes (servers/sandbox.py), InnoDB's own
-encryption with a key management plugin (servers/key_setup.py, servers/variants.py), TLS by
-the server's own options, sysbench's `mysql` driver as the load, and a target reached by
-mysql:// with the password from MYSQL_PWD or an option file."""
+"""MariaDB (and, as a target, MySQL): its facts.  mariadbd sandboxes (servers/sandbox.py),
+InnoDB's own encryption with a key management plugin (servers/key_setup.py,
+servers/variants.py), TLS by the server's own options, sysbench's `mysql` driver as the
+load, and a target reached by mysql:// with the password from MYSQL_PWD or an option file.
+Its ways (tools, a target's checks) are in ways.py."""
 
 from __future__ import annotations
 
 import shutil
 import signal
-from collections.abc import Callable
-from typing import Any
 
 import psutil
 
-from encbench import checks, environment, proc, readiness
-from encbench.server_kind import Sandboxed, ServerKind, TargetWays
-from encbench.servers import owned
-from encbench.servers.user_server import UserServer, password_from
+from encbench import proc
+from encbench.kinds.kind import Sandboxed, ServerKind
 
 # mariadbd shuts down cleanly on SIGTERM.
 SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
@@ -27,18 +24,7 @@ def _stop(server: psutil.Process) -> None:
 
 def _installed_version() -> str | None:
     mariadbd = shutil.which("mariadbd") or "/usr/sbin/mariadbd"
-    return environment.tool_version([mariadbd, "--version"], r"Ver\s+(\S+)")
-
-
-def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
-    server = readiness.server_of(spec)
-    for db in databases:
-        owned.ownership(server, db, owned.marker(results_dir))
-
-
-def _dropper(spec: Any) -> Callable[[Any], None]:
-    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
-    return lambda found: owned.drop_owned(server, found.database, found.marker)
+    return proc.tool_version([mariadbd, "--version"], r"Ver\s+(\S+)")
 
 
 KIND = ServerKind(
@@ -58,21 +44,15 @@ KIND = ServerKind(
     },
     password_fix="give the password in MYSQL_PWD or in an option file (--defaults-extra-file)",
     installed_version=_installed_version,
-    tools=checks.mariadb_server,
     sandbox=Sandboxed(
         # mariadbd names its defaults file as part of one argument (--defaults-file=PATH).
         mark=lambda entry: entry.defaults_file,
         names=lambda cmdline, mark: mark in " ".join(cmdline),
         stop=_stop,
     ),
-    target=TargetWays(
-        check=readiness.check_mariadb,
-        plan_lines=readiness.plan_lines_mariadb,
-        ownership=_ownership,
-        dropper=_dropper,
-    ),
     quote_identifier=lambda name: "`" + name.replace("`", "``") + "`",
     profiles_example="e.g. smoke or in-transit",
+    ways="encbench.kinds.mariadb.ways",
     option_file=True,
     at_rest_layers=("tde", "filesystem"),
     load_clients=("sysbench",),

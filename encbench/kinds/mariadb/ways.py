@@ -1,0 +1,34 @@
+"""MariaDB's ways: the server's tools, and a target's login, grants, plan and leftovers
+(readiness.py, servers/owned.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from encbench import checks, readiness
+from encbench.kinds.ways import KindWays, TargetWays
+from encbench.servers import owned
+from encbench.servers.user_server import UserServer, password_from
+
+
+def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
+    server = readiness.server_of(spec)
+    for db in databases:
+        owned.ownership(server, db, owned.marker(results_dir))
+
+
+def _dropper(spec: Any) -> Callable[[Any], None]:
+    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    return lambda found: owned.drop_owned(server, found.database, found.marker)
+
+
+WAYS = KindWays(
+    tools=checks.mariadb_server,
+    target=TargetWays(
+        check=readiness.check,
+        plan_lines=readiness.plan_lines,
+        ownership=_ownership,
+        dropper=_dropper,
+    ),
+)
