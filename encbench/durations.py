@@ -40,11 +40,13 @@ def load_seconds(servers: int, rows: int) -> float:
     return servers * rows / 1e6 * LOAD_S_PER_MILLION_ROWS
 
 
-def cell_seconds(rule: BudgetRule) -> float:
-    """How long one cell runs at most: its budget or its maximum rounds, whichever ends it
-    first (a round taken as two runs of run_s and their overhead), and both warm-ups."""
+def cell_seconds(rule: BudgetRule, rounds: int | None = None) -> float:
+    """How long one cell runs: its budget or its maximum rounds (or the rounds its study
+    expects it to end at), whichever ends it first (a round taken as two runs of run_s and
+    their overhead), and both warm-ups."""
     round_s = 2 * (rule.run_s + RUN_OVERHEAD_S)
-    return min(rule.cell_budget_s, rule.max_rounds * round_s) + 2 * rule.warmup_s
+    most = rule.max_rounds if rounds is None else min(rounds, rule.max_rounds)
+    return min(rule.cell_budget_s, most * round_s) + 2 * rule.warmup_s
 
 
 def duration(seconds: float) -> str:

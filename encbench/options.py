@@ -131,6 +131,12 @@ class Rounds(Strict):
         plan and the report all ask for a cell's rule here, so that they agree."""
         return self
 
+    def planned_rounds(self, cell: object) -> int | None:
+        """The rounds the plan expects this cell to end at, where its study knows it stops
+        before its budget or maximum rounds; None: one of those ends it
+        (durations.cell_seconds)."""
+        return None
+
     @model_validator(mode="after")
     def fewest_rounds_first(self) -> Self:
         if self.min_rounds > self.max_rounds:

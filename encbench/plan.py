@@ -63,7 +63,7 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
             StudyPlan(
                 study=s,
                 cells=[c.label for c in cells],
-                cells_s=[cell_seconds(rule.for_cell(c)) for c in cells],
+                cells_s=[cell_seconds(rule.for_cell(c), rule.planned_rounds(c)) for c in cells],
                 left_out=why.get(s.name),
                 setup_s=s.here.setup_s(profile),
             )

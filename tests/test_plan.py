@@ -55,6 +55,17 @@ def test_a_cell_runs_until_its_budget_or_its_maximum_rounds_whichever_comes_firs
     assert plan.cell_seconds(short.measure) == pytest.approx(12 * 2 * (3 + RUN_OVERHEAD_S))
 
 
+def test_a_cell_across_a_distance_is_planned_at_its_fewest_rounds() -> None:
+    profile, _ = load("percona-2013-ssl")
+    (transit,) = plan.study_plans(profile)
+    rule = transit.study.settings.rule(profile)
+    far = 12 * 2 * (rule.run_s + RUN_OVERHEAD_S) + 2 * rule.warmup_s
+    near = rule.cell_budget_s + 2 * rule.warmup_s
+    # 8 loopback cells end at their 60 s budget; the 16 at 40 and 170 ms at 12 rounds.
+    assert sorted(set(transit.cells_s)) == pytest.approx(sorted({far, near}))
+    assert transit.cells_s.count(near) == 8 and len(transit.cells_s) == 24
+
+
 def test_the_quick_plan_adds_each_cells_budget_and_warm_ups() -> None:
     profile, _ = load("quick")
     plans = plan.study_plans(profile)

@@ -18,9 +18,7 @@ README = ROOT / "README.md"
 # What the plan may be off a whole run by (set-up included): beyond it, fix the plan.
 PLAN_TOLERANCE = 0.15
 # Known, and left, each with why.
-PLAN_OFF = {
-    "postgresql-distance": "its cells stop at ±2% early, which no plan can know",
-}
+PLAN_OFF: dict[str, str] = {}
 
 
 def readme_times() -> dict[str, str]:

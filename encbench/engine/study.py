@@ -96,6 +96,10 @@ class Rule(StopRule, Protocol):
         """This rule as one cell runs by it (options.Rounds.for_cell)."""
         ...
 
+    def planned_rounds(self, cell: Any) -> int | None:
+        """The rounds `plan` expects this cell to end at (options.Rounds.planned_rounds)."""
+        ...
+
 
 @dataclass(frozen=True)
 class Run:

@@ -58,6 +58,12 @@ class TransitSpec(Rounds):
     def known_key_types(cls, value: list[str]) -> list[str]:
         return all_known(value, pki.KEY_TYPES, "TLS key type")
 
+    def planned_rounds(self, cell: object) -> int | None:
+        """A cell across an emulated distance at its fewest rounds: the link's fixed delay
+        sets each run's rate, so its rounds agree within ±2% at once (every distance cell of
+        the whole runs of percona-2013-ssl and postgresql-distance stopped there)."""
+        return self.min_rounds if getattr(cell, "rtt_ms", 0) else None
+
     @field_validator("tunnel_key_type")
     @classmethod
     def known_tunnel_key(cls, value: str) -> str:
