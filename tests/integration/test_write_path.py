@@ -83,6 +83,9 @@ def test_the_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
     inserts = [r for r in runs if r["cell"]["workload"] == "oltp_insert"]
     assert inserts and all(r["cpu_window"] == "event loop + flush" for r in inserts)
     assert all(r["pages_encrypted"] > 0 for r in inserts if r["variant"] == "encrypted")
+    # Each run carries the server's wait counters over it, the binary log's among them.
+    assert all(r["waits"]["Binlog_commits"] > 0 for r in inserts)
+    assert {"Innodb_row_lock_waits", "Innodb_log_waits"} <= set(runs[0]["waits"])
     record = json.loads((out / "at-rest.json").read_text())
     assert record["binary_log"] is True
     configs = record["configurations"]

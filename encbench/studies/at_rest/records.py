@@ -22,7 +22,7 @@ at-rest.jsonl, schema RUNS_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, field
 from typing import Any, ClassVar
 
 from encbench.results.schema import Metric, Usage, fields_of, record
@@ -177,6 +177,11 @@ class RunRecord:
     # the waits for a free page in the buffer pool (each up to a second, in
     # buf_LRU_get_free_block) — what a write run that stalled was waiting for, or not.
     bp_wait_free: int = 0
+    # Added within schema 1 ({} in older lines): the deltas of the server's other wait
+    # counters over the run (study.WAIT_COUNTERS: row locks and their milliseconds, the redo
+    # log buffer, deadlocks, data fsyncs, the binary log's group commit) — beside a run that
+    # stalled, which wait the server itself counted, or that none did.
+    waits: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:

@@ -67,10 +67,23 @@ STATUS_COUNTERS = (
     # cleaner: beside a run that stalled, the cause named by the server's own count.
     "Innodb_buffer_pool_wait_free",
 )
+# The server's own counts of what a thread waited for, beside each run (RunRecord.waits):
+# a run whose latency maximum stalled at a second or more is read against them.
+WAIT_COUNTERS = (
+    "Innodb_row_lock_waits",
+    "Innodb_row_lock_time",  # milliseconds
+    "Innodb_log_waits",
+    "Innodb_deadlocks",
+    "Innodb_data_fsyncs",
+    "Binlog_commits",
+    "Binlog_group_commits",
+    "Binlog_group_commit_trigger_timeout",
+    "Binlog_group_commit_trigger_lock_wait",
+)
 
 
 def _status_counters(status: dict[str, str]) -> dict[str, int]:
-    return {k: int(status.get(k, 0)) for k in STATUS_COUNTERS}
+    return {k: int(status.get(k, 0)) for k in (*STATUS_COUNTERS, *WAIT_COUNTERS)}
 
 
 def layer_unavailable(spec: EncryptionSpec) -> str | None:
@@ -476,6 +489,7 @@ class AtRestStudy:
             pages_decrypted=delta["Innodb_num_pages_decrypted"],
             pages_encrypted=delta["Innodb_num_pages_encrypted"],
             bp_wait_free=delta["Innodb_buffer_pool_wait_free"],
+            waits={k: delta[k] for k in WAIT_COUNTERS},
             cpu_source=cpu_source,
             cpu_window=cpu_window,
             cpu_window_s=cpu_window_s or 0.0,
