@@ -6,8 +6,8 @@ package: studies/<name>/records.py."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar, cast, dataclass_transform
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Self, TypeVar, cast, dataclass_transform
 
 from pydantic import ConfigDict
 from pydantic.dataclasses import dataclass as pydantic_dataclass
@@ -58,6 +58,27 @@ def record(cls: type[T]) -> type[T]:
     type when it is made (its __post_init__ then refuses impossible values), and still a
     dataclass to `dataclasses.replace` and `asdict` — the JSON on disk is what it was."""
     return cast(type[T], pydantic_dataclass(frozen=True, config=RECORD_CONFIG)(cls))
+
+
+class RunLine:
+    """The JSON line of a run record, written once for every study: its fields (`asdict`),
+    its results file's schema, and the figures derived from its fields that a reader wants
+    beside them (FIGURES: names of its properties); read back (from_json), the schema is
+    checked, those figures dropped and its cell made (fields_of)."""
+
+    SCHEMA: ClassVar[int]
+    CELL: ClassVar[type[Any]]
+    FIGURES: ClassVar[tuple[str, ...]] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(cast(Any, self))
+        data["schema"] = self.SCHEMA
+        data.update({name: getattr(self, name) for name in self.FIGURES})
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Self:
+        return cast(Self, cast(Any, cls)(**fields_of(cls, data, cls.CELL)))
 
 
 def fields_of(record_type: Any, data: Mapping[str, Any], cell_type: type[Any]) -> dict[str, Any]:

@@ -22,10 +22,10 @@ at-rest.jsonl, schema RUNS_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict, field
+from dataclasses import field
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, Usage, fields_of, record
+from encbench.results.schema import Metric, RunLine, Usage, record
 from encbench.servers.variants import configuration_label
 
 RUNS_SCHEMA = 1
@@ -91,11 +91,17 @@ class CellKey:
 
 
 @record
-class RunRecord:
+class RunRecord(RunLine):
     """One sysbench run of one variant in one round of an at-rest cell."""
 
     STUDY: ClassVar[str] = "at-rest"
     SCHEMA: ClassVar[int] = RUNS_SCHEMA
+    CELL: ClassVar[type[Any]] = CellKey
+    FIGURES: ClassVar[tuple[str, ...]] = (
+        "hit_ratio",
+        "pages_read_per_txn",
+        "pages_written_per_txn",
+    )
     METRICS: ClassVar[tuple[Metric, ...]] = AT_REST_METRICS
 
     cell: CellKey
@@ -215,15 +221,7 @@ class RunRecord:
         return 100.0 * self.server_cpu_s / self.cpu_window_s / cores
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = super().to_json()
         # A run of the one configuration is written as before configurations were cells.
         data["cell"] = {k: v for k, v in data["cell"].items() if v != ""}
-        data["schema"] = RUNS_SCHEMA
-        data["hit_ratio"] = self.hit_ratio
-        data["pages_read_per_txn"] = self.pages_read_per_txn
-        data["pages_written_per_txn"] = self.pages_written_per_txn
         return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunRecord:
-        return cls(**fields_of(cls, data, CellKey))

@@ -11,10 +11,9 @@ in-transit.jsonl, schema TRANSIT_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, Usage, fields_of, record
+from encbench.results.schema import Metric, RunLine, Usage, record
 
 TRANSIT_SCHEMA = 2
 
@@ -58,11 +57,13 @@ class TransitCell:
 
 
 @record
-class TransitRecord:
+class TransitRecord(RunLine):
     """One measured run of one variant in one round of an in-transit cell."""
 
     STUDY: ClassVar[str] = "in-transit"
     SCHEMA: ClassVar[int] = TRANSIT_SCHEMA
+    CELL: ClassVar[type[Any]] = TransitCell
+    FIGURES: ClassVar[tuple[str, ...]] = ("server_cpu_ms_per_event",)
     METRICS: ClassVar[tuple[Metric, ...]] = TRANSIT_METRICS
 
     cell: TransitCell
@@ -120,13 +121,3 @@ class TransitRecord:
         if self.server_cpu_s is None:
             return None
         return 1000.0 * (self.server_cpu_s + self.tunnel_cpu_s) / self.events
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema"] = TRANSIT_SCHEMA
-        data["server_cpu_ms_per_event"] = self.server_cpu_ms_per_event
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TransitRecord:
-        return cls(**fields_of(cls, data, TransitCell))

@@ -8,10 +8,9 @@ operations.jsonl, schema OPERATIONS_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, Usage, fields_of, record
+from encbench.results.schema import TIME_WORDS, Metric, RunLine, Usage, record
 
 OPERATIONS_SCHEMA = 1
 
@@ -61,7 +60,7 @@ OPERATION_TITLES = {
 
 
 @record
-class OperationRecord:
+class OperationRecord(RunLine):
     """One timed operation of one variant in one round of an operations cell.
 
     `time` is what the pair compares (lower is better): the operation's seconds (start-up and
@@ -77,6 +76,8 @@ class OperationRecord:
 
     STUDY: ClassVar[str] = "operations"
     SCHEMA: ClassVar[int] = OPERATIONS_SCHEMA
+    CELL: ClassVar[type[Any]] = OperationCell
+    FIGURES: ClassVar[tuple[str, ...]] = ("encryption_mib_per_s",)
     METRICS: ClassVar[tuple[Metric, ...]] = OPERATIONS_METRICS
 
     cell: OperationCell
@@ -130,13 +131,3 @@ class OperationRecord:
         if self.encryption_s <= 0:
             return 0.0
         return self.encrypted_bytes / 2**20 / self.encryption_s
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema"] = OPERATIONS_SCHEMA
-        data["encryption_mib_per_s"] = self.encryption_mib_per_s
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> OperationRecord:
-        return cls(**fields_of(cls, data, OperationCell))

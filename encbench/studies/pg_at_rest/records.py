@@ -7,10 +7,9 @@ pg-at-rest.jsonl, schema PG_AT_REST_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, Usage, fields_of, record
+from encbench.results.schema import Metric, RunLine, Usage, record
 
 PG_AT_REST_SCHEMA = 2
 
@@ -39,11 +38,13 @@ class PgAtRestCell:
 
 
 @record
-class PgAtRestRecord:
+class PgAtRestRecord(RunLine):
     """One measured run of one variant in one round of a PostgreSQL at-rest cell."""
 
     STUDY: ClassVar[str] = "pg-at-rest"
     SCHEMA: ClassVar[int] = PG_AT_REST_SCHEMA
+    CELL: ClassVar[type[Any]] = PgAtRestCell
+    FIGURES: ClassVar[tuple[str, ...]] = ("server_cpu_ms_per_txn",)
     METRICS: ClassVar[tuple[Metric, ...]] = PG_AT_REST_METRICS
 
     cell: PgAtRestCell
@@ -97,13 +98,3 @@ class PgAtRestRecord:
     def cache_share_of_data(self) -> float:
         """What fraction of the data the group's page cache held at the run's end."""
         return self.page_cache_bytes / self.data_bytes if self.data_bytes else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema"] = PG_AT_REST_SCHEMA
-        data["server_cpu_ms_per_txn"] = self.server_cpu_ms_per_txn
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PgAtRestRecord:
-        return cls(**fields_of(cls, data, PgAtRestCell))

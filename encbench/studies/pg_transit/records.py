@@ -7,10 +7,9 @@ pg-in-transit.jsonl, schema PG_TRANSIT_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, Usage, fields_of, record
+from encbench.results.schema import Metric, RunLine, Usage, record
 
 PG_TRANSIT_SCHEMA = 1
 
@@ -57,11 +56,13 @@ class PgTransitCell:
 
 
 @record
-class PgTransitRecord:
+class PgTransitRecord(RunLine):
     """One measured run of one variant in one round of a PostgreSQL in-transit cell."""
 
     STUDY: ClassVar[str] = "pg-in-transit"
     SCHEMA: ClassVar[int] = PG_TRANSIT_SCHEMA
+    CELL: ClassVar[type[Any]] = PgTransitCell
+    FIGURES: ClassVar[tuple[str, ...]] = ("server_cpu_ms_per_txn",)
     METRICS: ClassVar[tuple[Metric, ...]] = PG_TRANSIT_METRICS
 
     cell: PgTransitCell
@@ -103,13 +104,3 @@ class PgTransitRecord:
     @property
     def server_cpu_ms_per_txn(self) -> float:
         return 1000.0 * self.server_cpu_s / self.transactions
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema"] = PG_TRANSIT_SCHEMA
-        data["server_cpu_ms_per_txn"] = self.server_cpu_ms_per_txn
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PgTransitRecord:
-        return cls(**fields_of(cls, data, PgTransitCell))

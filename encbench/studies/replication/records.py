@@ -9,10 +9,9 @@ rejoin.jsonl, schema REJOIN_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, Usage, fields_of, record
+from encbench.results.schema import TIME_WORDS, Metric, RunLine, Usage, record
 
 REPLICATION_SCHEMA = 1
 REJOIN_SCHEMA = 1
@@ -44,7 +43,7 @@ class ReplicationCell:
 
 
 @record
-class ReplicationRecord:
+class ReplicationRecord(RunLine):
     """One sysbench run against node 1 of one variant's cluster: `plain` (no socket.ssl) or
     `encrypted` (Galera's own TLS, socket.ssl_key/cert/ca), each cluster on its own pair of
     emulated hosts.  Every commit is certified with, and replicated to, node 2 over the link.
@@ -57,6 +56,8 @@ class ReplicationRecord:
 
     STUDY: ClassVar[str] = "replication"
     SCHEMA: ClassVar[int] = REPLICATION_SCHEMA
+    CELL: ClassVar[type[Any]] = ReplicationCell
+    FIGURES: ClassVar[tuple[str, ...]] = ("link_bytes_per_txn", "cpu_ms_per_txn")
     METRICS: ClassVar[tuple[Metric, ...]] = REPLICATION_METRICS
 
     cell: ReplicationCell
@@ -108,17 +109,6 @@ class ReplicationRecord:
         """Both nodes' CPU per transaction: the replica's apply is part of a commit's cost."""
         return (self.node1_cpu_s + self.node2_cpu_s) * 1000 / self.transactions
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema"] = REPLICATION_SCHEMA
-        data["link_bytes_per_txn"] = self.link_bytes_per_txn
-        data["cpu_ms_per_txn"] = self.cpu_ms_per_txn
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ReplicationRecord:
-        return cls(**fields_of(cls, data, ReplicationCell))
-
 
 # -- the rejoin study ---------------------------------------------------------------------------
 REJOIN_METRICS = (
@@ -146,7 +136,7 @@ class RejoinCell:
 
 
 @record
-class RejoinRecord:
+class RejoinRecord(RunLine):
     """One rejoin of node 2 of one variant's cluster (plain, or socket.ssl) in one round:
     timed from node 2's start to Synced (`sync_s`).  Bytes are node 2's veth counters over
     that time, both directions; CPU node 1's over it and node 2's since its start (its cgroup
@@ -156,6 +146,7 @@ class RejoinRecord:
 
     STUDY: ClassVar[str] = "rejoin"
     SCHEMA: ClassVar[int] = REJOIN_SCHEMA
+    CELL: ClassVar[type[Any]] = RejoinCell
     METRICS: ClassVar[tuple[Metric, ...]] = REJOIN_METRICS
 
     cell: RejoinCell
@@ -186,12 +177,3 @@ class RejoinRecord:
                 f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
                 f"synced in {self.sync_s:.3f} s"
             )
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema"] = REJOIN_SCHEMA
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RejoinRecord:
-        return cls(**fields_of(cls, data, RejoinCell))

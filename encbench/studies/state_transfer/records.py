@@ -10,10 +10,9 @@ state-transfer.jsonl, schema SST_SCHEMA:
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, Usage, fields_of, record
+from encbench.results.schema import TIME_WORDS, Metric, RunLine, Usage, record
 from encbench.studies.state_transfer.sstlog import PAUSE_STAGE
 
 SST_SCHEMA = 1
@@ -66,7 +65,7 @@ class SstCell:
 
 
 @record
-class SstRecord:
+class SstRecord(RunLine):
     """One state transfer of one variant in one round: the joiner emptied and started, until
     it is Synced (wsrep_local_state 4).
 
@@ -86,6 +85,8 @@ class SstRecord:
 
     STUDY: ClassVar[str] = "state-transfer"
     SCHEMA: ClassVar[int] = SST_SCHEMA
+    CELL: ClassVar[type[Any]] = SstCell
+    FIGURES: ClassVar[tuple[str, ...]] = ("mib_per_s", "sync_less_pause_s")
     METRICS: ClassVar[tuple[Metric, ...]] = SST_METRICS
 
     cell: SstCell
@@ -145,14 +146,3 @@ class SstRecord:
         if self.cell.method != "mariabackup" or pause is None:
             return None
         return self.sync_s - pause
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["schema"] = SST_SCHEMA
-        data["mib_per_s"] = self.mib_per_s
-        data["sync_less_pause_s"] = self.sync_less_pause_s
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> SstRecord:
-        return cls(**fields_of(cls, data, SstCell))
