@@ -21,13 +21,14 @@ unit: setup
 integration: setup
 	$(VENV)/pytest -q -m integration
 
-# Three workers, each taking whole test files (module fixtures start their servers once):
-# the integration tests mostly wait on servers, clusters and fixed-length runs, so a third
-# worker fills the cores' idle time even on two cores (fresh clones on a 2-core VM,
-# 2026-11-28: 14 min 37 s on two workers, 11 min 18 s on three; docs/developing.md).
+# Four workers, each taking whole test files (module fixtures start their servers once):
+# the integration tests mostly wait on servers, clusters and fixed-length runs, so more
+# workers than cores fill the cores' idle time (fresh clones on a 2-core VM, 2026-11-28:
+# 14 min 37 s on two workers, 11 min 18 s on three, later 12 min 3 s on three and 10 min
+# 51 s on four with 1,390 tests; docs/developing.md).
 test: lint
 	@scripts/setup-test-extras.sh
-	$(VENV)/pytest -q -n 3 --dist loadfile --durations=15
+	$(VENV)/pytest -q -n 4 --dist loadfile --durations=15
 
 clean:
 	$(VENV)/encbench clean
