@@ -209,6 +209,27 @@ def test_an_encrypted_path_faster_in_transit_is_flagged_too() -> None:
     assert "5.0% faster (95% CI" in text and "⚠" in text
     flagged = next(line for line in text.splitlines() if "Encrypted faster" in line)
     assert "client processes and connections" in flagged
+    assert "tunnel across a distance" not in flagged  # a TLS cell on loopback
+
+
+def test_a_tunnel_faster_across_a_distance_is_said_to_save_a_round_trip() -> None:
+    prof = profile.parse(
+        'name = "t"\nstudies = ["in-transit"]\n[transit]\ntests = ["connect"]\n'
+        'methods = ["ssh"]\nconnect_threads = [1]\nrtt_ms = [40]\nmin_rounds = 12\n',
+        "t.toml",
+    )
+    (far,) = transit_cells.cells(prof)
+    runs = []
+    for n in range(16):
+        plain = 6.0 * (1 + 0.01 * (n % 3))
+        first = n % 2
+        runs.append(transit_record(far, n, "plain", plain, position=first))
+        runs.append(transit_record(far, n, "encrypted", plain * 1.3, position=1 - first))
+    part = in_transit.build(runs, prof, {"proofs": {}, "skipped": {}, "pki": {}})
+    text = markdown.render(rendering.document(documents.summarize("t", None, {"in-transit": part})))
+    flagged = next(line for line in text.splitlines() if "Encrypted faster" in line)
+    assert "for a tunnel across a distance, the path itself" in flagged
+    assert "a round trip fewer per connection" in flagged
 
 
 # -- the key before the first table --------------------------------------------------------------
