@@ -4,15 +4,25 @@ loop over the parts they are given (studies/definition.py: each study's `STUDY.r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from encbench.profile import Profile
 from encbench.report.bound import BoundBy
 from encbench.report.models import Estimate, Model, NoiseFloor, Record
 from encbench.report.tables import Section
 from encbench.results.store import ResultStore
+
+
+class _MeasuredCell(Protocol):
+    @property
+    def rounds(self) -> int: ...
+    @property
+    def comparisons(self) -> Mapping[str, Estimate]: ...
+
+
+_Cell = TypeVar("_Cell", bound=_MeasuredCell)
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,30 @@ class Compared:
     rounds: int
     comparisons: Mapping[str, Estimate]
     bound: BoundBy | None = None  # what bound it (report/bound.py)
+
+    @classmethod
+    def of(
+        cls,
+        cell: Any,
+        *,
+        key: tuple[Any, ...],
+        group: str,
+        row_header: str,
+        label: str,
+        threads: int,
+        name: str | None = None,
+    ) -> Compared:
+        """A measured cell of any study: its rounds, comparisons and bound read from it, its
+        name its own label unless given."""
+        return cls(
+            key, group, row_header, label, name or cell.label, threads, cell.rounds,
+            cell.comparisons, cell.bound,
+        )  # fmt: skip
+
+
+def measured(cells: Iterable[_Cell]) -> list[_Cell]:
+    """The cells `compare` can match: measured, with comparisons."""
+    return [c for c in cells if c.rounds and c.comparisons]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from encbench.report.parts import (
     Context,
     ReportPart,
     Setup,
+    measured,
 )
 from encbench.results.store import ResultStore
 from encbench.servers.variants import configuration_label
@@ -54,19 +55,16 @@ def compared(part: AtRestSummary) -> list[Compared]:
     """Matched by (workload, regime [, algorithm and scope, shape where those are
     dimensions], threads)."""
     return [
-        Compared(
+        Compared.of(
+            c,
             key=(NAME, c.workload, c.setting, c.threads),
             group=f"{c.workload}, {c.setting}",
             row_header="Threads",
             label=str(c.threads),
-            name=f"{c.workload} {c.setting} {c.threads} thr",
             threads=c.threads,
-            rounds=c.rounds,
-            comparisons=c.comparisons,
-            bound=c.bound,
+            name=f"{c.workload} {c.setting} {c.threads} thr",
         )
-        for c in part.cells
-        if c.rounds and c.comparisons
+        for c in measured(part.cells)
     ]
 
 

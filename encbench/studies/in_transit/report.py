@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, Context, ReportPart
+from encbench.report.parts import Calibrated, Compared, Context, ReportPart, measured
 from encbench.results.store import ResultStore
 from encbench.studies.in_transit import section, summary
 from encbench.studies.in_transit.models import InTransitSummary
@@ -25,24 +25,18 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> I
 
 def compared(part: InTransitSummary) -> list[Compared]:
     """Matched by (test, method, key type, cipher, RTT, threads, resumption)."""
-    out = []
-    for t in part.cells:
-        if t.rounds and t.comparisons:
-            rtt = f", RTT {t.rtt_ms:g} ms" if t.rtt_ms else ""
-            out.append(
-                Compared(
-                    key=(NAME, *t.key),
-                    group=f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
-                    row_header="path",
-                    label=f"{section.method_name(t)}{rtt}, {t.threads} thr",
-                    name=t.label,
-                    threads=t.threads,
-                    rounds=t.rounds,
-                    comparisons=t.comparisons,
-                    bound=t.bound,
-                )
-            )
-    return out
+    return [
+        Compared.of(
+            t,
+            key=(NAME, *t.key),
+            group=f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
+            row_header="path",
+            label=f"{section.method_name(t)}{f', RTT {t.rtt_ms:g} ms' if t.rtt_ms else ''}, "
+            f"{t.threads} thr",
+            threads=t.threads,
+        )
+        for t in measured(part.cells)
+    ]
 
 
 def compare_setup(part: InTransitSummary) -> dict[str, str]:

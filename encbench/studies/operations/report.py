@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart
+from encbench.report.parts import Compared, Context, ReportPart, measured
 from encbench.results.store import ResultStore
 from encbench.studies.operations import section, summary
 from encbench.studies.operations.models import OperationsSummary
@@ -30,19 +30,15 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> O
 def compared(part: OperationsSummary) -> list[Compared]:
     """Matched by (operation, encryption threads)."""
     return [
-        Compared(
+        Compared.of(
+            o,
             key=(NAME, o.operation, o.threads),
             group="operations",
             row_header="operation",
             label=o.label,
-            name=o.label,
             threads=o.threads,
-            rounds=o.rounds,
-            comparisons=o.comparisons,
-            bound=o.bound,
         )
-        for o in part.cells
-        if o.rounds and o.comparisons
+        for o in measured(part.cells)
     ]
 
 

@@ -9,7 +9,7 @@ from encbench.profile import Profile
 from encbench.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Across, Compared, Context, ReportPart, Setup
+from encbench.report.parts import Across, Compared, Context, ReportPart, Setup, measured
 from encbench.results.store import ResultStore
 from encbench.servers.variants import FILESYSTEM_WORDS
 from encbench.studies.pg_at_rest import section, summary
@@ -32,19 +32,15 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> P
 def compared(part: PgAtRestSummary) -> list[Compared]:
     """Matched by (regime, workload, clients)."""
     return [
-        Compared(
+        Compared.of(
+            c,
             key=(NAME, *c.key),
             group=f"PostgreSQL at rest: {c.regime}",
             row_header="workload",
             label=f"{section.WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl",
-            name=c.label,
             threads=c.clients,
-            rounds=c.rounds,
-            comparisons=c.comparisons,
-            bound=c.bound,
         )
-        for c in part.cells
-        if c.rounds and c.comparisons
+        for c in measured(part.cells)
     ]
 
 

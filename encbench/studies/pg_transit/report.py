@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart, Setup
+from encbench.report.parts import Compared, Context, ReportPart, Setup, measured
 from encbench.results.store import ResultStore
 from encbench.studies.pg_transit import section, summary
 from encbench.studies.pg_transit.models import PgInTransitSummary
@@ -29,20 +29,16 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> P
 def compared(part: PgInTransitSummary) -> list[Compared]:
     """Matched by (test, sslmode, key type, TLS version, clients, round-trip time)."""
     return [
-        Compared(
+        Compared.of(
+            c,
             key=(NAME, *c.key),
             group=f"PostgreSQL in transit: {section.TEST_TITLES.get(c.test, c.test)}",
             row_header="TLS side",
             label=f"{section.path_name(c)}{f', RTT {c.rtt_ms:g} ms' if c.rtt_ms else ''}, "
             f"{c.clients} cl",
-            name=c.label,
             threads=c.clients,
-            rounds=c.rounds,
-            comparisons=c.comparisons,
-            bound=c.bound,
         )
-        for c in part.cells
-        if c.rounds and c.comparisons
+        for c in measured(part.cells)
     ]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart
+from encbench.report.parts import Compared, Context, ReportPart, measured
 from encbench.results.store import ResultStore
 from encbench.studies.replication import rejoin_report, section, summary
 from encbench.studies.replication.models import RejoinSummary, ReplicationSummary
@@ -36,38 +36,30 @@ def build_rejoin(store: ResultStore, profile: Profile, environment: Record | Non
 def compared(part: ReplicationSummary) -> list[Compared]:
     """Matched by (workload, threads)."""
     return [
-        Compared(
+        Compared.of(
+            c,
             key=(ReplicationRecord.STUDY, c.workload, c.threads),
             group="replication",
             row_header="workload",
             label=c.label,
-            name=c.label,
             threads=c.threads,
-            rounds=c.rounds,
-            comparisons=c.comparisons,
-            bound=c.bound,
         )
-        for c in part.cells
-        if c.rounds and c.comparisons
+        for c in measured(part.cells)
     ]
 
 
 def compared_rejoin(part: RejoinSummary) -> list[Compared]:
     """Matched by (transfer, missed transactions)."""
     return [
-        Compared(
+        Compared.of(
+            c,
             key=(RejoinRecord.STUDY, c.transfer, c.missed),
             group="rejoin",
             row_header="rejoin",
             label=c.label,
-            name=c.label,
             threads=0,
-            rounds=c.rounds,
-            comparisons=c.comparisons,
-            bound=c.bound,
         )
-        for c in part.cells
-        if c.rounds and c.comparisons
+        for c in measured(part.cells)
     ]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, Context, ReportPart
+from encbench.report.parts import Calibrated, Compared, Context, ReportPart, measured
 from encbench.results.store import ResultStore
 from encbench.studies.state_transfer import section, summary
 from encbench.studies.state_transfer.models import StateTransferSummary
@@ -26,19 +26,15 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> S
 def compared(part: StateTransferSummary) -> list[Compared]:
     """Matched by (method, cipher, backup threads, AES-NI)."""
     return [
-        Compared(
+        Compared.of(
+            c,
             key=(NAME, c.method, c.cipher, c.backup_threads, c.aesni),
             group="state transfer",
             row_header="transfer",
             label=c.label,
-            name=c.label,
             threads=c.backup_threads,
-            rounds=c.rounds,
-            comparisons=c.comparisons,
-            bound=c.bound,
         )
-        for c in part.cells
-        if c.rounds and c.comparisons
+        for c in measured(part.cells)
     ]
 
 
