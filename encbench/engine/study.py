@@ -118,6 +118,19 @@ class Run:
     # the cell's time budget (estimates.py: Round.wall_s).
     setup_s: float = 0.0
 
+    def record_fields(self, started_at: str, wall_s: float) -> dict[str, Any]:
+        """The fields every study's run record begins with: which cell, round and variant,
+        its place in the round, the session, when it started and how long it took."""
+        return {
+            "cell": self.cell,
+            "round": self.round,
+            "variant": self.variant,
+            "position": self.position,
+            "session": self.session,
+            "started_at": started_at,
+            "wall_s": wall_s,
+        }
+
 
 class Study(Protocol):
     """A study: only its own parts.  `record_type` names the results file and the metrics."""

@@ -457,13 +457,7 @@ class AtRestStudy:
             cpu_window = ""
         server_cpus, client_cpus = where.describe()
         return RunRecord(
-            cell=run.cell,
-            round=run.round,
-            variant=run.variant,
-            position=run.position,
-            session=run.session,
-            started_at=opened.started_at,
-            wall_s=window.wall_s,
+            **run.record_fields(opened.started_at, window.wall_s),
             tps=result.tps,
             qps=result.qps,
             transactions=result.transactions,

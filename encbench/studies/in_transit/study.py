@@ -390,13 +390,7 @@ class TransitStudy:
                 tail=proc.tail(raw),
             )
         return TransitRecord(
-            cell=cell,
-            round=run.round,
-            variant=variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=window.wall_s,
+            **run.record_fields(started_at, window.wall_s),
             rate=got.rate,
             events=got.events,
             bytes=got.bytes,

@@ -172,13 +172,7 @@ class OperationsStudy:
         assert window is not None
         fields.setdefault("time", watch.seconds)
         return OperationRecord(
-            cell=run.cell,
-            round=run.round,
-            variant=run.variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=time.monotonic() - began,
+            **run.record_fields(started_at, time.monotonic() - began),
             time_unit=run.cell.unit,
             timed_s=watch.seconds,
             harness_cpu_s=window.harness_cpu_s,

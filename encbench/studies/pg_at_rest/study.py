@@ -310,13 +310,7 @@ class PgAtRestStudy:
         assert self.volumes is not None and server.shaped is not None
         limit = server.shaped.limits.memory_bytes or 0
         return PgAtRestRecord(
-            cell=cell,
-            round=run.round,
-            variant=variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=window.wall_s,
+            **run.record_fields(started_at, window.wall_s),
             tps=got.tps,
             transactions=got.transactions,
             failed=got.failed,

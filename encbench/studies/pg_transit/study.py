@@ -380,13 +380,7 @@ class PgTransitStudy:
         window = Window.between(start, self._clocks(start))
         seen = proof.logged_connections(server.log_since(offset), ROLE)
         return PgTransitRecord(
-            cell=cell,
-            round=run.round,
-            variant=variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=window.wall_s,
+            **run.record_fields(started_at, window.wall_s),
             tps=got.tps,
             transactions=got.transactions,
             failed=got.failed,

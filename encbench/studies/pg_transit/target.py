@@ -251,13 +251,7 @@ class PgTransitTargetStudy(PgTransitStudy):
         made = self._sessions_after(before, got.transactions if cell.connects else cell.clients)
         tls = variant != "plain"
         return PgTransitRecord(
-            cell=cell,
-            round=run.round,
-            variant=variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=window.wall_s,
+            **run.record_fields(started_at, window.wall_s),
             tps=got.tps,
             transactions=got.transactions,
             failed=got.failed,

@@ -189,13 +189,7 @@ class RejoinStudy:
         fields = self._rejoin(cluster)
         run.raw.write_text(fields.pop("log"))
         return RejoinRecord(
-            cell=run.cell,
-            round=run.round,
-            variant=run.variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=time.monotonic() - began,
+            **run.record_fields(started_at, time.monotonic() - began),
             raw_output=str(run.raw.relative_to(self.store.path)),
             **fields,
         )

@@ -140,13 +140,7 @@ class ReplicationStudy:
         window = watch.window
         assert window is not None
         return ReplicationRecord(
-            cell=run.cell,
-            round=run.round,
-            variant=run.variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=time.monotonic() - began,
+            **run.record_fields(started_at, time.monotonic() - began),
             tps=result.tps,
             qps=result.qps,
             transactions=result.transactions,

@@ -203,13 +203,7 @@ class StateTransferStudy:
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         fields = self._transfer(run.cell, run.variant, run.raw)
         return SstRecord(
-            cell=run.cell,
-            round=run.round,
-            variant=run.variant,
-            position=run.position,
-            session=run.session,
-            started_at=started_at,
-            wall_s=time.monotonic() - began,
+            **run.record_fields(started_at, time.monotonic() - began),
             raw_output=str(run.raw.relative_to(self.store.path)),
             **fields,
         )
