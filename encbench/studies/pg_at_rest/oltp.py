@@ -12,14 +12,9 @@ from pathlib import Path
 
 from encbench.servers.pg_sandbox import ADMIN, PgSandbox
 from encbench.servers.target import Connection
-from encbench.studies.pg_at_rest.options import OLTP_WRITES, is_oltp, sbtest_mb_estimate
 from encbench.studies.pg_at_rest.records import PgAtRestCell
 from encbench.workloads import sysbench
 from encbench.workloads.pgbench_report import PgbenchResult
-
-__all__ = ["WRITES", "connection", "is_oltp", "prepare", "run", "sbtest_mb_estimate"]
-
-WRITES = OLTP_WRITES
 
 
 def connection(server: PgSandbox, database: str) -> Connection:

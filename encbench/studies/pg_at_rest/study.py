@@ -45,7 +45,12 @@ from encbench.servers.volume_pair import MIB, VolumePair
 from encbench.studies import machine
 from encbench.studies.pg_at_rest import cells as pg_cells
 from encbench.studies.pg_at_rest import memory, needs, oltp, pgbench, proof
-from encbench.studies.pg_at_rest.options import PgAtRestSpec, pg_at_rest_options
+from encbench.studies.pg_at_rest.options import (
+    OLTP_WRITES,
+    PgAtRestSpec,
+    is_oltp,
+    pg_at_rest_options,
+)
 from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
 from encbench.workloads.pgbench_report import PgbenchResult
 
@@ -176,7 +181,7 @@ class PgAtRestStudy:
             stdout_path=self.store.path / "logs" / f"pgbench-init-{variant}.log",
             env=self._env(server),
         )
-        if any(oltp.is_oltp(w) for w in self.spec.workloads):
+        if any(is_oltp(w) for w in self.spec.workloads):
             d = self.profile.data
             self.log(f"{side(variant)}: sysbench prepare, {d.tables} × {d.table_size:,} rows")
             oltp.prepare(
@@ -254,7 +259,7 @@ class PgAtRestStudy:
     def _client(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> PgbenchResult:
         server = self.servers[variant]
         try:
-            if oltp.is_oltp(cell.workload):
+            if is_oltp(cell.workload):
                 d = self.profile.data
                 return oltp.run(
                     server,
@@ -296,7 +301,7 @@ class PgAtRestStudy:
         )
         got = self._client(cell, variant, run.seconds, raw)
         # Inside it, after a write run: the pages it dirtied written (and, fs, encrypted).
-        writes = cell.workload in pgbench.WRITES or cell.workload in oltp.WRITES
+        writes = cell.workload in pgbench.WRITES or cell.workload in OLTP_WRITES
         checkpoint_s = self._checkpoint(server) if writes else None
         end = Clocks.read(
             server.pid,
