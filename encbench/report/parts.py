@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 from encbench.profile import Profile
 from encbench.report.bound import BoundBy
+from encbench.report.cells import cores_of
 from encbench.report.models import Estimate, Model, NoiseFloor, Record
 from encbench.report.tables import Section
 from encbench.results.store import ResultStore
@@ -78,6 +79,26 @@ class Compared:
             key, group, row_header, label, name or cell.label, threads, cell.rounds,
             cell.comparisons, cell.bound,
         )  # fmt: skip
+
+
+_Summary = TypeVar("_Summary")
+
+
+def summary_builder(
+    record_type: Any, summarize: Callable[[list[Any], Profile, Record | None, int], _Summary]
+) -> Callable[[ResultStore, Profile, Record | None], _Summary]:
+    """ReportPart.build for a study whose summary reads what most do: its runs, the profile,
+    its own record file (`<study>.json`) and the machine's cores."""
+
+    def build(store: ResultStore, profile: Profile, environment: Record | None) -> _Summary:
+        return summarize(
+            store.runs(record_type),
+            profile,
+            store.read_json(f"{record_type.STUDY}.json"),
+            cores_of(environment),
+        )
+
+    return build
 
 
 def measured(cells: Iterable[_Cell]) -> list[_Cell]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.profile import Profile
-from encbench.report.cells import cores_of
-from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, Context, ReportPart, measured
-from encbench.results.store import ResultStore
+from encbench.report.parts import (
+    Calibrated,
+    Compared,
+    Context,
+    ReportPart,
+    measured,
+    summary_builder,
+)
 from encbench.studies.in_transit import section, summary
 from encbench.studies.in_transit.models import InTransitSummary
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
@@ -17,10 +20,7 @@ from encbench.studies.in_transit.records import TransitCell, TransitRecord
 NAME = TransitRecord.STUDY
 
 
-def build(store: ResultStore, profile: Profile, environment: Record | None) -> InTransitSummary:
-    return summary.build(
-        store.runs(TransitRecord), profile, store.read_json(f"{NAME}.json"), cores_of(environment)
-    )
+build = summary_builder(TransitRecord, summary.build)
 
 
 def compared(part: InTransitSummary) -> list[Compared]:

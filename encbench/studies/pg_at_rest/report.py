@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.profile import Profile
 from encbench.questions import AT_REST_KEY, AT_REST_TABLE
-from encbench.report.cells import cores_of
-from encbench.report.models import Record
-from encbench.report.parts import Across, Compared, Context, ReportPart, Setup, measured
-from encbench.results.store import ResultStore
+from encbench.report.parts import (
+    Across,
+    Compared,
+    Context,
+    ReportPart,
+    Setup,
+    measured,
+    summary_builder,
+)
 from encbench.servers.variants import FILESYSTEM_WORDS
 from encbench.studies.pg_at_rest import section, summary
 from encbench.studies.pg_at_rest.models import PgAtRestSummary
@@ -20,13 +24,7 @@ from encbench.studies.pg_at_rest.records import PgAtRestRecord
 NAME = PgAtRestRecord.STUDY
 
 
-def build(store: ResultStore, profile: Profile, environment: Record | None) -> PgAtRestSummary:
-    return summary.build(
-        store.runs(PgAtRestRecord),
-        profile,
-        store.read_json(f"{NAME}.json"),
-        cores_of(environment),
-    )
+build = summary_builder(PgAtRestRecord, summary.build)
 
 
 def compared(part: PgAtRestSummary) -> list[Compared]:

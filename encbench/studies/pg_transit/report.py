@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.profile import Profile
-from encbench.report.cells import cores_of
-from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart, Setup, measured
-from encbench.results.store import ResultStore
+from encbench.report.parts import Compared, Context, ReportPart, Setup, measured, summary_builder
 from encbench.studies.pg_transit import section, summary
 from encbench.studies.pg_transit.models import PgInTransitSummary
 from encbench.studies.pg_transit.records import PgTransitRecord
@@ -17,13 +13,7 @@ from encbench.studies.pg_transit.records import PgTransitRecord
 NAME = PgTransitRecord.STUDY
 
 
-def build(store: ResultStore, profile: Profile, environment: Record | None) -> PgInTransitSummary:
-    return summary.build(
-        store.runs(PgTransitRecord),
-        profile,
-        store.read_json(f"{NAME}.json"),
-        cores_of(environment),
-    )
+build = summary_builder(PgTransitRecord, summary.build)
 
 
 def compared(part: PgInTransitSummary) -> list[Compared]:

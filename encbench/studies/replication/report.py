@@ -5,32 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.profile import Profile
-from encbench.report.cells import cores_of
-from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart, measured
-from encbench.results.store import ResultStore
+from encbench.report.parts import Compared, Context, ReportPart, measured, summary_builder
 from encbench.studies.replication import rejoin_report, section, summary
 from encbench.studies.replication.models import RejoinSummary, ReplicationSummary
 from encbench.studies.replication.records import RejoinRecord, ReplicationRecord
 
-
-def build(store: ResultStore, profile: Profile, environment: Record | None) -> ReplicationSummary:
-    return summary.build(
-        store.runs(ReplicationRecord),
-        profile,
-        store.read_json(f"{ReplicationRecord.STUDY}.json"),
-        cores_of(environment),
-    )
+build = summary_builder(ReplicationRecord, summary.build)
 
 
-def build_rejoin(store: ResultStore, profile: Profile, environment: Record | None) -> RejoinSummary:
-    return rejoin_report.build(
-        store.runs(RejoinRecord),
-        profile,
-        store.read_json(f"{RejoinRecord.STUDY}.json"),
-        cores_of(environment),
-    )
+build_rejoin = summary_builder(RejoinRecord, rejoin_report.build)
 
 
 def compared(part: ReplicationSummary) -> list[Compared]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.profile import Profile
-from encbench.report.cells import cores_of
-from encbench.report.models import Record
-from encbench.report.parts import Calibrated, Compared, Context, ReportPart, measured
-from encbench.results.store import ResultStore
+from encbench.report.parts import (
+    Calibrated,
+    Compared,
+    Context,
+    ReportPart,
+    measured,
+    summary_builder,
+)
 from encbench.studies.state_transfer import section, summary
 from encbench.studies.state_transfer.models import StateTransferSummary
 from encbench.studies.state_transfer.records import SstCell, SstRecord
@@ -17,10 +20,7 @@ from encbench.studies.state_transfer.records import SstCell, SstRecord
 NAME = SstRecord.STUDY
 
 
-def build(store: ResultStore, profile: Profile, environment: Record | None) -> StateTransferSummary:
-    return summary.build(
-        store.runs(SstRecord), profile, store.read_json(f"{NAME}.json"), cores_of(environment)
-    )
+build = summary_builder(SstRecord, summary.build)
 
 
 def compared(part: StateTransferSummary) -> list[Compared]:
