@@ -30,7 +30,6 @@ from encbench.engine.study import CellSkipped, Run
 from encbench.placement import UNPINNED, Placement
 from encbench.profile import Profile
 from encbench.proof import at_rest as proof
-from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, remote_cpu
 from encbench.servers.cgroup import CpuCounter
@@ -52,6 +51,7 @@ from encbench.studies.at_rest.records import (
     RunRecord,
 )
 from encbench.studies.at_rest.table_sets import TableSets
+from encbench.studies.basics import StudyBasics
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -131,7 +131,7 @@ class _Closed:
     dirty_left: int
 
 
-class AtRestStudy:
+class AtRestStudy(StudyBasics):
     name = "at-rest"
     record_type = RunRecord
 
@@ -153,16 +153,12 @@ class AtRestStudy:
             else None
         )
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return RunRecord.METRICS
-
     def cells(self) -> Sequence[CellKey]:
         return cells.cells(self.profile)
 
     # -- once per run ----------------------------------------------------------------------
     def prepare(self) -> None:
-        machine.record_environment(self.store)
+        super().prepare()
         # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
         if not self.profile.calibration:
             machine.record_cipher_speed(

@@ -30,7 +30,7 @@ from encbench.errors import ToolError
 from encbench.net import netns
 from encbench.profile import Profile
 from encbench.proof import tls
-from encbench.results.schema import Metric, Usage
+from encbench.results.schema import Usage
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki
 from encbench.servers.remote_cpu import cpu_measurement
@@ -38,7 +38,7 @@ from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.target import Connection, Target, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
-from encbench.studies import machine
+from encbench.studies.basics import StudyBasics
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import Client
@@ -57,7 +57,7 @@ def _restore_env(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
-class TransitStudy:
+class TransitStudy(StudyBasics):
     name = "in-transit"
     record_type = TransitRecord
 
@@ -98,15 +98,8 @@ class TransitStudy:
         self.tls_group: tuple[str, str] | None = None
         self.routes: dict[str, Route] = {}
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return TransitRecord.METRICS
-
     def cells(self) -> Sequence[TransitCell]:
         return transit_plan.cells(self.profile)
-
-    def prepare(self) -> None:
-        machine.record_environment(self.store)
 
     @contextlib.contextmanager
     def setup(self, todo: Sequence[TransitCell]) -> Iterator[Target]:

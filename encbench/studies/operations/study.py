@@ -38,12 +38,12 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
 from encbench.profile import Profile
-from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import keyplugin
 from encbench.servers.sandbox import SandboxServer, find_binary, tree_bytes
 from encbench.servers.target import blame_the_server
 from encbench.studies import machine
+from encbench.studies.basics import StudyBasics
 from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations.options import OperationsSpec, operations_options
 from encbench.studies.operations.records import OperationCell, OperationRecord
@@ -87,7 +87,7 @@ PLAIN_MODES = {"encrypt-existing": CONVERTIBLE, "key-rotation": ROTATABLE}
 VERSION_VARIABLE = f"{keyplugin.NAME}_version"
 
 
-class OperationsStudy:
+class OperationsStudy(StudyBasics):
     name = "operations"
     record_type = OperationRecord
     # One operation at a time: the two variants of a round are never timed at once (main's
@@ -105,15 +105,11 @@ class OperationsStudy:
         self.device = disk.device_of(store.path)
         self.servers: OperationServers | None = None
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return OperationRecord.METRICS
-
     def cells(self) -> Sequence[OperationCell]:
         return cells.cells(self.profile)
 
     def prepare(self) -> None:
-        machine.record_environment(self.store)
+        super().prepare()
         # The cipher's limit that encrypting existing data is set against (as at rest).
         machine.record_cipher_speed(
             self.store, self.profile.server.encryption_algorithm, self.progress

@@ -36,13 +36,12 @@ from encbench.engine.study import Run
 from encbench.errors import ToolError
 from encbench.profile import Profile
 from encbench.proof import at_rest as image_proof
-from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys, pg_sandbox, shapes
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
-from encbench.studies import machine
+from encbench.studies.basics import StudyBasics
 from encbench.studies.pg_at_rest import cells as pg_cells
 from encbench.studies.pg_at_rest import memory, needs, oltp, pgbench, proof
 from encbench.studies.pg_at_rest.options import (
@@ -76,7 +75,7 @@ def settings(shared_buffers_mb: int) -> dict[str, str]:
     }
 
 
-class PgAtRestStudy:
+class PgAtRestStudy(StudyBasics):
     name = PgAtRestRecord.STUDY
     record_type = PgAtRestRecord
 
@@ -95,15 +94,8 @@ class PgAtRestStudy:
         self.data_bytes: dict[str, int] = {}
         self._layout: shapes.Layout | None = None
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return PgAtRestRecord.METRICS
-
     def cells(self) -> Sequence[PgAtRestCell]:
         return pg_cells.cells(self.profile)
-
-    def prepare(self) -> None:
-        machine.record_environment(self.store)
 
     def log(self, line: str) -> None:
         self.progress.log(f"pg-at-rest: {line}")

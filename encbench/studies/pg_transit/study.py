@@ -35,12 +35,11 @@ from encbench.net import distance, netns
 from encbench.net.distance import Hosts
 from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
-from encbench.studies import machine
+from encbench.studies.basics import StudyBasics
 from encbench.studies.pg_transit import cells as pg_cells
 from encbench.studies.pg_transit import copy_stream, pgbench, proof
 from encbench.studies.pg_transit.options import PgTransitSpec, pg_transit_options
@@ -51,7 +50,7 @@ DATABASE = "encbench"
 RECORD_FILE = "pg-in-transit.json"
 
 
-class PgTransitStudy:
+class PgTransitStudy(StudyBasics):
     name = PgTransitRecord.STUDY
     record_type = PgTransitRecord
 
@@ -79,15 +78,8 @@ class PgTransitStudy:
         self.routes: dict[str, dict[str, str]] = {}
         self.select1 = self.private / "pg-select1.sql"
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return PgTransitRecord.METRICS
-
     def cells(self) -> Sequence[PgTransitCell]:
         return pg_cells.cells(self.profile)
-
-    def prepare(self) -> None:
-        machine.record_environment(self.store)
 
     # -- the server ----------------------------------------------------------------------------
     @contextlib.contextmanager

@@ -37,10 +37,9 @@ from encbench.engine.study import Run
 from encbench.errors import ProofError
 from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.studies import machine
+from encbench.studies.basics import StudyBasics
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import RejoinSpec, rejoin_options
 from encbench.studies.replication.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
@@ -86,7 +85,7 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-class RejoinStudy:
+class RejoinStudy(StudyBasics):
     name = "rejoin"
     record_type = RejoinRecord
     together = False  # one rejoin at a time: the two clusters share the machine
@@ -102,15 +101,8 @@ class RejoinStudy:
         self.clusters: dict[str, Cluster] = {}
         self.record: dict[str, Any] = {}
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return RejoinRecord.METRICS
-
     def cells(self) -> Sequence[RejoinCell]:
         return cells(self.profile)
-
-    def prepare(self) -> None:
-        machine.record_environment(self.store)
 
     @contextmanager
     def setup(self, todo: Sequence[RejoinCell]) -> Iterator[None]:

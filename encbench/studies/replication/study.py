@@ -38,10 +38,9 @@ from encbench.engine.study import Run
 from encbench.errors import ProofError
 from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.studies import machine
+from encbench.studies.basics import StudyBasics
 from encbench.studies.replication import cells
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import ReplicationSpec, replication_options
@@ -53,7 +52,7 @@ MARKER_ROWS = 4
 PROOF_LOAD_S = 3
 
 
-class ReplicationStudy:
+class ReplicationStudy(StudyBasics):
     name = "replication"
     record_type = ReplicationRecord
     together = False  # the two clusters share the machine's two cores: one at a time
@@ -69,15 +68,8 @@ class ReplicationStudy:
         self.clusters: dict[str, Cluster] = {}
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return ReplicationRecord.METRICS
-
     def cells(self) -> Sequence[ReplicationCell]:
         return cells.cells(self.profile)
-
-    def prepare(self) -> None:
-        machine.record_environment(self.store)
 
     @contextmanager
     def setup(self, todo: Sequence[ReplicationCell]) -> Iterator[None]:

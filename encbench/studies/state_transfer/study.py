@@ -44,11 +44,10 @@ from encbench.net import netns
 from encbench.net.netns import NetnsUnavailable, link_counters
 from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.servers.variants import side_name
-from encbench.studies import machine
+from encbench.studies.basics import StudyBasics
 from encbench.studies.state_transfer import (
     cells,
     donor_load,
@@ -87,7 +86,7 @@ def _size(path: Path) -> int:
     return path.stat().st_size if path.exists() else 0
 
 
-class StateTransferStudy:
+class StateTransferStudy(StudyBasics):
     name = "state-transfer"
     record_type = SstRecord
     # One transfer at a time: two at once would share the donor and the link.
@@ -105,15 +104,8 @@ class StateTransferStudy:
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None
 
-    @property
-    def metrics(self) -> tuple[Metric, ...]:
-        return SstRecord.METRICS
-
     def cells(self) -> Sequence[SstCell]:
         return cells.cells(self.profile)
-
-    def prepare(self) -> None:
-        machine.record_environment(self.store)
 
     @contextmanager
     def setup(self, todo: Sequence[SstCell]) -> Iterator[Cluster | None]:
