@@ -104,3 +104,11 @@ def test_no_import_cycles() -> None:
         list(graphlib.TopologicalSorter(graph).static_order())
     except graphlib.CycleError as circle:
         raise AssertionError(f"an import circle: {' -> '.join(circle.args[1])}") from None
+
+
+def test_what_studies_share_stands_below_them() -> None:
+    # studies/ holds the study packages, their list (__init__.py) and the interface each
+    # fills (definition.py); a part two studies share goes below, where any may import it
+    # (study_basics.py, report/parts.py), not beside them as if it were a study.
+    loose = sorted(p.name for p in STUDIES.glob("*.py"))
+    assert loose == ["__init__.py", "definition.py"]

@@ -37,7 +37,6 @@ from encbench.servers.sandbox import SandboxServer
 from encbench.servers.shapes import IoCounter
 from encbench.servers.target import Target, blame_the_server
 from encbench.servers.variants import VARIANTS, EncryptionSpec
-from encbench.studies import machine
 from encbench.studies.at_rest import cells, flushing, growth, run_proof
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
@@ -51,7 +50,7 @@ from encbench.studies.at_rest.records import (
     RunRecord,
 )
 from encbench.studies.at_rest.table_sets import TableSets
-from encbench.studies.basics import StudyBasics
+from encbench.study_basics import StudyBasics, record_cipher_speed
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -161,9 +160,7 @@ class AtRestStudy(StudyBasics):
         super().prepare()
         # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
         if not self.profile.calibration:
-            machine.record_cipher_speed(
-                self.store, self.profile.server.encryption_algorithm, self.progress
-            )
+            record_cipher_speed(self.store, self.profile.server.encryption_algorithm, self.progress)
 
     @contextmanager
     def setup(self, todo: Sequence[CellKey]) -> Iterator[VariantHost]:

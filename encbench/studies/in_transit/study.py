@@ -38,7 +38,6 @@ from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.target import Connection, Target, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
-from encbench.studies.basics import StudyBasics
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import Client
@@ -47,6 +46,7 @@ from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
 from encbench.studies.in_transit.sizing import pool_mb
 from encbench.studies.in_transit.target import TransitTarget
+from encbench.study_basics import StudyBasics
 from encbench.workloads import bulk, connrate, sysbench
 
 

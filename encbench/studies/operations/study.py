@@ -42,8 +42,6 @@ from encbench.results.store import ResultStore
 from encbench.servers import keyplugin
 from encbench.servers.sandbox import SandboxServer, find_binary, tree_bytes
 from encbench.servers.target import blame_the_server
-from encbench.studies import machine
-from encbench.studies.basics import StudyBasics
 from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations.options import OperationsSpec, operations_options
 from encbench.studies.operations.records import OperationCell, OperationRecord
@@ -69,6 +67,7 @@ from encbench.studies.operations.tablespaces import (
     wait_key_version,
     wait_tables,
 )
+from encbench.study_basics import StudyBasics, record_cipher_speed
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.
@@ -111,9 +110,7 @@ class OperationsStudy(StudyBasics):
     def prepare(self) -> None:
         super().prepare()
         # The cipher's limit that encrypting existing data is set against (as at rest).
-        machine.record_cipher_speed(
-            self.store, self.profile.server.encryption_algorithm, self.progress
-        )
+        record_cipher_speed(self.store, self.profile.server.encryption_algorithm, self.progress)
 
     @contextmanager
     def setup(self, todo: Sequence[OperationCell]) -> Iterator[OperationServers]:

@@ -41,7 +41,6 @@ from encbench.servers import fscrypt, images, keys, pg_sandbox, shapes
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
-from encbench.studies.basics import StudyBasics
 from encbench.studies.pg_at_rest import cells as pg_cells
 from encbench.studies.pg_at_rest import memory, needs, oltp, pgbench, proof
 from encbench.studies.pg_at_rest.options import (
@@ -51,6 +50,7 @@ from encbench.studies.pg_at_rest.options import (
     pg_at_rest_options,
 )
 from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
+from encbench.study_basics import StudyBasics
 from encbench.workloads.pgbench_report import PgbenchResult
 
 RECORD_FILE = "pg-at-rest.json"

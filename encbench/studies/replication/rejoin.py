@@ -39,10 +39,10 @@ from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.studies.basics import StudyBasics
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import RejoinSpec, rejoin_options
 from encbench.studies.replication.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
+from encbench.study_basics import StudyBasics
 from encbench.workloads import sysbench
 
 RECORD = "rejoin.json"

@@ -40,11 +40,11 @@ from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.studies.basics import StudyBasics
 from encbench.studies.replication import cells
 from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import ReplicationSpec, replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
+from encbench.study_basics import StudyBasics
 from encbench.workloads import sysbench
 
 RECORD = "replication.json"

@@ -47,7 +47,6 @@ from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.servers.variants import side_name
-from encbench.studies.basics import StudyBasics
 from encbench.studies.state_transfer import (
     cells,
     donor_load,
@@ -74,6 +73,7 @@ from encbench.studies.state_transfer.options import (
     state_transfer_options,
 )
 from encbench.studies.state_transfer.records import SstCell, SstRecord
+from encbench.study_basics import StudyBasics
 
 
 def _log_from(path: Path, offset: int) -> str:
