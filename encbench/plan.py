@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench import studies
+from encbench import kind_ways, studies
 from encbench.durations import cell_seconds, duration
-from encbench.kinds import ways
 from encbench.profile import Profile
 from encbench.servers.grants import NOTHING
 from encbench.studies.definition import StudyDefinition
@@ -124,7 +123,7 @@ def lines(profile: Profile) -> list[str]:
         needs = NOTHING
         for p in measured:
             needs |= p.study.target.needs(profile) if p.study.target is not None else NOTHING
-        target, logged_in = ways.of(profile.target.kind).target.plan_lines(
+        target, logged_in = kind_ways.of(profile.target.kind).target.plan_lines(
             profile.target, needs, profile.server.encryption_algorithm[0]
         )
         out += target

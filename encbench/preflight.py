@@ -7,10 +7,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from encbench import checks, environment
+from encbench import checks, environment, kind_ways
 from encbench.checks import Check, binary
 from encbench.errors import BadInput
-from encbench.kinds import ways
 from encbench.profile import Profile
 
 
@@ -49,7 +48,7 @@ def check_target_answers(profile: Profile) -> None:
 
     if profile.target is None:
         return
-    ways.of(profile.target.kind).target.check(profile.target, studies.target_needs(profile))
+    kind_ways.of(profile.target.kind).target.check(profile.target, studies.target_needs(profile))
 
 
 def check_own_names(profile: Profile, out: Path) -> None:
@@ -70,7 +69,7 @@ def check_own_names(profile: Profile, out: Path) -> None:
         for db in study.target.databases(key)
     ]
     if names:
-        ways.of(spec.kind).target.ownership(spec, names, key)
+        kind_ways.of(spec.kind).target.ownership(spec, names, key)
 
 
 def require_tools(profile: Profile | None = None) -> None:

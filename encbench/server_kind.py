@@ -1,9 +1,9 @@
 """The kinds of server encbench knows, listed once (KINDS), and the registry every part asks
 instead of "is this MariaDB or PostgreSQL?": the DSN parser its schemes, a target its
 rules, the sandbox registry how its server is recognised and stopped, the report its name
-and version.  A kind is a package, `kinds/<name>/` (kinds/kind.py says what it holds); its
-facts stand low in the house, so this registry imports them directly, and its ways are found
-by the high parts through kinds/ways.py."""
+and version.  A kind's facts are a package, `kinds/<name>/` (kinds/kind.py says what they
+hold); they stand low in the house, so this registry imports them directly, and its ways
+(`kind_ways/<name>.py`) are found by the high parts through kind_ways.of."""
 
 from __future__ import annotations
 

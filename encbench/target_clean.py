@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from encbench import kind_ways
 from encbench.errors import BadInput, EncbenchError
-from encbench.kinds import ways
 from encbench.profile import TargetSpec
 from encbench.servers import dsn, leftovers
 
@@ -32,7 +32,7 @@ def target_spec(text: str, defaults_file: Path | None) -> TargetSpec:
 
 def dropper(spec: TargetSpec) -> Drop:
     """How one recorded database is dropped on `spec`'s server, its marker read again."""
-    return ways.of(spec.kind).target.dropper(spec)
+    return kind_ways.of(spec.kind).target.dropper(spec)
 
 
 def drop_recorded(

@@ -20,8 +20,8 @@ from encbench import environment, plan, rendering, server_kind, studies
 from encbench import profile as profiles
 from encbench.checks import Check
 from encbench.errors import BadInput
+from encbench.kind_ways import KindWays, TargetWays
 from encbench.kinds.kind import Sandboxed, ServerKind
-from encbench.kinds.ways import KindWays, TargetWays
 from encbench.report import markdown
 from encbench.results.store import ResultStore
 from encbench.server_kind import KINDS

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 
 from encbench import estimates, profile, rendering, stats
 from encbench.report import calibration, documents, markdown
@@ -190,22 +191,30 @@ def test_without_a_calibration_the_flag_says_the_noise_floor_is_unknown() -> Non
     assert "noise floor is unknown: `encbench calibrate` measures it" in flagged
 
 
-def test_an_encrypted_path_faster_in_transit_is_flagged_too() -> None:
-    prof = profile.parse(
-        'name = "t"\nstudies = ["in-transit"]\n[transit]\ntests = ["oltp_point_select"]\n'
-        'key_types = ["rsa2048"]\nmethods = ["tls"]\nquery_threads = [4]\nmin_rounds = 12\n',
-        "t.toml",
-    )
-    (point,) = transit_cells.cells(prof)
+def _transit_faster(transit: str, plain_rate: float, ratio: float) -> tuple[Any, str]:
+    """One in-transit cell whose encrypted path runs `ratio` times plain's rate, in 16
+    rounds of alternating blocks: its part and the report's words."""
+    prof = profile.parse(f'name = "t"\nstudies = ["in-transit"]\n[transit]\n{transit}', "t.toml")
+    (cell,) = transit_cells.cells(prof)
     runs = []
     for n in range(16):
-        plain = 1000.0 * (1 + 0.01 * (n % 3))
+        plain = plain_rate * (1 + 0.01 * (n % 3))
         first = n % 2  # blocks: plain first, then encrypted first
-        runs.append(transit_record(point, n, "plain", plain, position=first))
-        runs.append(transit_record(point, n, "encrypted", plain * 1.05, position=1 - first))
+        runs.append(transit_record(cell, n, "plain", plain, position=first))
+        runs.append(transit_record(cell, n, "encrypted", plain * ratio, position=1 - first))
     part = in_transit.build(runs, prof, {"proofs": {}, "skipped": {}, "pki": {}})
-    assert part.cells[0].comparisons["rate"].implausible_gain
     text = markdown.render(rendering.document(documents.summarize("t", None, {"in-transit": part})))
+    return part, text
+
+
+def test_an_encrypted_path_faster_in_transit_is_flagged_too() -> None:
+    part, text = _transit_faster(
+        'tests = ["oltp_point_select"]\nkey_types = ["rsa2048"]\nmethods = ["tls"]\n'
+        "query_threads = [4]\nmin_rounds = 12\n",
+        1000.0,
+        1.05,
+    )
+    assert part.cells[0].comparisons["rate"].implausible_gain
     assert "5.0% faster (95% CI" in text and "⚠" in text
     flagged = next(line for line in text.splitlines() if "Encrypted faster" in line)
     assert "client processes and connections" in flagged
@@ -213,20 +222,12 @@ def test_an_encrypted_path_faster_in_transit_is_flagged_too() -> None:
 
 
 def test_a_tunnel_faster_across_a_distance_is_said_to_save_a_round_trip() -> None:
-    prof = profile.parse(
-        'name = "t"\nstudies = ["in-transit"]\n[transit]\ntests = ["connect"]\n'
-        'methods = ["ssh"]\nconnect_threads = [1]\nrtt_ms = [40]\nmin_rounds = 12\n',
-        "t.toml",
+    _, text = _transit_faster(
+        'tests = ["connect"]\nmethods = ["ssh"]\nconnect_threads = [1]\nrtt_ms = [40]\n'
+        "min_rounds = 12\n",
+        6.0,
+        1.3,
     )
-    (far,) = transit_cells.cells(prof)
-    runs = []
-    for n in range(16):
-        plain = 6.0 * (1 + 0.01 * (n % 3))
-        first = n % 2
-        runs.append(transit_record(far, n, "plain", plain, position=first))
-        runs.append(transit_record(far, n, "encrypted", plain * 1.3, position=1 - first))
-    part = in_transit.build(runs, prof, {"proofs": {}, "skipped": {}, "pki": {}})
-    text = markdown.render(rendering.document(documents.summarize("t", None, {"in-transit": part})))
     flagged = next(line for line in text.splitlines() if "Encrypted faster" in line)
     assert "for a tunnel across a distance, the path itself" in flagged
     assert "a round trip fewer per connection" in flagged

@@ -4,13 +4,14 @@ of the house:
 - its facts (ServerKind): names, DSN schemes, how its sandboxed server is recognised and
   stopped, its version as installed — what the DSN parser, the sandbox registry, `encbench
   clean` and the profile read, low in the house;
-- its ways (KindWays, kinds/ways.py): the tools a study of it needs, and what encbench does
+- its ways (KindWays, kind_ways/): the tools a study of it needs, and what encbench does
   with a server of it that it did not start (log in, check grants, plan, drop its own
   leftovers) — built on the target and readiness modules, high in the house.
 
-A kind is one package, `kinds/<name>/`: its facts in `__init__.py` (KIND), its ways in
-`ways.py` (WAYS), and one line in `server_kind.KINDS`.  The facts name the ways' module, so
-a high part (kinds/ways.py) finds them without any low part importing them."""
+A kind is its facts, `kinds/<name>/__init__.py` (KIND), its ways, `kind_ways/<name>.py`
+(WAYS), and one line in `server_kind.KINDS`: two rooms, so that the low one (kinds/) never
+stands above what imports it.  The facts name the ways' module, so a high part
+(kind_ways.of) finds them without any low part importing them."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ class ServerKind:
     quote_identifier: Callable[[str], str]  # a database name in its SQL
     # A profile that measures it, for the one line that refuses a target of another kind.
     profiles_example: str
-    # The module whose WAYS (a KindWays) are its ways: "encbench.kinds.mariadb.ways".
+    # The module whose WAYS (a KindWays) are its ways: "encbench.kind_ways.mariadb".
     ways: str
 
     # Optional.

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from encbench import checks
+from encbench import checks, kind_ways
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Rule, Study
-from encbench.kinds import ways
 from encbench.options import Strict
 from encbench.profile import Profile
 from encbench.report.parts import Calibrated, ReportPart
@@ -167,4 +166,4 @@ class StudyDefinition:
     def machine_needs(self, profile: Profile) -> list[Check]:
         """What it needs of this machine: its server kind's tools (MariaDB's: the server,
         sysbench, the key plugin; a PostgreSQL study's are in its own `needs`), then its own."""
-        return checks.unique(ways.of(self.server).tools() + self.here.tools(profile))
+        return checks.unique(kind_ways.of(self.server).tools() + self.here.tools(profile))

@@ -2,7 +2,7 @@
 InnoDB's own encryption with a key management plugin (servers/key_setup.py,
 servers/variants.py), TLS by the server's own options, sysbench's `mysql` driver as the
 load, and a target reached by mysql:// with the password from MYSQL_PWD or an option file.
-Its ways (tools, a target's checks) are in ways.py."""
+Its ways (tools, a target's checks) are in kind_ways/mariadb.py."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ KIND = ServerKind(
     ),
     quote_identifier=lambda name: "`" + name.replace("`", "``") + "`",
     profiles_example="e.g. smoke or in-transit",
-    ways="encbench.kinds.mariadb.ways",
+    ways="encbench.kind_ways.mariadb",
     option_file=True,
     at_rest_layers=("tde", "filesystem"),
     load_clients=("sysbench",),

@@ -1,7 +1,8 @@
 """PostgreSQL: its facts.  postgres sandboxes (servers/pg_sandbox.py) with no encryption of
 its own at rest (the filesystem layer under it: fscrypt), TLS by the server's ssl settings,
 pgbench and sysbench's `pgsql` driver as the load, and a target reached by postgresql://
-with the password from libpq's own places.  Its ways (a target's checks) are in ways.py."""
+with the password from libpq's own places.  Its ways (a target's checks) are in
+kind_ways/postgresql.py."""
 
 from __future__ import annotations
 
@@ -98,7 +99,7 @@ KIND = ServerKind(
     ),
     quote_identifier=quote_ident,
     profiles_example="e.g. postgresql",
-    ways="encbench.kinds.postgresql.ways",
+    ways="encbench.kind_ways.postgresql",
     target_rules=_target_rules,
     load_clients=("pgbench",),
 )

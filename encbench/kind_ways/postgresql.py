@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from encbench.kinds.ways import KindWays, TargetWays
+from encbench.kind_ways import KindWays, TargetWays
 from encbench.servers import pg_readiness, pg_target
 
 

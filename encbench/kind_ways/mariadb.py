@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from encbench import checks, readiness
-from encbench.kinds.ways import KindWays, TargetWays
+from encbench.kind_ways import KindWays, TargetWays
 from encbench.servers import owned
 from encbench.servers.user_server import UserServer, password_from
 
