@@ -223,14 +223,8 @@ def summary_items(part: InTransitSummary, noise: NoiseFloor | None) -> list[str]
     """The study's summary: which cells differ, before and after Holm, an encrypted path that
     came out faster (with the cause a tunnel across a distance has of its own), and the
     rounds measured again."""
-    flagged = [
-        c
-        for c in part.cells
-        if c.rounds
-        and any((comp := c.comparisons.get(m)) and comp.implausible_gain for m in FLAGGED)
-    ]
-    tunnel_far = any(c.method != "tls" and c.rtt_ms and c.test == "connect" for c in flagged)
-    sides = (TUNNEL_AT_A_DISTANCE if tunnel_far else "") + suspect.PATHS
+    far_tunnels = [c for c in part.cells if c.method != "tls" and c.rtt_ms and c.test == "connect"]
+    sides = (TUNNEL_AT_A_DISTANCE if implausible_items(far_tunnels) else "") + suspect.PATHS
     return suspect.summary_items(
         part.differences, implausible_items(part.cells), sides, noise, TransitRecord.STUDY
     )
