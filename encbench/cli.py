@@ -28,6 +28,7 @@ from encbench import (
     overrides,
     preflight,
     proc,
+    roots,
     server_kind,
 )
 from encbench import profile as profiles
@@ -719,7 +720,19 @@ def doctor(profile: str | None, packages_only: bool) -> None:
             click.echo("other studies and profiles (optional):")
         for check, what in others.values():
             _echo_check(check, "optional", what)
+        _echo_roots()
     sys.exit(0 if required_ok else 1)
+
+
+def _echo_roots() -> None:
+    """The newer servers encbench runs from private roots (roots.py): built, or how to."""
+    click.echo("newer servers from private roots (optional; to measure as --target):")
+    for spec in roots.SPECS:
+        found = roots.find(spec.name)
+        if found is not None:
+            click.echo(f"{'ok':8} {spec.title}: {found.version} in {found.path}")
+        else:
+            click.echo(f"{'optional':8} {spec.title}: {roots.missing_why(spec.name)}")
 
 
 def _echo_check(check: Check, missing: str, fix_words: str) -> None:

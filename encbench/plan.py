@@ -141,7 +141,10 @@ def lines(profile: Profile) -> list[str]:
         if p.setup_s:
             out.append(f"  and about {duration(p.setup_s)} making and loading its servers")
         out.append("  " + _needs_words(profile, s))
-        if s.here.creates:
+        if profile.target is not None and s.target is not None:
+            # Its servers are the target's: here only the results directory.
+            out.append("  creates on this host: only its results directory")
+        elif s.here.creates:
             out.append(f"  creates on this host: {s.here.creates}")
         rule = s.settings.rule(profile)
         own = {

@@ -8,6 +8,8 @@
 #     and a one-line error before a run starts).
 #   linux-perf: `[measure] profile_cpu = true` (where the cost goes) and its tests; gcc and
 #     libssl-dev: workloads/pagecrypt.c, MariaDB's per-page OpenSSL pattern (benchmarks/).
+#   mmdebstrap and the MySQL root (encbench/roots.py, as `scripts/setup.sh mysql` builds it,
+#     once a machine: about 15 s and 500 MB): the tests against a live MySQL 9.7.
 #   postgresql-15: the PostgreSQL in-transit study's tests (initdb, postgres, pgbench, psql);
 #     installed without starting the system cluster its package creates.  A user's profile
 #     that lists the study says what it needs (encbench doctor), like the tunnels'.
@@ -16,4 +18,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/apt-install.sh --optional "their tests will be skipped (sudo scripts/setup-test-extras.sh)" \
   chromium stunnel4 openssh-server libmariadb-dev iproute2 linux-perf gcc libssl-dev \
-  postgresql-15
+  postgresql-15 mmdebstrap
+if [ "$(id -u)" = 0 ]; then
+  .venv/bin/python -m encbench.roots build mysql
+else
+  echo "setup: not root, not building the MySQL root: its tests will be skipped" >&2
+fi

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Everything encbench needs, installed only when missing: quick when already done.
-#   scripts/setup.sh [PROFILE...]
+#   scripts/setup.sh [PROFILE|ROOT...]
 #   Debian packages: the servers and tools encbench drives; and, for each PROFILE named,
 #     what its studies need beyond them (PostgreSQL's server for the PostgreSQL studies), as
 #     `encbench doctor PROFILE --packages` lists it.
+#   ROOT (mysql, mariadb-11.8): a newer server than Debian 12 ships, built once from Debian's
+#     archive into a private root under encbench's data directory (encbench/roots.py), with
+#     mmdebstrap; nothing of it is installed into the host system.
 #   uv, at the version below: the one on PATH if it is that version, else encbench's own copy
 #     in .tools/uv (a venv of the system Python), so that a stock Debian 12, which has no pip
 #     and whose Python is externally managed (PEP 668), needs nothing but python3-venv.
@@ -82,9 +85,23 @@ main() {
   # Bytecode compiled at install: with PYTHONDONTWRITEBYTECODE set (as on some machines and
   # CI runners) every start would otherwise compile matplotlib and pydantic again (~1.5 s).
   "$UV" sync --frozen --quiet --compile-bytecode
-  if [ $# -gt 0 ]; then
+  local roots=() profiles=() name
+  for name in "$@"; do
+    if .venv/bin/python -m encbench.roots names | grep -qx -- "$name"; then
+      roots+=("$name")
+    else
+      profiles+=("$name")
+    fi
+  done
+  if [ ${#roots[@]} -gt 0 ]; then
+    "$APT_INSTALL" mmdebstrap
+    for name in "${roots[@]}"; do
+      .venv/bin/python -m encbench.roots build "$name"
+    done
+  fi
+  if [ ${#profiles[@]} -gt 0 ]; then
     local extra
-    extra=$(profile_packages "$@")
+    extra=$(profile_packages "${profiles[@]}")
     if [ -n "$extra" ]; then
       # shellcheck disable=SC2086  # one package a word
       "$APT_INSTALL" $extra

@@ -91,9 +91,26 @@ def spec(target: str) -> profiles.TargetSpec:
 def test_tls_rows_need_tcp_a_ca_a_client_certificate_and_a_server_with_tls(
     target: str, have_ssl: str, words: str
 ) -> None:
-    reason = tls_unavailable(spec(target), have_ssl)
+    reason = tls_unavailable(spec(target), {"have_ssl": have_ssl})
     assert reason is not None and words in reason
-    assert tls_unavailable(spec(WITH_CERT), "YES") is None
+    assert tls_unavailable(spec(WITH_CERT), {"have_ssl": "YES"}) is None
+
+
+# MySQL 8.4 and later have no have_ssl: TLS is on when the server has a certificate (its
+# own generated one by default) and allows a TLS version.
+@pytest.mark.parametrize(
+    ("variables", "words"),
+    [
+        ({"ssl_cert": "server-cert.pem", "tls_version": "TLSv1.2,TLSv1.3"}, None),
+        ({"ssl_cert": "", "tls_version": "TLSv1.2,TLSv1.3"}, "no certificate"),
+        ({"ssl_cert": "server-cert.pem", "tls_version": ""}, "allows none"),
+    ],
+)
+def test_a_mysql_without_have_ssl_offers_tls_when_it_has_a_certificate(
+    variables: dict[str, str], words: str | None
+) -> None:
+    reason = tls_unavailable(spec(WITH_CERT), variables)
+    assert reason == words or (words is not None and reason is not None and words in reason)
 
 
 def test_the_servers_certificate_and_session_are_read_from_s_client_output() -> None:
@@ -131,7 +148,7 @@ def test_a_report_without_the_servers_cpu_says_not_measured_instead_of_a_number(
     text = transit_report(data)
     assert "the user's own, target db:3306" in text
     assert "Server CPU: not measured" in text
-    row = next(line for line in text.splitlines() if "MariaDB TLS target" in line)
+    row = next(line for line in text.splitlines() if "the target's TLS" in line)
     assert "not measured" in row
 
 

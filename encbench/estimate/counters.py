@@ -52,6 +52,7 @@ OPTIONAL = (
     "Innodb_num_pages_encrypted",
 )
 # What the estimate reads of the server's settings: what it encrypts already, and its cipher.
+# MariaDB's names, then MySQL's for the same things (a server has only its own).
 VARIABLES = (
     "version",
     "version_comment",
@@ -59,8 +60,13 @@ VARIABLES = (
     "innodb_encrypt_tables",
     "innodb_encrypt_log",
     "encrypt_binlog",
+    "default_table_encryption",
+    "innodb_redo_log_encrypt",
+    "binlog_encryption",
     "log_bin",
     "have_ssl",
+    "ssl_cert",
+    "tls_version",
     "require_secure_transport",
     "file_key_management_encryption_algorithm",
     "innodb_page_size",

@@ -12,6 +12,7 @@ from encbench.estimate.rescale import Resolved
 from encbench.estimate.units import PER, WHAT, DirectoryUnits
 from encbench.estimate.validate import IO_BOUND_READ, LIMIT_PCT, Validation
 from encbench.report.models import Model
+from encbench.servers import prerequisites
 
 REPORT_SCHEMA = 1
 LEAVES_OUT = (
@@ -92,15 +93,18 @@ def on_now(window: Window) -> dict[str, str]:
     """What the server already encrypts of each cause, from its variables and counters."""
     v = window.variables
 
-    def setting(name: str) -> str:
-        if name not in v:
+    def setting(*names: str) -> str:
+        """The first of these the server has (MariaDB's name, then MySQL's)."""
+        name = next((n for n in names if n in v), None)
+        if name is None:
             return "unknown"
         return f"yes ({name} = {v[name]})" if _on(v[name]) else "no"
 
     def total(get: str) -> float:
         return sum(getattr(r, get) or 0.0 for r in window.intervals)
 
-    tables = setting("innodb_encrypt_tables")
+    # MySQL says only what new tables get (default_table_encryption), not what exists.
+    tables = setting("innodb_encrypt_tables", "default_table_encryption")
 
     def through_cipher(pages: str, ciphered: str, verb: str) -> str:
         """What InnoDB's own counters say went through the cipher (MariaDB counts it)."""
@@ -111,7 +115,8 @@ def on_now(window: Window) -> dict[str, str]:
 
     reads = through_cipher("pages_read", "pages_decrypted", "read")
     writes = through_cipher("pages_written", "pages_encrypted", "written")
-    tls = "no (have_ssl = " + v.get("have_ssl", "") + ")" if not _on(v.get("have_ssl")) else ""
+    missing = prerequisites.tls_missing(v)
+    tls = f"no ({missing.removeprefix('the server has no TLS (')}" if missing else ""
     connections = total("connections")
     handshakes = total("tls_handshakes")
     if not tls:
@@ -120,11 +125,13 @@ def on_now(window: Window) -> dict[str, str]:
             if connections > 0
             else "no new connection in the window"
         )
-    binlog = setting("encrypt_binlog") if _on(v.get("log_bin")) else "no binary log"
+    binlog = (
+        setting("encrypt_binlog", "binlog_encryption") if _on(v.get("log_bin")) else "no binary log"
+    )
     return {
         "table_reads": reads + (" decrypted" if reads != tables else ""),
         "table_writes": writes + (" encrypted" if writes != tables else ""),
-        "redo_log": setting("innodb_encrypt_log"),
+        "redo_log": setting("innodb_encrypt_log", "innodb_redo_log_encrypt"),
         "binary_log": binlog,
         "tls_handshakes": tls,
         "tls_bytes": tls if tls.startswith("no (") else "as its connections",
@@ -241,8 +248,11 @@ def units_used(units: Mapping[str, Resolved]) -> list[UnitUsed]:
 def build(
     target: str, window: Window, e: Estimate, units: Mapping[str, Resolved]
 ) -> EstimateReport:
-    version = " ".join(
-        x for x in (window.variables.get("version"), window.variables.get("version_comment")) if x
+    v = window.variables
+    version = (
+        " ".join(x for x in (prerequisites.product(v), v.get("version_comment")) if x)
+        if v.get("version")
+        else ""
     )
     return EstimateReport(
         target=target,

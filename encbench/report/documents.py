@@ -178,15 +178,16 @@ def not_measured_section(left_out: Mapping[str, str], summary: Summary) -> Secti
 
 def _kind_version(
     kind: str, measured: Sequence[tuple[Reported, Any]], setups: Sequence[Setup]
-) -> str | None:
-    """The version the first study of that kind recorded of its server."""
+) -> tuple[str | None, str | None]:
+    """The version the first study of that kind recorded of its server, and the name it
+    gave that server where not the kind's (a MySQL target)."""
     return next(
         (
-            x.server_version
+            (x.server_version, x.server_title)
             for (s, _), x in zip(measured, setups, strict=True)
             if s.server == kind and x.server_version
         ),
-        None,
+        (None, None),
     )
 
 
@@ -209,11 +210,11 @@ def setup_section(summary: Summary, measured: Sequence[tuple[Reported, Any]]) ->
         # sysbench where a kind's studies drive it; a run of no study is MariaDB's.
         kinds = [k for k in server_kind.kinds() if any(s.server == k.name for s, _ in measured)]
         kinds = kinds or server_kind.kinds()[:1]
-        versions = [
-            f"{k.title} {version}"
-            for k in kinds
-            if (version := _kind_version(k.name, measured, setups) or env.get(k.name))
-        ]
+        versions = []
+        for k in kinds:
+            version, title = _kind_version(k.name, measured, setups)
+            if version or env.get(k.name):
+                versions.append(f"{title or k.title} {version or env.get(k.name)}")
         tools = [str(env.get("openssl"))]
         if any("sysbench" in k.load_clients for k in kinds):
             tools.append(f"sysbench {env.get('sysbench')}")

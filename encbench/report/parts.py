@@ -36,6 +36,9 @@ class Setup:
     software: list[str] = field(default_factory=list)
     last: list[str] = field(default_factory=list)
     server_version: str | None = None
+    # The server as its makers name it where that is not its kind's title: a MySQL target is
+    # measured by MariaDB's kind (one protocol, one DSN scheme), and its report says MySQL.
+    server_title: str | None = None
 
 
 @dataclass(frozen=True)

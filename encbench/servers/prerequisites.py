@@ -35,7 +35,9 @@ VARIABLES = (
     "innodb_file_per_table",
     "innodb_encrypt_tables",
     "innodb_buffer_pool_size",
-    "have_ssl",  # the in-transit study's TLS rows need it (YES)
+    "have_ssl",  # the in-transit study's TLS rows need it (YES); MySQL 8.4+ has none:
+    "ssl_cert",  # there TLS is on when the server has a certificate (tls_offered)
+    "tls_version",
     # MySQL 8 / Percona Server 8 (dialects.py): absent on MariaDB.
     "default_table_encryption",
     "table_encryption_privilege_check",
@@ -51,6 +53,28 @@ def family(variables: Mapping[str, str]) -> str:
     if "MariaDB" in text:
         return "MariaDB"
     return "Percona Server" if "Percona" in text else "MySQL"
+
+
+def product(variables: Mapping[str, str]) -> str:
+    """The server as people name it: "MySQL 9.7.4-2", "MariaDB 10.11.6-MariaDB"."""
+    return f"{family(variables)} {variables.get('version', '?')}"
+
+
+def tls_missing(variables: Mapping[str, str]) -> str | None:
+    """Why the server offers no TLS, or None when it does.  MariaDB (and MySQL before 8.4)
+    say it in have_ssl (YES, DISABLED when its certificate failed to load, NO); MySQL 8.4+
+    has no have_ssl and offers TLS when it has a certificate (by default one it generated)
+    and allows a TLS version.  Each TLS run's proof (Ssl_version) is the final word."""
+    if "have_ssl" in variables:
+        have = variables["have_ssl"]
+        return (
+            None if have.upper() == "YES" else f"the server has no TLS (have_ssl = {have or '?'})"
+        )
+    if not variables.get("ssl_cert"):
+        return "the server has no TLS (no certificate: ssl_cert is empty)"
+    if not variables.get("tls_version"):
+        return "the server has no TLS (tls_version allows none)"
+    return None
 
 
 def _on(value: str | None) -> bool:

@@ -39,8 +39,8 @@ STUDY = StudyDefinition(
     ),
     target=TargetUse(
         setup_words=(
-            "two table sets in two databases on the target, plain (ENCRYPTED=NO) "
-            "against encrypted (ENCRYPTED=YES)"
+            "two table sets in two databases on the target, plain (MariaDB's ENCRYPTED=NO, "
+            "MySQL's ENCRYPTION='N') against encrypted (ENCRYPTED=YES, ENCRYPTION='Y')"
         ),
         needs=needs.target_needs,
         databases=lambda results_dir: list(table_sets.database_names(results_dir).values()),

@@ -48,6 +48,7 @@ def setup(part: AtRestSummary) -> Setup:
         software=section.setup_capacity(part),
         last=section.setup_last(part),
         server_version=(part.servers or {}).get("mariadb_version"),
+        server_title=((part.servers or {}).get("target") or {}).get("family"),
     )
 
 
@@ -96,7 +97,9 @@ def compare_setup(part: AtRestSummary) -> dict[str, str]:
     if enc:
         out["encryption"] = f"{enc.get('algorithm', '?')}, scope {enc.get('scope', '?')}"
     if servers.get("mariadb_version"):
-        out["MariaDB"] = str(servers["mariadb_version"])
+        family = (servers.get("target") or {}).get("family")
+        prefix = f"{family} " if family and family != "MariaDB" else ""
+        out["MariaDB"] = prefix + str(servers["mariadb_version"])
     if data:
         out["data"] = f"{data['tables']} tables × {data['table_size']:,} rows"
     pools = ", ".join(

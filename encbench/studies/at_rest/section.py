@@ -31,6 +31,7 @@ from encbench.report.tables import (
 )
 from encbench.studies.at_rest import claims
 from encbench.studies.at_rest import plots as at_rest_plots
+from encbench.studies.at_rest.dialects import MARIADB, dialect_for
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.at_rest.target_regimes import size
@@ -877,6 +878,10 @@ def setup_target(servers: Record) -> list[str]:
     proven, and — beside it — what this design cannot show."""
     target = servers.get("target", {})
     data = servers.get("data", {})
+    # Results written before the family was recorded measured MariaDB.
+    dialect = dialect_for(target.get("family") or MARIADB)
+    option = (servers.get("option_difference") or {}).get("table option", "")
+    plain_option, _, encrypted_option = option.partition(" → ")
     out = [
         f"Design: {servers['design']}, on the {target.get('server', 'target')} "
         f"(version {target.get('version', '?')}, key plugins "
@@ -890,15 +895,16 @@ def setup_target(servers: Record) -> list[str]:
         out.append(
             f"Data: {data['tables']} tables × {data['table_size']:,} rows per set (about "
             f"{data['size_mb']} MB each), both loaded with one fixed start of sysbench's random "
-            "numbers (the same rows) and rebuilt alike by "
-            "ALTER TABLE … ENCRYPTED=NO / ENCRYPTED=YES."
+            "numbers (the same rows) and rebuilt alike by ALTER TABLE … "
+            f"{plain_option or dialect.table_option('plain')} / "
+            f"{encrypted_option or dialect.table_option('encrypted')}."
         )
     if servers.get("cpu_measurement"):
         out.append(f"Server CPU: {servers['cpu_measurement']}.")
     for variant, p in (servers.get("proofs") or {}).items():
         out.append(
             f"Proof, {variant}: {p['tablespaces_encrypted']}/{p['tablespaces_checked']} of its "
-            "tables encrypted per INNODB_TABLESPACES_ENCRYPTION; not proven: "
+            f"tables encrypted per {dialect.proof_view}; not proven: "
             + "; ".join(p.get("not_proven") or ["nothing"])
             + "."
         )

@@ -51,15 +51,22 @@ from encbench.studies.at_rest.needs import target_needs
 from encbench.studies.at_rest.pair import estimated_data_mb
 from encbench.workloads import sysbench
 
-DESIGN = "two table sets on one server (ENCRYPTED=YES / ENCRYPTED=NO)"
+
+def design(dialect: Dialect) -> str:
+    return (
+        f"two table sets on one server ({dialect.table_option('encrypted')} / "
+        f"{dialect.table_option('plain')})"
+    )
+
+
 WHAT_IT_CANNOT_SHOW = (
     "the redo log, the binary log and the undo and temporary tablespaces are the server's "
     "own, alike for both table sets, so their encryption is in neither or both",
     "both table sets share one buffer pool (and its page cleaner): the rounds alternate, "
     "but the pages of one set can push out the other's",
     f"server CPU per transaction: {MISSING['pid']}",
-    "the raw data files: the proof is the server's own account "
-    "(INFORMATION_SCHEMA.INNODB_TABLESPACES_ENCRYPTION) and its counters, not a file scan",
+    "the raw data files: the proof is the server's own account ({proof_view}) and its "
+    "counters, not a file scan",
     "whatever else runs on that server shares it with both variants' rounds",
 )
 # With [target] ssh the CPU is read, but it is the whole server's process.
@@ -95,12 +102,13 @@ def statements(profile: Profile, key: str, dialect: Dialect = MARIADB_DIALECT) -
     return out
 
 
-def cannot_show(cpu: SshCpu | None) -> list[str]:
+def cannot_show(cpu: SshCpu | None, dialect: Dialect = MARIADB_DIALECT) -> list[str]:
+    lines = [line.replace("{proof_view}", dialect.proof_view) for line in WHAT_IT_CANNOT_SHOW]
     if cpu is None:
-        return list(WHAT_IT_CANNOT_SHOW)
+        return lines
     return [
         line if not line.startswith("server CPU per transaction") else CPU_IS_THE_WHOLE_SERVERS
-        for line in WHAT_IT_CANNOT_SHOW
+        for line in lines
     ]
 
 
@@ -224,10 +232,10 @@ class TableSets:
             ) | {"not_proven": self._not_proven(variant)}  # fmt: skip
         self.record.update(
             {
-                "design": DESIGN,
+                "design": design(self.dialect),
                 "databases": dict(self.names),
                 "marker": self.marker,
-                "cannot_show": cannot_show(self.cpu),
+                "cannot_show": cannot_show(self.cpu, self.dialect),
                 "encryption": {
                     "option": f"{self.dialect.table_option('encrypted')} per table (the "
                     "server's key plugin or keyring)"

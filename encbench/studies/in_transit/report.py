@@ -10,6 +10,7 @@ from encbench.report.parts import (
     Compared,
     Context,
     ReportPart,
+    Setup,
     measured,
     summary_builder,
 )
@@ -39,11 +40,24 @@ def compared(part: InTransitSummary) -> list[Compared]:
     ]
 
 
+def _family(part: InTransitSummary) -> str | None:
+    """The target's server as its makers name it (MySQL, Percona Server); None: MariaDB's
+    own sandbox, or results written before the family was recorded."""
+    family = (part.target or {}).get("family")
+    return None if family in (None, "MariaDB") else str(family)
+
+
 def compare_setup(part: InTransitSummary) -> dict[str, str]:
     out = {"TLS": part.tls_version}
     if part.mariadb_version:
-        out["MariaDB"] = part.mariadb_version
+        family = _family(part)
+        out["MariaDB"] = f"{family} {part.mariadb_version}" if family else part.mariadb_version
     return out
+
+
+def setup(part: InTransitSummary) -> Setup:
+    """Only the server's version (its lines are in the study's own section)."""
+    return Setup(server_version=part.mariadb_version, server_title=_family(part))
 
 
 def calibration_label(cell: TransitCell) -> tuple[str, str]:
@@ -65,5 +79,6 @@ PART = ReportPart(
     compared=compared,
     compare_metrics={"rate": "Rate lost to encryption (connections, transactions or MiB per s)"},
     compare_setup=compare_setup,
+    setup=setup,
 )
 CALIBRATED = Calibrated(label=calibration_label, setup=section.calibration_setup)

@@ -94,6 +94,9 @@ def method_name(cell: TransitCellSummary, short: bool = False) -> str:
             cell.method, f"stunnel {cell.key_type}{resumed}"
         ).strip()
     name = METHOD_NAMES[cell.method]
+    if cell.method == "tls" and cell.key_type == "target":
+        # A user's server: its own TLS and certificate, whatever its kind (MySQL's too).
+        return "the target's TLS" + (f" {cell.cipher}" if cell.cipher else "")
     if cell.method == "ssh":
         return f"{name} {cell.cipher} ({cell.key_type} host key)"
     if cell.method == "stunnel":
@@ -294,8 +297,9 @@ def setup(part: InTransitSummary) -> list[str]:
     cells = part.cells
     if part.target is not None:
         out = [
-            f"Server: the user's own, {part.target.get('server', '?')} (MariaDB "
-            f"{part.mariadb_version or '?'}), for both variants; its TLS version and cipher "
+            f"Server: the user's own, {part.target.get('server', '?')} "
+            f"({part.target.get('family') or 'MariaDB'} {part.mariadb_version or '?'}), for "
+            "both variants; its TLS version and cipher "
             "are its own, negotiated and recorded below, not chosen by encbench. Rows that "
             "need encbench's own processes or settings there are not measured (the reason is "
             "in each row)."

@@ -22,7 +22,7 @@ they are skipped with that reason.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,7 @@ def database_name(store_path: str) -> str:
     return f"encbench_{run_key(store_path)}_transit"
 
 
-def tls_unavailable(spec: TargetSpec, have_ssl: str) -> str | None:
+def tls_unavailable(spec: TargetSpec, variables: Mapping[str, str]) -> str | None:
     """Why the TLS rows cannot be measured on this target, or None."""
     if spec.socket:
         return "the target is given as a unix socket: in transit needs TCP (give host and port)"
@@ -69,9 +69,7 @@ def tls_unavailable(spec: TargetSpec, have_ssl: str) -> str | None:
             "[target] ssl_cert and ssl_key (or ?ssl-cert=&ssl-key= in the DSN), signed by a "
             "CA the server trusts"
         )
-    if have_ssl.upper() != "YES":
-        return f"the server has no TLS (have_ssl = {have_ssl or '?'})"
-    return None
+    return prerequisites.tls_missing(variables)
 
 
 class TransitTarget:
@@ -106,12 +104,12 @@ class TransitTarget:
             path = getattr(self.spec, name)
             if path and not Path(path).is_file():
                 raise BadInput(f"target: {name} {path} is not a readable file; check the path")
-        have_ssl = facts.variables.get("have_ssl", "")
-        self.tls_missing = tls_unavailable(self.spec, have_ssl)
+        self.tls_missing = tls_unavailable(self.spec, facts.variables)
         return {
             "server": self.server.name,
             "version": facts.variables.get("version", ""),
-            "have_ssl": have_ssl,
+            "family": prerequisites.family(facts.variables),
+            "have_ssl": facts.variables.get("have_ssl", ""),
         }
 
     def provision(
@@ -205,8 +203,10 @@ def plan_lines(profile: Profile) -> list[str]:
     assert profile.target is not None
     spec = profile.target
     server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
-    rows = server.query("SHOW GLOBAL VARIABLES LIKE 'have_ssl'")
-    tls_missing = tls_unavailable(spec, str(rows[0][1]) if rows else "")
+    rows = server.query(
+        "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('have_ssl', 'ssl_cert', 'tls_version')"
+    )
+    tls_missing = tls_unavailable(spec, {str(k): str(v) for k, v in rows})
     todo = cells(profile)
     db = f"encbench_{PLACEHOLDER_KEY}_transit"
     out = [f"in transit: {len(todo)} cells, plain TCP and TLS to the target"]

@@ -1,0 +1,207 @@
+"""Private Debian roots: newer servers than this host's Debian ships, installed from Debian's
+own archive into encbench's data directory and run from there, without touching the host.
+
+MySQL 9.7 (Debian's development suite, sid) and MariaDB 11.8 (Debian 13, trixie) need a
+newer C library than Debian 12 has.  A DBA would try such a server in a container or a
+chroot; encbench builds the root once with mmdebstrap (a Debian 12 package) and runs its
+binaries through the root's own dynamic loader (`ld-linux … --library-path`), so a server
+from the root keeps its data directory, sockets and files wherever encbench puts them, and
+needs no chroot.  Nothing is installed into the host system; `rm -r` of the root removes it.
+
+A root is complete once its stamp (`encbench-root.json`: suite, packages, the server's
+version, when) is written; it is built under another name and renamed into place, so a
+build that is interrupted leaves no half root that looks whole.
+
+    python -m encbench.roots build NAME     # what scripts/setup.sh NAME runs
+    python -m encbench.roots names          # the roots it knows, one a line
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from encbench import proc
+from encbench.errors import BadInput, ToolError
+
+STAMP = "encbench-root.json"
+MIRROR = "http://deb.debian.org/debian"
+# The development suite's Release file is older than its Valid-Until on any later day: apt
+# refuses it unless told this.
+APT_OPTIONS = ('Acquire::Check-Valid-Until "false"',)
+BUILD_TIMEOUT_S = 1800.0
+LIBRARY_DIRS = ("usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu")
+LOADER = "lib64/ld-linux-x86-64.so.2"
+
+
+@dataclass(frozen=True)
+class RootSpec:
+    """A root encbench knows how to build: its name (as scripts/setup.sh takes it), the
+    Debian suite and packages, its server binary and how its version is read."""
+
+    name: str
+    title: str  # "MySQL 9.7"
+    suite: str
+    packages: tuple[str, ...]
+    server: str  # the server binary, inside the root
+    version_pattern: str  # read from `server --version`
+
+
+SPECS: tuple[RootSpec, ...] = (
+    RootSpec(
+        name="mysql",
+        title="MySQL 9.7",
+        suite="sid",
+        packages=("mysql-server-core", "mysql-client-core"),
+        server="usr/sbin/mysqld",
+        version_pattern=r"Ver\s+(\S+)",
+    ),
+    RootSpec(
+        name="mariadb-11.8",
+        title="MariaDB 11.8",
+        suite="trixie",
+        packages=("mariadb-server-core", "mariadb-client-core"),
+        server="usr/sbin/mariadbd",
+        version_pattern=r"Ver\s+(\S+)",
+    ),
+)
+
+
+def data_base(environ: dict[str, str] | None = None) -> Path:
+    """encbench's data on this machine: $XDG_DATA_HOME/encbench (~/.local/share/encbench)."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME") or str(Path.home())
+    return Path(env.get("XDG_DATA_HOME") or Path(home) / ".local" / "share") / "encbench"
+
+
+def spec(name: str) -> RootSpec:
+    for s in SPECS:
+        if s.name == name:
+            return s
+    known = ", ".join(s.name for s in SPECS)
+    raise BadInput(f"no private root is named {name!r}: give one of {known}")
+
+
+@dataclass(frozen=True)
+class Root:
+    """A built root: where it is and what its stamp says."""
+
+    spec: RootSpec
+    path: Path
+    version: str
+
+    def program(self, relative: str) -> Path:
+        return self.path / relative
+
+    def argv(self, relative: str) -> list[str]:
+        """The command that runs one of the root's programs on this host: through the root's
+        own loader and libraries (the host's C library is older than the program needs)."""
+        libraries = ":".join(str(self.path / d) for d in LIBRARY_DIRS)
+        return [
+            str(self.path / LOADER),
+            "--library-path",
+            libraries,
+            str(self.program(relative)),
+        ]
+
+
+def where(name: str) -> Path:
+    return data_base() / "roots" / spec(name).name
+
+
+def find(name: str) -> Root | None:
+    """The built root of that name, or None (not built, or its build never finished)."""
+    path = where(name)
+    try:
+        stamp = json.loads((path / STAMP).read_text())
+    except (OSError, ValueError):
+        return None
+    return Root(spec(name), path, str(stamp.get("version", "?")))
+
+
+def missing_why(name: str) -> str:
+    return f"{spec(name).title} is not built here: run `sudo scripts/setup.sh {name}` (once)"
+
+
+def build(name: str, log: object = print) -> Root:
+    """Build the root (about 15 s and 500 MB for MySQL on this network) unless it is built."""
+    s = spec(name)
+    found = find(name)
+    if found is not None:
+        return found
+    if os.geteuid() != 0:
+        raise BadInput(
+            f"building the {s.title} root needs root (mmdebstrap): sudo scripts/setup.sh {name}"
+        )
+    mmdebstrap = proc.which("mmdebstrap")
+    if mmdebstrap is None:
+        raise BadInput("building a private root needs mmdebstrap: sudo apt-get install mmdebstrap")
+    path = where(name)
+    partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    argv = [
+        mmdebstrap,
+        "--variant=minbase",
+        "--quiet",
+        f"--include={','.join(s.packages)}",
+        *(f"--aptopt={o}" for o in APT_OPTIONS),
+        s.suite,
+        str(partial),
+        MIRROR,
+    ]
+    _say(log, f"building the {s.title} root from Debian {s.suite} in {path} (once)")
+    try:
+        proc.run(argv, phase=f"mmdebstrap {s.suite}", timeout_s=BUILD_TIMEOUT_S)
+        root = Root(s, partial, "?")
+        version = proc.tool_version([*root.argv(s.server), "--version"], s.version_pattern)
+        if version is None:
+            raise BadInput(f"the {s.title} root was built, and its server does not run here")
+        stamp = {
+            "name": s.name,
+            "suite": s.suite,
+            "packages": list(s.packages),
+            "version": version,
+            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        (partial / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
+        shutil.rmtree(path, ignore_errors=True)
+        partial.rename(path)
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    built = find(name)
+    assert built is not None
+    _say(log, f"{s.title}: {built.version} in {built.path}")
+    return built
+
+
+def _say(log: object, line: str) -> None:
+    if callable(log):
+        log(line)
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["names"]:
+        print("\n".join(s.name for s in SPECS))
+        return 0
+    if len(argv) == 2 and argv[0] == "build":
+        try:
+            build(argv[1], lambda line: print(f"setup: {line}", file=sys.stderr))
+        except BadInput as exc:
+            print(f"setup: {exc}", file=sys.stderr)
+            return 2
+        except ToolError as exc:
+            print(f"setup: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    print("usage: python -m encbench.roots build NAME | names", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

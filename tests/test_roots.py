@@ -1,0 +1,59 @@
+"""Private roots without building one: where a root lives, that only a finished build (its
+stamp) counts, the command that runs a root's program through its own loader, and the one
+line a build without root or mmdebstrap gets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from encbench import roots
+from encbench.errors import BadInput
+
+
+@pytest.fixture
+def data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_a_root_lives_in_encbenchs_data_directory_and_counts_only_once_stamped(
+    data_home: Path,
+) -> None:
+    path = roots.where("mysql")
+    assert path == data_home / "encbench" / "roots" / "mysql"
+    path.mkdir(parents=True)
+    assert roots.find("mysql") is None  # a build that never finished
+    (path / roots.STAMP).write_text(json.dumps({"version": "9.7.4-2"}))
+    found = roots.find("mysql")
+    assert found is not None and found.version == "9.7.4-2"
+    argv = found.argv("usr/sbin/mysqld")
+    assert argv[0] == str(path / "lib64/ld-linux-x86-64.so.2")
+    assert argv[1] == "--library-path" and str(path / "usr/lib/x86_64-linux-gnu") in argv[2]
+    assert argv[-1] == str(path / "usr/sbin/mysqld")
+
+
+def test_an_unknown_root_is_one_line_naming_the_known_ones() -> None:
+    with pytest.raises(BadInput, match=r"give one of mysql, mariadb-11\.8"):
+        roots.spec("mysql-8.0")
+
+
+def test_a_build_without_root_says_how_to_run_it(
+    data_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(roots.os, "geteuid", lambda: 1000)
+    with pytest.raises(BadInput, match=r"sudo scripts/setup.sh mysql"):
+        roots.build("mysql")
+    assert not roots.where("mysql").exists()
+
+
+def test_the_module_lists_its_roots_and_refuses_other_arguments(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert roots.main(["names"]) == 0
+    assert capsys.readouterr().out.split() == ["mysql", "mariadb-11.8"]
+    assert roots.main(["build"]) == 2
+    assert roots.main(["build", "nope"]) == 2
+    assert "no private root is named 'nope'" in capsys.readouterr().err
