@@ -134,3 +134,43 @@ def test_what_the_schema_accepts_encbench_reads_back() -> None:
     data = golden()
     assert problems(data) == []
     assert isinstance(documents.read_summary(data, "golden", studies.STUDIES), Summary)
+
+
+def test_summary_json_names_each_studys_server_by_kind_name_and_version() -> None:
+    """A MySQL target is measured by MariaDB's kind and named MySQL; a study whose record has
+    no version takes the installed one; a study not measured has no entry."""
+    from dataclasses import dataclass
+
+    from encbench.report.parts import ReportPart, Setup
+
+    class Part(Model):
+        version: str | None
+
+    @dataclass(frozen=True)
+    class Study:
+        name: str
+        server: str
+        report: ReportPart
+        words: str = ""
+        calibration: None = None
+
+    def part(setup_title: str | None) -> ReportPart:
+        return ReportPart(
+            model=Part,
+            build=lambda *a: Part(version=None),
+            sections=lambda *a: [],
+            setup=lambda p: Setup(server_version=p.version, server_title=setup_title),
+        )
+
+    measured = [
+        Study("at-rest", "mariadb", part("MySQL")),
+        Study("pg-at-rest", "postgresql", part(None)),
+        Study("in-transit", "mariadb", part(None)),
+    ]
+    parts = {"at-rest": Part(version="9.7.4-2"), "pg-at-rest": Part(version=None)}
+    env = {"postgresql": "15.14"}
+    found = documents.measured_servers(measured, parts, env)
+    assert {k: v.model_dump() for k, v in found.items()} == {
+        "at-rest": {"kind": "mariadb", "name": "MySQL", "version": "9.7.4-2"},
+        "pg-at-rest": {"kind": "postgresql", "name": "PostgreSQL", "version": "15.14"},
+    }

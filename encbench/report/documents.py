@@ -24,6 +24,7 @@ from encbench.report.cells import cores_of
 from encbench.report.models import (
     Calibration,
     Harness,
+    MeasuredServer,
     Model,
     NoiseFloor,
     Record,
@@ -62,11 +63,40 @@ def build_summary(store: ResultStore, profile: Profile, studies: Sequence[Report
         for s in studies
         if s.name in profile.studies and (s.name not in left_out or store.has_runs(s.name))
     }
+    servers = measured_servers(studies, parts, environment)
     if profile.calibration:
         aa = calibration.build(store, profile, environment, studies)
-        return summarize(profile.name, environment, parts, calibration=aa, not_measured=left_out)
+        return summarize(
+            profile.name, environment, parts, calibration=aa, not_measured=left_out,
+            servers=servers,
+        )  # fmt: skip
     noise = calibration.noise_floor_of(store)
-    return summarize(profile.name, environment, parts, noise_floor=noise, not_measured=left_out)
+    return summarize(
+        profile.name, environment, parts, noise_floor=noise, not_measured=left_out,
+        servers=servers,
+    )  # fmt: skip
+
+
+def measured_servers(
+    studies: Sequence[Reported], parts: Mapping[str, Model], environment: Record | None
+) -> dict[str, MeasuredServer]:
+    """Each measured study's server: its kind, its name (a MySQL target's own, measured
+    by MariaDB's kind), and its version (the study's record, else the installed one)."""
+    env = environment or {}
+    found: dict[str, MeasuredServer] = {}
+    for s in studies:
+        part = parts.get(s.name)
+        if part is None:
+            continue
+        kind = server_kind.named(s.server)
+        seen = s.report.setup(part)
+        version = seen.server_version or env.get(kind.name)
+        found[s.name] = MeasuredServer(
+            kind=kind.name,
+            name=seen.server_title or kind.title,
+            version=str(version) if version else None,
+        )
+    return found
 
 
 def summarize(
@@ -77,6 +107,7 @@ def summarize(
     calibration: Calibration | None = None,
     noise_floor: NoiseFloor | None = None,
     not_measured: Mapping[str, str] | None = None,
+    servers: Mapping[str, MeasuredServer] | None = None,
 ) -> Summary:
     """The summary of the studies' parts, each under its study's name; an A/A calibration
     carries its result, an ordinary run the machine's noise floor as it found it; the
@@ -90,6 +121,7 @@ def summarize(
         calibration=calibration,
         noise_floor=noise_floor,
         not_measured=dict(not_measured or {}),
+        servers=dict(servers or {}),
     )
 
 

@@ -6,7 +6,8 @@ summary.json, schema SUMMARY_SCHEMA (results/schema.py):
   1 — the at-rest study at the top level, the in-transit part under "transit".
   2 — {"schema", "profile", "method", "environment", "harness", "studies": {"at-rest": …,
       "in-transit": …}}: each study's part under its name, only for the studies profiled.
-      Later, a third study's part: "operations".
+      Later, a third study's part: "operations".  Later still, "servers": the server each
+      study measured, by kind, name and version (absent from summaries written before).
 """
 
 from __future__ import annotations
@@ -429,6 +430,14 @@ class NoiseFloor(Model):
 
 
 # -- the whole summary ----------------------------------------------------------------------
+class MeasuredServer(Model):
+    """The server a study measured, named alike for every study and kind."""
+
+    kind: str  # its kind in encbench (server_kind.py): "mariadb", "postgresql"
+    name: str  # as its makers name it: "MariaDB", "MySQL", "PostgreSQL"
+    version: str | None  # as it reports it; None where the study did not record it
+
+
 class Summary(Model):
     schema_: int = Field(default=SUMMARY_SCHEMA, alias="schema")
     profile: str
@@ -446,6 +455,8 @@ class Summary(Model):
     # The profile's studies the run left out (study → why): a target; an optional study
     # this machine cannot run.
     not_measured: dict[str, str] = {}
+    # The server each measured study measured, under the study's name.
+    servers: dict[str, MeasuredServer] = {}
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 

@@ -159,6 +159,9 @@ def test_at_rest_on_a_users_mysql_measures_encryption_y_table_sets_and_names_mys
         proofs["encrypted"]["tablespaces_encrypted"] == proofs["encrypted"]["tablespaces_checked"]
     )
     assert proofs["plain"]["tablespaces_encrypted"] == 0
+    server = json.loads((out / "summary.json").read_text())["servers"]["at-rest"]
+    assert server["kind"] == "mariadb" and server["name"] == "MySQL"
+    assert server["version"].startswith("9.7.")
     report = (out / "report.md").read_text()
     assert "MySQL 9.7" in report and "MariaDB 9.7" not in report
     assert "ENCRYPTION='Y'" in report and "ENCRYPTED=YES" not in report
@@ -190,6 +193,8 @@ def test_in_transit_on_a_users_mysql_proves_each_tls_connection_with_its_own_cer
     proofs = record["proofs"]
     assert proofs and all(p["plain"] == "plain" for p in proofs.values())
     assert all(p["encrypted"].startswith("TLSv1.3 ") for p in proofs.values())
+    server = json.loads((out / "summary.json").read_text())["servers"]["in-transit"]
+    assert server["name"] == "MySQL" and server["version"].startswith("9.7.")
     report = (out / "report.md").read_text()
     assert "(MySQL 9.7" in report and "MySQL 9.7" in report.split("Software:")[1]
     assert "the target's TLS" in report

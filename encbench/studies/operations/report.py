@@ -8,7 +8,7 @@ from typing import Any
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart, measured
+from encbench.report.parts import Compared, Context, ReportPart, Setup, measured
 from encbench.results.store import ResultStore
 from encbench.studies.operations import section, summary
 from encbench.studies.operations.models import OperationsSummary
@@ -58,9 +58,15 @@ def sections(part: OperationsSummary, context: Context) -> list[Any]:
     return section.sections(part)
 
 
+def setup(part: OperationsSummary) -> Setup:
+    """Only the version of the servers it started (its lines are in its own section)."""
+    return Setup(server_version=part.mariadb_version)
+
+
 PART = ReportPart(
     model=OperationsSummary,
     build=build,
+    setup=setup,
     sections=sections,
     compared=compared,
     compare_metrics={

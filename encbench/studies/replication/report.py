@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.report.parts import Compared, Context, ReportPart, measured, summary_builder
+from encbench.report.parts import Compared, Context, ReportPart, Setup, measured, summary_builder
 from encbench.studies.replication import rejoin_report, section, summary
 from encbench.studies.replication.models import RejoinSummary, ReplicationSummary
 from encbench.studies.replication.records import RejoinRecord, ReplicationRecord
@@ -63,9 +63,15 @@ def rejoin_sections(part: RejoinSummary, context: Context) -> list[Any]:
     return rejoin_report.sections(part)
 
 
+def setup(part: ReplicationSummary) -> Setup:
+    """Only the version of the servers it started (its lines are in its own section)."""
+    return Setup(server_version=part.mariadb_version)
+
+
 PART = ReportPart(
     model=ReplicationSummary,
     build=build,
+    setup=setup,
     sections=sections,
     compared=compared,
     compare_metrics={"tps": "Throughput lost to Galera's TLS (TPS)"},

@@ -10,6 +10,7 @@ from encbench.report.parts import (
     Compared,
     Context,
     ReportPart,
+    Setup,
     measured,
     summary_builder,
 )
@@ -59,9 +60,15 @@ def sections(part: StateTransferSummary, context: Context) -> list[Any]:
     return section.sections(part)
 
 
+def setup(part: StateTransferSummary) -> Setup:
+    """Only the version of the servers it started (its lines are in its own section)."""
+    return Setup(server_version=part.mariadb_version)
+
+
 PART = ReportPart(
     model=StateTransferSummary,
     build=build,
+    setup=setup,
     sections=sections,
     compared=compared,
     compare_metrics={
