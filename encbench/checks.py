@@ -8,7 +8,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from encbench import proc
+from encbench import proc, roots
 from encbench.kinds import postgresql
 
 
@@ -32,6 +32,15 @@ def binary(name: str, package: str) -> Check:
     if path:
         return Check(name, True, path)
     return Check(name, False, "not found", f"apt-get install {package} (or `make setup`)", package)
+
+
+def private_root(name: str) -> Check:
+    """A newer server's private root (roots.py), built once by scripts/setup.sh NAME."""
+    found = roots.find(name)
+    if found is not None:
+        return Check(f"{found.spec.title} root", True, f"{found.version} in {found.path}")
+    spec = roots.spec(name)
+    return Check(f"{spec.title} root", False, "not built", f"sudo scripts/setup.sh {name} (once)")
 
 
 def root(why: str) -> Check:

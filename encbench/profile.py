@@ -37,7 +37,7 @@ from pydantic_core import PydanticCustomError
 from encbench import server_kind
 from encbench.errors import BadInput
 from encbench.options import AcrossKeys, DataSpec, Strict, all_known, first_error, toml_value
-from encbench.servers import fscrypt, shapes
+from encbench.servers import fscrypt, installs, shapes
 from encbench.servers.target import Connection
 from encbench.servers.variants import Algorithm, Layer, Scope
 
@@ -124,6 +124,14 @@ class ServerSpec(Strict):
     # otherwise), each cell measured once per shape with both servers confined to it
     # (servers/shapes.py).  Empty: unconfined, as always.
     shapes: list[ShapeSpec] = []
+    # Where the sandboxes' MariaDB comes from (servers/installs.py): this host's packages
+    # ("system"), or a newer release from a private root (`scripts/setup.sh mariadb-11.8`).
+    install: str = installs.SYSTEM
+
+    @field_validator("install")
+    @classmethod
+    def known_install(cls, value: str) -> str:
+        return all_known([value], (installs.SYSTEM, *installs.MARIADB_ROOTS), "install")[0]
 
     @field_validator("shapes")
     @classmethod
@@ -349,6 +357,8 @@ class RegisteredStudy(Protocol):
     def settings(self) -> SectionOf: ...
     @property
     def server(self) -> str: ...  # the kind of server it measures (server_kind.py)
+    @property
+    def any_install(self) -> bool: ...  # its sandboxes run from [server] install
 
 
 @dataclass
@@ -419,10 +429,34 @@ def parse(text: str, origin: str) -> Profile:
         raise BadInput(first_error(exc, origin, _REGISTRY.model)) from exc
     # Every study's checks, listed or not: some refuse a setting that only it would use.
     problems = (study.settings.validate(profile) for study in _REGISTRY.studies)
-    problem = next((p for p in problems if p is not None), None) or _target_problem(profile)
+    problem = (
+        next((p for p in problems if p is not None), None)
+        or _target_problem(profile)
+        or _install_problem(profile)
+    )
     if problem is not None:
         raise BadInput(f"{origin}: {problem}")
     return profile
+
+
+def _install_problem(profile: Profile) -> str | None:
+    """A private root's server is for the studies that run their sandboxes from it."""
+    install = profile.server.install
+    if install == installs.SYSTEM:
+        return None
+    if profile.target is not None:
+        return (
+            f'server.install = "{install}" runs encbench\'s own servers, and a target is '
+            "the user's: remove server.install or the target"
+        )
+    others = [s.name for s in _REGISTRY.studies if s.name in profile.studies and not s.any_install]
+    if others:
+        return (
+            f'server.install = "{install}" runs the at-rest and in-transit studies\' servers; '
+            f"{', '.join(others)} run this host's MariaDB (its backup tool, Galera): "
+            "remove them from studies, or server.install"
+        )
+    return None
 
 
 def _target_problem(profile: Profile) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass
@@ -37,6 +38,19 @@ APT_OPTIONS = ('Acquire::Check-Valid-Until "false"',)
 BUILD_TIMEOUT_S = 1800.0
 LIBRARY_DIRS = ("usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu")
 LOADER = "lib64/ld-linux-x86-64.so.2"
+# Inside a root: its programs wrapped for this host (Root.basedir).
+SHIM = "encbench-basedir"
+# The programs a server's tools look for under its basedir (mariadb-install-db runs
+# my_print_defaults, resolveip and the server).
+SERVER_PROGRAMS = ("mariadb", "mysql", "my_print_defaults", "resolveip")
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,8 @@ SPECS: tuple[RootSpec, ...] = (
         name="mariadb-11.8",
         title="MariaDB 11.8",
         suite="trixie",
-        packages=("mariadb-server-core", "mariadb-client-core"),
+        # The server package, not only its core: file_key_management is in it.
+        packages=("mariadb-server", "mariadb-client"),
         server="usr/sbin/mariadbd",
         version_pattern=r"Ver\s+(\S+)",
     ),
@@ -95,8 +110,54 @@ class Root:
     path: Path
     version: str
 
+    def package_version(self, pattern: str) -> str | None:
+        """The version of the root's package(s) matching pattern, as its dpkg records it:
+        e.g. its OpenSSL (libssl*), which its server's encryption and TLS use, not the
+        host's."""
+        found = proc.run(
+            ["dpkg-query", f"--admindir={self.path / 'var/lib/dpkg'}", "-W", pattern],
+            phase="dpkg-query",
+            timeout_s=30,
+            check=False,
+        ).stdout
+        versions = [line.split("\t")[1] for line in found.splitlines() if "\t" in line]
+        return next((v for v in versions if v), None)
+
+    def record(self) -> dict[str, str]:
+        """What a results directory keeps of the root its servers ran from."""
+        return {
+            "name": self.spec.name,
+            "suite": self.spec.suite,
+            "server": self.version,
+            "openssl": self.package_version("libssl*") or "?",
+        }
+
     def program(self, relative: str) -> Path:
         return self.path / relative
+
+    def basedir(self) -> Path:
+        """An installation directory of the root's server for the tools that find their
+        programs under one (mariadb-install-db's --basedir, the server's own basedir for its
+        plugins and messages): its programs as wrappers that run them through the root's
+        loader, its data and libraries as links into the root.  Made on first use."""
+        shim = self.path / SHIM
+        for directory in ("bin", "sbin"):
+            (shim / directory).mkdir(parents=True, exist_ok=True)
+            for program in sorted((self.path / "usr" / directory).iterdir()):
+                wrapper = shim / directory / program.name
+                if wrapper.exists() or not program.name.startswith(SERVER_PROGRAMS):
+                    continue
+                if not _is_elf(program):
+                    continue
+                argv = " ".join(
+                    shlex.quote(a) for a in self.argv(f"usr/{directory}/{program.name}")
+                )
+                wrapper.write_text(f'#!/bin/sh\nexec {argv} "$@"\n')
+                wrapper.chmod(0o755)
+        for link in ("share", "lib"):
+            if not (shim / link).exists():
+                (shim / link).symlink_to(self.path / "usr" / link)
+        return shim
 
     def argv(self, relative: str) -> list[str]:
         """The command that runs one of the root's programs on this host: through the root's

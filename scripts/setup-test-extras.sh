@@ -8,8 +8,9 @@
 #     and a one-line error before a run starts).
 #   linux-perf: `[measure] profile_cpu = true` (where the cost goes) and its tests; gcc and
 #     libssl-dev: workloads/pagecrypt.c, MariaDB's per-page OpenSSL pattern (benchmarks/).
-#   mmdebstrap and the MySQL root (encbench/roots.py, as `scripts/setup.sh mysql` builds it,
-#     once a machine: about 15 s and 500 MB): the tests against a live MySQL 9.7.
+#   mmdebstrap and the MySQL 9.7 and MariaDB 11.8 roots (encbench/roots.py, as
+#     `scripts/setup.sh mysql mariadb-11.8` builds them, once a machine: about 15 s and
+#     500 MB each): the tests against a live MySQL and on MariaDB 11.8's sandboxes.
 #   postgresql-15: the PostgreSQL in-transit study's tests (initdb, postgres, pgbench, psql);
 #     installed without starting the system cluster its package creates.  A user's profile
 #     that lists the study says what it needs (encbench doctor), like the tunnels'.
@@ -21,6 +22,7 @@ scripts/apt-install.sh --optional "their tests will be skipped (sudo scripts/set
   postgresql-15 mmdebstrap
 if [ "$(id -u)" = 0 ]; then
   .venv/bin/python -m encbench.roots build mysql
+  .venv/bin/python -m encbench.roots build mariadb-11.8
 else
-  echo "setup: not root, not building the MySQL root: its tests will be skipped" >&2
+  echo "setup: not root, not building the MySQL and MariaDB 11.8 roots: their tests will be skipped" >&2
 fi

@@ -57,3 +57,20 @@ def test_the_module_lists_its_roots_and_refuses_other_arguments(
     assert roots.main(["build"]) == 2
     assert roots.main(["build", "nope"]) == 2
     assert "no private root is named 'nope'" in capsys.readouterr().err
+
+
+def test_a_profile_names_a_known_install_and_its_studies_need_the_root_built(
+    data_home: Path,
+) -> None:
+    from encbench import profile as profiles
+    from encbench import studies
+
+    with pytest.raises(BadInput, match=r"install.*mariadb-11\.8"):
+        profiles.parse('name = "x"\n[server]\ninstall = "mariadb-12"\n', "x.toml")
+    profile = profiles.parse('name = "x"\n[server]\ninstall = "mariadb-11.8"\n', "x.toml")
+    [at_rest] = studies.named(profile)
+    [check] = [c for c in at_rest.machine_needs(profile) if "root" in c.name]
+    assert check.name == "MariaDB 11.8 root" and not check.ok
+    assert check.fix == "sudo scripts/setup.sh mariadb-11.8 (once)"
+    host = profiles.parse('name = "x"\n', "x.toml")
+    assert not [c for c in at_rest.machine_needs(host) if "root" in c.name]

@@ -26,10 +26,10 @@ import pymysql
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
 from encbench.servers import cgroup, registry, shapes
+from encbench.servers.installs import HOST, ServerInstall
 from encbench.servers.target import Connection
 from encbench.servers.variants import SandboxPaths, render_cnf
 
-INSTALL_HINT = "install it: apt-get install mariadb-server (or run `make setup`)"
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
 CONNECT_TIMEOUT_S = 10.0
 # Every read and write of the harness's own connections has a timeout, so that a server that
@@ -95,13 +95,6 @@ def _exit_status(returncode: int) -> str:
     return f"exit {returncode}"
 
 
-def find_binary(name: str) -> str:
-    found = proc.which(name)
-    if found is None:
-        raise BadInput(f"{name} not found: {INSTALL_HINT}")
-    return found
-
-
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -163,6 +156,7 @@ class SandboxServer:
         connect_timeout_s: float = CONNECT_TIMEOUT_S,
         query_timeout_s: float = QUERY_TIMEOUT_S,
         use_cgroup: bool = True,
+        install: ServerInstall = HOST,
     ) -> None:
         root = root.absolute()
         check_path(root, "sandbox directory")
@@ -173,6 +167,8 @@ class SandboxServer:
         # e.g. netns.exec_prefix(ns): the server then listens in that namespace (the harness
         # still reaches it through its unix socket, which namespaces do not separate).
         self.launch_prefix = list(launch_prefix)
+        # This host's MariaDB, or a newer release's from a private root (installs.py).
+        self.install = install
         self.root = root
         self.database = database
         self.socket_dir = Path(tempfile.mkdtemp(prefix="encbench-"))
@@ -214,11 +210,11 @@ class SandboxServer:
         if not install_db:
             self.paths.datadir.mkdir(exist_ok=True)
             return
-        install_tool = find_binary("mariadb-install-db")
-        find_binary("mariadbd")
+        install_tool = self.install.install_db()
+        self.install.program("mariadbd")
         proc.run(
             [
-                install_tool,
+                *install_tool,
                 f"--defaults-file={self.defaults_file}",
                 f"--datadir={self.paths.datadir}",
                 "--auth-root-authentication-method=socket",
@@ -233,7 +229,10 @@ class SandboxServer:
 
     def _write_options(self, options: dict[str, str]) -> None:
         self.options = dict(options)
-        self.defaults_file.write_text(render_cnf(options, self.sections))
+        # The install's own (a root's basedir) first: its plugins and messages, not the host's.
+        self.defaults_file.write_text(
+            render_cnf({**self.install.options(), **options}, self.sections)
+        )
 
     def set_sections(self, sections: dict[str, dict[str, str]]) -> None:
         """Rewrite the option groups beside [mariadbd]; no restart: the programs that read
@@ -268,7 +267,7 @@ class SandboxServer:
                 [
                     *self.launch_prefix,
                     *enter,
-                    find_binary("mariadbd"),
+                    self.install.program("mariadbd"),
                     f"--defaults-file={self.defaults_file}",
                 ],
                 stdin=subprocess.DEVNULL,

@@ -19,6 +19,7 @@ from encbench.options import Strict
 from encbench.profile import Profile
 from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
+from encbench.servers import installs
 from encbench.servers.grants import NOTHING, TargetNeeds
 
 
@@ -159,6 +160,9 @@ class StudyDefinition:
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
+    # Its sandboxes run from `[server] install` (servers/installs.py: this host's MariaDB or
+    # a private root's newer release); False: always this host's.
+    any_install: bool = False
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
@@ -166,4 +170,7 @@ class StudyDefinition:
     def machine_needs(self, profile: Profile) -> list[Check]:
         """What it needs of this machine: its server kind's tools (MariaDB's: the server,
         sysbench, the key plugin; a PostgreSQL study's are in its own `needs`), then its own."""
-        return checks.unique(kind_ways.of(self.server).tools() + self.here.tools(profile))
+        found = kind_ways.of(self.server).tools() + self.here.tools(profile)
+        if self.any_install and profile.server.install != installs.SYSTEM:
+            found.append(checks.private_root(profile.server.install))
+        return checks.unique(found)

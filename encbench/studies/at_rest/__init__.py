@@ -46,6 +46,7 @@ STUDY = StudyDefinition(
         databases=lambda results_dir: list(table_sets.database_names(results_dir).values()),
     ),
     report=report.PART,
+    any_install=True,
     calibration=report.CALIBRATED,
     plan_lines=plan.plan_lines,
 )

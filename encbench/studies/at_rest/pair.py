@@ -19,7 +19,7 @@ from encbench.placement import usable_cpus
 from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keys, page_cache, shapes
+from encbench.servers import installs, keys, page_cache, shapes
 from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
@@ -169,7 +169,8 @@ class ServerPair:
         roots = self.volumes.roots() if self.volumes else {v: sandbox / v for v in VARIANTS}
         for root in roots.values():
             clear_stale_sandbox(root)
-        return {v: SandboxServer(v, roots[v]) for v in VARIANTS}
+        install = installs.of(self.profile.server.install)
+        return {v: SandboxServer(v, roots[v], install=install) for v in VARIANTS}
 
     def _config_record(self) -> dict[str, Any]:
         """Where at-rest.json keeps what belongs to the configuration (its proofs, options,
@@ -349,6 +350,9 @@ class ServerPair:
                 "mariadb_version": self.servers["plain"].version(),
             }
         )
+        install = self.servers["plain"].install.record()
+        if install is not None:
+            self.record["install"] = install
         config = self._config_record()
         if not self.calibration:
             config["encryption"] = {"algorithm": self.spec.algorithm, "scope": self.spec.scope}

@@ -702,6 +702,13 @@ def setup_servers(servers: Record | None) -> list[str]:
     if servers.get("design"):
         return setup_target(servers)
     out = []
+    install = servers.get("install")
+    if install:
+        out.append(
+            f"Servers from a private root ({install['name']}, Debian {install['suite']}): "
+            f"MariaDB {install['server']} with that root's OpenSSL {install['openssl']}, "
+            "which its encryption and TLS use, not this host's."
+        )
     data = servers.get("data", {})
     if data:
         out.append(

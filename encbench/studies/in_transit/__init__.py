@@ -39,6 +39,7 @@ STUDY = StudyDefinition(
         databases=lambda results_dir: [target.database_name(results_dir)],
     ),
     report=report.PART,
+    any_install=True,
     calibration=report.CALIBRATED,
     plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
 )

@@ -70,6 +70,8 @@ class InTransitSummary(Model):
     target_halfwidth_pct: float
     tls_version: str
     mariadb_version: str | None
+    # The private root its server ran from (servers/installs.py); None: this host's MariaDB.
+    install: dict[str, str] | None = None
     pki: dict[str, Record] | None
     notes: dict[str, str] | None
     server_options: Record | None

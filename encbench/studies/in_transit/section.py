@@ -311,6 +311,12 @@ def setup(part: InTransitSummary) -> list[str]:
             f"Server: MariaDB {part.mariadb_version or '?'}, one sandbox for both "
             f"variants, `tls_version={part.tls_version}`, cipher chosen on the server."
         ]
+        if part.install:
+            out.append(
+                f"From a private root ({part.install['name']}, Debian "
+                f"{part.install['suite']}): its TLS is that root's OpenSSL "
+                f"{part.install['openssl']}, not this host's."
+            )
     notes = part.notes or {}
     for key, info in (part.pki or {}).items():
         note = f" {notes[key]}." if key in notes else ""

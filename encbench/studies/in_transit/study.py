@@ -32,7 +32,7 @@ from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.results.schema import Usage
 from encbench.results.store import ResultStore
-from encbench.servers import keys, pki
+from encbench.servers import installs, keys, pki
 from encbench.servers.remote_cpu import cpu_measurement
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
@@ -273,7 +273,12 @@ class TransitStudy(StudyBasics):
     ) -> SandboxServer:
         root = self.store.path / "sandbox" / "transit"
         clear_stale_sandbox(root)
-        server = SandboxServer("transit", root, launch_prefix=hosts.local)
+        server = SandboxServer(
+            "transit",
+            root,
+            launch_prefix=hosts.local,
+            install=installs.of(self.profile.server.install),
+        )
         # Last in, first out: the server is destroyed, then its empty parent removed.
         stack.callback(remove_empty_sandbox_dir, self.store)
         stack.callback(server.destroy, keep_log_in=self.store.path / "logs")
@@ -303,6 +308,8 @@ class TransitStudy(StudyBasics):
             self.record["bulk_table"] = {"rows": table.rows, "bytes": table.payload_bytes}
         self.table_bytes = int((self.record.get("bulk_table") or {}).get("bytes", 0))
         self.record["mariadb_version"] = server.version()
+        if (install := server.install.record()) is not None:
+            self.record["install"] = install
         self._save_record()
         return server
 

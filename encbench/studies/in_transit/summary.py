@@ -117,6 +117,7 @@ def build(
         target_halfwidth_pct=t.target_halfwidth_pct,
         tls_version=t.tls_version,
         mariadb_version=record.get("mariadb_version"),
+        install=record.get("install"),
         pki=record.get("pki"),
         notes=record.get("notes"),
         server_options=record.get("server_options"),

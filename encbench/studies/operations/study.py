@@ -40,7 +40,8 @@ from encbench.errors import ProofError, ToolError
 from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import keyplugin
-from encbench.servers.sandbox import SandboxServer, find_binary, tree_bytes
+from encbench.servers.installs import find_binary
+from encbench.servers.sandbox import SandboxServer, tree_bytes
 from encbench.servers.target import blame_the_server
 from encbench.studies.operations import cells, recovery, rotation
 from encbench.studies.operations.options import OperationsSpec, operations_options
