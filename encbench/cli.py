@@ -193,6 +193,12 @@ def sysbench_options(command: Callable[..., None]) -> Callable[..., None]:
             ("--time", "SECONDS", "Each run's length (run_s) in every sysbench study"),
             ("--tables", "N", "sysbench tables ([data] tables)"),
             ("--table-size", "ROWS", "Rows per table ([data] table_size)"),
+            (
+                "--install",
+                "NAME",
+                "Where the sandboxes' MariaDB comes from ([server] install): system, or "
+                "mariadb-11.8 from its private root (scripts/setup.sh mariadb-11.8)",
+            ),
         ]
     ):
         words += ", instead of the profile's."
@@ -201,9 +207,19 @@ def sysbench_options(command: Callable[..., None]) -> Callable[..., None]:
 
 
 def _sysbench_given(
-    threads: str | None, time: str | None, tables: str | None, table_size: str | None
+    threads: str | None,
+    time: str | None,
+    tables: str | None,
+    table_size: str | None,
+    install: str | None = None,
 ) -> dict[str, str | None]:
-    return {"threads": threads, "time": time, "tables": tables, "table-size": table_size}
+    return {
+        "threads": threads,
+        "time": time,
+        "tables": tables,
+        "table-size": table_size,
+        "install": install,
+    }
 
 
 @main.command()
@@ -262,6 +278,7 @@ def run(
     time: str | None,
     tables: str | None,
     table_size: str | None,
+    install: str | None,
 ) -> None:
     """Measure encrypted vs plain servers with PROFILE and write DIR/<study>.jsonl,
     summary.json, report.md and report.html.
@@ -269,7 +286,7 @@ def run(
     PROFILE is a built-in (`encbench profiles` lists them with their time and whether they
     need root; by default quick) or the path of a .toml file."""
     options = TargetOptions(target, defaults_file, keep or keep_alias)
-    given = _sysbench_given(threads, time, tables, table_size)
+    given = _sysbench_given(threads, time, tables, table_size, install)
     _run(lambda: _open_store(profile, out, resume, force, options=options, sysbench=given))
 
 
@@ -373,7 +390,7 @@ def _open_store(
         if profile is not None or out is not None or options.given() or _any(sysbench):
             raise BadInput(
                 "--resume takes the profile, directory and target from DIR: give no PROFILE, "
-                "--out, --target, --threads, --time, --tables or --table-size with it"
+                "--out, --target, --threads, --time, --tables, --table-size or --install with it"
             )
         store = ResultStore.open(resume)
         store.lock()
@@ -484,6 +501,7 @@ def plan_command(
     time: str | None,
     tables: str | None,
     table_size: str | None,
+    install: str | None,
 ) -> None:
     """Print what `encbench run` would measure — every study's cells, its rounds and budget,
     and how long it would take — and touch nothing: with a target, read-only, what its login
@@ -496,7 +514,7 @@ def plan_command(
         prof, _, changed = _load_profile(
             profile or profiles.DEFAULT_PROFILE,
             TargetOptions(target, defaults_file, keep or keep_alias),
-            _sysbench_given(threads, time, tables, table_size),
+            _sysbench_given(threads, time, tables, table_size, install),
         )
         # Refused here as `run` would refuse it (a required study this machine cannot run,
         # too little disk or memory for the default results directory), in the same line.

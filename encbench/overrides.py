@@ -8,7 +8,9 @@ declared by the sections themselves (options.Strict.SYSBENCH): `[data]` takes th
 their size; each study the profile lists that drives sysbench with client threads and timed
 runs takes `--threads` and `--time` into its own keys ([measure] threads and run_s, [transit]
 query_threads and run_s, [replication] threads and run_s).  A study whose section sizes its
-own data, or that times whole operations, keeps its settings."""
+own data, or that times whole operations, keeps its settings.  `--install NAME` is not
+sysbench's: it lands in [server] install (servers/installs.py), where the sandboxes' MariaDB
+comes from."""
 
 from __future__ import annotations
 
@@ -24,8 +26,16 @@ from encbench.options import Strict, toml_value
 from encbench.profile import Profile, parse
 
 # The command line's options, by the word a section declares (options.Strict.SYSBENCH).
-OPTIONS = ("threads", "time", "tables", "table-size")
-EXAMPLES = {"threads": "1,8,64", "time": "30", "tables": "8", "table-size": "100000"}
+OPTIONS = ("threads", "time", "tables", "table-size", "install")
+EXAMPLES = {
+    "threads": "1,8,64",
+    "time": "30",
+    "tables": "8",
+    "table-size": "100000",
+    "install": "mariadb-11.8",
+}
+# Options whose value is a name, not whole numbers.
+NAMED = frozenset({"install"})
 
 
 @dataclass(frozen=True)
@@ -77,14 +87,18 @@ def values(given: dict[str, str | None]) -> dict[str, Any]:
     for option, text in given.items():
         if text is None:
             continue
+        if option in NAMED:
+            out[option] = text.strip()
+            continue
         numbers = _whole_numbers(option, text)
         out[option] = numbers if option == "threads" else numbers[0]
     return out
 
 
 def _sections(profile: Profile) -> list[tuple[str, Strict]]:
-    """The sections an option may land in: [data], then each listed study's own section."""
-    found: list[tuple[str, Strict]] = [("data", profile.data)]
+    """The sections an option may land in: [data] and [server], then each listed study's
+    own section."""
+    found: list[tuple[str, Strict]] = [("data", profile.data), ("server", profile.server)]
     for study in studies.named(profile):
         if study.settings.key is not None and study.settings.model is not None:
             found.append(

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Protocol, Self, TypeVar, get_args
+from typing import Annotated, Any, ClassVar, Protocol, Self, TypeVar, get_args
 
 from pydantic import (
     AfterValidator,
@@ -127,6 +127,8 @@ class ServerSpec(Strict):
     # Where the sandboxes' MariaDB comes from (servers/installs.py): this host's packages
     # ("system"), or a newer release from a private root (`scripts/setup.sh mariadb-11.8`).
     install: str = installs.SYSTEM
+    # `encbench run --install NAME` sets it (overrides.py).
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"install": "install"}
 
     @field_validator("install")
     @classmethod
@@ -358,7 +360,7 @@ class RegisteredStudy(Protocol):
     @property
     def server(self) -> str: ...  # the kind of server it measures (server_kind.py)
     @property
-    def any_install(self) -> bool: ...  # its sandboxes run from [server] install
+    def install_families(self) -> tuple[str, ...]: ...  # whose private roots it runs from
 
 
 @dataclass
@@ -449,12 +451,33 @@ def _install_problem(profile: Profile) -> str | None:
             f'server.install = "{install}" runs encbench\'s own servers, and a target is '
             "the user's: remove server.install or the target"
         )
-    others = [s.name for s in _REGISTRY.studies if s.name in profile.studies and not s.any_install]
+    family = installs.family_of(install)
+    listed = [s for s in _REGISTRY.studies if s.name in profile.studies]
+    others = [s.name for s in listed if family not in s.install_families]
     if others:
+        takers = [s.name for s in _REGISTRY.studies if family in s.install_families]
         return (
-            f'server.install = "{install}" runs the at-rest and in-transit studies\' servers; '
-            f"{', '.join(others)} run this host's MariaDB (its backup tool, Galera): "
-            "remove them from studies, or server.install"
+            f'server.install = "{install}" runs {family} for {", ".join(takers)}; '
+            f"{', '.join(others)} not (this host's MariaDB"
+            + (", or MySQL with --target: docs/target.md" if family == installs.MYSQL else "")
+            + "): remove them from studies, or server.install"
+        )
+    return _mysql_sandbox_problem(profile) if family == installs.MYSQL else None
+
+
+def _mysql_sandbox_problem(profile: Profile) -> str | None:
+    """What MySQL's sandboxes do not measure yet: its tables' encryption alone, with MySQL's
+    one cipher."""
+    server = profile.server
+    if server.encryption_scope != ["tables"] or server.encryption_layer != ["tde"]:
+        return (
+            'server.install = "mysql" measures MySQL\'s table encryption (scope "tables", '
+            'layer "tde") only so far: remove encryption_scope and encryption_layer'
+        )
+    if server.encryption_algorithm != ["AES_CTR"]:
+        return (
+            'server.install = "mysql": MySQL\'s InnoDB has one cipher (AES-256) and no '
+            "choice of algorithm: remove server.encryption_algorithm"
         )
     return None
 

@@ -144,15 +144,25 @@ def encryption_schemes(
 
 
 def prove(
-    server: Target, claimed: str, spec: EncryptionSpec, tables: int, name: str | None = None
+    server: Target,
+    claimed: str,
+    spec: EncryptionSpec,
+    tables: int,
+    name: str | None = None,
+    *,
+    sql: str = SCHEMES_SQL,
+    background: bool = True,
 ) -> ProofResult:
     """Check both witnesses (the second where the target's files are readable); raise
     ProofError (with the evidence) when the claim is false.  `name` is how messages call the
-    server (a calibration's "B (plain twin)"); by default its claim."""
-    if claimed == "encrypted":
+    server (a calibration's "B (plain twin)"); by default its claim.  `sql`: another
+    family's view of the tablespaces (MySQL's, studies/at_rest/dialects.py); `background`:
+    wait for MariaDB's background encryption threads first (MySQL has none: its tables are
+    born encrypted)."""
+    if claimed == "encrypted" and background:
         wait_background_encryption(server)
     marker = write_marker(server, tables)
-    schemes = encryption_schemes(server, tables)
+    schemes = encryption_schemes(server, tables, sql=sql)
     result = ProofResult(
         variant=claimed,
         tablespaces_checked=len(schemes),

@@ -9,6 +9,7 @@ plugins (file_key_management) and messages are the root's, not this host's."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,9 +17,13 @@ from encbench import proc, roots
 from encbench.errors import BadInput
 
 SYSTEM = "system"
+MARIADB = "MariaDB"
+MYSQL = "MySQL"
 INSTALL_HINT = "install it: apt-get install mariadb-server (or run `make setup`)"
-# The roots a MariaDB sandbox can run from (MySQL's root is measured as a target).
-MARIADB_ROOTS = ("mariadb-11.8",)
+# The roots a sandbox can run from, with the family of their server: MariaDB 11.8, and
+# MySQL 9.7 (the at-rest study's sandboxes only: its in-transit side is measured as a target).
+ROOT_FAMILIES = {"mariadb-11.8": MARIADB, "mysql": MYSQL}
+MARIADB_ROOTS = tuple(ROOT_FAMILIES)
 
 
 def find_binary(name: str) -> str:
@@ -34,6 +39,34 @@ class ServerInstall:
     name: str  # "system", or the root's name
     root: Path | None = None  # the root's directory (None: this host's packages)
     basedir: Path | None = None  # the root's basedir of wrappers
+    family: str = MARIADB  # MariaDB, or MySQL: how its server is made, keyed and proven
+
+    @property
+    def mysql(self) -> bool:
+        return self.family == MYSQL
+
+    @property
+    def server_program(self) -> str:
+        return "mysqld" if self.mysql else "mariadbd"
+
+    def initialize(self, defaults_file: Path, datadir: Path, os_user: str) -> list[str]:
+        """The command that makes an empty data directory: mariadb-install-db (root over
+        the socket as the OS user), or MySQL's own --initialize-insecure (root@localhost
+        without a password, reached over the socket only)."""
+        if self.mysql:
+            return [
+                self.program("mysqld"),
+                f"--defaults-file={defaults_file}",
+                "--initialize-insecure",
+            ]
+        return [
+            *self.install_db(),
+            f"--defaults-file={defaults_file}",
+            f"--datadir={datadir}",
+            "--auth-root-authentication-method=socket",
+            f"--auth-root-socket-user={os_user}",
+            "--skip-test-db",
+        ]
 
     def program(self, name: str) -> str:
         """The command that runs one of the server's programs here."""
@@ -57,12 +90,59 @@ class ServerInstall:
         root = roots.find(self.name) if self.root is not None else None
         return root.record() if root is not None else None
 
-    def options(self) -> dict[str, str]:
-        """What the server's option file must say for this install."""
-        return {} if self.basedir is None else {"basedir": str(self.basedir)}
+    def write_keyring(self, datadir: Path, keyring: Path) -> None:
+        """MySQL's keyring component for one server: loaded from its data directory's own
+        manifest (the root's global manifest and configuration only say to read the local
+        ones), its keyring file at `keyring` (its directory private, the file 0600)."""
+        if self.root is None:
+            raise BadInput("MySQL's keyring component needs MySQL's private root")
+        write_keyring(self.root, datadir, keyring)
+
+    def options(self, files_dir: Path) -> dict[str, str]:
+        """What the server's option file must say for this install.  MySQL: its plugins and
+        messages are not under its basedir as MariaDB's are; without secure_file_priv it looks
+        for Debian's /var/lib/mysql-files (and stops); its X protocol is off."""
+        if self.basedir is None:
+            return {}
+        if not self.mysql or self.root is None:
+            return {"basedir": str(self.basedir)}
+        return {
+            "basedir": str(self.root / "usr"),
+            "plugin_dir": str(self.root / "usr/lib/mysql/plugin"),
+            "lc_messages_dir": str(self.root / "usr/share/mysql"),
+            "secure_file_priv": str(files_dir),
+            "mysqlx": "OFF",
+            # INFORMATION_SCHEMA.TABLES' sizes from the tables, not a day-old cache: the
+            # data's size sets each regime's buffer pool.
+            "information_schema_stats_expiry": "0",
+        }
 
 
 HOST = ServerInstall(SYSTEM)
+# The root's global manifest and component configuration: each server reads its own.
+GLOBAL_MANIFEST = {"read_local_manifest": True}
+GLOBAL_KEYRING_CONFIG = {"read_local_config": True}
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
+    path.write_text(text)
+
+
+def write_keyring(root: Path, datadir: Path, keyring: Path) -> None:
+    manifest = root / "usr/sbin/mysqld.my"
+    config = root / "usr/lib/mysql/plugin/component_keyring_file.cnf"
+    for path, content in ((manifest, GLOBAL_MANIFEST), (config, GLOBAL_KEYRING_CONFIG)):
+        if not path.exists():
+            path.write_text(json.dumps(content) + "\n")
+            path.chmod(0o444)  # mysqld warns of a manifest others could change
+    (datadir / "mysqld.my").write_text(
+        json.dumps({"components": "file://component_keyring_file"}) + "\n"
+    )
+    keyring.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    local = {"path": str(keyring), "read_only": False}
+    _write_private(datadir / "component_keyring_file.cnf", json.dumps(local) + "\n")
 
 
 def of(name: str) -> ServerInstall:
@@ -72,7 +152,7 @@ def of(name: str) -> ServerInstall:
     root = roots.find(name)
     if root is None:
         raise BadInput(roots.missing_why(name))
-    return ServerInstall(name, root.path, root.basedir())
+    return ServerInstall(name, root.path, root.basedir(), ROOT_FAMILIES.get(name, MARIADB))
 
 
 def version(name: str) -> str | None:
@@ -81,3 +161,8 @@ def version(name: str) -> str | None:
         return None
     root = roots.find(name)
     return root.version if root is not None else None
+
+
+def family_of(name: str) -> str:
+    """The family of an install's server (MariaDB, MySQL), whether or not it is built."""
+    return ROOT_FAMILIES.get(name, MARIADB)

@@ -17,7 +17,6 @@ its own option file on its command line, like a MariaDB sandbox.
 
 from __future__ import annotations
 
-import json
 import secrets
 import signal
 import subprocess
@@ -28,15 +27,12 @@ import pymysql
 from encbench import proc
 from encbench.errors import ToolError
 from encbench.roots import Root
-from encbench.servers import registry
+from encbench.servers import installs, registry
 from encbench.servers.sandbox import wait_ready
 
 START_TIMEOUT_S = 120.0
 INIT_TIMEOUT_S = 300.0
 STOP_STEPS = ((signal.SIGTERM, 60.0), (signal.SIGKILL, 10.0))
-# The root's global manifest and component configuration: each server reads its own.
-GLOBAL_MANIFEST = {"read_local_manifest": True}
-GLOBAL_KEYRING_CONFIG = {"read_local_config": True}
 
 
 def _write_private(path: Path, text: str) -> None:
@@ -80,18 +76,7 @@ class RootServer:
 
     def _keyring_files(self) -> None:
         """The keyring component from the data directory's manifest, its file private."""
-        r = self.root.path
-        manifest = r / "usr/sbin/mysqld.my"
-        config = r / "usr/lib/mysql/plugin/component_keyring_file.cnf"
-        for path, content in ((manifest, GLOBAL_MANIFEST), (config, GLOBAL_KEYRING_CONFIG)):
-            if not path.exists():
-                path.write_text(json.dumps(content) + "\n")
-                path.chmod(0o444)  # mysqld warns of a manifest others could change
-        (self.datadir / "mysqld.my").write_text(
-            json.dumps({"components": "file://component_keyring_file"}) + "\n"
-        )
-        local = {"path": str(self.private / "keyring"), "read_only": False}
-        _write_private(self.datadir / "component_keyring_file.cnf", json.dumps(local) + "\n")
+        installs.write_keyring(self.root.path, self.datadir, self.private / "keyring")
 
     def initialize(self) -> None:
         """An empty data directory, its keyring component configured."""

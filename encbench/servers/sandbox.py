@@ -157,6 +157,7 @@ class SandboxServer:
         query_timeout_s: float = QUERY_TIMEOUT_S,
         use_cgroup: bool = True,
         install: ServerInstall = HOST,
+        keyring: Path | None = None,
     ) -> None:
         root = root.absolute()
         check_path(root, "sandbox directory")
@@ -169,6 +170,8 @@ class SandboxServer:
         self.launch_prefix = list(launch_prefix)
         # This host's MariaDB, or a newer release's from a private root (installs.py).
         self.install = install
+        # A MySQL server's keyring file, where its options encrypt (default_table_encryption).
+        self.keyring = keyring
         self.root = root
         self.database = database
         self.socket_dir = Path(tempfile.mkdtemp(prefix="encbench-"))
@@ -184,6 +187,10 @@ class SandboxServer:
         self.defaults_file = root / "my.cnf"
         self.port = free_port()
         self.user = getpass.getuser()
+        # The account encbench and sysbench log in as, over the socket without a password:
+        # MariaDB's root by unix_socket as the OS user; MySQL's root@localhost, which
+        # --initialize-insecure makes with an empty password (reached by the socket only).
+        self.login = "root" if install.mysql else self.user
         self.process: subprocess.Popen[bytes] | None = None
         self.options: dict[str, str] = {}
         # Option groups beside [mariadbd] in the same file (a Galera node's [sst]).
@@ -210,28 +217,31 @@ class SandboxServer:
         if not install_db:
             self.paths.datadir.mkdir(exist_ok=True)
             return
-        install_tool = self.install.install_db()
-        self.install.program("mariadbd")
+        argv = self.install.initialize(self.defaults_file, self.paths.datadir, self.user)
+        self.install.program(self.install.server_program)
         proc.run(
-            [
-                *install_tool,
-                f"--defaults-file={self.defaults_file}",
-                f"--datadir={self.paths.datadir}",
-                "--auth-root-authentication-method=socket",
-                f"--auth-root-socket-user={self.user}",
-                "--skip-test-db",
-            ],
+            argv,
             phase=f"initialize {self.name} server",
             timeout_s=300,
             stdout_path=self.root / "install-db.log",
             hint=f"its output is in {self.root / 'install-db.log'}",
         )
+        if self.install.mysql and "default_table_encryption" in options:
+            assert self.keyring is not None, "an encrypting MySQL sandbox needs its keyring"
+            self.install.write_keyring(self.paths.datadir, self.keyring)
 
     def _write_options(self, options: dict[str, str]) -> None:
         self.options = dict(options)
         # The install's own (a root's basedir) first: its plugins and messages, not the host's.
+        files = self.root / "files"  # MySQL's secure_file_priv
+        if self.install.mysql:
+            files.mkdir(parents=True, exist_ok=True)
         self.defaults_file.write_text(
-            render_cnf({**self.install.options(), **options}, self.sections)
+            render_cnf(
+                {**self.install.options(files), **options},
+                self.sections,
+                group=self.install.server_program,
+            )
         )
 
     def set_sections(self, sections: dict[str, dict[str, str]]) -> None:
@@ -267,7 +277,7 @@ class SandboxServer:
                 [
                     *self.launch_prefix,
                     *enter,
-                    self.install.program("mariadbd"),
+                    self.install.program(self.install.server_program),
                     f"--defaults-file={self.defaults_file}",
                 ],
                 stdin=subprocess.DEVNULL,
@@ -400,7 +410,7 @@ class SandboxServer:
 
     def endpoint(self) -> Connection:
         """Over the unix socket, as the OS user: no password anywhere."""
-        return Connection.unix(self.paths.socket, self.user, self.database)
+        return Connection.unix(self.paths.socket, self.login, self.database)
 
     # -- SQL -------------------------------------------------------------------------------
     def _open(
@@ -410,7 +420,7 @@ class SandboxServer:
         every write wait at most read_timeout_s."""
         return pymysql.connect(
             unix_socket=str(self.paths.socket),
-            user=self.user,
+            user=self.login,
             database=database,
             connect_timeout=connect_timeout_s or self.connect_timeout_s,
             read_timeout=read_timeout_s,

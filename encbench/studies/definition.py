@@ -160,9 +160,9 @@ class StudyDefinition:
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
-    # Its sandboxes run from `[server] install` (servers/installs.py: this host's MariaDB or
-    # a private root's newer release); False: always this host's.
-    any_install: bool = False
+    # The families of server (installs.py: "MariaDB", "MySQL") whose private roots its
+    # sandboxes run from with `[server] install`; (): always this host's MariaDB.
+    install_families: tuple[str, ...] = ()
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
@@ -171,6 +171,6 @@ class StudyDefinition:
         """What it needs of this machine: its server kind's tools (MariaDB's: the server,
         sysbench, the key plugin; a PostgreSQL study's are in its own `needs`), then its own."""
         found = kind_ways.of(self.server).tools() + self.here.tools(profile)
-        if self.any_install and profile.server.install != installs.SYSTEM:
+        if self.install_families and profile.server.install != installs.SYSTEM:
             found.append(checks.private_root(profile.server.install))
         return checks.unique(found)

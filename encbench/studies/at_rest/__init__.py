@@ -1,6 +1,7 @@
 """The data-at-rest study: a plain and an encrypted sandboxed server, identical but for
 encryption (or a user's server, `--target`)."""
 
+from encbench.servers import installs
 from encbench.studies.at_rest import cells, needs, options, pair, plan, report, table_sets
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.floor import page_us
@@ -46,7 +47,7 @@ STUDY = StudyDefinition(
         databases=lambda results_dir: list(table_sets.database_names(results_dir).values()),
     ),
     report=report.PART,
-    any_install=True,
+    install_families=(installs.MARIADB, installs.MYSQL),
     calibration=report.CALIBRATED,
     plan_lines=plan.plan_lines,
 )

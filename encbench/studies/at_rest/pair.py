@@ -39,6 +39,7 @@ from encbench.servers.variants import (
     side_name,
 )
 from encbench.studies.at_rest.cells import configurations
+from encbench.studies.at_rest.dialects import Dialect, dialect_for
 from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.volumes import PairVolumes, uses_images
@@ -134,6 +135,8 @@ class ServerPair:
     ) -> None:
         self.store = store
         self.profile = profile
+        # The servers' family (MariaDB, or MySQL from its root): its SQL and its proofs.
+        self.dialect: Dialect = dialect_for(installs.family_of(profile.server.install))
         # The encrypted server's configuration now; `use` provisions a fresh pair for another.
         every = configurations(profile)
         # Without root the filesystem layer is left out: a pair starts with TDE if it can.
@@ -170,7 +173,11 @@ class ServerPair:
         for root in roots.values():
             clear_stale_sandbox(root)
         install = installs.of(self.profile.server.install)
-        return {v: SandboxServer(v, roots[v], install=install) for v in VARIANTS}
+        return {
+            # A MySQL server's keyring file, beside the run's other keys (private/, 0700).
+            v: SandboxServer(v, roots[v], install=install, keyring=self.private / f"keyring-{v}")
+            for v in VARIANTS
+        }
 
     def _config_record(self) -> dict[str, Any]:
         """Where at-rest.json keeps what belongs to the configuration (its proofs, options,
@@ -279,6 +286,7 @@ class ServerPair:
             run_as_root=os.geteuid() == 0,
             calibration=self.calibration,
             binlog=self.binlog,
+            mysql=server.install.mysql,
         )
 
     def _innodb_claim(self, variant: str) -> str:
@@ -325,8 +333,9 @@ class ServerPair:
             claimed = self._innodb_claim(variant)
             log(f"proving that {self.side(variant)} is {claimed}")
             proofs[variant] = proof.prove(
-                server, claimed, self.spec, data.tables, name=self.side(variant)
-            ).to_json()
+                server, claimed, self.spec, data.tables, name=self.side(variant),
+                sql=self.dialect.proof_sql, background=self.dialect.mariadb,
+            ).to_json()  # fmt: skip
         self.data_mb = self._data_mb(self.servers["plain"])
         self.shaped = None
         if self.calibration:
@@ -348,6 +357,7 @@ class ServerPair:
                 "binary_log": self.binlog,
                 "cpu_measurement": CPU_MEASUREMENT,
                 "mariadb_version": self.servers["plain"].version(),
+                "family": self.dialect.family,
             }
         )
         install = self.servers["plain"].install.record()
@@ -356,6 +366,12 @@ class ServerPair:
         config = self._config_record()
         if not self.calibration:
             config["encryption"] = {"algorithm": self.spec.algorithm, "scope": self.spec.scope}
+            if not self.dialect.mariadb:
+                # MySQL's InnoDB has one cipher and its keyring component, not a key plugin.
+                config["encryption"] |= {
+                    "algorithm": "AES-256 (MySQL's only)",
+                    "key_management": "component_keyring_file",
+                }
             if self.spec.layer != "tde":
                 config["encryption"]["layer"] = self.spec.layer
         config.update(
@@ -375,6 +391,11 @@ class ServerPair:
         self.store.write_json("at-rest.json", self.record)
 
     def _data_mb(self, server: SandboxServer) -> float:
+        if server.install.mysql:
+            # MySQL's table sizes are its statistics' (0 right after loading): made fresh.
+            count = self.profile.data.tables
+            tables = ", ".join(f"{server.database}.sbtest{i}" for i in range(1, count + 1))
+            server.query(f"ANALYZE TABLE {tables}")
         rows = server.query(
             "SELECT SUM(DATA_LENGTH + INDEX_LENGTH) FROM information_schema.TABLES "
             "WHERE TABLE_SCHEMA = %s AND TABLE_NAME LIKE 'sbtest%%'",
@@ -439,7 +460,7 @@ class ServerPair:
                 )
             claimed = self._innodb_claim(variant)
             regime_record["proofs"][variant] = proof.prove_tablespaces(
-                server, claimed, self.profile.data.tables
+                server, claimed, self.profile.data.tables, sql=self.dialect.proof_sql
             )
             regime_record["cpu_source"][variant] = server.cpu_counter.source
             if regime == "in-memory":

@@ -48,7 +48,8 @@ def setup(part: AtRestSummary) -> Setup:
         software=section.setup_capacity(part),
         last=section.setup_last(part),
         server_version=(part.servers or {}).get("mariadb_version"),
-        server_title=((part.servers or {}).get("target") or {}).get("family"),
+        server_title=((part.servers or {}).get("target") or {}).get("family")
+        or (part.servers or {}).get("family"),
     )
 
 

@@ -11,6 +11,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.results.schema import primary_metric
+from encbench.servers import installs
 from encbench.studies.at_rest import cost_profile, floor, growth, target_regimes
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
@@ -107,6 +108,8 @@ def summarize_cell(
         load_field="other_load_pct",
     )
     spec = configuration(cell, profile)
+    # MySQL counts no pages through its cipher: no floor can be drawn from its counters.
+    counts_pages = installs.family_of(profile.server.install) != installs.MYSQL
     return summary.model_copy(
         update={
             # InnoDB's cipher: none under the filesystem layer alone (the kernel's is not it).
@@ -116,7 +119,7 @@ def summarize_cell(
                 crypto,
                 spec.algorithm,
             )
-            if spec.tde
+            if spec.tde and counts_pages
             else None,
             "cost_profile": cost_profile.cost_profile(cpu_profile, cell),
         }

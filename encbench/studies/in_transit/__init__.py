@@ -1,6 +1,7 @@
 """The data-in-transit study: one sandboxed server (or a user's, `--target`), reached over
 plain TCP and over TLS or a tunnel."""
 
+from encbench.servers import installs
 from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
 from encbench.studies.in_transit import cells, needs, options, report, sizing, target
 from encbench.studies.in_transit.options import transit_options
@@ -39,7 +40,8 @@ STUDY = StudyDefinition(
         databases=lambda results_dir: [target.database_name(results_dir)],
     ),
     report=report.PART,
-    any_install=True,
+    # MySQL's TLS is measured against a MySQL server with --target (docs/target.md).
+    install_families=(installs.MARIADB,),
     calibration=report.CALIBRATED,
     plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
 )
