@@ -133,7 +133,7 @@ class ServerSpec(Strict):
     @field_validator("install")
     @classmethod
     def known_install(cls, value: str) -> str:
-        return all_known([value], (installs.SYSTEM, *installs.MARIADB_ROOTS), "install")[0]
+        return all_known([value], (installs.SYSTEM, *installs.SANDBOX_ROOTS), "install")[0]
 
     @field_validator("shapes")
     @classmethod

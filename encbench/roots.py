@@ -64,6 +64,7 @@ class RootSpec:
     packages: tuple[str, ...]
     server: str  # the server binary, inside the root
     version_pattern: str  # read from `server --version`
+    family: str  # "MySQL" or "MariaDB": how its server is made, keyed and proven
 
 
 SPECS: tuple[RootSpec, ...] = (
@@ -74,6 +75,7 @@ SPECS: tuple[RootSpec, ...] = (
         packages=("mysql-server-core", "mysql-client-core"),
         server="usr/sbin/mysqld",
         version_pattern=r"Ver\s+(\S+)",
+        family="MySQL",
     ),
     RootSpec(
         name="mariadb-11.8",
@@ -83,6 +85,7 @@ SPECS: tuple[RootSpec, ...] = (
         packages=("mariadb-server", "mariadb-client"),
         server="usr/sbin/mariadbd",
         version_pattern=r"Ver\s+(\S+)",
+        family="MariaDB",
     ),
 )
 

@@ -90,4 +90,4 @@ def test_install_on_the_command_line_lands_in_server_install_or_is_refused_in_on
     assert "operations not (this host's MariaDB)" in line
     unknown = encbench("plan", "smoke", "--install", "mariadb-12")
     assert unknown.returncode == 2
-    assert "choose from system, mariadb-11.8" in unknown.stderr
+    assert "choose from system, mysql, mariadb-11.8" in unknown.stderr

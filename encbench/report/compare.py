@@ -213,7 +213,8 @@ def _setup(
         **{k.title: facts.get(k.title) or str(env.get(k.name) or "?") for k in kinds},
         "Galera": facts.get("Galera", "?"),
         "CPU": f"{cpu.get('model', '?')}, {cpu.get('cores', '?')} cores",
-        "OpenSSL": str(env.get("openssl") or "?"),
+        # A private root's server uses the root's OpenSSL, not this host's.
+        "OpenSSL": facts.get("OpenSSL") or str(env.get("openssl") or "?"),
         "kernel": str(env.get("kernel") or "?"),
         "data": facts.get("data", "?"),
         "buffer pool": facts.get("buffer pool", "?"),

@@ -1,11 +1,12 @@
-"""Where a sandbox's MariaDB comes from (`[server] install`): this host's Debian packages
-("system", as always) or a private root of a newer release (roots.py, e.g. "mariadb-11.8",
-built by `scripts/setup.sh mariadb-11.8`), so that one profile can be measured on both and
-`encbench compare` says whether encryption got cheaper or dearer between releases.
+"""Where a sandbox's server comes from (`[server] install`, `--install`): this host's Debian
+MariaDB ("system", as always) or a private root of a newer release (roots.py: "mariadb-11.8",
+or "mysql", MySQL 9.7), built by `scripts/setup.sh NAME`, so that one profile can be measured
+on each and `encbench compare` says whether encryption got cheaper or dearer between them.
 
 A root's server runs through the root's own loader: its programs are found under its
-basedir of wrappers (roots.Root.basedir), which is also the server's `basedir` option, so its
-plugins (file_key_management) and messages are the root's, not this host's."""
+basedir of wrappers (roots.Root.basedir).  MariaDB's `basedir` option is that directory, so
+its plugins (file_key_management) and messages are the root's; MySQL is told where its own
+are, and is made (--initialize-insecure) and keyed (its keyring component) its own way."""
 
 from __future__ import annotations
 
@@ -20,10 +21,10 @@ SYSTEM = "system"
 MARIADB = "MariaDB"
 MYSQL = "MySQL"
 INSTALL_HINT = "install it: apt-get install mariadb-server (or run `make setup`)"
-# The roots a sandbox can run from, with the family of their server: MariaDB 11.8, and
-# MySQL 9.7 (the at-rest study's sandboxes only: its in-transit side is measured as a target).
-ROOT_FAMILIES = {"mariadb-11.8": MARIADB, "mysql": MYSQL}
-MARIADB_ROOTS = tuple(ROOT_FAMILIES)
+# The roots a sandbox can run from, with the family of their server (which studies run
+# which family: their definitions' install_families).
+ROOT_FAMILIES = {s.name: s.family for s in roots.SPECS}
+SANDBOX_ROOTS = tuple(ROOT_FAMILIES)
 
 
 def find_binary(name: str) -> str:

@@ -97,8 +97,11 @@ def compare_setup(part: AtRestSummary) -> dict[str, str]:
     enc, data = servers.get("encryption") or {}, servers.get("data") or {}
     if enc:
         out["encryption"] = f"{enc.get('algorithm', '?')}, scope {enc.get('scope', '?')}"
+    install = servers.get("install")
+    if install:
+        out["OpenSSL"] = f"{install['openssl']} (the {install['name']} root's)"
     if servers.get("mariadb_version"):
-        family = (servers.get("target") or {}).get("family")
+        family = (servers.get("target") or {}).get("family") or servers.get("family")
         prefix = f"{family} " if family and family != "MariaDB" else ""
         out["MariaDB"] = prefix + str(servers["mariadb_version"])
     if data:
