@@ -25,7 +25,8 @@ integration: setup
 # the integration tests mostly wait on servers, clusters and fixed-length runs, so more
 # workers than cores fill the cores' idle time (fresh clones on a 2-core VM, 2026-11-28:
 # 14 min 37 s on two workers, 11 min 18 s on three, later 12 min 3 s on three and 10 min
-# 51 s on four with 1,390 tests; docs/developing.md).
+# 51 s on four with 1,390 tests; 11 min 55 s with 1,411, the MySQL 9.7 and MariaDB 11.8
+# roots already built, whose first build adds about 35 s; docs/developing.md).
 test: lint
 	@scripts/setup-test-extras.sh
 	$(VENV)/pytest -q -n 4 --dist loadfile --durations=15
