@@ -31,7 +31,8 @@ STUDY = StudyDefinition(
         check=needs.check,
         root=needs.root,
         creates=(
-            "2 MariaDB sandboxes (servers and data directories under the results directory), "
+            "2 sandboxed servers (MariaDB, or the install's: servers and data directories "
+            "under the results directory), "
             "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
             "layer, the page cache dropped before each io-bound run"
         ),

@@ -76,6 +76,7 @@ def summarize_cell(
     cores: int,
     cpu_profile: Record | None = None,
     skipped: str | None = None,
+    counts_pages: bool = True,
 ) -> AtRestCell:
     identity: dict[str, Any] = {
         "workload": cell.workload,
@@ -108,8 +109,6 @@ def summarize_cell(
         load_field="other_load_pct",
     )
     spec = configuration(cell, profile)
-    # MySQL counts no pages through its cipher: no floor can be drawn from its counters.
-    counts_pages = installs.family_of(profile.server.install) != installs.MYSQL
     return summary.model_copy(
         update={
             # InnoDB's cipher: none under the filesystem layer alone (the kernel's is not it).
@@ -136,6 +135,10 @@ def build(
 ) -> AtRestSummary:
     cores = cells.cores_of(environment)
     skipped = (servers or {}).get("skipped") or {}  # cells a target could not measure
+    # MySQL (a sandbox's family, or a target's) counts no pages through its cipher: no
+    # floor can be drawn from its counters.
+    family = (servers or {}).get("family") or ((servers or {}).get("target") or {}).get("family")
+    counts_pages = family in (None, installs.MARIADB)
     m = measure_options(profile)
     summaries, differences = cells.summarize_cells(
         at_rest_cells(profile),
@@ -143,7 +146,7 @@ def build(
         m,
         PRIMARY,
         lambda cell, state: summarize_cell(
-            cell, state, profile, crypto, cores, cpu_profile, skipped.get(cell.slug)
+            cell, state, profile, crypto, cores, cpu_profile, skipped.get(cell.slug), counts_pages
         ),
         cell_name,
     )
