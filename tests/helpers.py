@@ -185,3 +185,13 @@ def loops_under(path: Path) -> list[str]:
     ).stdout
     where = os.path.realpath(path)
     return [line for line in out.splitlines() if where + "/" in line]
+
+
+def files_holding(directory: Path, secret: str) -> list[str]:
+    """The files under directory whose bytes hold the secret (a password must be in none)."""
+    wanted = secret.encode()
+    return [
+        str(path.relative_to(directory))
+        for path in directory.rglob("*")
+        if path.is_file() and wanted in path.read_bytes()
+    ]

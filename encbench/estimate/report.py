@@ -115,8 +115,8 @@ def on_now(window: Window) -> dict[str, str]:
 
     reads = through_cipher("pages_read", "pages_decrypted", "read")
     writes = through_cipher("pages_written", "pages_encrypted", "written")
-    missing = prerequisites.tls_missing(v)
-    tls = f"no ({missing.removeprefix('the server has no TLS (')}" if missing else ""
+    why = prerequisites.no_tls_because(v)
+    tls = f"no ({why})" if why else ""
     connections = total("connections")
     handshakes = total("tls_handshakes")
     if not tls:

@@ -61,19 +61,25 @@ def product(variables: Mapping[str, str]) -> str:
 
 
 def tls_missing(variables: Mapping[str, str]) -> str | None:
-    """Why the server offers no TLS, or None when it does.  MariaDB (and MySQL before 8.4)
-    say it in have_ssl (YES, DISABLED when its certificate failed to load, NO); MySQL 8.4+
-    has no have_ssl and offers TLS when it has a certificate (by default one it generated)
-    and allows a TLS version.  Each TLS run's proof (Ssl_version) is the final word."""
+    """Why the server offers no TLS ("the server has no TLS (have_ssl = DISABLED)"), or
+    None when it does."""
+    why = no_tls_because(variables)
+    return None if why is None else f"the server has no TLS ({why})"
+
+
+def no_tls_because(variables: Mapping[str, str]) -> str | None:
+    """What says the server offers no TLS, or None when it does.  MariaDB (and MySQL before
+    8.4) say it in have_ssl (YES, DISABLED when its certificate failed to load, NO); MySQL
+    8.4+ has no have_ssl and offers TLS when it has a certificate (by default one it
+    generated) and allows a TLS version.  Each TLS run's proof (Ssl_version) is the final
+    word."""
     if "have_ssl" in variables:
         have = variables["have_ssl"]
-        return (
-            None if have.upper() == "YES" else f"the server has no TLS (have_ssl = {have or '?'})"
-        )
+        return None if have.upper() == "YES" else f"have_ssl = {have or '?'}"
     if not variables.get("ssl_cert"):
-        return "the server has no TLS (no certificate: ssl_cert is empty)"
+        return "no certificate: ssl_cert is empty"
     if not variables.get("tls_version"):
-        return "the server has no TLS (tls_version allows none)"
+        return "tls_version allows none"
     return None
 
 

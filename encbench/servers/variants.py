@@ -104,7 +104,7 @@ def common_options(
 
 def mysql_encryption_options(spec: EncryptionSpec) -> dict[str, str]:
     """MySQL's: every new table encrypted (default_table_encryption) with the keyring
-    component (its manifest in the data directory: servers/installs.write_keyring), by
+    component (its manifest in the data directory: servers/installs.ServerInstall.write_keyring), by
     InnoDB's one cipher, AES-256 (MySQL has no choice of algorithm).  Scope `all` is
     refused before a run (profile checks): its logs' proof is not written for MySQL yet."""
     return {"default_table_encryption": "ON"}

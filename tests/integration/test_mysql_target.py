@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -21,10 +22,11 @@ import pytest
 
 from encbench import roots
 from encbench.estimate import units
-from encbench.servers.root_server import RootServer
-from encbench.servers.sandbox import free_port
+from encbench.servers import installs
+from encbench.servers.sandbox import SandboxServer
+from encbench.servers.variants import common_options
 from tests import estimate_helpers
-from tests.helpers import skip_unless_ci, tiny_profile
+from tests.helpers import files_holding, skip_unless_ci, tiny_profile
 
 LOGIN = "bench"
 TRANSIT = """name = "mysql-transit"
@@ -49,7 +51,7 @@ MOVING = frozenset({"gtid_executed", "gtid_purged"})
 
 
 class UsersMysql:
-    def __init__(self, server: RootServer, password: str) -> None:
+    def __init__(self, server: SandboxServer, password: str) -> None:
         self.server = server
         self.password = password
 
@@ -57,18 +59,18 @@ class UsersMysql:
         base = f"mysql://{LOGIN}@127.0.0.1:{self.server.port}/"
         if not tls_files:
             return base
-        d = self.server.datadir
+        d = self.server.paths.datadir
         return (
             f"{base}?ssl-ca={d / 'ca.pem'}&ssl-cert={d / 'client-cert.pem'}"
             f"&ssl-key={d / 'client-key.pem'}"
         )
 
     def snapshot(self) -> dict[str, object]:
-        variables = dict(self.server.sql("SHOW GLOBAL VARIABLES"))
+        variables = dict(self.server.query("SHOW GLOBAL VARIABLES"))
         return {
-            "databases": self.server.sql("SHOW DATABASES"),
-            "users": self.server.sql("SELECT User, Host FROM mysql.user ORDER BY 1, 2"),
-            "theirs": self.server.sql("SELECT id FROM theirs.t"),
+            "databases": self.server.query("SHOW DATABASES"),
+            "users": self.server.query("SELECT User, Host FROM mysql.user ORDER BY 1, 2"),
+            "theirs": self.server.query("SELECT id FROM theirs.t"),
             "variables": {k: v for k, v in variables.items() if k not in MOVING},
         }
 
@@ -110,26 +112,32 @@ def users(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UsersMysql]:
     base = tmp_path_factory.mktemp("users-mysql")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_STATE_HOME", str(base / "state"))  # as conftest's state_dir
-        server = RootServer(root, base / "server", free_port())
+        # A DBA's MySQL, started as encbench starts its own (from the same root): its
+        # keyring component loaded (default_table_encryption among its options), its
+        # tables plain by default, TLS with the certificates it generated, a binary log.
+        server = SandboxServer(
+            "users-mysql",
+            base / "server",
+            install=installs.of("mysql"),
+            keyring=base / "private" / "keyring",
+        )
+        options = common_options(
+            server.paths, port=server.port, buffer_pool_mb=128,
+            run_as_root=os.geteuid() == 0, binlog=True,
+        )  # fmt: skip
+        options |= {"performance_schema": "ON", "default_table_encryption": "OFF"}
         try:
-            server.initialize()
-            server.start()
-            password = server.create_login(LOGIN)
-            server.sql("CREATE DATABASE theirs")
-            server.sql("CREATE TABLE theirs.t (id INT PRIMARY KEY)")
-            server.sql("INSERT INTO theirs.t VALUES (42)")
+            server.initialize(options)
+            server.start(options)
+            password = secrets.token_urlsafe(18)
+            server.query("CREATE USER %s@'%%' IDENTIFIED BY %s", (LOGIN, password))
+            server.query(f"GRANT ALL ON *.* TO `{LOGIN}`@'%'")
+            server.query("CREATE DATABASE theirs")
+            server.query("CREATE TABLE theirs.t (id INT PRIMARY KEY)")
+            server.query("INSERT INTO theirs.t VALUES (42)")
             yield UsersMysql(server, password)
         finally:
-            server.stop()
-
-
-def files_holding(directory: Path, secret: str) -> list[str]:
-    wanted = secret.encode()
-    return [
-        str(p.relative_to(directory))
-        for p in directory.rglob("*")
-        if p.is_file() and wanted in p.read_bytes()
-    ]
+            server.destroy()
 
 
 def test_at_rest_on_a_users_mysql_measures_encryption_y_table_sets_and_names_mysql(

@@ -22,7 +22,7 @@ import pytest
 from encbench.kinds import postgresql
 from encbench.servers import pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
-from tests.helpers import encbench, skip_unless_ci
+from tests.helpers import encbench, files_holding, skip_unless_ci
 
 LOGIN = "bench"
 
@@ -99,15 +99,6 @@ class ArgvWatch:
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
         self.thread.join()
-
-
-def files_holding(directory: Path, secret: str) -> list[str]:
-    wanted = secret.encode()
-    return [
-        str(path.relative_to(directory))
-        for path in directory.rglob("*")
-        if path.is_file() and wanted in path.read_bytes()
-    ]
 
 
 def test_plan_reads_the_target_and_a_run_leaves_its_databases_and_roles_as_they_were(

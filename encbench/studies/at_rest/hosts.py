@@ -24,6 +24,7 @@ from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import EncryptionSpec
+from encbench.studies.at_rest.dialects import Dialect
 
 
 class VariantHost(AbstractContextManager["VariantHost"], Protocol):
@@ -31,6 +32,8 @@ class VariantHost(AbstractContextManager["VariantHost"], Protocol):
 
     # What at-rest.json records of the design, the data and the proofs.
     record: dict[str, Any]
+    # The servers' family's SQL and what they count (MySQL: no pages through the cipher).
+    dialect: Dialect
 
     def target(self, variant: str) -> Target:
         """The server that answers for this variant: status counters, proofs, health."""

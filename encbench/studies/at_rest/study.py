@@ -506,8 +506,12 @@ class AtRestStudy(StudyBasics):
         server), a write workload's run is proven by its set's tablespaces instead."""
         writes = record.cell.workload in sysbench.WRITE_WORKLOADS
         host = self._host()
-        if isinstance(host, TableSets) and not host.dialect.page_counters:
-            return  # MySQL 8 / Percona: no page counters; the tablespaces are the proof
+        if not host.dialect.page_counters:
+            # MySQL and Percona Server count no pages through their cipher: their servers'
+            # (or table sets') tablespaces were proven when made and after each restart, and
+            # the report says the runs are not proven one by one.
+            self._check_confined(record)
+            return
         if isinstance(host, TableSets) and writes:
             # One server, two table sets, and no flush wait (no global variable is changed):
             # the page cleaner flushes one set's dirty pages during the other set's runs, so
@@ -522,11 +526,6 @@ class AtRestStudy(StudyBasics):
                 when=f"{record.cell.label} round {record.round}: after the run",
                 sql=host.dialect.proof_sql,
             )
-            return
-        if isinstance(host, ServerPair) and not host.dialect.page_counters:
-            # MySQL counts no pages through the cipher: its servers' tablespaces and raw files
-            # were proven when they were made (the report says runs are not proven one by one).
-            self._check_confined(record)
             return
         run_proof.check_run(
             record,
