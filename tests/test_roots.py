@@ -11,6 +11,7 @@ import pytest
 
 from encbench import roots
 from encbench.errors import BadInput
+from encbench.servers import installs
 
 
 @pytest.fixture
@@ -91,3 +92,12 @@ def test_install_on_the_command_line_lands_in_server_install_or_is_refused_in_on
     unknown = encbench("plan", "smoke", "--install", "mariadb-12")
     assert unknown.returncode == 2
     assert "choose from system, mysql, mariadb-11.8" in unknown.stderr
+
+
+def test_the_family_of_a_recorded_server_is_a_targets_a_sandboxs_or_mariadb() -> None:
+    assert installs.recorded_family(None) == installs.MARIADB
+    assert installs.recorded_family({"target": {"family": "Percona Server"}}) == "Percona Server"
+    assert installs.recorded_family({"family": "MySQL"}) == "MySQL"
+    assert installs.recorded_family({"install": {"name": "mysql"}}) == "MySQL"
+    assert installs.recorded_family({"install": {"name": "mariadb-11.8"}}) == installs.MARIADB
+    assert installs.title(installs.MARIADB) is None and installs.title("MySQL") == "MySQL"

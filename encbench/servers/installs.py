@@ -11,8 +11,10 @@ are, and is made (--initialize-insecure) and keyed (its keyring component) its o
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from encbench import proc, roots
 from encbench.errors import BadInput
@@ -151,6 +153,23 @@ def of(name: str) -> ServerInstall:
     if root is None:
         raise BadInput(roots.missing_why(name))
     return ServerInstall(root, root.basedir())
+
+
+def recorded_family(record: Mapping[str, Any] | None) -> str:
+    """The family of the server a study's record (at-rest.json, in-transit.json) describes:
+    a target's as read from it, a sandbox's as made or from its install; MariaDB where none
+    is kept (this host's, or results written before families were recorded)."""
+    record = record or {}
+    found = (record.get("target") or {}).get("family") or record.get("family")
+    if found:
+        return str(found)
+    install = record.get("install") or {}
+    return family_of(str(install["name"])) if install.get("name") else MARIADB
+
+
+def title(family: str) -> str | None:
+    """What a report calls the server beyond its kind: None for MariaDB, the kind's own."""
+    return None if family == MARIADB else family
 
 
 def family_of(name: str) -> str:

@@ -19,6 +19,7 @@ from encbench.report.parts import (
     measured,
 )
 from encbench.results.store import ResultStore
+from encbench.servers import installs
 from encbench.servers.variants import configuration_label
 from encbench.studies.at_rest import section, shapes_section, summary
 from encbench.studies.at_rest.models import AtRestSummary
@@ -48,8 +49,7 @@ def setup(part: AtRestSummary) -> Setup:
         software=section.setup_capacity(part),
         last=section.setup_last(part),
         server_version=(part.servers or {}).get("mariadb_version"),
-        server_title=((part.servers or {}).get("target") or {}).get("family")
-        or (part.servers or {}).get("family"),
+        server_title=installs.title(installs.recorded_family(part.servers)),
     )
 
 
@@ -101,9 +101,8 @@ def compare_setup(part: AtRestSummary) -> dict[str, str]:
     if install:
         out["OpenSSL"] = f"{install['openssl']} (the {install['name']} root's)"
     if servers.get("mariadb_version"):
-        family = (servers.get("target") or {}).get("family") or servers.get("family")
-        prefix = f"{family} " if family and family != "MariaDB" else ""
-        out["MariaDB"] = prefix + str(servers["mariadb_version"])
+        family = installs.title(installs.recorded_family(servers))
+        out["MariaDB"] = f"{family} " * bool(family) + str(servers["mariadb_version"])
     if data:
         out["data"] = f"{data['tables']} tables × {data['table_size']:,} rows"
     pools = ", ".join(

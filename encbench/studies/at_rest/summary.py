@@ -137,8 +137,7 @@ def build(
     skipped = (servers or {}).get("skipped") or {}  # cells a target could not measure
     # MySQL (a sandbox's family, or a target's) counts no pages through its cipher: no
     # floor can be drawn from its counters.
-    family = (servers or {}).get("family") or ((servers or {}).get("target") or {}).get("family")
-    counts_pages = family in (None, installs.MARIADB)
+    counts_pages = installs.recorded_family(servers) == installs.MARIADB
     m = measure_options(profile)
     summaries, differences = cells.summarize_cells(
         at_rest_cells(profile),
