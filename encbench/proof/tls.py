@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from encbench import proc
 from encbench.errors import BadInput, ProofError
@@ -70,13 +71,15 @@ def server_options(
     tls_version: str = "TLSv1.3",
     cipher: str | None = None,
     require_secure_transport: bool = False,
+    mysql: bool = False,
 ) -> dict[str, str]:
     """Options to merge into a sandbox's option dict (as variants.server_options renders them).
 
-    `cipher` is one suite the server is limited to (ssl_cipher): an OpenSSL TLS 1.2 name
-    (e.g. DHE-RSA-AES256-SHA, the 2013 study's) with TLSv1.2, or a TLS 1.3 one
-    (TLS13_SUITES) with TLSv1.3; a suite of the other version is refused rather than
-    silently ignored."""
+    `cipher` is one suite the server is limited to: an OpenSSL TLS 1.2 name (e.g.
+    DHE-RSA-AES256-SHA, the 2013 study's) with TLSv1.2, or a TLS 1.3 one (TLS13_SUITES) with
+    TLSv1.3; a suite of the other version is refused rather than silently ignored.  MariaDB
+    takes either in ssl_cipher; MySQL limits TLS 1.3 by tls_ciphersuites alone (its
+    ssl_cipher is TLS 1.2's), so a `mysql` server gets a 1.3 suite there."""
     check_tls_version(tls_version)
     options = {
         "ssl_cert": str(pki.server_cert),
@@ -85,21 +88,50 @@ def server_options(
         "tls_version": tls_version,
     }
     if cipher is not None:
-        options["ssl_cipher"] = check_suite(cipher, tls_version)
+        suite = check_suite(cipher, tls_version)
+        options[suite_option(suite, mysql=mysql)] = suite
     if require_secure_transport:
         # Makes a plain connection fail instead of quietly measuring the wrong thing.
         options["require_secure_transport"] = "ON"
     return options
 
 
+def suite_option(suite: str, *, mysql: bool) -> str:
+    """The server option that limits the server to `suite` (server_options)."""
+    return "tls_ciphersuites" if mysql and suite_version(suite) == "TLSv1.3" else "ssl_cipher"
+
+
 SERVER_TLS_SQL = "SELECT @@GLOBAL.have_ssl, @@GLOBAL.tls_version, @@GLOBAL.ssl_cipher"
+# MySQL 8.4+ has no have_ssl: a server whose certificate failed to load runs without TLS and
+# reports no certificate dates; its suite limit for TLS 1.3 is tls_ciphersuites.
+MYSQL_CERT_SQL = "SHOW GLOBAL STATUS LIKE 'Ssl_server_not_after'"
+MYSQL_TLS_SQL = "SELECT @@GLOBAL.tls_version, @@GLOBAL.ssl_cipher, @@GLOBAL.tls_ciphersuites"
+
+
+class Queried(Protocol):
+    def query(self, sql: str) -> list[tuple[Any, ...]]: ...
+
+
+def server_tls(server: Queried, *, mysql: bool) -> tuple[str, str, str]:
+    """What the server says it was started with, as check_server_tls reads it: (TLS on:
+    "YES" or why not, its TLS versions, the suite it is limited to, "" for none)."""
+    if not mysql:
+        (row,) = server.query(SERVER_TLS_SQL)
+        have_ssl, version, suite = (str(v or "") for v in row)
+        return have_ssl, version, suite
+    loaded = server.query(MYSQL_CERT_SQL)
+    on = "YES" if loaded and loaded[0][1] else "DISABLED (no certificate loaded)"
+    (row,) = server.query(MYSQL_TLS_SQL)
+    version, tls12, tls13 = (str(v or "") for v in row)
+    return on, version, tls13 if version == "TLSv1.3" else tls12
 
 
 def check_server_tls(row: Sequence[object], tls_version: str, cipher: str | None) -> None:
-    """The server's own account of what it was started with (SERVER_TLS_SQL): TLS on, the
+    """The server's own account of what it was started with (server_tls): TLS on, the
     one version and, where a suite was asked for, that suite alone.  A server whose TLS set-up
-    failed keeps running with have_ssl DISABLED, and one limited to a suite accepts no other,
-    so with this and a handshake counted per connection every run negotiated the suite."""
+    failed keeps running without it (MariaDB: have_ssl DISABLED), and one limited to a suite
+    accepts no other, so with this and a handshake counted per connection every run
+    negotiated the suite."""
     have_ssl, version, suite = (str(v or "") for v in row)
     if have_ssl != "YES":
         raise ProofError(f"the server's TLS is {have_ssl or 'off'} (have_ssl), not on")

@@ -1,8 +1,10 @@
-"""MySQL 9.7 as the at-rest study's sandboxes (`[server] install = "mysql"`): two servers
-from its private root, the encrypted one with default_table_encryption and the keyring
-component (its keyring file 0600 in the run's private directory), each proven by its
-tablespaces and raw files; every run paired, the report naming MySQL and saying that its
-runs are not proven one by one; nothing left running."""
+"""MySQL 9.7 as the sandboxes of the at-rest and in-transit studies (`[server] install =
+"mysql"`).  At rest: two servers from its private root, the encrypted one with
+default_table_encryption and the keyring component (its keyring file 0600 in the run's
+private directory), each proven by its tablespaces and raw files; every run paired, the report
+naming MySQL and saying that its runs are not proven one by one.  In transit: one server with
+the run's own certificates, each connection proven by the server's Ssl_version/Ssl_cipher and
+each run by its handshake counter.  Nothing left running."""
 
 from __future__ import annotations
 
@@ -63,9 +65,67 @@ def test_mysql_sandboxes_measure_table_encryption_with_their_proofs(
     assert leftovers == []
 
 
+TRANSIT = """name = "mysql-transit"
+studies = ["in-transit"]
+[server]
+install = "mysql"
+[transit]
+tests = ["connect", "oltp_point_select"]
+key_types = ["rsa2048"]
+tls_version = "TLSv1.2"
+ciphers = ["ECDHE-RSA-AES128-GCM-SHA256"]
+methods = ["tls"]
+connect_threads = [1]
+query_threads = [2]
+table_size = 1000
+warmup_s = 0
+run_s = 1
+min_rounds = 2
+max_rounds = 2
+cell_budget_s = 60
+interference_max_pct = 100
+"""
+
+
+def test_a_mysql_sandbox_measures_its_own_tls_with_each_connection_proven(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    profile = tmp_path / "transit.toml"
+    profile.write_text(TRANSIT)
+    out = tmp_path / "out"
+    result = encbench("run", str(profile), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    runs = [json.loads(line) for line in (out / "in-transit.jsonl").read_text().splitlines()]
+    assert {r["cell"]["test"] for r in runs} == {"connect", "oltp_point_select"}
+    for r in runs:
+        # The server's own handshake counter: one per TLS connection, none for plain.
+        if r["variant"] == "encrypted":
+            assert r["tls_handshakes"] >= 1
+        else:
+            assert r["tls_handshakes"] == 0
+    record = json.loads((out / "in-transit.json").read_text())
+    assert record["install"]["name"] == "mysql"
+    # The one TLS 1.2 suite the server was limited to, as the server negotiated it.
+    assert {p["encrypted"] for p in record["proofs"].values()} == {
+        "TLSv1.2 ECDHE-RSA-AES128-GCM-SHA256"
+    }
+    assert {p["plain"] for p in record["proofs"].values()} == {"plain"}
+    server = json.loads((out / "summary.json").read_text())["servers"]["in-transit"]
+    assert server["name"] == "MySQL" and server["version"].startswith("9.7.")
+    report = (out / "report.md").read_text()
+    assert "| MySQL TLS rsa2048 ECDHE-RSA-AES128-GCM-SHA256 |" in report
+    assert "Server: MySQL 9.7." in report and "MariaDB TLS" not in report
+    leftovers = [
+        " ".join(p.info["cmdline"])
+        for p in psutil.process_iter(["cmdline"])
+        if str(out) in " ".join(p.info["cmdline"] or [])
+    ]
+    assert leftovers == []
+
+
 def test_what_mysql_sandboxes_do_not_measure_yet_is_refused_in_one_line(tmp_path: Path) -> None:
     for extra, words in (
-        ('studies = ["at-rest", "in-transit"]\n', "in-transit not (this host"),
+        ('studies = ["at-rest", "operations"]\n', "operations not (this host"),
         ('[server]\nencryption_scope = "all"\n', 'scope "tables"'),
         ('[server]\nencryption_algorithm = "AES_CBC"\n', "one cipher"),
     ):

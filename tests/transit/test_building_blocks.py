@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,3 +232,42 @@ def test_the_servers_own_tls_settings_must_be_those_asked_for() -> None:
         tls.check_server_tls(("YES", "TLSv1.2,TLSv1.3", ""), "TLSv1.2", None)
     with pytest.raises(ProofError, match="ssl_cipher 'AES256-SHA', not 'DHE-RSA-AES256-SHA'"):
         tls.check_server_tls(("YES", "TLSv1.2", "AES256-SHA"), "TLSv1.2", "DHE-RSA-AES256-SHA")
+
+
+def test_mysql_limits_tls13_by_tls_ciphersuites_and_tls12_by_ssl_cipher(tmp_path: Path) -> None:
+    tls13 = tls.server_options(
+        fake_pki(tmp_path), tls_version="TLSv1.3", cipher="TLS_AES_256_GCM_SHA384", mysql=True
+    )
+    assert tls13["tls_ciphersuites"] == "TLS_AES_256_GCM_SHA384" and "ssl_cipher" not in tls13
+    tls12 = tls.server_options(
+        fake_pki(tmp_path), tls_version="TLSv1.2", cipher="ECDHE-RSA-AES128-GCM-SHA256", mysql=True
+    )
+    assert tls12["ssl_cipher"] == "ECDHE-RSA-AES128-GCM-SHA256"
+
+
+class _Answers:
+    """A server that answers the TLS queries with what it was given."""
+
+    def __init__(self, cert_dates: str, row: tuple[str, ...]) -> None:
+        self.cert_dates, self.row = cert_dates, row
+
+    def query(self, sql: str) -> list[tuple[Any, ...]]:
+        if sql == tls.MYSQL_CERT_SQL:
+            return [("Ssl_server_not_after", self.cert_dates)]
+        assert sql == tls.MYSQL_TLS_SQL
+        return [self.row]
+
+
+def test_a_mysql_servers_tls_is_on_when_it_loaded_a_certificate_and_its_suite_per_version() -> None:
+    loaded = "Nov 30 20:04:27 2026 GMT"
+    row = ("TLSv1.3", "ECDHE-RSA-AES128-GCM-SHA256", "TLS_AES_256_GCM_SHA384")
+    assert tls.server_tls(_Answers(loaded, row), mysql=True) == (
+        "YES",
+        "TLSv1.3",
+        "TLS_AES_256_GCM_SHA384",
+    )
+    tls12 = ("TLSv1.2", "ECDHE-RSA-AES128-GCM-SHA256", "")
+    assert tls.server_tls(_Answers(loaded, tls12), mysql=True)[2] == "ECDHE-RSA-AES128-GCM-SHA256"
+    off = tls.server_tls(_Answers("", row), mysql=True)
+    with pytest.raises(ProofError, match="no certificate loaded"):
+        tls.check_server_tls(off, "TLSv1.3", None)

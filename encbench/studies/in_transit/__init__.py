@@ -28,7 +28,8 @@ STUDY = StudyDefinition(
         check=needs.check,
         root=needs.root,
         creates=(
-            "1 MariaDB sandbox (server and data directory under the results directory), "
+            "1 sandboxed server (MariaDB, or the install's: server and data directory under "
+            "the results directory), "
             "TLS keys and certificates, tunnel processes (stunnel, an sshd and its ssh "
             "client) and, for a distance, network namespaces joined by a veth pair"
         ),
@@ -40,8 +41,7 @@ STUDY = StudyDefinition(
         databases=lambda results_dir: [target.database_name(results_dir)],
     ),
     report=report.PART,
-    # MySQL's TLS is measured against a MySQL server with --target (docs/target.md).
-    install_families=(installs.MARIADB,),
+    install_families=(installs.MARIADB, installs.MYSQL),
     calibration=report.CALIBRATED,
     plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
 )

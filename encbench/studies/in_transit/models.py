@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
+from encbench.servers import installs
 
 
 class Rate(Model):
@@ -86,3 +87,9 @@ class InTransitSummary(Model):
     # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
     target: Record | None = None
     cpu_measurement: str | None = None
+
+    @property
+    def family(self) -> str:
+        """The server's family as its makers name it: MariaDB, or a target's or an
+        install's own (MySQL)."""
+        return installs.recorded_family({"target": self.target, "install": self.install})

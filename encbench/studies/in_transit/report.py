@@ -14,6 +14,7 @@ from encbench.report.parts import (
     measured,
     summary_builder,
 )
+from encbench.servers import installs
 from encbench.studies.in_transit import section, summary
 from encbench.studies.in_transit.models import InTransitSummary
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
@@ -32,8 +33,8 @@ def compared(part: InTransitSummary) -> list[Compared]:
             key=(NAME, *t.key),
             group=f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
             row_header="path",
-            label=f"{section.method_name(t)}{f', RTT {t.rtt_ms:g} ms' if t.rtt_ms else ''}, "
-            f"{t.threads} thr",
+            label=f"{section.method_name(t, family=part.family)}"
+            f"{f', RTT {t.rtt_ms:g} ms' if t.rtt_ms else ''}, {t.threads} thr",
             threads=t.threads,
         )
         for t in measured(part.cells)
@@ -41,10 +42,9 @@ def compared(part: InTransitSummary) -> list[Compared]:
 
 
 def _family(part: InTransitSummary) -> str | None:
-    """The target's server as its makers name it (MySQL, Percona Server); None: MariaDB's
-    own sandbox, or results written before the family was recorded."""
-    family = (part.target or {}).get("family")
-    return None if family in (None, "MariaDB") else str(family)
+    """The server as its makers name it beyond its kind (MySQL, Percona Server); None:
+    MariaDB."""
+    return installs.title(part.family)
 
 
 def compare_setup(part: InTransitSummary) -> dict[str, str]:

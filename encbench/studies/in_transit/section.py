@@ -14,6 +14,7 @@ from encbench.report import suspect
 from encbench.report.cells import flagged_cost, overhead_cell, verdict_notes, verdict_text
 from encbench.report.models import Differences, Estimate, NoiseFloor
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
+from encbench.servers.installs import MARIADB
 from encbench.studies.in_transit import plots as in_transit_plots
 from encbench.studies.in_transit import tunnel_cost
 from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary, TransitVariant
@@ -27,7 +28,8 @@ TEST_TITLES = {
     "dump": "mariadb-dump of the data set",
 }
 EVENT_NAMES = {"connect": "connection", "bulk": "MiB", "dump": "MiB"}
-METHOD_NAMES = {"tls": "MariaDB TLS", "stunnel": "stunnel", "ssh": "SSH tunnel"}
+# The server's own TLS is named by its family ("MariaDB TLS", "MySQL TLS").
+METHOD_NAMES = {"tls": "{family} TLS", "stunnel": "stunnel", "ssh": "SSH tunnel"}
 INTRO = (
     "Each row pairs the same client over plain TCP and over the encrypted path, in "
     "alternating rounds against one server. Rates are means over rounds with their 95% CI; "
@@ -38,8 +40,8 @@ CONNECT_TITLE = "Connection setup per new connection {where}: connect, SELECT 1,
 CONNECT_NOTE = (
     "Measured per new connection {where}: every transaction opens a connection, runs "
     "`SELECT 1` and closes it, so each one pays the encrypted path's whole set-up (a full TLS "
-    "handshake for MariaDB TLS and stunnel), and the cost here is that set-up's share of a "
-    "connection that does almost nothing else. An application "
+    "handshake for the server's own TLS and stunnel), and the cost here is that set-up's "
+    "share of a connection that does almost nothing else. An application "
     "that keeps its connections open (a connection pool) pays the handshake once per "
     "connection, not per transaction, so almost none of this cost: for it, the per-query "
     "rows on persistent connections below are the ones that apply."
@@ -70,7 +72,7 @@ STUNNEL_NOTE = (
 )
 REUSE_NOTE = (
     "TLS session reuse: sysbench and mariadb-dump (libmariadb) open every connection with a "
-    "full handshake; libmariadb cannot offer a saved session, so MariaDB's own TLS cannot be "
+    "full handshake; libmariadb cannot offer a saved session, so the server's own TLS cannot be "
     "measured with reuse. The server's Ssl_session_cache_hits grew by {hits} over "
     "{handshakes:,} TLS handshakes in this run."
 )
@@ -86,14 +88,14 @@ CPU_RESOLUTION_S = 0.2
 Cells = Sequence[TransitCellSummary]
 
 
-def method_name(cell: TransitCellSummary, short: bool = False) -> str:
+def method_name(cell: TransitCellSummary, short: bool = False, family: str = MARIADB) -> str:
     resumed = " resumed" if cell.resume else ""
     if short:  # for plot labels
         cipher = cell.cipher.split("@")[0]
         return {"tls": f"TLS {cell.key_type} {cipher}", "ssh": f"SSH {cipher}"}.get(
             cell.method, f"stunnel {cell.key_type}{resumed}"
         ).strip()
-    name = METHOD_NAMES[cell.method]
+    name = METHOD_NAMES[cell.method].format(family=family)
     if cell.method == "tls" and cell.key_type == "target":
         # A user's server: its own TLS and certificate, whatever its kind (MySQL's too).
         return "the target's TLS" + (f" {cell.cipher}" if cell.cipher else "")
@@ -136,12 +138,13 @@ def method_table(
     caption: str | None = None,
     notes: Sequence[str] = (),
     differences: Differences | None = None,
+    family: str = MARIADB,
 ) -> Table:
     """The 2013 study's first table: rate of plain and of each method, mean and 95% CI."""
     rows = []
     far = any(c.rtt_ms for c in cells)
     for c in cells:
-        where = [method_name(c), *([f"{c.rtt_ms:g}"] if far else []), f"{c.threads}"]
+        where = [method_name(c, family=family), *([f"{c.rtt_ms:g}"] if far else []), f"{c.threads}"]
         if not c.rounds or c.variants is None:
             rows.append(row(*where, "–", "–", "–", c.status, "–", styles={len(where) + 3: "na"}))
             continue
@@ -173,14 +176,15 @@ def method_table(
     return Table(header, rows, caption, [*verdict_notes(comps, differences), *notes])
 
 
-def distance_table(cells: Cells) -> Table:
+def distance_table(cells: Cells, family: str = MARIADB) -> Table:
     """The 2013 study's second table: % of the connection rate lost, path × distance (a path
     is a key type and suite of MariaDB's TLS, or a tunnel)."""
     conn = [c for c in cells if c.test == "connect"]
     rtts = sorted({c.rtt_ms for c in conn})
     threads = sorted({c.threads for c in conn})
-    paths = list(dict.fromkeys(method_name(c) for c in conn))
-    by_path = {(method_name(c), c.rtt_ms, c.threads): c for c in conn}
+    name = partial(method_name, family=family)
+    paths = list(dict.fromkeys(name(c) for c in conn))
+    by_path = {(name(c), c.rtt_ms, c.threads): c for c in conn}
     header = ["path", *[f"RTT {r:g} ms, {n} thr" for r in rtts for n in threads]]
     rows = []
     for path in paths:
@@ -245,7 +249,7 @@ def connect_note(part: InTransitSummary) -> str:
 
 
 def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Section]:
-    cells = part.cells
+    cells, family = part.cells, part.family
     blocks: list[Block] = [Paragraph(INTRO)]
     summary = summary_items(part, noise)
     if summary:
@@ -255,7 +259,7 @@ def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Se
         if not group:
             continue
         plot = Plot(partial(_rates_svg, group, title, test), title)
-        table = method_table(group, differences=part.differences)
+        table = method_table(group, differences=part.differences, family=family)
         if test == "connect":
             heading = CONNECT_TITLE.format(where=_connect_where(part))
             blocks.append(Section(heading, [Paragraph(connect_note(part)), table, plot], level=3))
@@ -268,9 +272,11 @@ def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Se
         distance: list[Block] = []
         if any(c.test == "connect" for c in far):
             distance += [
-                distance_table(cells),
+                distance_table(cells, family),
                 Plot(
-                    lambda: in_transit_plots.distance_svg(cells, method_name),
+                    lambda: in_transit_plots.distance_svg(
+                        cells, partial(method_name, family=family)
+                    ),
                     "% of connections per second lost to encryption, by round-trip time",
                 ),
             ]
@@ -279,11 +285,17 @@ def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Se
             if group:
                 caption = f"Rates at a distance: {title}"
                 distance.append(
-                    method_table(group, caption, [RELAY_NOTE] if relay else [], part.differences)
+                    method_table(
+                        group,
+                        caption,
+                        [RELAY_NOTE] if relay else [],
+                        part.differences,
+                        family,
+                    )
                 )
         distance.append(Bullets(missing))
         blocks.append(Section("Rate lost to encryption, by network distance", distance, level=3))
-    ssh_cost = tunnel_cost.lines(cells)
+    ssh_cost = tunnel_cost.lines(cells, family)
     if ssh_cost:
         blocks.append(
             Section("The SSH tunnel's cost on new connections", [Bullets(ssh_cost)], level=3)
@@ -298,7 +310,7 @@ def setup(part: InTransitSummary) -> list[str]:
     if part.target is not None:
         out = [
             f"Server: the user's own, {part.target.get('server', '?')} "
-            f"({part.target.get('family') or 'MariaDB'} {part.mariadb_version or '?'}), for "
+            f"({part.family} {part.mariadb_version or '?'}), for "
             "both variants; its TLS version and cipher "
             "are its own, negotiated and recorded below, not chosen by encbench. Rows that "
             "need encbench's own processes or settings there are not measured (the reason is "
@@ -308,7 +320,7 @@ def setup(part: InTransitSummary) -> list[str]:
             out.append(f"Server CPU: {part.cpu_measurement}.")
     else:
         out = [
-            f"Server: MariaDB {part.mariadb_version or '?'}, one sandbox for both "
+            f"Server: {part.family} {part.mariadb_version or '?'}, one sandbox for both "
             f"variants, `tls_version={part.tls_version}`, cipher chosen on the server."
         ]
         if part.install:

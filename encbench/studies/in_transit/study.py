@@ -262,6 +262,7 @@ class TransitStudy(StudyBasics):
             buffer_pool_mb=bp_mb,
             key_file=keys.key_file(self.private),
             run_as_root=os.geteuid() == 0,
+            mysql=server.install.mysql,
         )
         if hosts.link is not None:
             # Inside its namespace the server has only loopback and the veth end.
@@ -335,7 +336,10 @@ class TransitStudy(StudyBasics):
         pki.sysbench_dir(made, self._workdir(key_type))
         options = dict(self.server_options)
         options |= tls.server_options(
-            made, tls_version=self.spec.tls_version, cipher=cipher or None
+            made,
+            tls_version=self.spec.tls_version,
+            cipher=cipher or None,
+            mysql=server.install.mysql,
         )
         self.progress.log(
             f"in-transit: server TLS {self.spec.tls_version}, {key_type} "
@@ -351,7 +355,7 @@ class TransitStudy(StudyBasics):
                 "run in its group (Debian's default, level 2, refuses RSA keys under 2048 bits)"
             )
         server.restart(options)
-        (row,) = server.query(tls.SERVER_TLS_SQL)
+        row = tls.server_tls(server, mysql=server.install.mysql)
         tls.check_server_tls(row, self.spec.tls_version, cipher or None)
         self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = keys.redact(
             {k: v for k, v in options.items() if k.startswith(("ssl", "tls", "bind"))}

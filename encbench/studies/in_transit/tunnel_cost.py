@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from encbench.servers.installs import MARIADB
 from encbench.studies.in_transit.models import TransitCellSummary
 
 # The published table (connections per second, one thread, two hosts on a gigabit LAN, all
@@ -60,8 +61,8 @@ def _share(kept_pct: float) -> str:
     return f"{kept_pct:.1f}% of the plain rate"
 
 
-def _tls_name(cell: TransitCellSummary) -> str:
-    return f"MariaDB TLS {cell.key_type}" + (f" {cell.cipher}" if cell.cipher else "")
+def _tls_name(cell: TransitCellSummary, family: str) -> str:
+    return f"{family} TLS {cell.key_type}" + (f" {cell.cipher}" if cell.cipher else "")
 
 
 def _cpu_sentence(ssh: TransitCellSummary, tls: TransitCellSummary) -> str | None:
@@ -104,7 +105,7 @@ def _published_sentence(ssh: _Row, tls: _Row | None) -> str:
     return f"{text}: here the ordering is the opposite."
 
 
-def lines(cells: Sequence[TransitCellSummary]) -> list[str]:
+def lines(cells: Sequence[TransitCellSummary], family: str = MARIADB) -> list[str]:
     """One line per round-trip time with a measured SSH connect row (its fewest threads):
     the tunnel against the TLS row nearest the published study; at loopback also where the
     CPU goes and the published figures.  [] without an SSH connect row."""
@@ -121,7 +122,7 @@ def lines(cells: Sequence[TransitCellSummary]) -> list[str]:
         kept = ", ".join(f"{r.cell.cipher} {_share(r.kept_pct)}" for r in ssh_rows)
         text = f"SSH tunnel, new connections {where} ({threads} thr): {kept}"
         if tls is not None:
-            text += f"; {_tls_name(tls.cell)} {_share(tls.kept_pct)}"
+            text += f"; {_tls_name(tls.cell, family)} {_share(tls.kept_pct)}"
         text += "."
         if rtt == 0:
             cpu = _cpu_sentence(ssh.cell, tls.cell) if tls is not None else None
