@@ -466,13 +466,13 @@ def _install_problem(profile: Profile) -> str | None:
 
 
 def _mysql_sandbox_problem(profile: Profile) -> str | None:
-    """What MySQL's sandboxes do not measure yet: its tables' encryption alone, with MySQL's
-    one cipher."""
+    """What MySQL's sandboxes do not measure yet: its own encryption (tables, or with its
+    logs) alone, with MySQL's one cipher."""
     server = profile.server
-    if server.encryption_scope != ["tables"] or server.encryption_layer != ["tde"]:
+    if server.encryption_layer != ["tde"]:
         return (
-            'server.install = "mysql" measures MySQL\'s table encryption (scope "tables", '
-            'layer "tde") only so far: remove encryption_scope and encryption_layer'
+            'server.install = "mysql" measures MySQL\'s own encryption (layer "tde") only so '
+            "far: remove server.encryption_layer"
         )
     if server.encryption_algorithm != ["AES_CTR"]:
         return (

@@ -165,3 +165,60 @@ def test_the_mysql_proof_reads_innodb_tablespaces_and_refuses_a_false_claim() ->
             Tablespaces("encbench_k_encrypted", "N"), "encrypted", 1,  # type: ignore[arg-type]
             proof_table=False, sql=sql,
         )  # fmt: skip
+
+
+class Logs:
+    """A MySQL server's answers about its logs: redo on or off, its undo tablespaces'
+    ENCRYPTION, and SHOW BINARY LOGS (the first written before its keyring loaded)."""
+
+    def __init__(self, redo: int, undo: list[str], binlogs: list[str]) -> None:
+        self.redo, self.undo, self.binlogs = redo, undo, binlogs
+
+    def query(self, sql: str, args: Any = None) -> list[tuple[Any, ...]]:
+        if "innodb_redo_log_encrypt" in sql:
+            return [(self.redo,)]
+        if "SPACE_TYPE = 'Undo'" in sql:
+            return [(e,) for e in self.undo]
+        assert sql == "SHOW BINARY LOGS"
+        return [(f"binlog.00000{i + 1}", 100, e) for i, e in enumerate(self.binlogs)]
+
+
+def test_mysqls_account_of_its_logs_is_judged_against_each_claim() -> None:
+    states = dialect_for("MySQL").logs.states
+    assert states is not None and MARIADB_DIALECT.logs.states is None
+    encrypted = states(Logs(1, ["Y", "Y"], ["No", "Yes"]))  # type: ignore[arg-type]
+    assert encrypted == {"redo": True, "undo": True, "binlog": True}
+    assert proof.log_problems(encrypted, "encrypted") == []
+    half = states(Logs(1, ["Y", "N"], ["No", "No"]))  # type: ignore[arg-type]
+    assert proof.log_problems(half, "encrypted") == [
+        "logs not encrypted per the server: undo, binlog"
+    ]
+    plain = states(Logs(0, ["N", "N"], ["No"]))  # type: ignore[arg-type]
+    assert proof.log_problems(plain, "plain") == []
+    assert proof.log_problems(encrypted, "plain") == [
+        "logs encrypted per the server: redo, undo, binlog"
+    ]
+
+
+def test_mysqls_redo_files_are_scanned_but_not_its_spare_ones(tmp_path: Any) -> None:
+    redo = tmp_path / "#innodb_redo"
+    redo.mkdir()
+    for name in ("#ib_redo5", "#ib_redo6", "#ib_redo7_tmp"):
+        (redo / name).write_bytes(b"")
+    assert [p.name for p in proof.MYSQL_LOGS.redo_files(tmp_path)] == ["#ib_redo5", "#ib_redo6"]
+    (tmp_path / "ib_logfile0").write_bytes(b"")
+    assert [p.name for p in proof.MARIADB_LOGS.redo_files(tmp_path)] == ["ib_logfile0"]
+
+
+def test_mysqls_scope_all_encrypts_its_redo_undo_and_binary_log() -> None:
+    from encbench.servers.variants import EncryptionSpec, mysql_encryption_options
+
+    assert mysql_encryption_options(EncryptionSpec(scope="tables")) == {
+        "default_table_encryption": "ON"
+    }
+    assert mysql_encryption_options(EncryptionSpec(scope="all")) == {
+        "default_table_encryption": "ON",
+        "innodb_redo_log_encrypt": "ON",
+        "innodb_undo_log_encrypt": "ON",
+        "binlog_encryption": "ON",
+    }

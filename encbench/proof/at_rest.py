@@ -8,9 +8,11 @@ Two independent witnesses:
    FLUSH TABLES … FOR EXPORT; it must be readable in the raw .ibd file of `plain` and absent
    from that of `encrypted`.  sysbench's own rows (the `c` column's digit groups,
    ###########-###########-…) must likewise be visible in plain sbtest*.ibd files and
-   invisible in encrypted ones.  With scope `all`, the redo log (ib_logfile0) and the binary
-   logs of `encrypted` must not contain the marker either, and `plain`'s must: plain is the
-   positive control, without which "not found" could mean a scan that cannot see.  A redo
+   invisible in encrypted ones.  With scope `all`, the redo log (MariaDB's ib_logfile0,
+   MySQL's #innodb_redo/#ib_redoN) and the binary logs of `encrypted` must not contain the
+   marker either, and `plain`'s must: plain is the positive control, without which "not
+   found" could mean a scan that cannot see.  MySQL also gives its own account of its logs
+   (redo, undo tablespaces, binary log: `mysql_log_states`), the first witness for them.  A redo
    log or binary log that is missing fails the proof for the same reason.  Files are scanned
    whole, in chunks that overlap by more than the longest needle, so a marker that straddles
    two chunks is found.
@@ -56,6 +58,56 @@ SCAN_CHUNK_BYTES = 8 << 20
 # straddles two chunks lies whole in the overlap.
 SCAN_OVERLAP_BYTES = 256
 REDO_LOG = "ib_logfile0"
+# How many copies of the marker write_marker leaves: MySQL frames its redo log in 512-byte
+# blocks, each with a header, so one copy of the marker has about a 1-in-14 chance of being
+# split by one in the plain server's redo log, where the scan must see it (the positive
+# control); four copies at other offsets are all split about once in 40,000 proofs.
+MARKER_COPIES = 4
+
+
+@dataclass(frozen=True)
+class LogFiles:
+    """Where a family's server keeps the logs scope `all` encrypts, as the raw-file witness
+    scans them, and the server's own account of them (None: the family has none to give)."""
+
+    redo: str  # a glob under the data directory
+    # (log, encrypted per the server) of each log the server reports on.
+    states: Callable[[Target], dict[str, bool]] | None = None
+
+    def redo_files(self, datadir: Path) -> list[Path]:
+        # MySQL keeps spare redo files (#ib_redoN_tmp) that hold nothing written yet.
+        return sorted(p for p in datadir.glob(self.redo) if not p.name.endswith("_tmp"))
+
+
+def mysql_log_states(server: Target) -> dict[str, bool]:
+    """MySQL's own account of its logs: redo encryption on (@@innodb_redo_log_encrypt), every
+    undo tablespace encrypted (INNODB_TABLESPACES), and the binary log being written
+    encrypted (SHOW BINARY LOGS' Encrypted of the newest: the first, written by
+    --initialize before the keyring could load, stays plain: installs.initialize_options)."""
+    (redo,) = server.query("SELECT @@GLOBAL.innodb_redo_log_encrypt")[0]
+    undo = server.query(
+        "SELECT ENCRYPTION FROM information_schema.INNODB_TABLESPACES WHERE SPACE_TYPE = 'Undo'"
+    )
+    binlogs = server.query("SHOW BINARY LOGS")
+    return {
+        "redo": str(redo) in ("1", "ON"),
+        "undo": bool(undo) and all(str(e) == "Y" for (e,) in undo),
+        "binlog": bool(binlogs) and str(binlogs[-1][2]).lower() == "yes",
+    }
+
+
+MARIADB_LOGS = LogFiles(REDO_LOG)
+MYSQL_LOGS = LogFiles("#innodb_redo/#ib_redo[0-9]*", mysql_log_states)
+
+
+def log_problems(states: dict[str, bool], claimed: str) -> list[str]:
+    if claimed == "encrypted":
+        plain = [log for log, on in states.items() if not on]
+        return [f"logs not encrypted per the server: {', '.join(plain)}"] if plain else []
+    encrypted = [log for log, on in states.items() if on]
+    return [f"logs encrypted per the server: {', '.join(encrypted)}"] if encrypted else []
+
+
 RAW_FILES = Needs("the raw-file witness (marker and sysbench rows in the data files)", ("datadir",))
 
 
@@ -70,6 +122,8 @@ class ProofResult:
     passed: bool = False
     explanation: str = ""
     not_proven: list[str] = field(default_factory=list)  # witnesses the target could not give
+    # Scope `all` on a family that reports on its logs (MySQL): each log, encrypted or not.
+    logs_encrypted: dict[str, bool] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,7 +153,8 @@ def write_marker(server: Target, tables: int) -> bytes:
             f"CREATE TABLE IF NOT EXISTS {PROOF_TABLE} "
             "(id INT PRIMARY KEY, marker VARCHAR(64)) ENGINE=InnoDB"
         )
-        cur.execute(f"REPLACE INTO {PROOF_TABLE} VALUES (1, %s)", (marker,))
+        for copy in range(1, MARKER_COPIES + 1):
+            cur.execute(f"REPLACE INTO {PROOF_TABLE} VALUES (%s, %s)", (copy, marker))
         names = [PROOF_TABLE] + [f"sbtest{i}" for i in range(1, tables + 1)]
         # FOR EXPORT makes InnoDB write every dirty page of these tables to their files.
         cur.execute(f"FLUSH TABLES {', '.join(names)} FOR EXPORT")
@@ -152,13 +207,14 @@ def prove(
     *,
     sql: str = SCHEMES_SQL,
     background: bool = True,
+    logs: LogFiles = MARIADB_LOGS,
 ) -> ProofResult:
     """Check both witnesses (the second where the target's files are readable); raise
     ProofError (with the evidence) when the claim is false.  `name` is how messages call the
     server (a calibration's "B (plain twin)"); by default its claim.  `sql`: another
     family's view of the tablespaces (MySQL's, studies/at_rest/dialects.py); `background`:
     wait for MariaDB's background encryption threads first (MySQL has none: its tables are
-    born encrypted)."""
+    born encrypted); `logs`: where the family keeps the logs of scope `all`."""
     if claimed == "encrypted" and background:
         wait_background_encryption(server)
     marker = write_marker(server, tables)
@@ -170,28 +226,32 @@ def prove(
     )
     result.not_proven = RAW_FILES.missing(server)
     files: list[Path] = []
-    logs: list[Path] = []
-    controls: list[Path] = []  # the logs where plain must show the marker
+    scanned_logs: list[Path] = []
+    # Groups of logs where plain must show the marker, in at least one file of each.
+    controls: list[list[Path]] = []
     problems = []
+    if spec.scope == "all" and logs.states is not None:
+        result.logs_encrypted = logs.states(server)
+        problems += log_problems(result.logs_encrypted, claimed)
     if server.datadir is not None:
         dbdir = server.datadir / server.database
         files = [dbdir / f"{PROOF_TABLE}.ibd"]
         files += [dbdir / f"sbtest{i}.ibd" for i in range(1, tables + 1)]
         if spec.scope == "all":
             binlogs = sorted(server.datadir.glob("binlog.[0-9]*"))
-            if not (server.datadir / REDO_LOG).is_file():
-                problems.append(f"no redo log {REDO_LOG} to scan")
+            redo = logs.redo_files(server.datadir)
+            if not redo:
+                problems.append(f"no redo log {logs.redo} to scan")
             if not binlogs:
                 problems.append("no binary log (binlog.NNNNNN) to scan")
-            logs = [p for p in [server.datadir / REDO_LOG] if p.is_file()] + binlogs
+            scanned_logs = redo + binlogs
             # The marker is in the redo log and in the binary log it was written to (the
             # newest; older ones, rotated during the load, hold only sysbench's rows).
-            controls = logs[:1] if logs and logs[0].name == REDO_LOG else []
-            controls += binlogs[-1:]
+            controls = [group for group in (redo, binlogs[-1:]) if group]
         missing_files = [p.name for p in files if not p.is_file()]
         if missing_files:
             problems.append(f"missing data files: {', '.join(missing_files)}")
-        files = [p for p in files if p.is_file()] + logs
+        files = [p for p in files if p.is_file()] + scanned_logs
     for path in files:
         result.files_scanned.append(path.name)
         if _contains(path, marker):
@@ -210,7 +270,11 @@ def prove(
         if files and f"{PROOF_TABLE}.ibd" not in result.marker_found_in:
             problems.append(f"marker not readable in {PROOF_TABLE}.ibd")
         # The positive control: the scan must see the marker where nothing hides it.
-        unseen = [p.name for p in controls if p.name not in result.marker_found_in]
+        unseen = [
+            " or ".join(p.name for p in group)
+            for group in controls
+            if not any(p.name in result.marker_found_in for p in group)
+        ]
         if unseen:
             problems.append(
                 f"marker not readable in {', '.join(unseen)} (the scan that finds nothing "

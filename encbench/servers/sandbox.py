@@ -213,7 +213,7 @@ class SandboxServer:
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / registry.SANDBOX_MARKER).write_text("created by encbench; safe to delete\n")
         self.paths.tmpdir.mkdir(exist_ok=True)
-        self._write_options(options)
+        self._write_options(self.install.initialize_options(options))
         if not install_db:
             self.paths.datadir.mkdir(exist_ok=True)
             return
@@ -229,6 +229,7 @@ class SandboxServer:
         if self.install.mysql and "default_table_encryption" in options:
             assert self.keyring is not None, "an encrypting MySQL sandbox needs its keyring"
             self.install.write_keyring(self.paths.datadir, self.keyring)
+        self._write_options(options)
 
     def _write_options(self, options: dict[str, str]) -> None:
         self.options = dict(options)

@@ -105,9 +105,16 @@ def common_options(
 def mysql_encryption_options(spec: EncryptionSpec) -> dict[str, str]:
     """MySQL's: every new table encrypted (default_table_encryption) with the keyring
     component (its manifest in the data directory: servers/installs.ServerInstall.write_keyring), by
-    InnoDB's one cipher, AES-256 (MySQL has no choice of algorithm).  Scope `all` is
-    refused before a run (profile checks): its logs' proof is not written for MySQL yet."""
-    return {"default_table_encryption": "ON"}
+    InnoDB's one cipher, AES-256 (MySQL has no choice of algorithm).  Scope `all` adds its
+    logs: redo, undo and the binary log (which both variants then write)."""
+    options = {"default_table_encryption": "ON"}
+    if spec.scope == "all":
+        options |= {
+            "innodb_redo_log_encrypt": "ON",
+            "innodb_undo_log_encrypt": "ON",
+            "binlog_encryption": "ON",
+        }
+    return options
 
 
 def encryption_options(spec: EncryptionSpec, key_file: Path) -> dict[str, str]:

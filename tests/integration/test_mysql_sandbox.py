@@ -29,8 +29,11 @@ def test_mysql_sandboxes_measure_table_encryption_with_their_proofs(
 ) -> None:
     # In memory only (the suite's time): the pool's size comes from the data's, which
     # MySQL's statistics give only once fresh (the data's size is checked below).
+    # Scope `all`: the tables and MySQL's logs (redo, undo, binary log).
     profile = tiny_profile(tmp_path / "p.toml")
-    profile.write_text(profile.read_text() + '[server]\ninstall = "mysql"\n')
+    profile.write_text(
+        profile.read_text() + '[server]\ninstall = "mysql"\nencryption_scope = "all"\n'
+    )
     out = tmp_path / "out"
     result = encbench("run", str(profile), "--out", str(out))
     assert result.returncode == 0, result.stderr
@@ -48,8 +51,21 @@ def test_mysql_sandboxes_measure_table_encryption_with_their_proofs(
     )
     assert proofs["plain"]["tablespaces_encrypted"] == 0
     assert proofs["encrypted"]["marker_found_in"] == []
-    assert "encbench_proof.ibd" in proofs["plain"]["marker_found_in"]
-    assert record["option_difference"] == {"default_table_encryption": "ON"}
+    # Plain shows the marker in its table, its redo log and its binary log: the scan sees.
+    found = proofs["plain"]["marker_found_in"]
+    assert "encbench_proof.ibd" in found
+    assert any(name.startswith("#ib_redo") for name in found)
+    assert any(name.startswith("binlog.") for name in found)
+    assert any(name.startswith("#ib_redo") for name in proofs["encrypted"]["files_scanned"])
+    # MySQL's own account of its logs.
+    assert proofs["encrypted"]["logs_encrypted"] == {"redo": True, "undo": True, "binlog": True}
+    assert proofs["plain"]["logs_encrypted"] == {"redo": False, "undo": False, "binlog": False}
+    assert record["option_difference"] == {
+        "default_table_encryption": "ON",
+        "innodb_redo_log_encrypt": "ON",
+        "innodb_undo_log_encrypt": "ON",
+        "binlog_encryption": "ON",
+    }
     server = json.loads((out / "summary.json").read_text())["servers"]["at-rest"]
     assert server["name"] == "MySQL" and server["version"].startswith("9.7.")
     report = (out / "report.md").read_text()
@@ -126,7 +142,7 @@ def test_a_mysql_sandbox_measures_its_own_tls_with_each_connection_proven(
 def test_what_mysql_sandboxes_do_not_measure_yet_is_refused_in_one_line(tmp_path: Path) -> None:
     for extra, words in (
         ('studies = ["at-rest", "operations"]\n', "operations not (this host"),
-        ('[server]\nencryption_scope = "all"\n', 'scope "tables"'),
+        ('[server]\nencryption_layer = "fs"\n', 'layer "tde"'),
         ('[server]\nencryption_algorithm = "AES_CBC"\n', "one cipher"),
     ):
         profile = tmp_path / "p.toml"

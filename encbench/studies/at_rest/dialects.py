@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from encbench.proof.at_rest import MARIADB_LOGS, MYSQL_LOGS, LogFiles
+
 MARIADB = "MariaDB"
 MYSQL_FAMILIES = ("MySQL", "Percona Server")
 
@@ -71,6 +73,11 @@ class Dialect:
             "SELECT NAME, IF(ENCRYPTION = 'Y', 1, 0) FROM information_schema.INNODB_TABLESPACES "
             "WHERE NAME LIKE %s"
         )
+
+    @property
+    def logs(self) -> LogFiles:
+        """Where its server keeps the logs scope `all` encrypts (the proof scans them)."""
+        return MARIADB_LOGS if self.mariadb else MYSQL_LOGS
 
     @property
     def page_counters(self) -> bool:

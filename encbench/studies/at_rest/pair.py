@@ -335,6 +335,7 @@ class ServerPair:
             proofs[variant] = proof.prove(
                 server, claimed, self.spec, data.tables, name=self.side(variant),
                 sql=self.dialect.proof_sql, background=self.dialect.mariadb,
+                logs=self.dialect.logs,
             ).to_json()  # fmt: skip
         self.data_mb = self._data_mb(self.servers["plain"])
         self.shaped = None

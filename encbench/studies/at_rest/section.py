@@ -29,6 +29,7 @@ from encbench.report.tables import (
     Table,
     row,
 )
+from encbench.servers import installs
 from encbench.studies.at_rest import claims
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest.dialects import MARIADB, dialect_for
@@ -703,9 +704,10 @@ def setup_servers(servers: Record | None) -> list[str]:
         return setup_target(servers)
     out = []
     install = servers.get("install")
-    if servers.get("family") not in (None, MARIADB):
+    family = installs.recorded_family(servers)
+    if family != MARIADB:
         out.append(
-            f"Per run: {servers['family']} counts no pages through the cipher (no "
+            f"Per run: {family} counts no pages through the cipher (no "
             "Innodb_num_pages_encrypted/decrypted), so its runs are proven by its tablespaces "
             "and raw files when the servers are made, not run by run."
         )
@@ -727,7 +729,9 @@ def setup_servers(servers: Record | None) -> list[str]:
     if servers.get("binary_log"):
         out.append(
             "Binary log: on in both variants (`log_bin`, ROW format); encrypted only where "
-            "the scope is `all` (`encrypt_binlog`)."
+            "the scope is `all` ("
+            + ("`encrypt_binlog`" if family == MARIADB else "`binlog_encryption`")
+            + ")."
         )
     if servers.get("filesystem"):
         out += filesystem_lines(servers["filesystem"])
