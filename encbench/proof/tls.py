@@ -41,6 +41,43 @@ def check_tls_version(version: str) -> str:
 TLS13_SUITES = ("TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256", "TLS_AES_128_GCM_SHA256")
 
 
+# The suites MySQL 8.0.35 and later (9.7 too) run with: its approved lists (MySQL's
+# include/tls_ciphers.h, default_tls12_ciphers and default_tls13_ciphers).  A server limited to
+# any other refuses to start ("contains cipher … that is blocked"), the 2013 study's
+# DHE-RSA-AES256-SHA among them.
+MYSQL_SUITES = frozenset(
+    {
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+        "ECDHE-RSA-AES128-GCM-SHA256",
+        "ECDHE-RSA-AES256-GCM-SHA384",
+        "ECDHE-ECDSA-CHACHA20-POLY1305",
+        "ECDHE-RSA-CHACHA20-POLY1305",
+        "ECDHE-ECDSA-AES256-CCM",
+        "ECDHE-ECDSA-AES128-CCM",
+        "DHE-RSA-AES128-GCM-SHA256",
+        "DHE-RSA-AES256-GCM-SHA384",
+        "DHE-RSA-AES256-CCM",
+        "DHE-RSA-AES128-CCM",
+        "DHE-RSA-CHACHA20-POLY1305",
+        "TLS_AES_128_GCM_SHA256",
+        "TLS_AES_256_GCM_SHA384",
+        "TLS_CHACHA20_POLY1305_SHA256",
+        "TLS_AES_128_CCM_SHA256",
+    }
+)
+
+
+def mysql_refuses(suite: str) -> str | None:
+    """Why a MySQL server cannot be limited to `suite` ("" : its default), or None."""
+    if not suite or suite in MYSQL_SUITES:
+        return None
+    return (
+        f"MySQL refuses to run with {suite} (not among the suites it permits since 8.0.35: "
+        "forward secrecy, SHA-2 and an AEAD mode)"
+    )
+
+
 def suite_version(suite: str) -> str:
     """The protocol a suite name belongs to: TLS 1.3's are IANA names (TLS_AES_…); OpenSSL
     names TLS 1.2 suites without that prefix (ECDHE-RSA-AES256-GCM-SHA384)."""

@@ -271,3 +271,11 @@ def test_a_mysql_servers_tls_is_on_when_it_loaded_a_certificate_and_its_suite_pe
     off = tls.server_tls(_Answers("", row), mysql=True)
     with pytest.raises(ProofError, match="no certificate loaded"):
         tls.check_server_tls(off, "TLSv1.3", None)
+
+
+def test_mysql_refuses_the_2013_suite_but_not_its_own_nor_its_default() -> None:
+    refused = tls.mysql_refuses("DHE-RSA-AES256-SHA")
+    assert refused is not None and "refuses to run with DHE-RSA-AES256-SHA" in refused
+    assert tls.mysql_refuses("ECDHE-RSA-AES256-GCM-SHA384") is None
+    assert tls.mysql_refuses("TLS_AES_256_GCM_SHA384") is None
+    assert tls.mysql_refuses("") is None  # the server's default suite

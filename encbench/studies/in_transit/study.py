@@ -182,6 +182,12 @@ class TransitStudy(StudyBasics):
         if cell.rtt_ms > 0 and self.hosts.link is None:
             raise self._skip(cell, self.hosts.unavailable)
         group = transit_plan.server_tls(cell, self.spec)
+        refused = tls.mysql_refuses(group[1]) if server.install.mysql else None
+        if refused is not None:
+            if cell.method == "tls":
+                raise self._skip(cell, refused, final=True)
+            # A tunnel's row needs only some TLS configuration of the server: its default.
+            group = (group[0], "")
         if group != self.tls_group:
             self._configure(server, self.hosts, *group)
             self.tls_group = group
