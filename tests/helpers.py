@@ -121,12 +121,16 @@ def skip_unless_ci(reason: str) -> None:
     pytest.skip(reason)
 
 
-def start_plain_server(root: Path, buffer_pool_mb: int = 16, use_cgroup: bool = True) -> Any:
-    """A started plain sandbox server (the caller destroys it)."""
+def start_plain_server(
+    root: Path, buffer_pool_mb: int = 16, use_cgroup: bool = True, install: str = "system"
+) -> Any:
+    """A started plain sandbox server (the caller destroys it), of this host's MariaDB or of
+    a private root's server (`install`: "mysql", "mariadb-11.8")."""
+    from encbench.servers import installs
     from encbench.servers.sandbox import SandboxServer
     from encbench.servers.variants import EncryptionSpec, server_options
 
-    server = SandboxServer("plain", root, use_cgroup=use_cgroup)
+    server = SandboxServer("plain", root, use_cgroup=use_cgroup, install=installs.of(install))
     options = server_options(
         "plain",
         EncryptionSpec(),
@@ -135,6 +139,7 @@ def start_plain_server(root: Path, buffer_pool_mb: int = 16, use_cgroup: bool = 
         buffer_pool_mb=buffer_pool_mb,
         key_file=Path("/nonexistent"),
         run_as_root=os.geteuid() == 0,
+        mysql=server.install.mysql,
     )
     server.initialize(options)
     server.start(options)
@@ -145,17 +150,21 @@ _KILLED_RUN = (
     "import os, sys\n"
     "from pathlib import Path\n"
     "from tests.helpers import start_plain_server\n"
-    "print(start_plain_server(Path(sys.argv[1])).pid, flush=True)\n"
+    "install = sys.argv[2] if len(sys.argv) > 2 else 'system'\n"
+    "print(start_plain_server(Path(sys.argv[1]), install=install).pid, flush=True)\n"
     "os.kill(os.getpid(), 9)\n"
 )
 
 
-def server_of_a_killed_run(root: Path, state_dir: Path, script: str = _KILLED_RUN) -> int:
+def server_of_a_killed_run(
+    root: Path, state_dir: Path, script: str = _KILLED_RUN, install: str = "system"
+) -> int:
     """The pid of a server whose run was killed outright (SIGKILL: no clean-up ran), so the
     server outlives it in its own process group, recorded as a dead run's.  `script` starts
-    the server in `sys.argv[1]`, prints its pid and kills itself (default: a plain MariaDB)."""
+    the server in `sys.argv[1]` (of the install `sys.argv[2]`), prints its pid and kills
+    itself (default: a plain server of that install, this host's MariaDB by default)."""
     killed = subprocess.run(
-        [sys.executable, "-c", script, str(root)],
+        [sys.executable, "-c", script, str(root), install],
         capture_output=True,
         text=True,
         env={**os.environ, "XDG_STATE_HOME": str(state_dir)},

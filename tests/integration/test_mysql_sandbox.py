@@ -9,13 +9,15 @@ each run by its handshake counter.  Nothing left running."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import psutil
 import pytest
 
 from encbench import roots
-from tests.helpers import encbench, skip_unless_ci, tiny_profile
+from tests.helpers import encbench, server_of_a_killed_run, skip_unless_ci, tiny_profile
 
 
 @pytest.fixture(autouse=True)
@@ -153,3 +155,20 @@ def test_what_mysql_sandboxes_do_not_measure_yet_is_refused_in_one_line(tmp_path
         assert result.returncode == 2, result.stdout
         [line] = result.stderr.strip().splitlines()
         assert words in line, line
+
+
+def test_clean_stops_the_mysql_server_of_a_run_that_was_killed(
+    tmp_path: Path, state_dir: Path
+) -> None:
+    # Killed with SIGKILL, the run could not stop its MySQL: it outlives the run.
+    root = tmp_path / "sandbox"
+    server_pid = server_of_a_killed_run(root, state_dir, install="mysql")
+    os.kill(server_pid, 0)
+    cleaned = encbench("clean", env={"XDG_STATE_HOME": str(state_dir)}, timeout=120)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert f"stopped plain (pid {server_pid})" in cleaned.stdout
+    with pytest.raises(ProcessLookupError):
+        for _ in range(100):
+            os.kill(server_pid, 0)
+            time.sleep(0.1)
+    assert not root.exists()
