@@ -291,3 +291,34 @@ def test_ignored_errors_are_named_in_the_report() -> None:
     ]
     text = transit_report(in_transit.build(runs, prof, {}))
     assert "ignored and went on after: connect tls rsa2048 1 thr encrypted 4." in text
+
+
+def test_first_logins_are_mysqls_one_row_per_thread_count_and_refused_elsewhere() -> None:
+    body = (
+        'tests = ["connect_first"]\nkey_types = ["rsa2048", "rsa4096"]\nconnect_threads = [1, 4]\n'
+    )
+    mysql = profiles.parse(
+        f'name = "t"\nstudies = ["in-transit"]\n[server]\ninstall = "mysql"\n[transit]\n{body}',
+        "test",
+    )
+    found = transit_plan.cells(mysql)
+    assert [(c.test, c.key_type, c.cipher, c.threads) for c in found] == [
+        ("connect_first", "rsa2048", "", 1),
+        ("connect_first", "rsa2048", "", 4),
+    ]
+    with pytest.raises(
+        profiles.BadInput, match=r'connect_first measures MySQL.*server.install = "mysql"'
+    ) as e:
+        load(body)
+    assert "\n" not in str(e.value)
+    # A target's first logins would need users and FLUSH PRIVILEGES there.
+    first = replace(found[0], key_type=transit_plan.TARGET_KEY)
+    assert "FLUSH PRIVILEGES" in (transit_plan.target_skip_reason(first) or "")
+
+
+def test_each_first_login_of_a_tls_run_is_a_handshake() -> None:
+    cell = TransitCell("connect_first", "tls", "rsa2048", "", 0, 1)
+    ok = record(cell, 1, "encrypted", 100.0)
+    check_run(ok)
+    with pytest.raises(ProofError, match="99 TLS handshakes for 100 connections"):
+        check_run(replace(ok, tls_handshakes=99))

@@ -47,6 +47,23 @@ def create_user(
         server.query(f"GRANT ALL ON `{target.database}`.* TO '{target.user}'@'{host}'")
 
 
+# Users made per statement: one CREATE USER names many (MySQL and MariaDB both take a list).
+USERS_PER_STATEMENT = 200
+
+
+def create_first_login_users(
+    server: SandboxServer, name: str, count: int, password: str, hosts: tuple[str, ...]
+) -> None:
+    """`count` users name0 … name<count-1>, each with `password`, allowed from each client
+    address, with no privilege (their connections only run SELECT 1): the first logins'
+    users (measure_connloop with `users`)."""
+    accounts = [(f"{name}{i}", host) for i in range(count) for host in hosts]
+    for start in range(0, len(accounts), USERS_PER_STATEMENT):
+        batch = accounts[start : start + USERS_PER_STATEMENT]
+        listed = ", ".join(f"'{user}'@'{host}' IDENTIFIED BY %s" for user, host in batch)
+        server.query(f"CREATE USER IF NOT EXISTS {listed}", tuple(password for _ in batch))
+
+
 def sysbench_args(
     target: Connection,
     *,
@@ -181,9 +198,15 @@ def measure_connloop(
     workdir: Path,
     password: str,
     log: Path,
+    users: int = 0,
+    prefix: Sequence[str] = (),
 ) -> ConnRate:
-    argv = [str(binary), target.host, str(target.port), target.user, target.database]
+    """connloop's rate; with `users`, each connection logs in once as its own user (named
+    target.user + its number: first_login_users), to no database."""
+    database = "" if users else target.database
+    argv = [*prefix, str(binary), target.host, str(target.port), target.user, database]
     argv += [str(time_s), str(threads), "1" if ssl else "0"]
+    argv += [str(users)] if users else []
     out = proc.run(
         argv,
         phase="connloop",

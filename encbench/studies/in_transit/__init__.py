@@ -20,6 +20,7 @@ STUDY = StudyDefinition(
         model=options.TransitSpec,
         rule=options.transit_options,
         cells=cells.cells,
+        validate=options.problem,
     ),
     here=Here(
         disk_bytes=sizing.disk_bytes,

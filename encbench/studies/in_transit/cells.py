@@ -3,7 +3,11 @@
 Cells are grouped by the server's TLS configuration (key type, cipher), because changing it
 means restarting the server; within a group the cells run as listed.  The key type matters
 for setting up connections, not for what a persistent connection costs per query, so the
-per-query, bulk and dump tests use the first key type only.  The connect and bulk tests of
+per-query, bulk and dump tests use the first key type only, as do MySQL's first logins
+(connect_first: connect's connections, each logging in as a user of its own right after
+FLUSH PRIVILEGES emptied caching_sha2_password's cache, so every login is a full one: over
+plain TCP the password goes RSA-encrypted with the server's key, over TLS in the clear
+inside it).  The connect and bulk tests of
 native TLS run once per suite of `ciphers` (bulk: `bulk_ciphers` where given).  The tests of
 `distance_tests` (by default the connection test: the 2013 study's second table) run at
 every `rtt_ms`, through every method; the others on loopback.
@@ -51,6 +55,11 @@ def target_skip_reason(cell: TransitCell) -> str | None:
             "the server's certificate is the user's own (one key type, recorded as proof); "
             "other key types need certificates encbench does not install there"
         )
+    if cell.test == "connect_first":
+        return (
+            "first logins need users of encbench's own and FLUSH PRIVILEGES before each run, "
+            "which encbench does not do on a server it did not start"
+        )
     if cell.rtt_ms > 0:
         return (
             "the distance to the user's server is what it is; emulated distances need two "
@@ -91,6 +100,12 @@ def _profile_cells(profile: Profile) -> list[TransitCell]:
                 for key in t.key_types
                 for suite in suites(t, "connect")
                 for rtt in distances(t, "connect")
+                for threads in t.connect_threads
+            ]
+        if "connect_first" in t.tests:
+            found += [
+                TransitCell("connect_first", "tls", first_key, "", rtt, threads)
+                for rtt in distances(t, "connect_first")
                 for threads in t.connect_threads
             ]
         for test in QUERY_TESTS:

@@ -89,7 +89,7 @@ def check_run(record: TransitRecord, calibration: bool = False, shared: bool = F
     # connect: one connection per event; per query: one per client thread, opened at its
     # start; bulk (one thread) and dump (mariadb-dump): at least one.
     expected = 1
-    if cell.test == "connect":
+    if cell.test in ("connect", "connect_first"):
         expected = record.events
     elif cell.test in QUERY_TESTS:
         expected = cell.threads

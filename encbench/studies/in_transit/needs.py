@@ -23,11 +23,16 @@ def optional_checks() -> list[Check]:
         checks.binary("sshd", "openssh-server"),
         checks.binary("ssh", "openssh-client"),
         checks.binary("ip", "iproute2"),
+        # First logins' C client (connect_first), built at the run's start.
+        checks.binary("cc", "gcc"),
+        checks.binary("mariadb_config", "libmariadb-dev"),
     ]
 
 
 def optional_tools() -> list[tuple[Check, str]]:
-    return [(c, "for in-transit tunnels and dumps") for c in optional_checks()]
+    return [
+        (c, "for in-transit tunnels, dumps and MySQL's first logins") for c in optional_checks()
+    ]
 
 
 # On a target, its own database only (target.py): CREATE and DROP it, sysbench prepare's
@@ -47,6 +52,7 @@ def needs(profile: Profile) -> list[Check]:
     needed |= {"mariadb-dump"} if "dump" in t.tests else set()
     needed |= {"stunnel4"} if "stunnel" in t.methods else set()
     needed |= {"sshd", "ssh"} if "ssh" in t.methods else set()
+    needed |= {"cc", "mariadb_config"} if "connect_first" in t.tests else set()
     return [c for c in optional_checks() if c.name in needed]
 
 

@@ -12,10 +12,14 @@ from encbench.net import distance, tunnels
 from encbench.options import AcrossKeys, Rounds, Threads, all_known
 from encbench.profile import Profile
 from encbench.proof import tls
-from encbench.servers import pki
+from encbench.servers import installs, pki
 
 SECTION = "transit"
-TransitTest = Literal["connect", "oltp_point_select", "oltp_read_only", "bulk", "dump"]
+# connect_first: MySQL's first logins (connect's connections, each the first login of a user
+# of its own since the server's authentication cache was emptied: cells.py).
+TransitTest = Literal[
+    "connect", "connect_first", "oltp_point_select", "oltp_read_only", "bulk", "dump"
+]
 TransitMethod = Literal["tls", "stunnel", "ssh"]
 
 
@@ -115,3 +119,18 @@ class TransitSpec(Rounds):
 
 def transit_options(profile: Profile) -> TransitSpec:
     return profile.section(SECTION, TransitSpec)
+
+
+def problem(profile: Profile) -> str | None:
+    """What [transit] cannot be combined with in the rest of the profile: first logins are
+    MySQL's (its caching_sha2_password caches a login; MariaDB's logins are each a full one,
+    the connect rows), measured on encbench's own MySQL (its users, its FLUSH PRIVILEGES)."""
+    if "in-transit" not in profile.studies or "connect_first" not in transit_options(profile).tests:
+        return None
+    if profile.target is None and installs.family_of(profile.server.install) != installs.MYSQL:
+        return (
+            "transit.tests: connect_first measures MySQL's first logins (caching_sha2_password "
+            "caches a login; every MariaDB login is a full one, the connect rows): add "
+            'server.install = "mysql", or remove it'
+        )
+    return None

@@ -53,7 +53,8 @@ class TransitCell:
 
     @property
     def unit(self) -> str:
-        return {"connect": "conn/s", "bulk": "MiB/s", "dump": "MiB/s"}.get(self.test, "txn/s")
+        units = {"connect": "conn/s", "connect_first": "conn/s", "bulk": "MiB/s", "dump": "MiB/s"}
+        return units.get(self.test, "txn/s")
 
 
 @record

@@ -22,14 +22,25 @@ from encbench.studies.in_transit.records import TransitRecord
 
 TEST_TITLES = {
     "connect": "Connection setup: connect, SELECT 1, disconnect",
+    "connect_first": "First logins: each connection a user's first since the cache was emptied",
     "oltp_point_select": "Per query on persistent connections: oltp_point_select",
     "oltp_read_only": "Per query on persistent connections: oltp_read_only",
     "bulk": "Bulk streaming: one large result set through one connection",
     "dump": "mariadb-dump of the data set",
 }
-EVENT_NAMES = {"connect": "connection", "bulk": "MiB", "dump": "MiB"}
+EVENT_NAMES = {"connect": "connection", "connect_first": "connection", "bulk": "MiB", "dump": "MiB"}
 # The server's own TLS is named by its family ("MariaDB TLS", "MySQL TLS").
 METHOD_NAMES = {"tls": "{family} TLS", "stunnel": "stunnel", "ssh": "SSH tunnel"}
+FIRST_LOGIN_NOTE = (
+    "MySQL's default authentication, caching_sha2_password, keeps a login in a cache after "
+    "a user's first full authentication. Here every connection is the first login of a user "
+    "of its own since FLUSH PRIVILEGES emptied that cache (before each run, outside its "
+    "window), made by encbench's C client on the same client library as sysbench. Over "
+    "plain TCP a full login sends the password encrypted with the server's RSA key (the "
+    "client first asks for that key: a round trip more, and an RSA decryption on the "
+    "server); over TLS it sends it in the clear inside the encrypted connection. The "
+    "connection set-up rows, where a user logs in again, are cached logins."
+)
 INTRO = (
     "Each row pairs the same client over plain TCP and over the encrypted path, in "
     "alternating rounds against one server. Rates are means over rounds with their 95% CI; "
@@ -263,6 +274,8 @@ def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Se
         if test == "connect":
             heading = CONNECT_TITLE.format(where=_connect_where(part))
             blocks.append(Section(heading, [Paragraph(connect_note(part)), table, plot], level=3))
+        elif test == "connect_first":
+            blocks.append(Section(title, [Paragraph(FIRST_LOGIN_NOTE), table, plot], level=3))
         else:
             blocks.append(Section(title, [table, plot], level=3))
     far = [c for c in cells if c.rtt_ms > 0]

@@ -40,7 +40,7 @@ from encbench.servers.target import Connection, Target, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
-from encbench.studies.in_transit.client import Client
+from encbench.studies.in_transit.client import FIRST_LOGIN_USER, FIRST_LOGIN_USERS, Client
 from encbench.studies.in_transit.options import TransitSpec, transit_options
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
@@ -97,6 +97,7 @@ class TransitStudy(StudyBasics):
         self.hosts = Hosts(None, [], [])
         self.tls_group: tuple[str, str] | None = None
         self.routes: dict[str, Route] = {}
+        self.connloop: Path | None = None
 
     def cells(self) -> Sequence[TransitCell]:
         return transit_plan.cells(self.profile)
@@ -246,6 +247,7 @@ class TransitStudy(StudyBasics):
             self._answering().database,
             self.spec.table_size,
             self.table_bytes,
+            self.connloop,
         )
 
     def _skip(self, cell: TransitCell, why: str, *, final: bool = False) -> CellSkipped:
@@ -300,6 +302,12 @@ class TransitStudy(StudyBasics):
         clients = ["127.0.0.1"] + ([hosts.link.client_addr] if hosts.link else [])
         account = Connection.tcp("127.0.0.1", server.port, USER, server.database)
         connrate.create_user(server, account, self.password, tuple(clients))
+        if "connect_first" in tests:
+            self.progress.log(f"in-transit: {FIRST_LOGIN_USERS:,} users for first logins")
+            connrate.create_first_login_users(
+                server, FIRST_LOGIN_USER, FIRST_LOGIN_USERS, self.password, tuple(clients)
+            )
+            self.connloop = connrate.build_connloop(self.private)
         if tests & set(transit_plan.QUERY_TESTS):
             self.progress.log(f"in-transit: loading 1 × {self.spec.table_size:,} rows")
             sysbench.prepare(
@@ -370,12 +378,20 @@ class TransitStudy(StudyBasics):
 
     # -- one run ---------------------------------------------------------------------------
     def warm_up(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> None:
+        self._empty_login_cache(cell)
         with blame_the_server(self._answering()):
             self._client().run(cell, self.routes[variant], raw, seconds)
+
+    def _empty_login_cache(self, cell: TransitCell) -> None:
+        """First logins: caching_sha2_password's cache emptied, so that each of the run's
+        users logs in in full (outside the window: the statement is not a login's cost)."""
+        if cell.test == "connect_first":
+            self._answering().query("FLUSH PRIVILEGES")
 
     def measure(self, run: Run) -> TransitRecord:
         cell, variant, raw = run.cell, run.variant, run.raw
         server, route = self._answering(), self.routes[variant]
+        self._empty_login_cache(cell)
         before = tls.counters(server.global_status())
         tunnel_before = route.tunnel.sessions()[0] if route.tunnel else 0
         resumed_before = route.tunnel.resumed() if route.tunnel else 0
