@@ -2,7 +2,7 @@
 after missing some transactions — by IST (its data directory kept: Galera sends only the
 write sets it missed, from node 1's gcache) or by a full SST (its data directory emptied:
 rsync copies node 1's, then IST sends what came meanwhile) — on the replication study's two
-clusters (cluster.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
+clusters (servers/galera_pair.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
 Galera's own connection, so socket.ssl is the only thing that encrypts it; the rsync SST
 stream is `[sst]`'s, plain in both clusters here.
 
@@ -39,7 +39,8 @@ from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
+from encbench.servers.galera_pair import VARIANTS, GaleraPair
+from encbench.studies.replication.cluster import both_clusters
 from encbench.studies.replication.options import RejoinSpec, rejoin_options
 from encbench.studies.replication.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
 from encbench.study_basics import StudyBasics
@@ -98,7 +99,7 @@ class RejoinStudy(StudyBasics):
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
         self.device = disk.device_of(store.path)
-        self.clusters: dict[str, Cluster] = {}
+        self.clusters: dict[str, GaleraPair] = {}
         self.record: dict[str, Any] = {}
 
     def cells(self) -> Sequence[RejoinCell]:
@@ -127,7 +128,7 @@ class RejoinStudy(StudyBasics):
     def warm_up(self, cell: RejoinCell, variant: str, seconds: int, raw: Path) -> None:
         """None (warmup_s = 0): every rejoin starts from a stopped node 2."""
 
-    def _miss(self, cluster: Cluster, cell: RejoinCell, log: Path) -> None:
+    def _miss(self, cluster: GaleraPair, cell: RejoinCell, log: Path) -> None:
         """Node 2 down, node 1 commits the cell's transactions without it (untimed)."""
         cluster.stop_node2(empty=cell.transfer == "sst")
         data = self.profile.data
@@ -143,7 +144,7 @@ class RejoinStudy(StudyBasics):
             )
         )
 
-    def _rejoin(self, cluster: Cluster) -> dict[str, Any]:
+    def _rejoin(self, cluster: GaleraPair) -> dict[str, Any]:
         """Node 2 started and timed until Synced; what it cost and how it came back."""
         node1, node2 = cluster.node1, cluster.node2
         offset = _size(node2.paths.error_log)
