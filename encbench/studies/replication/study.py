@@ -2,7 +2,7 @@
 write workload whose every commit is certified with, and replicated to, a second node.
 
 Two 2-node clusters are up at once, each on its own pair of emulated hosts (Galera pairs,
-servers/galera_pair.py, made and loaded by cluster.py): `plain` (no socket.ssl) and
+servers/galera_pair.py, made and loaded by galera_pair_studies.py): `plain` (no socket.ssl) and
 `encrypted` (socket.ssl_key/cert/ca from the run's PKI).  Per cell — a sysbench write
 workload at a thread count — the engine's paired rounds run the workload against node 1 of
 one cluster, then of the other, while the idle cluster waits.  Two
@@ -37,13 +37,13 @@ from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
+from encbench.galera_pair_studies import both_clusters
 from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.servers.galera_pair import VARIANTS, GaleraPair
 from encbench.studies.replication import cells
-from encbench.studies.replication.cluster import both_clusters
 from encbench.studies.replication.options import ReplicationSpec, replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.study_basics import StudyBasics
