@@ -1,8 +1,9 @@
 """What the replication and rejoin studies share, below both (no study imports another): the
 two Galera pairs they measure on (servers/galera_pair.py) — a plain one and one with Galera's
-own TLS, up at once — as the profile sets them, started, loaded with the profile's sysbench
-data and described in the study's record; what those pairs need of this machine; and the
-words for them in a plan and a plot.
+own TLS, up at once, each node on its own emulated host (node 1 in one network namespace,
+node 2 in the other, joined by a veth pair of their own) — as the profile sets them,
+started, loaded with the profile's sysbench data and described in the study's record; what
+those pairs need of this machine; and the words for them in a plan and a plot.
 
 The pairs are set in the replication study's section (`[replication]`: `key_type`,
 `rate_mbit`), which the rejoin study reads too: both measure on the same clusters."""
@@ -18,6 +19,7 @@ from pydantic import Field
 
 from encbench import checks
 from encbench.checks import Check
+from encbench.errors import BadInput
 from encbench.net import netns
 from encbench.options import Rounds
 from encbench.profile import Profile
@@ -109,8 +111,76 @@ def no_calibration(study: str) -> Callable[[Profile], str | None]:
 
 
 # -- the pairs, up --------------------------------------------------------------------------------
+class PairOnHosts(GaleraPair):
+    """A Galera pair whose nodes live each on its own emulated host, the two joined by a veth
+    pair of their own (net/netns.py), limited to `rate_mbit` (None: as fast as the veth
+    goes).  On any exit the namespaces go after the nodes; after a SIGKILL `encbench clean`
+    finds them in the link registry."""
+
+    def __init__(
+        self,
+        variant: str,
+        run_dir: Path,
+        *,
+        pool_mb: int,
+        rate_mbit: float | None,
+        made: pki.Pki | None,
+        log: Callable[[str], None],
+    ) -> None:
+        super().__init__(variant, run_dir, pool_mb=pool_mb, made=made, log=log)
+        self.rate_mbit = rate_mbit
+        self.link: netns.Link | None = None
+
+    def __enter__(self) -> PairOnHosts:
+        try:
+            try:
+                self.link = self.stack.enter_context(netns.two_hosts(0.0, self.rate_mbit))
+            except netns.NetnsUnavailable as exc:
+                raise BadInput(f"replication: {exc}; run as root") from exc
+            link = self.link
+            hosts = {1: (link.server_addr, link.server_ns), 2: (link.client_addr, link.client_ns)}
+            for n, (address, namespace) in hosts.items():
+                self.place(
+                    n,
+                    name=f"repl-{self.variant}-{n}",
+                    node_name=f"{self.variant}-node{n}",
+                    address=address,
+                    launch=netns.exec_prefix(namespace),
+                )
+        except BaseException:
+            self.stack.close()
+            raise
+        return self
+
+    @property
+    def node2_ns(self) -> str:
+        assert self.link is not None
+        return self.link.client_ns
+
+    @property
+    def node2_device(self) -> str:
+        assert self.link is not None
+        return netns.client_device(self.link)
+
+    def link_bytes(self) -> int:
+        """Both directions of node 2's end of the link: everything between the two nodes."""
+        now = netns.link_counters(self.node2_ns, self.node2_device)
+        return now.rx_bytes + now.tx_bytes
+
+    def describe(self) -> dict[str, Any]:
+        assert self.link is not None
+        return {
+            "nodes": {
+                str(n): {"address": self.hosts[n].address, "namespace": ns}
+                for n, ns in ((1, self.link.server_ns), (2, self.link.client_ns))
+            },
+            "socket_ssl": self.pki is not None,
+            "buffer_pool_mb": self.pool_mb,
+        }
+
+
 def provision(
-    pair: GaleraPair, profile: Profile, prepare_log: Path, log: Callable[[str], None]
+    pair: PairOnHosts, profile: Profile, prepare_log: Path, log: Callable[[str], None]
 ) -> None:
     """The pair started (node 2 joined to an empty database), then the data loaded on node 1
     with the marker table, and waited for until node 2 has applied it all."""
@@ -132,7 +202,7 @@ def provision(
 @contextmanager
 def both_clusters(
     store: ResultStore, profile: Profile, log: Callable[[str], None], study: str
-) -> Iterator[dict[str, GaleraPair]]:
+) -> Iterator[dict[str, PairOnHosts]]:
     """The plain and the TLS cluster, started, loaded and described in the study's record
     (`study`.json); both torn down on any exit.  Two clusters rather than one restarted per
     variant: a restart of both nodes (and node 2's state transfer) per run would cost more
@@ -146,7 +216,7 @@ def both_clusters(
         made = pki.generate(store.path, spec.key_type, peer=True)
         clusters = {
             variant: stack.enter_context(
-                GaleraPair(
+                PairOnHosts(
                     variant,
                     store.path,
                     pool_mb=buffer_pool_mb(profile),
@@ -165,7 +235,7 @@ def both_clusters(
         yield clusters
 
 
-def describe(clusters: dict[str, GaleraPair], profile: Profile, made: pki.Pki) -> dict[str, Any]:
+def describe(clusters: dict[str, PairOnHosts], profile: Profile, made: pki.Pki) -> dict[str, Any]:
     node1 = clusters["plain"].node1
     data = profile.data
     spec = pairs_options(profile)

@@ -1,26 +1,25 @@
-"""A Galera pair: two nodes, each a sandbox on its own emulated host (node 1 in one network
-namespace, node 2 in the other, joined by a veth pair of their own), a GaleraCluster
-(galera_cluster.py) as the state-transfer study's cluster is — but kept up for a whole study,
-with or without Galera's own TLS (socket.ssl_*) on every connection between the two nodes.
-The replication and rejoin studies measure on two of them, a plain and a TLS one, up at once.
+"""A Galera pair: two nodes, node 1 (the one a workload writes to) and node 2 (the replica),
+each a sandbox, a GaleraCluster (galera_cluster.py) as the state-transfer study's cluster is —
+but kept up for a whole study, with or without Galera's own TLS (socket.ssl_*) on every
+connection between the two nodes.  The replication and rejoin studies measure on two of
+them, a plain and a TLS one, up at once; as for every GaleraCluster, what uses it makes the
+hosts (an emulated host per node: galera_pair_studies.py) and places a node on each.
 
 Node 2 joins by a plain rsync SST while the database is still empty (`start`); what is then
 written on node 1 — the studies' data, the marker table (`create_marker_table`) — reaches
 node 2 by replication, over the link and under the pair's TLS if it has one.
 
 A context manager: on success, error, Ctrl-C or SIGTERM both nodes are stopped (their SST
-scripts with them), their sandboxes deleted and the namespaces removed; after a SIGKILL
-`encbench clean` finds them in the sandbox and link registries."""
+scripts with them) and their sandboxes deleted; after a SIGKILL `encbench clean` finds them
+in the sandbox registry."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from encbench.errors import BadInput, ServerError
-from encbench.net import netns
+from encbench.errors import ServerError
 from encbench.servers import galera, pki
 from encbench.servers.galera_cluster import (
     SYNC_POLL_S,
@@ -38,9 +37,8 @@ APPLY_TIMEOUT_S = 120.0
 
 
 class GaleraPair(GaleraCluster[int]):
-    """Node 1 (the one a workload writes to) and node 2 (the replica), for one variant:
-    `made` the run's PKI for a TLS pair, None for a plain one; `rate_mbit` the link's rate
-    limit (None: as fast as the veth goes)."""
+    """Node 1 and node 2 of one variant: `made` the run's PKI for a TLS pair, None for a
+    plain one."""
 
     def __init__(
         self,
@@ -48,7 +46,6 @@ class GaleraPair(GaleraCluster[int]):
         run_dir: Path,
         *,
         pool_mb: int,
-        rate_mbit: float | None,
         made: pki.Pki | None,
         log: Callable[[str], None],
     ) -> None:
@@ -58,32 +55,8 @@ class GaleraPair(GaleraCluster[int]):
             logs=run_dir / "logs" / "replication",
         )
         self.variant = variant
-        self.rate_mbit = rate_mbit
         self.pki = made  # None: a plain pair
         self.log = log
-        self.link: netns.Link | None = None
-
-    # -- lifecycle --------------------------------------------------------------------------
-    def __enter__(self) -> GaleraPair:
-        try:
-            try:
-                self.link = self.stack.enter_context(netns.two_hosts(0.0, self.rate_mbit))
-            except netns.NetnsUnavailable as exc:
-                raise BadInput(f"replication: {exc}; run as root") from exc
-            link = self.link
-            hosts = {1: (link.server_addr, link.server_ns), 2: (link.client_addr, link.client_ns)}
-            for n, (address, namespace) in hosts.items():
-                self.place(
-                    n,
-                    name=f"repl-{self.variant}-{n}",
-                    node_name=f"{self.variant}-node{n}",
-                    address=address,
-                    launch=netns.exec_prefix(namespace),
-                )
-        except BaseException:
-            self.stack.close()
-            raise
-        return self
 
     @property
     def node1(self) -> SandboxServer:
@@ -92,21 +65,6 @@ class GaleraPair(GaleraCluster[int]):
     @property
     def node2(self) -> SandboxServer:
         return self.nodes[2]
-
-    @property
-    def node2_ns(self) -> str:
-        assert self.link is not None
-        return self.link.client_ns
-
-    @property
-    def node2_device(self) -> str:
-        assert self.link is not None
-        return netns.client_device(self.link)
-
-    def link_bytes(self) -> int:
-        """Both directions of node 2's end of the link: everything between the two nodes."""
-        now = netns.link_counters(self.node2_ns, self.node2_device)
-        return now.rx_bytes + now.tx_bytes
 
     def ssl_options(self) -> tuple[str, ...]:
         if self.pki is None:
@@ -152,17 +110,6 @@ class GaleraPair(GaleraCluster[int]):
             f"CREATE TABLE {node1.database}.{MARKER_TABLE} "
             "(id INT AUTO_INCREMENT PRIMARY KEY, note VARCHAR(200) NOT NULL) ENGINE=InnoDB"
         )
-
-    def describe(self) -> dict[str, Any]:
-        assert self.link is not None
-        return {
-            "nodes": {
-                str(n): {"address": self.hosts[n].address, "namespace": ns}
-                for n, ns in ((1, self.link.server_ns), (2, self.link.client_ns))
-            },
-            "socket_ssl": self.pki is not None,
-            "buffer_pool_mb": self.pool_mb,
-        }
 
     # -- during a run -------------------------------------------------------------------------
     def wait_applied(self, timeout_s: float = APPLY_TIMEOUT_S) -> float:

@@ -36,12 +36,12 @@ from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
-from encbench.galera_pair_studies import both_clusters
+from encbench.galera_pair_studies import PairOnHosts, both_clusters
 from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.servers.galera_pair import VARIANTS, GaleraPair
+from encbench.servers.galera_pair import VARIANTS
 from encbench.studies.rejoin import cells
 from encbench.studies.rejoin.options import RejoinSpec, rejoin_options
 from encbench.studies.rejoin.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
@@ -94,7 +94,7 @@ class RejoinStudy(StudyBasics):
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
         self.device = disk.device_of(store.path)
-        self.clusters: dict[str, GaleraPair] = {}
+        self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = {}
 
     def cells(self) -> Sequence[RejoinCell]:
@@ -123,7 +123,7 @@ class RejoinStudy(StudyBasics):
     def warm_up(self, cell: RejoinCell, variant: str, seconds: int, raw: Path) -> None:
         """None (warmup_s = 0): every rejoin starts from a stopped node 2."""
 
-    def _miss(self, cluster: GaleraPair, cell: RejoinCell, log: Path) -> None:
+    def _miss(self, cluster: PairOnHosts, cell: RejoinCell, log: Path) -> None:
         """Node 2 down, node 1 commits the cell's transactions without it (untimed)."""
         cluster.stop_node2(empty=cell.transfer == "sst")
         data = self.profile.data
@@ -139,7 +139,7 @@ class RejoinStudy(StudyBasics):
             )
         )
 
-    def _rejoin(self, cluster: GaleraPair) -> dict[str, Any]:
+    def _rejoin(self, cluster: PairOnHosts) -> dict[str, Any]:
         """Node 2 started and timed until Synced; what it cost and how it came back."""
         node1, node2 = cluster.node1, cluster.node2
         offset = _size(node2.paths.error_log)

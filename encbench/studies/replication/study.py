@@ -37,12 +37,12 @@ from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
-from encbench.galera_pair_studies import both_clusters
+from encbench.galera_pair_studies import PairOnHosts, both_clusters
 from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.servers.galera_pair import VARIANTS, GaleraPair
+from encbench.servers.galera_pair import VARIANTS
 from encbench.studies.replication import cells
 from encbench.studies.replication.options import ReplicationSpec, replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
@@ -67,7 +67,7 @@ class ReplicationStudy(StudyBasics):
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
         self.device = disk.device_of(store.path)
-        self.clusters: dict[str, GaleraPair] = {}
+        self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
     def cells(self) -> Sequence[ReplicationCell]:
@@ -83,7 +83,7 @@ class ReplicationStudy(StudyBasics):
             finally:
                 self.clusters = {}
 
-    def _cluster(self, variant: str) -> GaleraPair:
+    def _cluster(self, variant: str) -> PairOnHosts:
         assert self.clusters, "a cell is measured inside setup()"
         return self.clusters[variant]
 
@@ -98,7 +98,7 @@ class ReplicationStudy(StudyBasics):
         yield
 
     def _invocation(
-        self, cell: ReplicationCell, cluster: GaleraPair, seconds: int, log: Path
+        self, cell: ReplicationCell, cluster: PairOnHosts, seconds: int, log: Path
     ) -> sysbench.Invocation:
         data = self.profile.data
         return sysbench.invocation(
