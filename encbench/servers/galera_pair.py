@@ -22,16 +22,17 @@ from pathlib import Path
 from encbench.errors import ServerError
 from encbench.servers import galera, pki
 from encbench.servers.galera_cluster import (
+    MARKER_TABLE,
     SYNC_POLL_S,
     GaleraCluster,
     hand_to_rsync,
+    marker_notes,
     status_value,
     variable_value,
 )
 from encbench.servers.sandbox import SandboxServer
 
 VARIANTS = ("plain", "encrypted")
-MARKER_TABLE = "encbench_marker"
 SYNC_TIMEOUT_S = 300.0
 APPLY_TIMEOUT_S = 120.0
 
@@ -148,9 +149,7 @@ class GaleraPair(GaleraCluster[int]):
 
     def start_node2(self) -> None:
         """Node 2 started and waited for until Synced (whatever state transfer it needs)."""
-        node2 = self.node2
-        node2.start(self.member_options(2), timeout_s=SYNC_TIMEOUT_S, poll_s=SYNC_POLL_S)
-        self.wait_state(node2, galera.SYNCED, SYNC_TIMEOUT_S)
+        self.start_synced(2, self.member_options(2), SYNC_TIMEOUT_S)
 
     def rejoin(self) -> float:
         """Node 2 stopped and started again with its data (grastate kept): it rejoins by IST
@@ -163,11 +162,8 @@ class GaleraPair(GaleraCluster[int]):
 
     def write_marker(self, marker: str, rows: int) -> None:
         table = f"{self.node1.database}.{MARKER_TABLE}"
-        for i in range(rows):
-            # The same marker at different offsets: one split by a frame is not every one.
-            self.node1.query(
-                f"INSERT INTO {table} (note) VALUES (%s)", (f"{'x' * 17 * i}{marker}",)
-            )
+        for note in marker_notes(marker, rows):
+            self.node1.query(f"INSERT INTO {table} (note) VALUES (%s)", (note,))
 
     def marker_rows(self, n: int, marker: str) -> int:
         table = f"{self.nodes[n].database}.{MARKER_TABLE}"
