@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
+from encbench import galera_pair_studies
 from encbench.errors import BadInput, ProofError
 from encbench.profile import Profile, parse
 from encbench.servers import galera
-from encbench.studies.replication import cells, sizing
+from encbench.studies.replication import cells
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.studies.replication.study import judge, prove_run
 from tests.helpers import encbench
@@ -71,10 +72,10 @@ def test_a_calibration_of_the_replication_study_is_refused() -> None:
 
 
 def test_the_memory_counts_four_nodes_up_at_once() -> None:
-    need, what = sizing.memory_mb(a_profile())
+    need, what = galera_pair_studies.memory_mb(a_profile())
     assert need >= 4 * 64 and "two 2-node clusters" in what
     small = a_profile("[data]\ntables = 1\ntable_size = 10\n")
-    assert sizing.disk_bytes(a_profile()) > sizing.disk_bytes(small) > 0
+    assert galera_pair_studies.disk_bytes(a_profile()) > galera_pair_studies.disk_bytes(small) > 0
 
 
 def test_missing_rsync_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -286,93 +287,3 @@ def test_a_tls_cluster_that_came_out_faster_is_flagged_with_the_clusters_as_a_ca
     flagged = next(line for line in text.splitlines() if "Encrypted faster" in line)
     assert "replication oltp_write_only 2 thr: TPS 5.0% faster" in flagged
     assert "clusters' processes" in flagged and "noise floor is unknown" in flagged
-
-
-# -- the rejoin study --------------------------------------------------------------------------
-GOLDEN = Path(__file__).parent / "golden" / "replication"
-
-
-def test_node_2s_own_log_says_whether_it_rejoined_by_sst_or_ist() -> None:
-    from encbench.studies.replication import rejoin
-
-    first = (GOLDEN / "node2-first-join-sst.log").read_text()
-    again = (GOLDEN / "node2-rejoin-ist.log").read_text()
-    assert rejoin.transport(first) == "SST"
-    assert rejoin.transport(again) == "IST"
-    assert rejoin.ist_writesets(again) == 2
-    assert rejoin.transport("2026-11-23 17:14:46 0 [Note] WSREP: Shifting CLOSED -> OPEN") == ""
-
-
-def rejoin_record(transfer: str, transport: str, writesets: int) -> Any:
-    from encbench.studies.replication.records import RejoinCell, RejoinRecord
-
-    return RejoinRecord(
-        cell=RejoinCell(transfer, 2000),
-        round=1,
-        variant="encrypted",
-        position=0,
-        session="s",
-        started_at="2026-11-23T00:00:00+00:00",
-        wall_s=5.0,
-        sync_s=2.0,
-        link_bytes=10_000,
-        node1_cpu_s=0.5,
-        node2_cpu_s=1.0,
-        harness_cpu_s=0.01,
-        other_cpu_s=0.0,
-        steal_s=0.0,
-        interference_pct=0.0,
-        transport=transport,
-        ist_writesets=writesets,
-    )
-
-
-def test_a_rejoin_is_proven_by_how_node_2_got_the_state() -> None:
-    from encbench.studies.replication.records import RejoinRecord
-    from encbench.studies.replication.rejoin import prove_run
-
-    prove_run(rejoin_record("ist", "IST", 2000))
-    prove_run(rejoin_record("sst", "SST", 0))
-    with pytest.raises(ProofError, match="rejoined by SST, not IST"):
-        prove_run(rejoin_record("ist", "SST", 2000))
-    with pytest.raises(ProofError, match="1999 write sets by IST, fewer than the 2000"):
-        prove_run(rejoin_record("ist", "IST", 1999))
-    r = rejoin_record("sst", "SST", 0)
-    assert RejoinRecord.from_json(r.to_json()) == r
-    assert r.cell.label == "rejoin by SST, 2,000 transactions missed"
-
-
-def test_a_tls_rejoin_may_carry_the_marker_on_the_sst_port_only() -> None:
-    from encbench.studies.replication.records import RejoinCell
-    from encbench.studies.replication.rejoin import judge as judge_rejoin
-
-    cell = RejoinCell("sst", 10)
-    with pytest.raises(ProofError, match="positive control failed"):
-        judge_rejoin(cell, "plain", found({}, []), 1200, 4)
-    assert judge_rejoin(cell, "plain", found({"4568": 4}, []), 1200, 4)["marker_hits"] == 4
-    with pytest.raises(ProofError, match="crossed Galera's own ports in plaintext 4 times"):
-        judge_rejoin(cell, "encrypted", found({"4568": 4}, HELLO), 1200, 4)
-    with pytest.raises(ProofError, match="no TLS ServerHello"):
-        judge_rejoin(cell, "encrypted", found({"4444": 4}, []), 1200, 4)
-    # rsync's SST stream is [sst]'s, not socket.ssl's: recorded, not judged
-    ok = judge_rejoin(cell, "encrypted", found({"4444": 4}, HELLO), 1200, 4)
-    assert ok["marker_hits_by_port"] == {"4444": 4} and ok["protocol"] == "TLSv1.3"
-    with pytest.raises(ProofError, match="holds 0 of node 1's 4 marker rows"):
-        judge_rejoin(cell, "encrypted", found({}, HELLO), 1200, 0)
-
-
-def test_rejoin_cells_and_their_bad_input() -> None:
-    from encbench.studies.replication import rejoin
-
-    profile = parse(
-        'name = "r"\nstudies = ["rejoin"]\n[rejoin]\ntransfers = ["ist", "sst"]\n'
-        "missed_transactions = 500\n",
-        "p.toml",
-    )
-    assert [c.slug for c in rejoin.cells(profile)] == ["ist-m500", "sst-m500"]
-    with pytest.raises(BadInput, match='choose from "ist", "sst"'):
-        parse('name = "r"\n[rejoin]\ntransfers = ["xtrabackup"]\n', "p.toml")
-    with pytest.raises(BadInput, match=r"rejoin\.missed_transactions"):
-        parse('name = "r"\n[rejoin]\nmissed_transactions = 0\n', "p.toml")
-    with pytest.raises(BadInput, match="20001 is out of range; use 1 to 20000"):
-        parse('name = "r"\n[rejoin]\nmissed_transactions = 20001\n', "p.toml")

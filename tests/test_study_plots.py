@@ -17,13 +17,14 @@ from encbench.report.models import Model, Summary
 from encbench.studies.operations import cells as operation_cells
 from encbench.studies.operations import rotation
 from encbench.studies.operations import summary as operations
+from encbench.studies.rejoin import cells as rejoin_cells
+from encbench.studies.rejoin import summary as rejoin
 from encbench.studies.replication import cells as replication_cells
-from encbench.studies.replication import rejoin, rejoin_report
 from encbench.studies.replication import summary as replication
 from encbench.studies.state_transfer import cells as sst_cells
 from encbench.studies.state_transfer import plots as sst_plots
 from encbench.studies.state_transfer import summary as state_transfer
-from tests import test_operations, test_replication, test_sst_limits
+from tests import test_operations, test_rejoin, test_replication, test_sst_limits
 
 SST_LABEL = "time to Synced and the donor's stream rate per transfer, plain against encrypted"
 SST_COST_LABEL = "State transfer: cost of encryption, per row"
@@ -182,15 +183,15 @@ def rejoin_part(rounds: int) -> Model:
         "p.toml",
     )
     runs = []
-    for i, cell in enumerate(rejoin.cells(profile)):
+    for i, cell in enumerate(rejoin_cells.cells(profile)):
         for r in range(1, rounds + 1):
             for variant in ("plain", "encrypted"):
                 sync_s = (2.0 + 10 * i + r / 10) * (1.1 if variant == "encrypted" else 1.0)
-                run = test_replication.rejoin_record(cell.transfer, cell.transfer.upper(), 2000)
+                run = test_rejoin.rejoin_record(cell.transfer, cell.transfer.upper(), 2000)
                 runs.append(
                     dataclasses.replace(run, cell=cell, variant=variant, round=r, sync_s=sync_s)
                 )
-    return rejoin_report.build(runs, profile, {"proofs": {}})
+    return rejoin.build(runs, profile, {"proofs": {}})
 
 
 def rejoin_page(rounds: int) -> str:

@@ -1,7 +1,9 @@
-"""One Galera cluster of sandboxed nodes (galera.py): what the replication study's two nodes
-and the state-transfer study's two or three share.  Each node is a sandbox on its own
-emulated host; the study makes the hosts (net/netns.py) and places a node on each, by its
-role (replication's 1 and 2; state transfer's donor, joiner and peer).
+"""One Galera cluster of sandboxed nodes (galera.py): what a Galera pair's two nodes
+(galera_pair.py: the replication and rejoin studies') and the state-transfer study's two or
+three share — their options, their start until Synced, an emptied data directory, the marker
+rows of the proofs on the wire.  Each node is a sandbox on its own emulated host; what uses
+the cluster makes the hosts (net/netns.py) and places a node on each, by its role (a pair's
+1 and 2; state transfer's donor, joiner and peer).
 
 A context manager: on success, error, Ctrl-C or SIGTERM every node is stopped (with the SST
 scripts, socat, stunnel and rsync daemons in its process group) and its sandbox deleted,
@@ -29,6 +31,8 @@ from encbench.servers.variants import common_options
 SYNC_POLL_S = 0.05
 # A joining node's rsync daemon, started by root, drops to rsync's default user.
 RSYNC_DAEMON_USER = "nobody"
+# The table of a known plaintext, written on one node for the proofs on the wire.
+MARKER_TABLE = "encbench_marker"
 
 Role = TypeVar("Role", bound=Hashable)
 
@@ -41,6 +45,12 @@ def status_value(node: SandboxServer, name: str) -> str:
 def variable_value(node: SandboxServer, name: str) -> str:
     rows = node.query(f"SHOW GLOBAL VARIABLES LIKE '{name}'")
     return str(rows[0][1]) if rows else ""
+
+
+def marker_notes(marker: str, rows: int) -> list[str]:
+    """The marker rows' text: the same marker at different offsets, so that one split by a
+    stream's frame is not every one."""
+    return [f"{'x' * 17 * i}{marker}" for i in range(rows)]
 
 
 def hand_to_rsync(node: SandboxServer) -> None:
@@ -147,3 +157,16 @@ class GaleraCluster(Generic[Role]):
 
     def wait_state(self, node: SandboxServer, want: int, timeout_s: float) -> None:
         galera.wait_state(node, want, timeout_s, SYNC_POLL_S)
+
+    def start_synced(
+        self,
+        role: Role,
+        options: dict[str, str],
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """The node of `role` started with `options` (and `env`) and waited for until Synced,
+        whatever state transfer it needs, within `timeout_s` for each."""
+        node = self.nodes[role]
+        node.start(options, timeout_s=timeout_s, poll_s=SYNC_POLL_S, env=env)
+        self.wait_state(node, galera.SYNCED, timeout_s)

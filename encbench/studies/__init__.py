@@ -23,6 +23,7 @@ from encbench.studies import (
     operations,
     pg_at_rest,
     pg_transit,
+    rejoin,
     replication,
     state_transfer,
 )
@@ -38,7 +39,7 @@ STUDIES: tuple[StudyDefinition, ...] = (
     operations.STUDY,
     state_transfer.STUDY,
     replication.STUDY,
-    replication.REJOIN,
+    rejoin.STUDY,
     pg_transit.STUDY,
     pg_at_rest.STUDY,
 )

@@ -1,26 +1,13 @@
 """The replication study: what Galera's own TLS (socket.ssl_*) costs a write workload on a
-2-node cluster whose nodes live on two emulated hosts, plain cluster against TLS cluster;
-and the rejoin study on the same clusters: node 2 rejoining by IST or SST."""
+2-node cluster whose nodes live on two emulated hosts, plain cluster against TLS cluster
+(the clusters, which the rejoin study measures on too: galera_pair_studies.py)."""
 
-from encbench import checks
-from encbench.checks import Check
+from encbench import galera_pair_studies as pairs
 from encbench.profile import Profile
 from encbench.studies.definition import Here, RootNeed, Settings, StudyDefinition
-from encbench.studies.replication import cells, options, rejoin, report, sizing
-from encbench.studies.replication.records import RejoinRecord, ReplicationRecord
-from encbench.studies.replication.rejoin import RejoinStudy
+from encbench.studies.replication import cells, options, report
+from encbench.studies.replication.records import ReplicationRecord
 from encbench.studies.replication.study import ReplicationStudy
-
-
-def needs(profile: Profile) -> list[Check]:
-    """The Galera provider, rsync for node 2's first join, `ip` and root for the hosts."""
-    return [
-        checks.galera_provider(),
-        checks.binary("ip", "iproute2"),
-        checks.binary("wsrep_sst_common", "mariadb-server"),
-        checks.binary("rsync", "rsync"),
-        checks.root("the replication study's clusters live in network namespaces"),
-    ]
 
 
 def root(profile: Profile) -> RootNeed:
@@ -31,7 +18,7 @@ STUDY = StudyDefinition(
     name=ReplicationRecord.STUDY,
     words="replication",
     setup_words="two 2-node Galera clusters (plain, socket.ssl), each node on its own host",
-    variants=("plain cluster", "socket.ssl cluster"),
+    variants=pairs.VARIANT_WORDS,
     record=ReplicationRecord,
     make=ReplicationStudy,
     settings=Settings(
@@ -39,45 +26,14 @@ STUDY = StudyDefinition(
         model=options.ReplicationSpec,
         rule=options.replication_options,
         cells=cells.cells,
-        validate=options.no_calibration(ReplicationRecord.STUDY),
+        validate=pairs.no_calibration(ReplicationRecord.STUDY),
     ),
     here=Here(
-        disk_bytes=sizing.disk_bytes,
-        memory_mb=sizing.memory_mb,
-        tools=needs,
+        disk_bytes=pairs.disk_bytes,
+        memory_mb=pairs.memory_mb,
+        tools=pairs.needs,
         root=root,
-        creates=(
-            "2 Galera clusters of 2 MariaDB nodes (servers and data directories under the "
-            "results directory), a network namespace per node joined by veth pairs, TLS keys "
-            "and certificates"
-        ),
+        creates=pairs.CREATES,
     ),
     report=report.PART,
-)
-REJOIN = StudyDefinition(
-    name=RejoinRecord.STUDY,
-    words="rejoin",
-    setup_words="the replication study's two clusters; node 2 stopped and rejoined",
-    variants=("plain cluster", "socket.ssl cluster"),
-    record=RejoinRecord,
-    make=RejoinStudy,
-    settings=Settings(
-        key=options.REJOIN_SECTION,
-        model=options.RejoinSpec,
-        rule=options.rejoin_options,
-        cells=rejoin.cells,
-        validate=options.no_calibration(RejoinRecord.STUDY),
-    ),
-    here=Here(
-        disk_bytes=sizing.disk_bytes,
-        memory_mb=sizing.memory_mb,
-        tools=needs,
-        root=root,
-        creates=(
-            "2 Galera clusters of 2 MariaDB nodes (servers and data directories under the "
-            "results directory), a network namespace per node joined by veth pairs, TLS keys "
-            "and certificates"
-        ),
-    ),
-    report=report.REJOIN_PART,
 )

@@ -1,19 +1,16 @@
-"""The replication and rejoin studies' parts of the report: their summaries from the
-results directory, their sections, and what `compare` reads of them."""
+"""The replication study's part of the report: its summary from the results directory, its
+sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from encbench.report.parts import Compared, Context, ReportPart, Setup, measured, summary_builder
-from encbench.studies.replication import rejoin_report, section, summary
-from encbench.studies.replication.models import RejoinSummary, ReplicationSummary
-from encbench.studies.replication.records import RejoinRecord, ReplicationRecord
+from encbench.studies.replication import section, summary
+from encbench.studies.replication.models import ReplicationSummary
+from encbench.studies.replication.records import ReplicationRecord
 
 build = summary_builder(ReplicationRecord, summary.build)
-
-
-build_rejoin = summary_builder(RejoinRecord, rejoin_report.build)
 
 
 def compared(part: ReplicationSummary) -> list[Compared]:
@@ -26,21 +23,6 @@ def compared(part: ReplicationSummary) -> list[Compared]:
             row_header="workload",
             label=c.label,
             threads=c.threads,
-        )
-        for c in measured(part.cells)
-    ]
-
-
-def compared_rejoin(part: RejoinSummary) -> list[Compared]:
-    """Matched by (transfer, missed transactions)."""
-    return [
-        Compared.of(
-            c,
-            key=(RejoinRecord.STUDY, c.transfer, c.missed),
-            group="rejoin",
-            row_header="rejoin",
-            label=c.label,
-            threads=0,
         )
         for c in measured(part.cells)
     ]
@@ -59,10 +41,6 @@ def sections(part: ReplicationSummary, context: Context) -> list[Any]:
     return section.sections(part, context.noise_floor)
 
 
-def rejoin_sections(part: RejoinSummary, context: Context) -> list[Any]:
-    return rejoin_report.sections(part)
-
-
 def setup(part: ReplicationSummary) -> Setup:
     """Only the version of the servers it started (its lines are in its own section)."""
     return Setup(server_version=part.mariadb_version)
@@ -76,11 +54,4 @@ PART = ReportPart(
     compared=compared,
     compare_metrics={"tps": "Throughput lost to Galera's TLS (TPS)"},
     compare_setup=compare_setup,
-)
-REJOIN_PART = ReportPart(
-    model=RejoinSummary,
-    build=build_rejoin,
-    sections=rejoin_sections,
-    compared=compared_rejoin,
-    compare_metrics={"sync_s": "Time to Synced added by Galera's TLS"},
 )

@@ -1,10 +1,11 @@
 """The replication study (engine/study.py): what Galera's own TLS (socket.ssl_*) costs a
 write workload whose every commit is certified with, and replicated to, a second node.
 
-Two 2-node clusters are up at once, each on its own pair of emulated hosts (cluster.py):
-`plain` (no socket.ssl) and `encrypted` (socket.ssl_key/cert/ca from the run's PKI).  Per
-cell — a sysbench write workload at a thread count — the engine's paired rounds run the
-workload against node 1 of one cluster, then of the other, while the idle cluster waits.  Two
+Two 2-node clusters are up at once, each on its own pair of emulated hosts (Galera pairs,
+servers/galera_pair.py, made and loaded by galera_pair_studies.py): `plain` (no socket.ssl) and
+`encrypted` (socket.ssl_key/cert/ca from the run's PKI).  Per cell — a sysbench write
+workload at a thread count — the engine's paired rounds run the workload against node 1 of
+one cluster, then of the other, while the idle cluster waits.  Two
 clusters rather than one restarted per variant: a restart of both nodes (and node 2's state
 transfer) per run would cost more than the run, and one restart per cell would leave the
 variants unpaired in time.
@@ -36,12 +37,13 @@ from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
+from encbench.galera_pair_studies import PairOnHosts, both_clusters
 from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
+from encbench.servers.galera_pair import VARIANTS
 from encbench.studies.replication import cells
-from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
 from encbench.studies.replication.options import ReplicationSpec, replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.study_basics import StudyBasics
@@ -65,7 +67,7 @@ class ReplicationStudy(StudyBasics):
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
         self.device = disk.device_of(store.path)
-        self.clusters: dict[str, Cluster] = {}
+        self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
     def cells(self) -> Sequence[ReplicationCell]:
@@ -81,7 +83,7 @@ class ReplicationStudy(StudyBasics):
             finally:
                 self.clusters = {}
 
-    def _cluster(self, variant: str) -> Cluster:
+    def _cluster(self, variant: str) -> PairOnHosts:
         assert self.clusters, "a cell is measured inside setup()"
         return self.clusters[variant]
 
@@ -96,7 +98,7 @@ class ReplicationStudy(StudyBasics):
         yield
 
     def _invocation(
-        self, cell: ReplicationCell, cluster: Cluster, seconds: int, log: Path
+        self, cell: ReplicationCell, cluster: PairOnHosts, seconds: int, log: Path
     ) -> sysbench.Invocation:
         data = self.profile.data
         return sysbench.invocation(

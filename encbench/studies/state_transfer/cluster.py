@@ -32,9 +32,11 @@ from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki
 from encbench.servers.galera_cluster import (
+    MARKER_TABLE,
     SYNC_POLL_S,
     GaleraCluster,
     hand_to_rsync,
+    marker_notes,
     status_value,
 )
 from encbench.servers.sandbox import SandboxServer, tree_bytes
@@ -52,8 +54,7 @@ from encbench.studies.state_transfer.records import SstCell
 from encbench.workloads import sysbench
 
 RECORD = "state-transfer.json"
-MARKER_TABLE = "encbench_marker"
-MARKER_ROWS = 4  # the same marker in several rows: one split by a stream's framing is not all
+MARKER_ROWS = 4  # the same marker in several rows (marker_notes): one split is not all
 DONOR_SYNC_TIMEOUT_S = 120.0
 
 
@@ -202,7 +203,7 @@ class Cluster(GaleraCluster[str]):
     @property
     def joiner_device(self) -> str:
         assert self.link is not None
-        return f"encb{self.link.id}c"
+        return netns.client_device(self.link)
 
     @property
     def sst_method(self) -> str:
@@ -292,11 +293,8 @@ class Cluster(GaleraCluster[str]):
             # The wire proof's positive control needs the marker in plaintext on disk.
             + (" ENCRYPTED=NO" if encrypted else "")
         )
-        for i in range(MARKER_ROWS):
-            donor.query(
-                f"INSERT INTO {donor.database}.{MARKER_TABLE} VALUES (%s, %s)",
-                (i + 1, f"{'x' * 17 * i}{self.marker}"),
-            )
+        for i, note in enumerate(marker_notes(self.marker, MARKER_ROWS), 1):
+            donor.query(f"INSERT INTO {donor.database}.{MARKER_TABLE} VALUES (%s, %s)", (i, note))
         if encrypted:
             self._prove_donor_encrypted(data.tables)
         if self.has_peer:
@@ -390,13 +388,7 @@ class Cluster(GaleraCluster[str]):
         )
         for node in (self.donor, peer):
             node.set_sections({"sst": plain})
-        peer.start(
-            options,
-            timeout_s=self.spec.sst_timeout_s,
-            poll_s=SYNC_POLL_S,
-            env=openssl_env("on"),
-        )
-        self.wait_state(peer, galera.SYNCED, self.spec.sst_timeout_s)
+        self.start_synced("peer", options, self.spec.sst_timeout_s, env=openssl_env("on"))
 
     def _galera_version(self) -> str:
         return status_value(self.donor, "wsrep_provider_version")

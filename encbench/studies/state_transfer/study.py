@@ -46,6 +46,7 @@ from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
+from encbench.servers.galera_cluster import MARKER_TABLE
 from encbench.servers.variants import side_name
 from encbench.studies.state_transfer import (
     cells,
@@ -57,7 +58,6 @@ from encbench.studies.state_transfer import (
     sstlog,
 )
 from encbench.studies.state_transfer.cluster import (
-    MARKER_TABLE,
     MASK_VARIABLE,
     RECORD,
     Cluster,

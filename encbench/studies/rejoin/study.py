@@ -1,8 +1,9 @@
 """The rejoin study (engine/study.py): how long node 2 of a 2-node cluster takes to come back
 after missing some transactions — by IST (its data directory kept: Galera sends only the
 write sets it missed, from node 1's gcache) or by a full SST (its data directory emptied:
-rsync copies node 1's, then IST sends what came meanwhile) — on the replication study's two
-clusters (cluster.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
+rsync copies node 1's, then IST sends what came meanwhile) — on the same two clusters as the
+replication study (Galera pairs, servers/galera_pair.py, made again for it by
+galera_pair_studies.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
 Galera's own connection, so socket.ssl is the only thing that encrypts it; the rsync SST
 stream is `[sst]`'s, plain in both clusters here.
 
@@ -35,13 +36,15 @@ from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
+from encbench.galera_pair_studies import PairOnHosts, both_clusters
 from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.studies.replication.cluster import VARIANTS, Cluster, both_clusters
-from encbench.studies.replication.options import RejoinSpec, rejoin_options
-from encbench.studies.replication.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
+from encbench.servers.galera_pair import VARIANTS
+from encbench.studies.rejoin import cells
+from encbench.studies.rejoin.options import RejoinSpec, rejoin_options
+from encbench.studies.rejoin.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
 from encbench.study_basics import StudyBasics
 from encbench.workloads import sysbench
 
@@ -52,13 +55,6 @@ MISSED_THREADS = 2
 SST_DONE = "rsync SST completed on joiner"
 IST_DONE = "rsync IST completed on joiner"
 IST_WRITESETS = re.compile(r"Receiving IST: (\d+) writesets")
-
-
-def cells(profile: Profile) -> list[RejoinCell]:
-    if "rejoin" not in profile.studies:
-        return []
-    spec = rejoin_options(profile)
-    return [RejoinCell(t, spec.missed_transactions) for t in spec.transfers]
 
 
 def transport(log: str) -> str:
@@ -98,11 +94,11 @@ class RejoinStudy(StudyBasics):
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
         self.device = disk.device_of(store.path)
-        self.clusters: dict[str, Cluster] = {}
+        self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = {}
 
     def cells(self) -> Sequence[RejoinCell]:
-        return cells(self.profile)
+        return cells.cells(self.profile)
 
     @contextmanager
     def setup(self, todo: Sequence[RejoinCell]) -> Iterator[None]:
@@ -127,7 +123,7 @@ class RejoinStudy(StudyBasics):
     def warm_up(self, cell: RejoinCell, variant: str, seconds: int, raw: Path) -> None:
         """None (warmup_s = 0): every rejoin starts from a stopped node 2."""
 
-    def _miss(self, cluster: Cluster, cell: RejoinCell, log: Path) -> None:
+    def _miss(self, cluster: PairOnHosts, cell: RejoinCell, log: Path) -> None:
         """Node 2 down, node 1 commits the cell's transactions without it (untimed)."""
         cluster.stop_node2(empty=cell.transfer == "sst")
         data = self.profile.data
@@ -143,7 +139,7 @@ class RejoinStudy(StudyBasics):
             )
         )
 
-    def _rejoin(self, cluster: Cluster) -> dict[str, Any]:
+    def _rejoin(self, cluster: PairOnHosts) -> dict[str, Any]:
         """Node 2 started and timed until Synced; what it cost and how it came back."""
         node1, node2 = cluster.node1, cluster.node2
         offset = _size(node2.paths.error_log)

@@ -1,33 +1,17 @@
-"""The rejoin part of summary.json and of the report: per cell (IST or SST) the time from
-node 2's start to Synced, plain cluster against socket.ssl, with the bytes and CPU beside it
-and the proof on the wire."""
+"""The rejoin study's part of the report: per cell (IST or SST) the time from node 2's start
+to Synced, plain cluster against socket.ssl, with the paired interval and a verdict; the
+bytes and CPU beside it; and the proof on the wire."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench import estimates
-from encbench.profile import Profile
-from encbench.report import cells
-from encbench.report.cells import (
-    cost_verdict,
-    means_text,
-    rounds_text,
-    sample,
-    sample_text,
-    verdict_notes,
-)
-from encbench.report.models import Differences, Record
+from encbench.report.cells import cost_verdict, means_text, rounds_text, sample_text, verdict_notes
+from encbench.report.models import Differences
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
-from encbench.results.schema import primary_metric
-from encbench.studies.replication import plots as replication_plots
-from encbench.studies.replication import rejoin as rejoin_study
-from encbench.studies.replication.models import RejoinCellSummary, RejoinSummary, RejoinVariant
-from encbench.studies.replication.options import rejoin_options
-from encbench.studies.replication.records import RejoinCell, RejoinRecord
+from encbench.studies.rejoin import plots as rejoin_plots
+from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary
 
-PRIMARY = primary_metric(RejoinRecord.METRICS)
-MIB = 2**20
 INTRO = (
     "Each round stops node 2 of each cluster (plain, and with Galera's own TLS), lets node 1 "
     "commit the cell's transactions without it, and times node 2 from its start to Synced: "
@@ -36,54 +20,6 @@ INTRO = (
     "emptied; rsync copies node 1's, plain in both clusters, then IST sends the rest). Times "
     "are means over rounds with their 95% CI; the cost is the paired Hodges–Lehmann estimate."
 )
-
-
-def variant_stats(runs: list[RejoinRecord]) -> RejoinVariant:
-    return RejoinVariant(
-        sync_s=sample(runs, lambda r: r.sync_s),
-        link_mib=sample(runs, lambda r: r.link_bytes / MIB),
-        node1_cpu_s=sample(runs, lambda r: r.node1_cpu_s),
-        node2_cpu_s=sample(runs, lambda r: r.node2_cpu_s),
-    )
-
-
-def sync_s(run: RejoinRecord) -> float:
-    return run.sync_s
-
-
-def summarize_cell(
-    cell: RejoinCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
-) -> RejoinCellSummary:
-    identity = {"transfer": cell.transfer, "missed": cell.missed, "label": cell.label}
-    return cells.summarize_cell(
-        RejoinCellSummary,
-        {**identity, "proof": proof},
-        state,
-        rejoin_options(profile),
-        RejoinRecord.METRICS,
-        variant_stats,
-        sync_s,
-    )
-
-
-def build(
-    runs: list[RejoinRecord], profile: Profile, record: Record | None, cores: int = 1
-) -> RejoinSummary:
-    proofs = (record or {}).get("proofs") or {}
-    rule = rejoin_options(profile)
-    summaries, differences = cells.summarize_cells(
-        rejoin_study.cells(profile),
-        runs,
-        rule,
-        PRIMARY.name,
-        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
-    )
-    return RejoinSummary(
-        target_halfwidth_pct=rule.target_halfwidth_pct,
-        harness=cells.harness_share(runs, sync_s, cores),
-        cells=summaries,
-        differences=differences,
-    )
 
 
 def table(cells: Sequence[RejoinCellSummary], differences: Differences | None = None) -> Table:
@@ -139,12 +75,12 @@ def sections(part: RejoinSummary) -> list[Section]:
     blocks += [
         table(cells, part.differences),
         Plot(
-            lambda: replication_plots.rejoin_svg(cells),
+            lambda: rejoin_plots.rejoin_svg(cells),
             "Per transfer, node 2's mean time to Synced in each cluster with the 95% CI of "
             "that mean.",
         ),
         Plot(
-            lambda: replication_plots.rejoin_cost_svg(cells),
+            lambda: rejoin_plots.rejoin_cost_svg(cells),
             "Above 0: node 2 of the TLS cluster takes longer to be Synced; the paired "
             "estimates of the table's cost column.",
         ),

@@ -1,0 +1,68 @@
+"""The rejoin part of summary.json, built from rejoin.jsonl alone (plus rejoin.json, the
+study's record of its clusters and of the proofs on the wire): per cell (IST or SST) the
+time from node 2's start to Synced, plain cluster against socket.ssl, with the bytes and CPU
+beside it."""
+
+from __future__ import annotations
+
+from encbench import estimates
+from encbench.profile import Profile
+from encbench.report import cells
+from encbench.report.cells import sample
+from encbench.report.models import Record
+from encbench.results.schema import primary_metric
+from encbench.studies.rejoin import cells as rejoin_cells
+from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary, RejoinVariant
+from encbench.studies.rejoin.options import rejoin_options
+from encbench.studies.rejoin.records import RejoinCell, RejoinRecord
+
+PRIMARY = primary_metric(RejoinRecord.METRICS)
+MIB = 2**20
+
+
+def variant_stats(runs: list[RejoinRecord]) -> RejoinVariant:
+    return RejoinVariant(
+        sync_s=sample(runs, lambda r: r.sync_s),
+        link_mib=sample(runs, lambda r: r.link_bytes / MIB),
+        node1_cpu_s=sample(runs, lambda r: r.node1_cpu_s),
+        node2_cpu_s=sample(runs, lambda r: r.node2_cpu_s),
+    )
+
+
+def sync_s(run: RejoinRecord) -> float:
+    return run.sync_s
+
+
+def summarize_cell(
+    cell: RejoinCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
+) -> RejoinCellSummary:
+    identity = {"transfer": cell.transfer, "missed": cell.missed, "label": cell.label}
+    return cells.summarize_cell(
+        RejoinCellSummary,
+        {**identity, "proof": proof},
+        state,
+        rejoin_options(profile),
+        RejoinRecord.METRICS,
+        variant_stats,
+        sync_s,
+    )
+
+
+def build(
+    runs: list[RejoinRecord], profile: Profile, record: Record | None, cores: int = 1
+) -> RejoinSummary:
+    proofs = (record or {}).get("proofs") or {}
+    rule = rejoin_options(profile)
+    summaries, differences = cells.summarize_cells(
+        rejoin_cells.cells(profile),
+        runs,
+        rule,
+        PRIMARY.name,
+        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
+    )
+    return RejoinSummary(
+        target_halfwidth_pct=rule.target_halfwidth_pct,
+        harness=cells.harness_share(runs, sync_s, cores),
+        cells=summaries,
+        differences=differences,
+    )

@@ -1,0 +1,103 @@
+"""The rejoin study's own parts without servers: how node 2's log says it got the state, the
+per-run and per-cell proofs' verdicts, its record, its cells and profile checks, and the
+clusters it measures on, set by the replication study's section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from encbench.errors import BadInput, ProofError
+from encbench.galera_pair_studies import pairs_options
+from encbench.profile import parse
+from encbench.studies.rejoin import cells, study
+from encbench.studies.rejoin.records import RejoinCell, RejoinRecord
+from encbench.studies.rejoin.study import judge, prove_run
+from tests.test_replication import HELLO, found
+
+GOLDEN = Path(__file__).parent / "golden" / "replication"
+
+
+def test_node_2s_own_log_says_whether_it_rejoined_by_sst_or_ist() -> None:
+    first = (GOLDEN / "node2-first-join-sst.log").read_text()
+    again = (GOLDEN / "node2-rejoin-ist.log").read_text()
+    assert study.transport(first) == "SST"
+    assert study.transport(again) == "IST"
+    assert study.ist_writesets(again) == 2
+    assert study.transport("2026-11-23 17:14:46 0 [Note] WSREP: Shifting CLOSED -> OPEN") == ""
+
+
+def rejoin_record(transfer: str, transport: str, writesets: int) -> Any:
+    return RejoinRecord(
+        cell=RejoinCell(transfer, 2000),
+        round=1,
+        variant="encrypted",
+        position=0,
+        session="s",
+        started_at="2026-11-23T00:00:00+00:00",
+        wall_s=5.0,
+        sync_s=2.0,
+        link_bytes=10_000,
+        node1_cpu_s=0.5,
+        node2_cpu_s=1.0,
+        harness_cpu_s=0.01,
+        other_cpu_s=0.0,
+        steal_s=0.0,
+        interference_pct=0.0,
+        transport=transport,
+        ist_writesets=writesets,
+    )
+
+
+def test_a_rejoin_is_proven_by_how_node_2_got_the_state() -> None:
+    prove_run(rejoin_record("ist", "IST", 2000))
+    prove_run(rejoin_record("sst", "SST", 0))
+    with pytest.raises(ProofError, match="rejoined by SST, not IST"):
+        prove_run(rejoin_record("ist", "SST", 2000))
+    with pytest.raises(ProofError, match="1999 write sets by IST, fewer than the 2000"):
+        prove_run(rejoin_record("ist", "IST", 1999))
+    r = rejoin_record("sst", "SST", 0)
+    assert RejoinRecord.from_json(r.to_json()) == r
+    assert r.cell.label == "rejoin by SST, 2,000 transactions missed"
+
+
+def test_a_tls_rejoin_may_carry_the_marker_on_the_sst_port_only() -> None:
+    cell = RejoinCell("sst", 10)
+    with pytest.raises(ProofError, match="positive control failed"):
+        judge(cell, "plain", found({}, []), 1200, 4)
+    assert judge(cell, "plain", found({"4568": 4}, []), 1200, 4)["marker_hits"] == 4
+    with pytest.raises(ProofError, match="crossed Galera's own ports in plaintext 4 times"):
+        judge(cell, "encrypted", found({"4568": 4}, HELLO), 1200, 4)
+    with pytest.raises(ProofError, match="no TLS ServerHello"):
+        judge(cell, "encrypted", found({"4444": 4}, []), 1200, 4)
+    # rsync's SST stream is [sst]'s, not socket.ssl's: recorded, not judged
+    ok = judge(cell, "encrypted", found({"4444": 4}, HELLO), 1200, 4)
+    assert ok["marker_hits_by_port"] == {"4444": 4} and ok["protocol"] == "TLSv1.3"
+    with pytest.raises(ProofError, match="holds 0 of node 1's 4 marker rows"):
+        judge(cell, "encrypted", found({}, HELLO), 1200, 0)
+
+
+def test_rejoin_cells_and_their_bad_input() -> None:
+    profile = parse(
+        'name = "r"\nstudies = ["rejoin"]\n[rejoin]\ntransfers = ["ist", "sst"]\n'
+        "missed_transactions = 500\n",
+        "p.toml",
+    )
+    assert [c.slug for c in cells.cells(profile)] == ["ist-m500", "sst-m500"]
+    with pytest.raises(BadInput, match='choose from "ist", "sst"'):
+        parse('name = "r"\n[rejoin]\ntransfers = ["xtrabackup"]\n', "p.toml")
+    with pytest.raises(BadInput, match=r"rejoin\.missed_transactions"):
+        parse('name = "r"\n[rejoin]\nmissed_transactions = 0\n', "p.toml")
+    with pytest.raises(BadInput, match="20001 is out of range; use 1 to 20000"):
+        parse('name = "r"\n[rejoin]\nmissed_transactions = 20001\n', "p.toml")
+
+
+def test_its_clusters_are_set_by_the_replication_section() -> None:
+    profile = parse(
+        'name = "r"\nstudies = ["rejoin"]\n[replication]\nkey_type = "rsa4096"\nrate_mbit = 100\n',
+        "p.toml",
+    )
+    spec = pairs_options(profile)
+    assert (spec.key_type, spec.rate_mbit) == ("rsa4096", 100)
