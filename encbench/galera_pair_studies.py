@@ -96,20 +96,6 @@ def memory_mb(profile: Profile) -> tuple[int, str]:
     )
 
 
-def no_calibration(study: str) -> Callable[[Profile], str | None]:
-    """Refuses a calibration of a profile that lists `study`: neither has an A/A yet."""
-
-    def problem(profile: Profile) -> str | None:
-        if profile.calibration and study in profile.studies:
-            return (
-                f"the {study} study has no A/A calibration yet; remove "
-                f'"{study}" from studies to calibrate'
-            )
-        return None
-
-    return problem
-
-
 # -- the pairs, up --------------------------------------------------------------------------------
 class PairOnHosts(GaleraPair):
     """A Galera pair whose nodes live each on its own emulated host, the two joined by a veth

@@ -482,6 +482,21 @@ def _mysql_sandbox_problem(profile: Profile) -> str | None:
     return None
 
 
+def no_calibration(study: str) -> Callable[[Profile], str | None]:
+    """A study's `validate` (studies/definition.py) while it has no A/A calibration: a
+    calibration of a profile that lists it is refused."""
+
+    def problem(profile: Profile) -> str | None:
+        if profile.calibration and study in profile.studies:
+            return (
+                f"the {study} study has no A/A calibration yet; remove "
+                f'"{study}" from studies to calibrate'
+            )
+        return None
+
+    return problem
+
+
 def _target_problem(profile: Profile) -> str | None:
     """What a target cannot be combined with in the common sections."""
     if profile.target is None:

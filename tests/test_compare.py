@@ -143,7 +143,7 @@ def test_in_transit_cells_are_matched_by_test_method_key_cipher_rtt_threads_resu
     assert out.only_in_a == [part.cells[0].label] and not out.only_in_b
     md = compare.render_markdown(out)
     assert "| path | overhead A (95% CI) | overhead B (95% CI) | change | significant? |" in md
-    assert re.search(r"\| MariaDB TLS rsa1024, RTT 40 ms, 1 thr \| \+29\.9% .* \| \+0\.0 pp \|", md)
+    assert re.search(r"\| TLS rsa1024, RTT 40 ms, 1 thr \| \+29\.9% .* \| \+0\.0 pp \|", md)
     assert "in transit: Connection setup" in md
 
 

@@ -322,3 +322,23 @@ def test_each_first_login_of_a_tls_run_is_a_handshake() -> None:
     check_run(ok)
     with pytest.raises(ProofError, match="99 TLS handshakes for 100 connections"):
         check_run(replace(ok, tls_handshakes=99))
+
+
+def test_rows_of_a_suite_mysql_refuses_are_planned_as_not_measured_with_why() -> None:
+    body = (
+        'key_types = ["rsa2048"]\ntls_version = "TLSv1.2"\n'
+        'ciphers = ["DHE-RSA-AES256-SHA", "ECDHE-RSA-AES256-GCM-SHA384"]\n'
+        'methods = ["tls", "ssh"]\ntests = ["connect"]\nconnect_threads = [1]\n'
+    )
+    mysql = profiles.parse(
+        f'name = "t"\nstudies = ["in-transit"]\n[server]\ninstall = "mysql"\n[transit]\n{body}',
+        "test",
+    )
+    refused = {
+        c.label for c in transit_plan.cells(mysql) if transit_plan.sandbox_skip_reason(c, mysql)
+    }
+    assert refused == {"connect tls rsa2048 DHE-RSA-AES256-SHA 1 thr"}
+    [line] = transit_plan.sandbox_plan_lines(mysql)
+    assert "not measured — MySQL refuses to run with DHE-RSA-AES256-SHA" in line
+    # This host's MariaDB runs every suite.
+    assert transit_plan.sandbox_plan_lines(load(body)) == []

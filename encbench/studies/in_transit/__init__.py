@@ -44,7 +44,9 @@ STUDY = StudyDefinition(
     report=report.PART,
     install_families=(installs.MARIADB, installs.MYSQL),
     calibration=report.CALIBRATED,
-    plan_lines=lambda profile: target.plan_lines(profile) if profile.target else [],
+    plan_lines=lambda profile: (
+        target.plan_lines(profile) if profile.target else cells.sandbox_plan_lines(profile)
+    ),
 )
 
 # What others may read of its published results (the estimate's unit costs).

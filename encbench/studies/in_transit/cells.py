@@ -20,6 +20,8 @@ from itertools import groupby
 
 from encbench import estimates
 from encbench.profile import Profile
+from encbench.proof import tls
+from encbench.servers import installs
 from encbench.studies.in_transit.options import TransitSpec, transit_options
 from encbench.studies.in_transit.records import TransitCell
 
@@ -71,6 +73,23 @@ def target_skip_reason(cell: TransitCell) -> str | None:
             "change on a server it did not start"
         )
     return None
+
+
+def sandbox_skip_reason(cell: TransitCell, profile: Profile) -> str | None:
+    """Why a cell cannot be measured on encbench's own server of the profile's install, or
+    None: MySQL refuses to run with a suite outside its permitted list (proof/tls.py)."""
+    if cell.method != "tls" or installs.family_of(profile.server.install) != installs.MYSQL:
+        return None
+    return tls.mysql_refuses(cell.cipher)
+
+
+def sandbox_plan_lines(profile: Profile) -> list[str]:
+    """`encbench plan`: the cells the install's server will not run, each with why."""
+    return [
+        f"  cell {c.label}: not measured — {why}"
+        for c in cells(profile)
+        if (why := sandbox_skip_reason(c, profile)) is not None
+    ]
 
 
 def suites(spec: TransitSpec, test: str) -> list[str]:

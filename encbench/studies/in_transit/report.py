@@ -33,7 +33,8 @@ def compared(part: InTransitSummary) -> list[Compared]:
             key=(NAME, *t.key),
             group=f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
             row_header="path",
-            label=f"{section.method_name(t, family=part.family)}"
+            # Unnamed server: the two sides of a comparison may be two servers' TLS.
+            label=f"{section.method_name(t, family='')}"
             f"{f', RTT {t.rtt_ms:g} ms' if t.rtt_ms else ''}, {t.threads} thr",
             threads=t.threads,
         )
@@ -49,6 +50,8 @@ def _family(part: InTransitSummary) -> str | None:
 
 def compare_setup(part: InTransitSummary) -> dict[str, str]:
     out = {"TLS": part.tls_version}
+    if part.install:
+        out["OpenSSL"] = f"{part.install['openssl']} (the {part.install['name']} root's)"
     if part.mariadb_version:
         family = _family(part)
         out["MariaDB"] = f"{family} {part.mariadb_version}" if family else part.mariadb_version

@@ -100,13 +100,15 @@ Cells = Sequence[TransitCellSummary]
 
 
 def method_name(cell: TransitCellSummary, short: bool = False, family: str = MARIADB) -> str:
+    """The row's path as the report names it; family "": the server's TLS unnamed (`compare`,
+    whose two sides may be two servers)."""
     resumed = " resumed" if cell.resume else ""
     if short:  # for plot labels
         cipher = cell.cipher.split("@")[0]
         return {"tls": f"TLS {cell.key_type} {cipher}", "ssh": f"SSH {cipher}"}.get(
             cell.method, f"stunnel {cell.key_type}{resumed}"
         ).strip()
-    name = METHOD_NAMES[cell.method].format(family=family)
+    name = METHOD_NAMES[cell.method].format(family=family).strip()
     if cell.method == "tls" and cell.key_type == "target":
         # A user's server: its own TLS and certificate, whatever its kind (MySQL's too).
         return "the target's TLS" + (f" {cell.cipher}" if cell.cipher else "")

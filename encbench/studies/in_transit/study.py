@@ -182,11 +182,11 @@ class TransitStudy(StudyBasics):
         server = self._server()
         if cell.rtt_ms > 0 and self.hosts.link is None:
             raise self._skip(cell, self.hosts.unavailable)
-        group = transit_plan.server_tls(cell, self.spec)
-        refused = tls.mysql_refuses(group[1]) if server.install.mysql else None
+        refused = transit_plan.sandbox_skip_reason(cell, self.profile)
         if refused is not None:
-            if cell.method == "tls":
-                raise self._skip(cell, refused, final=True)
+            raise self._skip(cell, refused, final=True)
+        group = transit_plan.server_tls(cell, self.spec)
+        if server.install.mysql and tls.mysql_refuses(group[1]):
             # A tunnel's row needs only some TLS configuration of the server: its default.
             group = (group[0], "")
         if group != self.tls_group:

@@ -13,7 +13,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from encbench.options import AcrossKeys, Rounds, Threads
-from encbench.profile import Profile
+from encbench.profile import Profile, no_calibration
 
 SECTION = "pg_at_rest"
 STUDY = "pg-at-rest"
@@ -105,24 +105,13 @@ def pg_at_rest_options(profile: Profile) -> PgAtRestSpec:
     return profile.section(SECTION, PgAtRestSpec)
 
 
-def no_calibration(profile: Profile) -> str | None:
-    """No A/A calibration of this study yet: a calibration of a profile that lists it is
-    refused."""
-    if profile.calibration and STUDY in profile.studies:
-        return (
-            f"the {STUDY} study has no A/A calibration yet; remove "
-            f'"{STUDY}" from studies to calibrate'
-        )
-    return None
-
-
 def problem(profile: Profile) -> str | None:
     """What the section cannot be combined with: a calibration, and sysbench's tables (the
     [data] section's) that an io-bound server's memory group would hold: its "io-bound"
     reads would come from memory."""
     if STUDY not in profile.studies:
         return None
-    found = no_calibration(profile)
+    found = no_calibration(STUDY)(profile)
     s = pg_at_rest_options(profile)
     if found is None and "io-bound" in s.regimes and any(is_oltp(w) for w in s.workloads):
         d = profile.data

@@ -2,6 +2,7 @@
 pgbench over plain TCP and over TLS (new connections with -C, and queries on persistent
 connections), on loopback and at emulated distances."""
 
+from encbench.profile import no_calibration
 from encbench.servers import pg_target
 from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
 from encbench.studies.pg_transit import cells, needs, options, report, target
@@ -20,7 +21,7 @@ STUDY = StudyDefinition(
         model=options.PgTransitSpec,
         rule=options.pg_transit_options,
         cells=cells.cells,
-        validate=options.no_calibration,
+        validate=no_calibration(PgTransitRecord.STUDY),
     ),
     here=Here(
         disk_bytes=needs.disk_bytes,

@@ -81,15 +81,3 @@ class PgTransitSpec(Rounds):
 
 def pg_transit_options(profile: Profile) -> PgTransitSpec:
     return profile.section(SECTION, PgTransitSpec)
-
-
-def no_calibration(profile: Profile) -> str | None:
-    """The study has no A/A calibration yet: a calibration of a profile that lists it is
-    refused."""
-    study = "pg-in-transit"
-    if profile.calibration and study in profile.studies:
-        return (
-            f"the {study} study has no A/A calibration yet; remove "
-            f'"{study}" from studies to calibrate'
-        )
-    return None

@@ -3,7 +3,7 @@ replication study's two clusters (plain, and with Galera's own TLS, socket.ssl_*
 every node lives on its own emulated host (galera_pair_studies.py)."""
 
 from encbench import galera_pair_studies as pairs
-from encbench.profile import Profile
+from encbench.profile import Profile, no_calibration
 from encbench.studies.definition import Here, RootNeed, Settings, StudyDefinition
 from encbench.studies.rejoin import cells, options, report
 from encbench.studies.rejoin.records import RejoinRecord
@@ -26,7 +26,7 @@ STUDY = StudyDefinition(
         model=options.RejoinSpec,
         rule=options.rejoin_options,
         cells=cells.cells,
-        validate=pairs.no_calibration(RejoinRecord.STUDY),
+        validate=no_calibration(RejoinRecord.STUDY),
     ),
     here=Here(
         disk_bytes=pairs.disk_bytes,

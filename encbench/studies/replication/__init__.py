@@ -3,7 +3,7 @@
 (the clusters, which the rejoin study measures on too: galera_pair_studies.py)."""
 
 from encbench import galera_pair_studies as pairs
-from encbench.profile import Profile
+from encbench.profile import Profile, no_calibration
 from encbench.studies.definition import Here, RootNeed, Settings, StudyDefinition
 from encbench.studies.replication import cells, options, report
 from encbench.studies.replication.records import ReplicationRecord
@@ -26,7 +26,7 @@ STUDY = StudyDefinition(
         model=options.ReplicationSpec,
         rule=options.replication_options,
         cells=cells.cells,
-        validate=pairs.no_calibration(ReplicationRecord.STUDY),
+        validate=no_calibration(ReplicationRecord.STUDY),
     ),
     here=Here(
         disk_bytes=pairs.disk_bytes,
