@@ -17,6 +17,8 @@ class BudgetRule(Protocol):
     def max_rounds(self) -> int: ...
     @property
     def cell_budget_s(self) -> float: ...
+    @property
+    def run_overhead_s(self) -> float: ...  # what a run takes beyond run_s (RUN_OVERHEAD_S)
 
 
 # What a run takes beyond its run_s: the client's start and connect, the counters read
@@ -48,9 +50,7 @@ def cell_seconds(rule: BudgetRule, rounds: int | None = None) -> float:
     """How long one cell runs: its budget or its maximum rounds (or the rounds its study
     expects it to end at), whichever ends it first (a round taken as two runs of run_s and
     their overhead), and both warm-ups."""
-    # A rule may say its runs take longer (MySQL's sandboxes: the at-rest study's rule).
-    overhead = float(getattr(rule, "run_overhead_s", RUN_OVERHEAD_S))
-    round_s = 2 * (rule.run_s + overhead)
+    round_s = 2 * (rule.run_s + rule.run_overhead_s)
     most = rule.max_rounds if rounds is None else min(rounds, rule.max_rounds)
     return min(rule.cell_budget_s, most * round_s) + 2 * rule.warmup_s
 

@@ -26,6 +26,8 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
+from encbench.durations import RUN_OVERHEAD_S
+
 # The sandboxed servers' max_connections (servers/variants.py renders it; a test keeps the
 # two equal).  Some are kept for encbench's own status and proof queries, and for
 # disconnects the server has not finished yet when a connect test opens the next one.
@@ -130,6 +132,12 @@ class Rounds(Strict):
         budget of their own (the state-transfer study's `method_budget_s`).  The engine, the
         plan and the report all ask for a cell's rule here, so that they agree."""
         return self
+
+    @property
+    def run_overhead_s(self) -> float:
+        """What the plan takes a run to need beyond run_s (durations.py); a study whose
+        runs take longer under some profiles says so (the at-rest study's MySQL)."""
+        return RUN_OVERHEAD_S
 
     def planned_rounds(self, cell: object) -> int | None:
         """The rounds the plan expects this cell to end at, where its study knows it stops

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from encbench import proc
+from encbench import proc, state
 from encbench.errors import BadInput, ToolError
 
 STAMP = "encbench-root.json"
@@ -88,13 +88,6 @@ SPECS: tuple[RootSpec, ...] = (
         family="MariaDB",
     ),
 )
-
-
-def data_base(environ: dict[str, str] | None = None) -> Path:
-    """encbench's data on this machine: $XDG_DATA_HOME/encbench (~/.local/share/encbench)."""
-    env = os.environ if environ is None else environ
-    home = env.get("HOME") or str(Path.home())
-    return Path(env.get("XDG_DATA_HOME") or Path(home) / ".local" / "share") / "encbench"
 
 
 def spec(name: str) -> RootSpec:
@@ -175,7 +168,7 @@ class Root:
 
 
 def where(name: str) -> Path:
-    return data_base() / "roots" / spec(name).name
+    return state.data_base() / "roots" / spec(name).name
 
 
 def find(name: str) -> Root | None:

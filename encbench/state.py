@@ -15,12 +15,23 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+def _xdg(variable: str, default: str, environ: Mapping[str, str] | None) -> Path:
+    """encbench's folder under an XDG base directory ($variable, else ~/default)."""
+    env = os.environ if environ is None else environ
+    home = env.get("HOME") or str(Path.home())
+    return Path(env.get(variable) or Path(home) / default) / "encbench"
+
+
 def base(environ: Mapping[str, str] | None = None) -> Path:
     """Where encbench keeps this machine's records, for this process's environment (or for
     another process's, read from /proc: whose records it would write)."""
-    env = os.environ if environ is None else environ
-    home = env.get("HOME") or str(Path.home())
-    return Path(env.get("XDG_STATE_HOME") or Path(home) / ".local" / "state") / "encbench"
+    return _xdg("XDG_STATE_HOME", ".local/state", environ)
+
+
+def data_base(environ: Mapping[str, str] | None = None) -> Path:
+    """Where encbench keeps what it builds to keep (the private roots: roots.py):
+    $XDG_DATA_HOME/encbench, default ~/.local/share/encbench."""
+    return _xdg("XDG_DATA_HOME", ".local/share", environ)
 
 
 def folder(kind: str) -> Path:

@@ -320,6 +320,16 @@ def test_a_floor_measured_with_other_rounds_says_so(tmp_path: Path, machine_stat
     other = markdown.render(Document("t", [calibration_section.noise_floor_section(floor, "duet")]))
     assert '`measure.sharing = "sequential"`' in other
     assert "this run's rounds at rest were `duet`, whose floor may differ" in other
+    # It names the servers it was measured with (this host's MariaDB here).
+    assert result.servers == "MariaDB"
+    assert "; MariaDB servers): false-positive rate" in same
+
+
+def test_a_calibration_names_the_install_its_servers_ran_from() -> None:
+    from encbench.report.calibration import servers_of
+
+    mysql = profiles.parse('name = "aa"\n[server]\ninstall = "mysql"\n', "test")
+    assert servers_of(mysql) == "MySQL (the mysql root)"
 
 
 def _calibrated(study: str, when: str) -> Calibration:

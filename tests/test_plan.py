@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
 
 from encbench import cli, plan, studies
+from encbench import profile as profiles
 from encbench.durations import RUN_OVERHEAD_S
 from encbench.profile import load, parse
 
@@ -146,3 +148,27 @@ def test_each_study_of_the_plan_says_what_it_creates_on_this_host() -> None:
     for study in studies.named(profile):
         assert study.here.creates, study.name
         assert f"creates on this host: {study.here.creates}" in text
+
+
+def test_mysqls_slower_restarts_are_in_its_at_rest_plan_and_nowhere_else() -> None:
+    from encbench import durations
+    from encbench.studies.at_rest.options import measure_options
+    from encbench.studies.in_transit.options import transit_options
+
+    mysql = profiles.parse(
+        'name = "p"\nstudies = ["at-rest", "in-transit"]\n[server]\ninstall = "mysql"\n', "test"
+    )
+    assert measure_options(mysql).run_overhead_s == durations.MYSQL_RUN_OVERHEAD_S
+    assert transit_options(mysql).run_overhead_s == durations.RUN_OVERHEAD_S
+    system = profiles.parse('name = "p"\n', "test")
+    assert measure_options(system).run_overhead_s == durations.RUN_OVERHEAD_S
+    # for_cell's copy keeps it (a workload with a budget of its own).
+    budgeted = profiles.parse(
+        'name = "p"\n[server]\ninstall = "mysql"\n[measure]\nworkloads = ["oltp_point_select"]\n'
+        "workload_budget_s = { oltp_point_select = 10 }\n",
+        "test",
+    )
+    cell = SimpleNamespace(workload="oltp_point_select")
+    copied = measure_options(budgeted).for_cell(cell)
+    assert copied.cell_budget_s == 10
+    assert copied.run_overhead_s == durations.MYSQL_RUN_OVERHEAD_S

@@ -92,6 +92,11 @@ class Rule(StopRule, Protocol):
         """The length of one run; for a study of timed operations, an estimate (the ETA's)."""
         ...
 
+    @property
+    def run_overhead_s(self) -> float:
+        """What the plan takes a run to need beyond run_s (options.Rounds.run_overhead_s)."""
+        ...
+
     def for_cell(self, cell: Any) -> Rule:
         """This rule as one cell runs by it (options.Rounds.for_cell)."""
         ...

@@ -31,6 +31,7 @@ from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, Noi
 from encbench.report.parts import Reported
 from encbench.results.schema import primary_metric
 from encbench.results.store import ResultStore
+from encbench.servers import installs
 
 METHOD = (
     "A/A: the same estimate as every real run (Hodges–Lehmann of the block log ratios B/A, B a "
@@ -98,6 +99,7 @@ def summarize(
     machine: str | None = None,
     results: str | None = None,
     sharing: str = "sequential",
+    servers: str | None = None,
 ) -> Calibration:
     """The false-positive rate and the noise floor over a calibration's cells."""
     tested = [c for c in cells if c.false_positive is not None]
@@ -110,6 +112,7 @@ def summarize(
         measured_at=measured_at,
         machine=machine,
         results=results,
+        servers=servers,
         cells_tested=len(tested),
         false_positives=k,
         false_positive_rate=k / len(tested) if tested else None,
@@ -188,7 +191,15 @@ def build(
         machine=machine_of(environment),
         results=str(store.path),
         sharing=sharing,
+        servers=servers_of(profile),
     )
+
+
+def servers_of(profile: Profile) -> str:
+    """The servers a calibration's sandboxes ran, as its noise floor names them."""
+    install = profile.server.install
+    family = installs.family_of(install)
+    return family if install == installs.SYSTEM else f"{family} (the {install} root)"
 
 
 def studies_of(result: Calibration) -> set[str]:

@@ -197,7 +197,9 @@ def noise_floor_section(noise: NoiseFloor | None, sharing: str | None = None) ->
     when = latest.measured_at or "an unknown date"
     text = (
         f"The latest A/A calibration of this machine (profile `{latest.profile}`, measured "
-        f"{when}; {latest.machine or 'machine not recorded'}): false-positive rate "
+        f"{when}; {latest.machine or 'machine not recorded'}"
+        + (f"; {latest.servers} servers" if latest.servers else "")
+        + "): false-positive rate "
         f"{rate_in_words(latest)}; per-round spread of ln(B/A) median "
         f"{_pm(latest.round_spread_pct)}, 95% CI half-width median {_pm(latest.halfwidth_pct)}. "
         "A difference inside that floor is within this machine's own noise."

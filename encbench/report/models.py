@@ -417,6 +417,9 @@ class Calibration(Model):
     # How its at-rest rounds shared the machine (placement.py): a floor holds for runs
     # measured the same way.
     sharing: str = "sequential"
+    # The servers its sandboxes ran ("MariaDB", "MySQL (the mysql root)"); None: not
+    # recorded (calibrations before it was).
+    servers: str | None = None
 
 
 class NoiseFloor(Model):

@@ -46,7 +46,8 @@ class MeasureSpec(Rounds):
     # one budget for both leaves the writes without an interval or the reads with time they
     # do not need.
     workload_budget_s: dict[str, Annotated[float, Field(gt=0)]] = {}
-    # Not a key: what the plan takes a run's overhead to be (durations.cell_seconds).
+    # Not a key: what the plan takes a run's overhead to be under the profile's install
+    # (measure_options).
     _run_overhead_s: float = PrivateAttr(default=RUN_OVERHEAD_S)
 
     @property
