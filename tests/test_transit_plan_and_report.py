@@ -342,3 +342,21 @@ def test_rows_of_a_suite_mysql_refuses_are_planned_as_not_measured_with_why() ->
     assert "not measured — MySQL refuses to run with DHE-RSA-AES256-SHA" in line
     # This host's MariaDB runs every suite.
     assert transit_plan.sandbox_plan_lines(load(body)) == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ("run_s = 5\n", "transit.run_s: 5 s of first logins"),
+        ('methods = ["ssh"]\n', 'add "tls" to methods'),
+    ],
+)
+def test_first_logins_longer_than_their_users_or_without_tls_are_refused(
+    extra: str, words: str
+) -> None:
+    with pytest.raises(profiles.BadInput, match=re.escape(words)):
+        profiles.parse(
+            'name = "t"\nstudies = ["in-transit"]\n[server]\ninstall = "mysql"\n[transit]\n'
+            f'tests = ["connect_first"]\n{extra}',
+            "test",
+        )

@@ -59,9 +59,10 @@ SCAN_CHUNK_BYTES = 8 << 20
 SCAN_OVERLAP_BYTES = 256
 REDO_LOG = "ib_logfile0"
 # How many copies of the marker write_marker leaves: MySQL frames its redo log in 512-byte
-# blocks, each with a header, so one copy of the marker has about a 1-in-14 chance of being
-# split by one in the plain server's redo log, where the scan must see it (the positive
-# control); four copies at other offsets are all split about once in 40,000 proofs.
+# blocks, each with a header and trailer, so one copy of the marker is split by a block
+# boundary about once in 16 in the plain server's redo log, where the scan must see it (the
+# positive control); four copies, at offsets that are not independent, make a proof that
+# misses every one rare (a ProofError, never a false pass).
 MARKER_COPIES = 4
 
 
@@ -80,7 +81,8 @@ class LogFiles:
 
 
 def mysql_log_states(server: Target) -> dict[str, bool]:
-    """MySQL's own account of its logs: redo encryption on (@@innodb_redo_log_encrypt), every
+    """MySQL's own account of its logs: redo encryption on (@@innodb_redo_log_encrypt: its
+    setting, which the raw redo files check), every
     undo tablespace encrypted (INNODB_TABLESPACES), and the binary log being written
     encrypted (SHOW BINARY LOGS' Encrypted of the newest: the first, written by
     --initialize before the keyring could load, stays plain: installs.initialize_options)."""

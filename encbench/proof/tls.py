@@ -171,11 +171,11 @@ def check_server_tls(row: Sequence[object], tls_version: str, cipher: str | None
     negotiated the suite."""
     have_ssl, version, suite = (str(v or "") for v in row)
     if have_ssl != "YES":
-        raise ProofError(f"the server's TLS is {have_ssl or 'off'} (have_ssl), not on")
+        raise ProofError(f"the server's TLS is {have_ssl or 'off'}, not on")
     if version != tls_version:
         raise ProofError(f"the server runs tls_version {version!r}, not {tls_version!r}")
     if cipher and suite != cipher:
-        raise ProofError(f"the server runs ssl_cipher {suite!r}, not {cipher!r}")
+        raise ProofError(f"the server is limited to suite {suite!r}, not {cipher!r}")
 
 
 @dataclass(frozen=True)

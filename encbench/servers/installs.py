@@ -175,7 +175,12 @@ def recorded_family(record: Mapping[str, Any] | None) -> str:
     if found:
         return str(found)
     install = record.get("install") or {}
-    return family_of(str(install["name"])) if install.get("name") else MARIADB
+    if not install.get("name"):
+        return MARIADB
+    try:
+        return family_of(str(install["name"]))
+    except BadInput:  # results of a root this encbench does not know (another version's)
+        return f"the {install['name']} root's server"
 
 
 def title(family: str) -> str | None:

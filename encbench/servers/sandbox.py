@@ -213,8 +213,11 @@ class SandboxServer:
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / registry.SANDBOX_MARKER).write_text("created by encbench; safe to delete\n")
         self.paths.tmpdir.mkdir(exist_ok=True)
+        # MySQL makes its data directory without its logs' encryption (installs.py), which
+        # the full options turn on when it starts.
         self._write_options(self.install.initialize_options(options))
         if not install_db:
+            self._write_options(options)
             self.paths.datadir.mkdir(exist_ok=True)
             return
         argv = self.install.initialize(self.defaults_file, self.paths.datadir, self.user)

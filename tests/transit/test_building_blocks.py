@@ -230,7 +230,7 @@ def test_the_servers_own_tls_settings_must_be_those_asked_for() -> None:
         tls.check_server_tls(("DISABLED", "TLSv1.2", "DHE-RSA-AES256-SHA"), "TLSv1.2", "x")
     with pytest.raises(ProofError, match=re.escape("tls_version 'TLSv1.2,TLSv1.3', not 'TLSv1.2'")):
         tls.check_server_tls(("YES", "TLSv1.2,TLSv1.3", ""), "TLSv1.2", None)
-    with pytest.raises(ProofError, match="ssl_cipher 'AES256-SHA', not 'DHE-RSA-AES256-SHA'"):
+    with pytest.raises(ProofError, match="suite 'AES256-SHA', not 'DHE-RSA-AES256-SHA'"):
         tls.check_server_tls(("YES", "TLSv1.2", "AES256-SHA"), "TLSv1.2", "DHE-RSA-AES256-SHA")
 
 

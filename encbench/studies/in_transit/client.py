@@ -20,9 +20,10 @@ from encbench.workloads import bulk, connrate
 # transaction or none.
 QUERY_ROUND_TRIPS = 50
 # MySQL's first logins (connect_first): the users each connection of a run logs in as, one
-# each (a run ends sooner if it used them all), named FIRST_LOGIN_USER0, 1, …  More than a
-# 1 s run at the fastest rate seen (MySQL 9.7 on this 2-core VM: about 250 full logins a
-# second over plain TCP, 170 over TLS).
+# each, named FIRST_LOGIN_USER0, 1, …  A run that uses them all ends there (its rate is
+# still over its own window); 2,000 last a run of about 4.5 s at the fastest rate measured
+# (MySQL 9.7 on a 2-core VM: 431 full logins a second over plain TCP, 187 over TLS), so
+# options.problem refuses a run_s beyond options.FIRST_LOGIN_RUN_S.
 FIRST_LOGIN_USER = "encbench_first"
 FIRST_LOGIN_USERS = 2000
 
@@ -134,7 +135,9 @@ class Client:
 
     def session(self, cell: TransitCell, route: Route, log: Path) -> tls.SessionTls:
         """The server's view of one connection made by the cell's own client's library
-        (sysbench for connect, per-query and bulk; the mariadb client for dump)."""
+        (sysbench for connect, per-query and bulk, and for first logins, whose connloop
+        links the same libmariadb; the mariadb client for dump).  One per route and cell:
+        every other connection is proven by the server's handshake counter."""
         if cell.test == "dump":
             t = route.target
             return tls.client_session(

@@ -87,9 +87,13 @@ class InTransitSummary(Model):
     # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
     target: Record | None = None
     cpu_measurement: str | None = None
+    # A sandbox's family as it was made (MySQL); None: MariaDB, or before it was recorded.
+    server_family: str | None = None
 
     @property
     def family(self) -> str:
         """The server's family as its makers name it: MariaDB, or a target's or an
         install's own (MySQL)."""
-        return installs.recorded_family({"target": self.target, "install": self.install})
+        return installs.recorded_family(
+            {"target": self.target, "install": self.install, "family": self.server_family}
+        )

@@ -52,7 +52,9 @@ def needs(profile: Profile) -> list[Check]:
     needed |= {"mariadb-dump"} if "dump" in t.tests else set()
     needed |= {"stunnel4"} if "stunnel" in t.methods else set()
     needed |= {"sshd", "ssh"} if "ssh" in t.methods else set()
-    needed |= {"cc", "mariadb_config"} if "connect_first" in t.tests else set()
+    # First logins are measured on encbench's own MySQL only (a target's are skipped).
+    first = "connect_first" in t.tests and profile.target is None
+    needed |= {"cc", "mariadb_config"} if first else set()
     return [c for c in optional_checks() if c.name in needed]
 
 

@@ -15,6 +15,8 @@ from encbench.proof import tls
 from encbench.servers import installs, pki
 
 SECTION = "transit"
+# The longest run of first logins (client.FIRST_LOGIN_USERS last about 4.5 s of them).
+FIRST_LOGIN_RUN_S = 3
 # connect_first: MySQL's first logins (connect's connections, each the first login of a user
 # of its own since the server's authentication cache was emptied: cells.py).
 TransitTest = Literal[
@@ -125,8 +127,16 @@ def problem(profile: Profile) -> str | None:
     """What [transit] cannot be combined with in the rest of the profile: first logins are
     MySQL's (its caching_sha2_password caches a login; MariaDB's logins are each a full one,
     the connect rows), measured on encbench's own MySQL (its users, its FLUSH PRIVILEGES)."""
-    if "in-transit" not in profile.studies or "connect_first" not in transit_options(profile).tests:
+    t = transit_options(profile) if "in-transit" in profile.studies else None
+    if t is None or "connect_first" not in t.tests:
         return None
+    if "tls" not in t.methods:
+        return 'transit.tests: connect_first measures the server\'s own TLS: add "tls" to methods'
+    if t.run_s > FIRST_LOGIN_RUN_S:
+        return (
+            f"transit.run_s: {t.run_s} s of first logins would use more users than encbench "
+            f"makes for them: give at most {FIRST_LOGIN_RUN_S}, or remove connect_first"
+        )
     if profile.target is None and installs.family_of(profile.server.install) != installs.MYSQL:
         return (
             "transit.tests: connect_first measures MySQL's first logins (caching_sha2_password "

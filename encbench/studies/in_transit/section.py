@@ -38,7 +38,11 @@ FIRST_LOGIN_NOTE = (
     "window), made by encbench's C client on the same client library as sysbench. Over "
     "plain TCP a full login sends the password encrypted with the server's RSA key (the "
     "client first asks for that key: a round trip more, and an RSA decryption on the "
-    "server); over TLS it sends it in the clear inside the encrypted connection. The "
+    "server); over TLS it sends it in the clear inside the encrypted connection. (That RSA "
+    "key is caching_sha2_password's own pair, not the TLS certificate's: it does not change "
+    "with the row's key type.) FLUSH PRIVILEGES is how MySQL documents emptying the cache; "
+    "no counter of the server's shows a full login, so the row's evidence that its logins "
+    "were full is its own cost beside the cached rows'. The "
     "connection set-up rows, where a user logs in again, are cached logins."
 )
 INTRO = (

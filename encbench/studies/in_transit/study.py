@@ -325,6 +325,7 @@ class TransitStudy(StudyBasics):
         self.record["mariadb_version"] = server.version()
         if (install := server.install.record()) is not None:
             self.record["install"] = install
+            self.record["family"] = server.install.family
         self._save_record()
         return server
 

@@ -118,6 +118,7 @@ def build(
         tls_version=t.tls_version,
         mariadb_version=record.get("mariadb_version"),
         install=record.get("install"),
+        server_family=record.get("family"),
         pki=record.get("pki"),
         notes=record.get("notes"),
         server_options=record.get("server_options"),
