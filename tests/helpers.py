@@ -204,3 +204,14 @@ def files_holding(directory: Path, secret: str) -> list[str]:
         for path in directory.rglob("*")
         if path.is_file() and wanted in path.read_bytes()
     ]
+
+
+def running_from(out: Path) -> list[str]:
+    """Live processes whose command line names the results directory (its servers do)."""
+    import psutil
+
+    return [
+        " ".join(p.info["cmdline"])
+        for p in psutil.process_iter(["cmdline"])
+        if str(out) in " ".join(p.info["cmdline"] or [])
+    ]

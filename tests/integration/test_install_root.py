@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import psutil
 import pytest
 
 from encbench import roots
-from tests.helpers import encbench, skip_unless_ci, tiny_profile
+from tests.helpers import encbench, running_from, skip_unless_ci, tiny_profile
 
 ROOT = "mariadb-11.8"
 
@@ -22,15 +21,6 @@ ROOT = "mariadb-11.8"
 def root_built() -> None:
     if roots.find(ROOT) is None:
         skip_unless_ci(roots.missing_why(ROOT))
-
-
-def running_from(out: Path) -> list[str]:
-    """Live processes whose command line names the results directory (its servers do)."""
-    return [
-        " ".join(p.info["cmdline"])
-        for p in psutil.process_iter(["cmdline"])
-        if str(out) in " ".join(p.info["cmdline"] or [])
-    ]
 
 
 def with_install(path: Path) -> Path:

@@ -13,11 +13,16 @@ import os
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from encbench import roots
-from tests.helpers import encbench, server_of_a_killed_run, skip_unless_ci, tiny_profile
+from tests.helpers import (
+    encbench,
+    running_from,
+    server_of_a_killed_run,
+    skip_unless_ci,
+    tiny_profile,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -75,12 +80,7 @@ def test_mysql_sandboxes_measure_table_encryption_with_their_proofs(
     assert "Encryption: component_keyring_file, AES-256 (MySQL's only)" in report
     assert "MySQL counts no pages through the cipher" in report
     assert "The cipher's floor" not in report
-    leftovers = [
-        " ".join(p.info["cmdline"])
-        for p in psutil.process_iter(["cmdline"])
-        if str(out) in " ".join(p.info["cmdline"] or [])
-    ]
-    assert leftovers == []
+    assert running_from(out) == []
 
 
 TRANSIT = """name = "mysql-transit"
@@ -139,12 +139,7 @@ def test_a_mysql_sandbox_measures_its_own_tls_with_each_connection_proven(
     assert all(r["events"] > 0 for r in first)
     assert all(r["tls_handshakes"] == r["events"] for r in first if r["variant"] == "encrypted")
     assert "### First logins" in report
-    leftovers = [
-        " ".join(p.info["cmdline"])
-        for p in psutil.process_iter(["cmdline"])
-        if str(out) in " ".join(p.info["cmdline"] or [])
-    ]
-    assert leftovers == []
+    assert running_from(out) == []
 
 
 def test_what_mysql_sandboxes_do_not_measure_yet_is_refused_in_one_line(tmp_path: Path) -> None:
