@@ -129,6 +129,15 @@ class ServerSpec(Strict):
     install: str = installs.SYSTEM
     # `encbench run --install NAME` sets it (overrides.py).
     SYSBENCH: ClassVar[Mapping[str, str]] = {"install": "install"}
+    # The kinds of server the at-rest and in-transit studies measure on their sandboxes, each
+    # where it offers what a cell needs (server_kind.KINDS; "mariadb" is the MySQL family,
+    # its release chosen by `install`).
+    kinds: Annotated[list[str], Field(min_length=1)] = ["mariadb"]
+
+    @field_validator("kinds")
+    @classmethod
+    def known_kinds(cls, value: list[str]) -> list[str]:
+        return all_known(value, server_kind.names(), "server kind")
 
     @field_validator("install")
     @classmethod

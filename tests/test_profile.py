@@ -54,6 +54,12 @@ def test_quick_has_one_optional_rsync_sst_cell_on_small_data_of_its_own() -> Non
         ('name = "x"\n[measure]\nthread = [1]\n', "measure.thread: unknown key"),
         ('name = "x"\n[server]\nencryption_algorithm = "ROT13"\n', "server.encryption_algorithm"),
         ('name = "x"\n[measure]\nmin_rounds = 9\nmax_rounds = 3\n', "min_rounds"),
+        ('name = "x"\n[server]\nkinds = ["oracle"]\n', "unknown server kind 'oracle'"),
+        (
+            'name = "x"\n[server]\nkinds = ["mariadb", "mariadb"]\n',
+            'server.kinds: "mariadb" is listed twice',
+        ),
+        ('name = "x"\n[server]\nkinds = []\n', "server.kinds"),
         ("[data]\ntables = 1\n", "name: missing; add it"),
         ('name = "x"\n[data\n', "not valid TOML"),
     ],
@@ -61,6 +67,12 @@ def test_quick_has_one_optional_rsync_sst_cell_on_small_data_of_its_own() -> Non
 def test_bad_values_name_their_key(toml: str, message: str) -> None:
     with pytest.raises(BadInput, match=message):
         profile.parse(toml, "my.toml")
+
+
+def test_a_profile_measures_mariadb_unless_it_names_its_server_kinds() -> None:
+    assert profile.parse('name = "x"\n', "my.toml").server.kinds == ["mariadb"]
+    named = profile.parse('name = "x"\n[server]\nkinds = ["postgresql", "mariadb"]\n', "my.toml")
+    assert named.server.kinds == ["postgresql", "mariadb"]
 
 
 def test_unknown_profile_lists_the_builtins() -> None:
