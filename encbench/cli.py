@@ -707,7 +707,7 @@ def doctor(profile: str | None, packages_only: bool) -> None:
         _echo_check(check, "MISSING", "fix")
     # The versions of what the profile's studies run: their server kinds', and sysbench
     # where one drives it.
-    measured = {study.server for study in named_studies(prof)}
+    measured = {k for study in named_studies(prof) for k in study.kinds_in(prof)}
     kinds = [k for k in server_kind.kinds() if k.name in measured]
     versions = [f"{k.title} {env.get(k.name) or 'not installed'}" for k in kinds]
     versions.append(str(env["openssl"]))

@@ -15,7 +15,7 @@ from encbench.profile import Profile
 
 def tool_checks() -> list[Check]:
     """What every run needs, whatever server it measures; a study's server brings its own
-    (StudyDefinition.server: MariaDB's in checks.mariadb_server)."""
+    (StudyDefinition.kinds: MariaDB's in checks.mariadb_server)."""
     return [binary("openssl", "openssl")]
 
 

@@ -234,7 +234,7 @@ class TargetSpec(Strict):
     No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server),
     for PostgreSQL from PGPASSWORD or a password file (servers/pg_target)."""
 
-    # The server's kind (server_kind.py): which studies measure it (StudyDefinition.server).
+    # The server's kind (server_kind.py): which studies measure it (StudyDefinition.kinds).
     kind: Annotated[str, AfterValidator(_registered_kind)] = "mariadb"
     host: str = ""
     port: Annotated[int, Field(gt=0, lt=65536)] = 3306
@@ -367,7 +367,7 @@ class RegisteredStudy(Protocol):
     @property
     def settings(self) -> SectionOf: ...
     @property
-    def server(self) -> str: ...  # the kind of server it measures (server_kind.py)
+    def kinds(self) -> tuple[str, ...]: ...  # the kinds of server it can measure (server_kind.py)
     @property
     def install_families(self) -> tuple[str, ...]: ...  # whose private roots it runs from
 
@@ -514,7 +514,7 @@ def _target_problem(profile: Profile) -> str | None:
         return (
             "an A/A calibration measures this machine's sandboxes, not a target: remove the target"
         )
-    kinds = {s.server for s in _REGISTRY.studies if s.name in profile.studies}
+    kinds = {k for s in _REGISTRY.studies if s.name in profile.studies for k in s.kinds}
     if profile.target.kind not in kinds:
         return _wrong_kind(profile.target.kind, kinds)
     server = profile.server

@@ -63,7 +63,7 @@ WAYS = KindWays(
         check=_no_target, plan_lines=_no_target, ownership=_no_target, dropper=_no_target
     ),
 )
-TOY_STUDY = dataclasses.replace(TOY, server="toy")
+TOY_STUDY = dataclasses.replace(TOY, kinds=("toy",))
 
 
 @pytest.fixture

@@ -149,7 +149,7 @@ def test_summary_json_names_each_studys_server_by_kind_name_and_version() -> Non
     @dataclass(frozen=True)
     class Study:
         name: str
-        server: str
+        kinds: tuple[str, ...]
         report: ReportPart
         words: str = ""
         calibration: None = None
@@ -163,9 +163,9 @@ def test_summary_json_names_each_studys_server_by_kind_name_and_version() -> Non
         )
 
     measured = [
-        Study("at-rest", "mariadb", part("MySQL")),
-        Study("pg-at-rest", "postgresql", part(None)),
-        Study("in-transit", "mariadb", part(None)),
+        Study("at-rest", ("mariadb",), part("MySQL")),
+        Study("pg-at-rest", ("postgresql",), part(None)),
+        Study("in-transit", ("mariadb",), part(None)),
     ]
     parts = {"at-rest": Part(version="9.7.4-2"), "pg-at-rest": Part(version=None)}
     env = {"postgresql": "15.14"}
@@ -174,3 +174,17 @@ def test_summary_json_names_each_studys_server_by_kind_name_and_version() -> Non
         "at-rest": {"kind": "mariadb", "name": "MySQL", "version": "9.7.4-2"},
         "pg-at-rest": {"kind": "postgresql", "name": "PostgreSQL", "version": "15.14"},
     }
+
+
+def test_a_study_of_several_kinds_names_the_servers_it_measured() -> None:
+    from encbench.report.parts import KindMeasured, Setup
+
+    setup = Setup(
+        kinds=[KindMeasured("postgresql", "15.14"), KindMeasured("mariadb", "9.7.4", "MySQL")]
+    )
+    assert setup.kinds_measured(("mariadb", "postgresql")) == ["postgresql", "mariadb"]
+    assert setup.version_of("mariadb", ("mariadb", "postgresql")) == ("9.7.4", "MySQL")
+    single = Setup(server_version="10.11.14")
+    assert single.kinds_measured(("mariadb", "postgresql")) == ["mariadb"]
+    assert single.version_of("mariadb", ("mariadb",)) == ("10.11.14", None)
+    assert single.version_of("postgresql", ("mariadb", "postgresql")) == (None, None)

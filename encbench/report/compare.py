@@ -187,7 +187,13 @@ def _compare_cell(a: Found | None, b: Found | None) -> ComparedCell:
 
 def _kinds(summaries: Sequence[Summary], studies: Sequence[Reported]) -> list[ServerKind]:
     """The server kinds either run measured (a run of no study: MariaDB's, the default)."""
-    measured = {s.server for s in studies if any(x.part(s.name) is not None for x in summaries)}
+    measured = {
+        kind
+        for s in studies
+        for x in summaries
+        if (part := x.part(s.name)) is not None
+        for kind in s.report.setup(part).kinds_measured(s.kinds)
+    }
     return [k for k in server_kind.kinds() if k.name in measured] or server_kind.kinds()[:1]
 
 

@@ -88,12 +88,15 @@ def measured_servers(
         part = parts.get(s.name)
         if part is None:
             continue
-        kind = server_kind.named(s.server)
         seen = s.report.setup(part)
-        version = seen.server_version or env.get(kind.name)
+        # One server a study: the first kind it measured (a study of several kinds names
+        # each in its own section).
+        kind = server_kind.named(seen.kinds_measured(s.kinds)[0])
+        recorded, title = seen.version_of(kind.name, s.kinds)
+        version = recorded or env.get(kind.name)
         found[s.name] = MeasuredServer(
             kind=kind.name,
-            name=seen.server_title or kind.title,
+            name=title or kind.title,
             version=str(version) if version else None,
         )
     return found
@@ -213,14 +216,8 @@ def _kind_version(
 ) -> tuple[str | None, str | None]:
     """The version the first study of that kind recorded of its server, and the name it
     gave that server where not the kind's (a MySQL target)."""
-    return next(
-        (
-            (x.server_version, x.server_title)
-            for (s, _), x in zip(measured, setups, strict=True)
-            if s.server == kind and x.server_version
-        ),
-        (None, None),
-    )
+    found = (x.version_of(kind, s.kinds) for (s, _), x in zip(measured, setups, strict=True))
+    return next((f for f in found if f[0]), (None, None))
 
 
 def setup_section(summary: Summary, measured: Sequence[tuple[Reported, Any]]) -> Section:
@@ -240,7 +237,10 @@ def setup_section(summary: Summary, measured: Sequence[tuple[Reported, Any]]) ->
         flags = ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in cpu.get("flags", {}).items())
         # Each measured kind's version (a study's own, else the environment's), and
         # sysbench where a kind's studies drive it; a run of no study is MariaDB's.
-        kinds = [k for k in server_kind.kinds() if any(s.server == k.name for s, _ in measured)]
+        named = {
+            k for (s, _), x in zip(measured, setups, strict=True) for k in x.kinds_measured(s.kinds)
+        }
+        kinds = [k for k in server_kind.kinds() if k.name in named]
         kinds = kinds or server_kind.kinds()[:1]
         versions = []
         for k in kinds:

@@ -29,8 +29,9 @@ _Cell = TypeVar("_Cell", bound=_MeasuredCell)
 @dataclass(frozen=True)
 class Setup:
     """A study's lines in the report's Setup list: before the machine, after the software
-    versions, and after the statistics line; and the version of the server it measured
-    (of its kind: StudyDefinition.server), for the software line."""
+    versions, and after the statistics line; and the version of the server it measured,
+    for the software line (of its first kind, StudyDefinition.kinds; a study that measured
+    other kinds names them in `kinds`)."""
 
     servers: list[str] = field(default_factory=list)
     software: list[str] = field(default_factory=list)
@@ -39,6 +40,32 @@ class Setup:
     # The server as its makers name it where that is not its kind's title: a MySQL target is
     # measured by MariaDB's kind (one protocol, one DSN scheme), and its report says MySQL.
     server_title: str | None = None
+    # The kinds this part measured, each with its server's version and title as above
+    # (empty: its study's first kind, with server_version and server_title).
+    kinds: list[KindMeasured] = field(default_factory=list)
+
+    def kinds_measured(self, study_kinds: Sequence[str]) -> list[str]:
+        """The kinds of server this part measured (a study of several kinds names them)."""
+        return [k.kind for k in self.kinds] or list(study_kinds[:1])
+
+    def version_of(self, kind: str, study_kinds: Sequence[str]) -> tuple[str | None, str | None]:
+        """The version and the title of the server of that kind this part measured."""
+        for k in self.kinds:
+            if k.kind == kind:
+                return k.version, k.title
+        if not self.kinds and list(study_kinds[:1]) == [kind]:
+            return self.server_version, self.server_title
+        return None, None
+
+
+@dataclass(frozen=True)
+class KindMeasured:
+    """One kind of server a study's part measured: its version and its makers' name for it
+    (None: the kind's title)."""
+
+    kind: str
+    version: str | None = None
+    title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -215,7 +242,7 @@ class Reported(Protocol):
     def calibration(self) -> Calibrated | None: ...
 
     @property
-    def server(self) -> str: ...  # the kind of server it measures (server_kind.py)
+    def kinds(self) -> tuple[str, ...]: ...  # the kinds of server it can measure (server_kind.py)
 
     @property
     def record(self) -> type[Any]: ...

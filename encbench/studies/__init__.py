@@ -54,7 +54,7 @@ def named(profile: Profile) -> list[StudyDefinition]:
 
 def measures_target(s: StudyDefinition, profile: Profile) -> bool:
     """Whether the study measures the profile's target: it takes one, of its own kind."""
-    return profile.target is not None and s.target is not None and s.server == profile.target.kind
+    return profile.target is not None and s.target is not None and profile.target.kind in s.kinds
 
 
 def skipped_for_target(profile: Profile) -> list[str]:
@@ -74,8 +74,8 @@ def target_needs(profile: Profile) -> TargetNeeds:
 
 def target_why(study: StudyDefinition | None = None, profile: Profile | None = None) -> str:
     target = profile.target if profile is not None else None
-    if study is not None and target is not None and study.server != target.kind:
-        return f"it measures {study.server}, and the target is {target.kind}"
+    if study is not None and target is not None and target.kind not in study.kinds:
+        return f"it measures {' and '.join(study.kinds)}, and the target is {target.kind}"
     takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.target is not None)
     return (
         f"against a target only {takes} are measured (the other studies restart, crash or "

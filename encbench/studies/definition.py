@@ -154,9 +154,10 @@ class StudyDefinition:
     here: Here
     report: ReportPart
     # Optional.
-    # The kind of server it measures (server_kind.py, kinds/): that kind's tools come with
-    # it (machine_needs), and a target's DSN must name the same kind.
-    server: str = "mariadb"
+    # The kinds of server it can measure (server_kind.py, kinds/): their tools come with it
+    # (machine_needs), and a target's DSN must name one of them.  With more than one, the
+    # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).
+    kinds: tuple[str, ...] = ("mariadb",)
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
@@ -167,10 +168,22 @@ class StudyDefinition:
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
 
+    def kinds_in(self, profile: Profile) -> list[str]:
+        """The kinds it measures under a profile: the target's (none where it cannot measure
+        that kind), else those of `[server] kinds` it can measure; a study of one kind
+        measures that one."""
+        if profile.target is not None:
+            return [profile.target.kind] if profile.target.kind in self.kinds else []
+        if len(self.kinds) == 1:
+            return list(self.kinds)
+        return [k for k in profile.server.kinds if k in self.kinds]
+
     def machine_needs(self, profile: Profile) -> list[Check]:
-        """What it needs of this machine: its server kind's tools (MariaDB's: the server,
-        sysbench, the key plugin; a PostgreSQL study's are in its own `needs`), then its own."""
-        found = kind_ways.of(self.server).tools() + self.here.tools(profile)
+        """What it needs of this machine: the tools of the kinds it measures (MariaDB's: the
+        server, sysbench, the key plugin; PostgreSQL's are in its studies' own `needs`), then
+        its own."""
+        found = [c for k in self.kinds_in(profile) for c in kind_ways.of(k).tools()]
+        found += self.here.tools(profile)
         if self.install_families and profile.server.install != installs.SYSTEM:
             found.append(checks.private_root(profile.server.install))
         return checks.unique(found)

@@ -10,7 +10,7 @@ from encbench.studies.pg_at_rest.study import PgAtRestStudy
 STUDY = StudyDefinition(
     name=PgAtRestRecord.STUDY,
     words="PostgreSQL at-rest",
-    server="postgresql",
+    kinds=("postgresql",),
     setup_words="two sandboxed PostgreSQL servers, each on its own ext4 image (plain, fscrypt)",
     variants=("plain ext4", "ext4 + fscrypt"),
     record=PgAtRestRecord,

@@ -11,7 +11,7 @@ from encbench.studies.pg_transit.records import PgTransitRecord
 STUDY = StudyDefinition(
     name=PgTransitRecord.STUDY,
     words="PostgreSQL in-transit",
-    server="postgresql",
+    kinds=("postgresql",),
     setup_words="one sandboxed PostgreSQL server, reached over plain TCP and over TLS",
     variants=("sslmode=disable", "TLS (the cell's sslmode)"),
     record=PgTransitRecord,
