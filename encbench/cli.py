@@ -467,7 +467,7 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
         )
         if not prof.calibration:
             # The noise floor this run's report states: the machine's, as it is now.
-            noise_floor.snapshot_noise_floor(store)
+            noise_floor.snapshot_noise_floor(store, prof)
         runner.run(studies)
         summary = render_documents(store, prof, with_html=True)
     if runner.complete:
@@ -564,7 +564,7 @@ def report(directory: Path, with_csv: bool) -> None:
         prof = profiles.parse(store.profile_text, str(directory / "profile.toml"))
         if not prof.calibration:
             # A directory from before snapshots: the machine's noise floor as it is now.
-            noise_floor.snapshot_noise_floor(store)
+            noise_floor.snapshot_noise_floor(store, prof)
         summary = render_documents(store, prof, with_html=True)
     except EncbenchError as exc:
         _fail(exc)
