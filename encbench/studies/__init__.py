@@ -21,7 +21,6 @@ from encbench.studies import (
     at_rest,
     in_transit,
     operations,
-    pg_at_rest,
     pg_transit,
     rejoin,
     replication,
@@ -41,7 +40,6 @@ STUDIES: tuple[StudyDefinition, ...] = (
     replication.STUDY,
     rejoin.STUDY,
     pg_transit.STUDY,
-    pg_at_rest.STUDY,
 )
 register_studies(STUDIES)
 

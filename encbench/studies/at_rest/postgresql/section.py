@@ -12,8 +12,8 @@ from encbench.report import plots, suspect
 from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
 from encbench.report.models import NoiseFloor, Record, Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
-from encbench.studies.pg_at_rest.models import PgAtRestCellSummary, PgAtRestSummary
-from encbench.studies.pg_at_rest.records import PgAtRestRecord
+from encbench.studies.at_rest.postgresql.models import PgAtRestCellSummary, PgAtRestSummary
+from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
 
 TITLE = "PostgreSQL at rest: what filesystem encryption (fscrypt) costs"
 REGIME_TITLES = {
