@@ -451,11 +451,16 @@ def test_one_profile_puts_both_kinds_side_by_side_across_servers() -> None:
         "at-rest": golden_summary().part("at-rest"),
         "pg-at-rest": pg_summary.build(runs, prof, RECORD),
     }
-    summary = documents.summarize("at-rest-servers", None, parts)
+    environment = golden_summary().environment
+    summary = documents.summarize("at-rest-servers", environment, parts)
     text = markdown.render(rendering.document(summary))
     across = text.split("## Across servers", 1)[1].split("\n## ", 1)[0]
     assert "PostgreSQL: filesystem (fscrypt)" in across and "MariaDB: TDE" in across
     assert "| oltp_read_only | in-memory | 16 |" in across
+    # The setup names each kind's server with its version.
+    mariadb = (parts["at-rest"].servers or {})["mariadb_version"]
+    software = next(line for line in text.splitlines() if "Software:" in line)
+    assert f"MariaDB {mariadb}" in software and "PostgreSQL 15.14" in software
 
 
 def test_pg_at_rest_beside_another_study_of_several_kinds_is_refused_with_the_fix(
