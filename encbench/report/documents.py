@@ -61,7 +61,8 @@ def build_summary(store: ResultStore, profile: Profile, studies: Sequence[Report
     parts: dict[str, Model] = {
         s.name: s.report.build(store, profile, environment)
         for s in studies
-        if s.name in profile.studies and (s.name not in left_out or store.has_runs(s.name))
+        if (listed := s.listed_in(profile)) is not None
+        and (listed not in left_out or store.has_runs(s.name))
     }
     servers = measured_servers(studies, parts, environment)
     if profile.calibration:

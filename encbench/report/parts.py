@@ -249,3 +249,7 @@ class Reported(Protocol):
 
     @property
     def settings(self) -> RuleOf: ...
+
+    def listed_in(self, profile: Profile) -> str | None:
+        """The entry of the profile's `studies` that measures it (None: none does)."""
+        ...

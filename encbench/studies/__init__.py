@@ -21,13 +21,12 @@ from encbench.studies import (
     at_rest,
     in_transit,
     operations,
-    pg_at_rest,
     pg_transit,
     rejoin,
     replication,
     state_transfer,
 )
-from encbench.studies.definition import StudyDefinition
+from encbench.studies.definition import KindPart, StudyDefinition
 
 MEMINFO = Path("/proc/meminfo")
 
@@ -41,10 +40,20 @@ STUDIES: tuple[StudyDefinition, ...] = (
     replication.STUDY,
     rejoin.STUDY,
     pg_transit.STUDY,
-    pg_at_rest.STUDY,
 )
 register_studies(STUDIES)
-register_record_types([s.record for s in STUDIES])
+
+
+def reported() -> list[StudyDefinition | KindPart]:
+    """What the report and `compare` read: each study, then its parts of other kinds (each
+    its own part of summary.json)."""
+    found: list[StudyDefinition | KindPart] = []
+    for s in STUDIES:
+        found += [s, *s.parts]
+    return found
+
+
+register_record_types([s.record for s in reported()])
 
 
 def named(profile: Profile) -> list[StudyDefinition]:
@@ -54,7 +63,7 @@ def named(profile: Profile) -> list[StudyDefinition]:
 
 def measures_target(s: StudyDefinition, profile: Profile) -> bool:
     """Whether the study measures the profile's target: it takes one, of its own kind."""
-    return profile.target is not None and s.target is not None and profile.target.kind in s.kinds
+    return profile.target is not None and s.target is not None and bool(s.kinds_in(profile))
 
 
 def skipped_for_target(profile: Profile) -> list[str]:
@@ -74,8 +83,10 @@ def target_needs(profile: Profile) -> TargetNeeds:
 
 def target_why(study: StudyDefinition | None = None, profile: Profile | None = None) -> str:
     target = profile.target if profile is not None else None
-    if study is not None and target is not None and target.kind not in study.kinds:
-        return f"it measures {' and '.join(study.kinds)}, and the target is {target.kind}"
+    if study is not None and profile is not None and target is not None:
+        kinds = study.target_kinds(profile)
+        if target.kind not in kinds:
+            return f"it measures {' and '.join(kinds)}, and the target is {target.kind}"
     takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.target is not None)
     return (
         f"against a target only {takes} are measured (the other studies restart, crash or "
@@ -119,7 +130,7 @@ def _entries(profile: Profile) -> list[StudyDefinition]:
 
 
 def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
-    return [s.make(store, profile, progress) for s in _entries(profile)]
+    return [r for s in _entries(profile) for r in s.runners(store, profile, progress)]
 
 
 def check_out(path: Path, profile: Profile) -> None:
