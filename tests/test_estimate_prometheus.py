@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
-from encbench.estimate import model, prometheus, prometheus_api, rescale, units
+from encbench.estimate import fleet, model, prometheus, prometheus_api, rescale, units
 from encbench.estimate.model import Figure
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Prometheus, Sample
 from tests import estimate_helpers
+from tests.helpers import encbench
+from tests.test_cli_bad_input import assert_one_line_error
 
 WEEK = Asked(end=1_800_000_000.0, since_s=7 * 86400, step_s=300, matchers='job="mysql"')
 Answer = Callable[[str, dict[str, str]], tuple[int, object]]
@@ -109,7 +111,7 @@ def resolved() -> dict[str, rescale.Resolved]:
         here=rescale.local_speed,
         there=None,
         same_host=False,
-        why_not="the units are this machine's",
+        why_not=fleet.NOT_RESCALED,
     )
     return {n: rescale.resolve(u, hosts, None) for n, u in estimate_helpers.typical().items()}
 
@@ -145,6 +147,52 @@ def test_answers_become_the_models_rates_and_notes() -> None:
     notes = " ".join(prometheus.gaps(instance, WEEK))
     assert f"in {WEEK.steps // 2} of the window's {WEEK.steps} step windows" in notes
     assert "restarted 2 time(s)" in notes
+
+
+def test_a_fleet_ranks_its_instances_and_says_gaps_restarts_and_no_traffic() -> None:
+    quiet = {f"mean:{f}": 0.0 for f in MEANS} | {"windows": WEEK.steps, "restarts": 0.0}
+    answers = answers_for(
+        {
+            "db2:9104": quiet,
+            "db1:9104": fleet_answers("db1:9104", windows=WEEK.steps / 2, restarts=2),
+        }
+    )
+    built = fleet.build("http://p:9090", WEEK, '{job="mysql"}', answers, resolved(), "tables")
+    first, second = built.instances
+    assert (first.instance, second.instance) == ("db1:9104", "db2:9104")
+    # The model's own arithmetic: 500 pages/s × 10 µs, 5 connections/s × 2000 µs, …
+    causes = {c.key: c for c in first.mean.causes}
+    assert causes["table_reads"].cores is not None
+    assert causes["table_reads"].cores.value == pytest.approx(500 * 10e-6)
+    assert causes["table_reads"].cores.low == pytest.approx(250 * 8e-6)
+    assert causes["tls_bytes"].cores is not None
+    assert causes["tls_bytes"].cores.value == pytest.approx(10 * 400e-6)
+    assert not causes["redo_log"].in_scope
+    peak = {c.key: c for c in first.peak.causes}["table_reads"].cores
+    assert peak is not None and peak.value == pytest.approx(750 * 10e-6)
+    assert first.mean.total.share_pct is not None  # of the host's 2 busy cores
+    assert first.mean.total.share_pct.value == pytest.approx(
+        100 * first.mean.total.cores.value / 2.0  # type: ignore[union-attr]
+    )
+    assert first.host_cores == 8
+    assert first.on_now["table_reads"].startswith("yes (innodb_encrypt_tables = ON)")
+    notes = " ".join(first.notes)
+    assert f"in {WEEK.steps // 2} of the window's {WEEK.steps} step windows" in notes
+    assert "restarted 2 time(s)" in notes
+    assert second.notes == ["no traffic in the window: its counters did not move, nothing to pay"]
+    assert second.mean.total.cores is not None and second.mean.total.cores.value == 0
+    assert built.fleet.instances == 2
+    assert built.fleet.mean == first.mean.total.cores  # db2 adds nothing
+    text = fleet.render_markdown(built)
+    assert text.index("| 1 | db1:9104 |") < text.index("| 2 | db2:9104 |")
+    assert "this machine's" in text and "95th percentile" in text
+    assert "**fleet (2)**" in text
+
+
+def test_no_series_is_said() -> None:
+    built = fleet.build("http://p:9090", WEEK, "", {}, resolved(), "tables")
+    assert built.instances == []
+    assert "no mysqld_exporter series" in " ".join(built.words)
 
 
 def test_the_client_sends_credentials_from_the_environment_only(
@@ -190,3 +238,67 @@ def test_refusals_are_one_line(
     answer[0] = lambda q, h: (status, body)
     with pytest.raises(BadInput, match=message.replace("(", r"\(").replace(")", r"\)")):
         Prometheus(url).query("up", 1.0)
+
+
+def test_the_cli_reads_a_fleet_from_prometheus(
+    stub: tuple[str, list[tuple[str, dict[str, str]]], list[Answer]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    url, asked, answer = stub
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    units.write_machine(estimate_helpers.typical())
+    names = prometheus.queries(WEEK)
+    by_query = {q.replace('job="mysql"', ""): n for n, q in names.items()}
+    values = fleet_answers("db1:9104", windows=2016, restarts=0)
+
+    def reply(query: str, headers: dict[str, str]) -> tuple[int, object]:
+        name = by_query.get(query, "")
+        value = values.get(name)
+        return 200, vector([] if value is None else [({"instance": "db1:9104"}, value)])
+
+    answer[0] = reply
+    result = encbench(
+        "estimate", "--prometheus", url, "--json", str(tmp_path / "fleet.json"),
+        env={"XDG_STATE_HOME": str(state), prometheus_api.TOKEN: "secret-token"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "| 1 | db1:9104 |" in result.stdout
+    data = json.loads((tmp_path / "fleet.json").read_text())
+    assert data["since_s"] == 7 * 86400 and data["step_s"] == 300
+    assert data["instances"][0]["mean"]["total"]["cores"]["value"] > 0
+    assert all(h["Authorization"] == "Bearer secret-token" for _, h in asked)
+    assert "secret-token" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (("--prometheus", "ftp://x"), ("give Prometheus's address as http://HOST:PORT",)),
+        (("--prometheus", "http://a:b@x:9090"), ("credentials in the URL",)),
+        (("--prometheus", "http://x", "--since", "7 days"), ("--since '7 days'",)),
+        (("--prometheus", "http://x", "--step", "1h", "--since", "5m"), ("longer than",)),
+        (("--prometheus", "http://x", "--step", "1s", "--since", "1y"), ("step windows",)),
+        (("--prometheus", "http://x", "--match", "job=mysql"), ("in braces",)),
+        (("--prometheus", "http://x", "--target", "mysql://u@h:1/"), ("one at a time",)),
+        (
+            (
+                "--match",
+                '{job="x"}',
+            ),
+            ("--match goes with --prometheus",),
+        ),
+    ],
+)
+def test_bad_input_is_one_line(args: tuple[str, ...], fragments: tuple[str, ...]) -> None:
+    assert_one_line_error(encbench("estimate", *args), *fragments)
+
+
+def test_an_unreachable_prometheus_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    units.write_machine(estimate_helpers.typical())
+    result = encbench("estimate", "--prometheus", "http://127.0.0.1:1")
+    assert_one_line_error(result, "no answer", "/-/ready")
