@@ -802,6 +802,12 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     help="With --prometheus: only the exporters' series matching it, e.g. '{job=\"mysql\"}'.",
 )
 @click.option(
+    "--rules",
+    is_flag=True,
+    help="Print Prometheus recording rules computing the estimate from mysqld_exporter's "
+    "series with this machine's unit costs (with --step, --match, --scope).",
+)
+@click.option(
     "--prometheus-credentials",
     "credentials",
     type=click.Path(path_type=Path),
@@ -860,6 +866,7 @@ def estimate_command(
     since: str | None,
     step: str | None,
     match: str | None,
+    rules: bool,
     credentials: Path | None,
     target: str | None,
     defaults_file: Path | None,
@@ -880,7 +887,7 @@ def estimate_command(
     options = command.Options(
         target, defaults_file, seconds, "all" if scope == "all" else "tables", units_from,
         measure_units, units_profile, validate_dir, json_path, prometheus, since, step, match,
-        credentials,
+        credentials, rules,
     )  # fmt: skip
     log: Callable[[str], None] = lambda m: click.echo(m, err=True)  # noqa: E731
     created = False

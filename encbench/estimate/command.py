@@ -30,6 +30,7 @@ from encbench.estimate import (
     prometheus_api,
     report,
     rescale,
+    rules,
     units,
     validate,
 )
@@ -70,9 +71,11 @@ class Options:
     step: str | None = None
     match: str | None = None
     credentials: Path | None = None
+    rules: bool = False
 
     def check(self) -> None:
         """Every refusal that needs no server and no run, in one line with its fix."""
+        self.check_rules()
         self.check_prometheus()
         if self.validate is not None and (self.target or self.units_from or self.measure_units):
             raise BadInput(
@@ -86,12 +89,17 @@ class Options:
         if self.defaults_file is not None and not self.target:
             raise BadInput("--defaults-extra-file goes with --target: add --target DSN")
         if not (
-            self.target or self.prometheus or self.units_from or self.measure_units or self.validate
+            self.target
+            or self.prometheus
+            or self.rules
+            or self.units_from
+            or self.measure_units
+            or self.validate
         ):
             raise BadInput(
                 "nothing to do: give --target DSN (the server to estimate), --prometheus URL "
-                "(a fleet), --units-from DIR or --measure-units (unit costs for later "
-                "estimates), or --validate DIR"
+                "(a fleet) or --rules (Prometheus's recording rules), --units-from DIR or "
+                "--measure-units (unit costs for later estimates), or --validate DIR"
             )
         if self.json_path is not None and not (self.target or self.prometheus or self.validate):
             raise BadInput(
@@ -103,19 +111,43 @@ class Options:
         counters.check_seconds(self.seconds)
         if self.target:
             self.spec()
-        wants_units = self.target or self.prometheus
+        wants_units = self.target or self.prometheus or self.rules
         if wants_units and not (self.units_from or self.measure_units or units.read_machine()):
             raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
         for directory in (self.units_from, self.validate):
             if directory is not None:
                 units.open_directory(directory)
 
+    def check_rules(self) -> None:
+        if not self.rules:
+            return
+        for name, given in (
+            ("--target", self.target), ("--prometheus", self.prometheus),
+            ("--validate", self.validate), ("--since", self.since), ("--json", self.json_path),
+            ("--prometheus-credentials", self.credentials),
+        ):  # fmt: skip
+            if given is not None:
+                raise BadInput(
+                    f"--rules prints recording rules (with --step, --match, --scope): leave "
+                    f"out {name}"
+                )
+        self.rules_step()
+        prometheus_api.label_matchers(self.match)
+
+    def rules_step(self) -> str:
+        step = self.step or DEFAULT_STEP
+        prometheus_api.duration_s(step, "--step")
+        return step
+
     def check_prometheus(self) -> None:
         if not self.prometheus:
-            for name, given in (
-                ("--since", self.since), ("--step", self.step), ("--match", self.match),
+            offered: tuple[tuple[str, object], ...] = (
+                ("--since", self.since),
                 ("--prometheus-credentials", self.credentials),
-            ):  # fmt: skip
+            )
+            if not self.rules:
+                offered += (("--step", self.step), ("--match", self.match))
+            for name, given in offered:
                 if given is not None:
                     raise BadInput(f"{name} goes with --prometheus: add --prometheus URL")
             return
@@ -330,8 +362,16 @@ def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Ec
         out(report.render_validation(checked))
         return
     if found is not None:
-        store_units(found, out, log, quiet=bool(options.target or options.prometheus))
+        store_units(
+            found, out, log, quiet=bool(options.target or options.prometheus or options.rules)
+        )
     if options.target:
         estimate_target(options, out, log)
     if options.prometheus:
         estimate_fleet(options, out, log)
+    if options.rules:
+        stored = units.read_machine()
+        if not stored:
+            raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
+        matchers = prometheus_api.label_matchers(options.match)
+        out(rules.render(stored, options.rules_step(), matchers, options.scope).rstrip("\n"))
