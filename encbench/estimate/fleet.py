@@ -222,7 +222,7 @@ def render_markdown(r: FleetReport) -> str:
     lines = [
         "# What encryption would cost this fleet",
         "",
-        f"From {r.prometheus}: the {_span(r.since_s)} to {r.window_end}{match}, in "
+        f"From {r.prometheus}: the {_span(r.since_s)} up to {r.window_end}{match}, in "
         f"{_span(r.step_s)} step windows; the peak is {r.peak_is}.",
         "",
         " ".join(r.words),
@@ -251,7 +251,8 @@ def render_markdown(r: FleetReport) -> str:
         "Per cause: extra cores at the mean rate (*in italics*: not in scope "
         f"{r.scope}). An interval holds the unit cost's interval and the quietest and busiest "
         "step windows, each cause at its own (a total's: the sum of its causes' ends, "
-        "Prometheus giving no moment at which all were lowest).",
+        "Prometheus giving no moment at which all were lowest). At the peak: each cause at "
+        "its own 95th percentile, added (an instance's causes need not peak together).",
         "",
         "## The unit costs (this machine's)",
         "",

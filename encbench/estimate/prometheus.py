@@ -237,8 +237,9 @@ def cause_rates(instance: Instance, statistic: str) -> dict[str, Figure | None]:
     window's quietest and busiest step windows (the peak: the peak alone)."""
     found: dict[str, Figure | None] = {}
     for cause, field in CAUSE_FIELD.items():
-        values = [instance.values.get(f"{s}:{field}") for s in (statistic, "low", "high")]
-        value, low, high = values
+        value, low, high = (instance.values.get(f"{s}:{field}") for s in (statistic, "low", "high"))
+        if value is None and statistic != "mean":
+            value = instance.values.get(f"mean:{field}")  # a series with no peak of its own
         if value is None:
             found[cause] = None
             continue
