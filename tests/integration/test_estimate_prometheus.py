@@ -1,7 +1,8 @@
 """`encbench estimate --prometheus` against a real Prometheus scraping, every second,
 mysqld_exporter in front of one sandboxed MariaDB under a light sysbench load: the loaded
 instance's estimate is not zero and agrees with `--target`'s over the same window within
-their intervals; a restart of the server is said, and gives no negative or doubled rate.
+their intervals; an exporter stopped part-way and a restart of the server meanwhile are
+said, and give no negative or doubled rate.
 Prometheus and the exporter run on free loopback ports with their own temporary data, and
 are stopped by pid."""
 
@@ -34,6 +35,16 @@ class Stack:
     server: SandboxServer
     url: str  # Prometheus's
     instance: str  # the exporter's, as Prometheus labels it
+    exporter: subprocess.Popen[bytes]
+    exporter_argv: list[str]
+    exporter_env: dict[str, str]
+    exporter_log: Path
+
+    def stop_exporter(self) -> None:
+        _stop(self.exporter)
+
+    def start_exporter(self) -> None:
+        self.exporter = _start(self.exporter_argv, self.exporter_log, self.exporter_env)
 
 
 def _wait_for(url: str, seconds: float) -> None:
@@ -49,19 +60,27 @@ def _wait_for(url: str, seconds: float) -> None:
         time.sleep(0.2)
 
 
+def _start(argv: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with open(log, "ab") as out:
+        return subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+
+
+def _stop(started: subprocess.Popen[bytes]) -> None:
+    started.terminate()
+    try:
+        started.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        started.kill()
+        started.wait(timeout=10)
+
+
 @contextlib.contextmanager
 def _process(argv: list[str], log: Path, env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
-    with open(log, "wb") as out:
-        started = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
+    started = _start(argv, log, env)
     try:
         yield started
     finally:
-        started.terminate()
-        try:
-            started.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            started.kill()
-            started.wait(timeout=10)
+        _stop(started)
 
 
 @pytest.fixture
@@ -92,12 +111,16 @@ def stack(tmp_path_factory: pytest.TempPathFactory, state_dir: Path) -> Iterator
             f"--web.listen-address=127.0.0.1:{prometheus_port}",
         ]  # fmt: skip
         with (
-            _process(exporter, root / "exporter.log", env),
+            _process(exporter, root / "exporter.log", env) as started,
             _process(prometheus, root / "prometheus.log", dict(os.environ)),
         ):
             url = f"http://127.0.0.1:{prometheus_port}"
             _wait_for(f"{url}/-/ready", 30)
-            yield Stack(server, url, instance)
+            stack = Stack(server, url, instance, started, exporter, env, root / "exporter.log")
+            try:
+                yield stack
+            finally:
+                _stop(stack.exporter)  # the one running now (a test may have restarted it)
     finally:
         server.destroy()
 
@@ -148,16 +171,21 @@ def test_the_fleet_estimate_agrees_with_targets_and_says_a_restart(
     peak = found["peak"]["total"]["cores"]
     assert peak["value"] >= through["total"]["cores"]["low"]
 
-    # A restart inside the window: said, and no rate below zero or above what the load gives.
+    # The exporter stopped part-way, and the server restarted meanwhile: both said, and no
+    # rate below zero or above what the load gave.
+    stack.stop_exporter()
     stack.server.restart(dict(stack.server.options))
+    time.sleep(4)
+    stack.start_exporter()
     time.sleep(6)  # scrapes after it
     after = _run(
-        "--prometheus", stack.url, "--since", "20s", "--step", "5s", "--json", "restart.json",
+        "--prometheus", stack.url, "--since", "20s", "--step", "2s", "--json", "restart.json",
         "--match", '{job="mysql"}', cwd=tmp_path,
     )  # fmt: skip
     [restarted] = json.loads((tmp_path / "restart.json").read_text())["instances"]
-    assert any("restarted 1 time" in note for note in restarted["notes"]), restarted["notes"]
-    assert "restarted 1 time" in after.stdout
+    notes = " ".join(restarted["notes"])
+    assert "restarted 1 time" in notes and "restarted 1 time" in after.stdout, notes
+    assert "step windows (stopped, or not scraped, for the rest)" in notes, notes
     highest = {c["key"]: c["rate"] for c in through["causes"] if c["rate"]}
     for c in restarted["mean"]["causes"]:
         if c["rate"] is not None:
