@@ -189,6 +189,16 @@ def test_a_fleet_ranks_its_instances_and_says_gaps_restarts_and_no_traffic() -> 
     assert "**fleet (2)**" in text
 
 
+def test_an_exporter_that_never_reached_its_server_is_said() -> None:
+    answers = answers_for({"db1:9104": fleet_answers("db1:9104", windows=2016, restarts=0)})
+    answers["unreachable"] = [Sample({"instance": "db3:9104"}, 1.0)]
+    built = fleet.build("http://p:9090", WEEK, "", answers, resolved(), "tables")
+    assert [i.instance for i in built.instances] == ["db1:9104"]
+    assert built.no_counters == ["db3:9104"]
+    assert "no counters in the window" in " ".join(built.words)
+    assert "db3:9104" in fleet.render_markdown(built)
+
+
 def test_no_series_is_said() -> None:
     built = fleet.build("http://p:9090", WEEK, "", {}, resolved(), "tables")
     assert built.instances == []

@@ -63,6 +63,7 @@ class FleetReport(Model):
     peak_is: str
     scope: model.Scope
     instances: list[InstanceEstimate]  # the most expensive first
+    no_counters: list[str]  # instances whose exporter reported no counters of their server
     fleet: FleetTotal
     units: list[UnitUsed]
     words: list[str]
@@ -124,11 +125,14 @@ def build(
     units: Mapping[str, Resolved],
     scope: model.Scope,
 ) -> FleetReport:
+    every = prometheus.by_instance(answers)
     found = [
         instance_estimate(i, asked, units, scope)
-        for i in prometheus.by_instance(answers)
+        for i in every
         if prometheus.rates(i, "mean") is not None
     ]
+    # Exporters up in the window whose server's counters never came (mysql_up 0 throughout).
+    silent = [i.name for i in every if prometheus.rates(i, "mean") is None]
     ranked = sorted(found, key=lambda e: (-_total(e.mean), e.instance))
     fleet = FleetTotal(
         instances=len(ranked),
@@ -146,7 +150,9 @@ def build(
         instances=ranked,
         fleet=fleet,
         units=report.units_used(units),
-        words=in_words(ranked, fleet, units, scope),
+        words=(in_words(ranked, fleet, units, scope) if ranked or not silent else [])
+        + _silent_words(silent),
+        no_counters=silent,
         leaves_out=list(LEAVES_OUT),
     )
 
@@ -198,6 +204,16 @@ def in_words(
     if quiet:
         words.append(f"No traffic in the window: {', '.join(quiet[:10])}.")
     return words
+
+
+def _silent_words(silent: Sequence[str]) -> list[str]:
+    if not silent:
+        return []
+    shown = ", ".join(silent[:10]) + (f" and {len(silent) - 10} more" if len(silent) > 10 else "")
+    return [
+        f"Not estimated, no counters in the window (their exporter could not reach the "
+        f"server, mysql_up 0, or the counters are missing): {shown}."
+    ]
 
 
 def _top_causes(e: Estimate) -> str:
