@@ -31,7 +31,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench.engine import disk
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
@@ -45,7 +44,7 @@ from encbench.servers.galera_pair import VARIANTS
 from encbench.studies.rejoin import cells
 from encbench.studies.rejoin.options import RejoinSpec, rejoin_options
 from encbench.studies.rejoin.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import StudyBasics, window_fields
 from encbench.workloads import sysbench
 
 RECORD = "rejoin.json"
@@ -87,13 +86,8 @@ class RejoinStudy(StudyBasics):
     together = False  # one rejoin at a time: the two clusters share the machine
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: RejoinSpec = rejoin_options(profile)
-        # The device the sandboxes live on (the results directory's): its counters are read
-        # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
         self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = {}
 
@@ -151,18 +145,12 @@ class RejoinStudy(StudyBasics):
         cpu2 = node2.cpu_seconds()  # its cgroup was made at its start
         link = cluster.link_bytes() - link_before
         text = _log_from(node2.paths.error_log, offset)
-        window = watch.window
-        assert window is not None
         return {
             "sync_s": watch.seconds,
             "link_bytes": link,
             "node1_cpu_s": cpu1,
             "node2_cpu_s": cpu2,
-            "harness_cpu_s": window.harness_cpu_s,
-            "other_cpu_s": window.other_cpu_s,
-            "steal_s": window.steal_s,
-            "interference_pct": window.interference_pct,
-            "usage": window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             "transport": transport(text),
             "ist_writesets": ist_writesets(text),
             "log": text,

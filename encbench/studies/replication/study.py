@@ -32,7 +32,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench.engine import disk
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
@@ -46,7 +45,7 @@ from encbench.servers.galera_pair import VARIANTS
 from encbench.studies.replication import cells
 from encbench.studies.replication.options import ReplicationSpec, replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import StudyBasics, window_fields
 from encbench.workloads import sysbench
 
 RECORD = "replication.json"
@@ -60,13 +59,8 @@ class ReplicationStudy(StudyBasics):
     together = False  # the two clusters share the machine's two cores: one at a time
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: ReplicationSpec = replication_options(profile)
-        # The device the sandboxes live on (the results directory's): its counters are read
-        # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
         self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
@@ -131,8 +125,6 @@ class ReplicationStudy(StudyBasics):
         cpu1, cpu2 = node1.cpu_seconds() - cpu1, node2.cpu_seconds() - cpu2
         idle_cpu = idle.cpu_seconds() - idle_cpu
         link = cluster.link_bytes() - link_before
-        window = watch.window
-        assert window is not None
         return ReplicationRecord(
             **run.record_fields(started_at, time.monotonic() - began),
             tps=result.tps,
@@ -145,11 +137,7 @@ class ReplicationStudy(StudyBasics):
             link_bytes=link,
             node1_cpu_s=cpu1,
             node2_cpu_s=cpu2,
-            harness_cpu_s=window.harness_cpu_s,
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
-            usage=window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             node1_ssl=cluster.node_ssl(1),
             node2_ssl=cluster.node_ssl(2),
             cluster_size=cluster.cluster_size(),

@@ -35,7 +35,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench.engine import disk
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -73,7 +72,7 @@ from encbench.studies.state_transfer.options import (
     state_transfer_options,
 )
 from encbench.studies.state_transfer.records import SstCell, SstRecord
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import StudyBasics, window_fields
 
 
 def _log_from(path: Path, offset: int) -> str:
@@ -93,13 +92,8 @@ class StateTransferStudy(StudyBasics):
     together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: StateTransferSpec = state_transfer_options(profile)
-        # The device the sandboxes live on (the results directory's): its counters are read
-        # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
         self.cluster: Cluster | None = None
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None
@@ -250,8 +244,6 @@ class StateTransferStudy(StudyBasics):
             **donor_log.stages(cell.method, "donor"),
             **joiner_log.stages(cell.method, "joiner"),
         }
-        window = watch.window
-        assert window is not None
         joiner.stop()  # untimed; the next run starts from an empty joiner anyway
         return {
             "sync_s": watch.seconds,
@@ -260,11 +252,7 @@ class StateTransferStudy(StudyBasics):
             "link_tx_bytes": link_after.tx_bytes - link_before.tx_bytes,
             "donor_cpu_s": donor_cpu,
             "joiner_cpu_s": joiner_cpu,
-            "harness_cpu_s": window.harness_cpu_s,
-            "other_cpu_s": window.other_cpu_s,
-            "steal_s": window.steal_s,
-            "interference_pct": window.interference_pct,
-            "usage": window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             "donor_transport": donor_log.transport(cell.method),
             "joiner_transport": joiner_log.transport(cell.method),
             "stages": stages,
@@ -288,8 +276,6 @@ class StateTransferStudy(StudyBasics):
         raw.write_text(
             "".join(f"# {log.name}\n{log.read_text(errors='replace')}\n" for log in done.logs)
         )
-        window = watch.window
-        assert window is not None
         return {
             "sync_s": done.sync_s,
             "transfer_s": done.transfer_s,
@@ -297,11 +283,7 @@ class StateTransferStudy(StudyBasics):
             "link_tx_bytes": link_after.tx_bytes - link_before.tx_bytes,
             "donor_cpu_s": done.donor_cpu_s,
             "joiner_cpu_s": done.joiner_cpu_s,
-            "harness_cpu_s": window.harness_cpu_s,
-            "other_cpu_s": window.other_cpu_s,
-            "steal_s": window.steal_s,
-            "interference_pct": window.interference_pct,
-            "usage": window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             "donor_transport": done.donor_transport,
             "joiner_transport": done.joiner_transport,
             "stages": done.stages,
