@@ -204,11 +204,9 @@ class OperationsStudy(StudyBasics):
             assert server.process is not None
             server.process.wait(timeout=30)
             server.stop()  # reaps it, removes its cgroup and registry entry
-        log_offset = server.paths.error_log.stat().st_size
+        log_offset = proc.log_size(server.paths.error_log)
         watch = self._timed_start(server, options)
-        with open(server.paths.error_log, errors="replace") as f:
-            f.seek(log_offset)
-            log = f.read()
+        log = proc.log_since(server.paths.error_log, log_offset)
         run.raw.write_text(log)
         found = recovery.parse(log, server.name)
         return watch, {"redo_bytes": found.redo_bytes, "pages_recovered": found.pages}

@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from encbench import proc
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -73,16 +74,6 @@ from encbench.studies.state_transfer.options import (
 )
 from encbench.studies.state_transfer.records import SstCell, SstRecord
 from encbench.study_basics import StudyBasics, window_fields
-
-
-def _log_from(path: Path, offset: int) -> str:
-    with open(path, errors="replace") as f:
-        f.seek(offset)
-        return f.read()
-
-
-def _size(path: Path) -> int:
-    return path.stat().st_size if path.exists() else 0
 
 
 class StateTransferStudy(StudyBasics):
@@ -222,8 +213,8 @@ class StateTransferStudy(StudyBasics):
         cluster = self._cluster()
         donor, joiner = cluster.donor, cluster.joiner
         cluster.reset_joiner(cell, variant)
-        donor_offset = _size(donor.paths.error_log)
-        joiner_offset = _size(joiner.paths.error_log)
+        donor_offset = proc.log_size(donor.paths.error_log)
+        joiner_offset = proc.log_size(joiner.paths.error_log)
         with self._donor_load(raw) if loaded else nullcontext() as load:
             link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
             donor_cpu = donor.cpu_seconds()
@@ -234,8 +225,8 @@ class StateTransferStudy(StudyBasics):
             served = load.fields() if load else {}
         link_after = link_counters(cluster.joiner_ns, cluster.joiner_device)
         cluster.check_marker_copied()
-        donor_text = _log_from(donor.paths.error_log, donor_offset)
-        joiner_text = _log_from(joiner.paths.error_log, joiner_offset)
+        donor_text = proc.log_since(donor.paths.error_log, donor_offset)
+        joiner_text = proc.log_since(joiner.paths.error_log, joiner_offset)
         raw.write_text(
             "# donor\n" + donor_text + "\n# joiner\n" + joiner_text,
         )
