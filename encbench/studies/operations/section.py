@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from encbench.report.cells import cost_verdict, fmt, sample_text, verdict_notes
 from encbench.report.models import Differences
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.study_sections import opening
+from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.operations import plots as operations_plots
 from encbench.studies.operations.models import OperationCellSummary, OperationsSummary
 
@@ -186,9 +187,7 @@ def setup_items(part: OperationsSummary) -> list[str]:
 
 def sections(part: OperationsSummary) -> list[Section]:
     load_s = part.crash_load_s
-    blocks: list[Block] = [Paragraph(INTRO)]
-    if part.differences is not None:
-        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks = opening(INTRO, part.differences)
     cells = part.cells
     blocks += [
         times_table(cells, part.differences),

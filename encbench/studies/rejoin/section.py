@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from encbench.report.cells import cost_verdict, means_text, rounds_text, sample_text, verdict_notes
-from encbench.report.models import Differences
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.models import Differences, Record
+from encbench.report.study_sections import opening, proof_section
+from encbench.report.tables import Plot, Section, Table, row
 from encbench.studies.rejoin import plots as rejoin_plots
 from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary
 
@@ -50,27 +51,18 @@ def table(cells: Sequence[RejoinCellSummary], differences: Differences | None = 
     )  # fmt: skip
 
 
-def proof_items(cells: Sequence[RejoinCellSummary]) -> list[str]:
-    items = []
-    for cell in cells:
-        proof = cell.proof or {}
-        plain, enc = proof.get("plain") or {}, proof.get("encrypted") or {}
-        if not plain or not enc:
-            continue
-        items.append(
-            f"{cell.label}: plain cluster — the marker rows node 2 missed seen "
-            f"{plain.get('marker_hits_by_port')} (by port); TLS cluster — "
-            f"{enc.get('marker_hits_by_port') or 'none'} (by port; port 4444 is the rsync SST "
-            f"stream, which socket.ssl does not cover), {enc.get('protocol') or '?'} "
-            f"{enc.get('cipher') or '?'} (the ServerHello on the wire)."
-        )
-    return items or ["No cell has been proven yet."]
+def proof_item(label: str, plain: Record, enc: Record) -> str:
+    return (
+        f"{label}: plain cluster — the marker rows node 2 missed seen "
+        f"{plain.get('marker_hits_by_port')} (by port); TLS cluster — "
+        f"{enc.get('marker_hits_by_port') or 'none'} (by port; port 4444 is the rsync SST "
+        f"stream, which socket.ssl does not cover), {enc.get('protocol') or '?'} "
+        f"{enc.get('cipher') or '?'} (the ServerHello on the wire)."
+    )
 
 
 def sections(part: RejoinSummary) -> list[Section]:
-    blocks: list[Block] = [Paragraph(INTRO)]
-    if part.differences is not None:
-        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks = opening(INTRO, part.differences)
     cells = part.cells
     blocks += [
         table(cells, part.differences),
@@ -84,6 +76,6 @@ def sections(part: RejoinSummary) -> list[Section]:
             "Above 0: node 2 of the TLS cluster takes longer to be Synced; the paired "
             "estimates of the table's cost column.",
         ),
-        Section("Rejoin: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
+        proof_section("Rejoin", part.cells, proof_item),
     ]
     return [Section("Rejoin (IST against SST): plain against socket.ssl", blocks)]
