@@ -1,15 +1,17 @@
 """What studies' sections of the report say alike, written once: a section's opening (what
-a round does, then what its cells' differences amount to and the rounds measured again), and
-the bullets of a per-cell proof on the wire (one per cell whose variants are both proven,
-each in the study's words; the encrypted side's capture and ServerHello in the same words
-for every study whose proof captured a marker)."""
+a round does, then what its cells' differences amount to and the rounds measured again), a
+cell's headline columns in its study's main table (each variant's figure, the cost, the
+verdict), and the bullets of a per-cell proof on the wire (one per cell whose variants are
+both proven, each in the study's words; the encrypted side's capture and ServerHello in the
+same words for every study whose proof captured a marker)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from encbench.report.models import Differences, Record
+from encbench.report.cells import TableCell, cost_verdict
+from encbench.report.models import Differences, Record, Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Section
 
 NONE_PROVEN = "No cell has been proven yet."
@@ -22,6 +24,24 @@ def opening(intro: str, differences: Differences | None) -> list[Block]:
     if differences is not None:
         blocks.append(Paragraph(differences.sentence() + " " + differences.remeasured()))
     return blocks
+
+
+def headline(
+    cell: TableCell,
+    metric: str,
+    text: Callable[[Sample], str],
+    words: tuple[str, str] = ("", ""),
+) -> tuple[list[str], str]:
+    """A cell's columns after its label in its study's main table: the plain and the
+    encrypted side's `metric` in `text`, each after its `words` ("–" before a measured
+    round), the cost with its interval and the verdict; and the verdict's style."""
+    variants: Any = getattr(cell, "variants", None)
+    cost, verdict, kind = cost_verdict(cell, metric)
+    if variants is None:
+        return ["–", "–", cost, verdict], kind
+    sides = (variants.plain, variants.encrypted)
+    texts = [word + text(getattr(side, metric)) for word, side in zip(words, sides, strict=True)]
+    return [*texts, cost, verdict], kind
 
 
 def proof_items(cells: Iterable[Any], item: Callable[[str, Record, Record], str]) -> list[str]:

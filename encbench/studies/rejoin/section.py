@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import cost_verdict, means_text, rounds_text, sample_text, verdict_notes
+from encbench.report.cells import means_text, rounds_text, sample_text, verdict_notes
 from encbench.report.models import Differences, Record
-from encbench.report.study_sections import opening, proof_section
+from encbench.report.study_sections import headline, opening, proof_section
 from encbench.report.tables import Plot, Section, Table, row
 from encbench.studies.rejoin import plots as rejoin_plots
 from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary
@@ -27,14 +27,11 @@ def table(cells: Sequence[RejoinCellSummary], differences: Differences | None = 
     rows = []
     for cell in cells:
         v = cell.variants
-        cost, verdict, kind = cost_verdict(cell, "sync_s")
+        sync, kind = headline(cell, "sync_s", lambda s: sample_text(s, "s", 2))
         rows.append(
             row(
                 cell.label,
-                sample_text(v.plain.sync_s, "s", 2) if v else "–",
-                sample_text(v.encrypted.sync_s, "s", 2) if v else "–",
-                cost,
-                verdict,
+                *sync,
                 means_text(v.plain.link_mib, v.encrypted.link_mib, 2) if v else "–",
                 means_text(v.plain.node1_cpu_s, v.encrypted.node1_cpu_s, 2) if v else "–",
                 means_text(v.plain.node2_cpu_s, v.encrypted.node2_cpu_s, 2) if v else "–",

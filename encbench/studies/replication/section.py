@@ -17,7 +17,13 @@ from encbench.report.cells import (
     verdict_notes,
 )
 from encbench.report.models import Differences, NoiseFloor, Record
-from encbench.report.study_sections import encrypted_side, mib_captured, opening, proof_section
+from encbench.report.study_sections import (
+    encrypted_side,
+    headline,
+    mib_captured,
+    opening,
+    proof_section,
+)
 from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication.models import ReplicationCellSummary, ReplicationSummary
@@ -39,15 +45,11 @@ def tps_table(
 ) -> Table:
     rows = []
     for cell in cells:
-        v = cell.variants
-        cost, verdict, kind = cost_verdict(cell, "tps")
+        tps, kind = headline(cell, "tps", lambda s: sample_text(s, "", 1))
         rows.append(
             row(
                 cell.label,
-                sample_text(v.plain.tps, "", 1) if v else "–",
-                sample_text(v.encrypted.tps, "", 1) if v else "–",
-                cost,
-                verdict,
+                *tps,
                 rounds_text(cell),
                 styles={4: kind},
             )

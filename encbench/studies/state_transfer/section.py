@@ -18,7 +18,13 @@ from encbench.report.cells import (
     verdict_notes,
 )
 from encbench.report.models import Differences, Record, Sample
-from encbench.report.study_sections import encrypted_side, mib_captured, opening, proof_section
+from encbench.report.study_sections import (
+    encrypted_side,
+    headline,
+    mib_captured,
+    opening,
+    proof_section,
+)
 from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.state_transfer import limits_section as state_transfer_limits
 from encbench.studies.state_transfer import plots as state_transfer_plots
@@ -63,15 +69,12 @@ def times_table(cells: Sequence[SstCellSummary], differences: Differences | None
     rows = []
     for cell in cells:
         v = cell.variants
-        sync_cost, verdict, kind = cost_verdict(cell, "sync_s")
+        sync, kind = headline(cell, "sync_s", lambda s: sample_text(s, "s", 2))
         stream_cost, _, stream_kind = cost_verdict(cell, "transfer_s", primary=False)
         rows.append(
             row(
                 cell.label,
-                sample_text(v.plain.sync_s, "s", 2) if v else "–",
-                sample_text(v.encrypted.sync_s, "s", 2) if v else "–",
-                sync_cost,
-                verdict,
+                *sync,
                 sample_text(v.plain.transfer_s, "s", 2) if v else "–",
                 sample_text(v.encrypted.transfer_s, "s", 2) if v else "–",
                 stream_cost,
