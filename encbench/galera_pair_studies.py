@@ -26,6 +26,7 @@ from encbench.errors import BadInput, ProofError
 from encbench.net import netns
 from encbench.options import Rounds
 from encbench.profile import Profile
+from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import pki
 from encbench.servers.galera_cluster import status_value
@@ -305,12 +306,7 @@ def read_capture(where: str, found: dict[str, Any], crossed: int, copied: int) -
     by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
     dropped = int(found["dropped"])
     hellos = found.get("hellos") or []
-    seen = int(found["payload_bytes"])
-    if seen < crossed / 2:
-        raise ProofError(
-            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
-            f"the link ({dropped} frames dropped): it cannot vouch for the link"
-        )
+    seen = link_capture.vouch(where, found, crossed)
     return {
         "marker_hits": sum(by_port.values()),
         "marker_hits_by_port": by_port,
@@ -322,9 +318,3 @@ def read_capture(where: str, found: dict[str, Any], crossed: int, copied: int) -
         "protocol": hellos[0]["protocol"] if hellos else "",
         "cipher": hellos[0]["cipher"] if hellos else "",
     }
-
-
-def dropped_words(proof: dict[str, Any]) -> str:
-    """Why a positive control may have missed its marker: the frames the capture dropped."""
-    dropped = proof["dropped"]
-    return f" (the capture dropped {dropped} frames)" if dropped else ""

@@ -39,7 +39,6 @@ from encbench.galera_pair_studies import (
     MARKER_ROWS,
     GaleraPairStudy,
     PairOnHosts,
-    dropped_words,
     read_capture,
 )
 from encbench.profile import Profile
@@ -186,10 +185,10 @@ def judge(
     on_galera = sum(by_port.get(p, 0) for p in galera_ports)
     if variant == "plain":
         if not by_port:
+            why = link_capture.dropped_words(proof)
             raise ProofError(
-                f"{where}: the marker rows node 2 missed were not seen on the link"
-                f"{dropped_words(proof)}: the positive control failed, so the TLS cluster's "
-                "'not seen' would prove nothing"
+                f"{where}: the marker rows node 2 missed were not seen on the link{why}: the "
+                "positive control failed, so the TLS cluster's 'not seen' would prove nothing"
             )
     else:
         if on_galera:

@@ -39,7 +39,6 @@ from encbench.galera_pair_studies import (
     MARKER_ROWS,
     GaleraPairStudy,
     PairOnHosts,
-    dropped_words,
     read_capture,
 )
 from encbench.profile import Profile
@@ -170,10 +169,11 @@ def judge(
     hellos = found.get("hellos") or []
     if variant == "plain":
         if by_port.get(str(galera.GCOMM_PORT), 0) == 0:
+            why = link_capture.dropped_words(proof)
             raise ProofError(
                 f"{where}: node 1's marker rows were not seen on the replication port "
-                f"{galera.GCOMM_PORT}{dropped_words(proof)}: the positive control failed, so "
-                "the TLS cluster's 'not seen' would prove nothing"
+                f"{galera.GCOMM_PORT}{why}: the positive control failed, so the TLS "
+                "cluster's 'not seen' would prove nothing"
             )
         if hellos:
             raise ProofError(f"{where}: a TLS handshake crossed a plain cluster's link")

@@ -358,15 +358,10 @@ def judge(
     hits, dropped = by_port.get(sst, 0), int(found["dropped"])
     elsewhere = {port: n for port, n in by_port.items() if port != sst}
     hellos = found.get("hellos") or []
-    seen, crossed = int(found["payload_bytes"]), int(fields["link_rx_bytes"])
-    if seen < crossed / 2:
-        raise ProofError(
-            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
-            f"the link ({dropped} frames dropped): it cannot vouch for the stream"
-        )
+    link_capture.vouch(where, found, int(fields["link_rx_bytes"]), "stream")
     if not encrypted:
         if hits == 0:
-            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            why = link_capture.dropped_words(found)
             raise ProofError(
                 f"{where}: the donor's marker rows were not seen in the SST stream{why}: the "
                 "positive control failed, so an encrypted stream's 'not seen' would prove nothing"
