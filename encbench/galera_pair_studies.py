@@ -3,14 +3,16 @@ two Galera pairs they measure on (servers/galera_pair.py) — a plain one and on
 own TLS, up at once, each node on its own emulated host (node 1 in one network namespace,
 node 2 in the other, joined by a veth pair of their own) — as the profile sets them,
 started, loaded with the profile's sysbench data and described in the study's record; what
-those pairs need of this machine; and the words for them in a plan and a plot.
+those pairs need of this machine; the words for them in a plan and a plot; the study class
+both build on (GaleraPairStudy: both pairs up for the run, each cell proven on both links
+before it is measured); and what a per-cell proof reads of a capture of node 2's link.
 
 The pairs are set in the replication study's section (`[replication]`: `key_type`,
 `rate_mbit`), which the rejoin study reads too: both measure on the same clusters."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -19,10 +21,12 @@ from pydantic import Field
 
 from encbench import checks
 from encbench.checks import Check
-from encbench.errors import BadInput
+from encbench.engine.progress import RunProgress
+from encbench.errors import BadInput, ProofError
 from encbench.net import netns
 from encbench.options import Rounds
 from encbench.profile import Profile
+from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import pki
 from encbench.servers.galera_cluster import status_value
@@ -34,11 +38,13 @@ from encbench.servers.sizing import (
     SERVER_ALLOWANCE_MB,
     SYSTEM_FILES_ESTIMATE,
 )
+from encbench.study_basics import StudyBasics
 from encbench.workloads import sysbench
 
 # The section that sets the pairs: the replication study's.
 PAIRS_SECTION = "replication"
 NODES = 4  # two clusters, up at once, of two nodes each
+MARKER_ROWS = 4  # written on node 1 in a per-cell proof; node 2 must hold every one
 # The variants as a plan names them, and as the plots do.
 VARIANT_WORDS = ("plain cluster", "socket.ssl cluster")
 # Both clusters are plain servers; only Galera's own traffic differs.
@@ -237,4 +243,78 @@ def describe(clusters: dict[str, PairOnHosts], profile: Profile, made: pki.Pki) 
         "galera_version": status_value(node1, "wsrep_provider_version"),
         "key_type": spec.key_type,
         "certificate": pki.describe(made.server_cert),
+    }
+
+
+# -- the study both build on ----------------------------------------------------------------------
+class GaleraPairStudy(StudyBasics):
+    """A study measured on both pairs (engine/study.py): both up for the whole run, one
+    variant's pair measured at a time (they share the machine), and every cell proven on
+    both pairs' links before it is measured — the proofs kept in the study's record
+    (`<name>.json`, "proofs" by cell).  A study adds its cells, its per-cell proof on one
+    pair (`prove_cell`) and its runs."""
+
+    name: str
+    together = False  # one pair at a time: the two share the machine's cores
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        super().__init__(store, profile, progress)
+        self.clusters: dict[str, PairOnHosts] = {}
+        self.record: dict[str, Any] = {}
+
+    @property
+    def record_file(self) -> str:
+        return f"{self.name}.json"
+
+    @contextmanager
+    def setup(self, todo: Sequence[Any]) -> Iterator[None]:
+        with both_clusters(self.store, self.profile, self.progress.log, self.name) as clusters:
+            self.clusters = clusters
+            self.record = self.store.read_json(self.record_file) or {}
+            try:
+                yield
+            finally:
+                self.clusters = {}
+
+    def cluster(self, variant: str) -> PairOnHosts:
+        assert self.clusters, "a cell is measured inside setup()"
+        return self.clusters[variant]
+
+    @contextmanager
+    def open_cell(self, cell: Any) -> Iterator[None]:
+        proofs = {}
+        for variant in VARIANTS:
+            self.progress.log(f"{cell.label}: proving the {variant} cluster's link")
+            proofs[variant] = self.prove_cell(cell, variant)
+        self.record.setdefault("proofs", {})[cell.slug] = proofs
+        self.store.write_json(self.record_file, self.record)
+        yield
+
+    def prove_cell(self, cell: Any, variant: str) -> dict[str, Any]:
+        """The per-cell proof on one variant's pair: its findings; raises ProofError."""
+        raise NotImplementedError
+
+
+# -- what a per-cell proof reads of node 2's link -------------------------------------------------
+def read_capture(where: str, found: dict[str, Any], crossed: int, copied: int) -> dict[str, Any]:
+    """A capture of node 2's link (proof/wire.py's findings) as a proof records it: node 2
+    holds every marker row node 1 wrote, and the capture saw at least half the bytes that
+    crossed the link, or it cannot vouch for it; raises ProofError.  Its marker hits by
+    port, what it saw, and the first TLS ServerHello's protocol and suite ("": none)."""
+    if copied != MARKER_ROWS:
+        raise ProofError(f"{where}: node 2 holds {copied} of node 1's {MARKER_ROWS} marker rows")
+    by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
+    dropped = int(found["dropped"])
+    hellos = found.get("hellos") or []
+    seen = link_capture.vouch(where, found, crossed)
+    return {
+        "marker_hits": sum(by_port.values()),
+        "marker_hits_by_port": by_port,
+        "bytes_by_port": found.get("bytes_by_port") or {},
+        "payload_bytes": seen,
+        "link_bytes": crossed,
+        "frames": int(found["frames"]),
+        "dropped": dropped,
+        "protocol": hellos[0]["protocol"] if hellos else "",
+        "cipher": hellos[0]["cipher"] if hellos else "",
     }

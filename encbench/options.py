@@ -110,17 +110,26 @@ class DataSpec(Strict):
     table_size: Annotated[int, Field(gt=0)] = 100_000
 
 
+# The bounds of Rounds' warm-up, run, rounds and cell budget, for a study's section that
+# sets its own defaults of them.
+WarmupSeconds = Annotated[int, Field(ge=0, le=3600)]
+RunSeconds = Annotated[int, Field(ge=1, le=3600)]
+MinRounds = Annotated[int, Field(ge=2, le=1000)]
+MaxRounds = Annotated[int, Field(ge=2, le=10000)]
+CellBudget = Annotated[float, Field(gt=0)]
+
+
 class Rounds(Strict):
     """Paired rounds and when a cell stops: every study's section has them (plan.StopRule)."""
 
-    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 3
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 1
+    warmup_s: WarmupSeconds = 3
+    run_s: RunSeconds = 1
     # 12 rounds are 6 blocks: the fewest that give a 95% signed-rank interval (stats.py).
     # Fewer are allowed (the tests' tiny runs); such a cell reports no interval.
-    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 12
-    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 400
+    min_rounds: MinRounds = 12
+    max_rounds: MaxRounds = 400
     target_halfwidth_pct: Annotated[float, Field(gt=0, le=50)] = 2.0
-    cell_budget_s: Annotated[float, Field(gt=0)] = 85
+    cell_budget_s: CellBudget = 85
     # A round whose runs shared the machine with more than this (other processes' and stolen
     # CPU, % of the machine) is measured again; see README "Interference" for the choice.
     interference_max_pct: Annotated[float, Field(gt=0, le=100)] = 10.0

@@ -124,6 +124,18 @@ def tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
+def log_size(path: Path) -> int:
+    """Where a log ends now (0: not written yet): what `log_since` reads from later."""
+    return path.stat().st_size if path.exists() else 0
+
+
+def log_since(path: Path, offset: int) -> str:
+    """What a log gained since it was `offset` bytes long (log_size)."""
+    with open(path, errors="replace") as f:
+        f.seek(offset)
+        return f.read()
+
+
 def run(
     argv: Sequence[str],
     *,

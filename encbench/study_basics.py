@@ -3,7 +3,11 @@ record's, and once per run, before any server starts, it records the machine and
 software (environment.json); a study whose servers encrypt also records the speed of the
 cipher they will use (crypto.json, `openssl speed`: the cipher's floor and the limit MiB/s
 are set against).  Each file is written once; a resumed run keeps the first one.  A study
-whose preparation does more overrides `prepare` and calls this one first."""
+whose preparation does more overrides `prepare` and calls this one first.
+
+Every run record also carries what the machine did over its timed window (the harness's and
+other processes' CPU, stolen time, the data device: `window_fields`), read the same way by
+every study."""
 
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from encbench import capacity, environment
+from encbench.engine import disk
+from encbench.engine.clocks import Stopwatch
 from encbench.engine.progress import RunProgress
+from encbench.profile import Profile
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 
@@ -30,9 +37,32 @@ def record_cipher_speed(
         store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
 
 
+def window_fields(watch: Stopwatch, device: str | None) -> dict[str, Any]:
+    """The fields of a run record that its timed window gives (`timed(device)`): the
+    harness's and other processes' CPU, stolen time, the interference they add up to, and
+    what the run used of the machine and of `device`."""
+    window = watch.window
+    assert window is not None, "read after the timed block"
+    return {
+        "harness_cpu_s": window.harness_cpu_s,
+        "other_cpu_s": window.other_cpu_s,
+        "steal_s": window.steal_s,
+        "interference_pct": window.interference_pct,
+        "usage": window.usage(device=device or ""),
+    }
+
+
 class StudyBasics:
     record_type: type[Any]
     store: ResultStore
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        self.store = store
+        self.profile = profile
+        self.progress = progress
+        # The device the sandboxes live on (the results directory's): its counters are read
+        # around every timed window, for what bound the cell (report/bound.py).
+        self.device = disk.device_of(store.path)
 
     @property
     def metrics(self) -> tuple[Metric, ...]:

@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from encbench import proc
-from encbench.errors import ToolError
+from encbench.errors import ProofError, ToolError
 from encbench.net import netns
 
 READY_S = 30.0
+# A capture that saw less of what crossed (its kernel buffer overran) cannot vouch that the
+# marker was not in the rest.
+MIN_SEEN_SHARE = 0.5
 STOP = ((15, 60.0),)  # SIGTERM, then up to a minute to read what is queued
 
 
@@ -77,3 +80,23 @@ def captured(
             f"the capture of {what} wrote no findings", argv=argv, phase=phase, tail=proc.tail(log)
         )
     result.findings = json.loads(out.read_text())
+
+
+def vouch(where: str, found: dict[str, Any], crossed: int, what: str = "link") -> int:
+    """The payload bytes the capture saw (its findings), if they are at least MIN_SEEN_SHARE
+    of the `crossed` bytes the link's counters say crossed; else a ProofError: it cannot
+    vouch for the `what` ("link", "stream")."""
+    seen = int(found["payload_bytes"])
+    if seen < crossed * MIN_SEEN_SHARE:
+        raise ProofError(
+            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
+            f"the link ({int(found['dropped'])} frames dropped): it cannot vouch for the {what}"
+        )
+    return seen
+
+
+def dropped_words(found: dict[str, Any]) -> str:
+    """Why a positive control may have missed its marker: the frames the capture dropped
+    (its findings, or a proof that kept their "dropped")."""
+    dropped = int(found["dropped"])
+    return f" (the capture dropped {dropped} frames)" if dropped else ""

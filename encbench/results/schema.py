@@ -81,6 +81,28 @@ class RunLine:
         return cast(Self, cast(Any, cls)(**fields_of(cls, data, cls.CELL)))
 
 
+@record
+class RecordedRun(RunLine):
+    """The fields every study's run record begins with, as the engine gives them to it
+    (engine/study.py: Run.record_fields): which cell (a study's record narrows its type),
+    round and variant, its place in the round, the session, when it started and how long it
+    took.  A study's record adds its own after them."""
+
+    cell: Any
+    round: int
+    variant: str
+    position: int
+    session: str
+    started_at: str
+    wall_s: float
+
+    def impossible(self, what: str) -> ValueError:
+        """The error a record's __post_init__ raises for figures no run can have."""
+        return ValueError(
+            f"impossible run for {self.cell.label} round {self.round} {self.variant}: {what}"
+        )
+
+
 def fields_of(record_type: Any, data: Mapping[str, Any], cell_type: type[Any]) -> dict[str, Any]:
     """A results line as its record's fields: its schema checked against the record type's,
     the figures written beside the fields for readers (`hit_ratio`, …) dropped, its cell made."""

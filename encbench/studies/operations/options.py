@@ -6,7 +6,14 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, field_validator
 
-from encbench.options import MAX_CLIENT_THREADS, Rounds, all_known
+from encbench.options import (
+    MAX_CLIENT_THREADS,
+    CellBudget,
+    Rounds,
+    RunSeconds,
+    WarmupSeconds,
+    all_known,
+)
 from encbench.profile import Profile
 from encbench.studies.operations.records import OperationRecord
 
@@ -42,9 +49,9 @@ class OperationsSpec(Rounds):
     # pass): about as long as that pass, so that both rates cover like stretches of load.
     foreground_s: Annotated[int, Field(ge=1, le=3600)] = 2
     # An operation takes what it takes: no warm-up, and run_s is only the ETA's estimate.
-    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 0
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 5
-    cell_budget_s: Annotated[float, Field(gt=0)] = 150
+    warmup_s: WarmupSeconds = 0
+    run_s: RunSeconds = 5
+    cell_budget_s: CellBudget = 150
 
     @field_validator("operations")
     @classmethod

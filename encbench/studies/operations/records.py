@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, RunLine, Usage, record
+from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
 
 OPERATIONS_SCHEMA = 1
 
@@ -60,7 +60,7 @@ OPERATION_TITLES = {
 
 
 @record
-class OperationRecord(RunLine):
+class OperationRecord(RecordedRun):
     """One timed operation of one variant in one round of an operations cell.
 
     `time` is what the pair compares (lower is better): the operation's seconds (start-up and
@@ -81,12 +81,8 @@ class OperationRecord(RunLine):
     METRICS: ClassVar[tuple[Metric, ...]] = OPERATIONS_METRICS
 
     cell: OperationCell
-    round: int
-    variant: str
-    position: int
-    session: str
-    started_at: str
-    wall_s: float  # the whole run, its untimed set-up included (the cell's budget is real time)
+    # round … wall_s: RecordedRun's (wall_s: the whole run, its untimed set-up included, as
+    # the cell's budget is real time); then this study's own
     time: float  # in time_unit: the paired metric
     time_unit: str
     timed_s: float  # the measured window: the operation, or the foreground load
@@ -120,10 +116,7 @@ class OperationRecord(RunLine):
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.time <= 0 or self.timed_s <= 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"{self.time:g} {self.time_unit} in {self.timed_s:.3f} s"
-            )
+            raise self.impossible(f"{self.time:g} {self.time_unit} in {self.timed_s:.3f} s")
 
     @property
     def encryption_mib_per_s(self) -> float:

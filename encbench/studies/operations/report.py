@@ -3,12 +3,11 @@ sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from encbench.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
-from encbench.report.parts import Compared, Context, ReportPart, Setup, measured
+from encbench.report.parts import ReportPart
+from encbench.report.study_parts import compared_cells, sections_of, server_version
 from encbench.results.store import ResultStore
 from encbench.studies.operations import section, summary
 from encbench.studies.operations.models import OperationsSummary
@@ -27,21 +26,6 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> O
     )
 
 
-def compared(part: OperationsSummary) -> list[Compared]:
-    """Matched by (operation, encryption threads)."""
-    return [
-        Compared.of(
-            o,
-            key=(NAME, o.operation, o.threads),
-            group="operations",
-            row_header="operation",
-            label=o.label,
-            threads=o.threads,
-        )
-        for o in measured(part.cells)
-    ]
-
-
 def compare_setup(part: OperationsSummary) -> dict[str, str]:
     out: dict[str, str] = {}
     enc, data = part.encryption or {}, part.data or {}
@@ -54,21 +38,19 @@ def compare_setup(part: OperationsSummary) -> dict[str, str]:
     return out
 
 
-def sections(part: OperationsSummary, context: Context) -> list[Any]:
-    return section.sections(part)
-
-
-def setup(part: OperationsSummary) -> Setup:
-    """Only the version of the servers it started (its lines are in its own section)."""
-    return Setup(server_version=part.mariadb_version)
-
-
 PART = ReportPart(
     model=OperationsSummary,
     build=build,
-    setup=setup,
-    sections=sections,
-    compared=compared,
+    setup=server_version,
+    sections=sections_of(section.sections),
+    # Matched by (operation, encryption threads).
+    compared=compared_cells(
+        NAME,
+        lambda o: (o.operation, o.threads),
+        group="operations",
+        row_header="operation",
+        threads=lambda o: o.threads,
+    ),
     compare_metrics={
         "time": "Time added by encryption (seconds of the operation; for encrypting existing "
         "data, ms per transaction of the foreground load)"

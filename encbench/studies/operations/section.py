@@ -5,10 +5,12 @@ against encrypted, then encrypting existing data against the cipher's limit, key
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
-from encbench.report.cells import cost_verdict, fmt, sample_text, verdict_notes
+from encbench.report.cells import fmt, sample_text, verdict_notes
 from encbench.report.models import Differences
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.study_sections import headline, opening
+from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.operations import plots as operations_plots
 from encbench.studies.operations.models import OperationCellSummary, OperationsSummary
 
@@ -78,19 +80,16 @@ def times_table(
 ) -> Table:
     rows = []
     for cell in cells:
-        cost, verdict, kind = cost_verdict(cell, "time")
-        v = cell.variants
-        plain_word, encrypted_word = SIDE_WORDS.get(cell.operation, ("", ""))
+        words = SIDE_WORDS.get(cell.operation, ("", ""))
+        text = partial(sample_text, unit=cell.unit, digits=3)
+        time, kind = headline(cell, "time", text, words)
         rounds = f"{cell.rounds}" + (
             f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else ""
         )
         rows.append(
             row(
                 cell.label,
-                plain_word + sample_text(v.plain.time, cell.unit, 3) if v else "–",
-                encrypted_word + sample_text(v.encrypted.time, cell.unit, 3) if v else "–",
-                cost,
-                verdict,
+                *time,
                 rounds,
                 _detail(cell),
                 styles={4: kind},
@@ -186,9 +185,7 @@ def setup_items(part: OperationsSummary) -> list[str]:
 
 def sections(part: OperationsSummary) -> list[Section]:
     load_s = part.crash_load_s
-    blocks: list[Block] = [Paragraph(INTRO)]
-    if part.differences is not None:
-        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks = opening(INTRO, part.differences)
     cells = part.cells
     blocks += [
         times_table(cells, part.differences),

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 from encbench import proc
-from encbench.engine import disk
 from encbench.engine.clocks import Stopwatch, timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
@@ -68,7 +67,7 @@ from encbench.studies.operations.tablespaces import (
     wait_key_version,
     wait_tables,
 )
-from encbench.study_basics import StudyBasics, record_cipher_speed
+from encbench.study_basics import StudyBasics, record_cipher_speed, window_fields
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.
@@ -96,13 +95,8 @@ class OperationsStudy(StudyBasics):
     together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: OperationsSpec = operations_options(profile)
-        # The device the sandboxes live on (the results directory's): its counters are read
-        # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
         self.servers: OperationServers | None = None
 
     def cells(self) -> Sequence[OperationCell]:
@@ -162,18 +156,12 @@ class OperationsStudy(StudyBasics):
                 watch, fields = self._backup(server, run, prepare=True)
             fields.setdefault("tables_encrypted", table_states(server)[1])
             fields.setdefault("tables", sysbench_tables(server))
-        window = watch.window
-        assert window is not None
         fields.setdefault("time", watch.seconds)
         return OperationRecord(
             **run.record_fields(started_at, time.monotonic() - began),
             time_unit=run.cell.unit,
             timed_s=watch.seconds,
-            harness_cpu_s=window.harness_cpu_s,
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
-            usage=window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             raw_output=str(run.raw.relative_to(self.store.path)),
             **fields,
         )
@@ -216,11 +204,9 @@ class OperationsStudy(StudyBasics):
             assert server.process is not None
             server.process.wait(timeout=30)
             server.stop()  # reaps it, removes its cgroup and registry entry
-        log_offset = server.paths.error_log.stat().st_size
+        log_offset = proc.log_size(server.paths.error_log)
         watch = self._timed_start(server, options)
-        with open(server.paths.error_log, errors="replace") as f:
-            f.seek(log_offset)
-            log = f.read()
+        log = proc.log_since(server.paths.error_log, log_offset)
         run.raw.write_text(log)
         found = recovery.parse(log, server.name)
         return watch, {"redo_bytes": found.redo_bytes, "pages_recovered": found.pages}

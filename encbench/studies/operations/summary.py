@@ -10,6 +10,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record, Sample
+from encbench.report.study_summary import identity, recorded, study_fields
 from encbench.results.schema import primary_metric
 from encbench.studies.operations import cells as operation_cells
 from encbench.studies.operations.models import (
@@ -22,6 +23,16 @@ from encbench.studies.operations.records import OperationCell, OperationRecord
 
 PRIMARY = primary_metric(OperationRecord.METRICS)
 MIB = 2**20
+# What operations.json says of its servers (servers.py).
+RECORDED = (
+    "mariadb_version",
+    "encryption",
+    "data",
+    "buffer_pool_mb",
+    "rotation_iops",
+    "option_difference",
+    "key_rotation",
+)
 
 
 def variant_stats(runs: list[OperationRecord], operation: str) -> OperationVariant:
@@ -61,12 +72,7 @@ def summarize_cell(
     counted = [run for r in state.counted for run in r.runs.values()]
     summary = cells.summarize_cell(
         OperationCellSummary,
-        {
-            "operation": cell.operation,
-            "threads": cell.threads,
-            "label": cell.label,
-            "unit": counted[0].time_unit if counted else cell.unit,
-        },
+        {**identity(cell), "unit": counted[0].time_unit if counted else cell.unit},
         state,
         operations_options(profile),
         (PRIMARY,),
@@ -94,27 +100,18 @@ def build(
     crypto: Record | None,
     cores: int = 1,
 ) -> OperationsSummary:
-    record = record or {}
     rule = operations_options(profile)
     limit = cipher_limit_mib_per_s(crypto, profile.server.encryption_algorithm[0])
-    summaries, differences = cells.summarize_cells(
-        operation_cells.cells(profile),
-        runs,
-        rule,
-        PRIMARY.name,
-        lambda cell, state: summarize_cell(cell, state, profile, limit),
-    )
     return OperationsSummary(
-        target_halfwidth_pct=rule.target_halfwidth_pct,
-        mariadb_version=record.get("mariadb_version"),
-        encryption=record.get("encryption"),
-        data=record.get("data"),
-        buffer_pool_mb=record.get("buffer_pool_mb"),
-        rotation_iops=record.get("rotation_iops"),
-        option_difference=record.get("option_difference"),
-        key_rotation=record.get("key_rotation"),
-        harness=cells.harness_share(runs, timed_s, cores),
-        cells=summaries,
-        differences=differences,
-        crash_load_s=operations_options(profile).crash_load_s,
+        **recorded(record or {}, RECORDED),
+        **study_fields(
+            operation_cells.cells(profile),
+            runs,
+            rule,
+            PRIMARY.name,
+            lambda cell, state: summarize_cell(cell, state, profile, limit),
+            timed_s,
+            cores,
+        ),
+        crash_load_s=rule.crash_load_s,
     )

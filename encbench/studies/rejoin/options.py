@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from encbench.options import Rounds
+from encbench.options import CellBudget, Rounds, RunSeconds
 from encbench.profile import Profile
 
 SECTION = "rejoin"
@@ -30,8 +30,8 @@ class RejoinSpec(Rounds):
     missed_transactions: Annotated[int, Field(gt=0, le=MAX_MISSED_TRANSACTIONS)] = 2000
     # One rejoin takes what it takes: no warm-up, and run_s is only the ETA's estimate.
     warmup_s: Annotated[int, Field(ge=0, le=0)] = 0
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 10
-    cell_budget_s: Annotated[float, Field(gt=0)] = 240
+    run_s: RunSeconds = 10
+    cell_budget_s: CellBudget = 240
 
 
 def rejoin_options(profile: Profile) -> RejoinSpec:

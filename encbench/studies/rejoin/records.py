@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, RunLine, Usage, record
+from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
 
 REJOIN_SCHEMA = 1
 
@@ -37,7 +37,7 @@ class RejoinCell:
 
 
 @record
-class RejoinRecord(RunLine):
+class RejoinRecord(RecordedRun):
     """One rejoin of node 2 of one variant's cluster (plain, or socket.ssl) in one round:
     timed from node 2's start to Synced (`sync_s`).  Bytes are node 2's veth counters over
     that time, both directions; CPU node 1's over it and node 2's since its start (its cgroup
@@ -51,12 +51,7 @@ class RejoinRecord(RunLine):
     METRICS: ClassVar[tuple[Metric, ...]] = REJOIN_METRICS
 
     cell: RejoinCell
-    round: int
-    variant: str
-    position: int
-    session: str
-    started_at: str
-    wall_s: float
+    # round … wall_s: RecordedRun\'s; then this study\'s own
     sync_s: float
     link_bytes: int
     node1_cpu_s: float
@@ -74,7 +69,4 @@ class RejoinRecord(RunLine):
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.sync_s <= 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"synced in {self.sync_s:.3f} s"
-            )
+            raise self.impossible(f"synced in {self.sync_s:.3f} s")

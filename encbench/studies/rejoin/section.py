@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import cost_verdict, means_text, rounds_text, sample_text, verdict_notes
-from encbench.report.models import Differences
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.cells import means_text, rounds_text, sample_text, verdict_notes
+from encbench.report.models import Differences, Record
+from encbench.report.study_sections import headline, opening, proof_section
+from encbench.report.tables import Plot, Section, Table, row
 from encbench.studies.rejoin import plots as rejoin_plots
 from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary
 
@@ -26,14 +27,11 @@ def table(cells: Sequence[RejoinCellSummary], differences: Differences | None = 
     rows = []
     for cell in cells:
         v = cell.variants
-        cost, verdict, kind = cost_verdict(cell, "sync_s")
+        sync, kind = headline(cell, "sync_s", lambda s: sample_text(s, "s", 2))
         rows.append(
             row(
                 cell.label,
-                sample_text(v.plain.sync_s, "s", 2) if v else "–",
-                sample_text(v.encrypted.sync_s, "s", 2) if v else "–",
-                cost,
-                verdict,
+                *sync,
                 means_text(v.plain.link_mib, v.encrypted.link_mib, 2) if v else "–",
                 means_text(v.plain.node1_cpu_s, v.encrypted.node1_cpu_s, 2) if v else "–",
                 means_text(v.plain.node2_cpu_s, v.encrypted.node2_cpu_s, 2) if v else "–",
@@ -50,27 +48,18 @@ def table(cells: Sequence[RejoinCellSummary], differences: Differences | None = 
     )  # fmt: skip
 
 
-def proof_items(cells: Sequence[RejoinCellSummary]) -> list[str]:
-    items = []
-    for cell in cells:
-        proof = cell.proof or {}
-        plain, enc = proof.get("plain") or {}, proof.get("encrypted") or {}
-        if not plain or not enc:
-            continue
-        items.append(
-            f"{cell.label}: plain cluster — the marker rows node 2 missed seen "
-            f"{plain.get('marker_hits_by_port')} (by port); TLS cluster — "
-            f"{enc.get('marker_hits_by_port') or 'none'} (by port; port 4444 is the rsync SST "
-            f"stream, which socket.ssl does not cover), {enc.get('protocol') or '?'} "
-            f"{enc.get('cipher') or '?'} (the ServerHello on the wire)."
-        )
-    return items or ["No cell has been proven yet."]
+def proof_item(label: str, plain: Record, enc: Record) -> str:
+    return (
+        f"{label}: plain cluster — the marker rows node 2 missed seen "
+        f"{plain.get('marker_hits_by_port')} (by port); TLS cluster — "
+        f"{enc.get('marker_hits_by_port') or 'none'} (by port; port 4444 is the rsync SST "
+        f"stream, which socket.ssl does not cover), {enc.get('protocol') or '?'} "
+        f"{enc.get('cipher') or '?'} (the ServerHello on the wire)."
+    )
 
 
 def sections(part: RejoinSummary) -> list[Section]:
-    blocks: list[Block] = [Paragraph(INTRO)]
-    if part.differences is not None:
-        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks = opening(INTRO, part.differences)
     cells = part.cells
     blocks += [
         table(cells, part.differences),
@@ -84,6 +73,6 @@ def sections(part: RejoinSummary) -> list[Section]:
             "Above 0: node 2 of the TLS cluster takes longer to be Synced; the paired "
             "estimates of the table's cost column.",
         ),
-        Section("Rejoin: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
+        proof_section("Rejoin", part.cells, proof_item),
     ]
     return [Section("Rejoin (IST against SST): plain against socket.ssl", blocks)]

@@ -25,31 +25,32 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench.engine import disk
+from encbench import proc
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
-from encbench.galera_pair_studies import PairOnHosts, both_clusters
+from encbench.galera_pair_studies import (
+    MARKER_ROWS,
+    GaleraPairStudy,
+    PairOnHosts,
+    read_capture,
+)
 from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.servers.galera_pair import VARIANTS
 from encbench.studies.rejoin import cells
 from encbench.studies.rejoin.options import RejoinSpec, rejoin_options
 from encbench.studies.rejoin.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import window_fields
 from encbench.workloads import sysbench
 
-RECORD = "rejoin.json"
-MARKER_ROWS = 4
 MISSED_THREADS = 2
 
 SST_DONE = "rsync SST completed on joiner"
@@ -71,54 +72,16 @@ def ist_writesets(log: str) -> int:
     return sum(int(n) for n in IST_WRITESETS.findall(log))
 
 
-def _log_from(path: Path, offset: int) -> str:
-    with open(path, errors="replace") as f:
-        f.seek(offset)
-        return f.read()
-
-
-def _size(path: Path) -> int:
-    return path.stat().st_size if path.exists() else 0
-
-
-class RejoinStudy(StudyBasics):
+class RejoinStudy(GaleraPairStudy):
     name = "rejoin"
     record_type = RejoinRecord
-    together = False  # one rejoin at a time: the two clusters share the machine
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: RejoinSpec = rejoin_options(profile)
-        # The device the sandboxes live on (the results directory's): its counters are read
-        # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
-        self.clusters: dict[str, PairOnHosts] = {}
-        self.record: dict[str, Any] = {}
 
     def cells(self) -> Sequence[RejoinCell]:
         return cells.cells(self.profile)
-
-    @contextmanager
-    def setup(self, todo: Sequence[RejoinCell]) -> Iterator[None]:
-        with both_clusters(self.store, self.profile, self.progress.log, self.name) as clusters:
-            self.clusters = clusters
-            self.record = self.store.read_json(RECORD) or {}
-            try:
-                yield
-            finally:
-                self.clusters = {}
-
-    @contextmanager
-    def open_cell(self, cell: RejoinCell) -> Iterator[None]:
-        proofs = {}
-        for variant in VARIANTS:
-            self.progress.log(f"{cell.label}: proving the {variant} cluster's link")
-            proofs[variant] = self._proof(cell, variant)
-        self.record.setdefault("proofs", {})[cell.slug] = proofs
-        self.store.write_json(RECORD, self.record)
-        yield
 
     def warm_up(self, cell: RejoinCell, variant: str, seconds: int, raw: Path) -> None:
         """None (warmup_s = 0): every rejoin starts from a stopped node 2."""
@@ -142,7 +105,7 @@ class RejoinStudy(StudyBasics):
     def _rejoin(self, cluster: PairOnHosts) -> dict[str, Any]:
         """Node 2 started and timed until Synced; what it cost and how it came back."""
         node1, node2 = cluster.node1, cluster.node2
-        offset = _size(node2.paths.error_log)
+        offset = proc.log_size(node2.paths.error_log)
         link_before = cluster.link_bytes()
         cpu1 = node1.cpu_seconds()
         with timed(self.device) as watch:
@@ -150,19 +113,13 @@ class RejoinStudy(StudyBasics):
         cpu1 = node1.cpu_seconds() - cpu1
         cpu2 = node2.cpu_seconds()  # its cgroup was made at its start
         link = cluster.link_bytes() - link_before
-        text = _log_from(node2.paths.error_log, offset)
-        window = watch.window
-        assert window is not None
+        text = proc.log_since(node2.paths.error_log, offset)
         return {
             "sync_s": watch.seconds,
             "link_bytes": link,
             "node1_cpu_s": cpu1,
             "node2_cpu_s": cpu2,
-            "harness_cpu_s": window.harness_cpu_s,
-            "other_cpu_s": window.other_cpu_s,
-            "steal_s": window.steal_s,
-            "interference_pct": window.interference_pct,
-            "usage": window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             "transport": transport(text),
             "ist_writesets": ist_writesets(text),
             "log": text,
@@ -170,7 +127,7 @@ class RejoinStudy(StudyBasics):
 
     # -- one run ---------------------------------------------------------------------------
     def measure(self, run: Run) -> RejoinRecord:
-        cluster = self.clusters[run.variant]
+        cluster = self.cluster(run.variant)
         began = time.monotonic()
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self._miss(cluster, run.cell, run.raw.with_suffix(".missed.txt"))
@@ -186,8 +143,8 @@ class RejoinStudy(StudyBasics):
         prove_run(record)
 
     # -- the per-cell proof on the wire --------------------------------------------------------
-    def _proof(self, cell: RejoinCell, variant: str) -> dict[str, Any]:
-        cluster = self.clusters[variant]
+    def prove_cell(self, cell: RejoinCell, variant: str) -> dict[str, Any]:
+        cluster = self.cluster(variant)
         marker = f"encbench-rejoin-marker-{secrets.token_hex(12)}"
         base = self.store.path / "raw" / f"rejoin-proof-{cell.slug}-{variant}"
         self._miss(cluster, cell, base.with_suffix(".missed.txt"))
@@ -222,22 +179,13 @@ def judge(
 ) -> dict[str, Any]:
     """The per-cell proof's verdict on one captured rejoin; raises ProofError."""
     where = f"{cell.label}: the {variant} cluster's proof"
-    if copied != MARKER_ROWS:
-        raise ProofError(f"{where}: node 2 holds {copied} of node 1's {MARKER_ROWS} marker rows")
-    by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
+    proof = read_capture(where, found, crossed, copied)
+    by_port = proof["marker_hits_by_port"]
     galera_ports = (str(galera.GCOMM_PORT), str(galera.IST_PORT))
     on_galera = sum(by_port.get(p, 0) for p in galera_ports)
-    dropped = int(found["dropped"])
-    hellos = found.get("hellos") or []
-    seen = int(found["payload_bytes"])
-    if seen < crossed / 2:
-        raise ProofError(
-            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
-            f"the link ({dropped} frames dropped): it cannot vouch for the link"
-        )
     if variant == "plain":
         if not by_port:
-            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            why = link_capture.dropped_words(proof)
             raise ProofError(
                 f"{where}: the marker rows node 2 missed were not seen on the link{why}: the "
                 "positive control failed, so the TLS cluster's 'not seen' would prove nothing"
@@ -248,15 +196,6 @@ def judge(
                 f"{where}: node 1's marker crossed Galera's own ports in plaintext "
                 f"{on_galera} times (by port: {by_port})"
             )
-        if not hellos:
+        if not found.get("hellos"):
             raise ProofError(f"{where}: no TLS ServerHello crossed the link")
-    return {
-        "marker_hits": sum(by_port.values()),
-        "marker_hits_by_port": by_port,
-        "bytes_by_port": found.get("bytes_by_port") or {},
-        "payload_bytes": seen,
-        "link_bytes": crossed,
-        "dropped": dropped,
-        "protocol": hellos[0]["protocol"] if hellos else "",
-        "cipher": hellos[0]["cipher"] if hellos else "",
-    }
+    return proof

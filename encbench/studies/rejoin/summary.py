@@ -10,6 +10,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record
+from encbench.report.study_summary import identity, study_fields
 from encbench.results.schema import primary_metric
 from encbench.studies.rejoin import cells as rejoin_cells
 from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary, RejoinVariant
@@ -36,10 +37,9 @@ def sync_s(run: RejoinRecord) -> float:
 def summarize_cell(
     cell: RejoinCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
 ) -> RejoinCellSummary:
-    identity = {"transfer": cell.transfer, "missed": cell.missed, "label": cell.label}
     return cells.summarize_cell(
         RejoinCellSummary,
-        {**identity, "proof": proof},
+        {**identity(cell), "proof": proof},
         state,
         rejoin_options(profile),
         RejoinRecord.METRICS,
@@ -52,17 +52,14 @@ def build(
     runs: list[RejoinRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> RejoinSummary:
     proofs = (record or {}).get("proofs") or {}
-    rule = rejoin_options(profile)
-    summaries, differences = cells.summarize_cells(
-        rejoin_cells.cells(profile),
-        runs,
-        rule,
-        PRIMARY.name,
-        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
-    )
     return RejoinSummary(
-        target_halfwidth_pct=rule.target_halfwidth_pct,
-        harness=cells.harness_share(runs, sync_s, cores),
-        cells=summaries,
-        differences=differences,
+        **study_fields(
+            rejoin_cells.cells(profile),
+            runs,
+            rejoin_options(profile),
+            PRIMARY.name,
+            lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
+            sync_s,
+            cores,
+        )
     )

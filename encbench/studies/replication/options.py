@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar
 from pydantic import Field, field_validator
 
 from encbench.galera_pair_studies import PAIRS_SECTION, PairsSpec
-from encbench.options import Threads, all_known
+from encbench.options import CellBudget, RunSeconds, Threads, WarmupSeconds, all_known
 from encbench.profile import Profile
 from encbench.workloads.sysbench import OLTP_WORKLOADS, WRITE_WORKLOADS
 
@@ -29,9 +29,9 @@ class ReplicationSpec(PairsSpec):
 
     workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_write_only", "oltp_read_write"]
     threads: Threads = [4]
-    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 5
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 20
-    cell_budget_s: Annotated[float, Field(gt=0)] = 240
+    warmup_s: WarmupSeconds = 5
+    run_s: RunSeconds = 20
+    cell_budget_s: CellBudget = 240
 
     @field_validator("workloads")
     @classmethod

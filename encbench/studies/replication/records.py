@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RunLine, Usage, record
+from encbench.results.schema import Metric, RecordedRun, Usage, record
 
 REPLICATION_SCHEMA = 1
 
@@ -40,7 +40,7 @@ class ReplicationCell:
 
 
 @record
-class ReplicationRecord(RunLine):
+class ReplicationRecord(RecordedRun):
     """One sysbench run against node 1 of one variant's cluster: `plain` (no socket.ssl) or
     `encrypted` (Galera's own TLS, socket.ssl_key/cert/ca), each cluster on its own pair of
     emulated hosts.  Every commit is certified with, and replicated to, node 2 over the link.
@@ -58,12 +58,7 @@ class ReplicationRecord(RunLine):
     METRICS: ClassVar[tuple[Metric, ...]] = REPLICATION_METRICS
 
     cell: ReplicationCell
-    round: int
-    variant: str
-    position: int
-    session: str
-    started_at: str
-    wall_s: float
+    # round … wall_s: RecordedRun\'s; then this study\'s own
     tps: float
     qps: float
     transactions: int
@@ -92,10 +87,7 @@ class ReplicationRecord(RunLine):
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"{self.transactions} transactions in {self.wall_s:.1f} s"
-            )
+            raise self.impossible(f"{self.transactions} transactions in {self.wall_s:.1f} s")
 
     @property
     def link_bytes_per_txn(self) -> float:

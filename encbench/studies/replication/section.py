@@ -16,8 +16,15 @@ from encbench.report.cells import (
     sample_text,
     verdict_notes,
 )
-from encbench.report.models import Differences, NoiseFloor
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.models import Differences, NoiseFloor, Record
+from encbench.report.study_sections import (
+    encrypted_side,
+    headline,
+    mib_captured,
+    opening,
+    proof_section,
+)
+from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.replication import plots as replication_plots
 from encbench.studies.replication.models import ReplicationCellSummary, ReplicationSummary
 from encbench.studies.replication.records import ReplicationRecord
@@ -38,15 +45,11 @@ def tps_table(
 ) -> Table:
     rows = []
     for cell in cells:
-        v = cell.variants
-        cost, verdict, kind = cost_verdict(cell, "tps")
+        tps, kind = headline(cell, "tps", lambda s: sample_text(s, "", 1))
         rows.append(
             row(
                 cell.label,
-                sample_text(v.plain.tps, "", 1) if v else "–",
-                sample_text(v.encrypted.tps, "", 1) if v else "–",
-                cost,
-                verdict,
+                *tps,
                 rounds_text(cell),
                 styles={4: kind},
             )
@@ -95,24 +98,14 @@ def per_txn_table(cells: Sequence[ReplicationCellSummary]) -> Table:
     )  # fmt: skip
 
 
-def proof_items(cells: Sequence[ReplicationCellSummary]) -> list[str]:
-    items = []
-    for cell in cells:
-        proof = cell.proof or {}
-        plain, enc = proof.get("plain") or {}, proof.get("encrypted") or {}
-        if not plain or not enc:
-            continue
-        items.append(
-            f"{cell.label}: plain cluster — node 1's marker rows seen "
-            f"{plain.get('marker_hits')} times ({plain.get('marker_hits_by_port')} by port) in "
-            f"{plain.get('payload_bytes', 0) / 2**20:,.1f} MiB captured ({plain.get('dropped')} "
-            f"frames dropped); TLS cluster — marker seen {enc.get('marker_hits')} times in "
-            f"{enc.get('payload_bytes', 0) / 2**20:,.1f} MiB ({enc.get('dropped')} dropped), "
-            f"{enc.get('protocol') or '?'} {enc.get('cipher') or '?'} (the ServerHello on the "
-            f"wire); node 2 rejoined in {plain.get('rejoin_s', 0):.1f} s plain, "
-            f"{enc.get('rejoin_s', 0):.1f} s with TLS."
-        )
-    return items or ["No cell has been proven yet."]
+def proof_item(label: str, plain: Record, enc: Record) -> str:
+    return (
+        f"{label}: plain cluster — node 1's marker rows seen {plain.get('marker_hits')} times "
+        f"({plain.get('marker_hits_by_port')} by port) in {mib_captured(plain)} captured "
+        f"({plain.get('dropped')} frames dropped); TLS cluster — {encrypted_side(enc)}; node 2 "
+        f"rejoined in {plain.get('rejoin_s', 0):.1f} s plain, {enc.get('rejoin_s', 0):.1f} s "
+        "with TLS."
+    )
 
 
 def setup_items(part: ReplicationSummary) -> list[str]:
@@ -153,9 +146,7 @@ def implausible_items(cells: Sequence[ReplicationCellSummary]) -> list[str]:
 
 
 def sections(part: ReplicationSummary, noise: NoiseFloor | None = None) -> list[Section]:
-    blocks: list[Block] = [Paragraph(INTRO)]
-    if part.differences is not None:
-        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks = opening(INTRO, part.differences)
     warning = suspect.faster_warning(
         implausible_items(part.cells), suspect.CLUSTERS, noise, ReplicationRecord.STUDY
     )
@@ -174,7 +165,7 @@ def sections(part: ReplicationSummary, noise: NoiseFloor | None = None) -> list[
             "CPU per transaction; the paired estimates of the tables' cost columns.",
         ),
         per_txn_table(cells),
-        Section("Replication: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
+        proof_section("Replication", part.cells, proof_item),
         Section("Replication: set-up", [Bullets(setup_items(part))], level=3),
     ]
     return [Section("Replication (Galera's own TLS on writes): plain against socket.ssl", blocks)]

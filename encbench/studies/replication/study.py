@@ -26,76 +26,44 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench.engine import disk
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
-from encbench.galera_pair_studies import PairOnHosts, both_clusters
+from encbench.galera_pair_studies import (
+    MARKER_ROWS,
+    GaleraPairStudy,
+    PairOnHosts,
+    read_capture,
+)
 from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
 from encbench.servers import galera
-from encbench.servers.galera_pair import VARIANTS
 from encbench.studies.replication import cells
 from encbench.studies.replication.options import ReplicationSpec, replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import window_fields
 from encbench.workloads import sysbench
 
-RECORD = "replication.json"
-MARKER_ROWS = 4
 PROOF_LOAD_S = 3
 
 
-class ReplicationStudy(StudyBasics):
+class ReplicationStudy(GaleraPairStudy):
     name = "replication"
     record_type = ReplicationRecord
-    together = False  # the two clusters share the machine's two cores: one at a time
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: ReplicationSpec = replication_options(profile)
-        # The device the sandboxes live on (the results directory's): its counters are read
-        # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
-        self.clusters: dict[str, PairOnHosts] = {}
-        self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
     def cells(self) -> Sequence[ReplicationCell]:
         return cells.cells(self.profile)
-
-    @contextmanager
-    def setup(self, todo: Sequence[ReplicationCell]) -> Iterator[None]:
-        with both_clusters(self.store, self.profile, self.progress.log, self.name) as clusters:
-            self.clusters = clusters
-            self.record = self.store.read_json(RECORD) or {}
-            try:
-                yield
-            finally:
-                self.clusters = {}
-
-    def _cluster(self, variant: str) -> PairOnHosts:
-        assert self.clusters, "a cell is measured inside setup()"
-        return self.clusters[variant]
-
-    @contextmanager
-    def open_cell(self, cell: ReplicationCell) -> Iterator[None]:
-        proofs = {}
-        for variant in VARIANTS:
-            self.progress.log(f"{cell.label}: proving the {variant} cluster's link")
-            proofs[variant] = self._proof(cell, variant)
-        self.record.setdefault("proofs", {})[cell.slug] = proofs
-        self.store.write_json(RECORD, self.record)
-        yield
 
     def _invocation(
         self, cell: ReplicationCell, cluster: PairOnHosts, seconds: int, log: Path
@@ -111,18 +79,18 @@ class ReplicationStudy(StudyBasics):
         )
 
     def warm_up(self, cell: ReplicationCell, variant: str, seconds: int, raw: Path) -> None:
-        cluster = self._cluster(variant)
+        cluster = self.cluster(variant)
         sysbench.run(self._invocation(cell, cluster, seconds, raw))
         cluster.wait_applied()
 
     # -- one run ---------------------------------------------------------------------------
     def measure(self, run: Run) -> ReplicationRecord:
-        cluster = self._cluster(run.variant)
+        cluster = self.cluster(run.variant)
         node1, node2 = cluster.node1, cluster.node2
         began = time.monotonic()
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         link_before = cluster.link_bytes()
-        idle = self.clusters["plain" if run.variant == "encrypted" else "encrypted"]
+        idle = self.cluster("plain" if run.variant == "encrypted" else "encrypted")
         idle_cpu = idle.cpu_seconds()
         cpu1, cpu2 = node1.cpu_seconds(), node2.cpu_seconds()
         with timed(self.device) as watch:
@@ -131,8 +99,6 @@ class ReplicationStudy(StudyBasics):
         cpu1, cpu2 = node1.cpu_seconds() - cpu1, node2.cpu_seconds() - cpu2
         idle_cpu = idle.cpu_seconds() - idle_cpu
         link = cluster.link_bytes() - link_before
-        window = watch.window
-        assert window is not None
         return ReplicationRecord(
             **run.record_fields(started_at, time.monotonic() - began),
             tps=result.tps,
@@ -145,11 +111,7 @@ class ReplicationStudy(StudyBasics):
             link_bytes=link,
             node1_cpu_s=cpu1,
             node2_cpu_s=cpu2,
-            harness_cpu_s=window.harness_cpu_s,
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
-            usage=window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             node1_ssl=cluster.node_ssl(1),
             node2_ssl=cluster.node_ssl(2),
             cluster_size=cluster.cluster_size(),
@@ -163,8 +125,8 @@ class ReplicationStudy(StudyBasics):
         prove_run(record)
 
     # -- the per-cell proof on the wire --------------------------------------------------------
-    def _proof(self, cell: ReplicationCell, variant: str) -> dict[str, Any]:
-        cluster = self._cluster(variant)
+    def prove_cell(self, cell: ReplicationCell, variant: str) -> dict[str, Any]:
+        cluster = self.cluster(variant)
         marker = f"encbench-repl-marker-{secrets.token_hex(12)}"
         base = self.store.path / "raw" / f"replication-proof-{cell.slug}-{variant}"
         with link_capture.captured(
@@ -202,20 +164,12 @@ def judge(
 ) -> dict[str, Any]:
     """The per-cell proof's verdict on one captured rejoin and load; raises ProofError."""
     where = f"{cell.label}: the {variant} cluster's proof"
-    if copied != MARKER_ROWS:
-        raise ProofError(f"{where}: node 2 holds {copied} of node 1's {MARKER_ROWS} marker rows")
-    by_port = {str(k): int(v) for k, v in (found.get("hits_by_port") or {}).items()}
-    hits, dropped = sum(by_port.values()), int(found["dropped"])
+    proof = read_capture(where, found, crossed, copied)
+    by_port, hits = proof["marker_hits_by_port"], proof["marker_hits"]
     hellos = found.get("hellos") or []
-    seen = int(found["payload_bytes"])
-    if seen < crossed / 2:
-        raise ProofError(
-            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
-            f"the link ({dropped} frames dropped): it cannot vouch for the link"
-        )
     if variant == "plain":
         if by_port.get(str(galera.GCOMM_PORT), 0) == 0:
-            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            why = link_capture.dropped_words(proof)
             raise ProofError(
                 f"{where}: node 1's marker rows were not seen on the replication port "
                 f"{galera.GCOMM_PORT}{why}: the positive control failed, so the TLS "
@@ -231,14 +185,4 @@ def judge(
             )
         if not hellos:
             raise ProofError(f"{where}: no TLS ServerHello crossed the link")
-    return {
-        "marker_hits": hits,
-        "marker_hits_by_port": by_port,
-        "bytes_by_port": found.get("bytes_by_port") or {},
-        "payload_bytes": seen,
-        "link_bytes": crossed,
-        "frames": int(found["frames"]),
-        "dropped": dropped,
-        "protocol": hellos[0]["protocol"] if hellos else "",
-        "cipher": hellos[0]["cipher"] if hellos else "",
-    }
+    return proof

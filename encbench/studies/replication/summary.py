@@ -8,6 +8,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record
+from encbench.report.study_summary import identity, recorded, study_fields
 from encbench.results.schema import primary_metric
 from encbench.studies.replication import cells as replication_cells
 from encbench.studies.replication.models import (
@@ -19,6 +20,8 @@ from encbench.studies.replication.options import replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 
 PRIMARY = primary_metric(ReplicationRecord.METRICS)
+# What replication.json says of the clusters (galera_pair_studies.describe).
+CLUSTER_FIELDS = ("mariadb_version", "galera_version", "data", "link", "key_type", "certificate")
 
 
 def variant_stats(runs: list[ReplicationRecord]) -> ReplicationVariant:
@@ -41,10 +44,9 @@ def wall_s(run: ReplicationRecord) -> float:
 def summarize_cell(
     cell: ReplicationCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
 ) -> ReplicationCellSummary:
-    identity = {"workload": cell.workload, "threads": cell.threads, "label": cell.label}
     return cells.summarize_cell(
         ReplicationCellSummary,
-        {**identity, "proof": proof},
+        {**identity(cell), "proof": proof},
         state,
         replication_options(profile),
         ReplicationRecord.METRICS,
@@ -57,24 +59,16 @@ def build(
     runs: list[ReplicationRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> ReplicationSummary:
     record = record or {}
-    rule = replication_options(profile)
     proofs = record.get("proofs") or {}
-    summaries, differences = cells.summarize_cells(
-        replication_cells.cells(profile),
-        runs,
-        rule,
-        PRIMARY.name,
-        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
-    )
     return ReplicationSummary(
-        target_halfwidth_pct=rule.target_halfwidth_pct,
-        mariadb_version=record.get("mariadb_version"),
-        galera_version=record.get("galera_version"),
-        data=record.get("data"),
-        link=record.get("link"),
-        key_type=record.get("key_type"),
-        certificate=record.get("certificate"),
-        harness=cells.harness_share(runs, wall_s, cores),
-        cells=summaries,
-        differences=differences,
+        **recorded(record, CLUSTER_FIELDS),
+        **study_fields(
+            replication_cells.cells(profile),
+            runs,
+            replication_options(profile),
+            PRIMARY.name,
+            lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
+            wall_s,
+            cores,
+        ),
     )

@@ -7,7 +7,15 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from encbench.options import DataSpec, Rounds, all_known
+from encbench.options import (
+    CellBudget,
+    DataSpec,
+    MaxRounds,
+    MinRounds,
+    Rounds,
+    RunSeconds,
+    all_known,
+)
 from encbench.profile import Profile
 
 SECTION = "state_transfer"
@@ -78,10 +86,10 @@ class StateTransferSpec(Rounds):
     key_type: Literal["rsa2048", "rsa3072", "rsa4096"] = "rsa2048"
     # One SST takes what it takes: no warm-up, and run_s is only the ETA's estimate.
     warmup_s: Annotated[int, Field(ge=0, le=0)] = 0
-    run_s: Annotated[int, Field(ge=1, le=3600)] = 20
-    min_rounds: Annotated[int, Field(ge=2, le=1000)] = 12
-    max_rounds: Annotated[int, Field(ge=2, le=10000)] = 40
-    cell_budget_s: Annotated[float, Field(gt=0)] = 300
+    run_s: RunSeconds = 20
+    min_rounds: MinRounds = 12
+    max_rounds: MaxRounds = 40
+    cell_budget_s: CellBudget = 300
     # A method's cells' budget when it is not cell_budget_s: a mariabackup SST round takes
     # about twice an rsync one (the donor's fixed pause), so one budget for both leaves
     # mariabackup without an interval or rsync with minutes it does not need.

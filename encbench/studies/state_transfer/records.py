@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, RunLine, Usage, record
+from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
 from encbench.studies.state_transfer.sstlog import PAUSE_STAGE
 
 SST_SCHEMA = 1
@@ -65,7 +65,7 @@ class SstCell:
 
 
 @record
-class SstRecord(RunLine):
+class SstRecord(RecordedRun):
     """One state transfer of one variant in one round: the joiner emptied and started, until
     it is Synced (wsrep_local_state 4).
 
@@ -90,12 +90,7 @@ class SstRecord(RunLine):
     METRICS: ClassVar[tuple[Metric, ...]] = SST_METRICS
 
     cell: SstCell
-    round: int
-    variant: str
-    position: int
-    session: str
-    started_at: str
-    wall_s: float
+    # round … wall_s: RecordedRun\'s; then this study\'s own
     sync_s: float
     transfer_s: float
     link_rx_bytes: int
@@ -126,10 +121,7 @@ class SstRecord(RunLine):
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.sync_s <= 0 or self.transfer_s < 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"synced in {self.sync_s:.3f} s, stream {self.transfer_s:.3f} s"
-            )
+            raise self.impossible(f"synced in {self.sync_s:.3f} s, stream {self.transfer_s:.3f} s")
 
     @property
     def mib_per_s(self) -> float:

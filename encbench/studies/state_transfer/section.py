@@ -17,8 +17,15 @@ from encbench.report.cells import (
     sample_text,
     verdict_notes,
 )
-from encbench.report.models import Differences, Sample
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.models import Differences, Record, Sample
+from encbench.report.study_sections import (
+    encrypted_side,
+    headline,
+    mib_captured,
+    opening,
+    proof_section,
+)
+from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
 from encbench.studies.state_transfer import limits_section as state_transfer_limits
 from encbench.studies.state_transfer import plots as state_transfer_plots
 from encbench.studies.state_transfer.models import SstCellSummary, StateTransferSummary
@@ -62,15 +69,12 @@ def times_table(cells: Sequence[SstCellSummary], differences: Differences | None
     rows = []
     for cell in cells:
         v = cell.variants
-        sync_cost, verdict, kind = cost_verdict(cell, "sync_s")
+        sync, kind = headline(cell, "sync_s", lambda s: sample_text(s, "s", 2))
         stream_cost, _, stream_kind = cost_verdict(cell, "transfer_s", primary=False)
         rows.append(
             row(
                 cell.label,
-                sample_text(v.plain.sync_s, "s", 2) if v else "–",
-                sample_text(v.encrypted.sync_s, "s", 2) if v else "–",
-                sync_cost,
-                verdict,
+                *sync,
                 sample_text(v.plain.transfer_s, "s", 2) if v else "–",
                 sample_text(v.encrypted.transfer_s, "s", 2) if v else "–",
                 stream_cost,
@@ -233,25 +237,15 @@ def _elsewhere(hits: dict[str, int]) -> str:
     )
 
 
-def proof_items(cells: Sequence[SstCellSummary]) -> list[str]:
-    items = []
-    for cell in cells:
-        proof = cell.proof or {}
-        plain, enc = proof.get("plain") or {}, proof.get("encrypted") or {}
-        if not plain or not enc:
-            continue
-        items.append(
-            f"{cell.label}: plain — the donor's marker seen {plain.get('marker_hits')} times in "
-            f"{plain.get('payload_bytes', 0) / 2**20:,.1f} MiB captured ({plain.get('dropped')} "
-            f"frames dropped), transport `{plain.get('joiner_transport')}`; encrypted — "
-            f"marker seen {enc.get('marker_hits')} times in "
-            f"{enc.get('payload_bytes', 0) / 2**20:,.1f} MiB ({enc.get('dropped')} dropped), "
-            f"{enc.get('protocol') or '?'} {enc.get('cipher') or '?'} (the ServerHello on the "
-            f"wire), transport `{enc.get('joiner_transport')}`."
-            + _elsewhere(enc.get("marker_hits_other_ports") or {})
-            + _masks(enc.get("openssl_ia32cap") or {}, enc.get("openssl_ia32cap_set"))
-        )
-    return items or ["No cell has been proven yet."]
+def proof_item(label: str, plain: Record, enc: Record) -> str:
+    return (
+        f"{label}: plain — the donor's marker seen {plain.get('marker_hits')} times in "
+        f"{mib_captured(plain)} captured ({plain.get('dropped')} frames dropped), transport "
+        f"`{plain.get('joiner_transport')}`; encrypted — {encrypted_side(enc)}, transport "
+        f"`{enc.get('joiner_transport')}`."
+        + _elsewhere(enc.get("marker_hits_other_ports") or {})
+        + _masks(enc.get("openssl_ia32cap") or {}, enc.get("openssl_ia32cap_set"))
+    )
 
 
 def _masks(masks: dict[str, str], launched_with: str | None) -> str:
@@ -362,9 +356,7 @@ def pipeline_items(part: StateTransferSummary) -> list[str]:
 
 
 def sections(part: StateTransferSummary) -> list[Section]:
-    blocks: list[Block] = [Paragraph(INTRO)]
-    if part.differences is not None:
-        blocks.append(Paragraph(part.differences.sentence() + " " + part.differences.remeasured()))
+    blocks = opening(INTRO, part.differences)
     cells = part.cells
     blocks += [
         times_table(cells, part.differences),
@@ -394,7 +386,7 @@ def sections(part: StateTransferSummary) -> list[Section]:
     if limits is not None:
         blocks.append(limits)
     blocks += [
-        Section("State transfer: proof on the wire", [Bullets(proof_items(part.cells))], level=3),
+        proof_section("State transfer", part.cells, proof_item),
         Section(
             "State transfer: set-up",
             [

@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench.engine import disk
+from encbench import proc
 from encbench.engine.clocks import timed
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
@@ -73,17 +73,7 @@ from encbench.studies.state_transfer.options import (
     state_transfer_options,
 )
 from encbench.studies.state_transfer.records import SstCell, SstRecord
-from encbench.study_basics import StudyBasics
-
-
-def _log_from(path: Path, offset: int) -> str:
-    with open(path, errors="replace") as f:
-        f.seek(offset)
-        return f.read()
-
-
-def _size(path: Path) -> int:
-    return path.stat().st_size if path.exists() else 0
+from encbench.study_basics import StudyBasics, window_fields
 
 
 class StateTransferStudy(StudyBasics):
@@ -93,13 +83,8 @@ class StateTransferStudy(StudyBasics):
     together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: StateTransferSpec = state_transfer_options(profile)
-        # The device the sandboxes live on (the results directory's): its counters are read
-        # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
         self.cluster: Cluster | None = None
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None
@@ -228,8 +213,8 @@ class StateTransferStudy(StudyBasics):
         cluster = self._cluster()
         donor, joiner = cluster.donor, cluster.joiner
         cluster.reset_joiner(cell, variant)
-        donor_offset = _size(donor.paths.error_log)
-        joiner_offset = _size(joiner.paths.error_log)
+        donor_offset = proc.log_size(donor.paths.error_log)
+        joiner_offset = proc.log_size(joiner.paths.error_log)
         with self._donor_load(raw) if loaded else nullcontext() as load:
             link_before = link_counters(cluster.joiner_ns, cluster.joiner_device)
             donor_cpu = donor.cpu_seconds()
@@ -240,8 +225,8 @@ class StateTransferStudy(StudyBasics):
             served = load.fields() if load else {}
         link_after = link_counters(cluster.joiner_ns, cluster.joiner_device)
         cluster.check_marker_copied()
-        donor_text = _log_from(donor.paths.error_log, donor_offset)
-        joiner_text = _log_from(joiner.paths.error_log, joiner_offset)
+        donor_text = proc.log_since(donor.paths.error_log, donor_offset)
+        joiner_text = proc.log_since(joiner.paths.error_log, joiner_offset)
         raw.write_text(
             "# donor\n" + donor_text + "\n# joiner\n" + joiner_text,
         )
@@ -250,8 +235,6 @@ class StateTransferStudy(StudyBasics):
             **donor_log.stages(cell.method, "donor"),
             **joiner_log.stages(cell.method, "joiner"),
         }
-        window = watch.window
-        assert window is not None
         joiner.stop()  # untimed; the next run starts from an empty joiner anyway
         return {
             "sync_s": watch.seconds,
@@ -260,11 +243,7 @@ class StateTransferStudy(StudyBasics):
             "link_tx_bytes": link_after.tx_bytes - link_before.tx_bytes,
             "donor_cpu_s": donor_cpu,
             "joiner_cpu_s": joiner_cpu,
-            "harness_cpu_s": window.harness_cpu_s,
-            "other_cpu_s": window.other_cpu_s,
-            "steal_s": window.steal_s,
-            "interference_pct": window.interference_pct,
-            "usage": window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             "donor_transport": donor_log.transport(cell.method),
             "joiner_transport": joiner_log.transport(cell.method),
             "stages": stages,
@@ -288,8 +267,6 @@ class StateTransferStudy(StudyBasics):
         raw.write_text(
             "".join(f"# {log.name}\n{log.read_text(errors='replace')}\n" for log in done.logs)
         )
-        window = watch.window
-        assert window is not None
         return {
             "sync_s": done.sync_s,
             "transfer_s": done.transfer_s,
@@ -297,11 +274,7 @@ class StateTransferStudy(StudyBasics):
             "link_tx_bytes": link_after.tx_bytes - link_before.tx_bytes,
             "donor_cpu_s": done.donor_cpu_s,
             "joiner_cpu_s": done.joiner_cpu_s,
-            "harness_cpu_s": window.harness_cpu_s,
-            "other_cpu_s": window.other_cpu_s,
-            "steal_s": window.steal_s,
-            "interference_pct": window.interference_pct,
-            "usage": window.usage(device=self.device or ""),
+            **window_fields(watch, self.device),
             "donor_transport": done.donor_transport,
             "joiner_transport": done.joiner_transport,
             "stages": done.stages,
@@ -385,15 +358,10 @@ def judge(
     hits, dropped = by_port.get(sst, 0), int(found["dropped"])
     elsewhere = {port: n for port, n in by_port.items() if port != sst}
     hellos = found.get("hellos") or []
-    seen, crossed = int(found["payload_bytes"]), int(fields["link_rx_bytes"])
-    if seen < crossed / 2:
-        raise ProofError(
-            f"{where}: the capture saw {seen:,} payload bytes of the {crossed:,} that crossed "
-            f"the link ({dropped} frames dropped): it cannot vouch for the stream"
-        )
+    link_capture.vouch(where, found, int(fields["link_rx_bytes"]), "stream")
     if not encrypted:
         if hits == 0:
-            why = f" (the capture dropped {dropped} frames)" if dropped else ""
+            why = link_capture.dropped_words(found)
             raise ProofError(
                 f"{where}: the donor's marker rows were not seen in the SST stream{why}: the "
                 "positive control failed, so an encrypted stream's 'not seen' would prove nothing"

@@ -8,6 +8,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record, Sample
+from encbench.report.study_summary import identity, recorded, study_fields
 from encbench.results.schema import primary_metric
 from encbench.studies.state_transfer import cells as sst_cells
 from encbench.studies.state_transfer import limits as sst_limits
@@ -21,6 +22,20 @@ from encbench.studies.state_transfer.options import state_transfer_options
 from encbench.studies.state_transfer.records import SstCell, SstRecord
 
 PRIMARY = primary_metric(SstRecord.METRICS)
+# What state-transfer.json says of the cluster, its limits and its pipelines (cluster.py).
+RECORDED = (
+    "mariadb_version",
+    "galera_version",
+    "data",
+    "link",
+    "key_type",
+    "certificate",
+    "limits",
+    "pipelines",
+    "nodes",
+    "donor_load",
+    "at_rest",
+)
 MIB = 2**20
 
 
@@ -94,16 +109,9 @@ def summarize_cell(
     proof: Record | None,
     limits: Record | None = None,
 ) -> SstCellSummary:
-    identity = {
-        "method": cell.method,
-        "cipher": cell.cipher,
-        "backup_threads": cell.backup_threads,
-        "aesni": cell.aesni,
-        "label": cell.label,
-    }
     summary = cells.summarize_cell(
         SstCellSummary,
-        {**identity, "proof": proof},
+        {**identity(cell), "proof": proof},
         state,
         state_transfer_options(profile).for_cell(cell),
         SstRecord.METRICS,
@@ -128,30 +136,17 @@ def build(
     runs: list[SstRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> StateTransferSummary:
     record = record or {}
-    rule = state_transfer_options(profile)
     proofs = record.get("proofs") or {}
     limits = record.get("limits")
-    summaries, differences = cells.summarize_cells(
-        sst_cells.cells(profile),
-        runs,
-        rule,
-        PRIMARY.name,
-        lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug), limits),
-    )
     return StateTransferSummary(
-        target_halfwidth_pct=rule.target_halfwidth_pct,
-        mariadb_version=record.get("mariadb_version"),
-        galera_version=record.get("galera_version"),
-        data=record.get("data"),
-        link=record.get("link"),
-        key_type=record.get("key_type"),
-        certificate=record.get("certificate"),
-        harness=cells.harness_share(runs, sync_s, cores),
-        cells=summaries,
-        differences=differences,
-        limits=limits,
-        pipelines=record.get("pipelines"),
-        nodes=record.get("nodes"),
-        donor_load=record.get("donor_load"),
-        at_rest=record.get("at_rest"),
+        **recorded(record, RECORDED),
+        **study_fields(
+            sst_cells.cells(profile),
+            runs,
+            state_transfer_options(profile),
+            PRIMARY.name,
+            lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug), limits),
+            sync_s,
+            cores,
+        ),
     )

@@ -1,0 +1,78 @@
+"""The pieces of a study's ReportPart (report/parts.py) that studies fill the same way,
+written once: the cells `compare` matches across two result sets, the set-up table's software
+versions, the Setup of a study whose set-up lines are in its own section, and its sections
+as ReportPart calls them (with or without this machine's noise floor).  A study passes what
+is its own: its name, its key fields, its words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from encbench.report.models import NoiseFloor
+from encbench.report.parts import Compared, Context, Setup, measured
+from encbench.report.tables import Section
+
+
+def compared_cells(
+    study: str,
+    key: Callable[[Any], tuple[Any, ...]],
+    *,
+    group: str,
+    row_header: str,
+    threads: Callable[[Any], int],
+) -> Callable[[Any], list[Compared]]:
+    """ReportPart.compared: the part's measured cells, each matched by the study's name and
+    `key` (its cell without its results), under `group`, by its own label."""
+
+    def compared(part: Any) -> list[Compared]:
+        return [
+            Compared.of(
+                c,
+                key=(study, *key(c)),
+                group=group,
+                row_header=row_header,
+                label=c.label,
+                threads=threads(c),
+            )
+            for c in measured(part.cells)
+        ]
+
+    return compared
+
+
+def versions(fields: Mapping[str, str]) -> Callable[[Any], dict[str, str]]:
+    """ReportPart.compare_setup of a part's software versions: each title (e.g. "MariaDB")
+    with the part's field of that name where the part knows it."""
+
+    def compare_setup(part: Any) -> dict[str, str]:
+        found = {title: getattr(part, name) for title, name in fields.items()}
+        return {title: version for title, version in found.items() if version}
+
+    return compare_setup
+
+
+def server_version(part: Any) -> Setup:
+    """Only the version of the servers it started (its lines are in its own section)."""
+    return Setup(server_version=part.mariadb_version)
+
+
+def sections_of(build: Callable[[Any], list[Section]]) -> Callable[[Any, Context], list[Section]]:
+    """ReportPart.sections of a study whose sections read only its part."""
+
+    def sections(part: Any, context: Context) -> list[Section]:
+        return build(part)
+
+    return sections
+
+
+def sections_with_floor(
+    build: Callable[[Any, NoiseFloor | None], list[Section]],
+) -> Callable[[Any, Context], list[Section]]:
+    """ReportPart.sections of a study whose sections also judge its results by this
+    machine's noise floor (report/suspect.py)."""
+
+    def sections(part: Any, context: Context) -> list[Section]:
+        return build(part, context.noise_floor)
+
+    return sections
