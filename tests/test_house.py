@@ -112,3 +112,26 @@ def test_what_studies_share_stands_below_them() -> None:
     # (study_basics.py, report/parts.py), not beside them as if it were a study.
     loose = sorted(p.name for p in STUDIES.glob("*.py"))
     assert loose == ["__init__.py", "definition.py"]
+
+
+def test_no_study_imports_a_part_that_reads_studies() -> None:
+    """Importing any of `encbench.studies` first runs its `__init__.py`, which imports every
+    study: a module outside studies/ that imports it stands above them all, and a study that
+    imported such a module would meet it half-read (an import circle the module graph does
+    not show, since it counts `encbench.studies.definition` apart from its package)."""
+    readers = {
+        path
+        for path in ROOT.rglob("*.py")
+        if STUDIES not in path.parents
+        and any(
+            n == "encbench.studies" or n.startswith("encbench.studies.") for n in _imports(path)
+        )
+    }
+    names = {_module_name(p) for p in readers}
+    found = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in STUDIES.rglob("*.py")
+        for name in _imports(path)
+        if name in names
+    ]
+    assert found == []
