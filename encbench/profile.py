@@ -357,6 +357,8 @@ class SectionOf(Protocol):
     def model(self) -> type[Strict] | None: ...  # that section's model
     @property
     def validate(self) -> Callable[[Profile], str | None]: ...  # its checks of the profile
+    @property
+    def upgrade(self) -> Callable[[dict[str, Any]], dict[str, Any]]: ...  # a former profile
 
 
 class RegisteredStudy(Protocol):
@@ -434,6 +436,11 @@ def parse(text: str, origin: str) -> Profile:
     if not _REGISTRY.studies:
         # The studies stand above this module: the one list registers them when imported.
         raise RuntimeError("no study is registered: import encbench.studies to read a profile")
+    try:
+        for study in _REGISTRY.studies:
+            raw = study.settings.upgrade(raw)
+    except BadInput as exc:
+        raise BadInput(f"{origin}: {exc}") from None
     try:
         profile = _REGISTRY.model.model_validate(raw)
     except ValidationError as exc:
@@ -514,7 +521,14 @@ def _target_problem(profile: Profile) -> str | None:
         return (
             "an A/A calibration measures this machine's sandboxes, not a target: remove the target"
         )
-    kinds = {k for s in _REGISTRY.studies if s.name in profile.studies for k in s.kinds}
+    # A study of several kinds measures those of them `[server] kinds` names (the profile's).
+    kinds = {
+        k
+        for s in _REGISTRY.studies
+        if s.name in profile.studies
+        for k in s.kinds
+        if len(s.kinds) == 1 or k in profile.server.kinds
+    }
     if profile.target.kind not in kinds:
         return _wrong_kind(profile.target.kind, kinds)
     server = profile.server

@@ -31,6 +31,10 @@ def _nothing_to_check(profile: Profile) -> None:
     return None
 
 
+def _as_written(raw: dict[str, Any]) -> dict[str, Any]:
+    return raw
+
+
 def _no_problem(profile: Profile) -> str | None:
     return None
 
@@ -91,6 +95,9 @@ class Settings:
     # target, calibration): the one-line problem, or None.  Asked of every profile read,
     # this study listed or not.
     validate: Callable[[Profile], str | None] = _no_problem
+    # A profile's TOML as written before (a study merged into this one: its name and
+    # section) read as this study's, before anything else reads it.
+    upgrade: Callable[[dict[str, Any]], dict[str, Any]] = _as_written
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,9 @@ class StudyDefinition:
     # (machine_needs), and a target's DSN must name one of them.  With more than one, the
     # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).
     kinds: tuple[str, ...] = ("mariadb",)
+    # The record types of its other kinds, where a kind's runs differ from `record`'s (each
+    # its own results file, <its STUDY>.jsonl): registered with it, read by its report part.
+    kind_records: tuple[type[Any], ...] = ()
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
@@ -167,6 +177,11 @@ class StudyDefinition:
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
+
+    @property
+    def records(self) -> tuple[type[Any], ...]:
+        """Every record type its runs are written as."""
+        return (self.record, *self.kind_records)
 
     def kinds_in(self, profile: Profile) -> list[str]:
         """The kinds it measures under a profile: the target's (none where it cannot measure
