@@ -55,7 +55,14 @@ def test_encbench_schema_prints_the_shipped_file() -> None:
     assert summary_schema.shipped() == SHIPPED.read_text()
 
 
-@pytest.mark.parametrize("path", sorted(GOLDEN.rglob("summary.json")), ids=str)
+# Written before PostgreSQL in transit was a kind of the in-transit study, under its former
+# name: `report` and `compare` read it as today's (tests/test_transit_results_before.py).
+WRITTEN_BEFORE = GOLDEN / "pg-in-transit" / "summary.json"
+
+
+@pytest.mark.parametrize(
+    "path", sorted(p for p in GOLDEN.rglob("summary.json") if p != WRITTEN_BEFORE), ids=str
+)
 def test_every_golden_summary_is_valid(path: Path) -> None:
     assert problems(json.loads(path.read_text())) == []
 
@@ -76,12 +83,14 @@ def _every_study() -> dict[str, Model]:
 
     parts = {
         "at-rest": golden_summary().part("at-rest"),
-        "in-transit": in_transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}}),
+        # A MariaDB part and a PostgreSQL one together: every field of the study's part.
+        "in-transit": in_transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}}).model_copy(
+            update={"postgresql": pg_part()}
+        ),
         "operations": operations_part(rounds=8),
         "state-transfer": state_transfer_summary().part("state-transfer"),
         "replication": replication_part(rounds=4),
         "rejoin": rejoin_part(rounds=4),
-        "pg-in-transit": pg_part(),
         "pg-at-rest": pg_at_rest_part(),
     }
     assert set(parts) == {s.name for s in studies.STUDIES}, "a study without a summary here"

@@ -22,7 +22,6 @@ from encbench.studies import (
     in_transit,
     operations,
     pg_at_rest,
-    pg_transit,
     rejoin,
     replication,
     state_transfer,
@@ -40,11 +39,10 @@ STUDIES: tuple[StudyDefinition, ...] = (
     state_transfer.STUDY,
     replication.STUDY,
     rejoin.STUDY,
-    pg_transit.STUDY,
     pg_at_rest.STUDY,
 )
 register_studies(STUDIES)
-register_record_types([s.record for s in STUDIES])
+register_record_types([r for s in STUDIES for r in s.records])
 
 
 def named(profile: Profile) -> list[StudyDefinition]:

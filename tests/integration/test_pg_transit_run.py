@@ -159,8 +159,10 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
 
 
 LOOPBACK_ONLY = """name = "pg-loopback"
-studies = ["pg-in-transit"]
-[pg_transit]
+studies = ["in-transit"]
+[server]
+kinds = ["postgresql"]
+[transit.postgresql]
 tests = ["connect_select1"]
 key_types = ["ecdsa-p256"]
 sslmodes = ["require"]

@@ -1,4 +1,5 @@
-"""The in-transit study's section of the profile (`[transit]`)."""
+"""The in-transit study's section of the profile (`[transit]`): MariaDB's and MySQL's cells
+read its keys, PostgreSQL's its table `[transit.postgresql]` (postgresql/options.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from encbench.options import AcrossKeys, Rounds, Threads, all_known
 from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs, pki
+from encbench.studies.in_transit import kind
+from encbench.studies.in_transit.postgresql.options import PgTransitSpec
 
 SECTION = "transit"
 # The longest run of first logins (client.FIRST_LOGIN_USERS last about 4.5 s of them).
@@ -58,6 +61,9 @@ class TransitSpec(Rounds):
     # Shorter than at rest: a cell is one path, and a study has many.
     warmup_s: Annotated[int, Field(ge=0, le=3600)] = 1
     cell_budget_s: Annotated[float, Field(gt=0)] = 30
+    # A PostgreSQL server's cells (`[server] kinds`, or a postgresql:// target): its own
+    # tests, sslmodes and TLS versions, with rounds of their own.
+    postgresql: PgTransitSpec = Field(default_factory=PgTransitSpec)
 
     @field_validator("key_types")
     @classmethod
@@ -127,7 +133,7 @@ def problem(profile: Profile) -> str | None:
     """What [transit] cannot be combined with in the rest of the profile: first logins are
     MySQL's (its caching_sha2_password caches a login; MariaDB's logins are each a full one,
     the connect rows), measured on encbench's own MySQL (its users, its FLUSH PRIVILEGES)."""
-    t = transit_options(profile) if "in-transit" in profile.studies else None
+    t = transit_options(profile) if kind.measures(profile, "mariadb") else None
     if t is None or "connect_first" not in t.tests:
         return None
     if "tls" not in t.methods:

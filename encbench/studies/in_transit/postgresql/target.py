@@ -42,10 +42,10 @@ from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, p
 from encbench.servers.owned import PLACEHOLDER_KEY
 from encbench.servers.pg_readiness import PgFacts
 from encbench.servers.pg_target import PgTarget, Route
-from encbench.studies.pg_transit import copy_stream, pgbench, proof
-from encbench.studies.pg_transit.cells import TARGET_KEY, cells
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
-from encbench.studies.pg_transit.study import PgTransitStudy
+from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
+from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells
+from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit.postgresql.study import PgTransitStudy
 
 # How long a run's last backends may take to count their sessions once the client is gone.
 SESSIONS_WAIT_S = 10.0

@@ -39,10 +39,10 @@ from encbench.results.store import ResultStore
 from encbench.servers import keys, pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
-from encbench.studies.pg_transit import cells as pg_cells
-from encbench.studies.pg_transit import copy_stream, pgbench, proof
-from encbench.studies.pg_transit.options import PgTransitSpec, pg_transit_options
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit.postgresql import cells as pg_cells
+from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
+from encbench.studies.in_transit.postgresql.options import PgTransitSpec, pg_transit_options
+from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 from encbench.study_basics import StudyBasics
 
 ROLE = "encbench_bench"

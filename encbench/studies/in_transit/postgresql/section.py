@@ -18,8 +18,8 @@ from encbench.report.cells import (
 )
 from encbench.report.models import NoiseFloor, Record, Sample
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
-from encbench.studies.pg_transit.models import PgInTransitSummary, PgTransitCellSummary
-from encbench.studies.pg_transit.records import PgTransitRecord
+from encbench.studies.in_transit.postgresql.models import PgInTransitSummary, PgTransitCellSummary
+from encbench.studies.in_transit.postgresql.records import PgTransitRecord
 
 TEST_TITLES = {
     "connect_select1": "New connections: connect, SELECT 1, disconnect (pgbench -C)",

@@ -1,4 +1,5 @@
-"""The PostgreSQL in-transit study's section of the profile (`[pg_transit]`)."""
+"""The in-transit study's settings for a PostgreSQL server: the table `[transit.postgresql]`
+of its section (which profiles wrote as `[pg_transit]` before: upgrade.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from encbench.net import distance
 from encbench.options import AcrossKeys, Rounds, Threads, all_known
 from encbench.profile import Profile
 
-SECTION = "pg_transit"
+# Where these settings are in a profile: [transit]'s own table.
+SECTION = "transit"
+TABLE = "postgresql"
 # connect_select1: every transaction a new connection running `SELECT 1` (the set-up's own
 # cost); connect_select_only: a new connection per pgbench select-only transaction;
 # select_only: pgbench's select-only transactions over persistent connections; copy: psql
@@ -80,4 +83,6 @@ class PgTransitSpec(Rounds):
 
 
 def pg_transit_options(profile: Profile) -> PgTransitSpec:
-    return profile.section(SECTION, PgTransitSpec)
+    found = getattr(profile.section(SECTION, Rounds), TABLE)
+    assert isinstance(found, PgTransitSpec), "[transit] holds a [transit.postgresql] table"
+    return found
