@@ -24,12 +24,11 @@ import secrets
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import CellSkipped, Run
+from encbench.engine.study import Run
 from encbench.errors import ToolError
 from encbench.net import distance, netns
 from encbench.net.distance import Hosts
@@ -43,14 +42,13 @@ from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.options import PgTransitSpec, pg_transit_options
 from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
-from encbench.study_basics import StudyBasics
+from encbench.studies.in_transit.study_record import TransitBasics
 
 ROLE = "encbench_bench"
 DATABASE = "encbench"
-RECORD_FILE = "pg-in-transit.json"
 
 
-class PgTransitStudy(StudyBasics):
+class PgTransitStudy(TransitBasics):
     name = PgTransitRecord.STUDY
     record_type = PgTransitRecord
 
@@ -65,9 +63,8 @@ class PgTransitStudy(StudyBasics):
         self.private = keys.private_dir(store.path)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
-        self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {"proofs": {}, "pki": {}}
-        for key in ("wire", "skipped"):
-            self.record.setdefault(key, {})
+        self.record = self._read_record()
+        self.record.setdefault("wire", {})
         self.hosts = Hosts(None, [], [])
         # The cell's clients: their host (a namespace's exec prefix) and where they dial.
         self.client_prefix: list[str] = []
@@ -307,15 +304,6 @@ class PgTransitStudy(StudyBasics):
         if cell.rtt_ms > 0 and link is not None:
             return link.client_ns, netns.client_device(link)
         return (link.server_ns if link is not None else ""), "lo"
-
-    def _skip(self, cell: PgTransitCell, why: str) -> CellSkipped:
-        """Recorded with its reason; a cell skipped before is tried again on --resume."""
-        self.record["skipped"][cell.slug] = why
-        self._save_record()
-        return CellSkipped(why)
-
-    def _save_record(self) -> None:
-        self.store.write_json(RECORD_FILE, self.record)
 
     # -- one run ---------------------------------------------------------------------------------
     def _client(
