@@ -45,6 +45,8 @@ from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTran
 from encbench.studies.in_transit.study_record import TransitBasics
 
 ROLE = "encbench_bench"
+# A run's connections, those of them with TLS, and what they negotiated ("" for none).
+Connections = tuple[int, int, str]
 DATABASE = "encbench"
 
 
@@ -350,15 +352,29 @@ class PgTransitStudy(TransitBasics):
             server.pid, start.pids if start else None, server_cpu_s=server.cpu_seconds
         )
 
+    def _before_run(self) -> int:
+        """Where the run's connections begin to count: the server log's size."""
+        return self._server().log_size()
+
+    def _connections(self, run: Run, got: pgbench.PgbenchResult, before: int) -> Connections:
+        """The run's connections, those with TLS, and what they negotiated: the server's own
+        log of each connection of the benchmark role since `before`."""
+        seen = proof.logged_connections(self._server().log_since(before), ROLE)
+        return seen.connections, seen.tls, seen.words()
+
+    def _server_cpu_s(self, window: Window) -> float | None:
+        """The server's CPU over the run (None: not read)."""
+        return window.server_cpu_s
+
     def measure(self, run: Run) -> PgTransitRecord:
         cell, variant, raw = run.cell, run.variant, run.raw
-        server = self._server()
-        offset = server.log_size()
+        before = self._before_run()
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         start = self._clocks()
         got = self._client(cell, variant, run.seconds, raw)
         window = Window.between(start, self._clocks(start))
-        seen = proof.logged_connections(server.log_since(offset), ROLE)
+        connections, tls_connections, negotiated = self._connections(run, got, before)
+        server_cpu_s = self._server_cpu_s(window)
         return PgTransitRecord(
             **run.record_fields(started_at, window.wall_s),
             tps=got.tps,
@@ -366,17 +382,17 @@ class PgTransitStudy(TransitBasics):
             failed=got.failed,
             latency_avg_ms=got.latency_avg_ms,
             connection_ms=got.connection_ms,
-            server_cpu_s=window.server_cpu_s,
+            server_cpu_s=server_cpu_s or 0.0,
             client_cpu_s=window.client_cpu_s,
             harness_cpu_s=window.harness_cpu_s,
             other_cpu_s=window.other_cpu_s,
             steal_s=window.steal_s,
             interference_pct=window.interference_pct,
-            connections=seen.connections,
-            tls_connections=seen.tls,
-            negotiated=seen.words(),
+            connections=connections,
+            tls_connections=tls_connections,
+            negotiated=negotiated,
             raw_output=str(raw.relative_to(self.store.path)),
-            usage=window.usage(window.server_cpu_s),
+            usage=window.usage(server_cpu_s),
         )
 
     def prove(self, record: PgTransitRecord) -> None:
