@@ -38,6 +38,17 @@ def test_compare_reads_a_summary_written_before(tmp_path: Path) -> None:
     assert "PostgreSQL" in compared
 
 
+def test_compare_matches_the_cells_written_before_with_those_written_now(tmp_path: Path) -> None:
+    before, now = copied(tmp_path, "before"), copied(tmp_path, "now")
+    assert encbench("report", str(now)).returncode == 0  # its summary as this encbench writes it
+    done = encbench("compare", str(before), str(now), "--out", str(tmp_path / "cmp"))
+    assert done.returncode == 0, done.stderr
+    compared = (tmp_path / "cmp" / "comparison.md").read_text()
+    assert compared.count("PostgreSQL transactions per second lost to TLS") == 3
+    # Every cell matched, and no table of the MariaDB rows' metric.
+    assert "only in" not in compared and "Rate lost to encryption" not in compared
+
+
 def cells_of(summary: dict[str, object]) -> list[object]:
     """The PostgreSQL in-transit cells of a summary, under the study's name then or now."""
     parts = summary["studies"]
