@@ -467,7 +467,7 @@ def _measure(store: ResultStore, prof: profiles.Profile) -> None:
         )
         if not prof.calibration:
             # The noise floor this run's report states: the machine's, as it is now.
-            noise_floor.snapshot_noise_floor(store)
+            noise_floor.snapshot_noise_floor(store, prof)
         runner.run(studies)
         summary = render_documents(store, prof, with_html=True)
     if runner.complete:
@@ -564,7 +564,7 @@ def report(directory: Path, with_csv: bool) -> None:
         prof = profiles.parse(store.profile_text, str(directory / "profile.toml"))
         if not prof.calibration:
             # A directory from before snapshots: the machine's noise floor as it is now.
-            noise_floor.snapshot_noise_floor(store)
+            noise_floor.snapshot_noise_floor(store, prof)
         summary = render_documents(store, prof, with_html=True)
     except EncbenchError as exc:
         _fail(exc)
@@ -787,6 +787,33 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
 
 @main.command(name="estimate")
 @click.option(
+    "--prometheus",
+    metavar="URL",
+    help="Instead of --target: every instance mysqld_exporter reports to this Prometheus "
+    "(credentials from ENCBENCH_PROMETHEUS_TOKEN, or _USER and _PASSWORD, or a file).",
+)
+@click.option("--since", metavar="DURATION", help="With --prometheus: the window (default 7d).")
+@click.option(
+    "--step", metavar="DURATION", help="With --prometheus: its step windows (default 5m)."
+)
+@click.option(
+    "--match",
+    metavar="SELECTOR",
+    help="With --prometheus: only the exporters' series matching it, e.g. '{job=\"mysql\"}'.",
+)
+@click.option(
+    "--rules",
+    is_flag=True,
+    help="Print Prometheus recording rules computing the estimate from mysqld_exporter's "
+    "series with this machine's unit costs (with --step, --match, --scope).",
+)
+@click.option(
+    "--prometheus-credentials",
+    "credentials",
+    type=click.Path(path_type=Path),
+    help="With --prometheus: a file of ENCBENCH_PROMETHEUS_TOKEN=… (or _USER=, _PASSWORD=) lines.",
+)
+@click.option(
     "--target",
     "target",
     metavar="DSN",
@@ -835,6 +862,12 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     "--json", "json_path", type=click.Path(path_type=Path), help="Also write it all as JSON."
 )
 def estimate_command(
+    prometheus: str | None,
+    since: str | None,
+    step: str | None,
+    match: str | None,
+    rules: bool,
+    credentials: Path | None,
     target: str | None,
     defaults_file: Path | None,
     seconds: int,
@@ -853,7 +886,8 @@ def estimate_command(
 
     options = command.Options(
         target, defaults_file, seconds, "all" if scope == "all" else "tables", units_from,
-        measure_units, units_profile, validate_dir, json_path,
+        measure_units, units_profile, validate_dir, json_path, prometheus, since, step, match,
+        credentials, rules,
     )  # fmt: skip
     log: Callable[[str], None] = lambda m: click.echo(m, err=True)  # noqa: E731
     created = False
@@ -863,6 +897,8 @@ def estimate_command(
         options.check()
         if target:
             command.check_target(options, log)
+        if prometheus:
+            command.reach_prometheus(options, log)
         found = units.from_directory(units_from) if units_from is not None else None
         if measure_units:
             units_dir = command.units_directory(units_profile)

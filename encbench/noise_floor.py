@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 
 from encbench import state
-from encbench.report.calibration import SNAPSHOT, studies_of
+from encbench.profile import Profile
+from encbench.report.calibration import SNAPSHOT, SYSTEM_SERVERS, servers_of, studies_of
 from encbench.report.models import Calibration, NoiseFloor
 from encbench.results import store as results_store
 from encbench.results.store import ResultStore
@@ -38,14 +39,24 @@ def read_machine() -> NoiseFloor:
     return NoiseFloor(file=str(path), latest=latest, others=others)
 
 
+def _same_servers(a: Calibration, b: Calibration) -> bool:
+    # A calibration from before servers were recorded ran this host's MariaDB.
+    return (a.servers or SYSTEM_SERVERS) == (b.servers or SYSTEM_SERVERS)
+
+
 def write_machine(result: Calibration) -> Path:
-    """`result` becomes the latest; an earlier calibration stays beside it only for studies
-    `result` did not measure (calibrating the state transfer alone keeps the at-rest floor)."""
+    """`result` becomes the latest; an earlier calibration stays beside it for studies
+    `result` did not measure (calibrating the state transfer alone keeps the at-rest floor),
+    and for other servers (calibrating MySQL's sandboxes keeps MariaDB's floor)."""
     path = machine_file()
     before = read_machine()
     earlier = [c for c in (before.latest, *before.others) if c is not None]
     covered = studies_of(result)
-    kept = [c for c in earlier if studies_of(c) and not studies_of(c) & covered]
+    kept = [
+        c
+        for c in earlier
+        if studies_of(c) and (not studies_of(c) & covered or not _same_servers(c, result))
+    ]
     data = {
         "schema": MACHINE_FILE_SCHEMA,
         "calibration": result.model_dump(mode="json"),
@@ -62,9 +73,27 @@ def record_finished(store: ResultStore, result: Calibration) -> Path:
     return write_machine(result)
 
 
-def snapshot_noise_floor(store: ResultStore) -> None:
-    """An ordinary run keeps the machine's calibration as it was when the run began; a
-    directory from before snapshots gets the machine's calibration as it is now, when it is
-    re-rendered (what its report said then)."""
+def for_servers(floor: NoiseFloor, servers: str) -> NoiseFloor:
+    """The machine's calibrations of these servers only, as a run of them states its noise
+    floor: the newest as the latest, and beside it the newest of each study it does not
+    cover (a floor measured on another server's sandboxes says nothing of these)."""
+    probe = Calibration.model_construct(servers=servers)
+    mine = [c for c in (floor.latest, *floor.others) if c is not None and _same_servers(c, probe)]
+    mine.sort(key=lambda c: c.measured_at or "", reverse=True)
+    if not mine:
+        return NoiseFloor(file=floor.file, latest=None, others=[])
+    latest, covered, others = mine[0], studies_of(mine[0]), []
+    for c in mine[1:]:
+        if studies_of(c) - covered:
+            others.append(c)
+            covered |= studies_of(c)
+    return NoiseFloor(file=floor.file, latest=latest, others=others)
+
+
+def snapshot_noise_floor(store: ResultStore, profile: Profile) -> None:
+    """An ordinary run keeps the machine's calibration of its servers as it was when the run
+    began; a directory from before snapshots gets the machine's calibration as it is now,
+    when it is re-rendered (what its report said then)."""
     if store.read_json(SNAPSHOT) is None:
-        store.write_json(SNAPSHOT, read_machine().model_dump(mode="json"))
+        floor = for_servers(read_machine(), servers_of(profile))
+        store.write_json(SNAPSHOT, floor.model_dump(mode="json"))

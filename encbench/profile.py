@@ -357,8 +357,21 @@ class SectionOf(Protocol):
     def model(self) -> type[Strict] | None: ...  # that section's model
     @property
     def validate(self) -> Callable[[Profile], str | None]: ...  # its checks of the profile
+
+
+class RegisteredPart(Protocol):
+    """What a profile needs of a study's part of one kind (studies/definition.py: KindPart):
+    its section, and its name, which a profile written before it was a part lists as a
+    study."""
+
     @property
-    def upgrade(self) -> Callable[[dict[str, Any]], dict[str, Any]]: ...  # a former profile
+    def study(self) -> str: ...  # the study it is a part of
+    @property
+    def kind(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def settings(self) -> SectionOf: ...
 
 
 class RegisteredStudy(Protocol):
@@ -372,6 +385,9 @@ class RegisteredStudy(Protocol):
     def kinds(self) -> tuple[str, ...]: ...  # the kinds of server it can measure (server_kind.py)
     @property
     def install_families(self) -> tuple[str, ...]: ...  # whose private roots it runs from
+    @property
+    def parts(self) -> Sequence[RegisteredPart]: ...  # its kinds measured apart
+    def target_kinds(self, profile: Profile) -> list[str]: ...  # what it measures on a target
 
 
 @dataclass
@@ -386,10 +402,11 @@ _REGISTRY: _Registry = _Registry()
 def register_studies(studies: Sequence[RegisteredStudy]) -> None:
     """The studies a profile may list, in their order, and a profile model with their
     sections (a section left out of the TOML gets its defaults)."""
+    settings = [s.settings for s in studies] + [p.settings for s in studies for p in s.parts]
     sections: dict[str, Any] = {
-        s.settings.key: (s.settings.model, Field(default_factory=s.settings.model))
-        for s in studies
-        if s.settings.key is not None and s.settings.model is not None
+        x.key: (x.model, Field(default_factory=x.model))
+        for x in settings
+        if x.key is not None and x.model is not None
     }
     _REGISTRY.studies = tuple(studies)
     _REGISTRY.model = create_model("Profile", __base__=Profile, **sections)
@@ -436,17 +453,15 @@ def parse(text: str, origin: str) -> Profile:
     if not _REGISTRY.studies:
         # The studies stand above this module: the one list registers them when imported.
         raise RuntimeError("no study is registered: import encbench.studies to read a profile")
-    try:
-        for study in _REGISTRY.studies:
-            raw = study.settings.upgrade(raw)
-    except BadInput as exc:
-        raise BadInput(f"{origin}: {exc}") from None
+    raw = _former_studies(raw, origin)
     try:
         profile = _REGISTRY.model.model_validate(raw)
     except ValidationError as exc:
         raise BadInput(first_error(exc, origin, _REGISTRY.model)) from exc
     # Every study's checks, listed or not: some refuse a setting that only it would use.
-    problems = (study.settings.validate(profile) for study in _REGISTRY.studies)
+    every: list[SectionOf] = [s.settings for s in _REGISTRY.studies]
+    every += [p.settings for s in _REGISTRY.studies for p in s.parts]
+    problems = (settings.validate(profile) for settings in every)
     problem = (
         next((p for p in problems if p is not None), None)
         or _target_problem(profile)
@@ -513,6 +528,42 @@ def no_calibration(study: str) -> Callable[[Profile], str | None]:
     return problem
 
 
+def _former_studies(raw: dict[str, Any], origin: str) -> dict[str, Any]:
+    """A profile that lists a study which is now a part of another (one kind of it: a
+    KindPart's name, the study it was before) read as listing that study with the part's kind in
+    `[server] kinds` (and its first kind where it is listed itself): results directories
+    keep the profile they ran, and a profile written before reads as it was meant.  Beside
+    another study that reads `[server] kinds`, whose servers that would change, it is
+    refused with the fix."""
+    listed = raw.get("studies")
+    parts = {p.name: (s, p) for s in _REGISTRY.studies for p in s.parts}
+    if not isinstance(listed, list) or not any(n in parts for n in listed if isinstance(n, str)):
+        return raw
+    server = dict(raw.get("server") or {})
+    given = server.get("kinds")
+    kinds: list[Any] = list(given) if isinstance(given, list) else []
+    studies: list[Any] = []
+    for name in listed:
+        if not isinstance(name, str) or name not in parts:
+            studies.append(name)
+            continue
+        study, part = parts[name]
+        if given is None:
+            if study.name in listed:
+                kinds.insert(0, study.kinds[0])
+            elif any(len(s.kinds) > 1 for s in _REGISTRY.studies if s.name in listed):
+                raise BadInput(
+                    f'{origin}: studies: "{name}" is now the {part.kind} cells of the study '
+                    f'"{study.name}", and [server] kinds would change what the others listed '
+                    f'measure: list "{study.name}" instead and give [server] kinds (e.g. '
+                    f'kinds = ["{study.kinds[0]}", "{part.kind}"])'
+                )
+        kinds.append(part.kind)
+        studies.append(study.name)
+    server["kinds"] = list(dict.fromkeys(kinds))
+    return {**raw, "studies": list(dict.fromkeys(studies)), "server": server}
+
+
 def _target_problem(profile: Profile) -> str | None:
     """What a target cannot be combined with in the common sections."""
     if profile.target is None:
@@ -521,13 +572,8 @@ def _target_problem(profile: Profile) -> str | None:
         return (
             "an A/A calibration measures this machine's sandboxes, not a target: remove the target"
         )
-    # A study of several kinds measures those of them `[server] kinds` names (the profile's).
     kinds = {
-        k
-        for s in _REGISTRY.studies
-        if s.name in profile.studies
-        for k in s.kinds
-        if len(s.kinds) == 1 or k in profile.server.kinds
+        k for s in _REGISTRY.studies if s.name in profile.studies for k in s.target_kinds(profile)
     }
     if profile.target.kind not in kinds:
         return _wrong_kind(profile.target.kind, kinds)

@@ -1,4 +1,4 @@
-"""The report of a results directory with every study's part (studies.STUDIES): what the
+"""The report of a results directory with every study's part (studies.reported()): what the
 command line and the engine call; report/ itself knows no study by name."""
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from encbench.results.store import ResultStore
 
 
 def render_documents(store: ResultStore, profile: Profile, with_html: bool = False) -> Summary:
-    return documents.render_documents(store, profile, studies.STUDIES, with_html=with_html)
+    return documents.render_documents(store, profile, studies.reported(), with_html=with_html)
 
 
 def build_summary(store: ResultStore, profile: Profile) -> Summary:
-    return documents.build_summary(store, profile, studies.STUDIES)
+    return documents.build_summary(store, profile, studies.reported())
 
 
 def read_summary(data: object, where: str) -> Summary:
-    return documents.read_summary(data, where, studies.STUDIES)
+    return documents.read_summary(data, where, studies.reported())
 
 
 def document(summary: Summary, crypto: Record | None = None) -> Document:
-    return documents.document(summary, studies.STUDIES, crypto)
+    return documents.document(summary, studies.reported(), crypto)
 
 
 def compare(
@@ -37,4 +37,4 @@ def compare(
     label_a: str,
     label_b: str,
 ) -> comparing.Comparison:
-    return comparing.compare(summary_a, summary_b, label_a, label_b, studies.STUDIES)
+    return comparing.compare(summary_a, summary_b, label_a, label_b, studies.reported())

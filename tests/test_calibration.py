@@ -278,7 +278,7 @@ def test_a_cell_of_one_round_has_no_interval_and_is_not_counted() -> None:
 # -- what an ordinary report states --------------------------------------------------------------
 def test_an_ordinary_report_says_when_no_calibration_was_measured(tmp_path: Path) -> None:
     store, prof = _fake_calibration(tmp_path / "run", ORDINARY_TOML)
-    noise_floor.snapshot_noise_floor(store)  # as `encbench run` does before measuring
+    noise_floor.snapshot_noise_floor(store, prof)  # as `encbench run` does before measuring
     summary = rendering.build_summary(store, prof)
     assert summary.calibration is None
     assert summary.noise_floor is not None and summary.noise_floor.latest is None
@@ -296,7 +296,7 @@ def test_an_ordinary_report_states_the_machines_latest_calibration(
     assert (aa_store.path / "calibration.json").exists()
 
     store, prof = _fake_calibration(tmp_path / "run", ORDINARY_TOML)
-    noise_floor.snapshot_noise_floor(store)  # as `encbench run` does before measuring
+    noise_floor.snapshot_noise_floor(store, prof)  # as `encbench run` does before measuring
     text = markdown.render(rendering.document(rendering.build_summary(store, prof)))
     assert "The latest A/A calibration of this machine (profile `aa`" in text
     assert "1 of 3 cells (33.3%" in text
@@ -364,3 +364,34 @@ def test_calibrating_one_study_keeps_the_floor_of_the_others() -> None:
     floor = noise_floor.read_machine()
     assert floor.latest is not None and floor.latest.measured_at == "t3"
     assert [c.measured_at for c in floor.others] == ["t2"]
+
+
+def test_a_calibration_of_other_servers_keeps_this_hosts_floor_and_is_not_quoted_for_it() -> None:
+    mariadb = _calibrated("at-rest", "t1")
+    mysql = _calibrated("at-rest", "t2").model_copy(update={"servers": "MySQL (the mysql root)"})
+    noise_floor.write_machine(mariadb)
+    noise_floor.write_machine(mysql)
+    floor = noise_floor.read_machine()
+    # Both stay: the newest is MySQL's; MariaDB's at-rest floor is not replaced by it.
+    assert floor.latest is not None and floor.latest.measured_at == "t2"
+    assert [c.measured_at for c in floor.others] == ["t1"]
+    # A run states only the floor of its own servers (a calibration from before servers were
+    # recorded counts as this host's MariaDB).
+    as_mariadb = noise_floor.for_servers(floor, "MariaDB")
+    assert as_mariadb.latest is not None and as_mariadb.latest.measured_at == "t1"
+    assert as_mariadb.others == []
+    old = noise_floor.for_servers(
+        floor.model_copy(update={"others": [mariadb.model_copy(update={"servers": None})]}),
+        "MariaDB",
+    )
+    assert old.latest is not None and old.latest.measured_at == "t1"
+    as_mysql = noise_floor.for_servers(floor, "MySQL (the mysql root)")
+    assert as_mysql.latest is not None and as_mysql.latest.measured_at == "t2"
+    assert noise_floor.for_servers(floor, "MariaDB (the mariadb-11.8 root)").latest is None
+    # A new MySQL calibration replaces MySQL's and keeps MariaDB's.
+    noise_floor.write_machine(
+        _calibrated("at-rest", "t3").model_copy(update={"servers": "MySQL (the mysql root)"})
+    )
+    floor = noise_floor.read_machine()
+    assert floor.latest is not None and floor.latest.measured_at == "t3"
+    assert [c.measured_at for c in floor.others] == ["t1"]

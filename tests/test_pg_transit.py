@@ -72,7 +72,7 @@ tps = 510.25 (excluding connections establishing)
 def load(body: str) -> profiles.Profile:
     return profiles.parse(
         'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
-        f"[transit.postgresql]\n{body}",
+        f"[pg_transit]\n{body}",
         "t",
     )
 
@@ -118,13 +118,13 @@ def test_pgbench_reconnects_only_for_the_connect_tests_and_runs_select_1_only_fo
 @pytest.mark.parametrize(
     ("body", "words"),
     [
-        ('key_types = ["rsa1024"]', "transit.postgresql.key_types: unknown TLS key type 'rsa1024'"),
-        ('tests = ["connect"]', "transit.postgresql.tests"),
-        ('sslmodes = ["prefer"]', "transit.postgresql.sslmodes"),
-        ('tls_versions = ["TLSv1.1"]', "transit.postgresql.tls_versions"),
-        ("scale = 0", "transit.postgresql.scale: 0 is out of range"),
-        ("copy_mb = 5000", "transit.postgresql.copy_mb: 5000 is out of range"),
-        ("query_clients = [600]", "transit.postgresql.query_clients"),
+        ('key_types = ["rsa1024"]', "pg_transit.key_types: unknown TLS key type 'rsa1024'"),
+        ('tests = ["connect"]', "pg_transit.tests"),
+        ('sslmodes = ["prefer"]', "pg_transit.sslmodes"),
+        ('tls_versions = ["TLSv1.1"]', "pg_transit.tls_versions"),
+        ("scale = 0", "pg_transit.scale: 0 is out of range"),
+        ("copy_mb = 5000", "pg_transit.copy_mb: 5000 is out of range"),
+        ("query_clients = [600]", "pg_transit.query_clients"),
         ('sslmodes = ["require", "require"]', "listed twice"),
         ("table_size = 10", "unknown key"),
     ],
@@ -140,13 +140,13 @@ def test_the_cli_refuses_a_bad_pg_transit_profile_with_exit_status_2(tmp_path: P
     bad = tmp_path / "bad.toml"
     bad.write_text(
         'name = "bad"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
-        '[transit.postgresql]\nsslmodes = ["allow"]\n'
+        '[pg_transit]\nsslmodes = ["allow"]\n'
     )
     result = encbench("plan", str(bad))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "transit.postgresql.sslmodes" in lines[0], result.stderr
+    assert len(lines) == 1 and "pg_transit.sslmodes" in lines[0], result.stderr
 
 
 def test_a_calibration_of_the_study_is_refused() -> None:
@@ -353,7 +353,7 @@ def test_the_report_has_a_table_per_test_with_the_cost_of_tls_and_its_proof() ->
 def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path: Path) -> None:
     text = (
         'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
-        "[transit.postgresql]\nquery_clients = [2]\n"
+        "[pg_transit]\nquery_clients = [2]\n"
     )
     prof = profiles.parse(text, "t")
     store = ResultStore.create(tmp_path / "out", "t", text)
@@ -363,11 +363,11 @@ def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path:
             for variant in ("plain", "encrypted"):
                 store.append(run_record(cell, variant, r))
     summary = rendering.build_summary(store, prof)
-    part = summary.part("in-transit")
-    assert not part.cells and part.postgresql is not None
-    assert [c.rounds for c in part.postgresql.cells] == [2] * len(cells)
+    assert summary.part("in-transit") is None  # MariaDB's part: not measured
+    part = summary.part("pg-in-transit")
+    assert [c.rounds for c in part.cells] == [2] * len(cells)
     again = rendering.read_summary(json.loads(json.dumps(summary.to_json())), "t")
-    assert again.part("in-transit") == part
+    assert again.part("pg-in-transit") == part
 
 
 # -- the sandbox's pieces ---------------------------------------------------------------------

@@ -34,7 +34,7 @@ from tests.test_pg_transit import run_record
 def load(body: str) -> profiles.Profile:
     return profiles.parse(
         'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
-        f"[transit.postgresql]\n{body}",
+        f"[pg_transit]\n{body}",
         "t",
     )
 

@@ -1,23 +1,30 @@
-"""The in-transit study over any kind: `[server] kinds` (or a target) chooses MariaDB's or
-PostgreSQL's cells, one kind a run; profiles written for the former pg-in-transit study read
-as this one's; the report part says each kind's version."""
+"""The in-transit study over any kind: `[server] kinds` (or a target) chooses MariaDB's cells,
+PostgreSQL's (its part, pg-in-transit: its own runner, records, `[pg_transit]` and part of
+summary.json) or both in one run; profiles written for the former pg-in-transit study read as
+this one's on PostgreSQL."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
 from encbench import plan, studies
 from encbench import profile as profiles
+from encbench.engine.progress import RunProgress
 from encbench.errors import BadInput
-from encbench.report.documents import as_named_now
+from encbench.results.store import ResultStore
 from encbench.studies import in_transit
-from encbench.studies.in_transit import report
-from encbench.studies.in_transit.models import InTransitSummary
+from encbench.studies.in_transit.postgresql import report as pg_report
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
+from encbench.studies.in_transit.postgresql.study import PgTransitStudy
 from encbench.studies.in_transit.records import TransitCell
+from encbench.studies.in_transit.study import TransitStudy
 from tests.test_pg_transit import pg_part
 
 PG = 'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
+BOTH = 'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["mariadb", "postgresql"]\n'
+[PART] = in_transit.STUDY.parts
 
 
 def test_server_kinds_chooses_which_kinds_cells_the_study_measures() -> None:
@@ -28,8 +35,29 @@ def test_server_kinds_chooses_which_kinds_cells_the_study_measures() -> None:
     assert all(isinstance(c, TransitCell) for c in in_transit.STUDY.settings.cells(maria))
     pg_cells = in_transit.STUDY.settings.cells(pg)
     assert pg_cells and all(isinstance(c, PgTransitCell) for c in pg_cells)
+    assert in_transit.STUDY.listed_in(pg) is None and PART.listed_in(pg) == "in-transit"
     needed = {c.name for c in in_transit.STUDY.machine_needs(pg)}
     assert "openssl" in needed and not {"mariadb", "sysbench"} & needed
+
+
+def test_both_kinds_are_measured_in_one_run_each_cell_by_its_own_sections_rule(
+    tmp_path: Path,
+) -> None:
+    both = profiles.parse(
+        BOTH + "[transit]\ncell_budget_s = 20\n[pg_transit]\ncell_budget_s = 50\n", "t"
+    )
+    found = in_transit.STUDY.settings.cells(both)
+    kinds = [type(c) for c in found]
+    assert TransitCell in kinds and PgTransitCell in kinds
+    assert kinds.index(PgTransitCell) > max(i for i, k in enumerate(kinds) if k is TransitCell)
+    rule = in_transit.STUDY.settings.rule(both)
+    assert {rule.for_cell(c).cell_budget_s for c in found} == {20, 50}
+    store = ResultStore.create(tmp_path / "out", "t", "")
+    runners = studies.build_studies(store, both, RunProgress(1.0))
+    assert [type(r) for r in runners] == [TransitStudy, PgTransitStudy]
+    memory = in_transit.STUDY.here.memory_mb
+    alone = [memory(profiles.parse(t, "t"))[0] for t in (PG, 'name = "t"\n')]
+    assert memory(both)[0] == max(alone)
 
 
 def test_the_builtin_postgresql_profiles_keep_their_cells() -> None:
@@ -40,39 +68,38 @@ def test_the_builtin_postgresql_profiles_keep_their_cells() -> None:
         assert len(transit.cells) == count, name
 
 
-def test_a_profile_written_for_pg_in_transit_reads_as_in_transit_of_postgresql() -> None:
+@pytest.mark.parametrize(
+    ("studies_line", "kinds"),
+    [
+        ('["pg-in-transit"]', ["postgresql"]),
+        ('["in-transit", "pg-in-transit"]', ["mariadb", "postgresql"]),
+    ],
+)
+def test_a_profile_written_for_pg_in_transit_reads_as_in_transit_on_postgresql(
+    studies_line: str, kinds: list[str]
+) -> None:
     before = profiles.parse(
-        'name = "t"\nstudies = ["pg-in-transit"]\n[pg_transit]\nquery_clients = [2]\n', "t"
+        f'name = "t"\nstudies = {studies_line}\n[pg_transit]\nquery_clients = [2]\n', "t"
     )
-    now = profiles.parse(PG + "[transit.postgresql]\nquery_clients = [2]\n", "t")
-    assert before.studies == ["in-transit"] and before.server.kinds == ["postgresql"]
-    assert in_transit.STUDY.settings.cells(before) == in_transit.STUDY.settings.cells(now)
+    assert before.studies == ["in-transit"] and before.server.kinds == kinds
+    now = profiles.parse(PG + "[pg_transit]\nquery_clients = [2]\n", "t")
+    assert PART.settings.cells(before) == PART.settings.cells(now)
 
 
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        (
-            'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["mariadb", "postgresql"]\n',
-            "one kind of server a run",
-        ),
-        ('name = "t"\nstudies = ["in-transit", "pg-in-transit"]\n', "keep one"),
-        (PG + "[transit.postgresql]\nscale = 2\n[pg_transit]\nscale = 3\n", r"keep \[transit\."),
         (PG + 'install = "mysql"\n', "remove server.install"),
+        ('name = "t"\ncalibration = true\n' + PG.split("\n", 1)[1], "no A/A calibration yet"),
     ],
 )
-def test_what_one_run_of_one_kind_cannot_be_is_refused_in_one_line(text: str, words: str) -> None:
+def test_what_the_postgresql_cells_cannot_be_is_refused_in_one_line(text: str, words: str) -> None:
     with pytest.raises(BadInput, match=words) as refused:
         profiles.parse(text, "t")
     assert "\n" not in str(refused.value)
 
 
-def test_a_calibration_of_postgresql_in_transit_is_refused() -> None:
-    with pytest.raises(BadInput, match="no A/A calibration of PostgreSQL"):
-        profiles.parse('name = "t"\ncalibration = true\n' + PG.split("\n", 1)[1], "t")
-
-
-def test_a_postgresql_target_needs_a_postgresql_profile() -> None:
+def test_a_postgresql_target_is_measured_by_the_postgresql_part() -> None:
     with pytest.raises(BadInput, match="give a mysql://"):
         profiles.parse(
             'name = "t"\nstudies = ["in-transit"]\n[target]\nkind = "postgresql"\n'
@@ -83,26 +110,12 @@ def test_a_postgresql_target_needs_a_postgresql_profile() -> None:
     assert [s.name for s in studies.named(prof) if studies.measures_target(s, prof)] == [
         "in-transit"
     ]
+    assert PART.listed_in(prof) == "in-transit" and in_transit.STUDY.listed_in(prof) is None
+    assert in_transit.STUDY.target_use(prof) is PART.target
+    assert in_transit.STUDY.target_kinds(prof) == ["postgresql"]
 
 
-def test_the_part_names_the_version_of_each_kind_it_measured() -> None:
+def test_the_postgresql_part_names_its_version_and_keys_its_cells_as_before() -> None:
     pg = pg_part()
-    alone = InTransitSummary(target_halfwidth_pct=2.0, harness=pg.harness, postgresql=pg)
-    setup = report.setup(alone)
-    assert setup.kinds_measured(in_transit.STUDY.kinds) == ["postgresql"]
-    assert setup.version_of("postgresql", in_transit.STUDY.kinds) == ("15.14", None)
-    assert report.compare_setup(alone) == {"PostgreSQL": "15.14"}
-    assert [c.key[0] for c in report.compared(alone)] == ["pg-in-transit"] * len(pg.cells)
-
-
-def test_a_summary_part_written_under_pg_in_transit_reads_as_this_studys() -> None:
-    pg = pg_part().model_dump(mode="json")
-    before = {
-        "studies": {"pg-in-transit": pg},
-        "servers": {"pg-in-transit": {"kind": "postgresql", "name": "PostgreSQL"}},
-        "not_measured": {},
-    }
-    now = as_named_now(before, studies.STUDIES)
-    assert set(now["studies"]) == {"in-transit"} and set(now["servers"]) == {"in-transit"}
-    part = InTransitSummary.model_validate(now["studies"]["in-transit"])
-    assert part.postgresql is not None and not part.measured_mariadb
+    assert pg_report.setup(pg).server_version == "15.14"
+    assert [c.key[0] for c in pg_report.compared(pg)] == ["pg-in-transit"] * len(pg.cells)

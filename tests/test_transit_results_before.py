@@ -1,4 +1,4 @@
-"""Results written by the PostgreSQL in-transit study before it was a kind of the in-transit
+"""Results written by the PostgreSQL in-transit study before it was a part of the in-transit
 study (tests/golden/pg-in-transit) still open: `encbench report` renders them again from
 their runs, and `encbench compare` reads their summary.json as it was written."""
 
@@ -50,11 +50,7 @@ def test_compare_matches_the_cells_written_before_with_those_written_now(tmp_pat
 
 
 def cells_of(summary: dict[str, object]) -> list[object]:
-    """The PostgreSQL in-transit cells of a summary, under the study's name then or now."""
+    """The PostgreSQL in-transit cells of a summary: its part pg-in-transit, then and now."""
     parts = summary["studies"]
     assert isinstance(parts, dict)
-    for part in parts.values():
-        pg = part.get("postgresql", part)
-        if "postgresql_version" in pg:
-            return list(pg["cells"])
-    return []
+    return list(parts["pg-in-transit"]["cells"])

@@ -17,5 +17,9 @@ encbench's own studies, and says what the product amounts to:
 - model.py: rates × units → extra CPU per cause, with intervals;
 - validate.py: the same model held against measured runs of a results directory;
 - report.py: the answer in words, Markdown and JSON;
+- prometheus_api.py, prometheus.py: a fleet's counters from Prometheus instead
+  (mysqld_exporter's series, reduced there by instance), as the same model's rates;
+- fleet.py: the fleet's answer, its instances ranked, in Markdown and JSON;
+- rules.py: the same estimate as Prometheus recording rules;
 - command.py: what `encbench estimate` does, in order.
 """

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,11 +22,28 @@ from pydantic import ValidationError
 
 from encbench import capacity, outputs, server_kind
 from encbench.errors import BadInput
-from encbench.estimate import counters, model, report, rescale, units, validate
+from encbench.estimate import (
+    counters,
+    fleet,
+    model,
+    prometheus,
+    prometheus_api,
+    report,
+    rescale,
+    rules,
+    units,
+    validate,
+)
+from encbench.estimate.prometheus import Asked
 from encbench.profile import TargetSpec
 from encbench.servers import dsn, remote_cpu
 from encbench.servers.user_server import UserServer, password_from
 
+DEFAULT_SINCE = "7d"
+DEFAULT_STEP = "5m"
+# A week in minutes is 10,080: beyond this many step windows a subquery costs Prometheus
+# more than a fleet's answer is worth.
+MAX_STEPS = 20_000
 UNITS_PROFILE = "estimate-units"  # the built-in profile --measure-units runs
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -47,9 +66,17 @@ class Options:
     units_profile: str | None = None
     validate: Path | None = None
     json_path: Path | None = None
+    prometheus: str | None = None
+    since: str | None = None
+    step: str | None = None
+    match: str | None = None
+    credentials: Path | None = None
+    rules: bool = False
 
     def check(self) -> None:
         """Every refusal that needs no server and no run, in one line with its fix."""
+        self.check_rules()
+        self.check_prometheus()
         if self.validate is not None and (self.target or self.units_from or self.measure_units):
             raise BadInput(
                 "--validate DIR checks the model on DIR's runs alone: give it without "
@@ -61,23 +88,98 @@ class Options:
             raise BadInput("--units-profile goes with --measure-units: add it, or leave it out")
         if self.defaults_file is not None and not self.target:
             raise BadInput("--defaults-extra-file goes with --target: add --target DSN")
-        if not (self.target or self.units_from or self.measure_units or self.validate):
+        if not (
+            self.target
+            or self.prometheus
+            or self.rules
+            or self.units_from
+            or self.measure_units
+            or self.validate
+        ):
             raise BadInput(
-                "nothing to do: give --target DSN (the server to estimate), --units-from DIR "
-                "or --measure-units (unit costs for later estimates), or --validate DIR"
+                "nothing to do: give --target DSN (the server to estimate), --prometheus URL "
+                "(a fleet) or --rules (Prometheus's recording rules), --units-from DIR or "
+                "--measure-units (unit costs for later estimates), or --validate DIR"
             )
-        if self.json_path is not None and not (self.target or self.validate):
-            raise BadInput("--json writes an estimate or a validation: add --target or --validate")
+        if self.json_path is not None and not (self.target or self.prometheus or self.validate):
+            raise BadInput(
+                "--json writes an estimate or a validation: add --target, --prometheus or "
+                "--validate"
+            )
         if self.json_path is not None:
             outputs.check_new_file(self.json_path, "--json")
         counters.check_seconds(self.seconds)
         if self.target:
             self.spec()
-            if not (self.units_from or self.measure_units or units.read_machine()):
-                raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
+        wants_units = self.target or self.prometheus or self.rules
+        if wants_units and not (self.units_from or self.measure_units or units.read_machine()):
+            raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
         for directory in (self.units_from, self.validate):
             if directory is not None:
                 units.open_directory(directory)
+
+    def check_rules(self) -> None:
+        if not self.rules:
+            return
+        for name, given in (
+            ("--target", self.target), ("--prometheus", self.prometheus),
+            ("--validate", self.validate), ("--since", self.since), ("--json", self.json_path),
+            ("--prometheus-credentials", self.credentials),
+        ):  # fmt: skip
+            if given is not None:
+                raise BadInput(
+                    f"--rules prints recording rules (with --step, --match, --scope): leave "
+                    f"out {name}"
+                )
+        self.rules_step()
+        prometheus_api.label_matchers(self.match)
+
+    def rules_step(self) -> str:
+        step = self.step or DEFAULT_STEP
+        prometheus_api.duration_s(step, "--step")
+        return step
+
+    def check_prometheus(self) -> None:
+        if not self.prometheus:
+            offered: tuple[tuple[str, object], ...] = (
+                ("--since", self.since),
+                ("--prometheus-credentials", self.credentials),
+            )
+            if not self.rules:
+                offered += (("--step", self.step), ("--match", self.match))
+            for name, given in offered:
+                if given is not None:
+                    raise BadInput(f"{name} goes with --prometheus: add --prometheus URL")
+            return
+        if self.target or self.validate is not None:
+            raise BadInput(
+                "give --prometheus URL (a fleet, from its exporters) or --target DSN (one "
+                "server, read directly) or --validate DIR, one at a time"
+            )
+        prometheus_api.check_url(self.prometheus)
+        self.asked(end=0.0)
+        prometheus_api.authorization(os.environ, self.credentials)
+
+    def asked(self, end: float) -> Asked:
+        """The Prometheus window: --since up to `end`, in --step windows."""
+        since = prometheus_api.duration_s(self.since or DEFAULT_SINCE, "--since")
+        step = prometheus_api.duration_s(self.step or DEFAULT_STEP, "--step")
+        if step > since:
+            raise BadInput(
+                f"--step {self.step or DEFAULT_STEP} is longer than --since "
+                f"{self.since or DEFAULT_SINCE}: give a step that divides the window"
+            )
+        if since / step > MAX_STEPS:
+            raise BadInput(
+                f"--since/--step gives {since / step:,.0f} step windows per series: give at "
+                f"most {MAX_STEPS:,} (a longer --step)"
+            )
+        return Asked(
+            end=end,
+            since_s=since,
+            step_s=step,
+            matchers=prometheus_api.label_matchers(self.match),
+        )
 
     def spec(self) -> TargetSpec:
         assert self.target is not None
@@ -212,6 +314,45 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
     out(report.render_markdown(built))
 
 
+def _client(options: Options) -> prometheus_api.Prometheus:
+    assert options.prometheus is not None
+    url = prometheus_api.check_url(options.prometheus)
+    return prometheus_api.Prometheus(
+        url, prometheus_api.authorization(os.environ, options.credentials)
+    )
+
+
+def reach_prometheus(options: Options, log: Echo) -> None:
+    """Before any local measuring: Prometheus answers a query with these credentials."""
+    client = _client(options)
+    client.query("vector(1)", time.time())
+    log(f"encbench: {client.url}: answers")
+
+
+def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
+    """The fleet's estimate from Prometheus: a few dozen queries, each reduced there to one
+    value per instance."""
+    stored = units.read_machine()
+    if not stored:
+        raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
+    client = _client(options)
+    url = client.url
+    asked = options.asked(end=time.time())
+    asking = prometheus.queries(asked)
+    log(
+        f"encbench: {url}: {len(asking)} queries over the last {options.since or DEFAULT_SINCE} "
+        f"in {options.step or DEFAULT_STEP} steps (Prometheus reduces them; nothing is written)"
+    )
+    answers = prometheus.ask_all(client, asking, asked.end)
+    hosts = rescale.Hosts(
+        here=rescale.local_speed, there=None, same_host=False, why_not=fleet.NOT_RESCALED
+    )
+    resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
+    built = fleet.build(url, asked, options.match or "", answers, resolved, options.scope)
+    _write_json(options.json_path, built.model_dump(mode="json"))
+    out(fleet.render_markdown(built))
+
+
 def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Echo) -> None:
     """Everything after the checks (and after --measure-units' run): `found` are the units
     to keep, from --units-from or that run's directory."""
@@ -221,6 +362,16 @@ def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Ec
         out(report.render_validation(checked))
         return
     if found is not None:
-        store_units(found, out, log, quiet=bool(options.target))
+        store_units(
+            found, out, log, quiet=bool(options.target or options.prometheus or options.rules)
+        )
     if options.target:
         estimate_target(options, out, log)
+    if options.prometheus:
+        estimate_fleet(options, out, log)
+    if options.rules:
+        stored = units.read_machine()
+        if not stored:
+            raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
+        matchers = prometheus_api.label_matchers(options.match)
+        out(rules.render(stored, options.rules_step(), matchers, options.scope).rstrip("\n"))

@@ -138,14 +138,26 @@ def _mean_server_cores(intervals: Sequence[Rates]) -> float | None:
     return sum((r.server_cores or 0.0) * r.seconds for r in intervals) / seconds
 
 
-def _cause(
+def _rate_over(cause: Cause, intervals: Sequence[Rates]) -> Figure | None:
+    """A cause's mean rate over the window, with its lowest and highest interval; None where
+    the server does not count it."""
+    rates = [cause.rate(r) for r in intervals]
+    known = [r for r in rates if r is not None]
+    if not intervals or len(known) < len(rates):
+        return None
+    seconds = sum(r.seconds for r in intervals)
+    mean = sum(rate * r.seconds for rate, r in zip(known, intervals, strict=True)) / seconds
+    return Figure(value=mean, low=min(known), high=max(known))
+
+
+def cause_at(
     cause: Cause,
-    intervals: Sequence[Rates],
+    rate: Figure | None,
     unit: Resolved | None,
     scope: Scope,
     server_cores: float | None,
 ) -> CauseEstimate:
-    rates = [cause.rate(r) for r in intervals]
+    """One cause's extra CPU at a rate (its value, lowest and highest), from its unit."""
     base = CauseEstimate(
         key=cause.key,
         label=cause.label,
@@ -159,16 +171,12 @@ def _cause(
         cores=None,
         share_pct=None,
     )
-    known = [r for r in rates if r is not None]
-    if not intervals or len(known) < len(rates):
+    if rate is None:
         return base.model_copy(update={"missing": f"the server does not count {cause.counted_as}"})
-    seconds = sum(r.seconds for r in intervals)
-    mean = sum(rate * r.seconds for rate, r in zip(known, intervals, strict=True)) / seconds
-    rate = Figure(value=mean, low=min(known), high=max(known))
     if unit is None:
         return base.model_copy(update={"rate": rate, "missing": f"no unit cost stored: {FIX}"})
     cores = Figure(
-        value=max(mean * unit.us / 1e6, 0.0),
+        value=max(rate.value * unit.us / 1e6, 0.0),
         low=max(rate.low * unit.low_us / 1e6, 0.0),
         high=max(rate.high * unit.high_us / 1e6, 0.0),
     )
@@ -180,32 +188,56 @@ def _cause(
 def _total(
     label: str,
     causes: Sequence[CauseEstimate],
-    intervals: Sequence[Rates],
-    units: Mapping[str, Resolved],
     server_cores: float | None,
+    ends: Callable[[Sequence[CauseEstimate]], tuple[float, float]],
 ) -> Total:
+    """The causes in scope added up; `ends` gives the interval of their sum."""
     counted = [c for c in causes if c.in_scope and c.cores is not None]
     if not counted:
         return Total(label=label, causes=[], cores=None, share_pct=None)
-    by_key = {c.key: c for c in CAUSES}
-
-    def at(rates: Rates, end: Callable[[Resolved], float]) -> float:
-        total = 0.0
-        for c in counted:
-            value = by_key[c.key].rate(rates)
-            total += max((value or 0.0) * end(units[c.unit_name]) / 1e6, 0.0)
-        return total
-
+    low, high = ends(counted)
     cores = Figure(
         value=sum(c.cores.value for c in counted if c.cores),  # each already ≥ 0
-        low=min(at(r, lambda u: u.low_us) for r in intervals),
-        high=max(at(r, lambda u: u.high_us) for r in intervals),
+        low=low,
+        high=high,
     )
     return Total(
         label=label,
         causes=[c.key for c in counted],
         cores=cores,
         share_pct=_share(cores, server_cores),
+    )
+
+
+def _same_moment(
+    intervals: Sequence[Rates], units: Mapping[str, Resolved]
+) -> Callable[[Sequence[CauseEstimate]], tuple[float, float]]:
+    """A total's ends with all its causes at the same moment: each interval in turn."""
+    by_key = {c.key: c for c in CAUSES}
+
+    def ends(counted: Sequence[CauseEstimate]) -> tuple[float, float]:
+        def at(rates: Rates, end: Callable[[Resolved], float]) -> float:
+            total = 0.0
+            for c in counted:
+                value = by_key[c.key].rate(rates)
+                total += max((value or 0.0) * end(units[c.unit_name]) / 1e6, 0.0)
+            return total
+
+        return (
+            min(at(r, lambda u: u.low_us) for r in intervals),
+            max(at(r, lambda u: u.high_us) for r in intervals),
+        )
+
+    return ends
+
+
+def each_cause_at_its_ends(counted: Sequence[CauseEstimate]) -> tuple[float, float]:
+    """A total's ends where the window's moments are not known (only each cause's lowest
+    and highest): every cause at its own lowest, and at its own highest — wider than the
+    same moment's, never narrower."""
+    return (
+        sum(c.cores.low for c in counted if c.cores),
+        sum(c.cores.high for c in counted if c.cores),
     )
 
 
@@ -229,18 +261,36 @@ def estimate(intervals: Sequence[Rates], units: Mapping[str, Resolved], scope: S
     """Every cause's extra CPU at the window's rates, the subtotals at rest and in transit,
     the total over the scope, and the causes that dominate it."""
     server_cores = _mean_server_cores(intervals)
-    causes = [_cause(c, intervals, units.get(c.unit), scope, server_cores) for c in CAUSES]
-    at_rest = _total(
-        "at rest", [c for c in causes if c.study == "at rest"], intervals, units, server_cores
-    )
-    in_transit = _total(
-        "in transit", [c for c in causes if c.study == "in transit"], intervals, units,
+    rates = {c.key: _rate_over(c, intervals) for c in CAUSES}
+    return estimate_at(
+        rates,
+        sum(r.seconds for r in intervals),
+        units,
+        scope,
         server_cores,
-    )  # fmt: skip
-    total = _total("total", causes, intervals, units, server_cores)
+        _same_moment(intervals, units),
+    )
+
+
+def estimate_at(
+    rates: Mapping[str, Figure | None],
+    seconds: float,
+    units: Mapping[str, Resolved],
+    scope: Scope,
+    server_cores: float | None,
+    ends: Callable[[Sequence[CauseEstimate]], tuple[float, float]] = each_cause_at_its_ends,
+) -> Estimate:
+    """The same from each cause's rate (its value, lowest and highest) by key, where the
+    rates come already reduced (from Prometheus: over its step windows)."""
+    causes = [cause_at(c, rates.get(c.key), units.get(c.unit), scope, server_cores) for c in CAUSES]
+    at_rest = _total("at rest", [c for c in causes if c.study == "at rest"], server_cores, ends)
+    in_transit = _total(
+        "in transit", [c for c in causes if c.study == "in transit"], server_cores, ends
+    )
+    total = _total("total", causes, server_cores, ends)
     return Estimate(
         scope=scope,
-        seconds=sum(r.seconds for r in intervals),
+        seconds=seconds,
         server_cores=server_cores,
         causes=causes,
         at_rest=at_rest,

@@ -195,6 +195,10 @@ def build(
     )
 
 
+# What a calibration that recorded no servers ran: this host's packages.
+SYSTEM_SERVERS = installs.family_of(installs.SYSTEM)
+
+
 def servers_of(profile: Profile) -> str:
     """The servers a calibration's sandboxes ran, as its noise floor names them."""
     install = profile.server.install

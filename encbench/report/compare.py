@@ -185,17 +185,6 @@ def _compare_cell(a: Found | None, b: Found | None) -> ComparedCell:
     )
 
 
-def _measured_metrics(group: ComparedGroup) -> dict[str, str]:
-    """The study's metrics a group's cells measured on either side: a study of several kinds
-    compares each kind's own (a PostgreSQL row has no MariaDB rate), a table each."""
-    found = {
-        m: title
-        for m, title in group.metrics.items()
-        if any(c.metrics[m].a is not None or c.metrics[m].b is not None for c in group.cells)
-    }
-    return found or group.metrics
-
-
 def _kinds(summaries: Sequence[Summary], studies: Sequence[Reported]) -> list[ServerKind]:
     """The server kinds either run measured (a run of no study: MariaDB's, the default)."""
     measured = {
@@ -272,7 +261,6 @@ def compare(
     for group in groups.values():
         if group.row_header == "Threads":
             group.cells.sort(key=lambda c: c.threads)
-    groups = {k: g.model_copy(update={"metrics": _measured_metrics(g)}) for k, g in groups.items()}
     kinds = _kinds((a, b), studies)
     setup_a, setup_b = _setup(a, studies, kinds), _setup(b, studies, kinds)
     return Comparison(

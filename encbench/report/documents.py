@@ -61,7 +61,8 @@ def build_summary(store: ResultStore, profile: Profile, studies: Sequence[Report
     parts: dict[str, Model] = {
         s.name: s.report.build(store, profile, environment)
         for s in studies
-        if s.name in profile.studies and (s.name not in left_out or store.has_runs(s.name))
+        if (listed := s.listed_in(profile)) is not None
+        and (listed not in left_out or store.has_runs(s.name))
     }
     servers = measured_servers(studies, parts, environment)
     if profile.calibration:
@@ -138,37 +139,19 @@ def total_harness(parts: list[StudyPart], cores: int) -> Harness:
 def read_summary(data: object, where: str, studies: Sequence[Reported]) -> Summary:
     """summary.json as written by this encbench; another schema gets one line and the fix."""
     schema = data.get("schema") if isinstance(data, dict) else None
-    if schema != SUMMARY_SCHEMA or not isinstance(data, dict):
+    if schema != SUMMARY_SCHEMA:
         raise BadInput(
             f"{where}: summary.json schema {schema!r} is not {SUMMARY_SCHEMA}: re-render it "
             "with the encbench that wrote it (`encbench report DIR`)"
         )
     try:
         parts = {s.name: s.report.model for s in studies}
-        return Summary.model_validate(as_named_now(data, studies), context={"parts": parts})
+        return Summary.model_validate(data, context={"parts": parts})
     except ValueError as exc:
         first = str(exc).splitlines()[0]
         raise BadInput(
             f"{where}: summary.json is damaged ({first}): run `encbench report DIR`"
         ) from None
-
-
-def as_named_now(data: dict[str, Any], studies: Sequence[Reported]) -> dict[str, Any]:
-    """A summary whose parts (and their servers and reasons not measured) are under the
-    names of this encbench's studies: a part written under a study's former name is read as
-    its part (ReportPart.formerly)."""
-    parts = dict(data.get("studies") or {})
-    servers = dict(data.get("servers") or {})
-    left_out = dict(data.get("not_measured") or {})
-    for s in studies:
-        for before, read in s.report.formerly.items():
-            if before in parts:
-                parts[s.name] = read(parts.pop(before), parts.get(s.name))
-            if before in servers:
-                servers.setdefault(s.name, servers.pop(before))
-            if before in left_out:
-                left_out.setdefault(s.name, left_out.pop(before))
-    return {**data, "studies": parts, "servers": servers, "not_measured": left_out}
 
 
 def _measured(summary: Summary, studies: Sequence[Reported]) -> list[tuple[Reported, Any]]:

@@ -204,10 +204,6 @@ class ReportPart:
     # study that knows them says.
     cipher: Callable[[Any], str | None] = _unknown
     sharing: Callable[[Any], str | None] = _unknown
-    # Parts that summaries written before held under another study's name (one merged into
-    # this one): that name → how such a part (and this study's own, None if it had none)
-    # reads as this study's part, for `compare` of results written then.
-    formerly: Mapping[str, Callable[[Record, Record | None], Record]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -253,3 +249,7 @@ class Reported(Protocol):
 
     @property
     def settings(self) -> RuleOf: ...
+
+    def listed_in(self, profile: Profile) -> str | None:
+        """The entry of the profile's `studies` that measures it (None: none does)."""
+        ...

@@ -21,12 +21,11 @@ from encbench.studies import (
     at_rest,
     in_transit,
     operations,
-    pg_at_rest,
     rejoin,
     replication,
     state_transfer,
 )
-from encbench.studies.definition import StudyDefinition
+from encbench.studies.definition import KindPart, StudyDefinition
 
 MEMINFO = Path("/proc/meminfo")
 
@@ -39,10 +38,20 @@ STUDIES: tuple[StudyDefinition, ...] = (
     state_transfer.STUDY,
     replication.STUDY,
     rejoin.STUDY,
-    pg_at_rest.STUDY,
 )
 register_studies(STUDIES)
-register_record_types([r for s in STUDIES for r in s.records])
+
+
+def reported() -> list[StudyDefinition | KindPart]:
+    """What the report and `compare` read: each study, then its parts of other kinds (each
+    its own part of summary.json)."""
+    found: list[StudyDefinition | KindPart] = []
+    for s in STUDIES:
+        found += [s, *s.parts]
+    return found
+
+
+register_record_types([s.record for s in reported()])
 
 
 def named(profile: Profile) -> list[StudyDefinition]:
@@ -52,7 +61,7 @@ def named(profile: Profile) -> list[StudyDefinition]:
 
 def measures_target(s: StudyDefinition, profile: Profile) -> bool:
     """Whether the study measures the profile's target: it takes one, of its own kind."""
-    return profile.target is not None and s.target is not None and profile.target.kind in s.kinds
+    return profile.target is not None and s.target is not None and bool(s.kinds_in(profile))
 
 
 def skipped_for_target(profile: Profile) -> list[str]:
@@ -65,15 +74,18 @@ def target_needs(profile: Profile) -> TargetNeeds:
     """What the profile's studies that take a target need of its login and plugins."""
     found = NOTHING
     for s in named(profile):
-        if s.target is not None and measures_target(s, profile):
-            found |= s.target.needs(profile)
+        use = s.target_use(profile)
+        if use is not None and measures_target(s, profile):
+            found |= use.needs(profile)
     return found
 
 
 def target_why(study: StudyDefinition | None = None, profile: Profile | None = None) -> str:
     target = profile.target if profile is not None else None
-    if study is not None and target is not None and target.kind not in study.kinds:
-        return f"it measures {' and '.join(study.kinds)}, and the target is {target.kind}"
+    if study is not None and profile is not None and target is not None:
+        kinds = study.target_kinds(profile) or study.target_takes()
+        if target.kind not in kinds:
+            return f"it measures {' and '.join(kinds)}, and the target is {target.kind}"
     takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.target is not None)
     return (
         f"against a target only {takes} are measured (the other studies restart, crash or "
@@ -117,7 +129,7 @@ def _entries(profile: Profile) -> list[StudyDefinition]:
 
 
 def build_studies(store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
-    return [s.make(store, profile, progress) for s in _entries(profile)]
+    return [r for s in _entries(profile) for r in s.runners(store, profile, progress)]
 
 
 def check_out(path: Path, profile: Profile) -> None:

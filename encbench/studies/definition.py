@@ -31,10 +31,6 @@ def _nothing_to_check(profile: Profile) -> None:
     return None
 
 
-def _as_written(raw: dict[str, Any]) -> dict[str, Any]:
-    return raw
-
-
 def _no_problem(profile: Profile) -> str | None:
     return None
 
@@ -95,9 +91,6 @@ class Settings:
     # target, calibration): the one-line problem, or None.  Asked of every profile read,
     # this study listed or not.
     validate: Callable[[Profile], str | None] = _no_problem
-    # A profile's TOML as written before (a study merged into this one: its name and
-    # section) read as this study's, before anything else reads it.
-    upgrade: Callable[[dict[str, Any]], dict[str, Any]] = _as_written
 
 
 @dataclass(frozen=True)
@@ -144,6 +137,44 @@ class TargetUse:
     # The databases a run into this results directory creates there: one of those names
     # that is not this run's is refused before the results directory exists.
     databases: Callable[[str], list[str]] = _no_databases
+    # The kinds it measures on a target (empty: every kind of its study).
+    kinds: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class KindPart:
+    """The cells of one kind that a study of several kinds measures apart from its first
+    kind's: their own runner (the engine's Study), records (`<name>.jsonl`), profile section
+    and part of summary.json (`name`), under the study's own entry in a profile's `studies`
+    and where `[server] kinds` names the kind, or on a target of its kind where it takes one
+    (`target`).  The report, `compare` and
+    the profile read it as they read a study (report/parts.Reported); a profile that lists
+    its `name` as a study is read as listing `study` with the kind (profile.py)."""
+
+    study: str  # the study it is a part of, as a profile's `studies` names it
+    kind: str
+    name: str  # its results file, <name>.jsonl, and its part of summary.json
+    words: str  # what the report's title calls it
+    record: type[Any]
+    make: Callable[[ResultStore, Profile, RunProgress], Study]
+    settings: Settings
+    report: ReportPart
+    calibration: Calibrated | None = None
+    install_families: tuple[str, ...] = ()
+    # None: it measures only servers it starts; else how it measures a target of its kind.
+    target: TargetUse | None = None
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return (self.kind,)
+
+    def listed_in(self, profile: Profile) -> str | None:
+        """The entry of the profile's `studies` that measures it (None: none does)."""
+        if profile.target is None:
+            measured = self.kind in profile.server.kinds
+        else:
+            measured = self.target is not None and profile.target.kind == self.kind
+        return self.study if measured and self.study in profile.studies else None
 
 
 @dataclass(frozen=True)
@@ -165,9 +196,6 @@ class StudyDefinition:
     # (machine_needs), and a target's DSN must name one of them.  With more than one, the
     # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).
     kinds: tuple[str, ...] = ("mariadb",)
-    # The record types of its other kinds, where a kind's runs differ from `record`'s (each
-    # its own results file, <its STUDY>.jsonl): registered with it, read by its report part.
-    kind_records: tuple[type[Any], ...] = ()
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
@@ -177,18 +205,51 @@ class StudyDefinition:
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
+    # The kinds whose cells it measures apart from its first kind's (KindPart).
+    parts: tuple[KindPart, ...] = ()
 
-    @property
-    def records(self) -> tuple[type[Any], ...]:
-        """Every record type its runs are written as."""
-        return (self.record, *self.kind_records)
+    def listed_in(self, profile: Profile) -> str | None:
+        """The entry of the profile's `studies` that measures it (None: none does): its own,
+        where it measures its first kind (a study with parts may measure only theirs)."""
+        if self.name not in profile.studies:
+            return None
+        return self.name if not self.parts or self.kinds[0] in self.kinds_in(profile) else None
+
+    def runners(self, store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
+        """What the engine runs of it under a profile: its own study (where it measures its
+        first kind, or has no parts), then each part of a kind it measures."""
+        kinds = self.kinds_in(profile)
+        own = [self.make(store, profile, progress)] if self.listed_in(profile) else []
+        return own + [p.make(store, profile, progress) for p in self.parts if p.kind in kinds]
+
+    def target_kinds(self, profile: Profile) -> list[str]:
+        """The kinds it would measure on a target under a profile: those its TargetUse takes
+        (a study that takes none: all its kinds) and its parts that take one, of a study of
+        several kinds those of
+        `[server] kinds` too."""
+        chosen = self.kinds if len(self.kinds) == 1 else profile.server.kinds
+        return [k for k in self.target_takes() if k in chosen]
+
+    def target_takes(self) -> list[str]:
+        """The kinds it measures on a target under any profile: its TargetUse's (one that
+        names none: all its kinds), then those of its parts that take a target."""
+        own = (self.target.kinds if self.target is not None else ()) or self.kinds
+        return [*own, *(p.kind for p in self.parts if p.target is not None)]
+
+    def target_use(self, profile: Profile) -> TargetUse | None:
+        """How it measures the profile's target: as its part of the target's kind does, where
+        that part takes one; else as its own TargetUse says."""
+        kind = profile.target.kind if profile.target is not None else None
+        found = [p.target for p in self.parts if p.kind == kind and p.target is not None]
+        return found[0] if found else self.target
 
     def kinds_in(self, profile: Profile) -> list[str]:
         """The kinds it measures under a profile: the target's (none where it cannot measure
         that kind), else those of `[server] kinds` it can measure; a study of one kind
         measures that one."""
         if profile.target is not None:
-            return [profile.target.kind] if profile.target.kind in self.kinds else []
+            kind = profile.target.kind
+            return [kind] if kind in self.target_kinds(profile) else []
         if len(self.kinds) == 1:
             return list(self.kinds)
         return [k for k in profile.server.kinds if k in self.kinds]

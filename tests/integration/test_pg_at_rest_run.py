@@ -20,7 +20,7 @@ import pytest
 from encbench import state
 from encbench.kinds import postgresql
 from encbench.servers import cgroup, fscrypt, registry, shapes
-from encbench.studies.pg_at_rest import needs
+from encbench.studies.at_rest.postgresql import needs
 from tests.helpers import (
     encbench,
     loops_under,

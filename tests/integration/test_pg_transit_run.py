@@ -20,8 +20,8 @@ from encbench.kinds import postgresql
 from encbench.net import netns
 from encbench.servers import pg_sandbox, registry
 from encbench.servers.pg_sandbox import PgSandbox
-from encbench.studies.pg_at_rest import oltp
-from encbench.studies.pg_at_rest.records import PgAtRestCell
+from encbench.studies.at_rest.postgresql import oltp
+from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from tests.helpers import (
     encbench,
     namespaces_left,
@@ -162,7 +162,7 @@ LOOPBACK_ONLY = """name = "pg-loopback"
 studies = ["in-transit"]
 [server]
 kinds = ["postgresql"]
-[transit.postgresql]
+[pg_transit]
 tests = ["connect_select1"]
 key_types = ["ecdsa-p256"]
 sslmodes = ["require"]

@@ -1,8 +1,12 @@
 """The data-at-rest study: a plain and an encrypted sandboxed server, identical but for
-encryption (or a user's server, `--target`)."""
+encryption (or a user's server, `--target`), of each kind the profile's `[server] kinds`
+names: MariaDB (InnoDB's TDE and/or the filesystem layer, sysbench's mysql driver) and
+PostgreSQL (the filesystem layer alone, pgbench and sysbench's pgsql driver: postgresql/,
+measured apart, kinds.py over both)."""
 
 from encbench.servers import installs
-from encbench.studies.at_rest import cells, needs, options, pair, plan, report, table_sets
+from encbench.studies.at_rest import kinds, needs, options, report, table_sets
+from encbench.studies.at_rest import postgresql as postgresql_part
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.floor import page_us
 from encbench.studies.at_rest.options import measure_options
@@ -13,31 +17,34 @@ from encbench.studies.definition import Here, Settings, StudyDefinition, TargetU
 STUDY = StudyDefinition(
     name=RunRecord.STUDY,
     words="data-at-rest",
-    setup_words="two sandboxed servers (plain, encrypted) on this machine",
+    kinds=("mariadb", "postgresql"),
+    setup_words="two sandboxed servers (plain, encrypted) of each kind on this machine",
     variants=("plain server", "encrypted server"),
     record=RunRecord,
     make=AtRestStudy,
     settings=Settings(
         key=options.SECTION,
         model=options.MeasureSpec,
-        rule=options.measure_options,
-        cells=cells.cells,
+        rule=kinds.rule,
+        cells=kinds.cells,
         validate=options.problem,
     ),
     here=Here(
-        disk_bytes=pair.disk_bytes,
-        memory_mb=pair.memory_mb,
-        tools=needs.needs,
-        check=needs.check,
-        root=needs.root,
+        disk_bytes=kinds.disk_bytes,
+        memory_mb=kinds.memory_mb,
+        tools=kinds.tools,
+        check=kinds.check,
+        optional=kinds.optional,
+        root=kinds.root,
+        results_dir=kinds.results_dir,
         creates=(
-            "2 sandboxed servers (MariaDB, or the install's: servers and data directories "
-            "under the results directory), "
+            "2 sandboxed servers of each kind (MariaDB, or the install's; PostgreSQL) with "
+            "their data directories under the results directory, "
             "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
             "layer, the page cache dropped before each io-bound run"
         ),
         optional_tools=needs.optional_tools,
-        setup_s=pair.setup_s,
+        setup_s=kinds.setup_s,
     ),
     target=TargetUse(
         setup_words=(
@@ -46,11 +53,13 @@ STUDY = StudyDefinition(
         ),
         needs=needs.target_needs,
         databases=lambda results_dir: list(table_sets.database_names(results_dir).values()),
+        kinds=("mariadb",),
     ),
     report=report.PART,
     install_families=(installs.MARIADB, installs.MYSQL),
     calibration=report.CALIBRATED,
-    plan_lines=plan.plan_lines,
+    plan_lines=kinds.plan_lines,
+    parts=(postgresql_part.PART,),
 )
 
 # What others may read of its published results (the estimate's unit costs): its records,

@@ -10,7 +10,10 @@ from typing import cast
 from encbench.profile import Profile, ShapeSpec
 from encbench.servers.variants import Algorithm, EncryptionSpec, Layer, Scope
 from encbench.studies.at_rest.options import measure_options
-from encbench.studies.at_rest.records import CellKey
+from encbench.studies.at_rest.records import CellKey, RunRecord
+
+# The kind whose cells this package measures itself (postgresql/: PostgreSQL's).
+MARIADB = "mariadb"
 
 
 def filesystem_only(profile: Profile) -> EncryptionSpec:
@@ -57,9 +60,19 @@ def shape(cell: CellKey, profile: Profile) -> ShapeSpec | None:
     return next(s for s in profile.server.shapes if s.name == cell.shape)
 
 
+def measures(profile: Profile, kind: str) -> bool:
+    """Whether the profile's at-rest study measures this kind of server: one of its
+    `[server] kinds`, or on a target MariaDB's alone (its table sets)."""
+    if RunRecord.STUDY not in profile.studies:
+        return False
+    if profile.target is not None:
+        return kind == MARIADB
+    return kind in profile.server.kinds
+
+
 def cells(profile: Profile) -> list[CellKey]:
-    """The at-rest study's cells (none when the profile does not run that study)."""
-    if "at-rest" not in profile.studies:
+    """The at-rest study's MariaDB cells (none when the profile does not measure them)."""
+    if not measures(profile, MARIADB):
         return []
     m = measure_options(profile)
     # One configuration: cells without it, named as they always were (and --resume of an

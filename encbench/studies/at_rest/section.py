@@ -815,7 +815,13 @@ def _encryption_lines(config: Record) -> list[str]:
             f"Proof, {variant}: {p['explanation']} (files scanned: "
             f"{', '.join(p['files_scanned'])})."
         )
-    fs = config.get("filesystem") or {}
+    return out + filesystem_proof_lines(config.get("filesystem") or {})
+
+
+def filesystem_proof_lines(fs: Record) -> list[str]:
+    """Each side's proof below the filesystem (proof/at_rest.prove_images) and what became
+    of the fscrypt key: the same for every kind's servers on images."""
+    out = []
     for variant, p in (fs.get("proofs") or {}).items():
         example = p.get("example_without_key")
         shown = f"; listed without the key, e.g. `{example}`" if example else ""

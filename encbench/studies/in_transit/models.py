@@ -5,7 +5,6 @@ from __future__ import annotations
 from encbench.report.bound import Bounded
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
 from encbench.servers import installs
-from encbench.studies.in_transit.postgresql.models import PgInTransitSummary
 
 
 class Rate(Model):
@@ -69,39 +68,27 @@ class TransitCellSummary(Bounded):
 
 
 class InTransitSummary(Model):
-    """The study's part: a MariaDB or MySQL server's cells and what was recorded of it in the
-    fields that follow, or a PostgreSQL server's all in `postgresql` (those fields then left
-    empty); the target interval and encbench's own CPU are the run's, either way."""
-
     target_halfwidth_pct: float
-    tls_version: str = ""
-    mariadb_version: str | None = None
+    tls_version: str
+    mariadb_version: str | None
     # The private root its server ran from (servers/installs.py); None: this host's MariaDB.
     install: dict[str, str] | None = None
-    pki: dict[str, Record] | None = None
-    notes: dict[str, str] | None = None
-    server_options: Record | None = None
-    delay_method: dict[str, str] | None = None
-    link: Record | None = None
-    bulk_table: Record | None = None
-    session_cache_hits: int = 0
-    tls_handshakes: int = 0
+    pki: dict[str, Record] | None
+    notes: dict[str, str] | None
+    server_options: Record | None
+    delay_method: dict[str, str] | None
+    link: Record | None
+    bulk_table: Record | None
+    session_cache_hits: int
+    tls_handshakes: int
     harness: Harness
-    cells: list[TransitCellSummary] = []
+    cells: list[TransitCellSummary]
     differences: Differences | None = None
     # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
     target: Record | None = None
     cpu_measurement: str | None = None
     # A sandbox's family as it was made (MySQL); None: MariaDB, or before it was recorded.
     server_family: str | None = None
-    # A PostgreSQL server's part (written under the name pg-in-transit before: report.py).
-    postgresql: PgInTransitSummary | None = None
-
-    @property
-    def measured_mariadb(self) -> bool:
-        """Whether it holds a MariaDB (or MySQL) server's cells: always, but for a part of
-        PostgreSQL's alone."""
-        return self.postgresql is None or bool(self.cells)
 
     @property
     def family(self) -> str:

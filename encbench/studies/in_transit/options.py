@@ -1,5 +1,5 @@
 """The in-transit study's section of the profile (`[transit]`): MariaDB's and MySQL's cells
-read its keys, PostgreSQL's its table `[transit.postgresql]` (postgresql/options.py)."""
+(PostgreSQL's are in `[pg_transit]`: postgresql/options.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs, pki
 from encbench.studies.in_transit import kind
-from encbench.studies.in_transit.postgresql.options import PgTransitSpec
 from encbench.studies.in_transit.transit_rounds import TransitRounds
 
 SECTION = "transit"
@@ -58,9 +57,6 @@ class TransitSpec(TransitRounds):
     rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
     table_size: Annotated[int, Field(gt=0)] = 10_000
     bulk_mb: Annotated[int, Field(gt=0, le=8192)] = 128
-    # A PostgreSQL server's cells (`[server] kinds`, or a postgresql:// target): its own
-    # tests, sslmodes and TLS versions, with rounds of their own.
-    postgresql: PgTransitSpec = Field(default_factory=PgTransitSpec)
 
     @field_validator("key_types")
     @classmethod

@@ -12,7 +12,7 @@ from encbench.options import AcrossKeys, Rounds
 
 
 class TransitRounds(Rounds):
-    """The keys `[transit]` and `[transit.postgresql]` both have, with their checks; each
+    """The keys `[transit]` and `[pg_transit]` both have, with their checks; each
     adds its `tests` and the `distance_tests` among them."""
 
     # Round-trip times; 0 = loopback on one host.  The tests of distance_tests run at each

@@ -1,5 +1,6 @@
-"""The in-transit study's settings for a PostgreSQL server: the table `[transit.postgresql]`
-of its section (which profiles wrote as `[pg_transit]` before: upgrade.py)."""
+"""The in-transit study's settings for a PostgreSQL server: its section `[pg_transit]` (the
+name it had as a study of its own, kept so profiles written then read unchanged; as the
+at-rest study's PostgreSQL cells keep `[pg_at_rest]`)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,12 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from encbench.options import Rounds, Threads, all_known
+from encbench.options import Threads, all_known
 from encbench.profile import Profile
+from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.transit_rounds import TransitRounds
 
-# Where these settings are in a profile: [transit]'s own table.
-SECTION = "transit"
-TABLE = "postgresql"
+SECTION = "pg_transit"
 # connect_select1: every transaction a new connection running `SELECT 1` (the set-up's own
 # cost); connect_select_only: a new connection per pgbench select-only transaction;
 # select_only: pgbench's select-only transactions over persistent connections; copy: psql
@@ -55,6 +55,14 @@ class PgTransitSpec(TransitRounds):
 
 
 def pg_transit_options(profile: Profile) -> PgTransitSpec:
-    found = getattr(profile.section(SECTION, Rounds), TABLE)
-    assert isinstance(found, PgTransitSpec), "[transit] holds a [transit.postgresql] table"
-    return found
+    return profile.section(SECTION, PgTransitSpec)
+
+
+def problem(profile: Profile) -> str | None:
+    """A calibration: PostgreSQL's cells in transit have no A/A calibration yet."""
+    if profile.calibration and kind.measures(profile, kind.POSTGRESQL):
+        return (
+            "the in-transit study's PostgreSQL cells have no A/A calibration yet; remove "
+            '"postgresql" from server.kinds to calibrate'
+        )
+    return kind.problem(profile)

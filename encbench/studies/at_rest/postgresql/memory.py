@@ -15,7 +15,7 @@ from pathlib import Path
 
 from encbench.servers import page_cache, shapes
 from encbench.servers.pg_sandbox import PgSandbox
-from encbench.studies.pg_at_rest.pgbench import DATABASE
+from encbench.studies.at_rest.postgresql.pgbench import DATABASE
 
 PREWARM_SQL = (
     "CREATE EXTENSION IF NOT EXISTS pg_prewarm;\n"

@@ -18,8 +18,8 @@ import secrets
 
 from encbench.errors import ProofError
 from encbench.servers.pg_sandbox import PgSandbox
-from encbench.studies.pg_at_rest.pgbench import DATABASE
-from encbench.studies.pg_at_rest.records import PgAtRestRecord
+from encbench.studies.at_rest.postgresql.pgbench import DATABASE
+from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
 
 PROOF_TABLE = "encbench_proof"
 

@@ -12,8 +12,9 @@ from encbench.report import plots, suspect
 from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
 from encbench.report.models import NoiseFloor, Record, Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
-from encbench.studies.pg_at_rest.models import PgAtRestCellSummary, PgAtRestSummary
-from encbench.studies.pg_at_rest.records import PgAtRestRecord
+from encbench.studies.at_rest.postgresql.models import PgAtRestCellSummary, PgAtRestSummary
+from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
+from encbench.studies.at_rest.section import filesystem_proof_lines
 
 TITLE = "PostgreSQL at rest: what filesystem encryption (fscrypt) costs"
 REGIME_TITLES = {
@@ -213,13 +214,7 @@ def filesystem_lines(fs: Record) -> list[str]:
         "removed at the end.",
         *cipher_lines(fs),
     ]
-    for variant, p in (fs.get("proofs") or {}).items():
-        example = p.get("example_without_key")
-        shown = f"; listed without the key, e.g. `{example}`" if example else ""
-        out.append(f"Proof below the filesystem, {variant}: {p['explanation']}{shown}.")
-    if fs.get("key"):
-        out.append(f"The fscrypt key at the end: {fs['key']}.")
-    return out
+    return out + filesystem_proof_lines(fs)
 
 
 def setup(part: PgAtRestSummary) -> list[str]:

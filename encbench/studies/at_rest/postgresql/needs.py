@@ -1,6 +1,8 @@
-"""What the PostgreSQL at-rest study needs of this machine: PostgreSQL's programs (and, run
-by root, the `postgres` user), root for the loop-mounted images and the memory groups, ext4
-with encryption; its disk and memory.  Without them the study is left out, with the reason."""
+"""What the at-rest study's PostgreSQL cells need of this machine: PostgreSQL's programs
+(and, run by root, the `postgres` user), root for the loop-mounted images and the memory
+groups, ext4 with encryption; their disk and memory.  Without them they are left out, with
+the reason: the whole study where PostgreSQL is its only kind, else its PostgreSQL cells
+(unavailable)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,13 @@ from encbench.durations import load_seconds
 from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.servers import fscrypt, pg_sandbox, shapes
-from encbench.studies.definition import RootNeed
-from encbench.studies.pg_at_rest.options import (
+from encbench.studies.at_rest.postgresql.options import (
     data_mb_estimate,
     is_oltp,
     pg_at_rest_options,
     sbtest_mb_estimate,
 )
+from encbench.studies.definition import RootNeed
 
 MIB = 1 << 20
 # Beyond twice the data's estimate on each image: the WAL (max_wal_size) and the server's
@@ -92,9 +94,10 @@ def needs(profile: Profile) -> list[Check]:
     return found
 
 
-def optional(profile: Profile) -> bool:
-    """Always: a machine without root, loop devices or cgroups leaves it out, with why."""
-    return True
+def unavailable(profile: Profile) -> str | None:
+    """Why this machine cannot measure the PostgreSQL cells (None: it can)."""
+    missing = [c.problem() for c in needs(profile) if not c.ok]
+    return "; ".join(missing) or None
 
 
 def root(profile: Profile) -> RootNeed:

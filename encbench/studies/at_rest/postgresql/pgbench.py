@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from encbench import proc
-from encbench.studies.pg_at_rest.records import PgAtRestCell
+from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from encbench.workloads.pgbench_report import GRACE_S, PgbenchResult, parse
 
 DATABASE = "encbench"

@@ -16,10 +16,10 @@ from encbench.report.parts import (
     summary_builder,
 )
 from encbench.servers.variants import FILESYSTEM_WORDS
-from encbench.studies.pg_at_rest import section, summary
-from encbench.studies.pg_at_rest.models import PgAtRestSummary
-from encbench.studies.pg_at_rest.options import is_oltp
-from encbench.studies.pg_at_rest.records import PgAtRestRecord
+from encbench.studies.at_rest.postgresql import section, summary
+from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
+from encbench.studies.at_rest.postgresql.options import is_oltp
+from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
 
 NAME = PgAtRestRecord.STUDY
 

@@ -1,4 +1,6 @@
-"""The PostgreSQL at-rest study's section of the profile (`[pg_at_rest]`).
+"""The section of the at-rest study's PostgreSQL cells (`[pg_at_rest]`): its workloads,
+regimes and clients, its rounds, and what only PostgreSQL has (pgbench's scale, the
+servers' memory).
 
 Its two regimes size each server's memory from the data: in memory, shared_buffers above
 the data (in_memory_buffers_mb); io-bound, the profile's shared_buffers, and the data well
@@ -13,10 +15,11 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, model_validator
 
 from encbench.options import AcrossKeys, Rounds, Threads
-from encbench.profile import Profile, no_calibration
+from encbench.profile import Profile
+from encbench.studies.at_rest.cells import measures
 
 SECTION = "pg_at_rest"
-STUDY = "pg-at-rest"
+KIND = "postgresql"
 # pgbench's built-in scripts: TPC-B (sort of), its default, and select-only (-S); and
 # sysbench's stock OLTP scripts through its PostgreSQL driver, on the profile's [data]
 # tables (oltp.py): the workloads the MariaDB at-rest study runs.
@@ -105,15 +108,24 @@ def pg_at_rest_options(profile: Profile) -> PgAtRestSpec:
     return profile.section(SECTION, PgAtRestSpec)
 
 
+def measured(profile: Profile) -> bool:
+    """Whether the profile's at-rest study measures PostgreSQL (never on a target)."""
+    return measures(profile, KIND)
+
+
 def problem(profile: Profile) -> str | None:
-    """What the section cannot be combined with: a calibration, and sysbench's tables (the
-    [data] section's) that an io-bound server's memory group would hold: its "io-bound"
-    reads would come from memory."""
-    if STUDY not in profile.studies:
+    """What the section cannot be combined with: a calibration (of MariaDB's cells alone so
+    far), and sysbench's tables (the [data] section's) that an io-bound server's memory
+    group would hold: its "io-bound" reads would come from memory."""
+    if not measured(profile):
         return None
-    found = no_calibration(STUDY)(profile)
+    if profile.calibration:
+        return (
+            "the at-rest study's PostgreSQL cells have no A/A calibration yet; remove "
+            '"postgresql" from server.kinds to calibrate'
+        )
     s = pg_at_rest_options(profile)
-    if found is None and "io-bound" in s.regimes and any(is_oltp(w) for w in s.workloads):
+    if "io-bound" in s.regimes and any(is_oltp(w) for w in s.workloads):
         d = profile.data
         data = sbtest_mb_estimate(d.tables, d.table_size)
         held = s.shared_buffers_mb + s.cache_allowance_mb
@@ -125,4 +137,4 @@ def problem(profile: Profile) -> str | None:
                 f"reads would come from memory; raise data.table_size or data.tables to "
                 f"about {IO_BOUND_FACTOR * held:,} MB of rows, or lower those"
             )
-    return found
+    return None

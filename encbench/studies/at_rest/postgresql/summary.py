@@ -8,10 +8,14 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record
 from encbench.results.schema import Metric, primary_metric
-from encbench.studies.pg_at_rest import cells as pg_cells
-from encbench.studies.pg_at_rest.models import PgAtRestCellSummary, PgAtRestSummary, PgAtRestVariant
-from encbench.studies.pg_at_rest.options import pg_at_rest_options
-from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
+from encbench.studies.at_rest.postgresql import cells as pg_cells
+from encbench.studies.at_rest.postgresql.models import (
+    PgAtRestCellSummary,
+    PgAtRestSummary,
+    PgAtRestVariant,
+)
+from encbench.studies.at_rest.postgresql.options import pg_at_rest_options
+from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
 
 # Beside the study's own METRICS (tps): compared too, when both sides are above zero.
 EXTRA_METRICS = (

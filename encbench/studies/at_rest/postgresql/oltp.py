@@ -12,7 +12,7 @@ from pathlib import Path
 
 from encbench.servers.pg_sandbox import ADMIN, PgSandbox
 from encbench.servers.target import Connection
-from encbench.studies.pg_at_rest.records import PgAtRestCell
+from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from encbench.workloads import sysbench
 from encbench.workloads.pgbench_report import PgbenchResult
 

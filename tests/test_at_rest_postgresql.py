@@ -1,4 +1,4 @@
-"""The PostgreSQL at-rest study without a server: its options refused in one line (io-bound
+"""The at-rest study's PostgreSQL cells without a server: its options refused in one line (io-bound
 that memory would serve, above all), its cells and regimes' memory, a memory group's page
 cache read from memory.stat, its per-run proof, and its report on made-up records."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,20 +20,23 @@ from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
 from encbench.servers import shapes
-from encbench.studies import pg_at_rest
-from encbench.studies.pg_at_rest import cells as pg_cells
-from encbench.studies.pg_at_rest import needs, options, pgbench, proof, section
-from encbench.studies.pg_at_rest import report as pg_report
-from encbench.studies.pg_at_rest import summary as pg_summary
-from encbench.studies.pg_at_rest.models import PgAtRestSummary
-from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
+from encbench.studies import at_rest
+from encbench.studies.at_rest.postgresql import cells as pg_cells
+from encbench.studies.at_rest.postgresql import needs, options, pgbench, proof, section
+from encbench.studies.at_rest.postgresql import report as pg_report
+from encbench.studies.at_rest.postgresql import summary as pg_summary
+from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
+from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
 from tests.helpers import encbench
 
 MIB = 2**20
 
 
+POSTGRESQL = 'studies = ["at-rest"]\n[server]\nkinds = ["postgresql"]\n'
+
+
 def load(body: str) -> profiles.Profile:
-    return profiles.parse(f'name = "t"\nstudies = ["pg-at-rest"]\n[pg_at_rest]\n{body}', "t")
+    return profiles.parse(f'name = "t"\n{POSTGRESQL}[pg_at_rest]\n{body}', "t")
 
 
 # -- options ----------------------------------------------------------------------------------
@@ -58,14 +62,14 @@ def test_a_bad_pg_at_rest_value_is_refused_in_one_line_naming_it(body: str, word
 
 
 def test_a_small_data_set_is_fine_in_memory_alone() -> None:
-    assert load('scale = 5\nregimes = ["in-memory"]').studies == ["pg-at-rest"]
+    assert load('scale = 5\nregimes = ["in-memory"]').studies == ["at-rest"]
 
 
 def test_the_cli_refuses_an_io_bound_served_from_memory_with_exit_status_2(
     tmp_path: Path,
 ) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text('name = "bad"\nstudies = ["pg-at-rest"]\n[pg_at_rest]\nscale = 10\n')
+    bad.write_text(f'name = "bad"\n{POSTGRESQL}[pg_at_rest]\nscale = 10\n')
     result = encbench("plan", str(bad))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
@@ -75,7 +79,7 @@ def test_the_cli_refuses_an_io_bound_served_from_memory_with_exit_status_2(
 
 def test_a_calibration_of_the_study_is_refused() -> None:
     with pytest.raises(BadInput, match="no A/A calibration"):
-        profiles.parse('name = "t"\ncalibration = true\nstudies = ["pg-at-rest"]\n', "t")
+        profiles.parse(f'name = "t"\ncalibration = true\n{POSTGRESQL}', "t")
 
 
 def test_sysbenchs_tables_that_an_io_bound_group_would_hold_are_refused() -> None:
@@ -84,14 +88,13 @@ def test_sysbenchs_tables_that_an_io_bound_group_would_hold_are_refused() -> Non
     with pytest.raises(BadInput, match=r"about 98 MB .* holds 384 MB .*come from memory"):
         load(body)
     # In memory alone, or with tables of twice the group, it is fine.
-    assert load(body + 'regimes = ["in-memory"]\n').studies == ["pg-at-rest"]
+    assert load(body + 'regimes = ["in-memory"]\n').studies == ["at-rest"]
     big = profiles.parse(
-        f'name = "t"\nstudies = ["pg-at-rest"]\n[data]\ntables = 8\ntable_size = 400000\n'
-        f"[pg_at_rest]\n{body}",
+        f'name = "t"\n{POSTGRESQL}[data]\ntables = 8\ntable_size = 400000\n[pg_at_rest]\n{body}',
         "t",
     )
     assert needs.data_mb(big) == 50 * 16 + 781
-    assert "sysbench" in {c.name for c in pg_at_rest.STUDY.machine_needs(big)}
+    assert "sysbench" in {c.name for c in at_rest.STUDY.machine_needs(big)}
 
 
 # -- cells and memory ---------------------------------------------------------------------------
@@ -133,7 +136,7 @@ def test_plan_says_the_images_and_each_regimes_memory() -> None:
     lines = needs.plan_lines(load("scale = 100"))
     assert any("MiB ext4 image on a loop device" in line for line in lines)
     assert any(line.startswith("  io-bound: shared_buffers 128 MB") for line in lines)
-    assert pg_at_rest.STUDY.here.root(load("scale = 100")) is not None
+    assert at_rest.STUDY.here.root(load("scale = 100")) is not None
 
 
 # -- the page cache ------------------------------------------------------------------------------
@@ -281,7 +284,7 @@ def test_the_report_has_a_table_per_regime_with_the_cost_of_fscrypt_and_its_proo
 
 
 def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path: Path) -> None:
-    text = 'name = "t"\nstudies = ["pg-at-rest"]\n[pg_at_rest]\nclients = [2]\nscale = 64\n'
+    text = f'name = "t"\n{POSTGRESQL}[pg_at_rest]\nclients = [2]\nscale = 64\n'
     prof = profiles.parse(text, "t")
     store = ResultStore.create(tmp_path / "out", "t", text)
     found = pg_cells.cells(prof)
@@ -319,6 +322,161 @@ def test_without_root_the_study_is_left_out_with_the_reason(
         fscrypt, "unavailable", lambda: "the filesystem layer needs root (a loop device)"
     )
     prof = load("scale = 64")
-    why = studies.unavailable_studies(prof)["pg-at-rest"]
+    why = studies.unavailable_studies(prof)["at-rest"]
     assert "needs root (a loop device)" in why and "memory cgroups need root" in why
-    assert studies.left_out(prof, {"pg-at-rest": why}) == {"pg-at-rest": why}
+    assert studies.left_out(prof, {"at-rest": why}) == {"at-rest": why}
+
+
+# -- one study over both kinds ------------------------------------------------------------------
+GOLDEN_OLD = Path(__file__).parent / "golden" / "pg-at-rest"
+
+
+def builtin(name: str) -> profiles.Profile:
+    return profiles.load(name)[0]
+
+
+@pytest.mark.parametrize(
+    ("studies_line", "server", "studies_read", "kinds"),
+    [
+        ('["pg-at-rest"]', "", ["at-rest"], ["postgresql"]),
+        ('["at-rest", "pg-at-rest"]', "", ["at-rest"], ["mariadb", "postgresql"]),
+        ('["pg-in-transit", "pg-at-rest"]', "", ["in-transit", "at-rest"], ["postgresql"]),
+        (
+            '["pg-at-rest"]',
+            '[server]\nkinds = ["mariadb"]\n',
+            ["at-rest"],
+            ["mariadb", "postgresql"],
+        ),
+    ],
+)
+def test_a_profile_that_lists_pg_at_rest_is_read_as_the_at_rest_study_on_postgresql(
+    studies_line: str, server: str, studies_read: list[str], kinds: list[str]
+) -> None:
+    prof = profiles.parse(f'name = "t"\nstudies = {studies_line}\n{server}', "t")
+    assert prof.studies == studies_read and prof.server.kinds == kinds
+    assert len(pg_cells.cells(prof)) == 8
+
+
+def test_the_at_rest_study_measures_each_kind_that_server_kinds_names() -> None:
+    from encbench.studies.at_rest.cells import cells as mariadb_cells
+
+    both = builtin("at-rest-servers")
+    assert both.studies == ["at-rest"] and both.server.kinds == ["mariadb", "postgresql"]
+    assert len(mariadb_cells(both)) == 8 and len(pg_cells.cells(both)) == 4
+    assert len(at_rest.STUDY.settings.cells(both)) == 12
+    rule = at_rest.STUDY.settings.rule(both)
+    # Each cell runs by its own kind's section (a budget of 42 s MariaDB's, 60 s PostgreSQL's).
+    budgets = {rule.for_cell(c).cell_budget_s for c in at_rest.STUDY.settings.cells(both)}
+    assert budgets == {42, 60}
+    postgresql = builtin("pg-at-rest-tiny")
+    assert mariadb_cells(postgresql) == [] and len(pg_cells.cells(postgresql)) == 4
+    assert at_rest.STUDY.listed_in(postgresql) is None
+    assert at_rest.STUDY.parts[0].listed_in(postgresql) == "at-rest"
+    # The plan and the report's Setup see PostgreSQL's section alone.
+    assert at_rest.STUDY.settings.rule(postgresql).cell_budget_s == 30
+    assert at_rest.STUDY.here.optional(postgresql) and not at_rest.STUDY.here.optional(both)
+
+
+def test_the_engine_runs_mariadbs_cells_then_postgresqls(tmp_path: Path) -> None:
+    from encbench import studies
+    from encbench.engine.progress import RunProgress
+    from encbench.studies.at_rest.postgresql.study import PgAtRestStudy
+    from encbench.studies.at_rest.study import AtRestStudy
+
+    def runners(name: str) -> list[type]:
+        prof = builtin(name)
+        store = ResultStore.create(tmp_path / name, name, "")
+        return [type(s) for s in studies.build_studies(store, prof, RunProgress(1.0))]
+
+    assert runners("at-rest-servers") == [AtRestStudy, PgAtRestStudy]
+    assert runners("pg-at-rest-tiny") == [PgAtRestStudy]
+    quick = runners("quick")
+    assert quick[0] is AtRestStudy and PgAtRestStudy not in quick
+
+
+def test_beside_mariadb_a_machine_without_root_leaves_the_postgresql_cells_out(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from encbench.engine.study import CellSkipped
+    from encbench.studies.at_rest.postgresql.study import PgAtRestStudy
+
+    monkeypatch.setattr(needs, "unavailable", lambda profile: "memory cgroups need root")
+    prof = builtin("at-rest-servers")
+    store = ResultStore.create(tmp_path / "out", "t", "")
+    runner = PgAtRestStudy(store, prof, rendering_progress())
+    with (
+        runner.setup(runner.cells()),
+        pytest.raises(CellSkipped, match="memory cgroups need root"),
+        runner.open_cell(runner.cells()[0]),
+    ):
+        pass
+    assert not (store.path / "pg-volumes").exists()
+
+
+def rendering_progress() -> Any:
+    from encbench.engine.progress import RunProgress
+
+    return RunProgress(1.0)
+
+
+def test_results_written_by_the_pg_at_rest_study_still_open_in_report_and_compare(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "old"
+    shutil.copytree(GOLDEN_OLD, old, ignore=shutil.ignore_patterns("README.md"))
+    result = encbench("report", str(old))
+    assert result.returncode == 0, result.stderr
+    before = json.loads((GOLDEN_OLD / "summary.json").read_text())["studies"]
+    assert json.loads((old / "summary.json").read_text())["studies"] == before
+    assert (old / "report.md").read_text() == (GOLDEN_OLD / "report.md").read_text()
+    # Its summary as it was written, against the one written now.
+    compared = encbench("compare", str(GOLDEN_OLD), str(old), "--out", str(tmp_path / "c"))
+    assert compared.returncode == 0, compared.stderr
+    text = (tmp_path / "c" / "comparison.md").read_text()
+    assert "PostgreSQL at rest: io-bound" in text and "| PostgreSQL | 15.14 | 15.14 |" in text
+
+
+def test_one_profile_puts_both_kinds_side_by_side_across_servers() -> None:
+    from encbench.report import documents
+    from tests.test_html_report import golden_summary
+
+    prof = load('workloads = ["oltp_read_only"]\nregimes = ["in-memory"]\nclients = [1, 16]')
+    runs = [
+        run_record(cell, variant, r, 800 * (0.8 if variant == "encrypted" else 1) + r)
+        for cell in pg_cells.cells(prof)
+        for r in range(6)
+        for variant in ("plain", "encrypted")
+    ]
+    parts = {
+        "at-rest": golden_summary().part("at-rest"),
+        "pg-at-rest": pg_summary.build(runs, prof, RECORD),
+    }
+    environment = golden_summary().environment
+    summary = documents.summarize("at-rest-servers", environment, parts)
+    text = markdown.render(rendering.document(summary))
+    across = text.split("## Across servers", 1)[1].split("\n## ", 1)[0]
+    assert "PostgreSQL: filesystem (fscrypt)" in across and "MariaDB: TDE" in across
+    assert "| oltp_read_only | in-memory | 16 |" in across
+    # The setup names each kind's server with its version.
+    mariadb = (parts["at-rest"].servers or {})["mariadb_version"]
+    software = next(line for line in text.splitlines() if "Software:" in line)
+    assert f"MariaDB {mariadb}" in software and "PostgreSQL 15.14" in software
+
+
+def test_pg_at_rest_beside_another_study_of_several_kinds_is_refused_with_the_fix(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+
+    from encbench import studies
+
+    several = [
+        dataclasses.replace(s, kinds=("mariadb", "postgresql")) if s.name == "in-transit" else s
+        for s in studies.STUDIES
+    ]
+    monkeypatch.setattr(profiles._REGISTRY, "studies", tuple(several))
+    with pytest.raises(BadInput) as refused:
+        profiles.parse('name = "t"\nstudies = ["in-transit", "pg-at-rest"]\n', "t.toml")
+    message = str(refused.value)
+    assert message.startswith("t.toml: studies: ") and "\n" not in message
+    assert 'list "at-rest" instead and give [server] kinds' in message

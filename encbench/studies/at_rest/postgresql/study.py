@@ -1,4 +1,4 @@
-"""The PostgreSQL at-rest study: two sandboxed PostgreSQL servers, each on its own
+"""The at-rest study's PostgreSQL cells: two sandboxed PostgreSQL servers, each on its own
 loop-mounted ext4 image of the same size (servers/volume_pair.py), the encrypted side's data
 directory under fscrypt; per cell, paired rounds of the same pgbench against each.
 
@@ -32,7 +32,7 @@ from typing import Any
 from encbench import placement, proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import Run
+from encbench.engine.study import CellSkipped, Run
 from encbench.errors import ToolError
 from encbench.profile import Profile
 from encbench.proof import at_rest as image_proof
@@ -41,15 +41,15 @@ from encbench.servers import fscrypt, images, keys, pg_sandbox, shapes
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
-from encbench.studies.pg_at_rest import cells as pg_cells
-from encbench.studies.pg_at_rest import memory, needs, oltp, pgbench, proof
-from encbench.studies.pg_at_rest.options import (
+from encbench.studies.at_rest.postgresql import cells as pg_cells
+from encbench.studies.at_rest.postgresql import memory, needs, oltp, pgbench, proof
+from encbench.studies.at_rest.postgresql.options import (
     OLTP_WRITES,
     PgAtRestSpec,
     is_oltp,
     pg_at_rest_options,
 )
-from encbench.studies.pg_at_rest.records import PgAtRestCell, PgAtRestRecord
+from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
 from encbench.study_basics import StudyBasics
 from encbench.workloads.pgbench_report import PgbenchResult
 
@@ -93,6 +93,9 @@ class PgAtRestStudy(StudyBasics):
         self.regime: str | None = None
         self.data_bytes: dict[str, int] = {}
         self._layout: shapes.Layout | None = None
+        # Why this machine cannot measure them (no root, no PostgreSQL): each cell is left
+        # out with it, and the study's other kinds go on.
+        self.unavailable: str | None = None
 
     def cells(self) -> Sequence[PgAtRestCell]:
         return pg_cells.cells(self.profile)
@@ -103,6 +106,10 @@ class PgAtRestStudy(StudyBasics):
     # -- the servers ---------------------------------------------------------------------------
     @contextlib.contextmanager
     def setup(self, todo: Sequence[PgAtRestCell]) -> Iterator[dict[str, PgSandbox]]:
+        self.unavailable = needs.unavailable(self.profile)
+        if self.unavailable is not None:
+            yield self.servers
+            return
         with contextlib.ExitStack() as stack:
             self._provision(stack)
             try:
@@ -241,6 +248,8 @@ class PgAtRestStudy(StudyBasics):
 
     @contextlib.contextmanager
     def open_cell(self, cell: PgAtRestCell) -> Iterator[dict[str, PgSandbox]]:
+        if self.unavailable is not None:
+            raise CellSkipped(f"PostgreSQL cannot be measured here: {self.unavailable}")
         if cell.regime != self.regime:
             self.regime = None
             self._enter_regime(cell.regime)

@@ -1,0 +1,312 @@
+"""A fleet's estimate from Prometheus: the same causes as `--target`, from the series
+mysqld_exporter makes of each server's SHOW GLOBAL STATUS and SHOW GLOBAL VARIABLES, and the
+host's CPU where node_exporter reports it.
+
+Every reduction runs in Prometheus, grouped by instance, so that the answer for a thousand
+instances over a week is a few dozen vectors of one value per instance, never their raw
+samples.  Per counter, over the window cut into --step windows (a subquery `[SINCE:STEP]`
+of `rate(X[STEP])`):
+
+  mean    avg_over_time      the window's mean rate (its step windows with data)
+  lowest  min_over_time      the quietest step window   } the interval, as --target's
+  highest max_over_time      the busiest step window    } lowest and highest 10 s
+  peak    quantile_over_time(0.95, …)   the 95th percentile of the step windows
+
+rate() takes a counter that went back (a restart) as a reset, so no step window has a
+negative or doubled rate; resets(Uptime) says how many there were.  Where an instance's
+series have fewer step windows than the window holds, its exporter stopped (or could not
+reach the server) for part of it, and the estimate says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from encbench.estimate.counters import Rates, Window
+from encbench.estimate.model import Figure
+from encbench.estimate.prometheus_api import Prometheus, Sample
+from encbench.estimate.units import MIB
+
+PEAK_QUANTILE = 0.95
+PEAK_WORDS = "the 95th percentile of its --step windows"
+PARALLEL = 4  # queries in flight at once: Prometheus spreads them over its cores
+
+STATUS = "mysql_global_status_"
+# Rates' fields, each from mysqld_exporter's series of SHOW GLOBAL STATUS (the counter's
+# name in lower case; the bytes are sent + received).
+SERIES: dict[str, tuple[str, ...]] = {
+    "pages_read": ("innodb_pages_read",),
+    "pages_written": ("innodb_pages_written",),
+    "redo_bytes": ("innodb_os_log_written",),
+    "binlog_bytes": ("binlog_bytes_written",),
+    "connections": ("connections",),
+    "tls_handshakes": ("ssl_finished_accepts",),
+    "bytes": ("bytes_sent", "bytes_received"),
+    "pages_decrypted": ("innodb_num_pages_decrypted",),
+    "pages_encrypted": ("innodb_num_pages_encrypted",),
+}
+REQUIRED = ("pages_read", "pages_written", "connections", "bytes")
+# The cause each estimate's rate comes from, by the field of Rates it reads.
+CAUSE_FIELD = {
+    "table_reads": "pages_read",
+    "table_writes": "pages_written",
+    "redo_log": "redo_bytes",
+    "binary_log": "binlog_bytes",
+    "tls_handshakes": "connections",
+    "tls_bytes": "bytes",
+}
+MIB_FIELDS = frozenset({"redo_bytes", "binlog_bytes", "bytes"})
+# SHOW GLOBAL VARIABLES as the exporter shows them: numbers only, ON/YES as 1, OFF/NO as 0
+# (FORCE and strings such as the key plugin's cipher are not exported).
+VARIABLES = (
+    "innodb_encrypt_tables",
+    "innodb_encrypt_log",
+    "encrypt_binlog",
+    "log_bin",
+    "have_ssl",
+    "require_secure_transport",
+)
+STATISTICS = {
+    "mean": "avg_over_time",
+    "low": "min_over_time",
+    "high": "max_over_time",
+    "peak": f"quantile_over_time({PEAK_QUANTILE},",
+}
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What is asked: the window's end (Unix s), its length and its step (s), and the
+    matchers every mysqld_exporter series is selected with."""
+
+    end: float
+    since_s: float
+    step_s: float
+    matchers: str = ""
+
+    @property
+    def steps(self) -> int:
+        """The step windows the window holds."""
+        return max(1, math.floor(self.since_s / self.step_s))
+
+
+def _d(seconds: float) -> str:
+    return f"{round(seconds * 1000)}ms" if seconds < 1 else f"{round(seconds)}s"
+
+
+def _series(name: str, w: Asked) -> str:
+    return f"{STATUS}{name}{{{w.matchers}}}"
+
+
+def step_rate(field: str, w: Asked) -> str:
+    """The field's rate over each step window, one series per instance."""
+    parts = [f"rate({_series(n, w)}[{_d(w.step_s)}])" for n in SERIES[field]]
+    return f"max by (instance) ({' + '.join(parts)})"
+
+
+def over_window(statistic: str, inner: str, w: Asked) -> str:
+    """A statistic of `inner` over the window's step windows (a subquery)."""
+    function = STATISTICS[statistic]
+    opening = f"{function}(" if not function.endswith(",") else f"{function} "
+    return f"{opening}({inner})[{_d(w.since_s)}:{_d(w.step_s)}])"
+
+
+def queries(w: Asked) -> dict[str, str]:
+    """Every query the estimate asks, by a name of its own."""
+    found = {f"mean:{f}": over_window("mean", step_rate(f, w), w) for f in SERIES}
+    for field in CAUSE_FIELD.values():
+        for statistic in ("low", "high", "peak"):
+            found[f"{statistic}:{field}"] = over_window(statistic, step_rate(field, w), w)
+    since = _d(w.since_s)
+    found["windows"] = f"count_over_time(({step_rate('connections', w)})[{since}:{_d(w.step_s)}])"
+    found["restarts"] = f"max by (instance) (resets({_series('uptime', w)}[{since}]))"
+    found["unreachable"] = (
+        f"max by (instance) (1 - min_over_time(mysql_up{{{w.matchers}}}[{since}]))"
+    )
+    for name in VARIABLES:
+        found[f"variable:{name}"] = (
+            f"max by (instance) (last_over_time(mysql_global_variables_{name}{{{w.matchers}}}"
+            f"[{since}]))"
+        )
+    found["version"] = (
+        f"max by (instance, version, version_comment) "
+        f"(last_over_time(mysql_version_info{{{w.matchers}}}[{since}]))"
+    )
+    # The hosts' CPU (node_exporter), matched to the servers by host name: not by --match,
+    # whose labels are the servers' exporters'.
+    found["host_busy"] = over_window(
+        "mean",
+        f'sum by (instance) (rate(node_cpu_seconds_total{{mode!="idle"}}[{_d(w.step_s)}]))',
+        w,
+    )
+    found["host_cores"] = (
+        f'count by (instance) (last_over_time(node_cpu_seconds_total{{mode="idle"}}[{since}]))'
+    )
+    return found
+
+
+def ask_all(prometheus: Prometheus, asked: Mapping[str, str], at: float) -> dict[str, list[Sample]]:
+    """Every query at the window's end, a few at a time."""
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        answers = pool.map(lambda q: prometheus.query(q, at), asked.values())
+        return dict(zip(asked, answers, strict=True))
+
+
+def host_of(instance: str) -> str:
+    """An instance label's host: `db1:9104` and node_exporter's `db1:9100` are one host."""
+    if instance.startswith("["):  # [::1]:9104
+        return instance.split("]", 1)[0] + "]"
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One server's answers, by the name of the query (instance → value)."""
+
+    name: str
+    values: dict[str, float]
+    version: str
+    host_busy: float | None
+    host_cores: int | None
+
+
+def by_instance(answers: Mapping[str, list[Sample]]) -> list[Instance]:
+    """The answers regrouped per server instance: every instance with any of its counters."""
+    values: dict[str, dict[str, float]] = {}
+    versions: dict[str, str] = {}
+    for key, samples in answers.items():
+        for s in samples:
+            instance = s.labels.get("instance", "")
+            if key == "version":
+                versions[instance] = " ".join(
+                    x for x in (s.labels.get("version"), s.labels.get("version_comment")) if x
+                )
+            elif not key.startswith("host_") and math.isfinite(s.value):
+                values.setdefault(instance, {})[key] = s.value
+    hosts: dict[str, dict[str, float]] = {}
+    for key in ("host_busy", "host_cores"):
+        for s in answers.get(key, []):
+            hosts.setdefault(host_of(s.labels.get("instance", "")), {})[key] = s.value
+    found = []
+    for name in sorted(values):
+        host = hosts.get(host_of(name), {})
+        cores = host.get("host_cores")
+        found.append(
+            Instance(
+                name=name,
+                values=values[name],
+                version=versions.get(name, ""),
+                host_busy=host.get("host_busy"),
+                host_cores=int(cores) if cores else None,
+            )
+        )
+    return found
+
+
+def rates(instance: Instance, statistic: str) -> Rates | None:
+    """The instance's rates by one statistic (mean or peak) as --target's Rates; None where
+    a counter every MariaDB and MySQL has is missing (not a server's exporter)."""
+    got: dict[str, float | None] = {}
+    for field in SERIES:
+        value = instance.values.get(f"{statistic}:{field}")
+        if value is None and statistic != "mean":
+            value = instance.values.get(f"mean:{field}")
+        got[field] = None if value is None else max(value, 0.0)
+    if any(got[f] is None for f in REQUIRED):
+        return None
+    return Rates(
+        seconds=1.0,
+        pages_read=got["pages_read"] or 0.0,
+        pages_written=got["pages_written"] or 0.0,
+        buffer_pool_reads=None,
+        redo_bytes=got["redo_bytes"],
+        binlog_bytes=got["binlog_bytes"],
+        connections=got["connections"] or 0.0,
+        tls_handshakes=got["tls_handshakes"],
+        bytes=got["bytes"] or 0.0,
+        pages_decrypted=got["pages_decrypted"],
+        pages_encrypted=got["pages_encrypted"],
+    )
+
+
+def cause_rates(instance: Instance, statistic: str) -> dict[str, Figure | None]:
+    """Each cause's rate in the model's units (MiB for bytes): the statistic's value with the
+    window's quietest and busiest step windows (the peak: the peak alone)."""
+    found: dict[str, Figure | None] = {}
+    for cause, field in CAUSE_FIELD.items():
+        value, low, high = (instance.values.get(f"{s}:{field}") for s in (statistic, "low", "high"))
+        if value is None and statistic != "mean":
+            value = instance.values.get(f"mean:{field}")  # a series with no peak of its own
+        if value is None:
+            found[cause] = None
+            continue
+        scale = 1.0 / MIB if field in MIB_FIELDS else 1.0
+        value = max(value, 0.0) * scale
+        if statistic == "peak" or low is None or high is None:
+            found[cause] = Figure(value=value, low=value, high=value)
+        else:
+            found[cause] = Figure(
+                value=value, low=max(low, 0.0) * scale, high=max(high, 0.0) * scale
+            )
+    return found
+
+
+def variables(instance: Instance) -> dict[str, str]:
+    """Its settings as SHOW GLOBAL VARIABLES words, for the report's `encrypted now`."""
+    found = {}
+    for name in VARIABLES:
+        value = instance.values.get(f"variable:{name}")
+        if value is not None:
+            on = value >= 1
+            found[name] = ("YES" if on else "NO") if name == "have_ssl" else ("ON" if on else "OFF")
+    if "have_ssl" not in found:
+        # MySQL 8.4+ has no have_ssl, and its certificate's path is no number the exporter
+        # shows: let its connections' own counter (Ssl_finished_accepts) say what uses TLS.
+        found |= {"ssl_cert": "(not exported)", "tls_version": "(not exported)"}
+    return found
+
+
+def gaps(instance: Instance, w: Asked) -> list[str]:
+    """What the estimate says about the instance's window: a gap, restarts, no traffic."""
+    said = []
+    windows = instance.values.get("windows", 0.0)
+    if windows < w.steps:
+        said.append(
+            f"its exporter reported its counters in {windows:.0f} of the window's {w.steps} "
+            "step windows (stopped, or not scraped, for the rest): the rates are those of the "
+            "windows it reported"
+        )
+    unreachable = instance.values.get("unreachable", 0.0)
+    if unreachable > 0:
+        said.append("its exporter could not reach the server at times (mysql_up 0)")
+    restarts = instance.values.get("restarts", 0.0)
+    if restarts > 0:
+        said.append(
+            f"the server restarted {restarts:.0f} time(s) in the window (Uptime went back): "
+            "rate() counts each counter from zero after it, so no rate is negative or doubled"
+        )
+    return said
+
+
+def no_traffic(instance: Instance) -> bool:
+    return all((instance.values.get(f"mean:{field}") or 0.0) <= 0 for field in CAUSE_FIELD.values())
+
+
+def window_of(instance: Instance, w: Asked, started_at: str, cpu_words: str) -> Window:
+    """The instance's window as --target's report reads it (its settings, one interval of
+    its mean rates), so that `encrypted now` is the same code's."""
+    mean = rates(instance, "mean")
+    assert mean is not None
+    return Window(
+        started_at=started_at,
+        seconds=w.since_s,
+        variables=variables(instance),
+        changed={},
+        intervals=[mean.model_copy(update={"seconds": w.since_s})],
+        missing=[],
+        server_cpu=cpu_words,
+        host_cores=instance.host_cores,
+    )

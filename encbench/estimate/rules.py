@@ -1,0 +1,109 @@
+"""`encbench estimate --rules`: Prometheus recording rules that compute the estimate
+continuously from mysqld_exporter's series, with this machine's unit costs written into
+them — each rule commented with its unit, where and when that unit was measured.
+
+Per instance and cause, three series (label `bound`): the estimate (rate × the unit) and its
+interval's ends (rate × the unit's low and high end), in extra cores; then their sums over
+the causes in scope.  The rates are `rate(X[STEP])`, as `--prometheus`'s step windows, so a
+dashboard's mean or 95th percentile over a week is `avg_over_time` or
+`quantile_over_time(0.95, …)` of the total's series."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Mapping
+
+from encbench.estimate import model
+from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS, SERIES, STATUS
+from encbench.estimate.units import MIB, PER, WHAT, Unit
+
+GROUP = "encbench_encryption_estimate"
+BOUNDS = ("estimate", "low", "high")
+
+
+def record_name(cause: str, step: str) -> str:
+    return f"instance:encbench_extra_cores_{cause}:rate{step}"
+
+
+def total_name(step: str) -> str:
+    return f"instance:encbench_extra_cores:rate{step}"
+
+
+def _rate(field: str, step: str, matchers: str) -> str:
+    parts = [f"rate({STATUS}{name}{{{matchers}}}[{step}])" for name in SERIES[field]]
+    return f"max by (instance) ({' + '.join(parts)})"
+
+
+def _per_unit(field: str, us: float) -> str:
+    """Cores per unit of the rate (per MiB for bytes), as PromQL's number."""
+    cores = us / 1e6 / (MIB if field in MIB_FIELDS else 1.0)
+    return f"{cores:.6g}"
+
+
+def _comment(unit: Unit, host: str) -> str:
+    low, high = unit.ci_us
+    return (
+        f"# unit: {WHAT[unit.name]}, {unit.us:.4g} µs ({low:.4g}–{high:.4g}) per "
+        f"{PER[unit.name]} ({unit.configuration}; {unit.kind}: {unit.basis}); measured on "
+        f"{host} on {unit.measured_on}, from {unit.source}"
+    )
+
+
+def _quoted(text: str) -> str:
+    """A YAML scalar that holds PromQL's braces and quotes: JSON's string is YAML's too."""
+    return json.dumps(text)
+
+
+def render(
+    units: Mapping[str, Unit],
+    step: str,
+    matchers: str,
+    scope: model.Scope,
+    host: str | None = None,
+) -> str:
+    """The rules file's text (YAML), every rule commented with its unit."""
+    host = host or socket.gethostname()
+    lines = [
+        "# Recording rules from `encbench estimate --rules`: the extra CPU (cores) encryption",
+        f"# at rest (scope {scope}) and TLS on every connection would add to each instance, at",
+        f"# its rates over {step}, from mysqld_exporter's series.  The unit costs are those",
+        f"# measured on {host}, written in as numbers: another machine's CPU pays another cost.",
+        "# Each cause has three series: bound=estimate, and its interval's ends bound=low and",
+        "# bound=high (the unit's interval).",
+        "groups:",
+        f"  - name: {GROUP}",
+        "    rules:",
+    ]
+    recorded = []
+    for cause in model.CAUSES:
+        field = CAUSE_FIELD[cause.key]
+        unit = units.get(cause.unit)
+        lines.append(f"      # {cause.label} (`{cause.counted_as}`)")
+        if unit is None:
+            lines.append(f"      # not recorded: no {WHAT[cause.unit]} unit is stored here")
+            continue
+        lines.append("      " + _comment(unit, host))
+        low, high = unit.ci_us
+        for bound, us in zip(BOUNDS, (unit.us, max(low, 0.0), max(high, 0.0)), strict=True):
+            expr = f"{_rate(field, step, matchers)} * {_per_unit(field, us)}"
+            lines += [
+                f"      - record: {record_name(cause.key, step)}",
+                f"        expr: {_quoted(expr)}",
+                f"        labels: {{bound: {bound}}}",
+            ]
+        if scope in cause.scopes:
+            recorded.append(cause.key)
+    if recorded:
+        names = "|".join(recorded)
+        expr = (
+            f'sum by (instance, bound) ({{__name__=~"instance:encbench_extra_cores_({names})'
+            f':rate{step}"}})'
+        )
+        lines += [
+            f"      # The total over scope {scope}: {', '.join(recorded)}.",
+            "      # Each end adds its causes' ends at the same moment.",
+            f"      - record: {total_name(step)}",
+            f"        expr: {_quoted(expr)}",
+        ]
+    return "\n".join(lines) + "\n"
