@@ -122,7 +122,8 @@ def lines(profile: Profile) -> list[str]:
     if profile.target is not None:
         needs = NOTHING
         for p in measured:
-            needs |= p.study.target.needs(profile) if p.study.target is not None else NOTHING
+            use = p.study.target_use(profile)
+            needs |= use.needs(profile) if use is not None else NOTHING
         target, logged_in = kind_ways.of(profile.target.kind).target.plan_lines(
             profile.target, needs, profile.server.encryption_algorithm[0]
         )
@@ -133,15 +134,16 @@ def lines(profile: Profile) -> list[str]:
         if p.left_out:
             out.append(f"{s.name}: left out here — {p.left_out}")
             continue
-        if profile.target is not None and s.target is not None:
-            out.append(f"{s.name}: {s.target.setup_words}")
+        use = s.target_use(profile)
+        if profile.target is not None and use is not None:
+            out.append(f"{s.name}: {use.setup_words}")
         else:
             out.append(f"{s.name}: {s.setup_words}; {a} against {b}")
         out.append(f"  {p.cell_words()} = {duration(p.measuring_s)}; " + _rounds_words(profile, s))
         if p.setup_s:
             out.append(f"  and about {duration(p.setup_s)} making and loading its servers")
         out.append("  " + _needs_words(profile, s))
-        if profile.target is not None and s.target is not None:
+        if profile.target is not None and use is not None:
             # Its servers are the target's: here only the results directory.
             out.append("  creates on this host: only its results directory")
         elif s.here.creates:

@@ -65,8 +65,9 @@ def check_own_names(profile: Profile, out: Path) -> None:
     names = [
         db
         for study in studies.named(profile)
-        if study.target is not None and studies.measures_target(study, profile)
-        for db in study.target.databases(key)
+        if studies.measures_target(study, profile)
+        and (use := study.target_use(profile)) is not None
+        for db in use.databases(key)
     ]
     if names:
         kind_ways.of(spec.kind).target.ownership(spec, names, key)

@@ -340,7 +340,7 @@ def builtin(name: str) -> profiles.Profile:
     [
         ('["pg-at-rest"]', "", ["at-rest"], ["postgresql"]),
         ('["at-rest", "pg-at-rest"]', "", ["at-rest"], ["mariadb", "postgresql"]),
-        ('["pg-in-transit", "pg-at-rest"]', "", ["pg-in-transit", "at-rest"], ["postgresql"]),
+        ('["pg-in-transit", "pg-at-rest"]', "", ["in-transit", "at-rest"], ["postgresql"]),
         (
             '["pg-at-rest"]',
             '[server]\nkinds = ["mariadb"]\n',

@@ -16,9 +16,9 @@ from encbench.errors import BadInput
 from encbench.profile import TargetSpec
 from encbench.servers import dsn, pg_password, pg_readiness, pg_target
 from encbench.servers.pg_readiness import PgFacts
-from encbench.studies.pg_transit import cells as pg_cells
-from encbench.studies.pg_transit.records import PgTransitCell
-from encbench.studies.pg_transit.target import skip_reason
+from encbench.studies.in_transit.postgresql import cells as pg_cells
+from encbench.studies.in_transit.postgresql.records import PgTransitCell
+from encbench.studies.in_transit.postgresql.target import skip_reason
 from tests.helpers import encbench
 
 PG_DSN = "postgresql://bench@db.example:5433/"
@@ -103,14 +103,11 @@ def test_the_cli_refuses_a_target_of_the_other_kind_in_one_line(
 
 def test_a_mixed_profile_leaves_the_other_servers_studies_out_with_the_reason() -> None:
     _, text = profiles.load("postgresql")
-    text = text.replace(
-        'studies = ["at-rest", "pg-in-transit"]', 'studies = ["in-transit", "pg-in-transit"]'
-    )
     prof = profiles.parse(dsn.with_target(text, False, PG_DSN, None, False), "mixed")
     left = studies.left_out(prof, {})
-    assert list(left) == ["in-transit"]
-    assert "measures mariadb, and the target is postgresql" in left["in-transit"]
-    assert [s.name for s in studies.named(prof.without(left))] == ["pg-in-transit"]
+    assert list(left) == ["at-rest"]
+    assert "measures mariadb, and the target is postgresql" in left["at-rest"]
+    assert [s.name for s in studies.named(prof.without(left))] == ["in-transit"]
 
 
 def test_the_password_comes_from_pgpassword_else_the_users_password_file(tmp_path: Path) -> None:
@@ -220,7 +217,7 @@ def test_a_target_run_needs_no_server_here() -> None:
     needed = {c.name for c in pg.machine_needs(prof)}
     assert needed == {"PostgreSQL's psql", "PostgreSQL's pgbench", "openssl"}
     assert [s.name for s in studies.named(prof) if studies.measures_target(s, prof)] == [
-        "pg-in-transit"
+        "in-transit"
     ]
     plans = {p.study.name: p for p in plan.study_plans(prof)}
-    assert plans["pg-in-transit"].left_out is None and plans["at-rest"].left_out
+    assert plans["in-transit"].left_out is None and plans["at-rest"].left_out

@@ -26,11 +26,11 @@ from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
 from encbench.servers import pg_sandbox
-from encbench.studies.pg_transit import cells as pg_cells
-from encbench.studies.pg_transit import pgbench, proof, section
-from encbench.studies.pg_transit import report as pg_report
-from encbench.studies.pg_transit import summary as pg_summary
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit.postgresql import cells as pg_cells
+from encbench.studies.in_transit.postgresql import pgbench, proof, section
+from encbench.studies.in_transit.postgresql import report as pg_report
+from encbench.studies.in_transit.postgresql import summary as pg_summary
+from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 from tests.helpers import encbench
 
 CONNECTING = """pgbench (15.14 (Debian 15.14-0+deb12u1))
@@ -70,7 +70,11 @@ tps = 510.25 (excluding connections establishing)
 
 
 def load(body: str) -> profiles.Profile:
-    return profiles.parse(f'name = "t"\nstudies = ["pg-in-transit"]\n[pg_transit]\n{body}', "t")
+    return profiles.parse(
+        'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
+        f"[pg_transit]\n{body}",
+        "t",
+    )
 
 
 # -- pgbench ----------------------------------------------------------------------------------
@@ -135,7 +139,8 @@ def test_a_bad_pg_transit_value_is_refused_in_one_line_naming_it(body: str, word
 def test_the_cli_refuses_a_bad_pg_transit_profile_with_exit_status_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(
-        'name = "bad"\nstudies = ["pg-in-transit"]\n[pg_transit]\nsslmodes = ["allow"]\n'
+        'name = "bad"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
+        '[pg_transit]\nsslmodes = ["allow"]\n'
     )
     result = encbench("plan", str(bad))
     assert result.returncode == 2
@@ -146,7 +151,11 @@ def test_the_cli_refuses_a_bad_pg_transit_profile_with_exit_status_2(tmp_path: P
 
 def test_a_calibration_of_the_study_is_refused() -> None:
     with pytest.raises(BadInput, match="no A/A calibration"):
-        profiles.parse('name = "t"\ncalibration = true\nstudies = ["pg-in-transit"]\n', "t")
+        profiles.parse(
+            'name = "t"\ncalibration = true\nstudies = ["in-transit"]\n'
+            '[server]\nkinds = ["postgresql"]\n',
+            "t",
+        )
 
 
 # -- cells ------------------------------------------------------------------------------------
@@ -342,7 +351,10 @@ def test_the_report_has_a_table_per_test_with_the_cost_of_tls_and_its_proof() ->
 
 
 def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path: Path) -> None:
-    text = 'name = "t"\nstudies = ["pg-in-transit"]\n[pg_transit]\nquery_clients = [2]\n'
+    text = (
+        'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
+        "[pg_transit]\nquery_clients = [2]\n"
+    )
     prof = profiles.parse(text, "t")
     store = ResultStore.create(tmp_path / "out", "t", text)
     cells = pg_cells.cells(prof)
@@ -351,6 +363,7 @@ def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path:
             for variant in ("plain", "encrypted"):
                 store.append(run_record(cell, variant, r))
     summary = rendering.build_summary(store, prof)
+    assert summary.part("in-transit") is None  # MariaDB's part: not measured
     part = summary.part("pg-in-transit")
     assert [c.rounds for c in part.cells] == [2] * len(cells)
     again = rendering.read_summary(json.loads(json.dumps(summary.to_json())), "t")

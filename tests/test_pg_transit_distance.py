@@ -21,18 +21,22 @@ from encbench.errors import BadInput, ProofError
 from encbench.proof import wire
 from encbench.report import markdown
 from encbench.report.tables import Document
-from encbench.studies import pg_transit
-from encbench.studies.pg_transit import cells as pg_cells
-from encbench.studies.pg_transit import needs, proof, section
-from encbench.studies.pg_transit import report as pg_report
-from encbench.studies.pg_transit import summary as pg_summary
-from encbench.studies.pg_transit.models import PgInTransitSummary
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+from encbench.studies import in_transit
+from encbench.studies.in_transit.postgresql import cells as pg_cells
+from encbench.studies.in_transit.postgresql import needs, proof, section
+from encbench.studies.in_transit.postgresql import report as pg_report
+from encbench.studies.in_transit.postgresql import summary as pg_summary
+from encbench.studies.in_transit.postgresql.models import PgInTransitSummary
+from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 from tests.test_pg_transit import run_record
 
 
 def load(body: str) -> profiles.Profile:
-    return profiles.parse(f'name = "t"\nstudies = ["pg-in-transit"]\n[pg_transit]\n{body}', "t")
+    return profiles.parse(
+        'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
+        f"[pg_transit]\n{body}",
+        "t",
+    )
 
 
 FAR = (
@@ -77,7 +81,7 @@ def test_a_loopback_cell_keeps_its_label_and_slug_and_a_far_one_names_its_rtt() 
 
 def test_the_plan_counts_every_distance_cell_in_its_time() -> None:
     def total(body: str) -> float:
-        [study] = [p for p in plan.study_plans(load(body)) if p.study.name == "pg-in-transit"]
+        [study] = [p for p in plan.study_plans(load(body)) if p.study.name == "in-transit"]
         return study.measuring_s
 
     near, far = total(FAR), total(FAR + "rtt_ms = [0, 1, 40]\n")
@@ -101,7 +105,7 @@ def test_a_bad_distance_is_refused_in_one_line(body: str, words: str) -> None:
 def test_only_a_distance_needs_root() -> None:
     assert needs.root(load(FAR)) is None
     assert needs.root(load(FAR + 'rtt_ms = [0, 1]\ndistance_tests = ["select_only"]\n'))
-    need = pg_transit.STUDY.here.root(load(FAR + "rtt_ms = [0, 1]\n"))
+    need = in_transit.STUDY.here.root(load(FAR + "rtt_ms = [0, 1]\n"))
     assert need is not None and need.what == "network namespaces"
 
 

@@ -77,11 +77,11 @@ def _every_study() -> dict[str, Model]:
     parts = {
         "at-rest": golden_summary().part("at-rest"),
         "in-transit": in_transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}}),
+        "pg-in-transit": pg_part(),
         "operations": operations_part(rounds=8),
         "state-transfer": state_transfer_summary().part("state-transfer"),
         "replication": replication_part(rounds=4),
         "rejoin": rejoin_part(rounds=4),
-        "pg-in-transit": pg_part(),
         "pg-at-rest": pg_at_rest_part(),
     }
     assert set(parts) == {s.name for s in studies.reported()}, "a study without a summary here"

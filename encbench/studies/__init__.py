@@ -21,7 +21,6 @@ from encbench.studies import (
     at_rest,
     in_transit,
     operations,
-    pg_transit,
     rejoin,
     replication,
     state_transfer,
@@ -39,7 +38,6 @@ STUDIES: tuple[StudyDefinition, ...] = (
     state_transfer.STUDY,
     replication.STUDY,
     rejoin.STUDY,
-    pg_transit.STUDY,
 )
 register_studies(STUDIES)
 
@@ -76,15 +74,16 @@ def target_needs(profile: Profile) -> TargetNeeds:
     """What the profile's studies that take a target need of its login and plugins."""
     found = NOTHING
     for s in named(profile):
-        if s.target is not None and measures_target(s, profile):
-            found |= s.target.needs(profile)
+        use = s.target_use(profile)
+        if use is not None and measures_target(s, profile):
+            found |= use.needs(profile)
     return found
 
 
 def target_why(study: StudyDefinition | None = None, profile: Profile | None = None) -> str:
     target = profile.target if profile is not None else None
     if study is not None and profile is not None and target is not None:
-        kinds = study.target_kinds(profile)
+        kinds = study.target_kinds(profile) or study.target_takes()
         if target.kind not in kinds:
             return f"it measures {' and '.join(kinds)}, and the target is {target.kind}"
     takes = " and ".join(s.name.replace("-", " ") for s in STUDIES if s.target is not None)

@@ -146,7 +146,8 @@ class KindPart:
     """The cells of one kind that a study of several kinds measures apart from its first
     kind's: their own runner (the engine's Study), records (`<name>.jsonl`), profile section
     and part of summary.json (`name`), under the study's own entry in a profile's `studies`
-    and where `[server] kinds` names the kind (never on a target).  The report, `compare` and
+    and where `[server] kinds` names the kind, or on a target of its kind where it takes one
+    (`target`).  The report, `compare` and
     the profile read it as they read a study (report/parts.Reported); a profile that lists
     its `name` as a study is read as listing `study` with the kind (profile.py)."""
 
@@ -160,6 +161,8 @@ class KindPart:
     report: ReportPart
     calibration: Calibrated | None = None
     install_families: tuple[str, ...] = ()
+    # None: it measures only servers it starts; else how it measures a target of its kind.
+    target: TargetUse | None = None
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -167,7 +170,10 @@ class KindPart:
 
     def listed_in(self, profile: Profile) -> str | None:
         """The entry of the profile's `studies` that measures it (None: none does)."""
-        measured = profile.target is None and self.kind in profile.server.kinds
+        if profile.target is None:
+            measured = self.kind in profile.server.kinds
+        else:
+            measured = self.target is not None and profile.target.kind == self.kind
         return self.study if measured and self.study in profile.studies else None
 
 
@@ -218,11 +224,24 @@ class StudyDefinition:
 
     def target_kinds(self, profile: Profile) -> list[str]:
         """The kinds it would measure on a target under a profile: those its TargetUse takes
-        (a study that takes none: all its kinds), of a study of several kinds those of
+        (a study that takes none: all its kinds) and its parts that take one, of a study of
+        several kinds those of
         `[server] kinds` too."""
-        takes = (self.target.kinds if self.target is not None else ()) or self.kinds
         chosen = self.kinds if len(self.kinds) == 1 else profile.server.kinds
-        return [k for k in takes if k in chosen]
+        return [k for k in self.target_takes() if k in chosen]
+
+    def target_takes(self) -> list[str]:
+        """The kinds it measures on a target under any profile: its TargetUse's (one that
+        names none: all its kinds), then those of its parts that take a target."""
+        own = (self.target.kinds if self.target is not None else ()) or self.kinds
+        return [*own, *(p.kind for p in self.parts if p.target is not None)]
+
+    def target_use(self, profile: Profile) -> TargetUse | None:
+        """How it measures the profile's target: as its part of the target's kind does, where
+        that part takes one; else as its own TargetUse says."""
+        kind = profile.target.kind if profile.target is not None else None
+        found = [p.target for p in self.parts if p.kind == kind and p.target is not None]
+        return found[0] if found else self.target
 
     def kinds_in(self, profile: Profile) -> list[str]:
         """The kinds it measures under a profile: the target's (none where it cannot measure

@@ -159,7 +159,9 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
 
 
 LOOPBACK_ONLY = """name = "pg-loopback"
-studies = ["pg-in-transit"]
+studies = ["in-transit"]
+[server]
+kinds = ["postgresql"]
 [pg_transit]
 tests = ["connect_select1"]
 key_types = ["ecdsa-p256"]
@@ -191,6 +193,45 @@ def test_without_a_distance_the_wire_is_captured_on_the_hosts_own_loopback(
     assert seen["plain"].startswith("query text in clear (")
     assert seen["encrypted"].startswith("SSLRequest, then TLS (TLSv1.3 ")
     assert processes_owned_by(pid) == [] and namespaces_left(state_dir) == []
+
+
+BOTH_KINDS = """name = "both-kinds"
+studies = ["in-transit"]
+[server]
+kinds = ["mariadb", "postgresql"]
+[transit]
+tests = ["connect"]
+key_types = ["ecdsa-p256"]
+connect_threads = [1]
+warmup_s = 0
+run_s = 1
+min_rounds = 2
+max_rounds = 2
+interference_max_pct = 100
+""" + LOOPBACK_ONLY.split("\n", 4)[4]
+
+
+def test_one_run_measures_both_kinds_each_in_its_own_records_and_part(
+    open_dir: Path, state_dir: Path
+) -> None:
+    """`[server] kinds` names both: MariaDB's cells, then PostgreSQL's, each kind's runs in
+    its own file and part of summary.json, each run proven, nothing left."""
+    profile = open_dir / "both.toml"
+    profile.write_text(BOTH_KINDS)
+    out = open_dir / "out"
+    result, pid = run_cli("run", str(profile), "--out", str(out), state_dir=state_dir)
+    assert result.returncode == 0, result.stderr
+    for name in ("in-transit", "pg-in-transit"):
+        lines = (out / f"{name}.jsonl").read_text().splitlines()
+        assert len([line for line in lines if line.strip()]) == 2 * 2, name
+        [proof] = json.loads((out / f"{name}.json").read_text())["proofs"].values()
+        assert proof, name
+    summary = json.loads((out / "summary.json").read_text())
+    assert {"in-transit", "pg-in-transit"} <= set(summary["studies"])
+    report = (out / "report.md").read_text()
+    assert "## In transit" in report and "## PostgreSQL in transit" in report
+    assert processes_owned_by(pid) == [] and processes_naming(out) == []
+    assert registry.entries() == []
 
 
 _KILLED_RUN = (

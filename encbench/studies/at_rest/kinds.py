@@ -7,13 +7,12 @@ larger (the kinds' servers never run at once)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from encbench.checks import Check
 from encbench.engine.study import Rule
-from encbench.options import Rounds
+from encbench.kinds_rule import KindsRule
 from encbench.profile import Profile
 from encbench.studies.at_rest import needs, pair, plan
 from encbench.studies.at_rest.cells import MARIADB, measures
@@ -36,67 +35,13 @@ def cells(profile: Profile) -> list[Any]:
     return [*mariadb_cells(profile), *pg_cells.cells(profile)]
 
 
-@dataclass(frozen=True)
-class KindsRule:
-    """The rule of both kinds' cells: each cell's its own kind's section's (for_cell), the
-    rest MariaDB's `[measure]` (what `plan` says of the study's rounds)."""
-
-    mariadb: Rounds
-    postgresql: Rounds
-
-    def _of(self, cell: object) -> Rounds:
-        return self.postgresql if isinstance(cell, PgAtRestCell) else self.mariadb
-
-    def for_cell(self, cell: object) -> Rounds:
-        return self._of(cell).for_cell(cell)
-
-    def planned_rounds(self, cell: object) -> int | None:
-        return self._of(cell).planned_rounds(cell)
-
-    @property
-    def warmup_s(self) -> int:
-        return self.mariadb.warmup_s
-
-    @property
-    def run_s(self) -> int:
-        return self.mariadb.run_s
-
-    @property
-    def run_overhead_s(self) -> float:
-        return self.mariadb.run_overhead_s
-
-    @property
-    def min_rounds(self) -> int:
-        return self.mariadb.min_rounds
-
-    @property
-    def max_rounds(self) -> int:
-        return self.mariadb.max_rounds
-
-    @property
-    def target_halfwidth_pct(self) -> float:
-        return self.mariadb.target_halfwidth_pct
-
-    @property
-    def cell_budget_s(self) -> float:
-        return self.mariadb.cell_budget_s
-
-    @property
-    def interference_max_pct(self) -> float:
-        return self.mariadb.interference_max_pct
-
-    @property
-    def equivalence_margin_pct(self) -> float:
-        return self.mariadb.equivalence_margin_pct
-
-
 def rule(profile: Profile) -> Rule:
     """MariaDB's `[measure]`, PostgreSQL's `[pg_at_rest]`, or both (KindsRule)."""
     if not measures(profile, POSTGRESQL):
         return measure_options(profile)
     if not measures(profile, MARIADB):
         return pg_at_rest_options(profile)
-    return KindsRule(measure_options(profile), pg_at_rest_options(profile))
+    return KindsRule(measure_options(profile), pg_at_rest_options(profile), PgAtRestCell)
 
 
 def disk_bytes(profile: Profile) -> int:

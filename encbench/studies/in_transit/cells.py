@@ -22,6 +22,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs
+from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.options import TransitSpec, transit_options
 from encbench.studies.in_transit.records import TransitCell
 
@@ -107,7 +108,7 @@ def distances(spec: TransitSpec, test: str) -> list[float]:
 
 
 def _profile_cells(profile: Profile) -> list[TransitCell]:
-    if "in-transit" not in profile.studies:
+    if not kind.measures(profile, "mariadb"):
         return []
     t = transit_options(profile)
     found: list[TransitCell] = []

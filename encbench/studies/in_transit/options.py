@@ -1,4 +1,5 @@
-"""The in-transit study's section of the profile (`[transit]`)."""
+"""The in-transit study's section of the profile (`[transit]`): MariaDB's and MySQL's cells
+(PostgreSQL's are in `[pg_transit]`: postgresql/options.py)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from encbench.errors import BadInput
-from encbench.net import distance, tunnels
-from encbench.options import AcrossKeys, Rounds, Threads, all_known
+from encbench.net import tunnels
+from encbench.options import AcrossKeys, Threads, all_known
 from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs, pki
+from encbench.studies.in_transit import kind
+from encbench.studies.in_transit.transit_rounds import TransitRounds
 
 SECTION = "transit"
 # The longest run of first logins (client.FIRST_LOGIN_USERS last about 4.5 s of them).
@@ -25,7 +28,7 @@ TransitTest = Literal[
 TransitMethod = Literal["tls", "stunnel", "ssh"]
 
 
-class TransitSpec(Rounds):
+class TransitSpec(TransitRounds):
     """The in-transit study: plain TCP vs TLS (or a tunnel) against one sandboxed server."""
 
     SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "query_threads", "time": "run_s"}
@@ -48,27 +51,17 @@ class TransitSpec(Rounds):
     ssh_ciphers: Annotated[list[str], Field(min_length=1)] = ["aes128-gcm@openssh.com"]
     connect_threads: Threads = [1, 4]
     query_threads: Threads = [1, 4, 16]
-    # Round-trip times; 0 = loopback on one host.  The tests in distance_tests run at each
-    # of them (through every method), the others on loopback only.
-    rtt_ms: Annotated[list[float], Field(min_length=1)] = [0]
+    # The tests measured at every rtt_ms (TransitRounds), through every method; the others
+    # on loopback only.
     distance_tests: list[TransitTest] = ["connect"]
     rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
     table_size: Annotated[int, Field(gt=0)] = 10_000
     bulk_mb: Annotated[int, Field(gt=0, le=8192)] = 128
-    # Shorter than at rest: a cell is one path, and a study has many.
-    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 1
-    cell_budget_s: Annotated[float, Field(gt=0)] = 30
 
     @field_validator("key_types")
     @classmethod
     def known_key_types(cls, value: list[str]) -> list[str]:
         return all_known(value, pki.KEY_TYPES, "TLS key type")
-
-    def planned_rounds(self, cell: object) -> int | None:
-        """A cell across an emulated distance at its fewest rounds: the link's fixed delay
-        sets each run's rate, so its rounds agree within ±2% at once (every distance cell of
-        the whole runs of percona-2013-ssl and postgresql-distance stopped there)."""
-        return self.min_rounds if getattr(cell, "rtt_ms", 0) else None
 
     @field_validator("tunnel_key_type")
     @classmethod
@@ -80,11 +73,6 @@ class TransitSpec(Rounds):
     @classmethod
     def known_ssh_ciphers(cls, value: list[str]) -> list[str]:
         return all_known(value, tunnels.SSH_CIPHERS, "SSH cipher")
-
-    @field_validator("rtt_ms")
-    @classmethod
-    def delays_in_range(cls, value: list[float]) -> list[float]:
-        return distance.rtts_in_range(value)
 
     @model_validator(mode="after")
     def rate_needs_a_distance(self) -> Self:
@@ -107,17 +95,6 @@ class TransitSpec(Rounds):
                     raise AcrossKeys(f"{{section}}.{key}: {why}") from None
         return self
 
-    @model_validator(mode="after")
-    def distance_tests_are_measured(self) -> Self:
-        # The default names `connect`, which a profile without it simply does not measure.
-        unknown = [t for t in self.distance_tests if t not in self.tests]
-        if unknown and "distance_tests" in self.model_fields_set:
-            raise AcrossKeys(
-                f"{{section}}.distance_tests names {', '.join(unknown)}, which {{section}}.tests "
-                "does not measure: add it there or remove it here"
-            )
-        return self
-
 
 def transit_options(profile: Profile) -> TransitSpec:
     return profile.section(SECTION, TransitSpec)
@@ -127,7 +104,7 @@ def problem(profile: Profile) -> str | None:
     """What [transit] cannot be combined with in the rest of the profile: first logins are
     MySQL's (its caching_sha2_password caches a login; MariaDB's logins are each a full one,
     the connect rows), measured on encbench's own MySQL (its users, its FLUSH PRIVILEGES)."""
-    t = transit_options(profile) if "in-transit" in profile.studies else None
+    t = transit_options(profile) if kind.measures(profile, "mariadb") else None
     if t is None or "connect_first" not in t.tests:
         return None
     if "tls" not in t.methods:

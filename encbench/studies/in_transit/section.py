@@ -16,7 +16,7 @@ from encbench.report.models import Differences, Estimate, NoiseFloor
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.servers.installs import MARIADB
 from encbench.studies.in_transit import plots as in_transit_plots
-from encbench.studies.in_transit import tunnel_cost
+from encbench.studies.in_transit import proof_lines, tunnel_cost
 from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary, TransitVariant
 from encbench.studies.in_transit.records import TransitRecord
 
@@ -358,22 +358,10 @@ def setup(part: InTransitSummary) -> list[str]:
             f"{part.bulk_table['bytes'] / 2**20:,.0f} MiB."
         )
     out.append(PROOF_NOTE)
-    proofs = [
-        f"{c.label}: {', '.join(f'{k} = {v}' for k, v in c.proof.items())}"
-        for c in cells
-        if c.proof
-    ]
-    if proofs:
-        out.append("Negotiated: " + "; ".join(proofs) + ".")
-    erred = [
-        f"{c.label} {name} {v.errors:,}"
-        for c in cells
-        if c.variants
-        for name, v in (("plain", c.variants.plain), ("encrypted", c.variants.encrypted))
-        if v.errors
-    ]
-    if erred:
-        out.append("Errors sysbench ignored and went on after: " + "; ".join(erred) + ".")
+    out += proof_lines.negotiated(cells)
+    out += proof_lines.counted(
+        cells, "errors", "Errors sysbench ignored and went on after", "encrypted"
+    )
     h = part.harness
     if h.measured_wall_s:
         out.append(

@@ -20,12 +20,11 @@ import os
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import CellSkipped, Run
+from encbench.engine.study import Run
 from encbench.errors import ToolError
 from encbench.net import netns
 from encbench.profile import Profile
@@ -45,8 +44,8 @@ from encbench.studies.in_transit.options import TransitSpec, transit_options
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
 from encbench.studies.in_transit.sizing import pool_mb
+from encbench.studies.in_transit.study_record import TransitBasics
 from encbench.studies.in_transit.target import TransitTarget
-from encbench.study_basics import StudyBasics
 from encbench.workloads import bulk, connrate, sysbench
 
 
@@ -57,7 +56,7 @@ def _restore_env(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
-class TransitStudy(StudyBasics):
+class TransitStudy(TransitBasics):
     name = "in-transit"
     record_type = TransitRecord
 
@@ -79,11 +78,7 @@ class TransitStudy(StudyBasics):
             if self.target is not None
             else keys.password(self.private, "transit-client")
         )
-        self.record: dict[str, Any] = store.read_json("in-transit.json") or {
-            "proofs": {},
-            "skipped": {},
-            "pki": {},
-        }
+        self.record = self._read_record()
         if profile.calibration:
             # A/A: the `encrypted` role is a twin of the plain path (routes.py).
             self.record |= {
@@ -249,16 +244,6 @@ class TransitStudy(StudyBasics):
             self.table_bytes,
             self.connloop,
         )
-
-    def _skip(self, cell: TransitCell, why: str, *, final: bool = False) -> CellSkipped:
-        """Cells skipped before (no namespaces then) are tried again: --resume may run
-        elsewhere."""
-        self.record["skipped"][cell.slug] = why
-        self._save_record()
-        return CellSkipped(why, final=final)
-
-    def _save_record(self) -> None:
-        self.store.write_json("in-transit.json", self.record)
 
     # -- hosts and the server --------------------------------------------------------------
     def _server_options(self, server: SandboxServer, hosts: Hosts, bp_mb: int) -> dict[str, str]:

@@ -16,7 +16,7 @@ from encbench.profile import Profile
 from encbench.servers import pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
 from encbench.studies.definition import RootNeed
-from encbench.studies.pg_transit.options import pg_transit_options
+from encbench.studies.in_transit.postgresql.options import pg_transit_options
 
 # pgbench -i: about 16 MB per unit of scale (tables and indexes); initdb's files and the
 # WAL the load writes; the connection log, two lines per connection.
@@ -108,5 +108,5 @@ def memory_mb(profile: Profile) -> tuple[int, str]:
     buffers = pg_transit_options(profile).shared_buffers_mb
     return buffers + SERVER_ALLOWANCE_MB, (
         f"one PostgreSQL server with {buffers:,} MB of shared_buffers + "
-        f"{SERVER_ALLOWANCE_MB} MB; use a smaller pg_transit.shared_buffers_mb"
+        f"{SERVER_ALLOWANCE_MB} MB; use a smaller transit.postgresql.shared_buffers_mb"
     )

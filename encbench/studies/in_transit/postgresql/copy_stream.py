@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from encbench import proc
-from encbench.studies.pg_transit.pgbench import PgbenchResult
+from encbench.studies.in_transit.postgresql.pgbench import PgbenchResult
 
 TABLE = "encbench_bulk"
 # Each row: an id and 256 hex characters (random: nothing on the way compresses it).

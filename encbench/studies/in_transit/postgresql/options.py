@@ -1,14 +1,17 @@
-"""The PostgreSQL in-transit study's section of the profile (`[pg_transit]`)."""
+"""The in-transit study's settings for a PostgreSQL server: its section `[pg_transit]` (the
+name it had as a study of its own, kept so profiles written then read unchanged; as the
+at-rest study's PostgreSQL cells keep `[pg_at_rest]`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
-from encbench.net import distance
-from encbench.options import AcrossKeys, Rounds, Threads, all_known
+from encbench.options import Threads, all_known
 from encbench.profile import Profile
+from encbench.studies.in_transit import kind
+from encbench.studies.in_transit.transit_rounds import TransitRounds
 
 SECTION = "pg_transit"
 # connect_select1: every transaction a new connection running `SELECT 1` (the set-up's own
@@ -24,7 +27,7 @@ TlsVersion = Literal["TLSv1.2", "TLSv1.3"]
 KEY_TYPES = ("rsa2048", "rsa3072", "rsa4096", "ecdsa-p256", "ecdsa-p384")
 
 
-class PgTransitSpec(Rounds):
+class PgTransitSpec(TransitRounds):
     """Plain TCP (sslmode=disable) against TLS to one sandboxed PostgreSQL, driven by pgbench."""
 
     tests: Annotated[list[PgTest], Field(min_length=1)] = ["connect_select1", "select_only"]
@@ -42,42 +45,24 @@ class PgTransitSpec(Rounds):
     # The copy test's table: about this many MiB of COPY's text, streamed whole each copy.
     copy_mb: Annotated[int, Field(ge=1, le=4096)] = 64
     shared_buffers_mb: Annotated[int, Field(ge=16, le=65536)] = 128
-    # Round-trip times, as [transit]'s: 0 = loopback on one host.  The tests of
-    # distance_tests run at each of them, the client in a network namespace of its own
-    # across an emulated link; the others on loopback only.
-    rtt_ms: Annotated[list[float], Field(min_length=1)] = [0]
+    # The tests measured at every rtt_ms (TransitRounds), the others on loopback only.
     distance_tests: list[PgTest] = ["connect_select1"]
-    # As in [transit]: a cell is one path, and a study has many.
-    warmup_s: Annotated[int, Field(ge=0, le=3600)] = 1
-    cell_budget_s: Annotated[float, Field(gt=0)] = 30
 
     @field_validator("key_types")
     @classmethod
     def known_key_types(cls, value: list[str]) -> list[str]:
         return all_known(value, KEY_TYPES, "TLS key type")
 
-    def planned_rounds(self, cell: object) -> int | None:
-        """A cell across an emulated distance at its fewest rounds: the link's fixed delay
-        sets each run's rate, so its rounds agree within ±2% at once (every distance cell of
-        the whole runs of percona-2013-ssl and postgresql-distance stopped there)."""
-        return self.min_rounds if getattr(cell, "rtt_ms", 0) else None
-
-    @field_validator("rtt_ms")
-    @classmethod
-    def delays_in_range(cls, value: list[float]) -> list[float]:
-        return distance.rtts_in_range(value)
-
-    @model_validator(mode="after")
-    def distance_tests_are_measured(self) -> Self:
-        # The default names connect_select1, which a profile without it does not measure.
-        unknown = [t for t in self.distance_tests if t not in self.tests]
-        if unknown and "distance_tests" in self.model_fields_set:
-            raise AcrossKeys(
-                f"{{section}}.distance_tests names {', '.join(unknown)}, which {{section}}.tests "
-                "does not measure: add it there or remove it here"
-            )
-        return self
-
 
 def pg_transit_options(profile: Profile) -> PgTransitSpec:
     return profile.section(SECTION, PgTransitSpec)
+
+
+def problem(profile: Profile) -> str | None:
+    """A calibration: PostgreSQL's cells in transit have no A/A calibration yet."""
+    if profile.calibration and kind.measures(profile, kind.POSTGRESQL):
+        return (
+            "the in-transit study's PostgreSQL cells have no A/A calibration yet; remove "
+            '"postgresql" from server.kinds to calibrate'
+        )
+    return kind.problem(profile)

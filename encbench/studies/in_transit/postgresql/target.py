@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
@@ -42,10 +41,10 @@ from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, p
 from encbench.servers.owned import PLACEHOLDER_KEY
 from encbench.servers.pg_readiness import PgFacts
 from encbench.servers.pg_target import PgTarget, Route
-from encbench.studies.pg_transit import copy_stream, pgbench, proof
-from encbench.studies.pg_transit.cells import TARGET_KEY, cells
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
-from encbench.studies.pg_transit.study import PgTransitStudy
+from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
+from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells
+from encbench.studies.in_transit.postgresql.records import PgTransitCell
+from encbench.studies.in_transit.postgresql.study import Connections, PgTransitStudy
 
 # How long a run's last backends may take to count their sessions once the client is gone.
 SESSIONS_WAIT_S = 10.0
@@ -241,38 +240,21 @@ class PgTransitTargetStudy(PgTransitStudy):
                 return made
             time.sleep(0.2)
 
-    def measure(self, run: Run) -> PgTransitRecord:
-        cell, variant, raw = run.cell, run.variant, run.raw
-        before = self.target.sessions(self.database)
-        started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        start = self._clocks()
-        got = self._client(cell, variant, run.seconds, raw)
-        window = Window.between(start, self._clocks(start))
+    def _before_run(self) -> int:
+        """Where the run's connections begin to count: the sessions of encbench's database."""
+        return self.target.sessions(self.database)
+
+    def _connections(self, run: Run, got: pgbench.PgbenchResult, before: int) -> Connections:
+        """The sessions the run made (a target's log is not encbench's to read); its TLS as
+        libpq was told to make it, the server accepting only that version."""
+        cell = run.cell
         made = self._sessions_after(before, got.transactions if cell.connects else cell.clients)
-        tls = variant != "plain"
-        return PgTransitRecord(
-            **run.record_fields(started_at, window.wall_s),
-            tps=got.tps,
-            transactions=got.transactions,
-            failed=got.failed,
-            latency_avg_ms=got.latency_avg_ms,
-            connection_ms=got.connection_ms,
-            server_cpu_s=0.0,
-            client_cpu_s=window.client_cpu_s,
-            harness_cpu_s=window.harness_cpu_s,
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
-            connections=made,
-            tls_connections=made if tls else 0,
-            negotiated=(
-                f"{cell.tls_version} (libpq: sslmode={cell.sslmode}, only this version)"
-                if tls
-                else ""
-            ),
-            raw_output=str(raw.relative_to(self.store.path)),
-            usage=window.usage(None),
-        )
+        if run.variant == "plain":
+            return made, 0, ""
+        return made, made, f"{cell.tls_version} (libpq: sslmode={cell.sslmode}, only this version)"
+
+    def _server_cpu_s(self, window: Window) -> float | None:
+        return None  # the target's host is not this one
 
 
 def make(store: ResultStore, profile: Profile, progress: RunProgress) -> PgTransitStudy:

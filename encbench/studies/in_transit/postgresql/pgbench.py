@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from encbench import proc
-from encbench.studies.pg_transit.records import PgTransitCell
+from encbench.studies.in_transit.postgresql.records import PgTransitCell
 from encbench.workloads.pgbench_report import GRACE_S as GRACE_S
 from encbench.workloads.pgbench_report import PgbenchResult as PgbenchResult
 from encbench.workloads.pgbench_report import parse as parse

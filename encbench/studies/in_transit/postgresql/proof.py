@@ -28,7 +28,7 @@ from typing import Any
 
 from encbench import proc
 from encbench.errors import ProofError
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 
 SESSION_SQL = (
     "SELECT s.ssl, coalesce(s.version, ''), coalesce(s.cipher, ''), coalesce(s.bits, 0) "

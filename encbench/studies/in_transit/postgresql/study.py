@@ -24,12 +24,11 @@ import secrets
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.progress import RunProgress
-from encbench.engine.study import CellSkipped, Run
+from encbench.engine.study import Run
 from encbench.errors import ToolError
 from encbench.net import distance, netns
 from encbench.net.distance import Hosts
@@ -39,18 +38,19 @@ from encbench.results.store import ResultStore
 from encbench.servers import keys, pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
-from encbench.studies.pg_transit import cells as pg_cells
-from encbench.studies.pg_transit import copy_stream, pgbench, proof
-from encbench.studies.pg_transit.options import PgTransitSpec, pg_transit_options
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
-from encbench.study_basics import StudyBasics
+from encbench.studies.in_transit.postgresql import cells as pg_cells
+from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
+from encbench.studies.in_transit.postgresql.options import PgTransitSpec, pg_transit_options
+from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit.study_record import TransitBasics
 
 ROLE = "encbench_bench"
+# A run's connections, those of them with TLS, and what they negotiated ("" for none).
+Connections = tuple[int, int, str]
 DATABASE = "encbench"
-RECORD_FILE = "pg-in-transit.json"
 
 
-class PgTransitStudy(StudyBasics):
+class PgTransitStudy(TransitBasics):
     name = PgTransitRecord.STUDY
     record_type = PgTransitRecord
 
@@ -65,9 +65,8 @@ class PgTransitStudy(StudyBasics):
         self.private = keys.private_dir(store.path)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
-        self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {"proofs": {}, "pki": {}}
-        for key in ("wire", "skipped"):
-            self.record.setdefault(key, {})
+        self.record = self._read_record()
+        self.record.setdefault("wire", {})
         self.hosts = Hosts(None, [], [])
         # The cell's clients: their host (a namespace's exec prefix) and where they dial.
         self.client_prefix: list[str] = []
@@ -308,15 +307,6 @@ class PgTransitStudy(StudyBasics):
             return link.client_ns, netns.client_device(link)
         return (link.server_ns if link is not None else ""), "lo"
 
-    def _skip(self, cell: PgTransitCell, why: str) -> CellSkipped:
-        """Recorded with its reason; a cell skipped before is tried again on --resume."""
-        self.record["skipped"][cell.slug] = why
-        self._save_record()
-        return CellSkipped(why)
-
-    def _save_record(self) -> None:
-        self.store.write_json(RECORD_FILE, self.record)
-
     # -- one run ---------------------------------------------------------------------------------
     def _client(
         self, cell: PgTransitCell, variant: str, seconds: int, raw: Path
@@ -362,15 +352,29 @@ class PgTransitStudy(StudyBasics):
             server.pid, start.pids if start else None, server_cpu_s=server.cpu_seconds
         )
 
+    def _before_run(self) -> int:
+        """Where the run's connections begin to count: the server log's size."""
+        return self._server().log_size()
+
+    def _connections(self, run: Run, got: pgbench.PgbenchResult, before: int) -> Connections:
+        """The run's connections, those with TLS, and what they negotiated: the server's own
+        log of each connection of the benchmark role since `before`."""
+        seen = proof.logged_connections(self._server().log_since(before), ROLE)
+        return seen.connections, seen.tls, seen.words()
+
+    def _server_cpu_s(self, window: Window) -> float | None:
+        """The server's CPU over the run (None: not read)."""
+        return window.server_cpu_s
+
     def measure(self, run: Run) -> PgTransitRecord:
         cell, variant, raw = run.cell, run.variant, run.raw
-        server = self._server()
-        offset = server.log_size()
+        before = self._before_run()
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
         start = self._clocks()
         got = self._client(cell, variant, run.seconds, raw)
         window = Window.between(start, self._clocks(start))
-        seen = proof.logged_connections(server.log_since(offset), ROLE)
+        connections, tls_connections, negotiated = self._connections(run, got, before)
+        server_cpu_s = self._server_cpu_s(window)
         return PgTransitRecord(
             **run.record_fields(started_at, window.wall_s),
             tps=got.tps,
@@ -378,17 +382,17 @@ class PgTransitStudy(StudyBasics):
             failed=got.failed,
             latency_avg_ms=got.latency_avg_ms,
             connection_ms=got.connection_ms,
-            server_cpu_s=window.server_cpu_s,
+            server_cpu_s=server_cpu_s or 0.0,
             client_cpu_s=window.client_cpu_s,
             harness_cpu_s=window.harness_cpu_s,
             other_cpu_s=window.other_cpu_s,
             steal_s=window.steal_s,
             interference_pct=window.interference_pct,
-            connections=seen.connections,
-            tls_connections=seen.tls,
-            negotiated=seen.words(),
+            connections=connections,
+            tls_connections=tls_connections,
+            negotiated=negotiated,
             raw_output=str(raw.relative_to(self.store.path)),
-            usage=window.usage(window.server_cpu_s),
+            usage=window.usage(server_cpu_s),
         )
 
     def prove(self, record: PgTransitRecord) -> None:

@@ -18,8 +18,9 @@ from encbench.report.cells import (
 )
 from encbench.report.models import NoiseFloor, Record, Sample
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
-from encbench.studies.pg_transit.models import PgInTransitSummary, PgTransitCellSummary
-from encbench.studies.pg_transit.records import PgTransitRecord
+from encbench.studies.in_transit import proof_lines
+from encbench.studies.in_transit.postgresql.models import PgInTransitSummary, PgTransitCellSummary
+from encbench.studies.in_transit.postgresql.records import PgTransitRecord
 
 TEST_TITLES = {
     "connect_select1": "New connections: connect, SELECT 1, disconnect (pgbench -C)",
@@ -310,13 +311,7 @@ def setup(part: PgInTransitSummary) -> list[str]:
 def _proven_lines(part: PgInTransitSummary) -> list[str]:
     """What each row's proof saw, the transactions pgbench failed, encbench's own CPU."""
     out = []
-    proofs = [
-        f"{c.label}: {', '.join(f'{k} = {v}' for k, v in c.proof.items())}"
-        for c in part.cells
-        if c.proof
-    ]
-    if proofs:
-        out.append("Negotiated: " + "; ".join(proofs) + ".")
+    out += proof_lines.negotiated(part.cells)
     wire = [
         f"{c.label}: {'; '.join(f'{k}: {v}' for k, v in c.wire.items())}"
         for c in part.cells
@@ -324,15 +319,9 @@ def _proven_lines(part: PgInTransitSummary) -> list[str]:
     ]
     if wire:
         out.append("On the wire: " + " — ".join(wire) + ".")
-    failed = [
-        f"{c.label} {name} {v.failed:,}"
-        for c in part.cells
-        if c.variants
-        for name, v in (("plain", c.variants.plain), ("TLS", c.variants.encrypted))
-        if v.failed
-    ]
-    if failed:
-        out.append("Transactions pgbench counted as failed: " + "; ".join(failed) + ".")
+    out += proof_lines.counted(
+        part.cells, "failed", "Transactions pgbench counted as failed", "TLS"
+    )
     h = part.harness
     if h.measured_wall_s:
         out.append(

@@ -19,12 +19,13 @@ from dataclasses import replace
 from itertools import product
 
 from encbench.profile import Profile
-from encbench.studies.pg_transit.options import PgTransitSpec, pg_transit_options
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit import kind
+from encbench.studies.in_transit.postgresql.options import PgTransitSpec, pg_transit_options
+from encbench.studies.in_transit.postgresql.records import PgTransitCell
 
 
 def cells(profile: Profile) -> list[PgTransitCell]:
-    if PgTransitRecord.STUDY not in profile.studies:
+    if not kind.measures(profile, "postgresql"):
         return []
     t = pg_transit_options(profile)
     first_key, first_mode = t.key_types[0], t.sslmodes[0]

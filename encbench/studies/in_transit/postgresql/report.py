@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from encbench.report.parts import Compared, Context, ReportPart, Setup, measured, summary_builder
-from encbench.studies.pg_transit import section, summary
-from encbench.studies.pg_transit.models import PgInTransitSummary
-from encbench.studies.pg_transit.records import PgTransitRecord
+from encbench.studies.in_transit.postgresql import section, summary
+from encbench.studies.in_transit.postgresql.models import PgInTransitSummary
+from encbench.studies.in_transit.postgresql.records import PgTransitRecord
 
 NAME = PgTransitRecord.STUDY
 

@@ -8,10 +8,14 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record
 from encbench.results.schema import Metric, primary_metric
-from encbench.studies.pg_transit import cells as pg_cells
-from encbench.studies.pg_transit.models import PgInTransitSummary, PgTransitCellSummary, PgVariant
-from encbench.studies.pg_transit.options import pg_transit_options
-from encbench.studies.pg_transit.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit.postgresql import cells as pg_cells
+from encbench.studies.in_transit.postgresql.models import (
+    PgInTransitSummary,
+    PgTransitCellSummary,
+    PgVariant,
+)
+from encbench.studies.in_transit.postgresql.options import pg_transit_options
+from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 
 # Beside the study's own METRICS (tps): compared too, when both sides are above zero.
 EXTRA_METRICS = (
