@@ -10,8 +10,10 @@ before (a marker split across two segments of one stream is still found).  The k
 drop counter (PACKET_STATISTICS) is reported, so a capture that missed frames says so; a
 marker absent from a capture with drops proves nothing, and the caller must say so.
 
-Given `--port`, only TCP segments to or from that port are read: a capture of a loopback
-device shared with other programs then holds the one conversation it is meant for.  Beside
+Given `--port`, only TCP segments to or from that port are read, chosen by a filter in the
+kernel (port_filter): a capture of a loopback device shared with other programs then holds
+the one conversation it is meant for, and a busy host's other traffic neither costs it CPU
+nor fills its buffer.  Beside
 the marker and the hello it counts the segments that begin with a TLS record header (a TLS
 stream's handshake and data) and PostgreSQL's SSLRequest (the 8 bytes a libpq client sends
 before its TLS handshake, when its sslmode asks for TLS).
@@ -22,6 +24,7 @@ The capture is for proof runs only: in Python it costs CPU that a measured run m
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import signal
 import socket
@@ -239,6 +242,57 @@ def _receive(
     take(frame, found, search, port)
 
 
+# Classic BPF (linux/filter.h) for `port_filter`: the instructions' codes.
+_LD_W_ABS, _LDH_ABS, _LDB_ABS, _LDH_IND, _LDXB_MSH = 0x20, 0x28, 0x30, 0x48, 0xB1
+_JEQ, _JSET, _RET = 0x15, 0x45, 0x06
+_SKF_AD_PKTTYPE = 0xFFFFF000 + 4  # SKF_AD_OFF + SKF_AD_PKTTYPE: the frame's direction
+SO_ATTACH_FILTER = 26
+
+
+def port_filter(port: int, skip_outgoing: bool) -> list[tuple[int, int, int, int]]:
+    """The kernel's filter for TCP segments to or from `port`, over IPv6 and IPv4 (as
+    `tcpdump -dd 'tcp port N'` compiles it for Ethernet framing, a loopback device's too),
+    and on a loopback device without the frames this host sends (each is seen again as it
+    arrives).  The kernel drops every other frame before it reaches the socket: on a busy
+    host's loopback the capture then reads its one conversation, not all the host's traffic,
+    and its drop counter counts only the frames it was meant to see."""
+    body = [
+        (_LDH_ABS, 0, 0, 12),  # 0 the ethertype
+        (_JEQ, 0, 6, 0x86DD),  # 1 IPv6? else 8
+        (_LDB_ABS, 0, 0, 20),  # 2 its next header
+        (_JEQ, 0, 15, TCP),  # 3 TCP? else drop
+        (_LDH_ABS, 0, 0, 54),  # 4 source port
+        (_JEQ, 12, 0, port),  # 5 → keep
+        (_LDH_ABS, 0, 0, 56),  # 6 destination port
+        (_JEQ, 10, 11, port),  # 7 → keep, else drop
+        (_JEQ, 0, 10, 0x0800),  # 8 IPv4? else drop
+        (_LDB_ABS, 0, 0, 23),  # 9 its protocol
+        (_JEQ, 0, 8, TCP),  # 10 TCP? else drop
+        (_LDH_ABS, 0, 0, 20),  # 11 flags and fragment offset
+        (_JSET, 6, 0, 0x1FFF),  # 12 a later fragment (no TCP header): drop
+        (_LDXB_MSH, 0, 0, 14),  # 13 X = the IPv4 header's length
+        (_LDH_IND, 0, 0, 14),  # 14 source port
+        (_JEQ, 2, 0, port),  # 15 → keep
+        (_LDH_IND, 0, 0, 16),  # 16 destination port
+        (_JEQ, 0, 1, port),  # 17 → keep, else drop
+        (_RET, 0, 0, MAX_FRAME),  # 18 keep, whole
+        (_RET, 0, 0, 0),  # 19 drop
+    ]
+    if not skip_outgoing:
+        return body
+    # Outgoing (4): jump to the last instruction, the drop.
+    return [(_LD_W_ABS, 0, 0, _SKF_AD_PKTTYPE), (_JEQ, len(body) - 1, 0, PACKET_OUTGOING), *body]
+
+
+def _attach(sock: socket.socket, program: list[tuple[int, int, int, int]]) -> None:
+    """SO_ATTACH_FILTER takes a struct sock_fprog: the count and a pointer to the program
+    (the kernel copies it during the call)."""
+    code = b"".join(struct.pack("HBBI", *instruction) for instruction in program)
+    buffer = ctypes.create_string_buffer(code)
+    fprog = struct.pack("HL", len(program), ctypes.addressof(buffer))
+    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
+
+
 def capture(device: str, marker: bytes, out: Path, port: int | None = None) -> None:
     stop = False
     loopback = device == "lo"
@@ -257,6 +311,8 @@ def capture(device: str, marker: bytes, out: Path, port: int | None = None) -> N
             sock.setsockopt(socket.SOL_SOCKET, 33, RECEIVE_BUFFER)  # SO_RCVBUFFORCE
         except OSError:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        if port is not None:
+            _attach(sock, port_filter(port, skip_outgoing=loopback))
         sock.bind((device, 0))
         sock.settimeout(0.2)
         # Ready: the caller waits for this file before it starts the transfer.

@@ -141,10 +141,16 @@ def test_the_fleet_estimate_agrees_with_targets_and_says_a_restart(
     store_units()
     target = f"mysql://monitor@127.0.0.1:{stack.server.port}/"
     with light_load(stack.server, tmp_path, seconds=120):
-        # Prometheus's window ends a moment after --target's and reaches back a step
-        # further (its step windows are aligned to the clock): it must start in the load too.
+        # Prometheus's step windows are aligned to the clock (multiples of the step) and its
+        # window reaches back a step further: it must start in the load too.  --target's 20 s
+        # start just after a 10 s mark, and Prometheus is asked before the next mark but one,
+        # so that both read the same two windows: a burst of page flushes at either end of
+        # --target's would otherwise fall outside Prometheus's.
         time.sleep(12)
+        mark = (time.time() // 10 + 1) * 10
+        time.sleep(mark + 0.2 - time.time())
         _run("--target", target, "--seconds", "20", "--json", "target.json", cwd=tmp_path)
+        assert time.time() < mark + 29, "--target took so long that the windows no longer meet"
         fleet = _run(
             "--prometheus", stack.url, "--since", "20s", "--step", "10s", "--json", "fleet.json",
             cwd=tmp_path,
