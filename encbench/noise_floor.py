@@ -39,9 +39,9 @@ def read_machine() -> NoiseFloor:
     return NoiseFloor(file=str(path), latest=latest, others=others)
 
 
-def _same_servers(a: Calibration, b: Calibration) -> bool:
+def _servers(c: Calibration) -> str:
     # A calibration from before servers were recorded ran this host's MariaDB.
-    return (a.servers or SYSTEM_SERVERS) == (b.servers or SYSTEM_SERVERS)
+    return c.servers or SYSTEM_SERVERS
 
 
 def write_machine(result: Calibration) -> Path:
@@ -55,7 +55,7 @@ def write_machine(result: Calibration) -> Path:
     kept = [
         c
         for c in earlier
-        if studies_of(c) and (not studies_of(c) & covered or not _same_servers(c, result))
+        if studies_of(c) and (not studies_of(c) & covered or _servers(c) != _servers(result))
     ]
     data = {
         "schema": MACHINE_FILE_SCHEMA,
@@ -77,8 +77,7 @@ def for_servers(floor: NoiseFloor, servers: str) -> NoiseFloor:
     """The machine's calibrations of these servers only, as a run of them states its noise
     floor: the newest as the latest, and beside it the newest of each study it does not
     cover (a floor measured on another server's sandboxes says nothing of these)."""
-    probe = Calibration.model_construct(servers=servers)
-    mine = [c for c in (floor.latest, *floor.others) if c is not None and _same_servers(c, probe)]
+    mine = [c for c in (floor.latest, *floor.others) if c is not None and _servers(c) == servers]
     mine.sort(key=lambda c: c.measured_at or "", reverse=True)
     if not mine:
         return NoiseFloor(file=floor.file, latest=None, others=[])
