@@ -861,6 +861,12 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
 @click.option(
     "--json", "json_path", type=click.Path(path_type=Path), help="Also write it all as JSON."
 )
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    help="With --prometheus: write estimate.md, .json, .csv and .html (with plots) into this "
+    "directory, and print their paths.",
+)
 def estimate_command(
     prometheus: str | None,
     since: str | None,
@@ -877,6 +883,7 @@ def estimate_command(
     units_profile: str | None,
     validate_dir: Path | None,
     json_path: Path | None,
+    out: Path | None,
 ) -> None:
     """What encryption at rest and TLS would cost a server at its own load, from its own
     status counters over --seconds, with no load put on it and nothing changed there: the
@@ -887,7 +894,7 @@ def estimate_command(
     options = command.Options(
         target, defaults_file, seconds, "all" if scope == "all" else "tables", units_from,
         measure_units, units_profile, validate_dir, json_path, prometheus, since, step, match,
-        credentials, rules,
+        credentials, rules, out,
     )  # fmt: skip
     log: Callable[[str], None] = lambda m: click.echo(m, err=True)  # noqa: E731
     created = False

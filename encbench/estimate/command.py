@@ -25,6 +25,8 @@ from encbench.errors import BadInput
 from encbench.estimate import (
     counters,
     fleet,
+    fleet_out,
+    fleet_series,
     model,
     prometheus,
     prometheus_api,
@@ -72,6 +74,7 @@ class Options:
     match: str | None = None
     credentials: Path | None = None
     rules: bool = False
+    out: Path | None = None  # with --prometheus: estimate.md/.json/.csv/.html there
 
     def check(self) -> None:
         """Every refusal that needs no server and no run, in one line with its fix."""
@@ -144,6 +147,7 @@ class Options:
             offered: tuple[tuple[str, object], ...] = (
                 ("--since", self.since),
                 ("--prometheus-credentials", self.credentials),
+                ("--out", self.out),
             )
             if not self.rules:
                 offered += (("--step", self.step), ("--match", self.match))
@@ -159,6 +163,8 @@ class Options:
         prometheus_api.check_url(self.prometheus)
         self.asked(end=0.0)
         prometheus_api.authorization(os.environ, self.credentials)
+        if self.out is not None:
+            fleet_out.check(self.out)
 
     def asked(self, end: float) -> Asked:
         """The Prometheus window: --since up to `end`, in --step windows."""
@@ -350,7 +356,12 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
     built = fleet.build(url, asked, options.match or "", answers, resolved, options.scope)
     _write_json(options.json_path, built.model_dump(mode="json"))
-    out(fleet.render_markdown(built))
+    if options.out is None:
+        out(fleet.render_markdown(built))
+        return
+    series = fleet_series.ask(client, asked, resolved, options.scope) if built.instances else None
+    for path in fleet_out.write(options.out, built, series):
+        out(str(path))
 
 
 def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Echo) -> None:

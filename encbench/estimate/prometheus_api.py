@@ -1,6 +1,7 @@
-"""Prometheus's HTTP API, read only: instant queries (/api/v1/query) over plain HTTP(S), with
-the credentials a Prometheus behind basic auth or a bearer token needs taken from the
-environment or a file, never from argv (where any user of the machine reads them).
+"""Prometheus's HTTP API, read only: instant and range queries (/api/v1/query, /query_range)
+over plain HTTP(S), with the credentials a Prometheus behind basic auth or a bearer token
+needs taken from the environment or a file, never from argv (where any user of the machine
+reads them).
 
   ENCBENCH_PROMETHEUS_TOKEN                             a bearer token, or
   ENCBENCH_PROMETHEUS_USER and ENCBENCH_PROMETHEUS_PASSWORD   basic auth
@@ -19,6 +20,7 @@ import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from encbench.errors import BadInput, EncbenchError
 
@@ -103,6 +105,14 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class Series:
+    """One series of a range query's answer: its labels and its (time, value) points."""
+
+    labels: dict[str, str]
+    points: list[tuple[float, float]]
+
+
+@dataclass(frozen=True)
 class Prometheus:
     url: str
     auth: str | None = None
@@ -110,8 +120,29 @@ class Prometheus:
 
     def query(self, promql: str, at: float) -> list[Sample]:
         """An instant query at `at` (Unix seconds): its vector."""
-        body = urllib.parse.urlencode({"query": promql, "time": f"{at:.3f}"}).encode()
-        request = urllib.request.Request(f"{self.url}/api/v1/query", data=body, method="POST")
+        result = self._ask("query", {"query": promql, "time": f"{at:.3f}"}, "vector")
+        return [
+            Sample(labels=dict(s.get("metric", {})), value=float(s["value"][1]))
+            for s in result.get("result", [])
+        ]
+
+    def query_range(self, promql: str, start: float, end: float, step_s: float) -> list[Series]:
+        """A range query (/api/v1/query_range) from `start` to `end` every `step_s`: its
+        matrix, each series' points in time order."""
+        fields = {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}"}
+        result = self._ask("query_range", fields | {"step": f"{step_s:g}"}, "matrix")
+        return [
+            Series(
+                labels=dict(s.get("metric", {})),
+                points=[(float(t), float(v)) for t, v in s.get("values", [])],
+            )
+            for s in result.get("result", [])
+        ]
+
+    def _ask(self, endpoint: str, fields: dict[str, str], kind: str) -> dict[str, Any]:
+        promql = fields["query"]
+        body = urllib.parse.urlencode(fields).encode()
+        request = urllib.request.Request(f"{self.url}/api/v1/{endpoint}", data=body, method="POST")
         request.add_header("Content-Type", "application/x-www-form-urlencoded")
         if self.auth:
             request.add_header("Authorization", self.auth)
@@ -131,13 +162,10 @@ class Prometheus:
                 f"--prometheus {self.url}: the answer is not Prometheus's JSON: give the "
                 "address of Prometheus's HTTP API (http://HOST:9090)"
             ) from None
-        result = data.get("data", {})
-        if data.get("status") != "success" or result.get("resultType") != "vector":
+        result: dict[str, Any] = data.get("data", {})
+        if data.get("status") != "success" or result.get("resultType") != kind:
             raise PrometheusError(f"Prometheus answered {promql!r} with {data!r:.300}")
-        return [
-            Sample(labels=dict(s.get("metric", {})), value=float(s["value"][1]))
-            for s in result.get("result", [])
-        ]
+        return result
 
     def _refused(self, exc: urllib.error.HTTPError, promql: str) -> EncbenchError:
         if exc.code in (401, 403):

@@ -1,0 +1,119 @@
+"""The fleet's estimated extra CPU over the window, step by step, for the HTML page's time
+series: one range query (/api/v1/query_range) whose PromQL does the arithmetic in
+Prometheus, so that a thousand instances come back as three series, never as their samples.
+
+At each step, per cause in scope: the rate over the step window of every instance's counter
+(`max by (instance)`, as the estimate's queries, then summed over the fleet) × the cause's
+unit cost; added over the causes.  The same units serve every instance (the fleet's units
+are this machine's), so the fleet's sum of rate × unit is the unit × the sum of rates.
+Three series, label `bound`: the estimate and the unit interval's two ends (the fleet at
+that moment: no quietest or busiest window of its own).
+
+Past MAX_POINTS steps the series is taken in coarser steps, each a whole number of --step
+windows with its rate over the coarser window: a mean over it, with no window left out."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from encbench.estimate import model
+from encbench.estimate.prometheus import (
+    CAUSE_FIELD,
+    MIB_FIELDS,
+    REQUIRED,
+    SERIES,
+    STATUS,
+    Asked,
+)
+from encbench.estimate.prometheus_api import Prometheus
+from encbench.estimate.rescale import Resolved
+from encbench.estimate.units import MIB
+
+# A week of 5 min steps is 2,016 points: drawn whole; more would be more points than a
+# plot's width in pixels shows.
+MAX_POINTS = 2500
+BOUNDS = ("estimate", "low", "high")
+
+
+@dataclass(frozen=True)
+class FleetSeries:
+    """The fleet's extra cores at each step (Unix s), with the unit interval's ends."""
+
+    step_s: float  # the resolution drawn: --step, or a whole multiple of it
+    times: list[float]
+    cores: list[float]
+    low: list[float]
+    high: list[float]
+
+
+def resolution_s(asked: Asked) -> float:
+    """--step, or the smallest whole multiple of it that keeps the window in MAX_POINTS."""
+    return asked.step_s * max(1, math.ceil(asked.since_s / asked.step_s / MAX_POINTS))
+
+
+def _d(seconds: float) -> str:
+    return f"{round(seconds * 1000)}ms" if seconds < 1 else f"{round(seconds)}s"
+
+
+def _fleet_rate(field: str, matchers: str, window_s: float) -> str:
+    """The field's rate summed over the fleet.  A counter every server has leaves a step
+    where no exporter reported empty (a gap in the plot, not a zero); one some servers lack
+    (the binary log's) is 0 there, so that it does not empty the sum."""
+    parts = [f"rate({STATUS}{name}{{{matchers}}}[{_d(window_s)}])" for name in SERIES[field]]
+    summed = f"sum(max by (instance) ({' + '.join(parts)}))"
+    return summed if field in REQUIRED else f"({summed} or vector(0))"
+
+
+def _bound(
+    units: Mapping[str, Resolved], scope: model.Scope, matchers: str, window_s: float, end: str
+) -> str | None:
+    terms = []
+    for cause in model.CAUSES:
+        unit = units.get(cause.unit)
+        if unit is None or scope not in cause.scopes:
+            continue
+        us = max(getattr(unit, end), 0.0)
+        field = CAUSE_FIELD[cause.key]
+        per = us / 1e6 / (MIB if field in MIB_FIELDS else 1.0)  # cores per unit of rate
+        terms.append(f"{_fleet_rate(field, matchers, window_s)} * {per:.9g}")
+    return " + ".join(terms) if terms else None
+
+
+def query(asked: Asked, units: Mapping[str, Resolved], scope: model.Scope) -> str | None:
+    """The one PromQL expression of the three series; None where no cause in scope has a
+    unit (nothing to draw)."""
+    window = resolution_s(asked)
+    found = []
+    for bound, end in zip(BOUNDS, ("us", "low_us", "high_us"), strict=True):
+        expr = _bound(units, scope, asked.matchers, window, end)
+        if expr is None:
+            return None
+        found.append(f'label_replace({expr}, "bound", "{bound}", "", "")')
+    return " or ".join(found)
+
+
+def ask(
+    client: Prometheus, asked: Asked, units: Mapping[str, Resolved], scope: model.Scope
+) -> FleetSeries | None:
+    """The fleet's series over the window; None where there is nothing to draw."""
+    promql = query(asked, units, scope)
+    if promql is None:
+        return None
+    step = resolution_s(asked)
+    # The first point's window starts where the estimate's window does.
+    answer = client.query_range(promql, asked.end - asked.since_s + step, asked.end, step)
+    by_bound = {s.labels.get("bound", ""): dict(s.points) for s in answer}
+    estimate = by_bound.get("estimate", {})
+    if not estimate:
+        return None
+    times = sorted(estimate)
+    low, high = by_bound.get("low", {}), by_bound.get("high", {})
+    return FleetSeries(
+        step_s=step,
+        times=times,
+        cores=[estimate[t] for t in times],
+        low=[low.get(t, estimate[t]) for t in times],
+        high=[high.get(t, estimate[t]) for t in times],
+    )
