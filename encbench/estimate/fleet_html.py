@@ -20,7 +20,6 @@ from encbench.report.tables import (
     Block,
     Bullets,
     Cell,
-    Columns,
     Document,
     Paragraph,
     Plot,
@@ -33,10 +32,10 @@ TABLE_ROWS = 100
 NOTES_SHOWN = 50
 # Each note an instance can have, by how it begins (fleet.py and prometheus.gaps word them).
 NOTE_KINDS = (
-    ("its exporter reported", "Gaps: series missing from part of the window"),
-    ("its exporter could not reach", "Exporter could not reach its server at times"),
-    ("the server restarted", "Restarts in the window"),
-    ("no traffic", "No traffic: counters did not move"),
+    ("its exporter reported", "Gaps: series missing from part of the window", "gap"),
+    ("its exporter could not reach", "Exporter could not reach its server at times", "mysql_up 0"),
+    ("the server restarted", "Restarts in the window", "restarted"),
+    ("no traffic", "No traffic: counters did not move", "no traffic"),
 )
 
 
@@ -52,6 +51,12 @@ def _window(r: FleetReport) -> str:
 def _cause_cell(e: InstanceEstimate, key: str) -> str:
     c = next(c for c in e.mean.causes if c.key == key)
     return "–" if c.cores is None else cores_text(c.cores.value)
+
+
+def _short_notes(notes: Sequence[str]) -> str:
+    """An instance's notes in a word each: the Notes section below says them whole."""
+    words = [w for start, _, w in NOTE_KINDS for n in notes if n.startswith(start)]
+    return ", ".join(words) or "–"
 
 
 def top_table(r: FleetReport) -> Table:
@@ -70,7 +75,7 @@ def top_table(r: FleetReport) -> Table:
                 figure_text(e.peak.total.cores),
                 host,
                 *(_cause_cell(e, c.key) for c in model.CAUSES),
-                "; ".join(e.notes) or "–",
+                _short_notes(e.notes),
             )
         )
     more = len(r.instances) - len(shown)
@@ -92,7 +97,8 @@ def top_table(r: FleetReport) -> Table:
         ),
         notes=[
             "Per cause: extra cores at the mean rate. A total's interval adds its causes' "
-            "ends (each cause's quietest and busiest step window × the unit's interval)."
+            "ends (each cause's quietest and busiest step window × the unit's interval). "
+            "Notes: in full under Notes below."
         ],
     )
 
@@ -133,7 +139,7 @@ def causes_table(r: FleetReport) -> Table:
 
 def notes_blocks(r: FleetReport) -> list[Block]:
     blocks: list[Block] = []
-    for start, title in NOTE_KINDS:
+    for start, title, _ in NOTE_KINDS:
         said = [(e.instance, n) for e in r.instances for n in e.notes if n.startswith(start)]
         if not said:
             continue
@@ -187,26 +193,17 @@ def document(r: FleetReport, series: FleetSeries | None) -> Document:
             "in Prometheus), the band the unit cost's interval; the dashed line the window's "
             "mean, the instances' means added.",
         ),
-        Columns(
-            [
-                [
-                    Plot(
-                        lambda: fleet_plots.ranked_svg(r.instances),
-                        "Bars: extra cores at the window's mean rates, with their interval; "
-                        "diamonds: at the instance's own peak. The hatched bar adds up every "
-                        "instance below the first "
-                        f"{fleet_plots.TOP_BARS}.",
-                    )
-                ],
-                [
-                    Plot(
-                        lambda: fleet_plots.distribution_svg(r.instances),
-                        "Left: the share of the instances whose extra CPU is at or below a "
-                        "value (instances at 0 are where the curves start). Right: the share "
-                        "of the fleet's total the most expensive instances hold.",
-                    )
-                ],
-            ]
+        Plot(
+            lambda: fleet_plots.ranked_svg(r.instances),
+            "Bars: extra cores at the window's mean rates, with their interval; diamonds: at "
+            "the instance's own peak. The hatched bar adds up every instance below the first "
+            f"{fleet_plots.TOP_BARS}.",
+        ),
+        Plot(
+            lambda: fleet_plots.distribution_svg(r.instances),
+            "Left: the share of the instances whose extra CPU is at or below a value (instances "
+            "at 0 are where the curves start). Right: the share of the fleet's total the most "
+            "expensive instances hold.",
         ),
     ]
     return Document(

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING
 from encbench.estimate.fleet import FleetTotal, InstanceEstimate
 from encbench.estimate.fleet_series import FleetSeries
 from encbench.estimate.model import Figure as Interval
-from encbench.report.plots import SIDE_STYLE, VARIANT_STYLE, log_if_wide, render_svg
+from encbench.report.plots import SIDE_STYLE, VARIANT_STYLE, render_svg
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 TOP_BARS = 20
 CORES = "extra CPU (cores)"
+ZERO = Interval(value=0.0, low=0.0, high=0.0)  # an instance with no cause estimated
 MEAN_STYLE = SIDE_STYLE[0]
 PEAK_STYLE = VARIANT_STYLE["encrypted"]
 
@@ -97,10 +99,10 @@ def series_svg(series: FleetSeries | None, fleet: FleetTotal) -> str | None:
             f"The fleet's extra CPU over the window, per {span(series.step_s)} step "
             f"({fleet.instances} instances)"
         )
-        ax.legend(loc="upper left", ncols=3)
+        fig.legend(loc="outside lower center", ncols=3)
 
     return render_svg(
-        draw, "fleet-series", (9.6, 3.2), "the fleet's extra CPU over time", auto_layout=True
+        draw, "fleet-series", (9.6, 3.5), "the fleet's extra CPU over time", auto_layout=True
     )
 
 
@@ -119,62 +121,83 @@ def _added(figures: Sequence[Interval | None]) -> Interval:
 
 def ranked_svg(ranked: Sequence[InstanceEstimate]) -> str | None:
     """The TOP_BARS instances that would pay most, at the mean with its interval and at the
-    peak; the rest added up in one hatched bar."""
+    peak; the rest added up in one hatched bar.  The axis is the top instances': the rest's
+    sum, many times one instance's at a thousand, would flatten them; where it passes the
+    axis its bar is cut there and its figure written on it."""
     if not ranked:
         return None
     top = list(ranked[:TOP_BARS])
     rest = list(ranked[TOP_BARS:])
     names = [e.instance for e in top]
-    means = [_total(e, "mean") for e in top]
-    peaks = [_total(e, "peak") for e in top]
-    if rest:
-        names.append(f"the other {len(rest)}, added")
-        means.append(_added([_total(e, "mean") for e in rest]))
-        peaks.append(_added([_total(e, "peak") for e in rest]))
-    values = [m.value if m else 0.0 for m in means]
-    below = [m.value - m.low if m else 0.0 for m in means]
-    above = [m.high - m.value if m else 0.0 for m in means]
+    means = [m or ZERO for m in (_total(e, "mean") for e in top)]
+    peaks = [p or ZERO for p in (_total(e, "peak") for e in top)]
+    widest = max(max(m.high for m in means), max(p.value for p in peaks))
+    limit = 1.2 * widest if widest > 0 else 1.0
+    others = _added([_total(e, "mean") for e in rest]) if rest else None
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()
         ys = list(range(len(names)))
         bars = ax.barh(
             ys,
-            values,
+            [m.value for m in means],
             height=0.6,
             color=MEAN_STYLE["color"],
             alpha=0.85,
-            xerr=[below, above],
+            xerr=[[m.value - m.low for m in means], [m.high - m.value for m in means]],
             error_kw={"capsize": 2, "linewidth": 0.8},
-            label="at the mean (bar: its interval)",
+            label="at the mean (line: its interval)",
         )
-        if rest:
-            bars[-1].set_facecolor("white")
-            bars[-1].set_edgecolor(MEAN_STYLE["color"])
-            bars[-1].set_hatch("////")
-        peak_xs = [(p.value, y) for p, y in zip(peaks, ys, strict=True) if p is not None]
-        if peak_xs:
-            ax.plot(
-                *zip(*peak_xs, strict=True),
-                linestyle="none",
-                marker="D",
-                markersize=4,
-                color=PEAK_STYLE["color"],
-                label="at its peak",
+        ax.bar_label(bars, labels=[_short(m.value) for m in means], padding=3, fontsize=7)
+        ax.plot(
+            [p.value for p in peaks],
+            ys,
+            linestyle="none",
+            marker="D",
+            markersize=4,
+            color=PEAK_STYLE["color"],
+            label="at its peak",
+        )
+        labels = list(names)
+        if others is not None:
+            y = len(names)
+            labels.append(f"the other {len(rest)}, added")
+            ax.barh([y], [min(others.value, limit)], height=0.6, color="white",
+                    edgecolor=MEAN_STYLE["color"], hatch="////")  # fmt: skip
+            text = f"{_short(others.value)} ({_short(others.low)}–{_short(others.high)})" + (
+                " → off the axis" if others.value > limit else ""
             )
-        ax.bar_label(bars, labels=[_short(v) for v in values], padding=3, fontsize=7)
-        ax.set_yticks(ys, names)
-        ax.invert_yaxis()
+            inside = others.value > 0.6 * limit
+            ax.text(
+                limit * 0.98 if inside else others.value + 0.02 * limit, y, text,
+                ha="right" if inside else "left", va="center", fontsize=7,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
+            )  # fmt: skip
+        ax.set_yticks(range(len(labels)), labels)
+        ax.set_ylim(len(labels) - 0.5, -0.5)  # the most expensive at the top
+        ax.set_xlim(0, limit)
         ax.grid(axis="y", visible=False)
-        ax.margins(x=0.15)
         ax.set_xlabel(CORES)
         ax.set_title(f"The {len(top)} instances that would pay most")
-        ax.legend(loc="lower right")
+        # Below the axes: inside, it would cover a bar whatever the fleet.
+        fig.legend(loc="outside lower center", ncols=2)
 
-    height = 1.2 + 0.2 * len(names)
+    height = 1.5 + 0.2 * (len(names) + (1 if rest else 0))
     return render_svg(
         draw, "fleet-ranked", (6.4, height), "the instances that would pay most", auto_layout=True
     )
+
+
+_PLAIN = "{x:,g}"  # plain numbers on a log axis: 0.001 and 1,000 rather than 10⁻³ and 10³
+
+
+def _log_if_wide(ax: Axes, values: Sequence[float]) -> None:
+    """A log axis where the instances' values span more than 100× (a fleet's quietest and
+    busiest), labelled at each decade only: a decade's 2 and 5 overlap at these widths."""
+    positive = [v for v in values if v > 0]
+    if positive and max(positive) / min(positive) > 100:
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(_PLAIN)
 
 
 def _short(value: float) -> str:
@@ -191,6 +214,8 @@ def distribution_svg(ranked: Sequence[InstanceEstimate]) -> str | None:
     total = sum(means)
 
     def draw(fig: Figure) -> None:
+        from matplotlib.ticker import MaxNLocator
+
         ecdf, share = fig.subplots(1, 2)
         for values, style, label in (
             (means, MEAN_STYLE, "at the mean"),
@@ -201,16 +226,17 @@ def distribution_svg(ranked: Sequence[InstanceEstimate]) -> str | None:
                 continue
             n = len(values)
             zeros = n - len(positive)
-            ys = [(zeros + k) / n for k in range(1, len(positive) + 1)]
+            # From the share at 0 (where a log axis cannot go) up, a step at each instance.
+            ys = [(zeros + k) / n for k in range(len(positive) + 1)]
             ecdf.step(
-                positive,
+                [positive[0], *positive],
                 ys,
                 where="post",
                 color=style["color"],
                 linestyle=style["linestyle"],
                 label=label,
             )
-        log_if_wide(ecdf, means + peaks)
+        _log_if_wide(ecdf, means + peaks)
         ecdf.set_ylim(0, 1.02)
         ecdf.set_xlabel(CORES + ", per instance")
         ecdf.set_ylabel("share of the instances at or below")
@@ -225,6 +251,9 @@ def distribution_svg(ranked: Sequence[InstanceEstimate]) -> str | None:
         share.plot(xs, running, color=MEAN_STYLE["color"], linewidth=1.2)
         if len(xs) > 50:
             share.set_xscale("log")
+            share.xaxis.set_major_formatter(_PLAIN)
+        else:
+            share.xaxis.set_major_locator(MaxNLocator(integer=True))
         share.set_ylim(0, 102)
         share.set_xlabel("the most expensive instances, how many")
         share.set_ylabel("of the fleet's extra CPU at the mean (%)")
