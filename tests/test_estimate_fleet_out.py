@@ -14,22 +14,33 @@ from pathlib import Path
 
 import pytest
 
-from encbench.estimate import fleet, fleet_csv, fleet_html, fleet_plots, fleet_series, prometheus
-from encbench.estimate import model, units
+from encbench.estimate import (
+    fleet,
+    fleet_csv,
+    fleet_html,
+    fleet_plots,
+    fleet_series,
+    model,
+    prometheus,
+    units,
+)
 from encbench.estimate.prometheus import Asked
-from encbench.estimate.prometheus_api import Prometheus
+from encbench.estimate.prometheus_api import Prometheus, Sample
 from tests import estimate_helpers
+from tests import test_estimate_prometheus as base
 from tests.helpers import encbench
 from tests.test_cli_bad_input import assert_one_line_error
-from tests.test_estimate_prometheus import (  # noqa: F401 (stub: a fixture used by name)
+from tests.test_estimate_prometheus import (
     WEEK,
     Answer,
     answers_for,
     fleet_answers,
     resolved,
-    stub,
     vector,
 )
+
+# The stub Prometheus of the fleet's own tests, as a fixture of this module too.
+prometheus_stub = base.stub
 
 Stub = tuple[str, list[tuple[str, dict[str, str]]], list[Answer]]
 DAY = Asked(end=1_800_000_000.0, since_s=86400, step_s=300)
@@ -84,8 +95,8 @@ def test_the_series_query_sums_the_fleet_in_prometheus() -> None:
     assert fleet_series.query(WEEK, {}, "tables") is None
 
 
-def test_the_series_is_asked_once_and_read_back(stub: Stub) -> None:
-    url, asked, answer = stub
+def test_the_series_is_asked_once_and_read_back(prometheus_stub: Stub) -> None:
+    url, asked, answer = prometheus_stub
     t0 = DAY.end - DAY.since_s
     answer[0] = lambda q, h: (
         200,
@@ -102,8 +113,8 @@ def test_the_series_is_asked_once_and_read_back(stub: Stub) -> None:
 
 def test_the_csv_is_one_row_per_instance_of_plain_numbers() -> None:
     answers = answers_for(fleet_of(3))
-    answers["host_busy"] = [prometheus.Sample({"instance": "db0001:9100"}, 2.0)]
-    answers["host_cores"] = [prometheus.Sample({"instance": "db0001:9100"}, 8.0)]
+    answers["host_busy"] = [Sample({"instance": "db0001:9100"}, 2.0)]
+    answers["host_cores"] = [Sample({"instance": "db0001:9100"}, 8.0)]
     built = fleet.build("http://p:9090", WEEK, "", answers, resolved(), "tables")
     rows = list(csv.DictReader(io.StringIO(fleet_csv.render(built))))
     assert [r["instance"] for r in rows] == ["db0001:9104", "db0002:9104", "db0003:9104"]
@@ -133,7 +144,7 @@ def test_the_csv_is_one_row_per_instance_of_plain_numbers() -> None:
 
 def test_the_csv_lists_an_instance_without_counters_last() -> None:
     answers = answers_for(fleet_of(1))
-    answers["unreachable"].append(prometheus.Sample({"instance": "db9:9104"}, 1.0))
+    answers["unreachable"].append(Sample({"instance": "db9:9104"}, 1.0))
     built = fleet.build("http://p:9090", WEEK, "", answers, resolved(), "tables")
     rows = list(csv.DictReader(io.StringIO(fleet_csv.render(built))))
     assert rows[-1]["instance"] == "db9:9104" and rows[-1]["rank"] == ""
@@ -180,9 +191,9 @@ def test_the_page_stays_readable_and_small(count: int) -> None:
 
 
 def test_the_cli_writes_four_files_and_asks_one_range_query(
-    stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    prometheus_stub: Stub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    url, asked, answer = stub
+    url, asked, answer = prometheus_stub
     state = tmp_path / "state"
     monkeypatch.setenv("XDG_STATE_HOME", str(state))
     units.write_machine(estimate_helpers.typical())
