@@ -9,6 +9,8 @@ are stopped by pid."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
 import subprocess
@@ -21,6 +23,10 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
+from encbench.estimate import fleet, fleet_out, fleet_series, rescale, units
+from encbench.estimate.prometheus import Asked
+from encbench.estimate.prometheus_api import Prometheus
+from encbench.estimate.rescale import Resolved
 from encbench.servers.sandbox import SandboxServer, free_port
 from tests.helpers import encbench, skip_unless_ci, start_plain_server
 from tests.integration.test_estimate_target import LOAD_DB, light_load, store_units
@@ -155,6 +161,7 @@ def test_the_fleet_estimate_agrees_with_targets_and_says_a_restart(
             "--prometheus", stack.url, "--since", "20s", "--step", "10s", "--json", "fleet.json",
             cwd=tmp_path,
         )  # fmt: skip
+        _holds_its_files(stack, tmp_path)  # under the same load
     direct = json.loads((tmp_path / "target.json").read_text())["estimate"]
     report = json.loads((tmp_path / "fleet.json").read_text())
     assert "# What encryption would cost this fleet" in fleet.stdout
@@ -201,3 +208,35 @@ def test_the_fleet_estimate_agrees_with_targets_and_says_a_restart(
                 # a minute's bytes and logins, many times a step's.
                 assert c["rate"]["high"] <= 3 * highest[c["key"]]["high"] + 1, c
     stack.server.query(f"DROP DATABASE {LOAD_DB}")
+
+
+def _holds_its_files(stack: Stack, tmp_path: Path) -> None:
+    """--out DIR: the four files, the CSV's row and the page's plots, among them the fleet's
+    series from the range query (its PromQL held to a real Prometheus: a refused or empty
+    answer draws no series)."""
+    out = tmp_path / "fleet-out"
+    written = _run(
+        "--prometheus", stack.url, "--since", "20s", "--step", "10s", "--out", str(out),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert written.stdout.split() == [str(out / n) for n in fleet_out.NAMES]
+    [row] = list(csv.DictReader(io.StringIO((out / "estimate.csv").read_text())))
+    assert row["instance"] == stack.instance and float(row["extra_cores_mean"]) > 0
+    series = fleet_series.ask(
+        Prometheus(stack.url),
+        Asked(end=time.time(), since_s=20, step_s=10),
+        _units(),
+        "tables",
+    )
+    assert series is not None and max(series.cores) > 0, series
+    assert all(
+        lo <= c <= hi for lo, c, hi in zip(series.low, series.cores, series.high, strict=True)
+    )
+    assert (out / "estimate.html").read_text().count("<svg") == 3
+
+
+def _units() -> dict[str, Resolved]:
+    hosts = rescale.Hosts(
+        here=rescale.local_speed, there=None, same_host=False, why_not=fleet.NOT_RESCALED
+    )
+    return {n: rescale.resolve(u, hosts, None) for n, u in units.read_machine().items()}
