@@ -269,3 +269,13 @@ def test_every_cause_has_its_columns() -> None:
     for c in model.CAUSES:
         assert f"{c.key}_extra_cores" in columns and f"{c.key}_extra_cores_peak" in columns
     assert len(columns) == len(set(columns))
+
+
+def test_the_docs_give_the_pages_own_limits() -> None:
+    text = (Path(__file__).parent.parent / "docs" / "estimate.md").read_text()
+    words = " ".join(text.split())
+    assert f"past {fleet_series.MAX_POINTS:,} steps" in words
+    assert f"the {fleet_plots.TOP_BARS} instances that would pay most" in words
+    assert f"the first {fleet_html.TABLE_ROWS};" in words
+    for column in ("extra_cores_mean", "host_share_pct", "tables_encrypted_now", "notes"):
+        assert column in fleet_csv.header() and f"`{column}`" in words
