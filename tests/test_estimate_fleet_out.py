@@ -18,6 +18,7 @@ from encbench.estimate import (
     fleet,
     fleet_csv,
     fleet_html,
+    fleet_out,
     fleet_plots,
     fleet_series,
     model,
@@ -217,7 +218,7 @@ def test_the_cli_writes_four_files_and_asks_one_range_query(
     )
     took = time.monotonic() - started
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == [str(out / n) for n in fleet_out_names()]
+    assert result.stdout.split() == [str(out / n) for n in fleet_out.NAMES]
     assert sum('"bound"' in q for q, _ in asked) == 1
     data = json.loads((out / "estimate.json").read_text())
     assert len(data["instances"]) == 1000
@@ -236,12 +237,6 @@ def test_the_cli_writes_four_files_and_asks_one_range_query(
     )
     assert_one_line_error(again, "estimate.md exists", "choose another --out")
     assert len(asked) == before
-
-
-def fleet_out_names() -> tuple[str, ...]:
-    from encbench.estimate import fleet_out
-
-    return fleet_out.NAMES
 
 
 @pytest.mark.parametrize(
@@ -279,3 +274,16 @@ def test_the_docs_give_the_pages_own_limits() -> None:
     assert f"the first {fleet_html.TABLE_ROWS};" in words
     for column in ("extra_cores_mean", "host_share_pct", "tables_encrypted_now", "notes"):
         assert column in fleet_csv.header() and f"`{column}`" in words
+
+
+def test_a_refused_range_query_costs_the_page_its_series_only(prometheus_stub: Stub) -> None:
+    url, _, answer = prometheus_stub
+    answer[0] = lambda q, h: (422, {"status": "error", "error": "query_range is not allowed"})
+    built = fleet.build("http://p:9090", DAY, "", answers_for(fleet_of(3)), resolved(), "tables")
+    said: list[str] = []
+    why = fleet_out.over_time(Prometheus(url), DAY, resolved(), built, said.append)
+    assert isinstance(why, str) and "query_range is not allowed" in why
+    assert said and "not drawn" in said[0]
+    page = fleet_html.render(built, why)
+    assert "No time series of the fleet: Prometheus did not answer" in page
+    assert page.count("<svg") == 2

@@ -26,7 +26,6 @@ from encbench.estimate import (
     counters,
     fleet,
     fleet_out,
-    fleet_series,
     model,
     prometheus,
     prometheus_api,
@@ -359,7 +358,7 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     if options.out is None:
         out(fleet.render_markdown(built))
         return
-    series = fleet_series.ask(client, asked, resolved, options.scope) if built.instances else None
+    series = fleet_out.over_time(client, asked, resolved, built, log)
     for path in fleet_out.write(options.out, built, series):
         out(str(path))
 

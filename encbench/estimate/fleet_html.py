@@ -184,15 +184,21 @@ def units_table(r: FleetReport) -> Table:
     )
 
 
-def document(r: FleetReport, series: FleetSeries | None) -> Document:
-    step = fleet_plots.span(series.step_s) if series else ""
+def _over_time(r: FleetReport, series: FleetSeries | str) -> Block:
+    if isinstance(series, str):
+        return Paragraph(f"No time series of the fleet: {series}.")
+    return Plot(
+        lambda: fleet_plots.series_svg(series, r.fleet),
+        f"The fleet's extra CPU at every {fleet_plots.span(series.step_s)} step (the sum over "
+        "the instances, computed in Prometheus), the band the unit cost's interval; the dashed "
+        "line the window's mean, the instances' means added.",
+    )
+
+
+def document(r: FleetReport, series: FleetSeries | str) -> Document:
+    """The page; `series` is the fleet's over the window, or why there is none."""
     plots: list[Block] = [
-        Plot(
-            lambda: fleet_plots.series_svg(series, r.fleet),
-            f"The fleet's extra CPU at every {step} step (the sum over the instances, computed "
-            "in Prometheus), the band the unit cost's interval; the dashed line the window's "
-            "mean, the instances' means added.",
-        ),
+        _over_time(r, series),
         Plot(
             lambda: fleet_plots.ranked_svg(r.instances),
             "Bars: extra cores at the window's mean rates, with their interval; diamonds: at "
@@ -218,5 +224,5 @@ def document(r: FleetReport, series: FleetSeries | None) -> Document:
     )
 
 
-def render(r: FleetReport, series: FleetSeries | None) -> str:
+def render(r: FleetReport, series: FleetSeries | str) -> str:
     return html.render(document(r, series))

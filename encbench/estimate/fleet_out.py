@@ -6,12 +6,16 @@ estimate.html (fleet_html.py, with the fleet's time series from one more query).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from encbench import outputs
-from encbench.errors import BadInput
-from encbench.estimate import fleet, fleet_csv, fleet_html
+from encbench.errors import BadInput, EncbenchError
+from encbench.estimate import fleet, fleet_csv, fleet_html, fleet_series
 from encbench.estimate.fleet_series import FleetSeries
+from encbench.estimate.prometheus import Asked
+from encbench.estimate.prometheus_api import Prometheus
+from encbench.estimate.rescale import Resolved
 
 NAMES = ("estimate.md", "estimate.json", "estimate.csv", "estimate.html")
 
@@ -24,8 +28,31 @@ def check(out: Path) -> None:
             raise BadInput(f"{out / name} exists: choose another --out directory")
 
 
-def write(out: Path, built: fleet.FleetReport, series: FleetSeries | None) -> list[Path]:
-    """The four files; their paths, in NAMES' order."""
+def over_time(
+    client: Prometheus,
+    asked: Asked,
+    units: Mapping[str, Resolved],
+    built: fleet.FleetReport,
+    log: Callable[[str], None],
+) -> FleetSeries | str:
+    """The fleet's series over the window, or why the page has none.  A range query refused
+    (a proxy that lets only instant queries through) costs the page its time series, not
+    the estimate already made."""
+    if not built.instances:
+        return "no instance was estimated"
+    try:
+        found = fleet_series.ask(client, asked, units, built.scope)
+    except EncbenchError as exc:
+        log(f"encbench: the fleet's series over time not drawn: {exc}")
+        return f"Prometheus did not answer its range query ({exc})"
+    if found is None:
+        return "Prometheus's range query gave no series (no unit cost in scope, or no sample)"
+    return found
+
+
+def write(out: Path, built: fleet.FleetReport, series: FleetSeries | str) -> list[Path]:
+    """The four files (the page with the fleet's series, or saying why it has none); their
+    paths, in NAMES' order."""
     if not out.is_dir():
         outputs.make_directory(out)
     texts = (

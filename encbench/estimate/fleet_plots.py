@@ -60,10 +60,10 @@ def _with_gaps(
     return times, cores, low, high
 
 
-def series_svg(series: FleetSeries | None, fleet: FleetTotal) -> str | None:
+def series_svg(series: FleetSeries, fleet: FleetTotal) -> str | None:
     """The fleet's extra cores at every step, the unit's interval as a band, and the
     window's mean (the instances' means added) as a line."""
-    if series is None or not series.times:
+    if not series.times:
         return None
     times, cores, low, high = _with_gaps(series)
 
