@@ -47,6 +47,10 @@ def _no_tools() -> list[tuple[Check, str]]:
     return []
 
 
+def _leaves_nothing_out(profile: Profile) -> dict[str, list[Check]]:
+    return {}
+
+
 def _needs_no_target(profile: Profile) -> TargetNeeds:
     return NOTHING
 
@@ -122,6 +126,10 @@ class Here:
     setup_s: Callable[[Profile], float] = _no_setup_time
     # Tools only some of its profiles use, each with what for: `doctor` lists them.
     optional_tools: Callable[[], list[tuple[Check, str]]] = _no_tools
+    # What of it a run leaves out, with why, on a machine that lacks these checks, while the
+    # rest is measured (a kind's cells beside its first kind's), each with its checks:
+    # `doctor` lists them as optional, the run checks them as it comes to those cells.
+    optional_cells: Callable[[Profile], dict[str, list[Check]]] = _leaves_nothing_out
 
 
 @dataclass(frozen=True)

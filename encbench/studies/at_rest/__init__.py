@@ -35,6 +35,7 @@ STUDY = StudyDefinition(
         tools=kinds.tools,
         check=kinds.check,
         optional=kinds.optional,
+        optional_cells=kinds.optional_cells,
         root=kinds.root,
         results_dir=kinds.results_dir,
         creates=(

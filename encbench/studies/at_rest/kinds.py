@@ -70,6 +70,14 @@ def tools(profile: Profile) -> list[Check]:
     return found + (pg_needs.needs(profile) if postgresql_alone(profile) else [])
 
 
+def optional_cells(profile: Profile) -> dict[str, list[Check]]:
+    """PostgreSQL's beside MariaDB's: without them its runner leaves its cells out, with
+    why (what `tools` asks where PostgreSQL is the only kind)."""
+    if measures(profile, POSTGRESQL) and not postgresql_alone(profile):
+        return {"its PostgreSQL cells": pg_needs.needs(profile)}
+    return {}
+
+
 def optional(profile: Profile) -> bool:
     """Left out, with why, where PostgreSQL alone is measured and this machine cannot."""
     return postgresql_alone(profile)
