@@ -13,10 +13,12 @@ installing a donor's data) is not counted."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from encbench import kind_ways, studies
+from encbench import kind_ways, server_kind, studies
 from encbench.durations import cell_seconds, duration
 from encbench.profile import Profile
+from encbench.servers import installs
 from encbench.servers.grants import NOTHING
 from encbench.studies.definition import StudyDefinition
 
@@ -61,13 +63,33 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
         out.append(
             StudyPlan(
                 study=s,
-                cells=[c.label for c in cells],
+                cells=_labels(profile, s, cells),
                 cells_s=[cell_seconds(rule.for_cell(c), rule.planned_rounds(c)) for c in cells],
                 left_out=why.get(s.name),
                 setup_s=s.here.setup_s(profile),
             )
         )
     return out
+
+
+def _labels(profile: Profile, s: StudyDefinition, cells: list[Any]) -> list[str]:
+    """Each cell's label; where the study measures several kinds, first the kind of server
+    it measures ("PostgreSQL: ..."), so that one list of both kinds' cells tells them apart.
+    Only the plan says it: records and the report keep the labels they always had."""
+    kinds = s.kinds_in(profile)
+    if len(kinds) < 2:
+        return [c.label for c in cells]
+    of_part = {c: p.kind for p in s.parts if p.kind in kinds for c in p.settings.cells(profile)}
+    return [f"{_title(profile, s, of_part.get(c, s.kinds[0]))}: {c.label}" for c in cells]
+
+
+def _title(profile: Profile, s: StudyDefinition, kind: str) -> str:
+    """A kind as people read it; its first kind's as the install's family where the profile
+    runs a private root of it (MySQL's cells are MariaDB's kind's)."""
+    install = profile.server.install
+    if kind == s.kinds[0] and s.install_families and install != installs.SYSTEM:
+        return installs.family_of(install)
+    return server_kind.named(kind).title
 
 
 def _rounds_words(profile: Profile, s: StudyDefinition) -> str:

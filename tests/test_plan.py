@@ -172,3 +172,27 @@ def test_mysqls_slower_restarts_are_in_its_at_rest_plan_and_nowhere_else() -> No
     copied = measure_options(budgeted).for_cell(cell)
     assert copied.cell_budget_s == 10
     assert copied.run_overhead_s == durations.MYSQL_RUN_OVERHEAD_S
+
+
+@pytest.mark.parametrize("study", ["at-rest", "in-transit"])
+def test_plan_of_a_study_over_both_kinds_names_each_cells_kind_and_of_one_kind_none(
+    study: str, tmp_path: Path
+) -> None:
+    both = tmp_path / "both.toml"
+    both.write_text(
+        f'name = "both"\nstudies = ["{study}"]\n[server]\nkinds = ["mariadb", "postgresql"]\n'
+    )
+    profile, _ = load(str(both))
+    (part,) = studies.named(profile)[0].parts
+    theirs = {c.label for c in part.settings.cells(profile)}
+    cells = [line for line in _plan(str(both)).splitlines() if line.startswith("  cell ")]
+    assert any(line.startswith("  cell MariaDB: ") for line in cells)
+    assert any(line.startswith("  cell PostgreSQL: ") for line in cells)
+    for line in cells:
+        kind, label = line.removeprefix("  cell ").split(": ", 1)
+        label = label.split(" (its own budget")[0]
+        assert (kind == "PostgreSQL") == (label in theirs), line
+    one = tmp_path / "one.toml"
+    one.write_text(f'name = "one"\nstudies = ["{study}"]\n[server]\nkinds = ["postgresql"]\n')
+    alone = [line for line in _plan(str(one)).splitlines() if line.startswith("  cell ")]
+    assert alone and not any("PostgreSQL: " in line for line in alone)
