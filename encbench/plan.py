@@ -13,7 +13,6 @@ installing a donor's data) is not counted."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from encbench import kind_ways, server_kind, studies
 from encbench.durations import cell_seconds, duration
@@ -58,12 +57,12 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
     why = studies.left_out(profile, studies.unavailable_studies(profile))
     out = []
     for s in studies.named(profile):
-        rule = s.settings.rule(profile)
-        cells = list(s.settings.cells(profile))
+        rule = s.rule(profile)
+        cells = s.cells(profile)
         out.append(
             StudyPlan(
                 study=s,
-                cells=_labels(profile, s, cells),
+                cells=_labels(profile, s),
                 cells_s=[cell_seconds(rule.for_cell(c), rule.planned_rounds(c)) for c in cells],
                 left_out=why.get(s.name),
                 setup_s=s.here.setup_s(profile),
@@ -72,15 +71,14 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
     return out
 
 
-def _labels(profile: Profile, s: StudyDefinition, cells: list[Any]) -> list[str]:
+def _labels(profile: Profile, s: StudyDefinition) -> list[str]:
     """Each cell's label; where the study measures several kinds, first the kind of server
     it measures ("PostgreSQL: ..."), so that one list of both kinds' cells tells them apart.
     Only the plan says it: records and the report keep the labels they always had."""
-    kinds = s.kinds_in(profile)
-    if len(kinds) < 2:
-        return [c.label for c in cells]
-    of_part = {c: p.kind for p in s.parts if p.kind in kinds for c in p.settings.cells(profile)}
-    return [f"{_title(profile, s, of_part.get(c, s.kinds[0]))}: {c.label}" for c in cells]
+    found = s.kinds_cells(profile)
+    if len({kind for kind, _ in found}) < 2:
+        return [c.label for _, c in found]
+    return [f"{_title(profile, s, kind)}: {c.label}" for kind, c in found]
 
 
 def _title(profile: Profile, s: StudyDefinition, kind: str) -> str:
@@ -93,10 +91,10 @@ def _title(profile: Profile, s: StudyDefinition, kind: str) -> str:
 
 
 def _rounds_words(profile: Profile, s: StudyDefinition) -> str:
-    rule = s.settings.rule(profile)
+    rule = s.rule(profile)
     warm = f", {rule.warmup_s} s warm-up" if rule.warmup_s else ""
     run = f"{rule.run_s} s runs" if rule.warmup_s else f"runs of about {rule.run_s} s"
-    budgets = sorted({rule.for_cell(c).cell_budget_s for c in s.settings.cells(profile)})
+    budgets = sorted({rule.for_cell(c).cell_budget_s for c in s.cells(profile)})
     budget = (
         f"its {budgets[0]:g} s budget"
         if len(budgets) <= 1
@@ -170,10 +168,10 @@ def lines(profile: Profile) -> list[str]:
             out.append("  creates on this host: only its results directory")
         elif s.here.creates:
             out.append(f"  creates on this host: {s.here.creates}")
-        rule = s.settings.rule(profile)
+        rule = s.rule(profile)
         own = {
             label: cell_rule.cell_budget_s
-            for label, c in zip(p.cells, s.settings.cells(profile), strict=True)
+            for label, c in zip(p.cells, s.cells(profile), strict=True)
             if (cell_rule := rule.for_cell(c)).cell_budget_s != rule.cell_budget_s
         }
         out += [

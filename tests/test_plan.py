@@ -31,7 +31,7 @@ def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str
     for study in studies.named(profile):
         assert f"{study.name}: " in text
         lines = text.splitlines()
-        for cell in study.settings.cells(profile):
+        for cell in study.cells(profile):
             # A cell with a budget of its own says so after its label.
             assert any(
                 line == f"  cell {cell.label}" or line.startswith(f"  cell {cell.label} (its own")
@@ -60,7 +60,7 @@ def test_a_cell_runs_until_its_budget_or_its_maximum_rounds_whichever_comes_firs
 def test_a_cell_across_a_distance_is_planned_at_its_fewest_rounds() -> None:
     profile, _ = load("percona-2013-ssl")
     (transit,) = plan.study_plans(profile)
-    rule = transit.study.settings.rule(profile)
+    rule = transit.study.rule(profile)
     far = 12 * 2 * (rule.run_s + RUN_OVERHEAD_S) + 2 * rule.warmup_s
     near = rule.cell_budget_s + 2 * rule.warmup_s
     # 8 loopback cells end at their 60 s budget; the 16 at 40 and 170 ms at 12 rounds.

@@ -15,8 +15,9 @@ from encbench import checks, kind_ways
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Rule, Study
+from encbench.kinds_rule import KindsRule
 from encbench.options import Strict
-from encbench.profile import Profile
+from encbench.profile import Profile, registered
 from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
 from encbench.servers import installs
@@ -213,8 +214,38 @@ class StudyDefinition:
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
-    # The kinds whose cells it measures apart from its first kind's (KindPart).
+    # The kinds whose cells it measures apart from its first kind's (KindPart): its own
+    # `settings` are then its first kind's, and `cells` and `rule` add up the parts'.
     parts: tuple[KindPart, ...] = ()
+
+    def _measured(self, profile: Profile) -> list[tuple[str, Settings]]:
+        """Its kinds the profile measures, each with its section: its own first (where it
+        measures its first kind, or has no parts), then its parts', in the order its runners
+        measure them."""
+        kinds = self.kinds_in(profile)
+        own = [(self.kinds[0], self.settings)] if not self.parts or self.kinds[0] in kinds else []
+        return own + [(p.kind, p.settings) for p in self.parts if p.kind in kinds]
+
+    def kinds_cells(self, profile: Profile) -> list[tuple[str, Any]]:
+        """Every cell it measures under a profile, each with its kind, in the order its
+        runners measure them."""
+        return [(k, c) for k, settings in self._measured(profile) for c in settings.cells(profile)]
+
+    def cells(self, profile: Profile) -> list[Any]:
+        """Every cell it measures under a profile (what `plan` lists)."""
+        return [c for _, c in self.kinds_cells(profile)]
+
+    def rule(self, profile: Profile) -> Rule:
+        """Its rule under a profile: each cell by its own kind's section (KindsRule), the rest
+        (what `plan` says of its rounds) by its first measured kind's."""
+        measured = [settings for _, settings in self._measured(profile)] or [self.settings]
+        first, *others = measured
+        if not others:
+            return first.rule(profile)
+        return KindsRule(
+            first.rule(profile),
+            tuple((frozenset(s.cells(profile)), s.rule(profile)) for s in others),
+        )
 
     def listed_in(self, profile: Profile) -> str | None:
         """The entry of the profile's `studies` that measures it (None: none does): its own,
@@ -271,3 +302,11 @@ class StudyDefinition:
         if self.install_families and profile.server.install != installs.SYSTEM:
             found.append(checks.private_root(profile.server.install))
         return checks.unique(found)
+
+
+def measures(profile: Profile, study: str, kind: str) -> bool:
+    """Whether the profile lists the study named `study` and it measures that kind of server
+    (its definition's kinds_in): for the study's own modules, which cannot read their
+    package's STUDY (it is built of them), so they ask the definition the profile's studies
+    were registered with."""
+    return study in profile.studies and kind in registered(study).kinds_in(profile)

@@ -8,40 +8,18 @@ larger (the kinds' servers never run at once)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from encbench.checks import Check
-from encbench.engine.study import Rule
-from encbench.kinds_rule import KindsRule
 from encbench.profile import Profile
 from encbench.studies.at_rest import needs, pair, plan
 from encbench.studies.at_rest.cells import MARIADB, measures
-from encbench.studies.at_rest.cells import cells as mariadb_cells
-from encbench.studies.at_rest.options import measure_options
-from encbench.studies.at_rest.postgresql import cells as pg_cells
 from encbench.studies.at_rest.postgresql import needs as pg_needs
 from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
-from encbench.studies.at_rest.postgresql.options import pg_at_rest_options
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from encbench.studies.definition import RootNeed
 
 
 def postgresql_alone(profile: Profile) -> bool:
     return measures(profile, POSTGRESQL) and not measures(profile, MARIADB)
-
-
-def cells(profile: Profile) -> list[Any]:
-    """MariaDB's cells, then PostgreSQL's: in the order their runners measure them."""
-    return [*mariadb_cells(profile), *pg_cells.cells(profile)]
-
-
-def rule(profile: Profile) -> Rule:
-    """MariaDB's `[measure]`, PostgreSQL's `[pg_at_rest]`, or both (KindsRule)."""
-    if not measures(profile, POSTGRESQL):
-        return measure_options(profile)
-    if not measures(profile, MARIADB):
-        return pg_at_rest_options(profile)
-    return KindsRule(measure_options(profile), pg_at_rest_options(profile), PgAtRestCell)
 
 
 def disk_bytes(profile: Profile) -> int:
