@@ -203,7 +203,8 @@ class StudyDefinition:
     # Optional.
     # The kinds of server it can measure (server_kind.py, kinds/): their tools come with it
     # (machine_needs), and a target's DSN must name one of them.  With more than one, the
-    # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).
+    # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).  Its
+    # parts' kinds are added where it leaves them out.
     kinds: tuple[str, ...] = ("mariadb",)
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
@@ -217,6 +218,12 @@ class StudyDefinition:
     # The kinds whose cells it measures apart from its first kind's (KindPart): its own
     # `settings` are then its first kind's, and `cells` and `rule` add up the parts'.
     parts: tuple[KindPart, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A part is its one door: its kind becomes a kind of the study where `kinds` leaves
+        # it out (after them, in the order of `parts`).
+        more = tuple(p.kind for p in self.parts if p.kind not in self.kinds)
+        object.__setattr__(self, "kinds", (*self.kinds, *more))
 
     def _measured(self, profile: Profile) -> list[tuple[str, Settings]]:
         """Its kinds the profile measures, each with its section: its own first (where it
