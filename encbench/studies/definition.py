@@ -6,10 +6,10 @@ that list."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from encbench import checks, kind_ways
 from encbench.checks import Check
@@ -317,3 +317,15 @@ def measures(profile: Profile, study: str, kind: str) -> bool:
     package's STUDY (it is built of them), so they ask the definition the profile's studies
     were registered with."""
     return study in profile.studies and kind in registered(study).kinds_in(profile)
+
+
+T = TypeVar("T")
+
+
+def each_kind(
+    profile: Profile, study: str, answers: Mapping[str, Callable[[Profile], T]]
+) -> list[T]:
+    """What each kind of the study that the profile measures answers (`answers`: a kind →
+    its own function), in the order of `answers`: what a study of several kinds adds up
+    of its kinds' needs (their disk, memory, set-up)."""
+    return [answer(profile) for kind, answer in answers.items() if measures(profile, study, kind)]

@@ -1,9 +1,9 @@
 """The at-rest study over the kinds of server it measures: MariaDB's cells (this package)
 and PostgreSQL's (postgresql/: a part of its own, with its runner, records and part of the
 report), each where the profile's `[server] kinds` names the kind.  What `plan`, `doctor`
-and the checks before a run read of the study (its Settings and Here) is here, over both:
-their cells and rules side by side, their disk and set-up added up, the memory of the
-larger (the kinds' servers never run at once)."""
+and the checks before a run read of the study's Here is here, over both: their disk and
+set-up added up, the memory of the larger (the kinds' servers never run at once); their
+cells and rules the definition adds up (StudyDefinition.cells, rule)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from encbench.studies.at_rest import needs, pair, plan
 from encbench.studies.at_rest.cells import MARIADB, measures
 from encbench.studies.at_rest.postgresql import needs as pg_needs
 from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
-from encbench.studies.definition import RootNeed
+from encbench.studies.at_rest.records import RunRecord
+from encbench.studies.definition import RootNeed, each_kind
+
+NAME = RunRecord.STUDY
 
 
 def postgresql_alone(profile: Profile) -> bool:
@@ -23,22 +26,18 @@ def postgresql_alone(profile: Profile) -> bool:
 
 
 def disk_bytes(profile: Profile) -> int:
-    mariadb = pair.disk_bytes(profile) if measures(profile, MARIADB) else 0
-    return mariadb + (pg_needs.disk_bytes(profile) if measures(profile, POSTGRESQL) else 0)
+    return sum(
+        each_kind(profile, NAME, {MARIADB: pair.disk_bytes, POSTGRESQL: pg_needs.disk_bytes})
+    )
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
-    found = [
-        need(profile)
-        for kind, need in ((MARIADB, pair.memory_mb), (POSTGRESQL, pg_needs.memory_mb))
-        if measures(profile, kind)
-    ]
+    found = each_kind(profile, NAME, {MARIADB: pair.memory_mb, POSTGRESQL: pg_needs.memory_mb})
     return max(found, default=(0, "no servers"))
 
 
 def setup_s(profile: Profile) -> float:
-    mariadb = pair.setup_s(profile) if measures(profile, MARIADB) else 0.0
-    return mariadb + (pg_needs.setup_s(profile) if measures(profile, POSTGRESQL) else 0.0)
+    return sum(each_kind(profile, NAME, {MARIADB: pair.setup_s, POSTGRESQL: pg_needs.setup_s}))
 
 
 def tools(profile: Profile) -> list[Check]:
@@ -74,10 +73,8 @@ def root(profile: Profile) -> RootNeed | None:
 
 
 def check(profile: Profile) -> None:
-    if measures(profile, MARIADB):
-        needs.check(profile)
-    if measures(profile, POSTGRESQL):
-        pg_needs.check(profile)
+    # Each kind's check raises BadInput with its fix.
+    each_kind(profile, NAME, {MARIADB: needs.check, POSTGRESQL: pg_needs.check})
 
 
 def results_dir(profile: Profile, out: Path) -> None:
