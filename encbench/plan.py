@@ -180,6 +180,11 @@ def lines(profile: Profile) -> list[str]:
         ]
         if logged_in:
             out += s.plan_lines(profile)
+        # What the run leaves out of it here, the rest measured (doctor lists the same).
+        for what, found in s.here.optional_cells(profile).items():
+            missing = [c.problem() for c in found if not c.ok]
+            if missing:
+                out.append(f"  {what}: left out here — {'; '.join(missing)}")
     out.append(
         f"time: about {duration(total)} — each cell until its time budget or its maximum "
         "rounds, whichever comes first"

@@ -196,3 +196,16 @@ def test_plan_of_a_study_over_both_kinds_names_each_cells_kind_and_of_one_kind_n
     one.write_text(f'name = "one"\nstudies = ["{study}"]\n[server]\nkinds = ["postgresql"]\n')
     alone = [line for line in _plan(str(one)).splitlines() if line.startswith("  cell ")]
     assert alone and not any("PostgreSQL: " in line for line in alone)
+
+
+def test_plan_names_the_cells_a_run_would_leave_out_here_as_doctor_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from encbench.kinds import postgresql
+
+    assert "cells: left out here" not in _plan("quick")
+    monkeypatch.setattr(postgresql, "bindir", lambda: None)  # no PostgreSQL here
+    text = _plan("at-rest-servers")
+    (line,) = [x for x in text.splitlines() if x.startswith("  its PostgreSQL cells: left out")]
+    assert "PostgreSQL (initdb, postgres, pg_ctl, pgbench, psql) not found" in line, line
+    assert "at-rest: left out" not in text  # MariaDB's cells are still measured
