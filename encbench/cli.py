@@ -697,6 +697,12 @@ def doctor(profile: str | None, packages_only: bool) -> None:
         needed = preflight.tool_checks() + [
             check for study in named_studies(prof) for check in study.machine_needs(prof)
         ]
+        needed += [
+            check
+            for study in named_studies(prof)
+            for found in study.here.optional_cells(prof).values()
+            for check in found
+        ]
         for package in missing_packages(needed):
             click.echo(package)
         return
@@ -727,6 +733,15 @@ def doctor(profile: str | None, packages_only: bool) -> None:
             mark = "optional" if optional else "MISSING"
             _echo_check(check, mark, f"for {study.name}, fix")
             required_ok &= check.ok or optional
+        # What the run leaves out of it without them, the rest measured: named, never failing.
+        for what, found in study.here.optional_cells(prof).items():
+            more = [check for check in found if check.name not in seen]
+            click.echo(
+                f"{study.name}, {what} (optional):" + ("" if more else " nothing more than above")
+            )
+            for check in more:
+                seen.add(check.name)
+                _echo_check(check, "optional", f"for {study.name}, {what}, fix")
     if profile is None:
         # No profile named: what other studies and profiles use too, as a failure never.
         others: dict[str, tuple[Check, str]] = {}

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench import kind_ways, studies
+from encbench import kind_ways, server_kind, studies
 from encbench.durations import cell_seconds, duration
 from encbench.profile import Profile
+from encbench.servers import installs
 from encbench.servers.grants import NOTHING
 from encbench.studies.definition import StudyDefinition
 
@@ -56,12 +57,12 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
     why = studies.left_out(profile, studies.unavailable_studies(profile))
     out = []
     for s in studies.named(profile):
-        rule = s.settings.rule(profile)
-        cells = list(s.settings.cells(profile))
+        rule = s.rule(profile)
+        cells = s.cells(profile)
         out.append(
             StudyPlan(
                 study=s,
-                cells=[c.label for c in cells],
+                cells=_labels(profile, s),
                 cells_s=[cell_seconds(rule.for_cell(c), rule.planned_rounds(c)) for c in cells],
                 left_out=why.get(s.name),
                 setup_s=s.here.setup_s(profile),
@@ -70,11 +71,30 @@ def study_plans(profile: Profile) -> list[StudyPlan]:
     return out
 
 
+def _labels(profile: Profile, s: StudyDefinition) -> list[str]:
+    """Each cell's label; where the study measures several kinds, first the kind of server
+    it measures ("PostgreSQL: ..."), so that one list of both kinds' cells tells them apart.
+    Only the plan says it: records and the report keep the labels they always had."""
+    found = s.kinds_cells(profile)
+    if len({kind for kind, _ in found}) < 2:
+        return [c.label for _, c in found]
+    return [f"{_title(profile, s, kind)}: {c.label}" for kind, c in found]
+
+
+def _title(profile: Profile, s: StudyDefinition, kind: str) -> str:
+    """A kind as people read it; its first kind's as the install's family where the profile
+    runs a private root of it (MySQL's cells are MariaDB's kind's)."""
+    install = profile.server.install
+    if kind == s.kinds[0] and s.install_families and install != installs.SYSTEM:
+        return installs.family_of(install)
+    return server_kind.named(kind).title
+
+
 def _rounds_words(profile: Profile, s: StudyDefinition) -> str:
-    rule = s.settings.rule(profile)
+    rule = s.rule(profile)
     warm = f", {rule.warmup_s} s warm-up" if rule.warmup_s else ""
     run = f"{rule.run_s} s runs" if rule.warmup_s else f"runs of about {rule.run_s} s"
-    budgets = sorted({rule.for_cell(c).cell_budget_s for c in s.settings.cells(profile)})
+    budgets = sorted({rule.for_cell(c).cell_budget_s for c in s.cells(profile)})
     budget = (
         f"its {budgets[0]:g} s budget"
         if len(budgets) <= 1
@@ -148,10 +168,10 @@ def lines(profile: Profile) -> list[str]:
             out.append("  creates on this host: only its results directory")
         elif s.here.creates:
             out.append(f"  creates on this host: {s.here.creates}")
-        rule = s.settings.rule(profile)
+        rule = s.rule(profile)
         own = {
             label: cell_rule.cell_budget_s
-            for label, c in zip(p.cells, s.settings.cells(profile), strict=True)
+            for label, c in zip(p.cells, s.cells(profile), strict=True)
             if (cell_rule := rule.for_cell(c)).cell_budget_s != rule.cell_budget_s
         }
         out += [
@@ -160,6 +180,11 @@ def lines(profile: Profile) -> list[str]:
         ]
         if logged_in:
             out += s.plan_lines(profile)
+        # What the run leaves out of it here, the rest measured (doctor lists the same).
+        for what, found in s.here.optional_cells(profile).items():
+            missing = [c.problem() for c in found if not c.ok]
+            if missing:
+                out.append(f"  {what}: left out here — {'; '.join(missing)}")
     out.append(
         f"time: about {duration(total)} — each cell until its time budget or its maximum "
         "rounds, whichever comes first"

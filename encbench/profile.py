@@ -388,6 +388,7 @@ class RegisteredStudy(Protocol):
     @property
     def parts(self) -> Sequence[RegisteredPart]: ...  # its kinds measured apart
     def target_kinds(self, profile: Profile) -> list[str]: ...  # what it measures on a target
+    def kinds_in(self, profile: Profile) -> list[str]: ...  # what it measures under a profile
 
 
 @dataclass
@@ -410,6 +411,15 @@ def register_studies(studies: Sequence[RegisteredStudy]) -> None:
     }
     _REGISTRY.studies = tuple(studies)
     _REGISTRY.model = create_model("Profile", __base__=Profile, **sections)
+
+
+def registered(name: str) -> RegisteredStudy:
+    """The study of that name, as the studies were registered (a study's own modules ask it
+    what their package's definition says)."""
+    found = [s for s in _REGISTRY.studies if s.name == name]
+    if not found:
+        raise RuntimeError(f"no study {name!r} is registered: import encbench.studies first")
+    return found[0]
 
 
 def builtin_names() -> list[str]:

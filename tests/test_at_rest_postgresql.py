@@ -363,17 +363,17 @@ def test_the_at_rest_study_measures_each_kind_that_server_kinds_names() -> None:
     both = builtin("at-rest-servers")
     assert both.studies == ["at-rest"] and both.server.kinds == ["mariadb", "postgresql"]
     assert len(mariadb_cells(both)) == 8 and len(pg_cells.cells(both)) == 4
-    assert len(at_rest.STUDY.settings.cells(both)) == 12
-    rule = at_rest.STUDY.settings.rule(both)
+    assert len(at_rest.STUDY.cells(both)) == 12
+    rule = at_rest.STUDY.rule(both)
     # Each cell runs by its own kind's section (a budget of 42 s MariaDB's, 60 s PostgreSQL's).
-    budgets = {rule.for_cell(c).cell_budget_s for c in at_rest.STUDY.settings.cells(both)}
+    budgets = {rule.for_cell(c).cell_budget_s for c in at_rest.STUDY.cells(both)}
     assert budgets == {42, 60}
     postgresql = builtin("pg-at-rest-tiny")
     assert mariadb_cells(postgresql) == [] and len(pg_cells.cells(postgresql)) == 4
     assert at_rest.STUDY.listed_in(postgresql) is None
     assert at_rest.STUDY.parts[0].listed_in(postgresql) == "at-rest"
     # The plan and the report's Setup see PostgreSQL's section alone.
-    assert at_rest.STUDY.settings.rule(postgresql).cell_budget_s == 30
+    assert at_rest.STUDY.rule(postgresql).cell_budget_s == 30
     assert at_rest.STUDY.here.optional(postgresql) and not at_rest.STUDY.here.optional(both)
 
 

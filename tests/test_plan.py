@@ -31,7 +31,7 @@ def test_plan_lists_the_cells_of_every_study_of_the_profile_and_a_time(name: str
     for study in studies.named(profile):
         assert f"{study.name}: " in text
         lines = text.splitlines()
-        for cell in study.settings.cells(profile):
+        for cell in study.cells(profile):
             # A cell with a budget of its own says so after its label.
             assert any(
                 line == f"  cell {cell.label}" or line.startswith(f"  cell {cell.label} (its own")
@@ -60,7 +60,7 @@ def test_a_cell_runs_until_its_budget_or_its_maximum_rounds_whichever_comes_firs
 def test_a_cell_across_a_distance_is_planned_at_its_fewest_rounds() -> None:
     profile, _ = load("percona-2013-ssl")
     (transit,) = plan.study_plans(profile)
-    rule = transit.study.settings.rule(profile)
+    rule = transit.study.rule(profile)
     far = 12 * 2 * (rule.run_s + RUN_OVERHEAD_S) + 2 * rule.warmup_s
     near = rule.cell_budget_s + 2 * rule.warmup_s
     # 8 loopback cells end at their 60 s budget; the 16 at 40 and 170 ms at 12 rounds.
@@ -172,3 +172,40 @@ def test_mysqls_slower_restarts_are_in_its_at_rest_plan_and_nowhere_else() -> No
     copied = measure_options(budgeted).for_cell(cell)
     assert copied.cell_budget_s == 10
     assert copied.run_overhead_s == durations.MYSQL_RUN_OVERHEAD_S
+
+
+@pytest.mark.parametrize("study", ["at-rest", "in-transit"])
+def test_plan_of_a_study_over_both_kinds_names_each_cells_kind_and_of_one_kind_none(
+    study: str, tmp_path: Path
+) -> None:
+    both = tmp_path / "both.toml"
+    both.write_text(
+        f'name = "both"\nstudies = ["{study}"]\n[server]\nkinds = ["mariadb", "postgresql"]\n'
+    )
+    profile, _ = load(str(both))
+    (part,) = studies.named(profile)[0].parts
+    theirs = {c.label for c in part.settings.cells(profile)}
+    cells = [line for line in _plan(str(both)).splitlines() if line.startswith("  cell ")]
+    assert any(line.startswith("  cell MariaDB: ") for line in cells)
+    assert any(line.startswith("  cell PostgreSQL: ") for line in cells)
+    for line in cells:
+        kind, label = line.removeprefix("  cell ").split(": ", 1)
+        label = label.split(" (its own budget")[0]
+        assert (kind == "PostgreSQL") == (label in theirs), line
+    one = tmp_path / "one.toml"
+    one.write_text(f'name = "one"\nstudies = ["{study}"]\n[server]\nkinds = ["postgresql"]\n')
+    alone = [line for line in _plan(str(one)).splitlines() if line.startswith("  cell ")]
+    assert alone and not any("PostgreSQL: " in line for line in alone)
+
+
+def test_plan_names_the_cells_a_run_would_leave_out_here_as_doctor_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from encbench.kinds import postgresql
+
+    assert "cells: left out here" not in _plan("quick")
+    monkeypatch.setattr(postgresql, "bindir", lambda: None)  # no PostgreSQL here
+    text = _plan("at-rest-servers")
+    (line,) = [x for x in text.splitlines() if x.startswith("  its PostgreSQL cells: left out")]
+    assert "PostgreSQL (initdb, postgres, pg_ctl, pgbench, psql) not found" in line, line
+    assert "at-rest: left out" not in text  # MariaDB's cells are still measured

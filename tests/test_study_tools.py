@@ -76,3 +76,31 @@ def test_doctor_lists_the_packages_a_profile_lacks_for_the_setup_script(
     assert "sysbench" not in listed.output.split()  # a PostgreSQL run never needs it
     mariadb = CliRunner().invoke(main, ["doctor", "--packages", "smoke"]).output.split()
     assert "sysbench" in mariadb and "postgresql-15" not in mariadb
+
+
+def test_doctor_of_mariadb_and_postgresql_lists_postgresqls_checks_as_the_run_makes_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At rest over both kinds, a machine without PostgreSQL measures MariaDB's cells and
+    leaves PostgreSQL's out: doctor names those checks as optional, the ones the run makes."""
+    from click.testing import CliRunner
+
+    from encbench.cli import main
+    from encbench.kinds import postgresql
+    from encbench.studies.at_rest.postgresql import needs as pg_needs
+
+    monkeypatch.setattr(postgresql, "bindir", lambda: None)
+    prof, _ = profiles.load("at-rest-servers")
+    result = CliRunner().invoke(main, ["doctor", "at-rest-servers"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    heading = lines.index("at-rest, its PostgreSQL cells (optional):")
+    listed = {m[1] for line in lines[heading + 1 :] if (m := re.match(r"^\S+\s+(.+?): ", line))}
+    run_checks = {c.name for c in pg_needs.needs(prof)}
+    assert run_checks - {"sysbench"} <= listed  # sysbench: listed above, for MariaDB's
+    missing = next(line for line in lines[heading:] if "PostgreSQL (" in line)
+    assert missing.startswith("optional ") and "not found" in missing, missing
+    why = pg_needs.unavailable(prof)
+    assert why is not None and "PostgreSQL (" in why  # the run leaves them out for it
+    packages = CliRunner().invoke(main, ["doctor", "--packages", "at-rest-servers"])
+    assert "postgresql-15" in packages.output.split()

@@ -32,8 +32,8 @@ def test_server_kinds_chooses_which_kinds_cells_the_study_measures() -> None:
     pg = profiles.parse(PG, "t")
     assert in_transit.STUDY.kinds_in(maria) == ["mariadb"]
     assert in_transit.STUDY.kinds_in(pg) == ["postgresql"]
-    assert all(isinstance(c, TransitCell) for c in in_transit.STUDY.settings.cells(maria))
-    pg_cells = in_transit.STUDY.settings.cells(pg)
+    assert all(isinstance(c, TransitCell) for c in in_transit.STUDY.cells(maria))
+    pg_cells = in_transit.STUDY.cells(pg)
     assert pg_cells and all(isinstance(c, PgTransitCell) for c in pg_cells)
     assert in_transit.STUDY.listed_in(pg) is None and PART.listed_in(pg) == "in-transit"
     needed = {c.name for c in in_transit.STUDY.machine_needs(pg)}
@@ -46,11 +46,11 @@ def test_both_kinds_are_measured_in_one_run_each_cell_by_its_own_sections_rule(
     both = profiles.parse(
         BOTH + "[transit]\ncell_budget_s = 20\n[pg_transit]\ncell_budget_s = 50\n", "t"
     )
-    found = in_transit.STUDY.settings.cells(both)
+    found = in_transit.STUDY.cells(both)
     kinds = [type(c) for c in found]
     assert TransitCell in kinds and PgTransitCell in kinds
     assert kinds.index(PgTransitCell) > max(i for i, k in enumerate(kinds) if k is TransitCell)
-    rule = in_transit.STUDY.settings.rule(both)
+    rule = in_transit.STUDY.rule(both)
     assert {rule.for_cell(c).cell_budget_s for c in found} == {20, 50}
     store = ResultStore.create(tmp_path / "out", "t", "")
     runners = studies.build_studies(store, both, RunProgress(1.0))

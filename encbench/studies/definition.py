@@ -6,17 +6,18 @@ that list."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from encbench import checks, kind_ways
 from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Rule, Study
+from encbench.kinds_rule import KindsRule
 from encbench.options import Strict
-from encbench.profile import Profile
+from encbench.profile import Profile, registered
 from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
 from encbench.servers import installs
@@ -45,6 +46,10 @@ def _no_lines(profile: Profile) -> list[str]:
 
 def _no_tools() -> list[tuple[Check, str]]:
     return []
+
+
+def _leaves_nothing_out(profile: Profile) -> dict[str, list[Check]]:
+    return {}
 
 
 def _needs_no_target(profile: Profile) -> TargetNeeds:
@@ -122,6 +127,10 @@ class Here:
     setup_s: Callable[[Profile], float] = _no_setup_time
     # Tools only some of its profiles use, each with what for: `doctor` lists them.
     optional_tools: Callable[[], list[tuple[Check, str]]] = _no_tools
+    # What of it a run leaves out, with why, on a machine that lacks these checks, while the
+    # rest is measured (a kind's cells beside its first kind's), each with its checks:
+    # `doctor` lists them as optional, the run checks them as it comes to those cells.
+    optional_cells: Callable[[Profile], dict[str, list[Check]]] = _leaves_nothing_out
 
 
 @dataclass(frozen=True)
@@ -194,7 +203,8 @@ class StudyDefinition:
     # Optional.
     # The kinds of server it can measure (server_kind.py, kinds/): their tools come with it
     # (machine_needs), and a target's DSN must name one of them.  With more than one, the
-    # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).
+    # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).  Its
+    # parts' kinds are added where it leaves them out.
     kinds: tuple[str, ...] = ("mariadb",)
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
@@ -205,8 +215,44 @@ class StudyDefinition:
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
-    # The kinds whose cells it measures apart from its first kind's (KindPart).
+    # The kinds whose cells it measures apart from its first kind's (KindPart): its own
+    # `settings` are then its first kind's, and `cells` and `rule` add up the parts'.
     parts: tuple[KindPart, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A part is its one door: its kind becomes a kind of the study where `kinds` leaves
+        # it out (after them, in the order of `parts`).
+        more = tuple(p.kind for p in self.parts if p.kind not in self.kinds)
+        object.__setattr__(self, "kinds", (*self.kinds, *more))
+
+    def _measured(self, profile: Profile) -> list[tuple[str, Settings]]:
+        """Its kinds the profile measures, each with its section: its own first (where it
+        measures its first kind, or has no parts), then its parts', in the order its runners
+        measure them."""
+        kinds = self.kinds_in(profile)
+        own = [(self.kinds[0], self.settings)] if not self.parts or self.kinds[0] in kinds else []
+        return own + [(p.kind, p.settings) for p in self.parts if p.kind in kinds]
+
+    def kinds_cells(self, profile: Profile) -> list[tuple[str, Any]]:
+        """Every cell it measures under a profile, each with its kind, in the order its
+        runners measure them."""
+        return [(k, c) for k, settings in self._measured(profile) for c in settings.cells(profile)]
+
+    def cells(self, profile: Profile) -> list[Any]:
+        """Every cell it measures under a profile (what `plan` lists)."""
+        return [c for _, c in self.kinds_cells(profile)]
+
+    def rule(self, profile: Profile) -> Rule:
+        """Its rule under a profile: each cell by its own kind's section (KindsRule), the rest
+        (what `plan` says of its rounds) by its first measured kind's."""
+        measured = [settings for _, settings in self._measured(profile)] or [self.settings]
+        first, *others = measured
+        if not others:
+            return first.rule(profile)
+        return KindsRule(
+            first.rule(profile),
+            tuple((frozenset(s.cells(profile)), s.rule(profile)) for s in others),
+        )
 
     def listed_in(self, profile: Profile) -> str | None:
         """The entry of the profile's `studies` that measures it (None: none does): its own,
@@ -263,3 +309,23 @@ class StudyDefinition:
         if self.install_families and profile.server.install != installs.SYSTEM:
             found.append(checks.private_root(profile.server.install))
         return checks.unique(found)
+
+
+def measures(profile: Profile, study: str, kind: str) -> bool:
+    """Whether the profile lists the study named `study` and it measures that kind of server
+    (its definition's kinds_in): for the study's own modules, which cannot read their
+    package's STUDY (it is built of them), so they ask the definition the profile's studies
+    were registered with."""
+    return study in profile.studies and kind in registered(study).kinds_in(profile)
+
+
+T = TypeVar("T")
+
+
+def each_kind(
+    profile: Profile, study: str, answers: Mapping[str, Callable[[Profile], T]]
+) -> list[T]:
+    """What each kind of the study that the profile measures answers (`answers`: a kind →
+    its own function), in the order of `answers`: what a study of several kinds adds up
+    of its kinds' needs (their disk, memory, set-up)."""
+    return [answer(profile) for kind, answer in answers.items() if measures(profile, study, kind)]

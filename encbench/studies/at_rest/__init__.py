@@ -5,7 +5,7 @@ PostgreSQL (the filesystem layer alone, pgbench and sysbench's pgsql driver: pos
 measured apart, kinds.py over both)."""
 
 from encbench.servers import installs
-from encbench.studies.at_rest import kinds, needs, options, report, table_sets
+from encbench.studies.at_rest import cells, kinds, needs, options, report, table_sets
 from encbench.studies.at_rest import postgresql as postgresql_part
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.floor import page_us
@@ -25,8 +25,8 @@ STUDY = StudyDefinition(
     settings=Settings(
         key=options.SECTION,
         model=options.MeasureSpec,
-        rule=kinds.rule,
-        cells=kinds.cells,
+        rule=measure_options,
+        cells=cells.cells,
         validate=options.problem,
     ),
     here=Here(
@@ -35,6 +35,7 @@ STUDY = StudyDefinition(
         tools=kinds.tools,
         check=kinds.check,
         optional=kinds.optional,
+        optional_cells=kinds.optional_cells,
         root=kinds.root,
         results_dir=kinds.results_dir,
         creates=(

@@ -9,6 +9,7 @@ from typing import cast
 
 from encbench.profile import Profile, ShapeSpec
 from encbench.servers.variants import Algorithm, EncryptionSpec, Layer, Scope
+from encbench.studies import definition
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.records import CellKey, RunRecord
 
@@ -61,13 +62,9 @@ def shape(cell: CellKey, profile: Profile) -> ShapeSpec | None:
 
 
 def measures(profile: Profile, kind: str) -> bool:
-    """Whether the profile's at-rest study measures this kind of server: one of its
-    `[server] kinds`, or on a target MariaDB's alone (its table sets)."""
-    if RunRecord.STUDY not in profile.studies:
-        return False
-    if profile.target is not None:
-        return kind == MARIADB
-    return kind in profile.server.kinds
+    """Whether the profile's at-rest study measures this kind of server (its definition's
+    kinds_in: of `[server] kinds`, or on a target MariaDB's alone, its table sets)."""
+    return definition.measures(profile, RunRecord.STUDY, kind)
 
 
 def cells(profile: Profile) -> list[CellKey]:

@@ -1,66 +1,43 @@
 """The at-rest study over the kinds of server it measures: MariaDB's cells (this package)
 and PostgreSQL's (postgresql/: a part of its own, with its runner, records and part of the
 report), each where the profile's `[server] kinds` names the kind.  What `plan`, `doctor`
-and the checks before a run read of the study (its Settings and Here) is here, over both:
-their cells and rules side by side, their disk and set-up added up, the memory of the
-larger (the kinds' servers never run at once)."""
+and the checks before a run read of the study's Here is here, over both: their disk and
+set-up added up, the memory of the larger (the kinds' servers never run at once); their
+cells and rules the definition adds up (StudyDefinition.cells, rule)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from encbench.checks import Check
-from encbench.engine.study import Rule
-from encbench.kinds_rule import KindsRule
 from encbench.profile import Profile
 from encbench.studies.at_rest import needs, pair, plan
 from encbench.studies.at_rest.cells import MARIADB, measures
-from encbench.studies.at_rest.cells import cells as mariadb_cells
-from encbench.studies.at_rest.options import measure_options
-from encbench.studies.at_rest.postgresql import cells as pg_cells
 from encbench.studies.at_rest.postgresql import needs as pg_needs
 from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
-from encbench.studies.at_rest.postgresql.options import pg_at_rest_options
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell
-from encbench.studies.definition import RootNeed
+from encbench.studies.at_rest.records import RunRecord
+from encbench.studies.definition import RootNeed, each_kind
+
+NAME = RunRecord.STUDY
 
 
 def postgresql_alone(profile: Profile) -> bool:
     return measures(profile, POSTGRESQL) and not measures(profile, MARIADB)
 
 
-def cells(profile: Profile) -> list[Any]:
-    """MariaDB's cells, then PostgreSQL's: in the order their runners measure them."""
-    return [*mariadb_cells(profile), *pg_cells.cells(profile)]
-
-
-def rule(profile: Profile) -> Rule:
-    """MariaDB's `[measure]`, PostgreSQL's `[pg_at_rest]`, or both (KindsRule)."""
-    if not measures(profile, POSTGRESQL):
-        return measure_options(profile)
-    if not measures(profile, MARIADB):
-        return pg_at_rest_options(profile)
-    return KindsRule(measure_options(profile), pg_at_rest_options(profile), PgAtRestCell)
-
-
 def disk_bytes(profile: Profile) -> int:
-    mariadb = pair.disk_bytes(profile) if measures(profile, MARIADB) else 0
-    return mariadb + (pg_needs.disk_bytes(profile) if measures(profile, POSTGRESQL) else 0)
+    return sum(
+        each_kind(profile, NAME, {MARIADB: pair.disk_bytes, POSTGRESQL: pg_needs.disk_bytes})
+    )
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
-    found = [
-        need(profile)
-        for kind, need in ((MARIADB, pair.memory_mb), (POSTGRESQL, pg_needs.memory_mb))
-        if measures(profile, kind)
-    ]
+    found = each_kind(profile, NAME, {MARIADB: pair.memory_mb, POSTGRESQL: pg_needs.memory_mb})
     return max(found, default=(0, "no servers"))
 
 
 def setup_s(profile: Profile) -> float:
-    mariadb = pair.setup_s(profile) if measures(profile, MARIADB) else 0.0
-    return mariadb + (pg_needs.setup_s(profile) if measures(profile, POSTGRESQL) else 0.0)
+    return sum(each_kind(profile, NAME, {MARIADB: pair.setup_s, POSTGRESQL: pg_needs.setup_s}))
 
 
 def tools(profile: Profile) -> list[Check]:
@@ -68,6 +45,14 @@ def tools(profile: Profile) -> list[Check]:
     then left out without them, as its runner leaves its cells out beside MariaDB's)."""
     found = needs.needs(profile) if measures(profile, MARIADB) else []
     return found + (pg_needs.needs(profile) if postgresql_alone(profile) else [])
+
+
+def optional_cells(profile: Profile) -> dict[str, list[Check]]:
+    """PostgreSQL's beside MariaDB's: without them its runner leaves its cells out, with
+    why (what `tools` asks where PostgreSQL is the only kind)."""
+    if measures(profile, POSTGRESQL) and not postgresql_alone(profile):
+        return {"its PostgreSQL cells": pg_needs.needs(profile)}
+    return {}
 
 
 def optional(profile: Profile) -> bool:
@@ -88,10 +73,8 @@ def root(profile: Profile) -> RootNeed | None:
 
 
 def check(profile: Profile) -> None:
-    if measures(profile, MARIADB):
-        needs.check(profile)
-    if measures(profile, POSTGRESQL):
-        pg_needs.check(profile)
+    # Each kind's check raises BadInput with its fix.
+    each_kind(profile, NAME, {MARIADB: needs.check, POSTGRESQL: pg_needs.check})
 
 
 def results_dir(profile: Profile, out: Path) -> None:

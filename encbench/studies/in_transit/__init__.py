@@ -5,7 +5,7 @@ measured apart, kinds.py over both)."""
 
 from encbench.servers import installs
 from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
-from encbench.studies.in_transit import kind, kinds, needs, options, report, target
+from encbench.studies.in_transit import cells, kind, kinds, needs, options, report, target
 from encbench.studies.in_transit import postgresql as postgresql_part
 from encbench.studies.in_transit.options import transit_options
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
@@ -24,8 +24,8 @@ STUDY = StudyDefinition(
     settings=Settings(
         key=options.SECTION,
         model=options.TransitSpec,
-        rule=kinds.rule,
-        cells=kinds.all_cells,
+        rule=transit_options,
+        cells=cells.cells,
         validate=options.problem,
     ),
     here=Here(

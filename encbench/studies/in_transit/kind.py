@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from encbench.profile import Profile
 from encbench.servers import installs
+from encbench.studies import definition
 
 NAME = "in-transit"
 MARIADB = "mariadb"
@@ -15,12 +16,9 @@ KINDS = (MARIADB, POSTGRESQL)
 
 
 def measures(profile: Profile, kind: str) -> bool:
-    """Whether the profile lists this study and it measures that kind of server."""
-    if NAME not in profile.studies:
-        return False
-    if profile.target is not None:
-        return profile.target.kind == kind
-    return kind in profile.server.kinds
+    """Whether the profile lists this study and it measures that kind of server (its
+    definition's kinds_in: the target's, else of `[server] kinds`)."""
+    return definition.measures(profile, NAME, kind)
 
 
 def postgresql_alone(profile: Profile) -> bool:

@@ -1,61 +1,39 @@
 """The in-transit study over the kinds of server it measures: MariaDB's and MySQL's cells
 (this package) and PostgreSQL's (postgresql/: a part of its own, with its runner, records
 and part of the report), each where the profile's `[server] kinds` or its target names the
-kind.  What `plan`, `doctor` and the checks before a run read of the study (its Settings and
-Here) is here, over both: their cells and rules side by side, their disk added up, the
-memory of the larger (the kinds' servers never run at once)."""
+kind.  What `plan`, `doctor` and the checks before a run read of the study (its Here) is
+here, over both: their disk added up, the memory of the larger (the kinds' servers
+never run at once); their cells and rules the definition adds up (StudyDefinition.cells,
+rule)."""
 
 from __future__ import annotations
 
+from itertools import chain
 from pathlib import Path
-from typing import Any
 
 from encbench.checks import Check
-from encbench.engine.study import Rule
-from encbench.kinds_rule import KindsRule
 from encbench.profile import Profile
-from encbench.studies.definition import RootNeed
+from encbench.studies.definition import RootNeed, each_kind
 from encbench.studies.in_transit import cells, needs, sizing, target
-from encbench.studies.in_transit.kind import MARIADB, POSTGRESQL, measures
-from encbench.studies.in_transit.options import transit_options
-from encbench.studies.in_transit.postgresql import cells as pg_cells
+from encbench.studies.in_transit.kind import MARIADB, NAME, POSTGRESQL, measures
 from encbench.studies.in_transit.postgresql import needs as pg_needs
 from encbench.studies.in_transit.postgresql import target as pg_target_study
-from encbench.studies.in_transit.postgresql.options import pg_transit_options
-from encbench.studies.in_transit.postgresql.records import PgTransitCell
-
-
-def all_cells(profile: Profile) -> list[Any]:
-    """MariaDB's cells, then PostgreSQL's: in the order their runners measure them."""
-    return [*cells.cells(profile), *pg_cells.cells(profile)]
-
-
-def rule(profile: Profile) -> Rule:
-    """MariaDB's `[transit]`, PostgreSQL's `[pg_transit]`, or both (KindsRule)."""
-    if not measures(profile, POSTGRESQL):
-        return transit_options(profile)
-    if not measures(profile, MARIADB):
-        return pg_transit_options(profile)
-    return KindsRule(transit_options(profile), pg_transit_options(profile), PgTransitCell)
 
 
 def disk_bytes(profile: Profile) -> int:
-    mariadb = sizing.disk_bytes(profile) if measures(profile, MARIADB) else 0
-    return mariadb + (pg_needs.disk_bytes(profile) if measures(profile, POSTGRESQL) else 0)
+    return sum(
+        each_kind(profile, NAME, {MARIADB: sizing.disk_bytes, POSTGRESQL: pg_needs.disk_bytes})
+    )
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
-    found = [
-        need(profile)
-        for kind, need in ((MARIADB, sizing.memory_mb), (POSTGRESQL, pg_needs.memory_mb))
-        if measures(profile, kind)
-    ]
+    found = each_kind(profile, NAME, {MARIADB: sizing.memory_mb, POSTGRESQL: pg_needs.memory_mb})
     return max(found, default=(0, "no servers"))
 
 
 def tools(profile: Profile) -> list[Check]:
-    found = needs.needs(profile) if measures(profile, MARIADB) else []
-    return found + (pg_needs.needs(profile) if measures(profile, POSTGRESQL) else [])
+    found = each_kind(profile, NAME, {MARIADB: needs.needs, POSTGRESQL: pg_needs.needs})
+    return list(chain.from_iterable(found))
 
 
 def optional_tools() -> list[tuple[Check, str]]:
