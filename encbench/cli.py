@@ -854,8 +854,13 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
 @click.option(
     "--units-from",
     "units_from",
-    type=click.Path(path_type=Path),
-    help="Take this machine's unit costs from a finished results directory, and keep them.",
+    multiple=True,
+    metavar="DIR|LABEL=VALUE:FILE",
+    help="Take this machine's unit costs from a finished results directory, and keep them.  "
+    "With --prometheus, LABEL=VALUE:FILE (repeatable, one label) estimates the instances "
+    "whose LABEL is VALUE with the units measured on a host of their class (FILE: the "
+    "estimate-units.json --measure-units kept there, or its results directory); the others "
+    "with this machine's.",
 )
 @click.option(
     "--measure-units",
@@ -893,7 +898,7 @@ def estimate_command(
     defaults_file: Path | None,
     seconds: int,
     scope: str,
-    units_from: Path | None,
+    units_from: tuple[str, ...],
     measure_units: bool,
     units_profile: str | None,
     validate_dir: Path | None,
@@ -906,14 +911,15 @@ def estimate_command(
     bytes) from this machine's measured unit costs, with intervals."""
     from encbench.estimate import command, units
 
-    options = command.Options(
-        target, defaults_file, seconds, "all" if scope == "all" else "tables", units_from,
-        measure_units, units_profile, validate_dir, json_path, prometheus, since, step, match,
-        credentials, rules, out,
-    )  # fmt: skip
     log: Callable[[str], None] = lambda m: click.echo(m, err=True)  # noqa: E731
     created = False
     try:
+        directory, classes = command.split_units_from(units_from)
+        options = command.Options(
+            target, defaults_file, seconds, "all" if scope == "all" else "tables", directory,
+            measure_units, units_profile, validate_dir, json_path, prometheus, since, step,
+            match, credentials, rules, out, classes,
+        )  # fmt: skip
         # Everything that can refuse, before minutes of measuring and before anything is kept:
         # the options, the target (reachable, login, counters), the directory's units.
         options.check()
@@ -921,7 +927,7 @@ def estimate_command(
             command.check_target(options, log)
         if prometheus:
             command.reach_prometheus(options, log)
-        found = units.from_directory(units_from) if units_from is not None else None
+        found = units.from_directory(directory) if directory is not None else None
         if measure_units:
             units_dir = command.units_directory(units_profile)
             # The run's own lines go to stderr: stdout is the estimate's.

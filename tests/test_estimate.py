@@ -61,6 +61,21 @@ def test_a_unit_that_varies_with_concurrency_has_an_interval_over_every_cell(
     assert unit.ci_us[0] < unit.us < unit.ci_us[1]
 
 
+def test_a_units_interval_holds_each_cells_own_interval_above_the_ciphers_floor(
+    tmp_path: Path,
+) -> None:
+    # Noisy rounds: each cell's own interval is wider than the span of the cells' means.
+    truth = estimate_runs.Truth(read_us_by_threads={1: 13.0, 4: 10.0, 16: 9.0}, noise=0.15)
+    found = units.from_directory(estimate_runs.directory(tmp_path / "r", truth))
+    unit = found.units["page_read"]
+    source = units.at_rest_runs(*units.open_directory(found.directory))
+    for cell in units.page_read_cells(source):
+        low, high = units.cell_interval(cell.values)
+        assert unit.ci_us[0] <= max(low, unit.cipher_us or 0.0) and high <= unit.ci_us[1]
+    assert unit.ci_us[1] > 13.0 * 1.01  # wider than the span of the means
+    assert unit.cipher_us is not None and unit.ci_us[0] >= unit.cipher_us
+
+
 def test_a_calibration_or_a_directory_without_units_is_refused(tmp_path: Path) -> None:
     aa = ResultStore.create(tmp_path / "aa", "aa", estimate_runs.PROFILE, calibration=True)
     aa.unlock()

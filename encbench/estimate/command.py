@@ -26,12 +26,14 @@ from encbench.estimate import (
     counters,
     fleet,
     fleet_out,
+    fleet_series,
     model,
     prometheus,
     prometheus_api,
     report,
     rescale,
     rules,
+    unit_classes,
     units,
     validate,
 )
@@ -74,11 +76,13 @@ class Options:
     credentials: Path | None = None
     rules: bool = False
     out: Path | None = None  # with --prometheus: estimate.md/.json/.csv/.html there
+    unit_classes: tuple[str, ...] = ()  # --units-from LABEL=VALUE:FILE (unit_classes.py)
 
     def check(self) -> None:
         """Every refusal that needs no server and no run, in one line with its fix."""
         self.check_rules()
         self.check_prometheus()
+        self.check_unit_classes()
         if self.validate is not None and (self.target or self.units_from or self.measure_units):
             raise BadInput(
                 "--validate DIR checks the model on DIR's runs alone: give it without "
@@ -114,11 +118,23 @@ class Options:
         if self.target:
             self.spec()
         wants_units = self.target or self.prometheus or self.rules
-        if wants_units and not (self.units_from or self.measure_units or units.read_machine()):
+        has_units = self.units_from or self.measure_units or self.unit_classes
+        if wants_units and not (has_units or units.read_machine()):
             raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
         for directory in (self.units_from, self.validate):
             if directory is not None:
                 units.open_directory(directory)
+
+    def check_unit_classes(self) -> None:
+        if not self.unit_classes:
+            return
+        if not self.prometheus:
+            raise BadInput(
+                f"--units-from {self.unit_classes[0]}: a class's units are for the instances of "
+                "a fleet that carry its label: add --prometheus URL, or give a results "
+                "directory as --units-from DIR"
+            )
+        unit_classes.load(self.unit_classes)
 
     def check_rules(self) -> None:
         if not self.rules:
@@ -204,6 +220,19 @@ class Options:
             raise BadInput(
                 f"--target: {first['msg']}; write it as mysql://USER@HOST:PORT/"
             ) from None
+
+
+def split_units_from(given: tuple[str, ...]) -> tuple[Path | None, tuple[str, ...]]:
+    """--units-from's values: at most one results directory, and the classes' LABEL=VALUE:FILE
+    (a cli error is raised in one line where two directories are given)."""
+    classes = tuple(g for g in given if unit_classes.is_class(g))
+    directories = [Path(g) for g in given if not unit_classes.is_class(g)]
+    if len(directories) > 1:
+        raise BadInput(
+            f"--units-from {directories[1]}: one results directory gives this machine's "
+            "units; give one (a class's units are LABEL=VALUE:FILE)"
+        )
+    return (directories[0] if directories else None), classes
 
 
 def units_directory(profile: str | None) -> Path:
@@ -331,6 +360,8 @@ def reach_prometheus(options: Options, log: Echo) -> None:
     """Before any local measuring: Prometheus answers a query with these credentials."""
     client = _client(options)
     client.query("vector(1)", time.time())
+    # A class no instance has is refused now, in one line, before any word of progress.
+    instance_classes(options, client, options.asked(end=time.time()))
     log(f"encbench: {client.url}: answers")
 
 
@@ -338,7 +369,7 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     """The fleet's estimate from Prometheus: a few dozen queries, each reduced there to one
     value per instance."""
     stored = units.read_machine()
-    if not stored:
+    if not stored and not options.unit_classes:
         raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
     client = _client(options)
     url = client.url
@@ -353,14 +384,47 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
         here=rescale.local_speed, there=None, same_host=False, why_not=fleet.NOT_RESCALED
     )
     resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
-    built = fleet.build(url, asked, options.match or "", answers, resolved, options.scope)
+    classes = classes_of(options, client, asked, hosts)
+    built = fleet.build(url, asked, options.match or "", answers, resolved, options.scope, classes)
     _write_json(options.json_path, built.model_dump(mode="json"))
     if options.out is None:
         out(fleet.render_markdown(built))
         return
-    series = fleet_out.over_time(client, asked, resolved, built, log)
+    series: fleet_series.FleetSeries | str = (
+        fleet_out.over_time(client, asked, resolved, built, log)
+        if not classes
+        # The series sums every instance at one set of units in PromQL; classes' own units
+        # would need a query per class, not written yet: said on the page, not drawn wrong.
+        else "the series over time uses one set of units; with --units-from classes it is not drawn"
+    )
     for path in fleet_out.write(options.out, built, series):
         out(str(path))
+
+
+def instance_classes(
+    options: Options, client: prometheus_api.Prometheus, asked: Asked
+) -> dict[str, unit_classes.UnitClass]:
+    """instance → its class (--units-from LABEL=VALUE:FILE), from one more query; a class no
+    instance has is refused."""
+    if not options.unit_classes:
+        return {}
+    given = unit_classes.load(options.unit_classes)
+    samples = client.query(unit_classes.query(given[0].label, asked), asked.end)
+    return unit_classes.of_instances(given, samples)
+
+
+def classes_of(
+    options: Options, client: prometheus_api.Prometheus, asked: Asked, hosts: rescale.Hosts
+) -> dict[str, fleet.ClassUnits]:
+    """instance → the units of its class, as the fleet's estimate uses them."""
+    return {
+        instance: fleet.ClassUnits(
+            c.name,
+            str(c.source),
+            {name: rescale.resolve(u, hosts, None) for name, u in c.units.items()},
+        )
+        for instance, c in instance_classes(options, client, asked).items()
+    }
 
 
 def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Echo) -> None:

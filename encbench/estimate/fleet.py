@@ -5,7 +5,10 @@ in Markdown for a person and JSON for a program."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from pydantic import Field
 
 from encbench.estimate import model, prometheus, report
 from encbench.estimate.model import Estimate, Figure
@@ -43,6 +46,7 @@ class InstanceEstimate(Model):
     peak: Estimate
     on_now: dict[str, str]
     notes: list[str]
+    units_from: str = ""  # its class's units (--units-from LABEL=VALUE:FILE); "": this machine's
 
 
 class FleetTotal(Model):
@@ -68,6 +72,8 @@ class FleetReport(Model):
     units: list[UnitUsed]
     words: list[str]
     leaves_out: list[str]
+    # The units of each class (LABEL=VALUE) its instances took, where --units-from gave any.
+    class_units: dict[str, list[UnitUsed]] = Field(default_factory=dict)
 
 
 def _iso(at: float) -> str:
@@ -117,6 +123,15 @@ def _sum(figures: Sequence[Figure | None]) -> Figure | None:
     )
 
 
+@dataclass(frozen=True)
+class ClassUnits:
+    """An instance's class (LABEL=VALUE) and the units measured on a host of it."""
+
+    name: str
+    source: str
+    units: Mapping[str, Resolved]
+
+
 def build(
     url: str,
     asked: Asked,
@@ -124,13 +139,20 @@ def build(
     answers: Mapping[str, list[Sample]],
     units: Mapping[str, Resolved],
     scope: model.Scope,
+    classes: Mapping[str, ClassUnits] | None = None,
 ) -> FleetReport:
+    """`classes`: instance → the units of its class, where it has one; `units` otherwise."""
     every = prometheus.by_instance(answers)
-    found = [
-        instance_estimate(i, asked, units, scope)
-        for i in every
-        if prometheus.rates(i, "mean") is not None
-    ]
+    classes = classes or {}
+
+    def estimated(i: Instance) -> InstanceEstimate:
+        own = classes.get(i.name)
+        if own is None:
+            return instance_estimate(i, asked, units, scope)
+        found = instance_estimate(i, asked, own.units, scope)
+        return found.model_copy(update={"units_from": f"{own.name} ({own.source})"})
+
+    found = [estimated(i) for i in every if prometheus.rates(i, "mean") is not None]
     # Exporters up in the window whose server's counters never came (mysql_up 0 throughout).
     silent = [i.name for i in every if prometheus.rates(i, "mean") is None]
     ranked = sorted(found, key=lambda e: (-_total(e.mean), e.instance))
@@ -150,7 +172,8 @@ def build(
         instances=ranked,
         fleet=fleet,
         units=report.units_used(units),
-        words=(in_words(ranked, fleet, units, scope) if ranked or not silent else [])
+        class_units={c.name: report.units_used(c.units) for c in classes.values()},
+        words=(in_words(ranked, fleet, units, scope, classes) if ranked or not silent else [])
         + _silent_words(silent),
         no_counters=silent,
         leaves_out=list(LEAVES_OUT),
@@ -162,6 +185,7 @@ def in_words(
     fleet: FleetTotal,
     units: Mapping[str, Resolved],
     scope: model.Scope,
+    classes: Mapping[str, ClassUnits] | None = None,
 ) -> list[str]:
     if not ranked:
         return [
@@ -195,11 +219,15 @@ def in_words(
             "`encbench estimate --measure-units` measures them."
         )
     dates = sorted({u.unit.measured_on for u in units.values()})
-    words.append(
-        "The unit costs are this machine's, measured on "
-        + (", ".join(dates) if dates else "no date")
-        + ", not rescaled to the fleet's hosts."
-    )
+    mine = "this machine's, measured on " + (", ".join(dates) if dates else "no date")
+    if classes:
+        used = sorted({f"{c.name} from {c.source}" for c in classes.values()})
+        words.append(
+            f"The unit costs are those of each instance's class ({'; '.join(used)}), the "
+            f"others' {mine}; none rescaled to the fleet's hosts."
+        )
+    else:
+        words.append(f"The unit costs are {mine}, not rescaled to the fleet's hosts.")
     quiet = [e.instance for e in ranked if any(n.startswith("no traffic") for n in e.notes)]
     if quiet:
         words.append(f"No traffic in the window: {', '.join(quiet[:10])}.")
@@ -257,7 +285,7 @@ def render_markdown(r: FleetReport) -> str:
         lines.append(
             f"| {n} | {e.instance} | {e.server or '?'} | {figure_text(e.mean.total.cores)} | "
             f"{figure_text(e.peak.total.cores)} | {host} | {causes} | {_now_cell(e.on_now)} | "
-            f"{'; '.join(e.notes) or '–'} |"
+            f"{'; '.join(_notes(e)) or '–'} |"
         )
     f = r.fleet
     lines += [
@@ -272,18 +300,28 @@ def render_markdown(r: FleetReport) -> str:
         "",
         "## The unit costs (this machine's)",
         "",
-        "| unit | µs (interval) | how | from |",
-        "|---|---|---|---|",
+        *_unit_rows(r.units),
     ]
-    for u in r.units:
-        lines.append(
+    for name, used in r.class_units.items():
+        lines += ["", f"## The unit costs of {name}", "", *_unit_rows(used)]
+    lines += ["", "## What this leaves out", ""]
+    lines += [f"- {text}" for text in r.leaves_out]
+    return "\n".join(lines) + "\n"
+
+
+def _notes(e: InstanceEstimate) -> list[str]:
+    return [*e.notes, f"units of {e.units_from}"] if e.units_from else e.notes
+
+
+def _unit_rows(used: Sequence[UnitUsed]) -> list[str]:
+    rows = ["| unit | µs (interval) | how | from |", "|---|---|---|---|"]
+    for u in used:
+        rows.append(
             f"| {u.what} ({u.configuration}) | {report.rate_text(u.us)} "
             f"({report.rate_text(u.low_us)}–{report.rate_text(u.high_us)}) | {u.kind}: "
             f"{u.basis} | {u.source}, {u.measured_on} |"
         )
-    lines += ["", "## What this leaves out", ""]
-    lines += [f"- {text}" for text in r.leaves_out]
-    return "\n".join(lines) + "\n"
+    return rows
 
 
 def _span(seconds: float) -> str:

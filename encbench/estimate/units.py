@@ -14,10 +14,16 @@ log, which no run measures yet, from the cipher's own speed there (a floor).
   log MiB       the directory's `openssl speed` of the server's cipher at 16 KiB
 
 Only the rounds the report counts (engine/rounds.py: interference rounds left out) are used.
-A unit's interval is the wider of two: the Student-t 95% interval of the mean over all its
-rounds, and the span of its cells' own means — the cost per page varies with concurrency
-(12.2 µs at 1 thread, 9.1–9.9 µs at 4–64 in the measured `quick` of 2026-11-25), and a
-server's concurrency is its own, so the interval covers every thread count measured.
+A unit is the mean over all its rounds.  Its interval holds the Student-t 95% interval of
+that mean and every cell's own 95% interval (cell_interval): the cost per page is not one
+number across loads (8.3–15.7 µs per page read over the cells of four measured runs, 1 to
+64 threads, a pool of a tenth to half the data; one 1-thread cell 8.5 µs on one day and
+15.7 µs on another), and no trend with concurrency, pool or how busy the server was stands
+out of the cells' own intervals, so a server at a load of its own may pay what any measured
+load paid, each known only to its interval; never below the cipher's own cost per page
+(the directory's `openssl speed`), which no load escapes.  The units profile measures a light load
+(1 thread) beside busy ones (4 and 16) for that reason (docs/method.md, "The estimate's
+unit costs across loads").
 
 The units are kept in $XDG_STATE_HOME/encbench/estimate-units.json, beside the calibration
 (noise_floor.py), each with the results directory and date it came from; units from a newer
@@ -168,12 +174,14 @@ def _summarize(
         return f"no {what_cells} with the server's CPU measured (at least 2 rounds)"
     mean, stdev = stats.mean_and_stdev(values)
     ci = stats.mean_ci(mean, stdev, len(values)) or (mean, mean)
-    means = [statistics.fmean(c.values) for c in cells]
+    ends = [end for c in cells for end in cell_interval(c.values)]
     labels = [c.label for c in cells]
+    # No load pays less than the cipher's own work (where measured), nor less than nothing.
+    floor = max(cipher_us or 0.0, 0.0)
     return Unit(
         name=name,
         us=mean,
-        ci_us=(min(ci[0], *means), max(ci[1], *means)),
+        ci_us=(max(min(ci[0], *ends), floor), max(ci[1], *ends)),
         kind="measured",
         configuration=configuration,
         basis=f"{len(cells)} {plural(what_cells, len(cells))} ({'; '.join(labels)}), "
@@ -185,6 +193,15 @@ def _summarize(
         source=source,
         measured_on=min(c.started for c in cells)[:10],
     )
+
+
+def cell_interval(values: Sequence[float]) -> tuple[float, float]:
+    """One cell's own 95% interval of its mean (its mean alone below two rounds): a server at
+    that cell's load may pay anything in it, so the unit's interval holds every cell's."""
+    mean = statistics.fmean(values)
+    if len(values) < 2:
+        return (mean, mean)
+    return stats.mean_ci(mean, statistics.stdev(values), len(values)) or (mean, mean)
 
 
 def plural(words: str, count: int) -> str:
