@@ -3,18 +3,17 @@ directory, its sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from encbench.questions import AT_REST_KEY, AT_REST_TABLE
+from encbench.report import pgbench_part
 from encbench.report.parts import (
     Across,
     Compared,
-    Context,
     ReportPart,
     Setup,
     measured,
     summary_builder,
 )
+from encbench.report.study_parts import sections_with_floor
 from encbench.servers.variants import FILESYSTEM_WORDS
 from encbench.studies.at_rest.postgresql import section, summary
 from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
@@ -69,21 +68,13 @@ def setup(part: PgAtRestSummary) -> Setup:
     return Setup(software=software, server_version=part.postgresql_version)
 
 
-def compare_setup(part: PgAtRestSummary) -> dict[str, str]:
-    return {"PostgreSQL": part.postgresql_version} if part.postgresql_version else {}
-
-
-def sections(part: PgAtRestSummary, context: Context) -> list[Any]:
-    return section.sections(part, context.noise_floor)
-
-
 PART = ReportPart(
     model=PgAtRestSummary,
     build=build,
-    sections=sections,
+    sections=sections_with_floor(section.sections),
     compared=compared,
     compare_metrics={"tps": "PostgreSQL transactions per second lost to fscrypt"},
-    compare_setup=compare_setup,
+    compare_setup=pgbench_part.compare_setup,
     setup=setup,
     across=across,
 )

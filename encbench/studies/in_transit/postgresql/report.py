@@ -3,9 +3,9 @@ directory, its sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from encbench.report.parts import Compared, Context, ReportPart, Setup, measured, summary_builder
+from encbench.report import pgbench_part
+from encbench.report.parts import Compared, ReportPart, measured, summary_builder
+from encbench.report.study_parts import sections_with_floor
 from encbench.studies.in_transit.postgresql import section, summary
 from encbench.studies.in_transit.postgresql.models import PgInTransitSummary
 from encbench.studies.in_transit.postgresql.records import PgTransitRecord
@@ -32,25 +32,12 @@ def compared(part: PgInTransitSummary) -> list[Compared]:
     ]
 
 
-def setup(part: PgInTransitSummary) -> Setup:
-    """The version of the server it measured (a target's own, not this machine's)."""
-    return Setup(server_version=part.postgresql_version)
-
-
-def compare_setup(part: PgInTransitSummary) -> dict[str, str]:
-    return {"PostgreSQL": part.postgresql_version} if part.postgresql_version else {}
-
-
-def sections(part: PgInTransitSummary, context: Context) -> list[Any]:
-    return section.sections(part, context.noise_floor)
-
-
 PART = ReportPart(
     model=PgInTransitSummary,
     build=build,
-    sections=sections,
+    sections=sections_with_floor(section.sections),
     compared=compared,
     compare_metrics={"tps": "PostgreSQL transactions per second lost to TLS"},
-    compare_setup=compare_setup,
-    setup=setup,
+    compare_setup=pgbench_part.compare_setup,
+    setup=pgbench_part.server_setup,
 )

@@ -1,0 +1,64 @@
+"""What the report's parts of pgbench's runs share (PostgreSQL at rest, in transit), written
+once: the metrics compared beside TPS, the figures every variant of theirs begins with, a
+cell's summary from its rounds, and the pieces of their ReportPart that read only the
+server's version.  Each part passes its own models, cells and words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from encbench import estimates
+from encbench.report import cells
+from encbench.report.models import Model
+from encbench.report.parts import Setup
+from encbench.report.study_parts import versions
+from encbench.report.study_summary import wall_s
+from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
+from encbench.results.schema import Metric, primary_metric
+
+M = TypeVar("M", bound=Model)
+
+# Beside pgbench's own METRICS (tps): compared too, when both sides are above zero.
+EXTRA_METRICS = (
+    Metric("latency_avg_ms", "ms", "lower_is_better", cannot_improve=True),
+    Metric("server_cpu_ms_per_txn", "ms", "lower_is_better", cannot_improve=True),
+)
+COMPARED = (*PGBENCH_METRICS, *EXTRA_METRICS)
+# The metric whose interval decides when a cell stops (as the runner decides it).
+PRIMARY = primary_metric(PGBENCH_METRICS).name
+
+
+def variant_fields(runs: Sequence[PgbenchRun]) -> dict[str, Any]:
+    """What every pgbench variant's summary begins with: TPS and latency with their spread,
+    the server's CPU per transaction over all runs, the transactions and the failed ones."""
+    transactions = sum(r.transactions for r in runs)
+    return {
+        "tps": cells.sample(runs, lambda r: r.tps),
+        "latency_avg_ms": cells.sample(runs, lambda r: r.latency_avg_ms),
+        "server_cpu_ms_per_txn": 1000 * sum(r.server_cpu_s for r in runs) / transactions,
+        "transactions": transactions,
+        "failed": sum(r.failed for r in runs),
+    }
+
+
+def summarize_cell(
+    model: type[M],
+    identity: dict[str, Any],
+    state: estimates.CellRounds,
+    rule: estimates.StopRule,
+    variant_stats: Callable[[list[Any]], Any],
+) -> M:
+    """A pgbench cell's summary (report/cells.summarize_cell) over COMPARED, timed by its
+    runs' whole time."""
+    return cells.summarize_cell(model, identity, state, rule, COMPARED, variant_stats, wall_s)
+
+
+# ReportPart.compare_setup: the server's version, as `compare` sets it beside another's.
+compare_setup = versions({"PostgreSQL": "postgresql_version"})
+
+
+def server_setup(part: Any) -> Setup:
+    """ReportPart.setup: the version of the server it measured (a target's own, not this
+    machine's)."""
+    return Setup(server_version=part.postgresql_version)
