@@ -5,11 +5,14 @@ fields after these, in the order its results file has always had them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from encbench.results.schema import Metric, RecordedRun, record
 
 PGBENCH_METRICS = (Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),)
+
+# The fields PgbenchRun adds to RecordedRun's, named as pgbench's report names them.
+PGBENCH_FIELDS = ("tps", "transactions", "failed", "latency_avg_ms")
 
 
 @record
@@ -33,3 +36,9 @@ class PgbenchRun(RecordedRun):
     @property
     def server_cpu_ms_per_txn(self) -> float:
         return 1000.0 * self.server_cpu_s / self.transactions
+
+
+def pgbench_fields(result: Any) -> dict[str, Any]:
+    """PgbenchRun's own fields from what pgbench reported (workloads/pgbench_report.py:
+    PgbenchResult): they carry its names."""
+    return {name: getattr(result, name) for name in PGBENCH_FIELDS}
