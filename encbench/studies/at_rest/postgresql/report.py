@@ -7,13 +7,11 @@ from encbench.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report import pgbench_part
 from encbench.report.parts import (
     Across,
-    Compared,
     ReportPart,
     Setup,
-    measured,
     summary_builder,
 )
-from encbench.report.study_parts import sections_with_floor
+from encbench.report.study_parts import compared_cells, sections_with_floor
 from encbench.servers.variants import FILESYSTEM_WORDS
 from encbench.studies.at_rest.postgresql import section, summary
 from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
@@ -26,19 +24,15 @@ NAME = PgAtRestRecord.STUDY
 build = summary_builder(PgAtRestRecord, summary.build)
 
 
-def compared(part: PgAtRestSummary) -> list[Compared]:
-    """Matched by (regime, workload, clients)."""
-    return [
-        Compared.of(
-            c,
-            key=(NAME, *c.key),
-            group=f"PostgreSQL at rest: {c.regime}",
-            row_header="workload",
-            label=f"{section.WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl",
-            threads=c.clients,
-        )
-        for c in measured(part.cells)
-    ]
+# Matched by (regime, workload, clients).
+compared = compared_cells(
+    NAME,
+    lambda c: c.key,
+    group=lambda c: f"PostgreSQL at rest: {c.regime}",
+    row_header="workload",
+    threads=lambda c: c.clients,
+    label=lambda c: f"{section.WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl",
+)
 
 
 def across(part: PgAtRestSummary) -> list[Across]:
