@@ -11,9 +11,10 @@ from typing import Any, TypeVar
 from encbench import estimates
 from encbench.report import cells, suspect
 from encbench.report.models import Model, NoiseFloor
-from encbench.report.parts import Setup
-from encbench.report.study_parts import versions
+from encbench.report.parts import Across, ReportPart, Setup, summary_builder
+from encbench.report.study_parts import compared_cells, sections_with_floor, versions
 from encbench.report.study_summary import wall_s
+from encbench.report.tables import Section
 from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
 from encbench.results.schema import Metric, primary_metric
 
@@ -80,4 +81,41 @@ def summary_items(part: Any, noise: NoiseFloor | None, study: str) -> list[str]:
         suspect.PATHS,
         noise,
         study,
+    )
+
+
+def report_part(
+    model: type[Model],
+    record_type: type[PgbenchRun],
+    summarize: Callable[[list[Any], Any, Any, int], Model],
+    sections: Callable[[Any, NoiseFloor | None], list[Section]],
+    *,
+    lost_to: str,
+    group: Callable[[Any], str],
+    row_header: str,
+    label: Callable[[Any], str],
+    setup: Callable[[Any], Setup] = server_setup,
+    across: Callable[[Any], list[Across]] = lambda part: [],
+) -> ReportPart:
+    """A pgbench part's ReportPart: its summary built by `summarize` from its results file
+    and record (summary_builder), its `sections` judged by this machine's noise floor, its
+    cells matched by `compare` under their own key, each in its `group` by its `label` (its
+    clients its threads), TPS compared as what is `lost_to` encryption, and the server's
+    version set beside another's."""
+    return ReportPart(
+        model=model,
+        build=summary_builder(record_type, summarize),
+        sections=sections_with_floor(sections),
+        compared=compared_cells(
+            record_type.STUDY,
+            lambda c: c.key,
+            group=group,
+            row_header=row_header,
+            threads=lambda c: c.clients,
+            label=label,
+        ),
+        compare_metrics={"tps": f"PostgreSQL transactions per second lost to {lost_to}"},
+        compare_setup=compare_setup,
+        setup=setup,
+        across=across,
     )

@@ -19,6 +19,7 @@ PGBENCH_FIELDS = ("tps", "transactions", "failed", "latency_avg_ms")
 class PgbenchRun(RecordedRun):
     """One measured pgbench run (or psql's copies, counted as transactions)."""
 
+    STUDY: ClassVar[str]
     FIGURES: ClassVar[tuple[str, ...]] = ("server_cpu_ms_per_txn",)
     METRICS: ClassVar[tuple[Metric, ...]] = PGBENCH_METRICS
 

@@ -7,32 +7,13 @@ from encbench.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report import pgbench_part
 from encbench.report.parts import (
     Across,
-    ReportPart,
     Setup,
-    summary_builder,
 )
-from encbench.report.study_parts import compared_cells, sections_with_floor
 from encbench.servers.variants import FILESYSTEM_WORDS
 from encbench.studies.at_rest.postgresql import section, summary
 from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
 from encbench.studies.at_rest.postgresql.options import is_oltp
 from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
-
-NAME = PgAtRestRecord.STUDY
-
-
-build = summary_builder(PgAtRestRecord, summary.build)
-
-
-# Matched by (regime, workload, clients).
-compared = compared_cells(
-    NAME,
-    lambda c: c.key,
-    group=lambda c: f"PostgreSQL at rest: {c.regime}",
-    row_header="workload",
-    threads=lambda c: c.clients,
-    label=lambda c: f"{section.WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl",
-)
 
 
 def across(part: PgAtRestSummary) -> list[Across]:
@@ -62,13 +43,16 @@ def setup(part: PgAtRestSummary) -> Setup:
     return Setup(software=software, server_version=part.postgresql_version)
 
 
-PART = ReportPart(
-    model=PgAtRestSummary,
-    build=build,
-    sections=sections_with_floor(section.sections),
-    compared=compared,
-    compare_metrics={"tps": "PostgreSQL transactions per second lost to fscrypt"},
-    compare_setup=pgbench_part.compare_setup,
+# `compare` matches its cells by (regime, workload, clients).
+PART = pgbench_part.report_part(
+    PgAtRestSummary,
+    PgAtRestRecord,
+    summary.build,
+    section.sections,
+    lost_to="fscrypt",
+    group=lambda c: f"PostgreSQL at rest: {c.regime}",
+    row_header="workload",
+    label=lambda c: f"{section.WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl",
     setup=setup,
     across=across,
 )
