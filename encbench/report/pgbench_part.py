@@ -5,20 +5,21 @@ server's version.  Each part passes its own models, cells and words."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from encbench import estimates
 from encbench.report import cells, suspect
-from encbench.report.models import Model, NoiseFloor
+from encbench.report.models import CellPart, Model, NoiseFloor
 from encbench.report.parts import Across, ReportPart, Setup, summary_builder
 from encbench.report.study_parts import compared_cells, sections_with_floor, versions
-from encbench.report.study_summary import wall_s
+from encbench.report.study_summary import study_fields, wall_s
 from encbench.report.tables import Section
 from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
 from encbench.results.schema import Metric, primary_metric
 
 M = TypeVar("M", bound=Model)
+K = TypeVar("K")
 
 # Beside pgbench's own METRICS (tps): compared too, when both sides are above zero.
 EXTRA_METRICS = (
@@ -47,6 +48,18 @@ def variant_fields(runs: Sequence[PgbenchRun]) -> dict[str, Any]:
         "transactions": transactions,
         "failed": sum(r.failed for r in runs),
     }
+
+
+def part_fields(
+    cells: Iterable[K],
+    runs: Sequence[PgbenchRun],
+    rule: estimates.StopRule,
+    summarize: Callable[[K, estimates.CellRounds], CellPart],
+    cores: int,
+) -> dict[str, Any]:
+    """What every study's part has (study_fields), of a pgbench part: TPS adjusted by
+    Holm's over its cells, the harness's share over its runs' whole time."""
+    return study_fields(cells, runs, rule, PRIMARY, summarize, wall_s, cores)
 
 
 def summarize_cell(

@@ -60,14 +60,14 @@ def _restore_env(name: str, value: str | None) -> None:
 class TransitStudy(TransitBasics):
     name = "in-transit"
     record_type = TransitRecord
+    # Both paths meet one server: run at once they would compete inside it, so the rounds
+    # stay sequential (a duet needs a server per side: placement.py).
+    together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         super().__init__(store, profile, progress)
         self.spec = transit_options(profile)
         self.rule: TransitSpec = transit_options(profile)
-        # Both paths meet one server: run at once they would compete inside it, so the rounds
-        # stay sequential (a duet needs a server per side: placement.py).
-        self.together = False
         self.private = keys.private_dir(store.path)
         # Against a user's server ([target]) its own account and password; else a user of
         # the sandbox with a generated one.

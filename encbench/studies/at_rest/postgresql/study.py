@@ -79,13 +79,13 @@ def settings(shared_buffers_mb: int) -> dict[str, str]:
 class PgAtRestStudy(StudyBasics):
     name = PgAtRestRecord.STUDY
     record_type = PgAtRestRecord
+    # Rounds alternate the two servers: never at once.
+    together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         super().__init__(store, profile, progress)
         self.spec = pg_at_rest_options(profile)
         self.rule: PgAtRestSpec = self.spec
-        # Rounds alternate the two servers: never at once.
-        self.together = False
         self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {}
         self.volumes: VolumePair | None = None
         self.servers: dict[str, PgSandbox] = {}

@@ -7,7 +7,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import pgbench_part
 from encbench.report.models import Record
-from encbench.report.study_summary import identity, recorded, study_fields, wall_s
+from encbench.report.study_summary import identity, recorded
 from encbench.studies.at_rest.postgresql import cells as pg_cells
 from encbench.studies.at_rest.postgresql.models import (
     PgAtRestCellSummary,
@@ -52,13 +52,11 @@ def build(
             ("postgresql_version", "server_user", "data_bytes", "regimes", "filesystem"),
         ),
         scale=int(record.get("scale", s.scale)),
-        **study_fields(
+        **pgbench_part.part_fields(
             pg_cells.cells(profile),
             runs,
             s,
-            pgbench_part.PRIMARY,
             lambda cell, state: summarize_cell(cell, state, profile),
-            wall_s,
             cores,
         ),
     )

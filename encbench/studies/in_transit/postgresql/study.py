@@ -55,13 +55,13 @@ DATABASE = "encbench"
 class PgTransitStudy(TransitBasics):
     name = PgTransitRecord.STUDY
     record_type = PgTransitRecord
+    # Both routes meet one server: the rounds stay sequential.
+    together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         super().__init__(store, profile, progress)
         self.spec = pg_transit_options(profile)
         self.rule: PgTransitSpec = self.spec
-        # Both routes meet one server: the rounds stay sequential.
-        self.together = False
         self.private = keys.private_dir(store.path)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)

@@ -7,7 +7,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells, pgbench_part
 from encbench.report.models import Record
-from encbench.report.study_summary import identity, recorded, study_fields, wall_s
+from encbench.report.study_summary import identity, recorded
 from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql.models import (
     PgInTransitSummary,
@@ -61,13 +61,11 @@ def build(
         ),
         scale=int(record.get("scale", t.scale)),
         skipped=record.get("skipped") or None,
-        **study_fields(
+        **pgbench_part.part_fields(
             pg_cells.cells(profile),
             runs,
             t,
-            pgbench_part.PRIMARY,
             lambda cell, state: summarize_cell(cell, state, profile, record),
-            wall_s,
             cores,
         ),
     )
