@@ -16,7 +16,7 @@ from typing import Any
 
 from encbench import capacity, environment
 from encbench.engine import disk
-from encbench.engine.clocks import Stopwatch
+from encbench.engine.clocks import Stopwatch, Window
 from encbench.engine.progress import RunProgress
 from encbench.profile import Profile
 from encbench.results.schema import Metric
@@ -37,19 +37,23 @@ def record_cipher_speed(
         store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
 
 
-def window_fields(watch: Stopwatch, device: str | None) -> dict[str, Any]:
-    """The fields of a run record that its timed window gives (`timed(device)`): the
-    harness's and other processes' CPU, stolen time, the interference they add up to, and
-    what the run used of the machine and of `device`."""
-    window = watch.window
-    assert window is not None, "read after the timed block"
+def load_fields(window: Window) -> dict[str, Any]:
+    """The fields of a run record that say what else ran over its window: the harness's and
+    other processes' CPU, stolen time, and the interference they add up to."""
     return {
         "harness_cpu_s": window.harness_cpu_s,
         "other_cpu_s": window.other_cpu_s,
         "steal_s": window.steal_s,
         "interference_pct": window.interference_pct,
-        "usage": window.usage(device=device or ""),
     }
+
+
+def window_fields(watch: Stopwatch, device: str | None) -> dict[str, Any]:
+    """The fields of a run record that its timed window gives (`timed(device)`): what else
+    ran over it (load_fields), and what the run used of the machine and of `device`."""
+    window = watch.window
+    assert window is not None, "read after the timed block"
+    return {**load_fields(window), "usage": window.usage(device=device or "")}
 
 
 class StudyBasics:

@@ -278,7 +278,7 @@ def test_the_report_has_a_table_per_regime_with_the_cost_of_fscrypt_and_its_proo
     assert "Checkpoints: every run began after a CHECKPOINT" in text
     assert "driver `xts(ecb(aes-generic))`" in text and "does not use AES-NI here" in text
     assert "e.g. `AbC`" in text and "The fscrypt key at the end: removed." in text
-    compared = pg_report.compared(part)
+    compared = pg_report.PART.compared(part)
     assert compared[0].key == ("pg-at-rest", "in-memory", "tpcb_like", 1)
     assert len(compared) == 4
 
@@ -461,6 +461,41 @@ def test_one_profile_puts_both_kinds_side_by_side_across_servers() -> None:
     mariadb = (parts["at-rest"].servers or {})["mariadb_version"]
     software = next(line for line in text.splitlines() if "Software:" in line)
     assert f"MariaDB {mariadb}" in software and "PostgreSQL 15.14" in software
+
+
+def test_pg_cells_across_servers_carry_holms_mark_by_the_rule_mariadbs_do() -> None:
+    """A PostgreSQL cost that still differs after Holm's adjustment over its part's cells
+    is marked † in the table across servers, as MariaDB's are; one that does not, is not."""
+    from encbench.report import documents
+    from tests.test_html_report import golden_summary
+
+    prof = load('workloads = ["oltp_read_only"]\nregimes = ["in-memory"]\nclients = [1, 16]')
+
+    def across_row(rounds: int) -> str:
+        jitter = random.Random(7)
+        runs = [
+            run_record(
+                cell, variant, r, 800 * (0.8 if variant == "encrypted" else 1) + r + jitter.random()
+            )
+            for cell in pg_cells.cells(prof)
+            for r in range(rounds)
+            for variant in ("plain", "encrypted")
+        ]
+        pg = pg_summary.build(runs, prof, RECORD)
+        parts = {"at-rest": golden_summary().part("at-rest"), "pg-at-rest": pg}
+        summary = documents.summarize("at-rest-servers", golden_summary().environment, parts)
+        text = markdown.render(rendering.document(summary))
+        across = text.split("## Across servers", 1)[1].split("\n## ", 1)[0]
+        row = next(
+            line for line in across.splitlines() if "| oltp_read_only | in-memory | 1 |" in line
+        )
+        survives = pg.cells[0].comparisons["tps"].differs_holm
+        assert row.rstrip(" |").endswith("†") == bool(survives), row
+        return row
+
+    # Too few blocks for Holm's threshold: a cost, no mark; enough: the mark.
+    assert not across_row(12).rstrip(" |").endswith("†")
+    assert across_row(30).rstrip(" |").endswith("†")
 
 
 def test_pg_at_rest_beside_another_study_of_several_kinds_is_refused_with_the_fix(

@@ -342,7 +342,7 @@ def test_the_report_has_a_table_per_test_with_the_cost_of_tls_and_its_proof() ->
     # The copy's rows say what a copy streams, so that copies/s read as MiB/s.
     assert copy.comparisons["tps"].kind == "cost"
     assert "| plain copies/s (95% CI) |" in text and "copies/s × 64.0 is MiB/s" in text
-    compared = pg_report.compared(part)
+    compared = pg_report.PART.compared(part)
     assert [c.key for c in compared] == [
         ("pg-in-transit", "connect_select1", "require", "rsa2048", "TLSv1.3", 1, 0.0),
         ("pg-in-transit", "select_only", "require", "rsa2048", "TLSv1.3", 2, 0.0),

@@ -160,7 +160,7 @@ def test_the_report_groups_the_rows_by_distance() -> None:
     # The loopback tables hold the loopback rows only.
     loopback = text.split(section.DISTANCE_TITLE)[0]
     assert "RTT" not in loopback.split("### New connections")[1]
-    keys = [c.key for c in pg_report.compared(part)]
+    keys = [c.key for c in pg_report.PART.compared(part)]
     assert ("pg-in-transit", "connect_select1", "require", "rsa2048", "TLSv1.3", 1, 10.0) in keys
     assert len(set(keys)) == len(keys)
 

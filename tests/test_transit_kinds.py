@@ -117,5 +117,5 @@ def test_a_postgresql_target_is_measured_by_the_postgresql_part() -> None:
 
 def test_the_postgresql_part_names_its_version_and_keys_its_cells_as_before() -> None:
     pg = pg_part()
-    assert pg_report.setup(pg).server_version == "15.14"
-    assert [c.key[0] for c in pg_report.compared(pg)] == ["pg-in-transit"] * len(pg.cells)
+    assert pg_report.PART.setup(pg).server_version == "15.14"
+    assert [c.key[0] for c in pg_report.PART.compared(pg)] == ["pg-in-transit"] * len(pg.cells)

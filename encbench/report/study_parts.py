@@ -14,26 +14,36 @@ from encbench.report.parts import Compared, Context, Setup, measured
 from encbench.report.tables import Section
 
 
+def _own_label(cell: Any) -> str:
+    label: str = cell.label
+    return label
+
+
 def compared_cells(
     study: str,
     key: Callable[[Any], tuple[Any, ...]],
     *,
-    group: str,
+    group: str | Callable[[Any], str],
     row_header: str,
     threads: Callable[[Any], int],
+    label: Callable[[Any], str] = _own_label,
+    name: Callable[[Any], str] | None = None,
 ) -> Callable[[Any], list[Compared]]:
     """ReportPart.compared: the part's measured cells, each matched by the study's name and
-    `key` (its cell without its results), under `group`, by its own label."""
+    `key` (its cell without its results), under `group` (one for all, or each cell's), by
+    its `label` (default its own) and, where `compare` names it alone, its `name` (default
+    its own label)."""
 
     def compared(part: Any) -> list[Compared]:
         return [
             Compared.of(
                 c,
                 key=(study, *key(c)),
-                group=group,
+                group=group if isinstance(group, str) else group(c),
                 row_header=row_header,
-                label=c.label,
+                label=label(c),
                 threads=threads(c),
+                name=name(c) if name is not None else None,
             )
             for c in measured(part.cells)
         ]

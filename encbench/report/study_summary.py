@@ -22,6 +22,12 @@ def identity(cell: Any) -> dict[str, Any]:
     return {**fields, "label": cell.label}
 
 
+def wall_s(run: Any) -> float:
+    """A run's whole time: what most studies time a run by (its record's `wall_s`)."""
+    seconds: float = run.wall_s
+    return seconds
+
+
 def study_fields(
     cells: Iterable[K],
     runs: Sequence[Any],  # the study's run records
@@ -30,11 +36,13 @@ def study_fields(
     summarize: Callable[[K, estimates.CellRounds], CellPart],
     timed: Callable[[Any], float],
     cores: int,
+    name: Callable[[K], str] | None = None,
 ) -> dict[str, Any]:
     """The fields every study's part has: the stopping rule's target half-width, encbench's
     own share of the machine over the runs' `timed` seconds, every cell `summarize`d from its
-    rounds, and the differences left after Holm's adjustment of the `primary` metric."""
-    summaries, differences = summarize_cells(cells, runs, rule, primary, summarize)
+    rounds, and the differences left after Holm's adjustment of the `primary` metric (each
+    cell named by `name`, default its label)."""
+    summaries, differences = summarize_cells(cells, runs, rule, primary, summarize, name)
     return {
         "target_halfwidth_pct": rule.target_halfwidth_pct,
         "harness": harness_share(runs, timed, cores),

@@ -102,6 +102,12 @@ class RecordedRun(RunLine):
             f"impossible run for {self.cell.label} round {self.round} {self.variant}: {what}"
         )
 
+    def refuse_empty(self, count: int, rate: float, what: str) -> None:
+        """Refuses a run that took no time, counted no `what` (transactions, events) or ran
+        at no rate: no run can have done so, and a mean over it would mislead."""
+        if self.wall_s <= 0 or count <= 0 or rate <= 0:
+            raise self.impossible(f"{count} {what} in {self.wall_s:.1f} s")
+
 
 def fields_of(record_type: Any, data: Mapping[str, Any], cell_type: type[Any]) -> dict[str, Any]:
     """A results line as its record's fields: its schema checked against the record type's,

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RunLine, Usage, record
+from encbench.results.schema import Metric, RecordedRun, Usage, record
 from encbench.servers.variants import configuration_label
 
 RUNS_SCHEMA = 1
@@ -91,7 +91,7 @@ class CellKey:
 
 
 @record
-class RunRecord(RunLine):
+class RunRecord(RecordedRun):
     """One sysbench run of one variant in one round of an at-rest cell."""
 
     STUDY: ClassVar[str] = "at-rest"
@@ -105,12 +105,8 @@ class RunRecord(RunLine):
     METRICS: ClassVar[tuple[Metric, ...]] = AT_REST_METRICS
 
     cell: CellKey
-    round: int
-    variant: str
-    position: int  # 0 = first of the round, 1 = second: the ABBA order, kept for audit
-    session: str
-    started_at: str
-    wall_s: float
+    # round … wall_s: RecordedRun's (position: 0 = first of the round, 1 = second, the ABBA
+    # order, kept for audit); then this study's own
     tps: float
     qps: float
     transactions: int
@@ -190,11 +186,7 @@ class RunRecord(RunLine):
     waits: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"{self.transactions} transactions in {self.wall_s:.1f} s"
-            )
+        self.refuse_empty(self.transactions, self.tps, "transactions")
 
     @property
     def hit_ratio(self) -> float:

@@ -12,12 +12,11 @@ from encbench.report.models import Record
 from encbench.report.parts import (
     Across,
     Calibrated,
-    Compared,
     Context,
     ReportPart,
     Setup,
-    measured,
 )
+from encbench.report.study_parts import compared_cells
 from encbench.results.store import ResultStore
 from encbench.servers import installs
 from encbench.servers.variants import configuration_label
@@ -53,21 +52,17 @@ def setup(part: AtRestSummary) -> Setup:
     )
 
 
-def compared(part: AtRestSummary) -> list[Compared]:
-    """Matched by (workload, regime [, algorithm and scope, shape where those are
-    dimensions], threads)."""
-    return [
-        Compared.of(
-            c,
-            key=(NAME, c.workload, c.setting, c.threads),
-            group=f"{c.workload}, {c.setting}",
-            row_header="Threads",
-            label=str(c.threads),
-            threads=c.threads,
-            name=f"{c.workload} {c.setting} {c.threads} thr",
-        )
-        for c in measured(part.cells)
-    ]
+# Matched by (workload, regime [, algorithm and scope, shape where those are dimensions],
+# threads).
+compared = compared_cells(
+    NAME,
+    lambda c: (c.workload, c.setting, c.threads),
+    group=lambda c: f"{c.workload}, {c.setting}",
+    row_header="Threads",
+    threads=lambda c: c.threads,
+    label=lambda c: str(c.threads),
+    name=lambda c: f"{c.workload} {c.setting} {c.threads} thr",
+)
 
 
 def across(part: AtRestSummary) -> list[Across]:

@@ -30,7 +30,7 @@ from encbench.report.tables import (
     row,
 )
 from encbench.servers import installs
-from encbench.studies.at_rest import claims
+from encbench.studies.at_rest import claims, kernel_ciphers
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest.dialects import MARIADB, dialect_for
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
@@ -856,15 +856,7 @@ def filesystem_lines(fs: Record) -> list[str]:
             "records the page cache it held (Summary)."
         ),
     ]
-    for c in fs.get("ciphers") or []:
-        if not c.get("driver"):
-            out.append(f"Kernel cipher for {c['mode']} (`{c['algorithm']}`): not in /proc/crypto.")
-            continue
-        uses = "uses AES-NI" if c.get("aes_ni") else "does not use AES-NI"
-        out.append(
-            f"Kernel cipher for {c['role']} {c['mode']} (`{c['algorithm']}`): driver "
-            f"`{c['driver']}` (priority {c['priority']}), which {uses}."
-        )
+    out += kernel_ciphers.cipher_lines(fs)
     out += _aes_ni_words(fs)
     return out
 

@@ -135,9 +135,7 @@ class AtRestStudy(StudyBasics):
     record_type = RunRecord
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+        super().__init__(store, profile, progress)
         self.rule: MeasureSpec = measure_options(profile)
         check_iops_disk(profile, store.path)
         self.host: VariantHost | None = None

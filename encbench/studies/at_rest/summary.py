@@ -10,6 +10,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
+from encbench.report.study_summary import study_fields, wall_s
 from encbench.results.schema import primary_metric
 from encbench.servers import installs
 from encbench.studies.at_rest import cost_profile, floor, growth, target_regimes
@@ -62,10 +63,6 @@ def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
         errors=sum(r.ignored_errors for r in runs),
         reconnects=sum(r.reconnects for r in runs),
     )
-
-
-def wall_s(run: RunRecord) -> float:
-    return run.wall_s
 
 
 def summarize_cell(
@@ -139,25 +136,30 @@ def build(
     # floor can be drawn from its counters.
     counts_pages = installs.recorded_family(servers) == installs.MARIADB
     m = measure_options(profile)
-    summaries, differences = cells.summarize_cells(
-        at_rest_cells(profile),
-        runs,
-        m,
-        PRIMARY,
-        lambda cell, state: summarize_cell(
-            cell, state, profile, crypto, cores, cpu_profile, skipped.get(cell.slug), counts_pages
-        ),
-        cell_name,
-    )
     return AtRestSummary(
-        target_halfwidth_pct=measure_options(profile).target_halfwidth_pct,
-        differences=differences,
+        **study_fields(
+            at_rest_cells(profile),
+            runs,
+            m,
+            PRIMARY,
+            lambda cell, state: summarize_cell(
+                cell,
+                state,
+                profile,
+                crypto,
+                cores,
+                cpu_profile,
+                skipped.get(cell.slug),
+                counts_pages,
+            ),
+            wall_s,
+            cores,
+            cell_name,
+        ),
         write_workload_state=WRITE_STATE_NOTE
         + ("".join(f" {growth.DATA_NOTE}" for w in m.workloads if w in growth.GROWING_WORKLOADS)),
         servers=servers,
         crypto=crypto,
-        harness=cells.harness_share(runs, wall_s, cores),
-        cells=summaries,
         # The profile's, as the runs recorded it (a resumed run cannot change it).
         sharing=runs[0].sharing if runs else measure_options(profile).sharing,
         server_cpus=sorted({r.server_cpus for r in runs if r.server_cpus}),

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RunLine, Usage, record
+from encbench.results.schema import Metric, RecordedRun, Usage, record
 
 TRANSIT_SCHEMA = 2
 
@@ -58,7 +58,7 @@ class TransitCell:
 
 
 @record
-class TransitRecord(RunLine):
+class TransitRecord(RecordedRun):
     """One measured run of one variant in one round of an in-transit cell."""
 
     STUDY: ClassVar[str] = "in-transit"
@@ -68,12 +68,7 @@ class TransitRecord(RunLine):
     METRICS: ClassVar[tuple[Metric, ...]] = TRANSIT_METRICS
 
     cell: TransitCell
-    round: int
-    variant: str  # plain | encrypted
-    position: int
-    session: str
-    started_at: str
-    wall_s: float
+    # round … wall_s: RecordedRun's; then this study's own
     rate: float  # per second, in rate_unit: connections, transactions or MiB (2^20 bytes)
     events: int  # connections, transactions, or result sets/dumps read
     bytes: int  # bytes read by the client (bulk, dump); 0 otherwise
@@ -103,11 +98,7 @@ class TransitRecord(RunLine):
     def __post_init__(self) -> None:
         if not self.rate_unit:
             object.__setattr__(self, "rate_unit", self.cell.unit)
-        if self.wall_s <= 0 or self.events <= 0 or self.rate <= 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"{self.events} events in {self.wall_s:.1f} s"
-            )
+        self.refuse_empty(self.events, self.rate, "events")
 
     @property
     def server_cpu_ms_per_event(self) -> float | None:

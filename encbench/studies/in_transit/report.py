@@ -7,13 +7,12 @@ from typing import Any
 
 from encbench.report.parts import (
     Calibrated,
-    Compared,
     Context,
     ReportPart,
     Setup,
-    measured,
     summary_builder,
 )
+from encbench.report.study_parts import compared_cells
 from encbench.servers import installs
 from encbench.studies.in_transit import section, summary
 from encbench.studies.in_transit.models import InTransitSummary
@@ -25,21 +24,19 @@ NAME = TransitRecord.STUDY
 build = summary_builder(TransitRecord, summary.build)
 
 
-def compared(part: InTransitSummary) -> list[Compared]:
-    """Matched by (test, method, key type, cipher, RTT, threads, resumption)."""
-    return [
-        Compared.of(
-            t,
-            key=(NAME, *t.key),
-            group=f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
-            row_header="path",
-            # Unnamed server: the two sides of a comparison may be two servers' TLS.
-            label=f"{section.method_name(t, family='')}"
-            f"{f', RTT {t.rtt_ms:g} ms' if t.rtt_ms else ''}, {t.threads} thr",
-            threads=t.threads,
-        )
-        for t in measured(part.cells)
-    ]
+# Matched by (test, method, key type, cipher, RTT, threads, resumption).
+compared = compared_cells(
+    NAME,
+    lambda t: t.key,
+    group=lambda t: f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
+    row_header="path",
+    threads=lambda t: t.threads,
+    # Unnamed server: the two sides of a comparison may be two servers' TLS.
+    label=lambda t: (
+        f"{section.method_name(t, family='')}"
+        f"{f', RTT {t.rtt_ms:g} ms' if t.rtt_ms else ''}, {t.threads} thr"
+    ),
+)
 
 
 def _family(part: InTransitSummary) -> str | None:

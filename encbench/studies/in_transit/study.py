@@ -46,6 +46,7 @@ from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, o
 from encbench.studies.in_transit.sizing import pool_mb
 from encbench.studies.in_transit.study_record import TransitBasics
 from encbench.studies.in_transit.target import TransitTarget
+from encbench.study_basics import load_fields
 from encbench.workloads import bulk, connrate, sysbench
 
 
@@ -59,16 +60,14 @@ def _restore_env(name: str, value: str | None) -> None:
 class TransitStudy(TransitBasics):
     name = "in-transit"
     record_type = TransitRecord
+    # Both paths meet one server: run at once they would compete inside it, so the rounds
+    # stay sequential (a duet needs a server per side: placement.py).
+    together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
+        super().__init__(store, profile, progress)
         self.spec = transit_options(profile)
         self.rule: TransitSpec = transit_options(profile)
-        # Both paths meet one server: run at once they would compete inside it, so the rounds
-        # stay sequential (a duet needs a server per side: placement.py).
-        self.together = False
-        self.progress = progress
         self.private = keys.private_dir(store.path)
         # Against a user's server ([target]) its own account and password; else a user of
         # the sandbox with a generated one.
@@ -412,11 +411,8 @@ class TransitStudy(TransitBasics):
             server_cpu_s=window.server_cpu_s if self._reads_server_cpu() else None,
             tunnel_cpu_s=tunnel_cpu,
             client_cpu_s=window.client_cpu_s,
-            harness_cpu_s=window.harness_cpu_s,
             # The tunnel, like every process of this run, is not in other_cpu_s.
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
+            **load_fields(window),
             tls_handshakes=after.finished_accepts,
             tunnel_handshakes=tunnel_sessions,
             tunnel_resumed=resumed,

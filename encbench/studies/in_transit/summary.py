@@ -9,6 +9,7 @@ from encbench import estimates, stats
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
+from encbench.report.study_summary import study_fields, wall_s
 from encbench.results.schema import Metric, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
 from encbench.studies.in_transit.models import (
@@ -71,10 +72,6 @@ def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
     )
 
 
-def wall_s(run: TransitRecord) -> float:
-    return run.wall_s
-
-
 def summarize_cell(
     cell: TransitCell, state: estimates.CellRounds, profile: Profile, record: Record
 ) -> TransitCellSummary:
@@ -105,16 +102,16 @@ def build(
 ) -> InTransitSummary:
     record = record or {}
     t = transit_options(profile)
-    summaries, differences = cells.summarize_cells(
-        transit_cells.cells(profile),
-        runs,
-        t,
-        PRIMARY,
-        lambda cell, state: summarize_cell(cell, state, profile, record),
-    )
     return InTransitSummary(
-        differences=differences,
-        target_halfwidth_pct=t.target_halfwidth_pct,
+        **study_fields(
+            transit_cells.cells(profile),
+            runs,
+            t,
+            PRIMARY,
+            lambda cell, state: summarize_cell(cell, state, profile, record),
+            wall_s,
+            cores,
+        ),
         tls_version=t.tls_version,
         mariadb_version=record.get("mariadb_version"),
         install=record.get("install"),
@@ -129,6 +126,4 @@ def build(
         cpu_measurement=record.get("cpu_measurement"),
         session_cache_hits=sum(r.session_cache_hits for r in runs),
         tls_handshakes=sum(r.tls_handshakes for r in runs),
-        harness=cells.harness_share(runs, wall_s, cores),
-        cells=summaries,
     )

@@ -8,7 +8,7 @@ from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record
-from encbench.report.study_summary import identity, recorded, study_fields
+from encbench.report.study_summary import identity, recorded, study_fields, wall_s
 from encbench.results.schema import primary_metric
 from encbench.studies.replication import cells as replication_cells
 from encbench.studies.replication.models import (
@@ -35,10 +35,6 @@ def variant_stats(runs: list[ReplicationRecord]) -> ReplicationVariant:
         node2_cpu_ms_per_txn=sample(runs, lambda r: r.node2_cpu_s * 1000 / r.transactions),
         apply_wait_s=sample(runs, lambda r: r.apply_wait_s),
     )
-
-
-def wall_s(run: ReplicationRecord) -> float:
-    return run.wall_s
 
 
 def summarize_cell(

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RunLine, Usage, record
+from encbench.results.pgbench_run import PgbenchRun
+from encbench.results.schema import Usage, record
 
 PG_AT_REST_SCHEMA = 2
-
-PG_AT_REST_METRICS = (
-    Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),
-)
 
 
 @record
@@ -38,26 +35,16 @@ class PgAtRestCell:
 
 
 @record
-class PgAtRestRecord(RunLine):
-    """One measured run of one variant in one round of a PostgreSQL at-rest cell."""
+class PgAtRestRecord(PgbenchRun):
+    """One measured run of one variant in one round of a PostgreSQL at-rest cell: its `tps`
+    pgbench's own (without initial connection time)."""
 
     STUDY: ClassVar[str] = "pg-at-rest"
     SCHEMA: ClassVar[int] = PG_AT_REST_SCHEMA
     CELL: ClassVar[type[Any]] = PgAtRestCell
-    FIGURES: ClassVar[tuple[str, ...]] = ("server_cpu_ms_per_txn",)
-    METRICS: ClassVar[tuple[Metric, ...]] = PG_AT_REST_METRICS
 
     cell: PgAtRestCell
-    round: int
-    variant: str  # plain | encrypted
-    position: int
-    session: str
-    started_at: str
-    wall_s: float
-    tps: float  # pgbench's own (without initial connection time)
-    transactions: int
-    failed: int
-    latency_avg_ms: float
+    # round … latency_avg_ms: PgbenchRun's; then this study's own
     server_cpu_s: float  # the postmaster and every backend, live or reaped
     client_cpu_s: float
     harness_cpu_s: float
@@ -82,17 +69,6 @@ class PgAtRestRecord(RunLine):
     # A write run's CHECKPOINT inside its window (seconds): the pages it dirtied written, and
     # on the fs side encrypted, charged to it; None for a read run (schema 1: none at all).
     checkpoint_s: float | None = None
-
-    def __post_init__(self) -> None:
-        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"{self.transactions} transactions in {self.wall_s:.1f} s"
-            )
-
-    @property
-    def server_cpu_ms_per_txn(self) -> float:
-        return 1000.0 * self.server_cpu_s / self.transactions
 
     @property
     def cache_share_of_data(self) -> float:

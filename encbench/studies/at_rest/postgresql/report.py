@@ -3,43 +3,17 @@ directory, its sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from encbench.questions import AT_REST_KEY, AT_REST_TABLE
+from encbench.report import pgbench_part
 from encbench.report.parts import (
     Across,
-    Compared,
-    Context,
-    ReportPart,
     Setup,
-    measured,
-    summary_builder,
 )
 from encbench.servers.variants import FILESYSTEM_WORDS
 from encbench.studies.at_rest.postgresql import section, summary
 from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
 from encbench.studies.at_rest.postgresql.options import is_oltp
 from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
-
-NAME = PgAtRestRecord.STUDY
-
-
-build = summary_builder(PgAtRestRecord, summary.build)
-
-
-def compared(part: PgAtRestSummary) -> list[Compared]:
-    """Matched by (regime, workload, clients)."""
-    return [
-        Compared.of(
-            c,
-            key=(NAME, *c.key),
-            group=f"PostgreSQL at rest: {c.regime}",
-            row_header="workload",
-            label=f"{section.WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl",
-            threads=c.clients,
-        )
-        for c in measured(part.cells)
-    ]
 
 
 def across(part: PgAtRestSummary) -> list[Across]:
@@ -69,21 +43,16 @@ def setup(part: PgAtRestSummary) -> Setup:
     return Setup(software=software, server_version=part.postgresql_version)
 
 
-def compare_setup(part: PgAtRestSummary) -> dict[str, str]:
-    return {"PostgreSQL": part.postgresql_version} if part.postgresql_version else {}
-
-
-def sections(part: PgAtRestSummary, context: Context) -> list[Any]:
-    return section.sections(part, context.noise_floor)
-
-
-PART = ReportPart(
-    model=PgAtRestSummary,
-    build=build,
-    sections=sections,
-    compared=compared,
-    compare_metrics={"tps": "PostgreSQL transactions per second lost to fscrypt"},
-    compare_setup=compare_setup,
+# `compare` matches its cells by (regime, workload, clients).
+PART = pgbench_part.report_part(
+    PgAtRestSummary,
+    PgAtRestRecord,
+    summary.build,
+    section.sections,
+    lost_to="fscrypt",
+    group=lambda c: f"PostgreSQL at rest: {c.regime}",
+    row_header="workload",
+    label=lambda c: f"{section.WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl",
     setup=setup,
     across=across,
 )

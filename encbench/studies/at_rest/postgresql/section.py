@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from encbench.report import plots, suspect
+from encbench.report import pgbench_part, plots
 from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
 from encbench.report.models import NoiseFloor, Record, Sample
 from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.studies.at_rest import kernel_ciphers
 from encbench.studies.at_rest.postgresql.models import PgAtRestCellSummary, PgAtRestSummary
 from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
 from encbench.studies.at_rest.section import filesystem_proof_lines
@@ -42,11 +43,6 @@ HOW_IT_COSTS = (
     "or by the page cache costs nothing more. So the in-memory rows can only show writes "
     "(WAL and checkpoints) and the io-bound rows show the reads as well."
 )
-FLAGGED = {
-    "tps": "transactions per second",
-    "latency_avg_ms": "average latency",
-    "server_cpu_ms_per_txn": "server CPU per transaction",
-}
 MIB = 2**20
 
 Cells = Sequence[PgAtRestCellSummary]
@@ -151,19 +147,9 @@ def _cost_svg(cells: Cells, regime: str) -> str | None:
     )
 
 
-def summary_items(part: PgAtRestSummary, noise: NoiseFloor | None) -> list[str]:
-    return suspect.summary_items(
-        part.differences,
-        suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED),
-        suspect.PATHS,
-        noise,
-        PgAtRestRecord.STUDY,
-    )
-
-
 def sections(part: PgAtRestSummary, noise: NoiseFloor | None = None) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO), Paragraph(HOW_IT_COSTS)]
-    summary = summary_items(part, noise)
+    summary = pgbench_part.summary_items(part, noise, PgAtRestRecord.STUDY)
     if summary:
         blocks.append(Bullets(summary))
     for regime, title in REGIME_TITLES.items():
@@ -180,16 +166,7 @@ def sections(part: PgAtRestSummary, noise: NoiseFloor | None = None) -> list[Sec
 def cipher_lines(fs: Record) -> list[str]:
     """The kernel's implementation of each mode of the policy, and whether it runs on the
     CPU's AES instructions."""
-    out = []
-    for c in fs.get("ciphers") or []:
-        if not c.get("driver"):
-            out.append(f"Kernel cipher for {c['mode']} (`{c['algorithm']}`): not in /proc/crypto.")
-            continue
-        uses = "uses AES-NI" if c.get("aes_ni") else "does not use AES-NI here"
-        out.append(
-            f"Kernel cipher for {c['role']} {c['mode']} (`{c['algorithm']}`): driver "
-            f"`{c['driver']}` (priority {c['priority']}), which {uses}."
-        )
+    out = kernel_ciphers.cipher_lines(fs, " here")
     ciphers: list[Record] = fs.get("ciphers") or []
     contents: Record = next((c for c in ciphers if c.get("role") == "contents"), {})
     if contents.get("driver") and not contents.get("aes_ni") and fs.get("cpu_aes"):

@@ -36,6 +36,7 @@ from encbench.engine.study import CellSkipped, Run
 from encbench.errors import ToolError
 from encbench.profile import Profile
 from encbench.proof import at_rest as image_proof
+from encbench.results.pgbench_run import pgbench_fields
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys, pg_sandbox, shapes
 from encbench.servers.pg_sandbox import PgSandbox
@@ -50,7 +51,7 @@ from encbench.studies.at_rest.postgresql.options import (
     pg_at_rest_options,
 )
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import StudyBasics, load_fields
 from encbench.workloads.pgbench_report import PgbenchResult
 
 RECORD_FILE = "pg-at-rest.json"
@@ -78,15 +79,13 @@ def settings(shared_buffers_mb: int) -> dict[str, str]:
 class PgAtRestStudy(StudyBasics):
     name = PgAtRestRecord.STUDY
     record_type = PgAtRestRecord
+    # Rounds alternate the two servers: never at once.
+    together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
+        super().__init__(store, profile, progress)
         self.spec = pg_at_rest_options(profile)
         self.rule: PgAtRestSpec = self.spec
-        # Rounds alternate the two servers: never at once.
-        self.together = False
-        self.progress = progress
         self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {}
         self.volumes: VolumePair | None = None
         self.servers: dict[str, PgSandbox] = {}
@@ -317,17 +316,12 @@ class PgAtRestStudy(StudyBasics):
         limit = server.shaped.limits.memory_bytes or 0
         return PgAtRestRecord(
             **run.record_fields(started_at, window.wall_s),
-            tps=got.tps,
-            transactions=got.transactions,
-            failed=got.failed,
-            latency_avg_ms=got.latency_avg_ms,
+            **pgbench_fields(got),
             server_cpu_s=window.server_cpu_s,
             client_cpu_s=window.client_cpu_s,
-            harness_cpu_s=window.harness_cpu_s,
-            other_cpu_s=window.other_cpu_s,
+            **load_fields(window),
             kernel_cpu_s=window.kernel_cpu_s,
             checkpoint_s=checkpoint_s,
-            steal_s=window.steal_s,
             group_cache_bytes=held.cache_bytes,
             group_shmem_bytes=held.shmem_bytes,
             page_cache_bytes=held.page_cache_bytes,
@@ -335,7 +329,6 @@ class PgAtRestStudy(StudyBasics):
             data_bytes=self.data_bytes[variant],
             device=images.mount_source(self.volumes.volumes[variant].mountpoint) or "",
             raw_output=str(raw.relative_to(self.store.path)),
-            interference_pct=window.interference_pct,
             usage=window.usage(window.server_cpu_s, device=device),
         )
 

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RunLine, Usage, record
+from encbench.results.pgbench_run import PgbenchRun
+from encbench.results.schema import Usage, record
 
 PG_TRANSIT_SCHEMA = 1
-
-PG_TRANSIT_METRICS = (
-    Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),
-)
 
 
 @record
@@ -56,27 +53,17 @@ class PgTransitCell:
 
 
 @record
-class PgTransitRecord(RunLine):
-    """One measured run of one variant in one round of a PostgreSQL in-transit cell."""
+class PgTransitRecord(PgbenchRun):
+    """One measured run of one variant in one round of a PostgreSQL in-transit cell: its
+    `tps` pgbench's own figure (with -C: including reconnection times); a copy's, copies per
+    second."""
 
     STUDY: ClassVar[str] = "pg-in-transit"
     SCHEMA: ClassVar[int] = PG_TRANSIT_SCHEMA
     CELL: ClassVar[type[Any]] = PgTransitCell
-    FIGURES: ClassVar[tuple[str, ...]] = ("server_cpu_ms_per_txn",)
-    METRICS: ClassVar[tuple[Metric, ...]] = PG_TRANSIT_METRICS
 
     cell: PgTransitCell
-    round: int
-    variant: str  # plain | encrypted
-    position: int
-    session: str
-    started_at: str
-    wall_s: float
-    # pgbench's own figure (with -C: including reconnection times); copy: copies per second.
-    tps: float
-    transactions: int
-    failed: int
-    latency_avg_ms: float
+    # round … latency_avg_ms: PgbenchRun's; then this study's own
     # pgbench's average connection time (-C) or its initial connection time (without); 0 for
     # a copy (psql does not say).
     connection_ms: float
@@ -93,14 +80,3 @@ class PgTransitRecord(RunLine):
     raw_output: str
     interference_pct: float = 0.0
     usage: Usage | None = None
-
-    def __post_init__(self) -> None:
-        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
-            raise ValueError(
-                f"impossible run for {self.cell.label} round {self.round} {self.variant}: "
-                f"{self.transactions} transactions in {self.wall_s:.1f} s"
-            )
-
-    @property
-    def server_cpu_ms_per_txn(self) -> float:
-        return 1000.0 * self.server_cpu_s / self.transactions

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from encbench.report import plots, suspect
+from encbench.report import pgbench_part, plots
 from encbench.report.cells import (
     flagged_cost,
     overhead_cell,
@@ -92,11 +92,6 @@ TARGET_NOT_MEASURED = (
     "other key types and TLS versions than the server's own (its certificate and settings "
     "are not encbench's to change), and a capture of the wire."
 )
-FLAGGED = {
-    "tps": "transactions per second",
-    "latency_avg_ms": "average latency",
-    "server_cpu_ms_per_txn": "server CPU per transaction",
-}
 # The kernel counts CPU in 10 ms ticks: below this total, a per-transaction figure is rounding.
 CPU_RESOLUTION_S = 0.2
 
@@ -223,19 +218,9 @@ def copy_note(part: PgInTransitSummary) -> str:
     )
 
 
-def summary_items(part: PgInTransitSummary, noise: NoiseFloor | None) -> list[str]:
-    return suspect.summary_items(
-        part.differences,
-        suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED),
-        suspect.PATHS,
-        noise,
-        PgTransitRecord.STUDY,
-    )
-
-
 def sections(part: PgInTransitSummary, noise: NoiseFloor | None = None) -> list[Section]:
     blocks: list[Block] = [Paragraph(INTRO)]
-    summary = summary_items(part, noise)
+    summary = pgbench_part.summary_items(part, noise, PgTransitRecord.STUDY)
     if summary:
         blocks.append(Bullets(summary))
     for test, title in TEST_TITLES.items():

@@ -34,6 +34,7 @@ from encbench.net import distance, netns
 from encbench.net.distance import Hosts
 from encbench.profile import Profile
 from encbench.proof import link_capture
+from encbench.results.pgbench_run import pgbench_fields
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
@@ -43,6 +44,7 @@ from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.options import PgTransitSpec, pg_transit_options
 from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 from encbench.studies.in_transit.study_record import TransitBasics
+from encbench.study_basics import load_fields
 
 ROLE = "encbench_bench"
 # A run's connections, those of them with TLS, and what they negotiated ("" for none).
@@ -53,15 +55,13 @@ DATABASE = "encbench"
 class PgTransitStudy(TransitBasics):
     name = PgTransitRecord.STUDY
     record_type = PgTransitRecord
+    # Both routes meet one server: the rounds stay sequential.
+    together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        self.store = store
-        self.profile = profile
+        super().__init__(store, profile, progress)
         self.spec = pg_transit_options(profile)
         self.rule: PgTransitSpec = self.spec
-        # Both routes meet one server: the rounds stay sequential.
-        self.together = False
-        self.progress = progress
         self.private = keys.private_dir(store.path)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
@@ -377,17 +377,11 @@ class PgTransitStudy(TransitBasics):
         server_cpu_s = self._server_cpu_s(window)
         return PgTransitRecord(
             **run.record_fields(started_at, window.wall_s),
-            tps=got.tps,
-            transactions=got.transactions,
-            failed=got.failed,
-            latency_avg_ms=got.latency_avg_ms,
+            **pgbench_fields(got),
             connection_ms=got.connection_ms,
             server_cpu_s=server_cpu_s or 0.0,
             client_cpu_s=window.client_cpu_s,
-            harness_cpu_s=window.harness_cpu_s,
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
+            **load_fields(window),
             connections=connections,
             tls_connections=tls_connections,
             negotiated=negotiated,

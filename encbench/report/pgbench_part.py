@@ -1,0 +1,134 @@
+"""What the report's parts of pgbench's runs share (PostgreSQL at rest, in transit), written
+once: the metrics compared beside TPS, the figures every variant of theirs begins with, a
+cell's summary from its rounds, and the pieces of their ReportPart that read only the
+server's version.  Each part passes its own models, cells and words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+from encbench import estimates
+from encbench.report import cells, suspect
+from encbench.report.models import CellPart, Model, NoiseFloor
+from encbench.report.parts import Across, ReportPart, Setup, summary_builder
+from encbench.report.study_parts import compared_cells, sections_with_floor, versions
+from encbench.report.study_summary import study_fields, wall_s
+from encbench.report.tables import Section
+from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
+from encbench.results.schema import Metric, primary_metric
+
+M = TypeVar("M", bound=Model)
+K = TypeVar("K")
+
+# Beside pgbench's own METRICS (tps): compared too, when both sides are above zero.
+EXTRA_METRICS = (
+    Metric("latency_avg_ms", "ms", "lower_is_better", cannot_improve=True),
+    Metric("server_cpu_ms_per_txn", "ms", "lower_is_better", cannot_improve=True),
+)
+COMPARED = (*PGBENCH_METRICS, *EXTRA_METRICS)
+# Their words where the encrypted side came out better in one (report/suspect.py).
+FLAGGED = {
+    "tps": "transactions per second",
+    "latency_avg_ms": "average latency",
+    "server_cpu_ms_per_txn": "server CPU per transaction",
+}
+# The metric whose interval decides when a cell stops (as the runner decides it).
+PRIMARY = primary_metric(PGBENCH_METRICS).name
+
+
+def variant_fields(runs: Sequence[PgbenchRun]) -> dict[str, Any]:
+    """What every pgbench variant's summary begins with: TPS and latency with their spread,
+    the server's CPU per transaction over all runs, the transactions and the failed ones."""
+    transactions = sum(r.transactions for r in runs)
+    return {
+        "tps": cells.sample(runs, lambda r: r.tps),
+        "latency_avg_ms": cells.sample(runs, lambda r: r.latency_avg_ms),
+        "server_cpu_ms_per_txn": 1000 * sum(r.server_cpu_s for r in runs) / transactions,
+        "transactions": transactions,
+        "failed": sum(r.failed for r in runs),
+    }
+
+
+def part_fields(
+    cells: Iterable[K],
+    runs: Sequence[PgbenchRun],
+    rule: estimates.StopRule,
+    summarize: Callable[[K, estimates.CellRounds], CellPart],
+    cores: int,
+) -> dict[str, Any]:
+    """What every study's part has (study_fields), of a pgbench part: TPS adjusted by
+    Holm's over its cells, the harness's share over its runs' whole time."""
+    return study_fields(cells, runs, rule, PRIMARY, summarize, wall_s, cores)
+
+
+def summarize_cell(
+    model: type[M],
+    identity: dict[str, Any],
+    state: estimates.CellRounds,
+    rule: estimates.StopRule,
+    variant_stats: Callable[[list[Any]], Any],
+) -> M:
+    """A pgbench cell's summary (report/cells.summarize_cell) over COMPARED, timed by its
+    runs' whole time."""
+    return cells.summarize_cell(model, identity, state, rule, COMPARED, variant_stats, wall_s)
+
+
+# ReportPart.compare_setup: the server's version, as `compare` sets it beside another's.
+compare_setup = versions({"PostgreSQL": "postgresql_version"})
+
+
+def server_setup(part: Any) -> Setup:
+    """ReportPart.setup: the version of the server it measured (a target's own, not this
+    machine's)."""
+    return Setup(server_version=part.postgresql_version)
+
+
+def summary_items(part: Any, noise: NoiseFloor | None, study: str) -> list[str]:
+    """The part's summary bullets (report/suspect.py): which cells differ, before and after
+    Holm, a path that came out better in a figure encryption only adds work to, and the
+    rounds measured again."""
+    return suspect.summary_items(
+        part.differences,
+        suspect.implausible_items(((c.label, c) for c in part.cells), FLAGGED),
+        suspect.PATHS,
+        noise,
+        study,
+    )
+
+
+def report_part(
+    model: type[Model],
+    record_type: type[PgbenchRun],
+    summarize: Callable[[list[Any], Any, Any, int], Model],
+    sections: Callable[[Any, NoiseFloor | None], list[Section]],
+    *,
+    lost_to: str,
+    group: Callable[[Any], str],
+    row_header: str,
+    label: Callable[[Any], str],
+    setup: Callable[[Any], Setup] = server_setup,
+    across: Callable[[Any], list[Across]] = lambda part: [],
+) -> ReportPart:
+    """A pgbench part's ReportPart: its summary built by `summarize` from its results file
+    and record (summary_builder), its `sections` judged by this machine's noise floor, its
+    cells matched by `compare` under their own key, each in its `group` by its `label` (its
+    clients its threads), TPS compared as what is `lost_to` encryption, and the server's
+    version set beside another's."""
+    return ReportPart(
+        model=model,
+        build=summary_builder(record_type, summarize),
+        sections=sections_with_floor(sections),
+        compared=compared_cells(
+            record_type.STUDY,
+            lambda c: c.key,
+            group=group,
+            row_header=row_header,
+            threads=lambda c: c.clients,
+            label=label,
+        ),
+        compare_metrics={"tps": f"PostgreSQL transactions per second lost to {lost_to}"},
+        compare_setup=compare_setup,
+        setup=setup,
+        across=across,
+    )
