@@ -64,6 +64,18 @@ RATES = {
     "innodb_num_pages_decrypted": 0.0,
     "innodb_num_pages_encrypted": 0.0,
 }
+# The gauges the estimate reads too, each constant: the exporter's reach of its server, the
+# settings of SHOW GLOBAL VARIABLES it shows as numbers, and the server's version.
+GAUGES = {
+    "mysql_up": ("", 1),
+    "mysql_version_info": (',version="10.11.6-MariaDB",version_comment="MariaDB Server"', 1),
+    "mysql_global_variables_innodb_encrypt_tables": ("", 0),
+    "mysql_global_variables_innodb_encrypt_log": ("", 0),
+    "mysql_global_variables_encrypt_binlog": ("", 0),
+    "mysql_global_variables_log_bin": ("", 1),
+    "mysql_global_variables_have_ssl": ("", 1),
+    "mysql_global_variables_require_secure_transport": ("", 0),
+}
 
 
 @dataclass
@@ -164,6 +176,13 @@ def write_slice(path: Path, instances: int, span: Span, lo: int, hi: int) -> int
                     labels = f'instance="db{i}:9104",job="mysql"'
                     _write_series(out, f"mysql_global_status_{name}{{{labels}}} ", body)
                     written += len(body)
+        for name, (more_labels, value) in GAUGES.items():
+            out.write(f"# TYPE {name} gauge\n")
+            body = [f"{value} {t}" for t in stamps]
+            for i in range(instances):
+                labels = f'instance="db{i}:9104",job="mysql"{more_labels}'
+                _write_series(out, f"{name}{{{labels}}} ", body)
+                written += len(body)
         out.write("# TYPE node_cpu_seconds counter\n")
         elapsed = span.times()[lo:hi] - span.start
         for mode, share in (("idle", 0.6), ("user", 0.4)):
