@@ -251,6 +251,25 @@ def test_credentials_from_a_file(tmp_path: Path) -> None:
     [
         (401, {"status": "error"}, "refused the query (HTTP 401): set ENCBENCH_PROMETHEUS"),
         (400, {"status": "error", "error": "parse error"}, "parse error): check --match"),
+        (
+            422,
+            {
+                "status": "error",
+                "errorType": "execution",
+                "error": "query processing would "
+                "load too many samples into memory in query execution",
+            },
+            "raise Prometheus's --query.max-samples",
+        ),
+        (
+            503,
+            {
+                "status": "error",
+                "errorType": "timeout",
+                "error": "query timed out in query execution",
+            },
+            "raise Prometheus's --query.timeout",
+        ),
     ],
 )
 def test_refusals_are_one_line(
