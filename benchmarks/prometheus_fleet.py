@@ -319,7 +319,12 @@ def measure(instances: int, days: int, scrape_s: int, scratch: Path) -> Result:
              "--json", str(report)],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        _, status, usage = os.wait4(child.pid, 0)
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        except BaseException:
+            child.kill()  # interrupted: the estimate stopped by its pid too
+            child.wait()
+            raise
         estimate_s = time.monotonic() - started
         answered = json.loads(report.read_text())["instances"] if report.exists() else []
         return Result(
