@@ -176,6 +176,18 @@ class Prometheus:
             said = str(json.loads(exc.read()).get("error", ""))
         except (ValueError, OSError):
             said = ""
+        if "too many samples" in said:
+            return BadInput(
+                f"Prometheus refused a query ({said}): it holds every series' every --step "
+                "window at once; give a longer --step or a shorter --since, narrow --match, "
+                "or raise Prometheus's --query.max-samples (default 50000000)"
+            )
+        if "timed out" in said or exc.code == 503:
+            return BadInput(
+                f"Prometheus gave up on a query ({said or exc.reason}): give a longer --step "
+                "or a shorter --since, narrow --match, or raise Prometheus's --query.timeout "
+                "(default 2m)"
+            )
         if exc.code == 400 and said:
             return BadInput(f"Prometheus refused the query ({said}): check --match's selector")
         return PrometheusError(
