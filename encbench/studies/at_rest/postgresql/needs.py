@@ -158,7 +158,4 @@ def plan_lines(profile: Profile) -> list[str]:
             f"  {regime}: shared_buffers {s.buffers_mb(regime, data):,} MB, each server's "
             f"memory group {s.memory_limit_mb(regime, data):,} MB"
         )
-    missing = [c.problem() for c in (filesystem_check(), groups_check()) if not c.ok]
-    if missing:
-        out.append(f"  left out on this machine — {'; '.join(missing)}")
     return out
