@@ -26,6 +26,7 @@ from encbench.estimate import (
     counters,
     fleet,
     model,
+    pg_estimate,
     prometheus,
     prometheus_api,
     report,
@@ -184,13 +185,14 @@ class Options:
     def spec(self) -> TargetSpec:
         assert self.target is not None
         fields = dsn.parse_dsn(self.target)
-        if fields.get("kind", "mariadb") != "mariadb":
+        if fields.get("kind", "mariadb") not in ("mariadb", "postgresql"):
             title = server_kind.named(fields["kind"]).title
             raise BadInput(
-                f"--target: the estimate reads MariaDB's and MySQL's counters, not {title}'s; "
-                "give a mysql://USER@HOST:PORT/ target"
+                f"--target: the estimate reads MariaDB's, MySQL's and PostgreSQL's counters, "
+                f"not {title}'s; give a mysql:// or postgresql://USER@HOST:PORT/ target"
             )
         if self.defaults_file is not None:
+            dsn.refuse_option_file(fields)
             fields["defaults_extra_file"] = str(self.defaults_file.absolute())
         try:
             return TargetSpec.model_validate(fields)
@@ -282,8 +284,11 @@ def check_target(options: Options, log: Echo) -> None:
     """Before any local measuring and before anything is stored: the target answers, takes
     the login, and shows the counters the estimate needs (one short connection)."""
     spec = options.spec()
-    with counters.session(_server(spec)) as session:
-        counters.check_counters(session.status(), session.grants, spec.user)
+    if spec.kind == "postgresql":
+        pg_estimate.check(spec)
+    else:
+        with counters.session(_server(spec)) as session:
+            counters.check_counters(session.status(), session.grants, spec.user)
     log(f"encbench: {_where(spec)} as {spec.user}: reachable, its counters visible")
 
 
@@ -292,6 +297,14 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
     if not stored:
         raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
     spec = options.spec()
+    if spec.kind == "postgresql":
+        # No CPU over ssh yet: the handshake's cipher part is not rescaled to its host.
+        hosts = hosts_for(spec, None)
+        resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
+        built = pg_estimate.estimate(spec, options.seconds, options.scope, resolved, log)
+        _write_json(options.json_path, built.model_dump(mode="json"))
+        out(report.render_markdown(built))
+        return
     server = _server(spec)
     target = _where(spec)
     with counters.session(server) as session:

@@ -52,13 +52,19 @@ MACHINE_FILE = "estimate-units.json"
 MACHINE_FILE_SCHEMA = 1
 MIB = 1 << 20
 
-UnitName = Literal["page_read", "page_written", "log_mib", "handshake", "tls_mib"]
+UnitName = Literal[
+    "page_read", "page_written", "log_mib", "handshake", "tls_mib", "fs_block_read",
+    "fs_block_written",
+]  # fmt: skip
 UNIT_NAMES: tuple[UnitName, ...] = (
     "page_read",
     "page_written",
     "log_mib",
     "handshake",
     "tls_mib",
+    # PostgreSQL's, on fscrypt (estimate/pg_units.py).
+    "fs_block_read",
+    "fs_block_written",
 )
 # What one unit is, as the estimate's tables name it.
 PER: dict[str, str] = {
@@ -67,6 +73,8 @@ PER: dict[str, str] = {
     "log_mib": "MiB",
     "handshake": "handshake",
     "tls_mib": "MiB",
+    "fs_block_read": "block",
+    "fs_block_written": "block",
 }
 WHAT: dict[str, str] = {
     "page_read": "extra server CPU per page read from disk (decrypted)",
@@ -74,6 +82,8 @@ WHAT: dict[str, str] = {
     "log_mib": "the cipher's CPU per MiB of redo or binary log (encrypted)",
     "handshake": "extra server CPU per new connection with TLS (one handshake)",
     "tls_mib": "extra server CPU per MiB through TLS",
+    "fs_block_read": "extra CPU per 8 KiB block PostgreSQL reads on fscrypt (decrypted)",
+    "fs_block_written": "extra CPU per 8 KiB block PostgreSQL writes on fscrypt (encrypted)",
 }
 # How to measure a unit a directory lacks, said where it is missing.
 FIX = (
@@ -489,6 +499,9 @@ def transit_runs(store: ResultStore, profile: Profile) -> StudyRuns:
 
 def from_directory(directory: Path) -> DirectoryUnits:
     """Every unit a results directory gives, and why each other is missing."""
+    # Here, not at the top: pg_units builds on this module's helpers.
+    from encbench.estimate import pg_units
+
     store, profile = open_directory(directory)
     where = str(directory.resolve())
     rest = at_rest_runs(store, profile)
@@ -507,12 +520,14 @@ def from_directory(directory: Path) -> DirectoryUnits:
         ),
         "handshake": handshake_unit(transit, where),
         "tls_mib": tls_mib_unit(transit, where),
+        **pg_units.from_store(store, profile, where),
     }
     units = {k: v for k, v in found.items() if isinstance(v, Unit)}
     if not units.keys() - {"log_mib"}:
         raise BadInput(
             f"{directory} has no run that gives a unit cost (io-bound read or write cells "
-            f"at rest, TLS connect or bulk cells in transit, with the server's CPU): {FIX}"
+            f"at rest, TLS connect or bulk cells in transit, PostgreSQL's at rest, with the "
+            f"server's CPU): {FIX}"
         )
     return DirectoryUnits(directory, units, {k: v for k, v in found.items() if isinstance(v, str)})
 
