@@ -29,9 +29,11 @@ from encbench.estimate import (
     pg_estimate,
     prometheus,
     prometheus_api,
+    prometheus_pg,
     report,
     rescale,
     rules,
+    rules_pg,
     units,
     validate,
 )
@@ -351,7 +353,7 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     client = _client(options)
     url = client.url
     asked = options.asked(end=time.time())
-    asking = prometheus.queries(asked)
+    asking = prometheus.queries(asked) | prometheus_pg.queries(asked)
     log(
         f"encbench: {url}: {len(asking)} queries over the last {options.since or DEFAULT_SINCE} "
         f"in {options.step or DEFAULT_STEP} steps (Prometheus reduces them; nothing is written)"
@@ -361,7 +363,10 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
         here=rescale.local_speed, there=None, same_host=False, why_not=fleet.NOT_RESCALED
     )
     resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
-    built = fleet.build(url, asked, options.match or "", answers, resolved, options.scope)
+    postgresql = prometheus_pg.estimates(answers, asked, resolved, options.scope)
+    built = fleet.build(
+        url, asked, options.match or "", answers, resolved, options.scope, more=postgresql
+    )
     _write_json(options.json_path, built.model_dump(mode="json"))
     out(fleet.render_markdown(built))
 
@@ -387,4 +392,9 @@ def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Ec
         if not stored:
             raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
         matchers = prometheus_api.label_matchers(options.match)
-        out(rules.render(stored, options.rules_step(), matchers, options.scope).rstrip("\n"))
+        step = options.rules_step()
+
+        def postgresql(host: str) -> tuple[list[str], list[str]]:
+            return rules_pg.lines(stored, step, matchers, options.scope, host)
+
+        out(rules.render(stored, step, matchers, options.scope, more=postgresql).rstrip("\n"))

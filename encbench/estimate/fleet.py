@@ -124,13 +124,15 @@ def build(
     answers: Mapping[str, list[Sample]],
     units: Mapping[str, Resolved],
     scope: model.Scope,
+    more: Sequence[InstanceEstimate] = (),
 ) -> FleetReport:
+    """`more`: instances of other kinds, estimated already (prometheus_pg.py's)."""
     every = prometheus.by_instance(answers)
     found = [
         instance_estimate(i, asked, units, scope)
         for i in every
         if prometheus.rates(i, "mean") is not None
-    ]
+    ] + list(more)
     # Exporters up in the window whose server's counters never came (mysql_up 0 throughout).
     silent = [i.name for i in every if prometheus.rates(i, "mean") is None]
     ranked = sorted(found, key=lambda e: (-_total(e.mean), e.instance))
