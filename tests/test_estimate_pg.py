@@ -5,16 +5,21 @@ and the recording rules)."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 
+from encbench import proc
 from encbench.errors import EncbenchError
-from encbench.estimate import model, pg_estimate, prometheus_pg, rules_pg
+from encbench.estimate import model, pg_estimate, prometheus_pg, rules, rules_pg
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Sample
 from encbench.estimate.rescale import Resolved
 from encbench.servers import pg_counters
 from encbench.servers.pg_counters import Snapshot
 from tests import estimate_helpers
+from tests.helpers import skip_unless_ci
 
 
 def snapshot(**changes: float) -> Snapshot:
@@ -177,3 +182,60 @@ def test_the_rules_record_postgresqls_causes_apart_from_mariadbs() -> None:
     lines, recorded = rules_pg.lines(without, "5m", "", "tables", "host")
     assert "table_reads" not in recorded
     assert any("not recorded" in line for line in lines)
+
+
+PG_TEST = """\
+rule_files: [rules.yml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      # 600 blocks read a minute over two databases (10/s), 120 sessions a minute (2/s);
+      # 600 pages read a minute by a MariaDB beside it.
+      - series: 'pg_stat_database_blks_read{instance="pg1:9187",datname="a"}'
+        values: '0+300x20'
+      - series: 'pg_stat_database_blks_read{instance="pg1:9187",datname="b"}'
+        values: '0+300x20'
+      - series: 'pg_stat_database_sessions{instance="pg1:9187",datname="a"}'
+        values: '0+120x20'
+      - series: 'mysql_global_status_innodb_pages_read{instance="db1:9104"}'
+        values: '0+600x20'
+    alert_rule_test: []
+    promql_expr_test:
+      # In nano-cores: 10 blocks/s × 5 µs (4–6) = 50,000 (40,000–60,000).
+      - expr: round(1e9 * instance:encbench_extra_cores_table_reads:rate5m{instance="pg1:9187"})
+        eval_time: 10m
+        exp_samples:
+          - {labels: '{bound="estimate",instance="pg1:9187",kind="postgresql"}', value: 50000}
+          - {labels: '{bound="low",instance="pg1:9187",kind="postgresql"}', value: 40000}
+          - {labels: '{bound="high",instance="pg1:9187",kind="postgresql"}', value: 60000}
+      # The total adds both kinds, each per instance: + 2 sessions/s × 2000 µs for pg1.
+      - expr: round(1e9 * instance:encbench_extra_cores:rate5m{bound="estimate"})
+        eval_time: 10m
+        exp_samples:
+          - {labels: '{bound="estimate",instance="pg1:9187"}', value: 4050000}
+          - {labels: '{bound="estimate",instance="db1:9104"}', value: 100000}
+"""
+
+
+def test_promtool_evaluates_postgresqls_rules_to_the_models_number(tmp_path: Path) -> None:
+    promtool = proc.which("promtool")
+    if promtool is None:
+        skip_unless_ci("promtool not installed: run scripts/setup-test-extras.sh")
+    assert promtool is not None
+    stored = estimate_helpers.typical_pg()
+
+    def postgresql(host: str) -> tuple[list[str], list[str]]:
+        return rules_pg.lines(stored, "5m", "", "tables", host)
+
+    text = rules.render(stored, "5m", "", "tables", host="here", more=postgresql)
+    (tmp_path / "rules.yml").write_text(text)
+    checked = subprocess.run(
+        [promtool, "check", "rules", str(tmp_path / "rules.yml")], capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (tmp_path / "test.yml").write_text(PG_TEST)
+    tested = subprocess.run(
+        [promtool, "test", "rules", "test.yml"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert tested.returncode == 0, tested.stdout + tested.stderr
