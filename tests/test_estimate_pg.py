@@ -12,14 +12,14 @@ import pytest
 
 from encbench import proc
 from encbench.errors import EncbenchError
-from encbench.estimate import model, pg_estimate, prometheus_pg, rules, rules_pg
+from encbench.estimate import model, pg_estimate, prometheus_pg, rules, rules_pg, units
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Sample
 from encbench.estimate.rescale import Resolved
 from encbench.servers import pg_counters
 from encbench.servers.pg_counters import Snapshot
 from tests import estimate_helpers
-from tests.helpers import skip_unless_ci
+from tests.helpers import encbench, skip_unless_ci
 
 
 def snapshot(**changes: float) -> Snapshot:
@@ -31,7 +31,7 @@ def snapshot(**changes: float) -> Snapshot:
     return Snapshot(**fields)  # type: ignore[arg-type]
 
 
-def units() -> dict[str, Resolved]:
+def resolved_units() -> dict[str, Resolved]:
     """typical_pg's units as measured (±20%): fs block read 5 µs, written 8, handshake 2000."""
     found = {}
     for name, u in estimate_helpers.typical_pg().items():
@@ -77,7 +77,9 @@ def test_the_estimate_is_rate_times_the_filesystem_layers_unit() -> None:
     a = snapshot()
     b = snapshot(blocks_read=2000, blocks_written=700, wal_bytes=8192 * 300, sessions=31)
     intervals = [pg_estimate.interval_rates(a, b, 10.0)]
-    e = pg_estimate.no_binary_log(model.estimate(intervals, units(), "tables", pg_estimate.CAUSES))
+    e = pg_estimate.no_binary_log(
+        model.estimate(intervals, resolved_units(), "tables", pg_estimate.CAUSES)
+    )
     by_key = {c.key: c for c in e.causes}
     # 100 blocks/s × 5 µs, 20 × 8 µs, 2 connections/s × 2000 µs.
     assert by_key["table_reads"].cores is not None
@@ -96,7 +98,7 @@ def test_the_estimate_is_rate_times_the_filesystem_layers_unit() -> None:
     assert "no binary log" in by_key["binary_log"].missing
     assert e.total.cores is not None
     assert e.total.cores.value == pytest.approx(100 * 5e-6 + 20 * 8e-6 + 2 * 2000e-6)
-    scoped_all = model.estimate(intervals, units(), "all", pg_estimate.CAUSES)
+    scoped_all = model.estimate(intervals, resolved_units(), "all", pg_estimate.CAUSES)
     assert scoped_all.total.cores is not None
     assert scoped_all.total.cores.value == pytest.approx(e.total.cores.value + 20 * 8e-6)
 
@@ -144,7 +146,7 @@ def test_the_exporters_series_make_the_same_estimate() -> None:
     assert "pg_stat_database_blks_read" in asked["pg:mean:pages_read"]
     assert "pg_stat_bgwriter_buffers_backend_total" in asked["pg:high:pages_written"]
     assert "pg_stat_database_sessions" in asked["pg:peak:connections"]
-    [found] = prometheus_pg.estimates(_answers("db1:9187"), ASKED, units(), "tables")
+    [found] = prometheus_pg.estimates(_answers("db1:9187"), ASKED, resolved_units(), "tables")
     assert found.server == "PostgreSQL 15.18.0"
     assert found.notes == []
     by_key = {c.key: c for c in found.mean.causes}
@@ -165,7 +167,7 @@ def test_an_exporter_that_reported_half_the_window_is_said() -> None:
     answers = _answers("db1:9187")
     answers["pg:windows"] = [Sample({"instance": "db1:9187"}, 1.0)]
     answers["pg:unreachable"] = [Sample({"instance": "db1:9187"}, 1.0)]
-    [found] = prometheus_pg.estimates(answers, ASKED, units(), "tables")
+    [found] = prometheus_pg.estimates(answers, ASKED, resolved_units(), "tables")
     assert any("1 of the window's 2 step windows" in n for n in found.notes)
     assert any("pg_up 0" in n for n in found.notes)
 
@@ -239,3 +241,22 @@ def test_promtool_evaluates_postgresqls_rules_to_the_models_number(tmp_path: Pat
         [promtool, "test", "rules", "test.yml"], capture_output=True, text=True, cwd=tmp_path
     )
     assert tested.returncode == 0, tested.stdout + tested.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--target", "postgresql://u:secret@db/"], "the DSN holds a password"),
+        (
+            ["--target", "postgresql://u@db/", "--defaults-extra-file", "f"],
+            "MariaDB's option file",
+        ),
+        (["--target", "postgresql://u@127.0.0.1:1/"], "check the target's host and port"),
+    ],
+)
+def test_bad_input_is_one_line_with_the_fix(args: list[str], words: str, state_dir: Path) -> None:
+    units.write_machine(estimate_helpers.typical_pg())
+    result = encbench("estimate", *args, env={"PGPASSWORD": "x"})
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
+    assert "Traceback" not in result.stderr

@@ -322,7 +322,11 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
             # After the window: openssl speed on the server's host must not land in its CPU.
             hosts = hosts_for(spec, cpu)
             cipher = server_cipher(window.variables)
-            resolved = {name: rescale.resolve(u, hosts, cipher) for name, u in stored.items()}
+            resolved = {
+                name: rescale.resolve(u, hosts, cipher)
+                for name, u in stored.items()
+                if name not in pg_estimate.FILESYSTEM_UNITS  # PostgreSQL's alone
+            }
     result = model.estimate(window.intervals, resolved, options.scope)
     built = report.build(target, window, result, resolved)
     _write_json(options.json_path, built.model_dump(mode="json"))

@@ -37,7 +37,8 @@ NOT_AT_REST = (
     "unknown to PostgreSQL: it has no encryption of its own (a filesystem's, such as "
     "fscrypt, is below it)"
 )
-UNITS = frozenset({"fs_block_read", "fs_block_written", "handshake"})
+FILESYSTEM_UNITS = frozenset({"fs_block_read", "fs_block_written"})
+UNITS = FILESYSTEM_UNITS | {"handshake"}
 
 _BY_KEY = {c.key: c for c in model.CAUSES}
 
