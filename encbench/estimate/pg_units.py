@@ -30,7 +30,6 @@ from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRe
 
 BLOCK_BYTES = 8192  # PostgreSQL's block (and a WAL page)
 READ_WORKLOADS = frozenset({"select_only", "oltp_read_only", "oltp_point_select"})
-CONFIGURATION = "fscrypt (the filesystem layer), 8 KiB blocks"
 
 
 def _cpu_s(r: PgAtRestRecord) -> float | None:
@@ -81,12 +80,17 @@ def block_read_cells(source: StudyRuns, exclude: object = None) -> list[CellValu
     return _values(source, cells, per_block)
 
 
+def configuration(source: StudyRuns) -> str:
+    """The filesystem layer's cipher as the profile set it."""
+    return f"fscrypt {source.profile.server.fscrypt_contents}, 8 KiB blocks"
+
+
 def block_read_unit(source: StudyRuns, where: str, exclude: object = None) -> Unit | str:
     return _summarize(
         "fs_block_read",
         block_read_cells(source, exclude),
         what_cells="PostgreSQL io-bound read cells",
-        configuration=CONFIGURATION,
+        configuration=configuration(source),
         cipher=None,
         source=where,
     )
@@ -111,7 +115,7 @@ def block_written_unit(
         "fs_block_written",
         _values(source, cells, per_block),
         what_cells="PostgreSQL write cells",
-        configuration=CONFIGURATION,
+        configuration=configuration(source),
         cipher=None,
         source=where,
     )
@@ -123,6 +127,12 @@ def from_store(store: ResultStore, profile: Profile, where: str) -> dict[str, Un
     source = pg_runs(store, profile)
     if source is None:
         return {}
+    if source.runs and all(r.blocks_read is None for r in source.runs):
+        why = (
+            "its PostgreSQL runs were recorded before they counted blocks and WAL bytes: "
+            "measure them again (`--measure-units --units-profile estimate-units-postgresql`)"
+        )
+        return {"fs_block_read": why, "fs_block_written": why}
     read = block_read_unit(source, where)
     read_us = read.us if isinstance(read, Unit) else None
     return {"fs_block_read": read, "fs_block_written": block_written_unit(source, where, read_us)}
