@@ -237,18 +237,18 @@ class Reading:
 
     def __init__(self, login: pg_target.PgTarget) -> None:
         self.login = login
-        rows = login.query("SHOW server_version_num")
-        self.version_num = int(rows[0][0])
+        # One psql for the version and the settings: each reading before the window delays it.
+        [[number, version, ssl]] = login.query(
+            "SELECT current_setting('server_version_num'), version(), current_setting('ssl')"
+        )
+        self.version_num = int(number)
+        self.settings = {"version": version.split(" on ", 1)[0], "ssl": ssl}
         if self.version_num < pg_counters.MIN_VERSION:
             raise BadInput(
                 f"{login.name} is PostgreSQL {self.version_num // 10000}: the estimate needs "
                 "14 or later (pg_stat_database.sessions, pg_stat_wal)"
             )
         self.sql = pg_counters.snapshot_sql(self.version_num)
-
-    def variables(self) -> dict[str, str]:
-        [[version, ssl]] = self.login.query("SELECT version(), current_setting('ssl')")
-        return {"version": version.split(" on ", 1)[0], "ssl": ssl}
 
     def __call__(self) -> Snapshot:
         rows = self.login.query(self.sql)
@@ -259,9 +259,10 @@ class Reading:
 
 
 def check(spec: TargetSpec) -> None:
-    """The login works, its server is recent enough, the counters answer."""
+    """The login works and its server is recent enough (the statistics views it reads any
+    login may read)."""
     with pg_target.login(spec) as login:
-        Reading(login)()
+        Reading(login)
 
 
 def estimate(
@@ -275,7 +276,7 @@ def estimate(
     units = used_units(resolved)
     with pg_target.login(spec) as login:
         read = Reading(login)
-        variables = read.variables()
+        variables = read.settings
         log(
             f"encbench: {where} as {spec.user}: reading its statistics views every "
             f"{SAMPLE_S:.0f} s for {seconds} s, one short connection each (nothing is changed "
