@@ -368,8 +368,9 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     )
     resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
     postgresql = prometheus_pg.estimates(answers, asked, resolved, options.scope)
+    mysql = {k: v for k, v in answers.items() if not k.startswith(prometheus_pg.PREFIX)}
     built = fleet.build(
-        url, asked, options.match or "", answers, resolved, options.scope, more=postgresql
+        url, asked, options.match or "", mysql, resolved, options.scope, more=postgresql
     )
     _write_json(options.json_path, built.model_dump(mode="json"))
     out(fleet.render_markdown(built))
