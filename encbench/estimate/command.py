@@ -4,7 +4,8 @@ into this machine's state; then, with a target, log in, check the counters it ne
 the window, re-measure the cipher's part of the units where the server's host or cipher
 differs, and print the estimate.  Nothing is created or changed on the server: it is only
 asked SHOW GLOBAL STATUS, SHOW GLOBAL VARIABLES and its session's byte counters over one
-connection (and SHOW GRANTS only where a needed counter is missing)."""
+connection (and SHOW GRANTS only where a needed counter is missing); a PostgreSQL target
+only its statistics views (pg_estimate.py)."""
 
 from __future__ import annotations
 
