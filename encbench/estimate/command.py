@@ -188,7 +188,7 @@ class Options:
     def spec(self) -> TargetSpec:
         assert self.target is not None
         fields = dsn.parse_dsn(self.target)
-        if fields.get("kind", "mariadb") not in ("mariadb", "postgresql"):
+        if fields.get("kind", "mariadb") not in ("mariadb", pg_estimate.KIND_NAME):
             title = server_kind.named(fields["kind"]).title
             raise BadInput(
                 f"--target: the estimate reads MariaDB's, MySQL's and PostgreSQL's counters, "
@@ -287,7 +287,7 @@ def check_target(options: Options, log: Echo) -> None:
     """Before any local measuring and before anything is stored: the target answers, takes
     the login, and shows the counters the estimate needs (one short connection)."""
     spec = options.spec()
-    if spec.kind == "postgresql":
+    if pg_estimate.reads(spec):
         pg_estimate.check(spec)
     else:
         with counters.session(_server(spec)) as session:
@@ -300,7 +300,7 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
     if not stored:
         raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
     spec = options.spec()
-    if spec.kind == "postgresql":
+    if pg_estimate.reads(spec):
         # No CPU over ssh yet: the handshake's cipher part is not rescaled to its host.
         hosts = hosts_for(spec, None)
         resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}

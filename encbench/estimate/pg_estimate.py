@@ -27,10 +27,12 @@ from encbench.estimate import model, report
 from encbench.estimate.counters import SAMPLE_S, Rates, Window
 from encbench.estimate.model import Cause
 from encbench.estimate.rescale import Resolved
+from encbench.kinds.postgresql import KIND
 from encbench.profile import TargetSpec
 from encbench.servers import pg_counters, pg_target
 from encbench.servers.pg_counters import Snapshot
 
+KIND_NAME = KIND.name  # the targets this module reads
 BLOCK_BYTES = 8192
 OWN_SESSIONS_PER_INTERVAL = 1  # the reading's own psql
 NOT_AT_REST = (
@@ -256,6 +258,11 @@ class Reading:
             return pg_counters.parse(rows[0])
         except (IndexError, ValueError) as exc:
             raise EncbenchError(f"{self.login.name}: unreadable counters ({exc})") from None
+
+
+def reads(spec: TargetSpec) -> bool:
+    """Whether the target is a PostgreSQL, whose counters this module reads."""
+    return spec.kind == KIND_NAME
 
 
 def check(spec: TargetSpec) -> None:

@@ -14,22 +14,43 @@ processes.  A block read is pg_stat_database's blks_read, which counts a block t
 page cache held (no decryption) as one read from disk: the unit is per block PostgreSQL
 asked for, at the cells' page cache hit ratio, as the estimate counts them.  The WAL is in
 the same data directory, so its writes are encrypted too and count as blocks written.
-Only runs that recorded these counters (servers/pg_counters.py) give a unit; the interval
-rule is units.py's (_summarize)."""
+Only runs that recorded these counters (servers/pg_counters.py) give a unit.
+
+Here the per-round values of each cell; units.py summarizes them (its interval rule) into
+units, as it does MariaDB's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
-from encbench.estimate.units import CellValues, StudyRuns, Unit, _summarize, _values
-from encbench.profile import Profile
-from encbench.results.store import ResultStore
-from encbench.studies.at_rest.postgresql.options import measured, pg_at_rest_options
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
+from encbench.studies.at_rest import PgAtRestCell, PgAtRestRecord
 
 BLOCK_BYTES = 8192  # PostgreSQL's block (and a WAL page)
 READ_WORKLOADS = frozenset({"select_only", "oltp_read_only", "oltp_point_select"})
+PREDATES = (
+    "its PostgreSQL runs were recorded before they counted blocks and WAL bytes: measure "
+    "them again (`--measure-units --units-profile estimate-units-postgresql`)"
+)
+
+Pairs = Callable[[PgAtRestCell], list[tuple[PgAtRestRecord, PgAtRestRecord]]]
+
+
+class CellRounds(NamedTuple):
+    """One cell's per-round values of a unit (µs), and its first run's start."""
+
+    label: str
+    values: list[float]
+    started: str
+
+
+def configuration(fscrypt_contents: str) -> str:
+    return f"fscrypt {fscrypt_contents}, 8 KiB blocks"
+
+
+def predates(runs: Sequence[PgAtRestRecord]) -> bool:
+    """Runs recorded before the block counters: none of them can give a unit."""
+    return bool(runs) and all(r.blocks_read is None for r in runs)
 
 
 def _cpu_s(r: PgAtRestRecord) -> float | None:
@@ -58,47 +79,36 @@ def is_write_cell(cell: PgAtRestCell) -> bool:
     return cell.workload not in READ_WORKLOADS
 
 
-def pg_runs(store: ResultStore, profile: Profile) -> StudyRuns | None:
-    """The directory's PostgreSQL at-rest runs, None where its profile measured none."""
-    if not measured(profile):
-        return None
-    return StudyRuns(store.runs(PgAtRestRecord), pg_at_rest_options(profile), profile, {})
+def _rounds(
+    cells: Sequence[PgAtRestCell],
+    pairs: Pairs,
+    value: Callable[[PgAtRestRecord, PgAtRestRecord], float | None],
+) -> list[CellRounds]:
+    found = []
+    for cell in cells:
+        paired = pairs(cell)
+        values = [v for e, p in paired if (v := value(e, p)) is not None]
+        if paired:
+            found.append(CellRounds(cell.label, values, min(e.started_at for e, _ in paired)))
+    return found
 
 
-def _cells(source: StudyRuns, keep: Callable[[PgAtRestCell], bool]) -> list[Any]:
-    return [c for c in source.cells() if keep(c)]
-
-
-def block_read_cells(source: StudyRuns, exclude: object = None) -> list[CellValues]:
+def block_read_rounds(cells: Sequence[PgAtRestCell], pairs: Pairs) -> list[CellRounds]:
     def per_block(e: PgAtRestRecord, p: PgAtRestRecord) -> float | None:
         extra = extra_us_per_txn(e, p)
         if extra is None or not e.blocks_read:
             return None
         return extra / (e.blocks_read / e.transactions)
 
-    cells = [c for c in _cells(source, is_read_cell) if c != exclude]
-    return _values(source, cells, per_block)
+    return _rounds([c for c in cells if is_read_cell(c)], pairs, per_block)
 
 
-def configuration(source: StudyRuns) -> str:
-    """The filesystem layer's cipher as the profile set it."""
-    return f"fscrypt {source.profile.server.fscrypt_contents}, 8 KiB blocks"
+def block_written_rounds(
+    cells: Sequence[PgAtRestCell], pairs: Pairs, read_us: float | None
+) -> list[CellRounds]:
+    """Per block written, the reads of the same transactions taken out at the block-read
+    cost; without that cost only runs that read nothing count."""
 
-
-def block_read_unit(source: StudyRuns, where: str, exclude: object = None) -> Unit | str:
-    return _summarize(
-        "fs_block_read",
-        block_read_cells(source, exclude),
-        what_cells="PostgreSQL io-bound read cells",
-        configuration=configuration(source),
-        cipher=None,
-        source=where,
-    )
-
-
-def block_written_unit(
-    source: StudyRuns, where: str, read_us: float | None, exclude: object = None
-) -> Unit | str:
     def per_block(e: PgAtRestRecord, p: PgAtRestRecord) -> float | None:
         extra = extra_us_per_txn(e, p)
         blocks = written_blocks(e)
@@ -110,29 +120,4 @@ def block_written_unit(
             extra -= read_us * e.blocks_read / e.transactions
         return extra / (blocks / e.transactions)
 
-    cells = [c for c in _cells(source, is_write_cell) if c != exclude]
-    return _summarize(
-        "fs_block_written",
-        _values(source, cells, per_block),
-        what_cells="PostgreSQL write cells",
-        configuration=configuration(source),
-        cipher=None,
-        source=where,
-    )
-
-
-def from_store(store: ResultStore, profile: Profile, where: str) -> dict[str, Unit | str]:
-    """The two units a directory's PostgreSQL cells give, or why not; {} where it measured
-    no PostgreSQL."""
-    source = pg_runs(store, profile)
-    if source is None:
-        return {}
-    if source.runs and all(r.blocks_read is None for r in source.runs):
-        why = (
-            "its PostgreSQL runs were recorded before they counted blocks and WAL bytes: "
-            "measure them again (`--measure-units --units-profile estimate-units-postgresql`)"
-        )
-        return {"fs_block_read": why, "fs_block_written": why}
-    read = block_read_unit(source, where)
-    read_us = read.us if isinstance(read, Unit) else None
-    return {"fs_block_read": read, "fs_block_written": block_written_unit(source, where, read_us)}
+    return _rounds([c for c in cells if is_write_cell(c)], pairs, per_block)

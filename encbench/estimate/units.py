@@ -37,6 +37,7 @@ from encbench import capacity, state, stats
 from encbench import studies as _studies  # noqa: F401  (registers the profile's sections)
 from encbench.engine import rounds as pairing
 from encbench.errors import BadInput
+from encbench.estimate import pg_units
 from encbench.estimates import StopRule
 from encbench.profile import Profile
 from encbench.profile import parse as parse_profile
@@ -44,7 +45,16 @@ from encbench.report.models import Model
 from encbench.results import store as results_store
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec
-from encbench.studies.at_rest import CellKey, RunRecord, configuration, measure_options, page_us
+from encbench.studies.at_rest import (
+    CellKey,
+    PgAtRestRecord,
+    RunRecord,
+    configuration,
+    measure_options,
+    measures_postgresql,
+    page_us,
+    pg_at_rest_options,
+)
 from encbench.studies.in_transit import TransitCell, TransitRecord, transit_options
 from encbench.workloads.sysbench import WRITE_WORKLOADS
 
@@ -497,11 +507,39 @@ def transit_runs(store: ResultStore, profile: Profile) -> StudyRuns:
     )
 
 
+def postgresql_units(store: ResultStore, profile: Profile, where: str) -> dict[str, Unit | str]:
+    """The filesystem layer's two units from the PostgreSQL cells (pg_units.py), or why
+    not; none where the directory measured no PostgreSQL."""
+    if not measures_postgresql(profile):
+        return {}
+    source = StudyRuns(store.runs(PgAtRestRecord), pg_at_rest_options(profile), profile, {})
+    if pg_units.predates(source.runs):
+        return {"fs_block_read": pg_units.PREDATES, "fs_block_written": pg_units.PREDATES}
+    words = pg_units.configuration(profile.server.fscrypt_contents)
+
+    def summarize(name: UnitName, rounds: list[pg_units.CellRounds], what: str) -> Unit | str:
+        cells = [CellValues(*r) for r in rounds]
+        return _summarize(
+            name, cells, what_cells=what, configuration=words, cipher=None, source=where
+        )
+
+    cells = source.cells()
+    read = summarize(
+        "fs_block_read",
+        pg_units.block_read_rounds(cells, source.pairs),
+        "PostgreSQL io-bound read cells",
+    )
+    read_us = read.us if isinstance(read, Unit) else None
+    written = summarize(
+        "fs_block_written",
+        pg_units.block_written_rounds(cells, source.pairs, read_us),
+        "PostgreSQL write cells",
+    )
+    return {"fs_block_read": read, "fs_block_written": written}
+
+
 def from_directory(directory: Path) -> DirectoryUnits:
     """Every unit a results directory gives, and why each other is missing."""
-    # Here, not at the top: pg_units builds on this module's helpers.
-    from encbench.estimate import pg_units
-
     store, profile = open_directory(directory)
     where = str(directory.resolve())
     rest = at_rest_runs(store, profile)
@@ -520,7 +558,7 @@ def from_directory(directory: Path) -> DirectoryUnits:
         ),
         "handshake": handshake_unit(transit, where),
         "tls_mib": tls_mib_unit(transit, where),
-        **pg_units.from_store(store, profile, where),
+        **postgresql_units(store, profile, where),
     }
     units = {k: v for k, v in found.items() if isinstance(v, Unit)}
     if not units.keys() - {"log_mib"}:
