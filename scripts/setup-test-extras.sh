@@ -14,15 +14,16 @@
 #   postgresql-15: the PostgreSQL in-transit study's tests (initdb, postgres, pgbench, psql);
 #     installed without starting the system cluster its package creates.  A user's profile
 #     that lists the study says what it needs (encbench doctor), like the tunnels'.
-#   prometheus, prometheus-mysqld-exporter: `encbench estimate --prometheus`'s test scrapes a
-#     sandboxed server through them (each started on a free loopback port; the packages'
-#     system services are not started).
+#   prometheus, prometheus-mysqld-exporter, prometheus-postgres-exporter: `encbench estimate
+#     --prometheus`'s test scrapes sandboxed MariaDB and PostgreSQL servers through them (each
+#     started on a free loopback port; the packages' system services are not started).
 # Without root these tests are skipped (with the reason), except in CI, where they fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/apt-install.sh --optional "their tests will be skipped (sudo scripts/setup-test-extras.sh)" \
   chromium stunnel4 openssh-server libmariadb-dev iproute2 linux-perf gcc libssl-dev \
-  postgresql-15 mmdebstrap prometheus prometheus-mysqld-exporter
+  postgresql-15 mmdebstrap prometheus prometheus-mysqld-exporter \
+  prometheus-postgres-exporter
 if [ "$(id -u)" = 0 ]; then
   .venv/bin/python -m encbench.roots build mysql
   .venv/bin/python -m encbench.roots build mariadb-11.8

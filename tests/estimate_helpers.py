@@ -39,3 +39,11 @@ def typical() -> dict[str, units.Unit]:
         "handshake": unit("handshake", 2000.0, SIGN),
         "tls_mib": unit("tls_mib", 400.0, GCM),
     }  # fmt: skip
+
+
+def typical_pg() -> dict[str, units.Unit]:
+    """typical() and PostgreSQL's units on fscrypt (no cipher part known: not rescaled)."""
+    return typical() | {
+        "fs_block_read": unit("fs_block_read", 5.0, None),
+        "fs_block_written": unit("fs_block_written", 8.0, None),
+    }

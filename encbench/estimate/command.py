@@ -4,7 +4,8 @@ into this machine's state; then, with a target, log in, check the counters it ne
 the window, re-measure the cipher's part of the units where the server's host or cipher
 differs, and print the estimate.  Nothing is created or changed on the server: it is only
 asked SHOW GLOBAL STATUS, SHOW GLOBAL VARIABLES and its session's byte counters over one
-connection (and SHOW GRANTS only where a needed counter is missing)."""
+connection (and SHOW GRANTS only where a needed counter is missing); a PostgreSQL target
+only its statistics views (pg_estimate.py)."""
 
 from __future__ import annotations
 
@@ -28,11 +29,14 @@ from encbench.estimate import (
     fleet_out,
     fleet_series,
     model,
+    pg_estimate,
     prometheus,
     prometheus_api,
+    prometheus_pg,
     report,
     rescale,
     rules,
+    rules_pg,
     unit_classes,
     units,
     validate,
@@ -205,13 +209,14 @@ class Options:
     def spec(self) -> TargetSpec:
         assert self.target is not None
         fields = dsn.parse_dsn(self.target)
-        if fields.get("kind", "mariadb") != "mariadb":
+        if fields.get("kind", "mariadb") not in ("mariadb", pg_estimate.KIND_NAME):
             title = server_kind.named(fields["kind"]).title
             raise BadInput(
-                f"--target: the estimate reads MariaDB's and MySQL's counters, not {title}'s; "
-                "give a mysql://USER@HOST:PORT/ target"
+                f"--target: the estimate reads MariaDB's, MySQL's and PostgreSQL's counters, "
+                f"not {title}'s; give a mysql:// or postgresql://USER@HOST:PORT/ target"
             )
         if self.defaults_file is not None:
+            dsn.refuse_option_file(fields)
             fields["defaults_extra_file"] = str(self.defaults_file.absolute())
         try:
             return TargetSpec.model_validate(fields)
@@ -316,8 +321,11 @@ def check_target(options: Options, log: Echo) -> None:
     """Before any local measuring and before anything is stored: the target answers, takes
     the login, and shows the counters the estimate needs (one short connection)."""
     spec = options.spec()
-    with counters.session(_server(spec)) as session:
-        counters.check_counters(session.status(), session.grants, spec.user)
+    if pg_estimate.reads(spec):
+        pg_estimate.check(spec)
+    else:
+        with counters.session(_server(spec)) as session:
+            counters.check_counters(session.status(), session.grants, spec.user)
     log(f"encbench: {_where(spec)} as {spec.user}: reachable, its counters visible")
 
 
@@ -326,6 +334,14 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
     if not stored:
         raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
     spec = options.spec()
+    if pg_estimate.reads(spec):
+        # No CPU over ssh yet: the handshake's cipher part is not rescaled to its host.
+        hosts = hosts_for(spec, None)
+        resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
+        built = pg_estimate.estimate(spec, options.seconds, options.scope, resolved, log)
+        _write_json(options.json_path, built.model_dump(mode="json"))
+        out(report.render_markdown(built))
+        return
     server = _server(spec)
     target = _where(spec)
     with counters.session(server) as session:
@@ -341,7 +357,11 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
             # After the window: openssl speed on the server's host must not land in its CPU.
             hosts = hosts_for(spec, cpu)
             cipher = server_cipher(window.variables)
-            resolved = {name: rescale.resolve(u, hosts, cipher) for name, u in stored.items()}
+            resolved = {
+                name: rescale.resolve(u, hosts, cipher)
+                for name, u in stored.items()
+                if name not in pg_estimate.FILESYSTEM_UNITS  # PostgreSQL's alone
+            }
     result = model.estimate(window.intervals, resolved, options.scope)
     built = report.build(target, window, result, resolved)
     _write_json(options.json_path, built.model_dump(mode="json"))
@@ -374,7 +394,7 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     client = _client(options)
     url = client.url
     asked = options.asked(end=time.time())
-    asking = prometheus.queries(asked)
+    asking = prometheus.queries(asked) | prometheus_pg.queries(asked)
     log(
         f"encbench: {url}: {len(asking)} queries over the last {options.since or DEFAULT_SINCE} "
         f"in {options.step or DEFAULT_STEP} steps (Prometheus reduces them; nothing is written)"
@@ -385,17 +405,25 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     )
     resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
     classes = classes_of(options, client, asked, hosts)
-    built = fleet.build(url, asked, options.match or "", answers, resolved, options.scope, classes)
+    postgresql = prometheus_pg.estimates(answers, asked, resolved, options.scope)
+    mysql = {k: v for k, v in answers.items() if not k.startswith(prometheus_pg.PREFIX)}
+    built = fleet.build(
+        url, asked, options.match or "", mysql, resolved, options.scope, classes, postgresql
+    )
     _write_json(options.json_path, built.model_dump(mode="json"))
     if options.out is None:
         out(fleet.render_markdown(built))
         return
+    # The series sums mysqld_exporter's instances at one set of units in PromQL; classes'
+    # own units or postgres_exporter's series would need queries not written yet: said on
+    # the page, not drawn wrong.
     series: fleet_series.FleetSeries | str = (
-        fleet_out.over_time(client, asked, resolved, built, log)
-        if not classes
-        # The series sums every instance at one set of units in PromQL; classes' own units
-        # would need a query per class, not written yet: said on the page, not drawn wrong.
-        else "the series over time uses one set of units; with --units-from classes it is not drawn"
+        "it sums one set of units; with --units-from classes it is not drawn"
+        if classes
+        else "it sums mysqld_exporter's instances only; with PostgreSQL's in the fleet it is "
+        "not drawn"
+        if postgresql
+        else fleet_out.over_time(client, asked, resolved, built, log)
     )
     for path in fleet_out.write(options.out, built, series):
         out(str(path))
@@ -448,4 +476,9 @@ def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Ec
         if not stored:
             raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
         matchers = prometheus_api.label_matchers(options.match)
-        out(rules.render(stored, options.rules_step(), matchers, options.scope).rstrip("\n"))
+        step = options.rules_step()
+
+        def postgresql(host: str) -> tuple[list[str], list[str]]:
+            return rules_pg.lines(stored, step, matchers, options.scope, host)
+
+        out(rules.render(stored, step, matchers, options.scope, more=postgresql).rstrip("\n"))

@@ -140,8 +140,10 @@ def build(
     units: Mapping[str, Resolved],
     scope: model.Scope,
     classes: Mapping[str, ClassUnits] | None = None,
+    more: Sequence[InstanceEstimate] = (),
 ) -> FleetReport:
-    """`classes`: instance → the units of its class, where it has one; `units` otherwise."""
+    """`classes`: instance → the units of its class, where it has one; `units` otherwise.
+    `more`: instances of other kinds, estimated already (prometheus_pg.py's)."""
     every = prometheus.by_instance(answers)
     classes = classes or {}
 
@@ -152,7 +154,7 @@ def build(
         found = instance_estimate(i, asked, own.units, scope)
         return found.model_copy(update={"units_from": f"{own.name} ({own.source})"})
 
-    found = [estimated(i) for i in every if prometheus.rates(i, "mean") is not None]
+    found = [estimated(i) for i in every if prometheus.rates(i, "mean") is not None] + list(more)
     # Exporters up in the window whose server's counters never came (mysql_up 0 throughout).
     silent = [i.name for i in every if prometheus.rates(i, "mean") is None]
     ranked = sorted(found, key=lambda e: (-_total(e.mean), e.instance))

@@ -210,10 +210,10 @@ def _total(
 
 
 def _same_moment(
-    intervals: Sequence[Rates], units: Mapping[str, Resolved]
+    intervals: Sequence[Rates], units: Mapping[str, Resolved], causes: Sequence[Cause] = CAUSES
 ) -> Callable[[Sequence[CauseEstimate]], tuple[float, float]]:
     """A total's ends with all its causes at the same moment: each interval in turn."""
-    by_key = {c.key: c for c in CAUSES}
+    by_key = {c.key: c for c in causes}
 
     def ends(counted: Sequence[CauseEstimate]) -> tuple[float, float]:
         def at(rates: Rates, end: Callable[[Resolved], float]) -> float:
@@ -257,18 +257,25 @@ def dominant(causes: Sequence[CauseEstimate], total: float) -> list[str]:
     return found
 
 
-def estimate(intervals: Sequence[Rates], units: Mapping[str, Resolved], scope: Scope) -> Estimate:
+def estimate(
+    intervals: Sequence[Rates],
+    units: Mapping[str, Resolved],
+    scope: Scope,
+    causes: Sequence[Cause] = CAUSES,
+) -> Estimate:
     """Every cause's extra CPU at the window's rates, the subtotals at rest and in transit,
-    the total over the scope, and the causes that dominate it."""
+    the total over the scope, and the causes that dominate it (`causes`: the server kind's,
+    PostgreSQL's in pg_estimate.py)."""
     server_cores = _mean_server_cores(intervals)
-    rates = {c.key: _rate_over(c, intervals) for c in CAUSES}
+    rates = {c.key: _rate_over(c, intervals) for c in causes}
     return estimate_at(
         rates,
         sum(r.seconds for r in intervals),
         units,
         scope,
         server_cores,
-        _same_moment(intervals, units),
+        _same_moment(intervals, units, causes),
+        causes,
     )
 
 
@@ -279,10 +286,13 @@ def estimate_at(
     scope: Scope,
     server_cores: float | None,
     ends: Callable[[Sequence[CauseEstimate]], tuple[float, float]] = each_cause_at_its_ends,
+    kind_causes: Sequence[Cause] = CAUSES,
 ) -> Estimate:
     """The same from each cause's rate (its value, lowest and highest) by key, where the
     rates come already reduced (from Prometheus: over its step windows)."""
-    causes = [cause_at(c, rates.get(c.key), units.get(c.unit), scope, server_cores) for c in CAUSES]
+    causes = [
+        cause_at(c, rates.get(c.key), units.get(c.unit), scope, server_cores) for c in kind_causes
+    ]
     at_rest = _total("at rest", [c for c in causes if c.study == "at rest"], server_cores, ends)
     in_transit = _total(
         "in transit", [c for c in causes if c.study == "in transit"], server_cores, ends

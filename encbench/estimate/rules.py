@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from encbench.estimate import model
 from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS, SERIES, STATUS
@@ -61,8 +61,11 @@ def render(
     matchers: str,
     scope: model.Scope,
     host: str | None = None,
+    more: Callable[[str], tuple[list[str], list[str]]] | None = None,
 ) -> str:
-    """The rules file's text (YAML), every rule commented with its unit."""
+    """The rules file's text (YAML), every rule commented with its unit.  `more(host)`: the
+    rules of another kind's causes (their lines and the causes in scope they record,
+    rules_pg.py's), in the same group before the total, which adds them too."""
     host = host or socket.gethostname()
     lines = [
         "# Recording rules from `encbench estimate --rules`: the extra CPU (cores) encryption",
@@ -94,6 +97,10 @@ def render(
             ]
         if scope in cause.scopes:
             recorded.append(cause.key)
+    if more is not None:
+        lines_more, recorded_more = more(host)
+        lines += lines_more
+        recorded += [k for k in recorded_more if k not in recorded]
     if recorded:
         names = "|".join(recorded)
         expr = (

@@ -43,6 +43,7 @@ from encbench import capacity, state, stats
 from encbench import studies as _studies  # noqa: F401  (registers the profile's sections)
 from encbench.engine import rounds as pairing
 from encbench.errors import BadInput
+from encbench.estimate import pg_units
 from encbench.estimates import StopRule
 from encbench.profile import Profile
 from encbench.profile import parse as parse_profile
@@ -50,7 +51,16 @@ from encbench.report.models import Model
 from encbench.results import store as results_store
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec
-from encbench.studies.at_rest import CellKey, RunRecord, configuration, measure_options, page_us
+from encbench.studies.at_rest import (
+    CellKey,
+    PgAtRestRecord,
+    RunRecord,
+    configuration,
+    measure_options,
+    measures_postgresql,
+    page_us,
+    pg_at_rest_options,
+)
 from encbench.studies.in_transit import TransitCell, TransitRecord, transit_options
 from encbench.workloads.sysbench import WRITE_WORKLOADS
 
@@ -58,13 +68,19 @@ MACHINE_FILE = "estimate-units.json"
 MACHINE_FILE_SCHEMA = 1
 MIB = 1 << 20
 
-UnitName = Literal["page_read", "page_written", "log_mib", "handshake", "tls_mib"]
+UnitName = Literal[
+    "page_read", "page_written", "log_mib", "handshake", "tls_mib", "fs_block_read",
+    "fs_block_written",
+]  # fmt: skip
 UNIT_NAMES: tuple[UnitName, ...] = (
     "page_read",
     "page_written",
     "log_mib",
     "handshake",
     "tls_mib",
+    # PostgreSQL's, on fscrypt (estimate/pg_units.py).
+    "fs_block_read",
+    "fs_block_written",
 )
 # What one unit is, as the estimate's tables name it.
 PER: dict[str, str] = {
@@ -73,6 +89,8 @@ PER: dict[str, str] = {
     "log_mib": "MiB",
     "handshake": "handshake",
     "tls_mib": "MiB",
+    "fs_block_read": "block",
+    "fs_block_written": "block",
 }
 WHAT: dict[str, str] = {
     "page_read": "extra server CPU per page read from disk (decrypted)",
@@ -80,6 +98,8 @@ WHAT: dict[str, str] = {
     "log_mib": "the cipher's CPU per MiB of redo or binary log (encrypted)",
     "handshake": "extra server CPU per new connection with TLS (one handshake)",
     "tls_mib": "extra server CPU per MiB through TLS",
+    "fs_block_read": "extra CPU per 8 KiB block PostgreSQL reads on fscrypt (decrypted)",
+    "fs_block_written": "extra CPU per 8 KiB block PostgreSQL writes on fscrypt (encrypted)",
 }
 # How to measure a unit a directory lacks, said where it is missing.
 FIX = (
@@ -504,6 +524,37 @@ def transit_runs(store: ResultStore, profile: Profile) -> StudyRuns:
     )
 
 
+def postgresql_units(store: ResultStore, profile: Profile, where: str) -> dict[str, Unit | str]:
+    """The filesystem layer's two units from the PostgreSQL cells (pg_units.py), or why
+    not; none where the directory measured no PostgreSQL."""
+    if not measures_postgresql(profile):
+        return {}
+    source = StudyRuns(store.runs(PgAtRestRecord), pg_at_rest_options(profile), profile, {})
+    if pg_units.predates(source.runs):
+        return {"fs_block_read": pg_units.PREDATES, "fs_block_written": pg_units.PREDATES}
+    words = pg_units.configuration(profile.server.fscrypt_contents)
+
+    def summarize(name: UnitName, rounds: list[pg_units.CellRounds], what: str) -> Unit | str:
+        cells = [CellValues(*r) for r in rounds]
+        return _summarize(
+            name, cells, what_cells=what, configuration=words, cipher=None, source=where
+        )
+
+    cells = source.cells()
+    read = summarize(
+        "fs_block_read",
+        pg_units.block_read_rounds(cells, source.pairs),
+        "PostgreSQL io-bound read cells",
+    )
+    read_us = read.us if isinstance(read, Unit) else None
+    written = summarize(
+        "fs_block_written",
+        pg_units.block_written_rounds(cells, source.pairs, read_us),
+        "PostgreSQL write cells",
+    )
+    return {"fs_block_read": read, "fs_block_written": written}
+
+
 def from_directory(directory: Path) -> DirectoryUnits:
     """Every unit a results directory gives, and why each other is missing."""
     store, profile = open_directory(directory)
@@ -524,12 +575,14 @@ def from_directory(directory: Path) -> DirectoryUnits:
         ),
         "handshake": handshake_unit(transit, where),
         "tls_mib": tls_mib_unit(transit, where),
+        **postgresql_units(store, profile, where),
     }
     units = {k: v for k, v in found.items() if isinstance(v, Unit)}
     if not units.keys() - {"log_mib"}:
         raise BadInput(
             f"{directory} has no run that gives a unit cost (io-bound read or write cells "
-            f"at rest, TLS connect or bulk cells in transit, with the server's CPU): {FIX}"
+            f"at rest, TLS connect or bulk cells in transit, PostgreSQL's at rest, with the "
+            f"server's CPU): {FIX}"
         )
     return DirectoryUnits(directory, units, {k: v for k, v in found.items() if isinstance(v, str)})
 

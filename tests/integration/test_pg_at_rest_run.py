@@ -18,6 +18,7 @@ import psutil
 import pytest
 
 from encbench import state
+from encbench.estimate import units as estimate_units
 from encbench.kinds import postgresql
 from encbench.servers import cgroup, fscrypt, registry, shapes
 from encbench.studies.at_rest.postgresql import needs
@@ -94,11 +95,19 @@ def test_the_tiny_profile_proves_both_filesystems_measures_both_regimes_and_leav
         # A write run's window holds its CHECKPOINT; a read run's none.
         if r["cell"]["workload"] == "tpcb_like":
             assert 0 < r["checkpoint_s"] < r["wall_s"]
+            # The server's own counters over the run (the estimate's PostgreSQL units): a
+            # write run writes blocks and WAL.
+            assert r["blocks_written"] > 0 and r["wal_bytes"] > 0, r
         else:
             assert r["checkpoint_s"] is None
+        assert r["blocks_read"] >= 0
         if r["cell"]["regime"] == "io-bound":
             assert r["page_cache_bytes"] < r["data_bytes"]
+            assert r["blocks_read"] > 0, r  # the reads the units are per
             assert r["memory_limit_bytes"] < r["data_bytes"]
+    # The estimate's PostgreSQL units come from these runs (their figures are noise at 1 s).
+    given = estimate_units.from_directory(out)
+    assert {"fs_block_read", "fs_block_written"} <= set(given.units), given.missing
     regimes = record["regimes"]
     assert regimes["in-memory"]["shared_buffers_mb"] > regimes["io-bound"]["shared_buffers_mb"]
     assert all(s["prewarmed_blocks"] > 0 for s in regimes["in-memory"]["servers"].values())

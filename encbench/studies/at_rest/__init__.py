@@ -10,6 +10,9 @@ from encbench.studies.at_rest import postgresql as postgresql_part
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.floor import page_us
 from encbench.studies.at_rest.options import measure_options
+from encbench.studies.at_rest.postgresql.options import measured as measures_postgresql
+from encbench.studies.at_rest.postgresql.options import pg_at_rest_options
+from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
 from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
@@ -64,5 +67,17 @@ STUDY = StudyDefinition(
 )
 
 # What others may read of its published results (the estimate's unit costs): its records,
-# the configuration a cell ran, its settings, and the cipher's cost per page.
-__all__ = ["STUDY", "CellKey", "RunRecord", "configuration", "measure_options", "page_us"]
+# the configuration a cell ran, its settings, and the cipher's cost per page; PostgreSQL's
+# records and settings.
+__all__ = [
+    "STUDY",
+    "CellKey",
+    "PgAtRestCell",
+    "PgAtRestRecord",
+    "RunRecord",
+    "configuration",
+    "measure_options",
+    "measures_postgresql",
+    "page_us",
+    "pg_at_rest_options",
+]  # fmt: skip

@@ -2,7 +2,8 @@
 
 pg-at-rest.jsonl, schema PG_AT_REST_SCHEMA:
   1 — first version.
-  2 — checkpoint_s: a write run's window includes a CHECKPOINT.
+  2 — checkpoint_s: a write run's window includes a CHECKPOINT; later (optional, absent in
+      older runs) blocks_read, blocks_written, wal_bytes over the run (servers/pg_counters).
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ class PgAtRestRecord(PgbenchRun):
     # A write run's CHECKPOINT inside its window (seconds): the pages it dirtied written, and
     # on the fs side encrypted, charged to it; None for a read run (schema 1: none at all).
     checkpoint_s: float | None = None
+    # The server's own counters over the run (servers/pg_counters.py): blocks read from the
+    # filesystem, blocks written to it, WAL bytes written; None in runs recorded before them.
+    blocks_read: int | None = None
+    blocks_written: int | None = None
+    wal_bytes: int | None = None
 
     @property
     def cache_share_of_data(self) -> float:

@@ -38,7 +38,7 @@ from encbench.profile import Profile
 from encbench.proof import at_rest as image_proof
 from encbench.results.pgbench_run import pgbench_fields
 from encbench.results.store import ResultStore
-from encbench.servers import fscrypt, images, keys, pg_sandbox, shapes
+from encbench.servers import fscrypt, images, keys, pg_counters, pg_sandbox, shapes
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
@@ -294,6 +294,7 @@ class PgAtRestStudy(StudyBasics):
         # Outside the window: what earlier runs dirtied is not this run's to write.
         self._checkpoint(server)
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        before = self._counters(server)
         # The servers' I/O goes through kernel threads (the loop devices' workers, fscrypt's
         # decryption): the run's own work, not other load (engine/clocks.py).
         start = Clocks.read(
@@ -310,6 +311,7 @@ class PgAtRestStudy(StudyBasics):
             device=device,
             kernel_threads=True,
         )
+        after = self._counters(server)  # its psql outside the CPU window
         window = Window.between(start, end)
         held = memory.held(server)
         assert self.volumes is not None and server.shaped is not None
@@ -322,6 +324,9 @@ class PgAtRestStudy(StudyBasics):
             **load_fields(window),
             kernel_cpu_s=window.kernel_cpu_s,
             checkpoint_s=checkpoint_s,
+            blocks_read=after.blocks_read - before.blocks_read,
+            blocks_written=after.blocks_written - before.blocks_written,
+            wal_bytes=after.wal_bytes - before.wal_bytes,
             group_cache_bytes=held.cache_bytes,
             group_shmem_bytes=held.shmem_bytes,
             page_cache_bytes=held.page_cache_bytes,
@@ -331,6 +336,12 @@ class PgAtRestStudy(StudyBasics):
             raw_output=str(raw.relative_to(self.store.path)),
             usage=window.usage(window.server_cpu_s, device=device),
         )
+
+    def _counters(self, server: PgSandbox) -> pg_counters.Snapshot:
+        """The server's block and WAL counters (what `encbench estimate` multiplies by the
+        units these runs give), read just outside the CPU window."""
+        version = int(server.query("SHOW server_version_num")[0][0])
+        return pg_counters.parse(server.query(pg_counters.snapshot_sql(version))[0])
 
     def _checkpoint(self, server: PgSandbox) -> float:
         """CHECKPOINT: every dirty buffer written and its file synced; the seconds it took."""
