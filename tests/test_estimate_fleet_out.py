@@ -287,3 +287,19 @@ def test_a_refused_range_query_costs_the_page_its_series_only(prometheus_stub: S
     page = fleet_html.render(built, why)
     assert "No time series of the fleet: Prometheus did not answer" in page
     assert page.count("<svg") == 2
+
+
+def test_a_cause_counted_in_pages_and_in_blocks_has_a_rate_column_for_each() -> None:
+    """MariaDB's 16 KiB pages and PostgreSQL's 8 KiB blocks are never added in one column."""
+    report = fleet.build("http://p:9090", DAY, "", answers_for(fleet_of(3)), resolved(), "tables")
+    pg = report.instances[0]
+    causes = [
+        c.model_copy(update={"rate_unit": "blocks/s"}) if c.key == "table_reads" else c
+        for c in pg.mean.causes
+    ]
+    pg = pg.model_copy(update={"mean": pg.mean.model_copy(update={"causes": causes})})
+    mixed = report.model_copy(update={"instances": [pg, *report.instances[1:]]})
+    rows = list(csv.DictReader(io.StringIO(fleet_csv.render(mixed))))
+    assert "table_reads_rate_blocks_per_s" in rows[0] and "table_reads_rate_pages_per_s" in rows[0]
+    assert rows[0]["table_reads_rate_blocks_per_s"] and not rows[0]["table_reads_rate_pages_per_s"]
+    assert rows[1]["table_reads_rate_pages_per_s"] and not rows[1]["table_reads_rate_blocks_per_s"]

@@ -13,7 +13,9 @@ Columns, units in their names (cores: extra CPU cores; pct: percent; per_s: per 
   CAUSE_rate_UNIT_per_s                 per cause (table_reads, table_writes, redo_log,
   CAUSE_extra_cores[_low|_high]         binary_log, tls_handshakes, tls_bytes): its mean rate,
   CAUSE_extra_cores_peak                its extra cores at the mean with the interval, and at
-                                        the peak; a cause out of scope is listed, not in the total
+                                        the peak; a cause out of scope is listed, not in the total.
+                                        A cause counted in two units (MariaDB's pages,
+                                        PostgreSQL's blocks) has a rate column for each.
   tables_encrypted_now, tls_now         what the server already encrypts, in words
   notes                                 gaps, unreachable exporter, restarts, no traffic ("; ")
 Instances whose exporter never reported their server's counters come last, without a rank
@@ -50,13 +52,26 @@ def _figure(name: str, f: Figure | None) -> dict[str, Cell]:
     }
 
 
-def header() -> list[str]:
+def _rate_columns(r: FleetReport | None) -> dict[str, list[str]]:
+    """Each cause's rate columns, one per unit its instances count in (MariaDB's 16 KiB pages,
+    PostgreSQL's 8 KiB blocks: never added up in one column)."""
+    found: dict[str, list[str]] = {c.key: [_slug(c.rate_unit)] for c in model.CAUSES}
+    for e in r.instances if r is not None else ():
+        for c in e.mean.causes:
+            units = found.setdefault(c.key, [])
+            if _slug(c.rate_unit) not in units:
+                units.append(_slug(c.rate_unit))
+    return found
+
+
+def header(r: FleetReport | None = None) -> list[str]:
+    """The columns; with a report, a rate column for every unit its instances count in."""
     columns = ["rank", "instance", "server", "scope"]
     columns += [*_figure("extra_cores_mean", None), *_figure("extra_cores_peak", None)]
     columns += [*_figure("host_share_pct", None), "host_cpus", "host_busy_cores"]
-    for c in model.CAUSES:
-        columns += [f"{c.key}_rate_{_slug(c.rate_unit)}", *_figure(f"{c.key}_extra_cores", None)]
-        columns.append(f"{c.key}_extra_cores_peak")
+    for key, rate_units in _rate_columns(r).items():
+        columns += [f"{key}_rate_{u}" for u in rate_units]
+        columns += [*_figure(f"{key}_extra_cores", None), f"{key}_extra_cores_peak"]
     return [*columns, "tables_encrypted_now", "tls_now", "notes"]
 
 
@@ -92,7 +107,7 @@ def _text(value: Cell) -> str:
 
 
 def render(r: FleetReport) -> str:
-    columns = header()
+    columns = header(r)
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=columns, restval="", lineterminator="\n")
     writer.writeheader()
