@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary
+from encbench.report.models import Differences, Harness, Model, Record, Sample
 
 
 class OperationVariant(Model):
@@ -16,18 +16,11 @@ class OperationVariant(Model):
     backup_mib: Sample | None = None
 
 
-class OperationCellSummary(Bounded):
+class OperationCellSummary(CellSummary[OperationVariant]):
+    rounds_rejected: int  # always written by this study: required (in its place above)
     operation: str
     threads: int
-    label: str
     unit: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[OperationVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     # encrypting existing data: the rate per encryption thread against the cipher's own rate
     # on one core (openssl speed of the server's cipher at 16 KiB, crypto.json), in MiB/s
     mib_per_s_per_thread: Sample | None = None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary
+from encbench.report.models import Differences, Harness, Model, Record, Sample
 
 
 class PgAtRestVariant(Model):
@@ -23,18 +23,10 @@ class PgAtRestVariant(Model):
     checkpoint_s: float | None = None
 
 
-class PgAtRestCellSummary(Bounded):
+class PgAtRestCellSummary(CellSummary[PgAtRestVariant]):
     regime: str
     workload: str
     clients: int
-    label: str
-    rounds: int
-    measured_s: float
-    status: str
-    rounds_rejected: int = 0
-    variants: Pair[PgAtRestVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary
+from encbench.report.models import Differences, Harness, Model, Record, Sample
 
 
 class PgVariant(Model):
@@ -20,22 +20,14 @@ class PgVariant(Model):
     tls_connections: int
 
 
-class PgTransitCellSummary(Bounded):
+class PgTransitCellSummary(CellSummary[PgVariant]):
     test: str
     sslmode: str
     key_type: str
     tls_version: str
     clients: int
-    label: str
     # The emulated round-trip time, ms; 0 = loopback.
     rtt_ms: float = 0.0
-    rounds: int
-    measured_s: float
-    status: str
-    rounds_rejected: int = 0
-    variants: Pair[PgVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     proof: dict[str, str] | None = None
     # What each route's capture of the wire showed (plain, encrypted).
     wire: dict[str, str] | None = None
