@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from encbench.report.bound import Bounded
-from encbench.report.models import Estimate, Model, Pair
+from encbench.report.models import Differences, Estimate, Harness, Model, Pair
 
 V = TypeVar("V", bound=Model)
 
@@ -27,3 +27,17 @@ class CellSummary(Bounded, Generic[V]):
     # pydantic copies the default per instance; ruff cannot see that through Generic.
     comparisons: dict[str, Estimate] = {}  # noqa: RUF012
     other_load_pct_of_core: float | None = None
+
+
+C = TypeVar("C", bound=Model)
+
+
+class StudyPart(Model, Generic[C]):
+    """The fields every study's part of summary.json has (study_summary.study_fields writes
+    them): the stopping rule's target, the harness's share of the machine, every cell
+    summarized, and the differences left after Holm's adjustment."""
+
+    target_halfwidth_pct: float
+    harness: Harness
+    cells: list[C]
+    differences: Differences | None = None

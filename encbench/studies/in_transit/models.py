@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary
-from encbench.report.models import Differences, Harness, Model, Record, Spread
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Spread
 from encbench.servers import installs
 
 
@@ -59,8 +59,7 @@ class TransitCellSummary(CellSummary[TransitVariant]):
         )
 
 
-class InTransitSummary(Model):
-    target_halfwidth_pct: float
+class InTransitSummary(StudyPart[TransitCellSummary]):
     tls_version: str
     mariadb_version: str | None
     # The private root its server ran from (servers/installs.py); None: this host's MariaDB.
@@ -73,9 +72,6 @@ class InTransitSummary(Model):
     bulk_table: Record | None
     session_cache_hits: int
     tls_handshakes: int
-    harness: Harness
-    cells: list[TransitCellSummary]
-    differences: Differences | None = None
     # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
     target: Record | None = None
     cpu_measurement: str | None = None

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary
-from encbench.report.models import Differences, Harness, Model, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class OperationVariant(Model):
@@ -27,8 +27,7 @@ class OperationCellSummary(CellSummary[OperationVariant]):
     cipher_mib_per_s_per_core: float | None = None
 
 
-class OperationsSummary(Model):
-    target_halfwidth_pct: float
+class OperationsSummary(StudyPart[OperationCellSummary]):
     mariadb_version: str | None
     encryption: Record | None
     data: Record | None
@@ -36,9 +35,6 @@ class OperationsSummary(Model):
     rotation_iops: int | None
     option_difference: Record | None
     key_rotation: Record | None
-    harness: Harness
-    cells: list[OperationCellSummary]
-    differences: Differences | None = None
     # Seconds of write load before each crash (profile operations.crash_load_s), for the
     # report's words; 0 in a summary from before it was written.
     crash_load_s: int = 0

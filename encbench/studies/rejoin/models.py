@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary
-from encbench.report.models import Differences, Harness, Model, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class RejoinVariant(Model):
@@ -20,8 +20,7 @@ class RejoinCellSummary(CellSummary[RejoinVariant]):
     proof: Record | None = None
 
 
-class RejoinSummary(Model):
-    target_halfwidth_pct: float
-    harness: Harness
-    cells: list[RejoinCellSummary]
-    differences: Differences | None = None
+class RejoinSummary(StudyPart[RejoinCellSummary]):
+    # The fields every study's part has, and nothing more (a docstring would be the
+    # schema's description).
+    pass

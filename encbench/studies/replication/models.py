@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary
-from encbench.report.models import Differences, Harness, Model, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class ReplicationVariant(Model):
@@ -25,14 +25,10 @@ class ReplicationCellSummary(CellSummary[ReplicationVariant]):
     proof: Record | None = None
 
 
-class ReplicationSummary(Model):
-    target_halfwidth_pct: float
+class ReplicationSummary(StudyPart[ReplicationCellSummary]):
     mariadb_version: str | None
     galera_version: str | None
     data: Record | None
     link: Record | None
     key_type: str | None
     certificate: str | None
-    harness: Harness
-    cells: list[ReplicationCellSummary]
-    differences: Differences | None = None

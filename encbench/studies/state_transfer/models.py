@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary
-from encbench.report.models import Differences, Harness, Model, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class SstVariant(Model):
@@ -50,17 +50,13 @@ class SstCellSummary(CellSummary[SstVariant]):
     limits: dict[str, SstLimit] = {}
 
 
-class StateTransferSummary(Model):
-    target_halfwidth_pct: float
+class StateTransferSummary(StudyPart[SstCellSummary]):
     mariadb_version: str | None
     galera_version: str | None
     data: Record | None
     link: Record | None
     key_type: str | None
     certificate: str | None
-    harness: Harness
-    cells: list[SstCellSummary]
-    differences: Differences | None = None
     # The measured limits as state-transfer.json records them (disk, link, cipher, cores).
     limits: Record | None = None
     # The raw pipelines' set-up as state-transfer.json records it (socat's buffer, the page

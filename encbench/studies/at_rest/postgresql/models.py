@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary
-from encbench.report.models import Differences, Harness, Model, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class PgAtRestVariant(Model):
@@ -34,8 +34,7 @@ class PgAtRestCellSummary(CellSummary[PgAtRestVariant]):
         return (self.regime, self.workload, self.clients)
 
 
-class PgAtRestSummary(Model):
-    target_halfwidth_pct: float
+class PgAtRestSummary(StudyPart[PgAtRestCellSummary]):
     postgresql_version: str | None
     scale: int
     server_user: str | None
@@ -47,6 +46,3 @@ class PgAtRestSummary(Model):
     # How the images were made, the kernel's cipher for the policy, the proof below the
     # filesystem and how the key left.
     filesystem: Record | None
-    harness: Harness
-    cells: list[PgAtRestCellSummary]
-    differences: Differences | None = None

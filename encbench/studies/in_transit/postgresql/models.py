@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary
-from encbench.report.models import Differences, Harness, Model, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class PgVariant(Model):
@@ -45,8 +45,7 @@ class PgTransitCellSummary(CellSummary[PgVariant]):
         )
 
 
-class PgInTransitSummary(Model):
-    target_halfwidth_pct: float
+class PgInTransitSummary(StudyPart[PgTransitCellSummary]):
     postgresql_version: str | None
     scale: int
     server_user: str | None
@@ -60,9 +59,6 @@ class PgInTransitSummary(Model):
     delay_method: dict[str, str] | None = None
     link: Record | None = None
     skipped: dict[str, str] | None = None
-    harness: Harness
-    cells: list[PgTransitCellSummary]
-    differences: Differences | None = None
     # A server encbench did not start (--target): its name, encbench's database on it, the
     # TLS versions it accepts (the cells it could not measure, with why: `skipped`).
     target: Record | None = None
