@@ -53,6 +53,17 @@ def all_known(values: list[str], choices: Iterable[str], what: str) -> list[str]
     return values
 
 
+def budgets_listed(budgets: Iterable[str], listed: Iterable[str], key: str, list_key: str) -> None:
+    """A budget of its own (`key`, by name) only for a name its list (`list_key`) runs: a
+    budget of an unlisted one would never be used, so it is taken for a slip."""
+    extra = [name for name in budgets if name not in listed]
+    if extra:
+        raise ValueError(
+            f"{key} gives {extra[0]} a budget and {list_key} does not list it: "
+            f"add {extra[0]} to {list_key}, or remove its budget"
+        )
+
+
 class AcrossKeys(ValueError):
     """A problem between keys of one section, raised by its model validator.  The message
     names them as `{section}.key`: the error line names the section's place in the profile

@@ -59,6 +59,14 @@ def window_fields(watch: Stopwatch, device: str | None) -> dict[str, Any]:
 class StudyBasics:
     record_type: type[Any]
     store: ResultStore
+    # As a profile's `studies` names it: its records' STUDY, unless a subclass names it.
+    name: str
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        record_type = cls.__dict__.get("record_type")
+        if record_type is not None and "name" not in cls.__dict__:
+            cls.name = record_type.STUDY
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         self.store = store

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from encbench.report.cell_summary import CellSummary
 from encbench.report.models import Estimate, Summary
 
 # The plain values a cell model lists before `rounds` identify the cell; these two only
@@ -37,13 +38,17 @@ RESULT_COLUMNS = (
 
 def identity(cell: BaseModel) -> dict[str, Any]:
     """The cell's own fields (what it measures, not what was measured): the plain values its
-    model lists before `rounds` (a shared base's figures, listed first, are no column)."""
+    model adds to CellSummary's, or, a model of its own, lists before `rounds` (a shared
+    base's figures, listed first, are no column)."""
     fields = type(cell).model_fields
     names = list(fields)
-    before = names[: names.index("rounds")] if "rounds" in names else []
+    if isinstance(cell, CellSummary):
+        own = [n for n in names if n not in CellSummary.model_fields]
+    else:
+        own = names[: names.index("rounds")] if "rounds" in names else []
     return {
         n: getattr(cell, n)
-        for n in before
+        for n in own
         if n not in NOT_IDENTITY and fields[n].annotation in (str, int, float, bool)
     }
 

@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import model_serializer
 
 from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
+from encbench.report.cell_summary import StudyPart
+from encbench.report.models import Estimate, Model, Pair, Record, Spread
 from encbench.servers.variants import configuration_label
 
 
@@ -122,14 +123,10 @@ class DiskReadsNotMeasured(Model):
     sandbox: str  # the run that measures it on this machine's own servers
 
 
-class AtRestSummary(Model):
-    target_halfwidth_pct: float
+class AtRestSummary(StudyPart[AtRestCell]):
     write_workload_state: str
     servers: Record | None
     crypto: Record | None
-    harness: Harness
-    cells: list[AtRestCell]
-    differences: Differences | None = None
     # How the rounds shared the machine (placement.py) and the CPU lists the runs' servers
     # and clients were pinned to (empty: unpinned).
     sharing: str = "sequential"

@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar, Literal, Self
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from encbench.durations import MYSQL_RUN_OVERHEAD_S, RUN_OVERHEAD_S
-from encbench.options import Rounds, Threads, all_known
+from encbench.options import Rounds, Threads, all_known, budgets_listed
 from encbench.placement import Sharing
 from encbench.profile import Profile
 from encbench.servers import installs
@@ -61,12 +61,7 @@ class MeasureSpec(Rounds):
 
     @model_validator(mode="after")
     def budgets_of_listed_workloads(self) -> Self:
-        extra = [w for w in self.workload_budget_s if w not in self.workloads]
-        if extra:
-            raise ValueError(
-                f"workload_budget_s gives {extra[0]} a budget and workloads does not list it: "
-                f"add {extra[0]} to workloads, or remove its budget"
-            )
+        budgets_listed(self.workload_budget_s, self.workloads, "workload_budget_s", "workloads")
         return self
 
     def for_cell(self, cell: object) -> Self:

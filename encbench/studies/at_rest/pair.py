@@ -10,9 +10,9 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from encbench.closed_on_exit import ClosedOnExit
 from encbench.durations import load_seconds
 from encbench.errors import BadInput
 from encbench.placement import usable_cpus
@@ -123,7 +123,7 @@ def _silent(line: str) -> None:
     return None  # no progress log before provision() gives one
 
 
-class ServerPair:
+class ServerPair(ClosedOnExit):
     """Both variants, identical but for encryption.  A context manager: on any exit (success,
     error, Ctrl-C, SIGTERM) both servers are stopped and their sandboxes deleted (and, under
     the filesystem layer, the key removed and their images unmounted, detached and deleted:
@@ -213,17 +213,6 @@ class ServerPair:
             self.shape = shape
             if shape is not None:
                 log(f"instance shape {shape.words}")
-
-    def __enter__(self) -> ServerPair:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         try:

@@ -831,16 +831,24 @@ def filesystem_proof_lines(fs: Record) -> list[str]:
     return out
 
 
+def images_made(fs: Record) -> str:
+    """How each server's image was made and mounted (its sentence's opening, up to "made"):
+    the same for every kind's servers on images."""
+    dio = fs.get("loop_direct_io") or {}
+    return (
+        f"Filesystems: each server on its own {fs.get('image_mib', 0):,} MiB ext4 image on a "
+        f"loop device (`{fs.get('mkfs', '')}`, mounted `{fs.get('mount_options', '')}`, the "
+        f"loop device's direct I/O {'on' if dio and all(dio.values()) else 'off'}), made"
+    )
+
+
 def filesystem_lines(fs: Record) -> list[str]:
     """How the servers' filesystems were made, the kernel cipher of the fscrypt policy, and
     what that cipher's implementation means for the comparison with TDE."""
     policy = fs.get("policy") or {}
-    dio = fs.get("loop_direct_io") or {}
     out = [
-        f"Filesystems: each server on its own {fs.get('image_mib', 0):,} MiB ext4 image on a "
-        f"loop device (`{fs.get('mkfs', '')}`, mounted `{fs.get('mount_options', '')}`, the "
-        f"loop device's direct I/O {'on' if dio and all(dio.values()) else 'off'}), made "
-        "alike for every variant and configuration; under the filesystem layer the encrypted "
+        f"{images_made(fs)} alike for every variant and configuration; under the filesystem "
+        "layer the encrypted "
         f"side's directory has an fscrypt v{policy.get('version', 2)} policy (contents "
         f"{policy.get('contents', '?')}, filenames {policy.get('filenames', '?')}) with a "
         "random 512-bit key made for this run, added to that filesystem's keyring and "

@@ -131,7 +131,6 @@ class _Closed:
 
 
 class AtRestStudy(StudyBasics):
-    name = "at-rest"
     record_type = RunRecord
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any
 
+from encbench.closed_on_exit import ClosedOnExit
 from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
@@ -112,7 +112,7 @@ def cannot_show(cpu: SshCpu | None, dialect: Dialect = MARIADB_DIALECT) -> list[
     ]
 
 
-class TableSets:
+class TableSets(ClosedOnExit):
     """Both variants on the user's server; a context manager that drops encbench's own
     databases on any exit (unless keep)."""
 
@@ -133,17 +133,6 @@ class TableSets:
         self.regime: str | None = None
         self.record: dict[str, Any] = store.read_json("at-rest.json") or {"regimes": {}}
         self.record.setdefault("skipped", {})
-
-    def __enter__(self) -> TableSets:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # -- VariantHost -------------------------------------------------------------------------
     def target(self, variant: str) -> Target:

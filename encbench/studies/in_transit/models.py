@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Spread
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Spread
 from encbench.servers import installs
 
 
@@ -34,7 +34,7 @@ class TransitVariant(Model):
     errors: int
 
 
-class TransitCellSummary(Bounded):
+class TransitCellSummary(CellSummary[TransitVariant]):
     test: str
     method: str
     key_type: str
@@ -42,15 +42,7 @@ class TransitCellSummary(Bounded):
     rtt_ms: float
     threads: int
     resume: bool
-    label: str
     unit: str
-    rounds: int
-    measured_s: float
-    status: str
-    rounds_rejected: int = 0
-    variants: Pair[TransitVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     proof: dict[str, str] | None = None
 
     @property
@@ -67,8 +59,7 @@ class TransitCellSummary(Bounded):
         )
 
 
-class InTransitSummary(Model):
-    target_halfwidth_pct: float
+class InTransitSummary(StudyPart[TransitCellSummary]):
     tls_version: str
     mariadb_version: str | None
     # The private root its server ran from (servers/installs.py); None: this host's MariaDB.
@@ -81,9 +72,6 @@ class InTransitSummary(Model):
     bulk_table: Record | None
     session_cache_hits: int
     tls_handshakes: int
-    harness: Harness
-    cells: list[TransitCellSummary]
-    differences: Differences | None = None
     # A user's server ([target]): what the run read of it, and how its CPU was (not) read.
     target: Record | None = None
     cpu_measurement: str | None = None

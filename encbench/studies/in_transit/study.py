@@ -58,7 +58,6 @@ def _restore_env(name: str, value: str | None) -> None:
 
 
 class TransitStudy(TransitBasics):
-    name = "in-transit"
     record_type = TransitRecord
     # Both paths meet one server: run at once they would compete inside it, so the rounds
     # stay sequential (a duet needs a server per side: placement.py).

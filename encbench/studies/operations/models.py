@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class OperationVariant(Model):
@@ -16,26 +16,18 @@ class OperationVariant(Model):
     backup_mib: Sample | None = None
 
 
-class OperationCellSummary(Bounded):
+class OperationCellSummary(CellSummary[OperationVariant]):
+    rounds_rejected: int  # always written by this study: required (in its place above)
     operation: str
     threads: int
-    label: str
     unit: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[OperationVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     # encrypting existing data: the rate per encryption thread against the cipher's own rate
     # on one core (openssl speed of the server's cipher at 16 KiB, crypto.json), in MiB/s
     mib_per_s_per_thread: Sample | None = None
     cipher_mib_per_s_per_core: float | None = None
 
 
-class OperationsSummary(Model):
-    target_halfwidth_pct: float
+class OperationsSummary(StudyPart[OperationCellSummary]):
     mariadb_version: str | None
     encryption: Record | None
     data: Record | None
@@ -43,9 +35,6 @@ class OperationsSummary(Model):
     rotation_iops: int | None
     option_difference: Record | None
     key_rotation: Record | None
-    harness: Harness
-    cells: list[OperationCellSummary]
-    differences: Differences | None = None
     # Seconds of write load before each crash (profile operations.crash_load_s), for the
     # report's words; 0 in a summary from before it was written.
     crash_load_s: int = 0

@@ -16,9 +16,9 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
+from encbench.closed_on_exit import ClosedOnExit
 from encbench.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
@@ -71,7 +71,7 @@ def buffer_pool_mb(profile: Profile) -> int:
     return pool_mb(data_mb, "in-memory", profile.regime)
 
 
-class OperationServers:
+class OperationServers(ClosedOnExit):
     """A context manager: on any exit both servers are stopped and their sandboxes deleted
     (a crashed server too: it is killed by pid, never by name)."""
 
@@ -102,15 +102,7 @@ class OperationServers:
         self.plain_mode = PLAIN
         self.record: dict[str, Any] = store.read_json(RECORD) or {}
 
-    def __enter__(self) -> OperationServers:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
         for server in self.servers.values():
             server.destroy(keep_log_in=self.store.path / "logs" / "operations")
         remove_empty_sandbox_dir(self.store)

@@ -87,7 +87,6 @@ VERSION_VARIABLE = f"{keyplugin.NAME}_version"
 
 
 class OperationsStudy(StudyBasics):
-    name = "operations"
     record_type = OperationRecord
     # One operation at a time: the two variants of a round are never timed at once (main's
     # engine reads this to choose a duet round; a crash or a start-up must not share the

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class RejoinVariant(Model):
@@ -13,22 +13,14 @@ class RejoinVariant(Model):
     node2_cpu_s: Sample
 
 
-class RejoinCellSummary(Bounded):
+class RejoinCellSummary(CellSummary[RejoinVariant]):
+    rounds_rejected: int  # always written by this study: required (in its place above)
     transfer: str
     missed: int
-    label: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[RejoinVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     proof: Record | None = None
 
 
-class RejoinSummary(Model):
-    target_halfwidth_pct: float
-    harness: Harness
-    cells: list[RejoinCellSummary]
-    differences: Differences | None = None
+class RejoinSummary(StudyPart[RejoinCellSummary]):
+    # The fields every study's part has, and nothing more (a docstring would be the
+    # schema's description).
+    pass

@@ -73,7 +73,6 @@ def ist_writesets(log: str) -> int:
 
 
 class RejoinStudy(GaleraPairStudy):
-    name = "rejoin"
     record_type = RejoinRecord
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class ReplicationVariant(Model):
@@ -17,29 +17,18 @@ class ReplicationVariant(Model):
     apply_wait_s: Sample
 
 
-class ReplicationCellSummary(Bounded):
+class ReplicationCellSummary(CellSummary[ReplicationVariant]):
+    rounds_rejected: int  # always written by this study: required (in its place above)
     workload: str
     threads: int
-    label: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[ReplicationVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     # The per-cell proof on the wire, per cluster (replication.json's "proofs").
     proof: Record | None = None
 
 
-class ReplicationSummary(Model):
-    target_halfwidth_pct: float
+class ReplicationSummary(StudyPart[ReplicationCellSummary]):
     mariadb_version: str | None
     galera_version: str | None
     data: Record | None
     link: Record | None
     key_type: str | None
     certificate: str | None
-    harness: Harness
-    cells: list[ReplicationCellSummary]
-    differences: Differences | None = None

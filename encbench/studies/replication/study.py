@@ -55,7 +55,6 @@ PROOF_LOAD_S = 3
 
 
 class ReplicationStudy(GaleraPairStudy):
-    name = "replication"
     record_type = ReplicationRecord
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:

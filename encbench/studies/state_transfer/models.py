@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class SstVariant(Model):
@@ -38,36 +38,25 @@ class SstLimit(Model):
     cipher: str = ""  # encrypted: the cipher and cores its limit stands for
 
 
-class SstCellSummary(Bounded):
+class SstCellSummary(CellSummary[SstVariant]):
+    rounds_rejected: int  # always written by this study: required (in its place above)
     method: str
     cipher: str
     backup_threads: int
     aesni: str = "on"
-    label: str
-    rounds: int
-    rounds_rejected: int
-    measured_s: float
-    status: str
-    variants: Pair[SstVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     # The per-cell proof on the wire, per variant (state-transfer.json's "proofs").
     proof: Record | None = None
     # Per variant ("plain", "encrypted"), where any limit was measured.
     limits: dict[str, SstLimit] = {}
 
 
-class StateTransferSummary(Model):
-    target_halfwidth_pct: float
+class StateTransferSummary(StudyPart[SstCellSummary]):
     mariadb_version: str | None
     galera_version: str | None
     data: Record | None
     link: Record | None
     key_type: str | None
     certificate: str | None
-    harness: Harness
-    cells: list[SstCellSummary]
-    differences: Differences | None = None
     # The measured limits as state-transfer.json records them (disk, link, cipher, cores).
     limits: Record | None = None
     # The raw pipelines' set-up as state-transfer.json records it (socat's buffer, the page

@@ -15,6 +15,7 @@ from encbench.options import (
     Rounds,
     RunSeconds,
     all_known,
+    budgets_listed,
 )
 from encbench.profile import Profile
 
@@ -170,12 +171,7 @@ class StateTransferSpec(Rounds):
 
     @model_validator(mode="after")
     def budgets_of_listed_methods(self) -> StateTransferSpec:
-        extra = [m for m in self.method_budget_s if m not in self.methods]
-        if extra:
-            raise ValueError(
-                f"method_budget_s gives {extra[0]} a budget and methods does not list it: "
-                f"add {extra[0]} to methods, or remove its budget"
-            )
+        budgets_listed(self.method_budget_s, self.methods, "method_budget_s", "methods")
         return self
 
     @model_validator(mode="after")

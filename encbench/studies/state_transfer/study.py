@@ -77,7 +77,6 @@ from encbench.study_basics import StudyBasics, window_fields
 
 
 class StateTransferStudy(StudyBasics):
-    name = "state-transfer"
     record_type = SstRecord
     # One transfer at a time: two at once would share the donor and the link.
     together = False

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class PgAtRestVariant(Model):
@@ -23,18 +23,10 @@ class PgAtRestVariant(Model):
     checkpoint_s: float | None = None
 
 
-class PgAtRestCellSummary(Bounded):
+class PgAtRestCellSummary(CellSummary[PgAtRestVariant]):
     regime: str
     workload: str
     clients: int
-    label: str
-    rounds: int
-    measured_s: float
-    status: str
-    rounds_rejected: int = 0
-    variants: Pair[PgAtRestVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -42,8 +34,7 @@ class PgAtRestCellSummary(Bounded):
         return (self.regime, self.workload, self.clients)
 
 
-class PgAtRestSummary(Model):
-    target_halfwidth_pct: float
+class PgAtRestSummary(StudyPart[PgAtRestCellSummary]):
     postgresql_version: str | None
     scale: int
     server_user: str | None
@@ -55,6 +46,3 @@ class PgAtRestSummary(Model):
     # How the images were made, the kernel's cipher for the policy, the proof below the
     # filesystem and how the key left.
     filesystem: Record | None
-    harness: Harness
-    cells: list[PgAtRestCellSummary]
-    differences: Differences | None = None

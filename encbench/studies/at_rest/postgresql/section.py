@@ -15,7 +15,7 @@ from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Tab
 from encbench.studies.at_rest import kernel_ciphers
 from encbench.studies.at_rest.postgresql.models import PgAtRestCellSummary, PgAtRestSummary
 from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
-from encbench.studies.at_rest.section import filesystem_proof_lines
+from encbench.studies.at_rest.section import filesystem_proof_lines, images_made
 
 TITLE = "PostgreSQL at rest: what filesystem encryption (fscrypt) costs"
 REGIME_TITLES = {
@@ -180,12 +180,9 @@ def cipher_lines(fs: Record) -> list[str]:
 
 def filesystem_lines(fs: Record) -> list[str]:
     policy = fs.get("policy") or {}
-    dio = fs.get("loop_direct_io") or {}
     out = [
-        f"Filesystems: each server on its own {fs.get('image_mib', 0):,} MiB ext4 image on a "
-        f"loop device (`{fs.get('mkfs', '')}`, mounted `{fs.get('mount_options', '')}`, the "
-        f"loop device's direct I/O {'on' if dio and all(dio.values()) else 'off'}), made "
-        f"alike; the fs side's directory has an fscrypt v{policy.get('version', 2)} policy "
+        f"{images_made(fs)} alike; the fs side's directory has an fscrypt "
+        f"v{policy.get('version', 2)} policy "
         f"(contents {policy.get('contents', '?')}, filenames {policy.get('filenames', '?')}) "
         "with a random 512-bit key made for this run, added to that filesystem's keyring and "
         "removed at the end.",

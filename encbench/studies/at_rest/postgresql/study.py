@@ -77,7 +77,6 @@ def settings(shared_buffers_mb: int) -> dict[str, str]:
 
 
 class PgAtRestStudy(StudyBasics):
-    name = PgAtRestRecord.STUDY
     record_type = PgAtRestRecord
     # Rounds alternate the two servers: never at once.
     together = False

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
+from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.models import Model, Record, Sample
 
 
 class PgVariant(Model):
@@ -20,22 +20,14 @@ class PgVariant(Model):
     tls_connections: int
 
 
-class PgTransitCellSummary(Bounded):
+class PgTransitCellSummary(CellSummary[PgVariant]):
     test: str
     sslmode: str
     key_type: str
     tls_version: str
     clients: int
-    label: str
     # The emulated round-trip time, ms; 0 = loopback.
     rtt_ms: float = 0.0
-    rounds: int
-    measured_s: float
-    status: str
-    rounds_rejected: int = 0
-    variants: Pair[PgVariant] | None = None
-    comparisons: dict[str, Estimate] = {}
-    other_load_pct_of_core: float | None = None
     proof: dict[str, str] | None = None
     # What each route's capture of the wire showed (plain, encrypted).
     wire: dict[str, str] | None = None
@@ -53,8 +45,7 @@ class PgTransitCellSummary(Bounded):
         )
 
 
-class PgInTransitSummary(Model):
-    target_halfwidth_pct: float
+class PgInTransitSummary(StudyPart[PgTransitCellSummary]):
     postgresql_version: str | None
     scale: int
     server_user: str | None
@@ -68,9 +59,6 @@ class PgInTransitSummary(Model):
     delay_method: dict[str, str] | None = None
     link: Record | None = None
     skipped: dict[str, str] | None = None
-    harness: Harness
-    cells: list[PgTransitCellSummary]
-    differences: Differences | None = None
     # A server encbench did not start (--target): its name, encbench's database on it, the
     # TLS versions it accepts (the cells it could not measure, with why: `skipped`).
     target: Record | None = None

@@ -53,7 +53,6 @@ DATABASE = "encbench"
 
 
 class PgTransitStudy(TransitBasics):
-    name = PgTransitRecord.STUDY
     record_type = PgTransitRecord
     # Both routes meet one server: the rounds stay sequential.
     together = False

@@ -1,0 +1,43 @@
+"""The fields every study's cell summary shares after its own identity fields: its label,
+how many rounds counted and were rejected, its time and status, both variants' figures and
+the estimates between them.  One base, so that a study's model names only what is its own.
+
+A subclass's fields come after these in summary.json (pydantic puts a base's fields first);
+readers go by name, and the reports render by attribute, so the order changes nothing."""
+
+from __future__ import annotations
+
+from typing import Generic, TypeVar
+
+from encbench.report.bound import Bounded
+from encbench.report.models import Differences, Estimate, Harness, Model, Pair
+
+V = TypeVar("V", bound=Model)
+
+
+class CellSummary(Bounded, Generic[V]):
+    label: str
+    rounds: int
+    # Required where a study always wrote it; older summaries of the others read as 0
+    # (a subclass that requires it says so again).
+    rounds_rejected: int = 0
+    measured_s: float
+    status: str
+    variants: Pair[V] | None = None
+    # pydantic copies the default per instance; ruff cannot see that through Generic.
+    comparisons: dict[str, Estimate] = {}  # noqa: RUF012
+    other_load_pct_of_core: float | None = None
+
+
+C = TypeVar("C", bound=Model)
+
+
+class StudyPart(Model, Generic[C]):
+    """The fields every study's part of summary.json has (study_summary.study_fields writes
+    them): the stopping rule's target, the harness's share of the machine, every cell
+    summarized, and the differences left after Holm's adjustment."""
+
+    target_halfwidth_pct: float
+    harness: Harness
+    cells: list[C]
+    differences: Differences | None = None
