@@ -23,6 +23,7 @@ from encbench.estimate import (
     fleet_series,
     model,
     prometheus,
+    rescale,
     units,
 )
 from encbench.estimate.prometheus import Asked
@@ -94,6 +95,28 @@ def test_the_series_query_sums_the_fleet_in_prometheus() -> None:
     assert step % 300 == 0 and year.since_s / step <= fleet_series.MAX_POINTS
     assert f"[{step:.0f}s]" in (fleet_series.query(year, resolved(), "tables") or "")
     assert fleet_series.query(WEEK, {}, "tables") is None
+
+
+def test_the_series_adds_postgresql_instances_with_their_own_units() -> None:
+    hosts = rescale.Hosts(
+        here=rescale.local_speed, there=None, same_host=False, why_not=fleet.NOT_RESCALED
+    )
+    units = resolved() | {
+        n: rescale.resolve(u, hosts, None) for n, u in estimate_helpers.typical_pg().items()
+    }
+    mixed = fleet_series.query(WEEK, units, "tables", fleet_series.Kinds(postgresql=True))
+    alone = fleet_series.query(WEEK, units, "tables", fleet_series.Kinds(False, True))
+    assert mixed is not None and alone is not None
+    # Each database's blocks added per instance, then over the fleet, × PostgreSQL's unit.
+    read = "sum(sum by (instance) (rate(pg_stat_database_blks_read"
+    assert read in mixed and read in alone and "mysql_global_status" in mixed
+    # Beside MariaDB's, a step without PostgreSQL's exporters is 0, not a gap; alone, a gap.
+    assert "or vector(0))" in mixed.split(read, 1)[1].split(" * ", 1)[0]
+    assert "mysql_global_status" not in alone and "vector(0)" not in alone.split(" * ", 1)[0]
+    # Their units, not MariaDB's: 5 µs a block read in typical_pg.
+    assert "* 5e-06" in alone and fleet_series.query(WEEK, units, "tables") == (
+        fleet_series.query(WEEK, resolved(), "tables")
+    )
 
 
 def test_the_series_is_asked_once_and_read_back(prometheus_stub: Stub) -> None:

@@ -414,16 +414,16 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     if options.out is None:
         out(fleet.render_markdown(built))
         return
-    # The series sums mysqld_exporter's instances at one set of units in PromQL; classes'
-    # own units or postgres_exporter's series would need queries not written yet: said on
-    # the page, not drawn wrong.
+    # The series sums the fleet at one set of units in PromQL; classes' own units would
+    # need a query per class, not written yet: said on the page, not drawn wrong.
+    pg_names = {e.instance for e in postgresql}
+    kinds = fleet_series.Kinds(
+        mysql=any(e.instance not in pg_names for e in built.instances), postgresql=bool(pg_names)
+    )
     series: fleet_series.FleetSeries | str = (
         "it sums one set of units; with --units-from classes it is not drawn"
         if classes
-        else "it sums mysqld_exporter's instances only; with PostgreSQL's in the fleet it is "
-        "not drawn"
-        if postgresql
-        else fleet_out.over_time(client, asked, resolved, built, log)
+        else fleet_out.over_time(client, asked, resolved, built, log, kinds)
     )
     for path in fleet_out.write(options.out, built, series):
         out(str(path))

@@ -34,6 +34,7 @@ def over_time(
     units: Mapping[str, Resolved],
     built: fleet.FleetReport,
     log: Callable[[str], None],
+    kinds: fleet_series.Kinds = fleet_series.MYSQL_ONLY,
 ) -> FleetSeries | str:
     """The fleet's series over the window, or why the page has none.  A range query refused
     (a proxy that lets only instant queries through) costs the page its time series, not
@@ -41,7 +42,7 @@ def over_time(
     if not built.instances:
         return "no instance was estimated"
     try:
-        found = fleet_series.ask(client, asked, units, built.scope)
+        found = fleet_series.ask(client, asked, units, built.scope, kinds)
     except EncbenchError as exc:
         log(f"encbench: the fleet's series over time not drawn: {exc}")
         return f"Prometheus did not answer its range query ({exc})"

@@ -7,7 +7,9 @@ At each step, per cause in scope: the rate over the step window of every instanc
 unit cost; added over the causes.  The same units serve every instance (the fleet's units
 are this machine's), so the fleet's sum of rate × unit is the unit × the sum of rates.
 Three series, label `bound`: the estimate and the unit interval's two ends (the fleet at
-that moment: no quietest or busiest window of its own).
+that moment: no quietest or busiest window of its own).  PostgreSQL's instances (through
+postgres_exporter) add their blocks read and written and their sessions × PostgreSQL's units
+(prometheus_pg.py's series; the WAL is not exported).
 
 Past MAX_POINTS steps the series is taken in coarser steps, each a whole number of --step
 windows with its rate over the coarser window: a mean over it, with no window left out."""
@@ -18,7 +20,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from encbench.estimate import model
+from encbench.estimate import model, pg_estimate, prometheus_pg
 from encbench.estimate.prometheus import (
     CAUSE_FIELD,
     MIB_FIELDS,
@@ -66,28 +68,60 @@ def _fleet_rate(field: str, matchers: str, window_s: float) -> str:
     return summed if field in REQUIRED else f"({summed} or vector(0))"
 
 
+def _pg_fleet_rate(field: str, matchers: str, window_s: float, required: bool) -> str:
+    """postgres_exporter's field summed over the fleet (each instance's databases added, as
+    prometheus_pg.py does); beside MariaDB's instances 0 where none reported, so that a
+    step without PostgreSQL's exporters does not empty the fleet's sum."""
+    parts = [f"rate({name}{{{matchers}}}[{_d(window_s)}])" for name in prometheus_pg.SERIES[field]]
+    summed = f"sum({' + '.join(f'sum by (instance) ({p})' for p in parts)})"
+    return summed if required else f"({summed} or vector(0))"
+
+
 def _bound(
-    units: Mapping[str, Resolved], scope: model.Scope, matchers: str, window_s: float, end: str
+    units: Mapping[str, Resolved], scope: model.Scope, asked: Asked, kinds: Kinds, end: str
 ) -> str | None:
+    window_s = resolution_s(asked)
     terms = []
-    for cause in model.CAUSES:
-        unit = units.get(cause.unit)
-        if unit is None or scope not in cause.scopes:
-            continue
-        us = max(getattr(unit, end), 0.0)
+
+    def per(unit_name: str, mib: bool) -> float | None:
+        """Cores per unit of rate, at the interval's `end`."""
+        unit = units.get(unit_name)
+        return None if unit is None else max(getattr(unit, end), 0.0) / 1e6 / (MIB if mib else 1)
+
+    for cause in model.CAUSES if kinds.mysql else ():
         field = CAUSE_FIELD[cause.key]
-        per = us / 1e6 / (MIB if field in MIB_FIELDS else 1.0)  # cores per unit of rate
-        terms.append(f"{_fleet_rate(field, matchers, window_s)} * {per:.9g}")
+        cores = per(cause.unit, field in MIB_FIELDS)
+        if cores is not None and scope in cause.scopes:
+            terms.append(f"{_fleet_rate(field, asked.matchers, window_s)} * {cores:.9g}")
+    for cause in pg_estimate.CAUSES if kinds.postgresql else ():
+        pg_field = prometheus_pg.CAUSE_FIELD.get(cause.key)  # the WAL: not exported
+        cores = per(cause.unit, False)
+        if pg_field is not None and cores is not None and scope in cause.scopes:
+            rate = _pg_fleet_rate(pg_field, asked.matchers, window_s, not kinds.mysql)
+            terms.append(f"{rate} * {cores:.9g}")
     return " + ".join(terms) if terms else None
 
 
-def query(asked: Asked, units: Mapping[str, Resolved], scope: model.Scope) -> str | None:
+@dataclass(frozen=True)
+class Kinds:
+    """Which exporters' instances the fleet has: each kind's series summed only where it has
+    instances (a required series of a kind the fleet lacks would empty every step)."""
+
+    mysql: bool = True
+    postgresql: bool = False
+
+
+MYSQL_ONLY = Kinds()
+
+
+def query(
+    asked: Asked, units: Mapping[str, Resolved], scope: model.Scope, kinds: Kinds = MYSQL_ONLY
+) -> str | None:
     """The one PromQL expression of the three series; None where no cause in scope has a
     unit (nothing to draw)."""
-    window = resolution_s(asked)
     found = []
     for bound, end in zip(BOUNDS, ("us", "low_us", "high_us"), strict=True):
-        expr = _bound(units, scope, asked.matchers, window, end)
+        expr = _bound(units, scope, asked, kinds, end)
         if expr is None:
             return None
         found.append(f'label_replace({expr}, "bound", "{bound}", "", "")')
@@ -95,10 +129,14 @@ def query(asked: Asked, units: Mapping[str, Resolved], scope: model.Scope) -> st
 
 
 def ask(
-    client: Prometheus, asked: Asked, units: Mapping[str, Resolved], scope: model.Scope
+    client: Prometheus,
+    asked: Asked,
+    units: Mapping[str, Resolved],
+    scope: model.Scope,
+    kinds: Kinds = MYSQL_ONLY,
 ) -> FleetSeries | None:
     """The fleet's series over the window; None where there is nothing to draw."""
-    promql = query(asked, units, scope)
+    promql = query(asked, units, scope, kinds)
     if promql is None:
         return None
     step = resolution_s(asked)
