@@ -804,8 +804,9 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
 @click.option(
     "--prometheus",
     metavar="URL",
-    help="Instead of --target: every instance mysqld_exporter reports to this Prometheus "
-    "(credentials from ENCBENCH_PROMETHEUS_TOKEN, or _USER and _PASSWORD, or a file).",
+    help="Instead of --target: every instance mysqld_exporter or postgres_exporter reports to "
+    "this Prometheus (credentials from ENCBENCH_PROMETHEUS_TOKEN, or _USER and _PASSWORD, "
+    "or a file).",
 )
 @click.option("--since", metavar="DURATION", help="With --prometheus: the window (default 7d).")
 @click.option(
@@ -820,7 +821,8 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     "--rules",
     is_flag=True,
     help="Print Prometheus recording rules computing the estimate from mysqld_exporter's "
-    "series with this machine's unit costs (with --step, --match, --scope).",
+    "and postgres_exporter's series with this machine's unit costs (with --step, --match, "
+    "--scope).",
 )
 @click.option(
     "--prometheus-credentials",
@@ -832,8 +834,9 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     "--target",
     "target",
     metavar="DSN",
-    help="The server to estimate, as for `encbench run` (mysql://USER@HOST:PORT/; password "
-    "from MYSQL_PWD or --defaults-extra-file); add ?ssh=USER@HOST to read its CPU there.",
+    help="The server to estimate, as for `encbench run` (mysql://USER@HOST:PORT/, password "
+    "from MYSQL_PWD or --defaults-extra-file, ?ssh=USER@HOST to read its CPU there; or "
+    "postgresql://USER@HOST:PORT/DB, password from PGPASSWORD or ~/.pgpass).",
 )
 @click.option(
     "--defaults-extra-file",
@@ -849,7 +852,8 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     type=click.Choice(["tables", "all"]),
     default="tables",
     show_default=True,
-    help="Encryption at rest of InnoDB's tables, or also its redo log and binary log.",
+    help="Encryption at rest of InnoDB's tables, or also its redo log and binary log "
+    "(PostgreSQL: its data files, or also its WAL).",
 )
 @click.option(
     "--units-from",
@@ -870,7 +874,8 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
 @click.option(
     "--units-profile",
     metavar="PROFILE|FILE",
-    help="With --measure-units: the profile to measure them with (default estimate-units).",
+    help="With --measure-units: the profile to measure them with (default estimate-units; "
+    "PostgreSQL's on fscrypt: estimate-units-postgresql).",
 )
 @click.option(
     "--validate",
@@ -908,7 +913,8 @@ def estimate_command(
     """What encryption at rest and TLS would cost a server at its own load, from its own
     status counters over --seconds, with no load put on it and nothing changed there: the
     extra CPU per cause (table reads and writes, redo and binary log, TLS handshakes and
-    bytes) from this machine's measured unit costs, with intervals."""
+    bytes) from this machine's measured unit costs, with intervals.  MariaDB, MySQL and
+    PostgreSQL; one server (--target) or every one a Prometheus watches (--prometheus)."""
     from encbench.estimate import command, units
 
     log: Callable[[str], None] = lambda m: click.echo(m, err=True)  # noqa: E731
