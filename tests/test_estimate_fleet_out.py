@@ -119,6 +119,28 @@ def test_the_series_adds_postgresql_instances_with_their_own_units() -> None:
     )
 
 
+def test_the_series_sums_each_class_of_hosts_at_its_own_units() -> None:
+    """--units-from LABEL=VALUE:FILE: each class's instances at its units, the rest at this
+    machine's, each group labelled apart and summed (a group without samples drops out)."""
+    doubled = {
+        n: u.model_copy(update={"us": u.us * 2, "low_us": u.low_us * 2, "high_us": u.high_us * 2})
+        for n, u in resolved().items()
+    }
+    c5 = fleet_series.ClassSeries("host_class", "c5", doubled)
+    m6 = fleet_series.ClassSeries("host_class", "m6", resolved())
+    promql = fleet_series.query(WEEK, resolved(), "tables", classes=[c5, m6])
+    assert promql is not None
+    assert '{job="mysql",host_class!~"c5|m6"}' in promql
+    assert '{job="mysql",host_class="c5"}' in promql and 'host_class="m6"}' in promql
+    assert promql.count('"group", "') == 3 * 3 and promql.startswith("label_replace(sum(")
+    # The c5 group's rate × twice the unit of the rest's.
+    read = fleet_series.query(WEEK, resolved(), "tables")
+    assert read is not None
+    per = float(read.split("innodb_pages_read", 1)[1].split(" * ", 1)[1].split(" ", 1)[0])
+    c5_term = promql.split('host_class="c5"', 1)[1].split(" * ", 1)[1].split(" ", 1)[0]
+    assert float(c5_term) == pytest.approx(2 * per, rel=1e-6)
+
+
 def test_the_series_is_asked_once_and_read_back(prometheus_stub: Stub) -> None:
     url, asked, answer = prometheus_stub
     t0 = DAY.end - DAY.since_s

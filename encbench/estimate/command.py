@@ -414,19 +414,24 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     if options.out is None:
         out(fleet.render_markdown(built))
         return
-    # The series sums the fleet at one set of units in PromQL; classes' own units would
-    # need a query per class, not written yet: said on the page, not drawn wrong.
+    # The series sums each kind's instances, and each class's at its own units, in PromQL.
     pg_names = {e.instance for e in postgresql}
     kinds = fleet_series.Kinds(
         mysql=any(e.instance not in pg_names for e in built.instances), postgresql=bool(pg_names)
     )
-    series: fleet_series.FleetSeries | str = (
-        "it sums one set of units; with --units-from classes it is not drawn"
-        if classes
-        else fleet_out.over_time(client, asked, resolved, built, log, kinds)
-    )
+    by_class = {c.name: c.units for c in classes.values()}  # name: LABEL=VALUE
+    series_classes = [
+        fleet_series.ClassSeries(*_label_value(name), by_class[name]) for name in sorted(by_class)
+    ]
+    series = fleet_out.over_time(client, asked, resolved, built, log, kinds, series_classes)
     for path in fleet_out.write(options.out, built, series):
         out(str(path))
+
+
+def _label_value(name: str) -> tuple[str, str]:
+    """LABEL=VALUE (a label's name has no `=`; its value may)."""
+    label, _, value = name.partition("=")
+    return label, value
 
 
 def instance_classes(

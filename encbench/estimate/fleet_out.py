@@ -6,7 +6,7 @@ estimate.html (fleet_html.py, with the fleet's time series from one more query).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from encbench import outputs
@@ -35,6 +35,7 @@ def over_time(
     built: fleet.FleetReport,
     log: Callable[[str], None],
     kinds: fleet_series.Kinds = fleet_series.MYSQL_ONLY,
+    classes: Sequence[fleet_series.ClassSeries] = (),
 ) -> FleetSeries | str:
     """The fleet's series over the window, or why the page has none.  A range query refused
     (a proxy that lets only instant queries through) costs the page its time series, not
@@ -42,7 +43,7 @@ def over_time(
     if not built.instances:
         return "no instance was estimated"
     try:
-        found = fleet_series.ask(client, asked, units, built.scope, kinds)
+        found = fleet_series.ask(client, asked, units, built.scope, kinds, classes)
     except EncbenchError as exc:
         log(f"encbench: the fleet's series over time not drawn: {exc}")
         return f"Prometheus did not answer its range query ({exc})"

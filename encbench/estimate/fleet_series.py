@@ -17,7 +17,8 @@ windows with its rate over the coarser window: a mean over it, with no window le
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from encbench.estimate import model, pg_estimate, prometheus_pg
@@ -114,14 +115,64 @@ class Kinds:
 MYSQL_ONLY = Kinds()
 
 
+@dataclass(frozen=True)
+class ClassSeries:
+    """A class of hosts (--units-from LABEL=VALUE:FILE): its instances' series carry the
+    label, and are summed at the class's own units."""
+
+    label: str
+    value: str
+    units: Mapping[str, Resolved]
+
+
+def _quoted(value: str) -> str:
+    """A label value inside PromQL's double quotes (its escapes are Go's)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _with(asked: Asked, matcher: str) -> Asked:
+    matchers = f"{asked.matchers},{matcher}" if asked.matchers else matcher
+    return Asked(asked.end, asked.since_s, asked.step_s, matchers)
+
+
+def _classed(
+    units: Mapping[str, Resolved],
+    scope: model.Scope,
+    asked: Asked,
+    kinds: Kinds,
+    end: str,
+    classes: Sequence[ClassSeries],
+) -> str | None:
+    """With classes, each class's instances at its units and the rest at `units`: each group
+    labelled apart and then summed, so that a group with no sample at a step drops out of
+    the sum rather than emptying it (every group empty: a gap)."""
+    if not classes:
+        return _bound(units, scope, asked, kinds, end)
+    label = classes[0].label
+    others = _quoted("|".join(re.escape(c.value) for c in classes))
+    groups = [(units, _with(asked, f'{label}!~"{others}"'))] + [
+        (c.units, _with(asked, f'{label}="{_quoted(c.value)}"')) for c in classes
+    ]
+    found = []
+    for n, (group_units, group_asked) in enumerate(groups):
+        expr = _bound(group_units, scope, group_asked, kinds, end)
+        if expr is not None:
+            found.append(f'label_replace({expr}, "group", "{n}", "", "")')
+    return f"sum({' or '.join(found)})" if found else None
+
+
 def query(
-    asked: Asked, units: Mapping[str, Resolved], scope: model.Scope, kinds: Kinds = MYSQL_ONLY
+    asked: Asked,
+    units: Mapping[str, Resolved],
+    scope: model.Scope,
+    kinds: Kinds = MYSQL_ONLY,
+    classes: Sequence[ClassSeries] = (),
 ) -> str | None:
     """The one PromQL expression of the three series; None where no cause in scope has a
     unit (nothing to draw)."""
     found = []
     for bound, end in zip(BOUNDS, ("us", "low_us", "high_us"), strict=True):
-        expr = _bound(units, scope, asked, kinds, end)
+        expr = _classed(units, scope, asked, kinds, end, classes)
         if expr is None:
             return None
         found.append(f'label_replace({expr}, "bound", "{bound}", "", "")')
@@ -134,9 +185,10 @@ def ask(
     units: Mapping[str, Resolved],
     scope: model.Scope,
     kinds: Kinds = MYSQL_ONLY,
+    classes: Sequence[ClassSeries] = (),
 ) -> FleetSeries | None:
     """The fleet's series over the window; None where there is nothing to draw."""
-    promql = query(asked, units, scope, kinds)
+    promql = query(asked, units, scope, kinds, classes)
     if promql is None:
         return None
     step = resolution_s(asked)
