@@ -63,9 +63,16 @@ def short_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ShortRun]:
             while not runs_of(out) and time.monotonic() < deadline and child.poll() is None:
                 time.sleep(0.2)
             kept = len(runs_of(out))
-            second = encbench("run", "--resume", str(out), env=env)
-            cleaned = encbench("clean", env=env)
-            servers = [p for p in processes_owned_by(child.pid) if "mariadbd" in p]
+            # Held still (its servers running) while a second run and clean are tried: on a
+            # busy machine the 2 × 2 run could otherwise end, and its servers with it,
+            # before they are looked for.  Still live to both: its pid holds the lock.
+            child.send_signal(signal.SIGSTOP)
+            try:
+                second = encbench("run", "--resume", str(out), env=env)
+                cleaned = encbench("clean", env=env)
+                servers = [p for p in processes_owned_by(child.pid) if "mariadbd" in p]
+            finally:
+                child.send_signal(signal.SIGCONT)
         finally:
             stdout, stderr = child.communicate(timeout=300)
         result = subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
