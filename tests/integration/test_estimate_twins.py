@@ -13,7 +13,7 @@ import os
 import subprocess
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,17 +93,17 @@ def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sandbo
     root = tmp_path_factory.mktemp("twins")
     private = keys.private_dir(root)
     key_file = keys.key_file(private)
-    made: dict[str, SandboxServer] = {}
+    started: dict[str, Future[SandboxServer]] = {}
     try:
         # Both loaded at once: the data's load is most of the set-up's time.
         with ThreadPoolExecutor(2) as pool:
             started = {v: pool.submit(_twin, root, v, key_file) for v in ("plain", "encrypted")}
-            for variant, future in started.items():
-                made[variant] = future.result()
-        yield made
+        yield {variant: future.result() for variant, future in started.items()}
     finally:
-        for server in made.values():
-            server.destroy()
+        # Every twin that started, also when the other's set-up failed.
+        for future in started.values():
+            if future.done() and future.exception() is None:
+                future.result().destroy()
 
 
 @dataclass(frozen=True)
