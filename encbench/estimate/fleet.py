@@ -112,17 +112,6 @@ def _total(e: Estimate) -> float:
     return e.total.cores.value if e.total.cores else 0.0
 
 
-def _sum(figures: Sequence[Figure | None]) -> Figure | None:
-    known = [f for f in figures if f is not None]
-    if not known:
-        return None
-    return Figure(
-        value=sum(f.value for f in known),
-        low=sum(f.low for f in known),
-        high=sum(f.high for f in known),
-    )
-
-
 @dataclass(frozen=True)
 class ClassUnits:
     """An instance's class (LABEL=VALUE) and the units measured on a host of it."""
@@ -160,8 +149,8 @@ def build(
     ranked = sorted(found, key=lambda e: (-_total(e.mean), e.instance))
     fleet = FleetTotal(
         instances=len(ranked),
-        mean=_sum([e.mean.total.cores for e in ranked]),
-        peak=_sum([e.peak.total.cores for e in ranked]),
+        mean=model.added([e.mean.total.cores for e in ranked]),
+        peak=model.added([e.peak.total.cores for e in ranked]),
     )
     return FleetReport(
         prometheus=url,

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from encbench.estimate import fleet_plots, model
 from encbench.estimate.fleet import FleetReport, InstanceEstimate
 from encbench.estimate.fleet_series import FleetSeries
-from encbench.estimate.model import Figure
 from encbench.estimate.report import cores_text, figure_text, rate_text
 from encbench.report import html
 from encbench.report.tables import (
@@ -103,17 +102,6 @@ def top_table(r: FleetReport) -> Table:
     )
 
 
-def _added(figures: Sequence[Figure | None]) -> Figure | None:
-    known = [f for f in figures if f is not None]
-    if not known:
-        return None
-    return Figure(
-        value=sum(f.value for f in known),
-        low=sum(f.low for f in known),
-        high=sum(f.high for f in known),
-    )
-
-
 def causes_table(r: FleetReport) -> Table:
     rows = []
     for cause in model.CAUSES:
@@ -126,8 +114,8 @@ def causes_table(r: FleetReport) -> Table:
                 cause.label,
                 f"`{cause.counted_as}`",
                 "yes" if r.scope in cause.scopes else "no",
-                figure_text(_added(means)),
-                figure_text(_added(peaks)),
+                figure_text(model.added(means)),
+                figure_text(model.added(peaks)),
             )
         )
     return Table(

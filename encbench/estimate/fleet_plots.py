@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from encbench.estimate import model
 from encbench.estimate.fleet import FleetTotal, InstanceEstimate
 from encbench.estimate.fleet_series import FleetSeries
 from encbench.estimate.model import Figure as Interval
@@ -110,15 +111,6 @@ def _total(e: InstanceEstimate, at: str) -> Interval | None:
     return (e.mean if at == "mean" else e.peak).total.cores
 
 
-def _added(figures: Sequence[Interval | None]) -> Interval:
-    known = [f for f in figures if f is not None]
-    return Interval(
-        value=sum(f.value for f in known),
-        low=sum(f.low for f in known),
-        high=sum(f.high for f in known),
-    )
-
-
 def ranked_svg(ranked: Sequence[InstanceEstimate]) -> str | None:
     """The TOP_BARS instances that would pay most, at the mean with its interval and at the
     peak; the rest added up in one hatched bar.  The axis is the top instances': the rest's
@@ -133,7 +125,7 @@ def ranked_svg(ranked: Sequence[InstanceEstimate]) -> str | None:
     peaks = [p or ZERO for p in (_total(e, "peak") for e in top)]
     widest = max(max(m.high for m in means), max(p.value for p in peaks))
     limit = 1.2 * widest if widest > 0 else 1.0
-    others = _added([_total(e, "mean") for e in rest]) if rest else None
+    others = model.added([_total(e, "mean") for e in rest])
 
     def draw(fig: Figure) -> None:
         ax = fig.add_subplot()

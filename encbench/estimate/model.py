@@ -88,6 +88,19 @@ class Figure(Model):
     high: float
 
 
+def added(figures: Sequence[Figure | None]) -> Figure | None:
+    """The figures known added up, value and ends alike (instances' costs are added, their
+    intervals' ends with them); None where none is known."""
+    known = [f for f in figures if f is not None]
+    if not known:
+        return None
+    return Figure(
+        value=sum(f.value for f in known),
+        low=sum(f.low for f in known),
+        high=sum(f.high for f in known),
+    )
+
+
 class CauseEstimate(Model):
     key: str
     label: str
