@@ -281,8 +281,10 @@ def variables(instance: Instance) -> dict[str, str]:
     return found
 
 
-def gaps(instance: Instance, w: Asked) -> list[str]:
-    """What the estimate says about the instance's window: a gap, restarts, no traffic."""
+def gaps(instance: Instance, w: Asked, up: str = "mysql_up") -> list[str]:
+    """What the estimate says about the instance's window: a gap, restarts, no traffic.
+    `up`: its exporter's series saying whether it reached the server (postgres_exporter's
+    pg_up), as its queries name `unreachable`."""
     said = []
     windows = instance.values.get("windows", 0.0)
     if windows < w.steps:
@@ -293,7 +295,7 @@ def gaps(instance: Instance, w: Asked) -> list[str]:
         )
     unreachable = instance.values.get("unreachable", 0.0)
     if unreachable > 0:
-        said.append("its exporter could not reach the server at times (mysql_up 0)")
+        said.append(f"its exporter could not reach the server at times ({up} 0)")
     restarts = instance.values.get("restarts", 0.0)
     if restarts > 0:
         said.append(

@@ -115,20 +115,6 @@ def _missing(e: model.Estimate) -> model.Estimate:
     return pg_estimate.no_binary_log(e.model_copy(update={"causes": causes}))
 
 
-def gaps(i: Instance, w: Asked) -> list[str]:
-    said = []
-    windows = i.values.get("windows", 0.0)
-    if windows < w.steps:
-        said.append(
-            f"its exporter reported its counters in {windows:.0f} of the window's {w.steps} "
-            "step windows (stopped, or not scraped, for the rest): the rates are those of the "
-            "windows it reported"
-        )
-    if i.values.get("unreachable", 0.0) > 0:
-        said.append("its exporter could not reach the server at times (pg_up 0)")
-    return said
-
-
 def on_now(i: Instance) -> dict[str, str]:
     ssl = i.values.get("variable:ssl")
     variables = {} if ssl is None else {"ssl": "on" if ssl >= 1 else "off"}
@@ -153,7 +139,7 @@ def instance_estimate(
     peak = model.estimate_at(
         cause_rates(i, "peak"), asked.step_s, mine, scope, None, kind_causes=causes
     )
-    notes = gaps(i, asked)
+    notes = prometheus.gaps(i, asked, up="pg_up")
     if all((i.values.get(f"mean:{f}") or 0.0) <= 0 for f in SERIES):
         notes.append("no traffic in the window: its counters did not move, nothing to pay")
     return InstanceEstimate(
