@@ -35,12 +35,6 @@ def _rate(field: str, step: str, matchers: str) -> str:
     return f"max by (instance) ({' + '.join(parts)})"
 
 
-def _per_unit(field: str, us: float) -> str:
-    """Cores per unit of the rate (per MiB for bytes), as PromQL's number."""
-    cores = us / 1e6 / (MIB if field in MIB_FIELDS else 1.0)
-    return f"{cores:.6g}"
-
-
 def _comment(unit: Unit, host: str) -> str:
     low, high = unit.ci_us
     return (
@@ -53,6 +47,32 @@ def _comment(unit: Unit, host: str) -> str:
 def _quoted(text: str) -> str:
     """A YAML scalar that holds PromQL's braces and quotes: JSON's string is YAML's too."""
     return json.dumps(text)
+
+
+def cause_rules(
+    cause: model.Cause,
+    words: str,
+    unit: Unit | None,
+    host: str,
+    step: str,
+    rate: str,
+    per: float = 1.0,
+    labels: str = "",
+) -> list[str]:
+    """One cause's lines: its comment, and a rule per bound (the `rate` × the unit's cost in
+    cores, per `per` of the rate's unit: MIB for bytes), or why none is recorded."""
+    found = [f"      # {words} (`{cause.counted_as}`)"]
+    if unit is None:
+        return [*found, f"      # not recorded: no {WHAT[cause.unit]} unit is stored here"]
+    found.append("      " + _comment(unit, host))
+    low, high = unit.ci_us
+    for bound, us in zip(BOUNDS, (unit.us, max(low, 0.0), max(high, 0.0)), strict=True):
+        found += [
+            f"      - record: {record_name(cause.key, step)}",
+            f"        expr: {_quoted(f'{rate} * {us / 1e6 / per:.6g}')}",
+            f"        labels: {{bound: {bound}{labels}}}",
+        ]
+    return found
 
 
 def render(
@@ -82,19 +102,12 @@ def render(
     for cause in model.CAUSES:
         field = CAUSE_FIELD[cause.key]
         unit = units.get(cause.unit)
-        lines.append(f"      # {cause.label} (`{cause.counted_as}`)")
+        per = MIB if field in MIB_FIELDS else 1.0
+        lines += cause_rules(
+            cause, cause.label, unit, host, step, _rate(field, step, matchers), per
+        )
         if unit is None:
-            lines.append(f"      # not recorded: no {WHAT[cause.unit]} unit is stored here")
             continue
-        lines.append("      " + _comment(unit, host))
-        low, high = unit.ci_us
-        for bound, us in zip(BOUNDS, (unit.us, max(low, 0.0), max(high, 0.0)), strict=True):
-            expr = f"{_rate(field, step, matchers)} * {_per_unit(field, us)}"
-            lines += [
-                f"      - record: {record_name(cause.key, step)}",
-                f"        expr: {_quoted(expr)}",
-                f"        labels: {{bound: {bound}}}",
-            ]
         if scope in cause.scopes:
             recorded.append(cause.key)
     if more is not None:

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from encbench.estimate import model, pg_estimate, rules
 from encbench.estimate.prometheus_pg import CAUSE_FIELD, SERIES
-from encbench.estimate.units import WHAT, Unit
+from encbench.estimate.units import Unit
 
 
 def rate_expr(field: str, step: str, matchers: str) -> str:
@@ -28,19 +28,12 @@ def lines(
         if field is None:
             continue  # not exported (WAL) or not counted (bytes through TLS, binary log)
         unit = units.get(cause.unit)
-        found.append(f"      # PostgreSQL {cause.label} (`{cause.counted_as}`)")
+        found += rules.cause_rules(
+            cause, f"PostgreSQL {cause.label}", unit, host, step,
+            rate_expr(field, step, matchers), labels=", kind: postgresql",
+        )  # fmt: skip
         if unit is None:
-            found.append(f"      # not recorded: no {WHAT[cause.unit]} unit is stored here")
             continue
-        found.append("      " + rules._comment(unit, host))
-        low, high = unit.ci_us
-        for bound, us in zip(rules.BOUNDS, (unit.us, max(low, 0.0), max(high, 0.0)), strict=True):
-            expr = f"{rate_expr(field, step, matchers)} * {us / 1e6:.6g}"
-            found += [
-                f"      - record: {rules.record_name(cause.key, step)}",
-                f"        expr: {rules._quoted(expr)}",
-                f"        labels: {{bound: {bound}, kind: postgresql}}",
-            ]
         if scope in cause.scopes:
             recorded.append(cause.key)
     return found, recorded
