@@ -91,6 +91,8 @@ class PgAtRestStudy(StudyBasics):
         self.regime: str | None = None
         self.data_bytes: dict[str, int] = {}
         self._layout: shapes.Layout | None = None
+        # The counters' statement for this PostgreSQL (both servers run one binary).
+        self._counters_sql: str | None = None
         # Why this machine cannot measure them (no root, no PostgreSQL): each cell is left
         # out with it, and the study's other kinds go on.
         self.unavailable: str | None = None
@@ -339,8 +341,10 @@ class PgAtRestStudy(StudyBasics):
     def _counters(self, server: PgSandbox) -> pg_counters.Snapshot:
         """The server's block and WAL counters (what `encbench estimate` multiplies by the
         units these runs give), read just outside the CPU window."""
-        version = int(server.query("SHOW server_version_num")[0][0])
-        return pg_counters.parse(server.query(pg_counters.snapshot_sql(version))[0])
+        if self._counters_sql is None:
+            version = int(server.query("SHOW server_version_num")[0][0])
+            self._counters_sql = pg_counters.snapshot_sql(version)
+        return pg_counters.parse(server.query(self._counters_sql)[0])
 
     def _checkpoint(self, server: PgSandbox) -> float:
         """CHECKPOINT: every dirty buffer written and its file synced; the seconds it took."""
