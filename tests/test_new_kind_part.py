@@ -83,11 +83,11 @@ def make(store: ResultStore, profile: Profile, progress: RunProgress) -> ToyRunn
 TOY_PART = KindPart(
     study=in_transit.STUDY.name,
     kind=TOY_KIND.name,
-    name=ToyRecord.STUDY,
     words="ToyDB in-transit",
     record=ToyRecord,
     make=make,
-    settings=Settings(key="toy", model=ToyOptions, rule=toy_options, cells=toy_cells),
+    settings=Settings(key="toy", model=ToyOptions, rule=toy_options),
+    cells_of=toy_cells,
     report=TOY.report,
 )
 

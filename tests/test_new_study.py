@@ -155,18 +155,13 @@ def no_runtime(store: ResultStore, profile: Profile, progress: object) -> Study:
 
 
 TOY = StudyDefinition(
-    name="toy",
     words="toy",
     setup_words="nothing at all",
     variants=("plain toy", "encrypted toy"),
     record=ToyRecord,
     make=no_runtime,
-    settings=Settings(
-        key="toy",
-        model=ToyOptions,
-        rule=toy_options,
-        cells=toy_cells,
-    ),
+    settings=Settings(key="toy", model=ToyOptions, rule=toy_options),
+    cells_of=toy_cells,
     here=Here(
         disk_bytes=lambda profile: 0,
         memory_mb=lambda profile: (0, "nothing"),

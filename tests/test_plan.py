@@ -184,7 +184,7 @@ def test_plan_of_a_study_over_both_kinds_names_each_cells_kind_and_of_one_kind_n
     )
     profile, _ = load(str(both))
     (part,) = studies.named(profile)[0].parts
-    theirs = {c.label for c in part.settings.cells(profile)}
+    theirs = {c.label for c in part.cells_of(profile)}
     cells = [line for line in _plan(str(both)).splitlines() if line.startswith("  cell ")]
     assert any(line.startswith("  cell MariaDB: ") for line in cells)
     assert any(line.startswith("  cell PostgreSQL: ") for line in cells)

@@ -83,7 +83,7 @@ def test_a_profile_written_for_pg_in_transit_reads_as_in_transit_on_postgresql(
     )
     assert before.studies == ["in-transit"] and before.server.kinds == kinds
     now = profiles.parse(PG + "[pg_transit]\nquery_clients = [2]\n", "t")
-    assert PART.settings.cells(before) == PART.settings.cells(now)
+    assert PART.cells_of(before) == PART.cells_of(now)
 
 
 @pytest.mark.parametrize(

@@ -148,7 +148,7 @@ def cells_of(
         runs = store.runs(study.record)
         metric = primary_metric(study.record.METRICS).name
         rule = study.settings.rule(profile)
-        for cell in study.settings.cells(profile):
+        for cell in study.cells_of(profile):
             state = plan.cell_rounds(runs, cell, rule)
             if state.counted:
                 group, label = study.calibration.label(cell)

@@ -222,9 +222,6 @@ class RuleOf(Protocol):
     @property
     def rule(self) -> Callable[[Profile], Any]: ...
 
-    @property
-    def cells(self) -> Callable[[Profile], Sequence[Any]]: ...
-
 
 class Reported(Protocol):
     """What the shared report code reads of a study (studies/definition.StudyDefinition)."""
@@ -249,6 +246,9 @@ class Reported(Protocol):
 
     @property
     def settings(self) -> RuleOf: ...
+
+    @property
+    def cells_of(self) -> Callable[[Profile], Sequence[Any]]: ...  # its (first) kind's cells
 
     def listed_in(self, profile: Profile) -> str | None:
         """The entry of the profile's `studies` that measures it (None: none does)."""

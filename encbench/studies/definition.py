@@ -84,13 +84,13 @@ class RootNeed:
 
 @dataclass(frozen=True)
 class Settings:
-    """Its section of a profile (`[measure]`, `[transit]` …) and what is read from it."""
+    """Its section of a profile (`[measure]`, `[transit]` …) and what is read from it: built
+    once, in the study's options module, beside the section's model (`options.SETTINGS`)."""
 
     # Required.
     key: str | None  # the TOML table (None: the study has no section)
     model: type[Strict] | None  # what that table is read as (left out: its defaults)
     rule: Callable[[Profile], Rule]  # rounds, budgets, … under a profile
-    cells: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
     # Optional.
     # What its settings cannot be combined with in the rest of the profile (server, data,
     # target, calibration): the one-line problem, or None.  Asked of every profile read,
@@ -162,16 +162,23 @@ class KindPart:
 
     study: str  # the study it is a part of, as a profile's `studies` names it
     kind: str
-    name: str  # its results file, <name>.jsonl, and its part of summary.json
     words: str  # what the report's title calls it
+    # Its records; their STUDY names its results file, <STUDY>.jsonl, and its part of
+    # summary.json.
     record: type[Any]
     make: Callable[[ResultStore, Profile, RunProgress], Study]
     settings: Settings
+    cells_of: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
     report: ReportPart
     calibration: Calibrated | None = None
     install_families: tuple[str, ...] = ()
     # None: it measures only servers it starts; else how it measures a target of its kind.
     target: TargetUse | None = None
+
+    @property
+    def name(self) -> str:
+        """Its results file, <name>.jsonl, and its part of summary.json: its records'."""
+        return str(self.record.STUDY)
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -191,13 +198,16 @@ class StudyDefinition:
     """A study, as the rest of encbench sees it.  Every field without a default is required."""
 
     # Required.
-    name: str  # as a profile's `studies` names it; also its results file, <name>.jsonl
     words: str  # what the report's title calls it ("data-at-rest")
     setup_words: str  # what `plan` says it starts ("two sandboxed servers (plain, encrypted)")
     variants: tuple[str, str]  # what `plan` calls its plain and its encrypted side
-    record: type[Any]  # its results record (results/schema.py): file, schema, metrics
+    # Its results record (results/schema.py): schema, metrics, and its STUDY, the study's
+    # name (`name`).
+    record: type[Any]
     make: Callable[[ResultStore, Profile, RunProgress], Study]
     settings: Settings
+    # Every cell of its first kind the profile asks for, in order (`cells`: its parts' too).
+    cells_of: Callable[[Profile], Sequence[Any]]
     here: Here
     report: ReportPart
     # Optional.
@@ -219,24 +229,32 @@ class StudyDefinition:
     # `settings` are then its first kind's, and `cells` and `rule` add up the parts'.
     parts: tuple[KindPart, ...] = ()
 
+    @property
+    def name(self) -> str:
+        """As a profile's `studies` names it; also its results file, <name>.jsonl: its
+        records' STUDY."""
+        return str(self.record.STUDY)
+
     def __post_init__(self) -> None:
         # A part is its one door: its kind becomes a kind of the study where `kinds` leaves
         # it out (after them, in the order of `parts`).
         more = tuple(p.kind for p in self.parts if p.kind not in self.kinds)
         object.__setattr__(self, "kinds", (*self.kinds, *more))
 
-    def _measured(self, profile: Profile) -> list[tuple[str, Settings]]:
-        """Its kinds the profile measures, each with its section: its own first (where it
-        measures its first kind, or has no parts), then its parts', in the order its runners
-        measure them."""
+    def _measured(self, profile: Profile) -> list[StudyDefinition | KindPart]:
+        """Its kinds the profile measures, each as itself or its part: its own first (where
+        it measures its first kind, or has no parts), then its parts', in the order its
+        runners measure them."""
         kinds = self.kinds_in(profile)
-        own = [(self.kinds[0], self.settings)] if not self.parts or self.kinds[0] in kinds else []
-        return own + [(p.kind, p.settings) for p in self.parts if p.kind in kinds]
+        own: list[StudyDefinition | KindPart] = (
+            [self] if not self.parts or self.kinds[0] in kinds else []
+        )
+        return own + [p for p in self.parts if p.kind in kinds]
 
     def kinds_cells(self, profile: Profile) -> list[tuple[str, Any]]:
         """Every cell it measures under a profile, each with its kind, in the order its
         runners measure them."""
-        return [(k, c) for k, settings in self._measured(profile) for c in settings.cells(profile)]
+        return [(m.kinds[0], c) for m in self._measured(profile) for c in m.cells_of(profile)]
 
     def cells(self, profile: Profile) -> list[Any]:
         """Every cell it measures under a profile (what `plan` lists)."""
@@ -245,13 +263,12 @@ class StudyDefinition:
     def rule(self, profile: Profile) -> Rule:
         """Its rule under a profile: each cell by its own kind's section (KindsRule), the rest
         (what `plan` says of its rounds) by its first measured kind's."""
-        measured = [settings for _, settings in self._measured(profile)] or [self.settings]
-        first, *others = measured
+        first, *others = self._measured(profile) or [self]
         if not others:
-            return first.rule(profile)
+            return first.settings.rule(profile)
         return KindsRule(
-            first.rule(profile),
-            tuple((frozenset(s.cells(profile)), s.rule(profile)) for s in others),
+            first.settings.rule(profile),
+            tuple((frozenset(m.cells_of(profile)), m.settings.rule(profile)) for m in others),
         )
 
     def listed_in(self, profile: Profile) -> str | None:

@@ -15,23 +15,17 @@ from encbench.studies.at_rest.postgresql.options import pg_at_rest_options
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
-from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
+from encbench.studies.definition import Here, StudyDefinition, TargetUse
 
 STUDY = StudyDefinition(
-    name=RunRecord.STUDY,
     words="data-at-rest",
     kinds=("mariadb", "postgresql"),
     setup_words="two sandboxed servers (plain, encrypted) of each kind on this machine",
     variants=("plain server", "encrypted server"),
     record=RunRecord,
     make=AtRestStudy,
-    settings=Settings(
-        key=options.SECTION,
-        model=options.MeasureSpec,
-        rule=measure_options,
-        cells=cells.cells,
-        validate=options.problem,
-    ),
+    settings=options.SETTINGS,
+    cells_of=cells.cells,
     here=Here(
         disk_bytes=kinds.disk_bytes,
         memory_mb=kinds.memory_mb,

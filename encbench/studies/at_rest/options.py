@@ -14,6 +14,7 @@ from encbench.placement import Sharing
 from encbench.profile import Profile
 from encbench.servers import installs
 from encbench.studies.at_rest.records import RunRecord
+from encbench.studies.definition import Settings
 from encbench.workloads.sysbench import OLTP_WORKLOADS
 
 SECTION = "measure"
@@ -158,3 +159,7 @@ def _shapes_problem(profile: Profile, measure: MeasureSpec, listed: bool) -> str
             '"sequential" with shapes'
         )
     return None
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(key=SECTION, model=MeasureSpec, rule=measure_options, validate=problem)

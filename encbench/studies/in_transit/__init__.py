@@ -4,7 +4,7 @@ target) names: MariaDB or MySQL (this package's modules) and PostgreSQL (postgre
 measured apart, kinds.py over both)."""
 
 from encbench.servers import installs
-from encbench.studies.definition import Here, Settings, StudyDefinition, TargetUse
+from encbench.studies.definition import Here, StudyDefinition, TargetUse
 from encbench.studies.in_transit import cells, kind, kinds, needs, options, report, target
 from encbench.studies.in_transit import postgresql as postgresql_part
 from encbench.studies.in_transit.options import transit_options
@@ -12,7 +12,6 @@ from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.study import TransitStudy
 
 STUDY = StudyDefinition(
-    name=kind.NAME,
     words="in-transit",
     kinds=kind.KINDS,
     setup_words=(
@@ -21,13 +20,8 @@ STUDY = StudyDefinition(
     variants=("plain TCP", "TLS or the cell's tunnel"),
     record=TransitRecord,
     make=TransitStudy,
-    settings=Settings(
-        key=options.SECTION,
-        model=options.TransitSpec,
-        rule=transit_options,
-        cells=cells.cells,
-        validate=options.problem,
-    ),
+    settings=options.SETTINGS,
+    cells_of=cells.cells,
     here=Here(
         disk_bytes=kinds.disk_bytes,
         memory_mb=kinds.memory_mb,

@@ -14,6 +14,7 @@ from encbench.options import AcrossKeys, Threads, all_known
 from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs, pki
+from encbench.studies.definition import Settings
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.transit_rounds import TransitRounds
 
@@ -121,3 +122,7 @@ def problem(profile: Profile) -> str | None:
             'server.install = "mysql", or remove it'
         )
     return None
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(key=SECTION, model=TransitSpec, rule=transit_options, validate=problem)

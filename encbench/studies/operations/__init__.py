@@ -4,7 +4,7 @@ against encrypted in the engine's rounds."""
 
 from encbench.checks import Check
 from encbench.profile import Profile
-from encbench.studies.definition import Here, Settings, StudyDefinition
+from encbench.studies.definition import Here, StudyDefinition
 from encbench.studies.operations import cells, options, report, servers
 from encbench.studies.operations.records import OperationRecord
 from encbench.studies.operations.study import OperationsStudy
@@ -26,19 +26,13 @@ def needs(profile: Profile) -> list[Check]:
 
 
 STUDY = StudyDefinition(
-    name=OperationRecord.STUDY,
     words="operations under",
     setup_words="a plain and an encrypted sandboxed server, restarted, crashed and backed up",
     variants=("plain server", "encrypted server"),
     record=OperationRecord,
     make=OperationsStudy,
-    settings=Settings(
-        key=options.SECTION,
-        model=options.OperationsSpec,
-        rule=options.operations_options,
-        cells=cells.cells,
-        validate=options.problem,
-    ),
+    settings=options.SETTINGS,
+    cells_of=cells.cells,
     here=Here(
         disk_bytes=servers.estimated_disk_bytes,
         memory_mb=servers.memory_mb,

@@ -15,6 +15,7 @@ from encbench.options import (
     all_known,
 )
 from encbench.profile import Profile
+from encbench.studies.definition import Settings
 from encbench.studies.operations.records import OperationRecord
 
 SECTION = "operations"
@@ -98,3 +99,7 @@ def problem(profile: Profile) -> str | None:
             "from studies to calibrate, or measure it with `encbench run`"
         )
     return None
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(key=SECTION, model=OperationsSpec, rule=operations_options, validate=problem)

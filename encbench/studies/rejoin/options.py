@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from encbench.options import CellBudget, Rounds, RunSeconds
-from encbench.profile import Profile
+from encbench.profile import Profile, no_calibration
+from encbench.studies.definition import Settings
 
 SECTION = "rejoin"
 
@@ -36,3 +37,9 @@ class RejoinSpec(Rounds):
 
 def rejoin_options(profile: Profile) -> RejoinSpec:
     return profile.section(SECTION, RejoinSpec)
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(
+    key=SECTION, model=RejoinSpec, rule=rejoin_options, validate=no_calibration("rejoin")
+)

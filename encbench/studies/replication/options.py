@@ -10,7 +10,8 @@ from pydantic import Field, field_validator
 
 from encbench.galera_pair_studies import PAIRS_SECTION, PairsSpec
 from encbench.options import CellBudget, RunSeconds, Threads, WarmupSeconds, all_known
-from encbench.profile import Profile
+from encbench.profile import Profile, no_calibration
+from encbench.studies.definition import Settings
 from encbench.workloads.sysbench import OLTP_WORKLOADS, WRITE_WORKLOADS
 
 # Its section is the one that sets the pairs both it and the rejoin study measure on.
@@ -41,3 +42,12 @@ class ReplicationSpec(PairsSpec):
 
 def replication_options(profile: Profile) -> ReplicationSpec:
     return profile.section(SECTION, ReplicationSpec)
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(
+    key=SECTION,
+    model=ReplicationSpec,
+    rule=replication_options,
+    validate=no_calibration("replication"),
+)

@@ -4,7 +4,7 @@ plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluste
 live each on its own emulated host."""
 
 from encbench.profile import Profile
-from encbench.studies.definition import Here, RootNeed, Settings, StudyDefinition
+from encbench.studies.definition import Here, RootNeed, StudyDefinition
 from encbench.studies.state_transfer import cells, needs, options, report, sizing
 from encbench.studies.state_transfer.records import SstRecord
 from encbench.studies.state_transfer.study import StateTransferStudy
@@ -17,18 +17,13 @@ def root(profile: Profile) -> RootNeed:
 
 
 STUDY = StudyDefinition(
-    name=SstRecord.STUDY,
     words="state-transfer",
     setup_words="a Galera cluster of 2 or 3 nodes, each on its own emulated host",
     variants=("plain stream", "the cell's encrypted stream"),
     record=SstRecord,
     make=StateTransferStudy,
-    settings=Settings(
-        key=options.SECTION,
-        model=options.StateTransferSpec,
-        rule=options.state_transfer_options,
-        cells=cells.cells,
-    ),
+    settings=options.SETTINGS,
+    cells_of=cells.cells,
     here=Here(
         disk_bytes=sizing.disk_bytes,
         memory_mb=sizing.memory_mb,

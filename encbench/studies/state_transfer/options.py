@@ -18,6 +18,7 @@ from encbench.options import (
     budgets_listed,
 )
 from encbench.profile import Profile
+from encbench.studies.definition import Settings
 
 SECTION = "state_transfer"
 
@@ -196,3 +197,7 @@ class StateTransferSpec(Rounds):
 
 def state_transfer_options(profile: Profile) -> StateTransferSpec:
     return profile.section(SECTION, StateTransferSpec)
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(key=SECTION, model=StateTransferSpec, rule=state_transfer_options)

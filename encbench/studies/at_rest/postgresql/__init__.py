@@ -8,21 +8,15 @@ from encbench.studies.at_rest.postgresql import cells, options, report
 from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
 from encbench.studies.at_rest.postgresql.study import PgAtRestStudy
 from encbench.studies.at_rest.records import RunRecord
-from encbench.studies.definition import KindPart, Settings
+from encbench.studies.definition import KindPart
 
 PART = KindPart(
     study=RunRecord.STUDY,
     kind=options.KIND,
-    name=PgAtRestRecord.STUDY,
     words="PostgreSQL at-rest",
     record=PgAtRestRecord,
     make=PgAtRestStudy,
-    settings=Settings(
-        key=options.SECTION,
-        model=options.PgAtRestSpec,
-        rule=options.pg_at_rest_options,
-        cells=cells.cells,
-        validate=options.problem,
-    ),
+    settings=options.SETTINGS,
+    cells_of=cells.cells,
     report=report.PART,
 )

@@ -17,6 +17,7 @@ from pydantic import Field, model_validator
 from encbench.options import AcrossKeys, Rounds, Threads
 from encbench.profile import Profile
 from encbench.studies.at_rest.cells import measures
+from encbench.studies.definition import Settings
 
 SECTION = "pg_at_rest"
 KIND = "postgresql"
@@ -138,3 +139,7 @@ def problem(profile: Profile) -> str | None:
                 f"about {IO_BOUND_FACTOR * held:,} MB of rows, or lower those"
             )
     return None
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(key=SECTION, model=PgAtRestSpec, rule=pg_at_rest_options, validate=problem)

@@ -6,7 +6,7 @@ report: a KindPart of the study), where `[server] kinds` names PostgreSQL or the
 a PostgreSQL server."""
 
 from encbench.servers import pg_target
-from encbench.studies.definition import KindPart, Settings, TargetUse
+from encbench.studies.definition import KindPart, TargetUse
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.postgresql import cells, options, report, target
 from encbench.studies.in_transit.postgresql.records import PgTransitRecord
@@ -14,17 +14,11 @@ from encbench.studies.in_transit.postgresql.records import PgTransitRecord
 PART = KindPart(
     study=kind.NAME,
     kind=kind.POSTGRESQL,
-    name=PgTransitRecord.STUDY,
     words="PostgreSQL in-transit",
     record=PgTransitRecord,
     make=target.make,
-    settings=Settings(
-        key=options.SECTION,
-        model=options.PgTransitSpec,
-        rule=options.pg_transit_options,
-        cells=cells.cells,
-        validate=options.problem,
-    ),
+    settings=options.SETTINGS,
+    cells_of=cells.cells,
     report=report.PART,
     target=TargetUse(
         setup_words=(

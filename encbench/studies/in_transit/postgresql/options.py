@@ -10,6 +10,7 @@ from pydantic import Field, field_validator
 
 from encbench.options import Threads, all_known
 from encbench.profile import Profile
+from encbench.studies.definition import Settings
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.transit_rounds import TransitRounds
 
@@ -66,3 +67,7 @@ def problem(profile: Profile) -> str | None:
             '"postgresql" from server.kinds to calibrate'
         )
     return kind.problem(profile)
+
+
+# What the study's definition reads of its section.
+SETTINGS = Settings(key=SECTION, model=PgTransitSpec, rule=pg_transit_options, validate=problem)
