@@ -12,7 +12,7 @@ from encbench.options import (
     Rounds,
     RunSeconds,
     WarmupSeconds,
-    all_known,
+    known,
 )
 from encbench.profile import Profile
 from encbench.studies.operations.records import OperationRecord
@@ -29,7 +29,9 @@ class OperationsSpec(Rounds):
     """The operations study: timed operations of a plain and an encrypted server with the
     profile's data (studies/operations/)."""
 
-    operations: Annotated[list[str], Field(min_length=1)] = [
+    operations: Annotated[
+        list[str], Field(min_length=1), known(get_args(Operation), "operation")
+    ] = [
         "startup",
         "crash-recovery",
         "encrypt-existing",
@@ -52,11 +54,6 @@ class OperationsSpec(Rounds):
     warmup_s: WarmupSeconds = 0
     run_s: RunSeconds = 5
     cell_budget_s: CellBudget = 150
-
-    @field_validator("operations")
-    @classmethod
-    def known_operations(cls, value: list[str]) -> list[str]:
-        return all_known(value, get_args(Operation), "operation")
 
     @field_validator("encryption_threads")
     @classmethod

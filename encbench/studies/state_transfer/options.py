@@ -14,8 +14,8 @@ from encbench.options import (
     MinRounds,
     Rounds,
     RunSeconds,
-    all_known,
     budgets_listed,
+    known,
 )
 from encbench.profile import Profile
 
@@ -69,7 +69,9 @@ class StateTransferSpec(Rounds):
     methods: Annotated[list[SstMethod], Field(min_length=1)] = ["mariabackup", "rsync"]
     # The streams socat carries (mariabackup's and the pipelines'): one cell per entry
     # (rsync's stunnel keeps its own default).
-    ciphers: Annotated[list[str], Field(min_length=1)] = ["TLSv1.3"]
+    ciphers: Annotated[list[str], Field(min_length=1), known(SST_CIPHERS, "SST cipher")] = [
+        "TLSv1.3"
+    ]
     backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
     # One cell per entry, every method: "off" as the 2017 study's "AES-NI off" runs (AesNi).
     aesni: Annotated[list[AesNi], Field(min_length=1)] = ["on"]
@@ -139,11 +141,6 @@ class StateTransferSpec(Rounds):
                 f"{MAX_SOCAT_BUFFER_KIB} (KiB; socat's own default is 8)"
             )
         return value
-
-    @field_validator("ciphers")
-    @classmethod
-    def known_ciphers(cls, value: list[str]) -> list[str]:
-        return all_known(value, SST_CIPHERS, "SST cipher")
 
     @field_validator("aesni", mode="after")
     @classmethod
