@@ -100,12 +100,7 @@ class ReplicationStudy(GaleraPairStudy):
         link = cluster.link_bytes() - link_before
         return ReplicationRecord(
             **run.record_fields(started_at, time.monotonic() - began),
-            tps=result.tps,
-            qps=result.qps,
-            transactions=result.transactions,
-            ignored_errors=result.ignored_errors,
-            latency_avg_ms=result.latency_avg_ms,
-            latency_p95_ms=result.latency_p95_ms,
+            **result.record_fields(),
             apply_wait_s=apply_wait_s,
             link_bytes=link,
             node1_cpu_s=cpu1,
