@@ -59,6 +59,19 @@ def known(choices: Collection[str], what: str) -> AfterValidator:
     return AfterValidator(lambda values: all_known(values, choices, what))
 
 
+def counts_within(top: int, what: str, why: str = "") -> AfterValidator:
+    """A list field's check, as its annotation, that every count in it is from 1 to `top`:
+    another is refused as "N `what` is out of range: `why`use 1 to `top`"."""
+
+    def check(values: list[int]) -> list[int]:
+        for n in values:
+            if not 1 <= n <= top:
+                raise ValueError(f"{n} {what} is out of range: {why}use 1 to {top}")
+        return values
+
+    return AfterValidator(check)
+
+
 def budgets_listed(budgets: Iterable[str], listed: Iterable[str], key: str, list_key: str) -> None:
     """A budget of its own (`key`, by name) only for a name its list (`list_key`) runs: a
     budget of an unlisted one would never be used, so it is taken for a slip."""

@@ -15,6 +15,7 @@ from encbench.options import (
     Rounds,
     RunSeconds,
     budgets_listed,
+    counts_within,
     known,
 )
 from encbench.profile import Profile
@@ -72,7 +73,9 @@ class StateTransferSpec(Rounds):
     ciphers: Annotated[list[str], Field(min_length=1), known(SST_CIPHERS, "SST cipher")] = [
         "TLSv1.3"
     ]
-    backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
+    backup_threads: Annotated[
+        list[int], Field(min_length=1), counts_within(MAX_BACKUP_THREADS, "backup threads")
+    ] = [1]
     # One cell per entry, every method: "off" as the 2017 study's "AES-NI off" runs (AesNi).
     aesni: Annotated[list[AesNi], Field(min_length=1)] = ["on"]
     nodes: int = 2
@@ -179,16 +182,6 @@ class StateTransferSpec(Rounds):
                 "methods has none: add mariabackup or rsync, or set donor_load_threads = 0"
             )
         return self
-
-    @field_validator("backup_threads")
-    @classmethod
-    def threads_in_range(cls, value: list[int]) -> list[int]:
-        for n in value:
-            if not 1 <= n <= MAX_BACKUP_THREADS:
-                raise ValueError(
-                    f"{n} backup threads is out of range: use 1 to {MAX_BACKUP_THREADS}"
-                )
-        return value
 
 
 def state_transfer_options(profile: Profile) -> StateTransferSpec:
