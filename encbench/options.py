@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Self, Union, get_args, get_origin
 
@@ -51,6 +51,25 @@ def all_known(values: list[str], choices: Iterable[str], what: str) -> list[str]
         if name not in choices:
             raise ValueError(f"unknown {what} {name!r}; choose from {', '.join(choices)}")
     return values
+
+
+def known(choices: Collection[str], what: str) -> AfterValidator:
+    """A list field's check, as its annotation, that every name in it is one of `choices`
+    (all_known: an unknown one is refused with the choices)."""
+    return AfterValidator(lambda values: all_known(values, choices, what))
+
+
+def counts_within(top: int, what: str, why: str = "") -> AfterValidator:
+    """A list field's check, as its annotation, that every count in it is from 1 to `top`:
+    another is refused as "N `what` is out of range: `why`use 1 to `top`"."""
+
+    def check(values: list[int]) -> list[int]:
+        for n in values:
+            if not 1 <= n <= top:
+                raise ValueError(f"{n} {what} is out of range: {why}use 1 to {top}")
+        return values
+
+    return AfterValidator(check)
 
 
 def budgets_listed(budgets: Iterable[str], listed: Iterable[str], key: str, list_key: str) -> None:

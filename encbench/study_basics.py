@@ -11,8 +11,8 @@ every study."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 from encbench import capacity, environment
 from encbench.engine import disk
@@ -61,6 +61,13 @@ class StudyBasics:
     store: ResultStore
     # As a profile's `studies` names it: its records' STUDY, unless a subclass names it.
     name: str
+    # Its section of the profile (the stopping rule and the rest: engine/study.py's Rule), a
+    # subclass's own type by a bare annotation.  A study that names the readers of its section
+    # and of its cells (its options and cells modules') has both read here; another reads its
+    # own (`rule` in __init__, a `cells` method).
+    rule: Any
+    rule_of: ClassVar[Callable[[Profile], Any] | None] = None
+    cells_of: ClassVar[Callable[[Profile], Sequence[Any]] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -75,6 +82,15 @@ class StudyBasics:
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
         self.device = disk.device_of(store.path)
+        rule_of = type(self).rule_of  # from the class: a function there is no method
+        if rule_of is not None:
+            self.rule = rule_of(profile)
+
+    def cells(self) -> Sequence[Any]:
+        """The cells the profile asks of the study, in its order."""
+        cells_of = type(self).cells_of
+        assert cells_of is not None, f"{type(self).__name__} names cells_of or reads its own"
+        return cells_of(self.profile)
 
     @property
     def metrics(self) -> tuple[Metric, ...]:

@@ -101,3 +101,22 @@ def test_its_clusters_are_set_by_the_replication_section() -> None:
     )
     spec = pairs_options(profile)
     assert (spec.key_type, spec.rate_mbit) == ("rsa4096", 100)
+
+
+def test_the_study_reads_its_rule_and_cells_by_the_readers_it_names(tmp_path: Path) -> None:
+    from encbench.engine.progress import RunProgress
+    from encbench.results.store import ResultStore
+    from encbench.studies.replication.study import ReplicationStudy
+
+    profile = parse(
+        'name = "r"\nstudies = ["rejoin", "replication"]\n[rejoin]\ntransfers = ["sst"]\n'
+        "missed_transactions = 700\n[replication]\nthreads = [3]\n",
+        "p.toml",
+    )
+    store = ResultStore.create(tmp_path / "o", "r", "")
+    rejoin = study.RejoinStudy(store, profile, RunProgress(0))
+    assert rejoin.rule.missed_transactions == 700
+    assert [c.slug for c in rejoin.cells()] == ["sst-m700"]
+    replication = ReplicationStudy(store, profile, RunProgress(0))
+    assert replication.rule.threads == [3]
+    assert {c.threads for c in replication.cells()} == {3}

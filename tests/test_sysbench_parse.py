@@ -27,6 +27,19 @@ def test_reads_every_figure_of_a_read_only_report() -> None:
     assert result.latency_p95_ms == pytest.approx(7.56)
 
 
+def test_a_records_fields_of_a_report_are_its_own_figures_under_the_records_names() -> None:
+    """Both records of a sysbench run (at rest's, replication's) take these as they are."""
+    from encbench.studies.at_rest.records import RunRecord
+    from encbench.studies.replication.records import ReplicationRecord
+
+    result = sysbench.parse_report((GOLDEN / "oltp_read_only_4threads.txt").read_text())
+    fields = result.record_fields()
+    assert fields == {name: getattr(result, name) for name in fields}
+    assert fields["tps"] == pytest.approx(696.44)
+    for record in (RunRecord, ReplicationRecord):
+        assert set(fields) <= set(record.__dataclass_fields__), record
+
+
 @pytest.mark.parametrize(
     ("name", "threads"),
     [

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Generic, TypeVar
 
 from encbench.report.bound import Bounded
-from encbench.report.models import Differences, Estimate, Harness, Model, Pair
+from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record
 
 V = TypeVar("V", bound=Model)
 
@@ -41,3 +41,19 @@ class StudyPart(Model, Generic[C]):
     harness: Harness
     cells: list[C]
     differences: Differences | None = None
+
+
+class GaleraPart(StudyPart[C], Generic[C]):
+    """A Galera study's part: beside StudyPart's fields, what its record (`<study>.json`) says
+    of the cluster it measured on, as the study's set-up names it (GALERA_SETUP)."""
+
+    mariadb_version: str | None
+    galera_version: str | None
+    data: Record | None
+    link: Record | None
+    key_type: str | None
+    certificate: str | None
+
+
+# The record's fields a GaleraPart copies (study_summary.recorded).
+GALERA_SETUP = tuple(name for name in GaleraPart.model_fields if name not in StudyPart.model_fields)

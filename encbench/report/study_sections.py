@@ -1,18 +1,21 @@
 """What studies' sections of the report say alike, written once: a section's opening (what
 a round does, then what its cells' differences amount to and the rounds measured again), a
 cell's headline columns in its study's main table (each variant's figure, the cost, the
-verdict), and the bullets of a per-cell proof on the wire (one per cell whose variants are
-both proven, each in the study's words; the encrypted side's capture and ServerHello in the
-same words for every study whose proof captured a marker)."""
+verdict) and that table itself, and the bullets of a per-cell proof on the wire (one per
+cell whose variants are both proven, each in the study's words; the encrypted side's capture
+and ServerHello in the same words for every study whose proof captured a marker)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
-from encbench.report.cells import TableCell, cost_verdict
+from encbench.report.cell_summary import CellSummary
+from encbench.report.cells import TableCell, cost_verdict, verdict_notes
 from encbench.report.models import Differences, Record, Sample
-from encbench.report.tables import Block, Bullets, Paragraph, Section
+from encbench.report.tables import Block, Bullets, Cell, Paragraph, Section, Table, row
+
+C = TypeVar("C", bound=CellSummary[Any])
 
 NONE_PROVEN = "No cell has been proven yet."
 
@@ -44,6 +47,26 @@ def headline(
     return [*texts, cost, verdict], kind
 
 
+def headline_table(
+    cells: Sequence[C],
+    metric: str,
+    text: Callable[[Sample], str],
+    beside: Callable[[C], list[Cell]],
+    header: Sequence[str],
+    caption: str,
+    differences: Differences | None,
+) -> Table:
+    """A study's main table: per cell its label and its headline columns (`metric` in `text`),
+    then the study's own columns `beside` them (as `row` makes them); under it, the notes on
+    the verdicts' marks and Holm's `differences`."""
+    rows = []
+    for cell in cells:
+        figures, kind = headline(cell, metric, text)
+        rows.append(row(cell.label, *figures, styles={4: kind}) + beside(cell))
+    notes = verdict_notes([c.comparisons.get(metric) for c in cells], differences)
+    return Table(header, rows, caption=caption, notes=notes)
+
+
 def proof_items(cells: Iterable[Any], item: Callable[[str, Record, Record], str]) -> list[str]:
     """A bullet per cell whose proof on the wire holds both variants' findings (plain,
     encrypted), in `item`'s words (its label, then each side's findings); or that none is
@@ -71,11 +94,20 @@ def mib_captured(side: Record) -> str:
     return f"{side.get('payload_bytes', 0) / 2**20:,.1f} MiB"
 
 
+def captured(side: Record) -> str:
+    """What a side's capture saw of the link, in MiB, and the frames it dropped."""
+    return f"{mib_captured(side)} captured ({side.get('dropped')} frames dropped)"
+
+
+def server_hello(enc: Record) -> str:
+    """The TLS handshake an encrypted side's capture saw: its protocol and suite."""
+    return f"{enc.get('protocol') or '?'} {enc.get('cipher') or '?'} (the ServerHello on the wire)"
+
+
 def encrypted_side(enc: Record) -> str:
     """The encrypted side of a marker proof: the marker not seen in what was captured, and
     the handshake that was."""
     return (
         f"marker seen {enc.get('marker_hits')} times in {mib_captured(enc)} "
-        f"({enc.get('dropped')} dropped), {enc.get('protocol') or '?'} "
-        f"{enc.get('cipher') or '?'} (the ServerHello on the wire)"
+        f"({enc.get('dropped')} dropped), {server_hello(enc)}"
     )

@@ -109,6 +109,12 @@ class RecordedRun(RunLine):
             raise self.impossible(f"{count} {what} in {self.wall_s:.1f} s")
 
 
+def mib_per_s(count_bytes: float, seconds: float) -> float:
+    """A record's rate of bytes over a timed stretch, in MiB/s; 0 where nothing was timed
+    (the stretch a run did not have)."""
+    return count_bytes / 2**20 / seconds if seconds > 0 else 0.0
+
+
 def fields_of(record_type: Any, data: Mapping[str, Any], cell_type: type[Any]) -> dict[str, Any]:
     """A results line as its record's fields: its schema checked against the record type's,
     the figures written beside the fields for readers (`hit_ratio`, …) dropped, its cell made."""

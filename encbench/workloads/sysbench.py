@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
@@ -126,6 +127,18 @@ class SysbenchResult:
     latency_max_ms: float
     latency_p95_ms: float
     window: LoopWindow | None = None  # with a cpu_counter only
+
+    def record_fields(self) -> dict[str, Any]:
+        """What every study's record of a sysbench run keeps of its report: throughput, the
+        transactions and errors it counts, and the average and p95 latency."""
+        return {
+            "tps": self.tps,
+            "qps": self.qps,
+            "transactions": self.transactions,
+            "ignored_errors": self.ignored_errors,
+            "latency_avg_ms": self.latency_avg_ms,
+            "latency_p95_ms": self.latency_p95_ms,
+        }
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {

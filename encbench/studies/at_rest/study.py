@@ -448,13 +448,8 @@ class AtRestStudy(StudyBasics):
         server_cpus, client_cpus = where.describe()
         return RunRecord(
             **run.record_fields(opened.started_at, window.wall_s),
-            tps=result.tps,
-            qps=result.qps,
-            transactions=result.transactions,
-            ignored_errors=result.ignored_errors,
+            **result.record_fields(),
             reconnects=result.reconnects,
-            latency_avg_ms=result.latency_avg_ms,
-            latency_p95_ms=result.latency_p95_ms,
             latency_max_ms=result.latency_max_ms,
             server_cpu_s=server_cpu_s,
             cpu_ms_per_txn=(

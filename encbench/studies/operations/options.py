@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from encbench.options import (
     MAX_CLIENT_THREADS,
@@ -12,7 +12,8 @@ from encbench.options import (
     Rounds,
     RunSeconds,
     WarmupSeconds,
-    all_known,
+    counts_within,
+    known,
 )
 from encbench.profile import Profile
 from encbench.studies.definition import Settings
@@ -30,7 +31,9 @@ class OperationsSpec(Rounds):
     """The operations study: timed operations of a plain and an encrypted server with the
     profile's data (studies/operations/)."""
 
-    operations: Annotated[list[str], Field(min_length=1)] = [
+    operations: Annotated[
+        list[str], Field(min_length=1), known(get_args(Operation), "operation")
+    ] = [
         "startup",
         "crash-recovery",
         "encrypt-existing",
@@ -38,7 +41,16 @@ class OperationsSpec(Rounds):
         "prepare",
     ]
     # innodb_encryption_threads while existing tables are encrypted: one cell each.
-    encryption_threads: Annotated[list[int], Field(min_length=1)] = [1, 2, 4]
+    encryption_threads: Annotated[
+        list[int],
+        Field(min_length=1),
+        counts_within(
+            MAX_ENCRYPTION_THREADS,
+            "encryption threads",
+            f"innodb_encryption_threads takes 1 to {MAX_ENCRYPTION_THREADS} (0 would never "
+            "encrypt); ",
+        ),
+    ] = [1, 2, 4]
     # The background encryption's page budget (innodb_encryption_rotation_iops).  MariaDB's
     # default, 100 pages/s, would measure that throttle (1.6 MiB/s) rather than the cipher.
     rotation_iops: Annotated[int, Field(ge=1, le=1_000_000_000)] = 100_000
@@ -53,23 +65,6 @@ class OperationsSpec(Rounds):
     warmup_s: WarmupSeconds = 0
     run_s: RunSeconds = 5
     cell_budget_s: CellBudget = 150
-
-    @field_validator("operations")
-    @classmethod
-    def known_operations(cls, value: list[str]) -> list[str]:
-        return all_known(value, get_args(Operation), "operation")
-
-    @field_validator("encryption_threads")
-    @classmethod
-    def threads_in_range(cls, value: list[int]) -> list[int]:
-        for n in value:
-            if not 1 <= n <= MAX_ENCRYPTION_THREADS:
-                raise ValueError(
-                    f"{n} encryption threads is out of range: innodb_encryption_threads takes "
-                    f"1 to {MAX_ENCRYPTION_THREADS} (0 would never encrypt); use 1 to "
-                    f"{MAX_ENCRYPTION_THREADS}"
-                )
-        return value
 
 
 def operations_options(profile: Profile) -> OperationsSpec:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from encbench.results import schema
 from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
 
 OPERATIONS_SCHEMA = 1
@@ -121,6 +122,4 @@ class OperationRecord(RecordedRun):
     @property
     def encryption_mib_per_s(self) -> float:
         """The background encryption's rate over the tablespaces it encrypted (0: none)."""
-        if self.encryption_s <= 0:
-            return 0.0
-        return self.encrypted_bytes / 2**20 / self.encryption_s
+        return schema.mib_per_s(self.encrypted_bytes, self.encryption_s)

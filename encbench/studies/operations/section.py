@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from encbench.report.cells import fmt, sample_text, verdict_notes
+from encbench.report.cells import fmt, rounds_text, sample_text, verdict_notes
 from encbench.report.models import Differences
 from encbench.report.study_sections import headline, opening
 from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
@@ -83,14 +83,11 @@ def times_table(
         words = SIDE_WORDS.get(cell.operation, ("", ""))
         text = partial(sample_text, unit=cell.unit, digits=3)
         time, kind = headline(cell, "time", text, words)
-        rounds = f"{cell.rounds}" + (
-            f" ({cell.rounds_rejected} again)" if cell.rounds_rejected else ""
-        )
         rows.append(
             row(
                 cell.label,
                 *time,
-                rounds,
+                rounds_text(cell),
                 _detail(cell),
                 styles={4: kind},
             )

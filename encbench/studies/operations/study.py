@@ -88,6 +88,9 @@ VERSION_VARIABLE = f"{keyplugin.NAME}_version"
 
 class OperationsStudy(StudyBasics):
     record_type = OperationRecord
+    rule_of = operations_options
+    cells_of = cells.cells
+    rule: OperationsSpec
     # One operation at a time: the two variants of a round are never timed at once (main's
     # engine reads this to choose a duet round; a crash or a start-up must not share the
     # machine with its pair).
@@ -95,11 +98,7 @@ class OperationsStudy(StudyBasics):
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         super().__init__(store, profile, progress)
-        self.rule: OperationsSpec = operations_options(profile)
         self.servers: OperationServers | None = None
-
-    def cells(self) -> Sequence[OperationCell]:
-        return cells.cells(self.profile)
 
     def prepare(self) -> None:
         super().prepare()

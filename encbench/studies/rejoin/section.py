@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.report.cells import means_text, rounds_text, sample_text, verdict_notes
+from encbench.report.cells import means_text, rounds_text, sample_text
 from encbench.report.models import Differences, Record
-from encbench.report.study_sections import headline, opening, proof_section
-from encbench.report.tables import Plot, Section, Table, row
+from encbench.report.study_sections import headline_table, opening, proof_section, server_hello
+from encbench.report.tables import Cell, Plot, Section, Table, row
 from encbench.studies.rejoin import plots as rejoin_plots
 from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary
 
@@ -23,29 +23,31 @@ INTRO = (
 )
 
 
+HEADER = ["rejoin", "to Synced, plain", "to Synced, socket.ssl", "cost (95% CI)", "verdict",
+          "MiB on the link, plain / TLS", "node 1 CPU s", "node 2 CPU s", "rounds"]  # fmt: skip
+
+
+def beside(cell: RejoinCellSummary) -> list[Cell]:
+    """The bytes and both nodes' CPU beside the time to Synced, and the rounds."""
+    v = cell.variants
+    return row(
+        means_text(v.plain.link_mib, v.encrypted.link_mib, 2) if v else "–",
+        means_text(v.plain.node1_cpu_s, v.encrypted.node1_cpu_s, 2) if v else "–",
+        means_text(v.plain.node2_cpu_s, v.encrypted.node2_cpu_s, 2) if v else "–",
+        rounds_text(cell),
+    )
+
+
 def table(cells: Sequence[RejoinCellSummary], differences: Differences | None = None) -> Table:
-    rows = []
-    for cell in cells:
-        v = cell.variants
-        sync, kind = headline(cell, "sync_s", lambda s: sample_text(s, "s", 2))
-        rows.append(
-            row(
-                cell.label,
-                *sync,
-                means_text(v.plain.link_mib, v.encrypted.link_mib, 2) if v else "–",
-                means_text(v.plain.node1_cpu_s, v.encrypted.node1_cpu_s, 2) if v else "–",
-                means_text(v.plain.node2_cpu_s, v.encrypted.node2_cpu_s, 2) if v else "–",
-                rounds_text(cell),
-                styles={4: kind},
-            )
-        )
-    return Table(
-        ["rejoin", "to Synced, plain", "to Synced, socket.ssl", "cost (95% CI)", "verdict",
-         "MiB on the link, plain / TLS", "node 1 CPU s", "node 2 CPU s", "rounds"],
-        rows,
-        caption="Node 2 from its start to Synced, plain cluster against Galera's TLS",
-        notes=verdict_notes([c.comparisons.get("sync_s") for c in cells], differences),
-    )  # fmt: skip
+    return headline_table(
+        cells,
+        "sync_s",
+        lambda s: sample_text(s, "s", 2),
+        beside,
+        HEADER,
+        "Node 2 from its start to Synced, plain cluster against Galera's TLS",
+        differences,
+    )
 
 
 def proof_item(label: str, plain: Record, enc: Record) -> str:
@@ -53,8 +55,7 @@ def proof_item(label: str, plain: Record, enc: Record) -> str:
         f"{label}: plain cluster — the marker rows node 2 missed seen "
         f"{plain.get('marker_hits_by_port')} (by port); TLS cluster — "
         f"{enc.get('marker_hits_by_port') or 'none'} (by port; port 4444 is the rsync SST "
-        f"stream, which socket.ssl does not cover), {enc.get('protocol') or '?'} "
-        f"{enc.get('cipher') or '?'} (the ServerHello on the wire)."
+        f"stream, which socket.ssl does not cover), {server_hello(enc)}."
     )
 
 

@@ -25,14 +25,12 @@ from __future__ import annotations
 import re
 import secrets
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import timed
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
 from encbench.galera_pair_studies import (
@@ -41,9 +39,7 @@ from encbench.galera_pair_studies import (
     PairOnHosts,
     read_capture,
 )
-from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies.rejoin import cells
 from encbench.studies.rejoin.options import RejoinSpec, rejoin_options
@@ -74,13 +70,9 @@ def ist_writesets(log: str) -> int:
 
 class RejoinStudy(GaleraPairStudy):
     record_type = RejoinRecord
-
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
-        self.rule: RejoinSpec = rejoin_options(profile)
-
-    def cells(self) -> Sequence[RejoinCell]:
-        return cells.cells(self.profile)
+    rule_of = rejoin_options
+    cells_of = cells.cells
+    rule: RejoinSpec
 
     def warm_up(self, cell: RejoinCell, variant: str, seconds: int, raw: Path) -> None:
         """None (warmup_s = 0): every rejoin starts from a stopped node 2."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.cell_summary import CellSummary, GaleraPart
 from encbench.report.models import Model, Record, Sample
 
 
@@ -25,10 +25,6 @@ class ReplicationCellSummary(CellSummary[ReplicationVariant]):
     proof: Record | None = None
 
 
-class ReplicationSummary(StudyPart[ReplicationCellSummary]):
-    mariadb_version: str | None
-    galera_version: str | None
-    data: Record | None
-    link: Record | None
-    key_type: str | None
-    certificate: str | None
+class ReplicationSummary(GaleraPart[ReplicationCellSummary]):
+    # GaleraPart's fields, and nothing more (a docstring would be the schema's description).
+    pass

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, ClassVar
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from encbench.galera_pair_studies import PAIRS_SECTION, PairsSpec
-from encbench.options import CellBudget, RunSeconds, Threads, WarmupSeconds, all_known
+from encbench.options import CellBudget, RunSeconds, Threads, WarmupSeconds, known
 from encbench.profile import Profile, no_calibration
 from encbench.studies.definition import Settings
 from encbench.workloads.sysbench import OLTP_WORKLOADS, WRITE_WORKLOADS
@@ -28,16 +28,13 @@ class ReplicationSpec(PairsSpec):
 
     SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "threads", "time": "run_s"}
 
-    workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_write_only", "oltp_read_write"]
+    workloads: Annotated[
+        list[str], Field(min_length=1), known(REPLICATION_WORKLOADS, "replication workload")
+    ] = ["oltp_write_only", "oltp_read_write"]
     threads: Threads = [4]
     warmup_s: WarmupSeconds = 5
     run_s: RunSeconds = 20
     cell_budget_s: CellBudget = 240
-
-    @field_validator("workloads")
-    @classmethod
-    def write_workloads(cls, value: list[str]) -> list[str]:
-        return all_known(value, REPLICATION_WORKLOADS, "replication workload")
 
 
 def replication_options(profile: Profile) -> ReplicationSpec:

@@ -86,8 +86,7 @@ class ReplicationRecord(RecordedRun):
     usage: Usage | None = None
 
     def __post_init__(self) -> None:
-        if self.wall_s <= 0 or self.transactions <= 0 or self.tps <= 0:
-            raise self.impossible(f"{self.transactions} transactions in {self.wall_s:.1f} s")
+        self.refuse_empty(self.transactions, self.tps, "transactions")
 
     @property
     def link_bytes_per_txn(self) -> float:

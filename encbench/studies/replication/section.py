@@ -18,9 +18,9 @@ from encbench.report.cells import (
 )
 from encbench.report.models import Differences, NoiseFloor, Record
 from encbench.report.study_sections import (
+    captured,
     encrypted_side,
-    headline,
-    mib_captured,
+    headline_table,
     opening,
     proof_section,
 )
@@ -43,22 +43,14 @@ INTRO = (
 def tps_table(
     cells: Sequence[ReplicationCellSummary], differences: Differences | None = None
 ) -> Table:
-    rows = []
-    for cell in cells:
-        tps, kind = headline(cell, "tps", lambda s: sample_text(s, "", 1))
-        rows.append(
-            row(
-                cell.label,
-                *tps,
-                rounds_text(cell),
-                styles={4: kind},
-            )
-        )
-    return Table(
+    return headline_table(
+        cells,
+        "tps",
+        lambda s: sample_text(s, "", 1),
+        lambda cell: row(rounds_text(cell)),
         ["cell", "TPS, plain cluster", "TPS, socket.ssl", "cost (95% CI)", "verdict", "rounds"],
-        rows,
-        caption="Transactions per second against node 1, plain cluster against Galera's TLS",
-        notes=verdict_notes([c.comparisons.get("tps") for c in cells], differences),
+        "Transactions per second against node 1, plain cluster against Galera's TLS",
+        differences,
     )
 
 
@@ -101,10 +93,9 @@ def per_txn_table(cells: Sequence[ReplicationCellSummary]) -> Table:
 def proof_item(label: str, plain: Record, enc: Record) -> str:
     return (
         f"{label}: plain cluster — node 1's marker rows seen {plain.get('marker_hits')} times "
-        f"({plain.get('marker_hits_by_port')} by port) in {mib_captured(plain)} captured "
-        f"({plain.get('dropped')} frames dropped); TLS cluster — {encrypted_side(enc)}; node 2 "
-        f"rejoined in {plain.get('rejoin_s', 0):.1f} s plain, {enc.get('rejoin_s', 0):.1f} s "
-        "with TLS."
+        f"({plain.get('marker_hits_by_port')} by port) in {captured(plain)}; TLS cluster — "
+        f"{encrypted_side(enc)}; node 2 rejoined in {plain.get('rejoin_s', 0):.1f} s plain, "
+        f"{enc.get('rejoin_s', 0):.1f} s with TLS."
     )
 
 

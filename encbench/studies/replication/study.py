@@ -26,13 +26,11 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from encbench.engine.clocks import timed
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError
 from encbench.galera_pair_studies import (
@@ -41,9 +39,7 @@ from encbench.galera_pair_studies import (
     PairOnHosts,
     read_capture,
 )
-from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.studies.replication import cells
 from encbench.studies.replication.options import ReplicationSpec, replication_options
@@ -56,13 +52,9 @@ PROOF_LOAD_S = 3
 
 class ReplicationStudy(GaleraPairStudy):
     record_type = ReplicationRecord
-
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
-        self.rule: ReplicationSpec = replication_options(profile)
-
-    def cells(self) -> Sequence[ReplicationCell]:
-        return cells.cells(self.profile)
+    rule_of = replication_options
+    cells_of = cells.cells
+    rule: ReplicationSpec
 
     def _invocation(
         self, cell: ReplicationCell, cluster: PairOnHosts, seconds: int, log: Path
@@ -100,12 +92,7 @@ class ReplicationStudy(GaleraPairStudy):
         link = cluster.link_bytes() - link_before
         return ReplicationRecord(
             **run.record_fields(started_at, time.monotonic() - began),
-            tps=result.tps,
-            qps=result.qps,
-            transactions=result.transactions,
-            ignored_errors=result.ignored_errors,
-            latency_avg_ms=result.latency_avg_ms,
-            latency_p95_ms=result.latency_p95_ms,
+            **result.record_fields(),
             apply_wait_s=apply_wait_s,
             link_bytes=link,
             node1_cpu_s=cpu1,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
+from encbench.report.cell_summary import GALERA_SETUP
 from encbench.report.cells import sample
 from encbench.report.models import Record
 from encbench.report.study_summary import identity, recorded, study_fields, wall_s
@@ -20,8 +21,6 @@ from encbench.studies.replication.options import replication_options
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 
 PRIMARY = primary_metric(ReplicationRecord.METRICS)
-# What replication.json says of the clusters (galera_pair_studies.describe).
-CLUSTER_FIELDS = ("mariadb_version", "galera_version", "data", "link", "key_type", "certificate")
 
 
 def variant_stats(runs: list[ReplicationRecord]) -> ReplicationVariant:
@@ -57,7 +56,7 @@ def build(
     record = record or {}
     proofs = record.get("proofs") or {}
     return ReplicationSummary(
-        **recorded(record, CLUSTER_FIELDS),
+        **recorded(record, GALERA_SETUP),  # as galera_pair_studies.describe wrote it
         **study_fields(
             replication_cells.cells(profile),
             runs,

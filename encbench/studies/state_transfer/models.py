@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.cell_summary import CellSummary, GaleraPart
 from encbench.report.models import Model, Record, Sample
 
 
@@ -50,13 +50,7 @@ class SstCellSummary(CellSummary[SstVariant]):
     limits: dict[str, SstLimit] = {}
 
 
-class StateTransferSummary(StudyPart[SstCellSummary]):
-    mariadb_version: str | None
-    galera_version: str | None
-    data: Record | None
-    link: Record | None
-    key_type: str | None
-    certificate: str | None
+class StateTransferSummary(GaleraPart[SstCellSummary]):
     # The measured limits as state-transfer.json records them (disk, link, cipher, cores).
     limits: Record | None = None
     # The raw pipelines' set-up as state-transfer.json records it (socat's buffer, the page

@@ -14,8 +14,9 @@ from encbench.options import (
     MinRounds,
     Rounds,
     RunSeconds,
-    all_known,
     budgets_listed,
+    counts_within,
+    known,
 )
 from encbench.profile import Profile
 from encbench.studies.definition import Settings
@@ -70,8 +71,12 @@ class StateTransferSpec(Rounds):
     methods: Annotated[list[SstMethod], Field(min_length=1)] = ["mariabackup", "rsync"]
     # The streams socat carries (mariabackup's and the pipelines'): one cell per entry
     # (rsync's stunnel keeps its own default).
-    ciphers: Annotated[list[str], Field(min_length=1)] = ["TLSv1.3"]
-    backup_threads: Annotated[list[int], Field(min_length=1)] = [1]
+    ciphers: Annotated[list[str], Field(min_length=1), known(SST_CIPHERS, "SST cipher")] = [
+        "TLSv1.3"
+    ]
+    backup_threads: Annotated[
+        list[int], Field(min_length=1), counts_within(MAX_BACKUP_THREADS, "backup threads")
+    ] = [1]
     # One cell per entry, every method: "off" as the 2017 study's "AES-NI off" runs (AesNi).
     aesni: Annotated[list[AesNi], Field(min_length=1)] = ["on"]
     nodes: int = 2
@@ -141,11 +146,6 @@ class StateTransferSpec(Rounds):
             )
         return value
 
-    @field_validator("ciphers")
-    @classmethod
-    def known_ciphers(cls, value: list[str]) -> list[str]:
-        return all_known(value, SST_CIPHERS, "SST cipher")
-
     @field_validator("aesni", mode="after")
     @classmethod
     def aesni_by_one_name(cls, value: list[str]) -> list[str]:
@@ -183,16 +183,6 @@ class StateTransferSpec(Rounds):
                 "methods has none: add mariabackup or rsync, or set donor_load_threads = 0"
             )
         return self
-
-    @field_validator("backup_threads")
-    @classmethod
-    def threads_in_range(cls, value: list[int]) -> list[int]:
-        for n in value:
-            if not 1 <= n <= MAX_BACKUP_THREADS:
-                raise ValueError(
-                    f"{n} backup threads is out of range: use 1 to {MAX_BACKUP_THREADS}"
-                )
-        return value
 
 
 def state_transfer_options(profile: Profile) -> StateTransferSpec:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from encbench.results import schema
 from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
 from encbench.studies.state_transfer.sstlog import PAUSE_STAGE
 
@@ -126,9 +127,7 @@ class SstRecord(RecordedRun):
     @property
     def mib_per_s(self) -> float:
         """What crossed the link, donor to joiner, over the donor's stream."""
-        if self.transfer_s <= 0:
-            return 0.0
-        return self.link_rx_bytes / 2**20 / self.transfer_s
+        return schema.mib_per_s(self.link_rx_bytes, self.transfer_s)
 
     @property
     def sync_less_pause_s(self) -> float | None:

@@ -15,17 +15,16 @@ from encbench.report.cells import (
     overhead_cell,
     rounds_text,
     sample_text,
-    verdict_notes,
 )
 from encbench.report.models import Differences, Record, Sample
 from encbench.report.study_sections import (
+    captured,
     encrypted_side,
-    headline,
-    mib_captured,
+    headline_table,
     opening,
     proof_section,
 )
-from encbench.report.tables import Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.tables import Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.studies.state_transfer import limits_section as state_transfer_limits
 from encbench.studies.state_transfer import plots as state_transfer_plots
 from encbench.studies.state_transfer.models import SstCellSummary, StateTransferSummary
@@ -65,30 +64,34 @@ PIPELINE_NOTE = (
 )
 
 
+TIMES_HEADER = ["SST", "to Synced, plain", "to Synced, encrypted", "cost (95% CI)", "verdict",
+                "donor's stream, plain", "stream, encrypted", "stream cost (95% CI)",
+                "rounds"]  # fmt: skip
+
+
+def stream_columns(cell: SstCellSummary) -> list[Cell]:
+    """The donor's stream beside the time to Synced: each variant's, its cost; the rounds."""
+    v = cell.variants
+    stream_cost, _, stream_kind = cost_verdict(cell, "transfer_s", primary=False)
+    return row(
+        sample_text(v.plain.transfer_s, "s", 2) if v else "–",
+        sample_text(v.encrypted.transfer_s, "s", 2) if v else "–",
+        stream_cost,
+        rounds_text(cell),
+        styles={2: stream_kind},
+    )
+
+
 def times_table(cells: Sequence[SstCellSummary], differences: Differences | None = None) -> Table:
-    rows = []
-    for cell in cells:
-        v = cell.variants
-        sync, kind = headline(cell, "sync_s", lambda s: sample_text(s, "s", 2))
-        stream_cost, _, stream_kind = cost_verdict(cell, "transfer_s", primary=False)
-        rows.append(
-            row(
-                cell.label,
-                *sync,
-                sample_text(v.plain.transfer_s, "s", 2) if v else "–",
-                sample_text(v.encrypted.transfer_s, "s", 2) if v else "–",
-                stream_cost,
-                rounds_text(cell),
-                styles={4: kind, 7: stream_kind},
-            )
-        )
-    return Table(
-        ["SST", "to Synced, plain", "to Synced, encrypted", "cost (95% CI)", "verdict",
-         "donor's stream, plain", "stream, encrypted", "stream cost (95% CI)", "rounds"],
-        rows,
-        caption="Time from the joiner's start to Synced, and the donor's stream alone",
-        notes=verdict_notes([c.comparisons.get("sync_s") for c in cells], differences),
-    )  # fmt: skip
+    return headline_table(
+        cells,
+        "sync_s",
+        lambda s: sample_text(s, "s", 2),
+        stream_columns,
+        TIMES_HEADER,
+        "Time from the joiner's start to Synced, and the donor's stream alone",
+        differences,
+    )
 
 
 def transfer_table(cells: Sequence[SstCellSummary]) -> Table:
@@ -240,9 +243,8 @@ def _elsewhere(hits: dict[str, int]) -> str:
 def proof_item(label: str, plain: Record, enc: Record) -> str:
     return (
         f"{label}: plain — the donor's marker seen {plain.get('marker_hits')} times in "
-        f"{mib_captured(plain)} captured ({plain.get('dropped')} frames dropped), transport "
-        f"`{plain.get('joiner_transport')}`; encrypted — {encrypted_side(enc)}, transport "
-        f"`{enc.get('joiner_transport')}`."
+        f"{captured(plain)}, transport `{plain.get('joiner_transport')}`; encrypted — "
+        f"{encrypted_side(enc)}, transport `{enc.get('joiner_transport')}`."
         + _elsewhere(enc.get("marker_hits_other_ports") or {})
         + _masks(enc.get("openssl_ia32cap") or {}, enc.get("openssl_ia32cap_set"))
     )

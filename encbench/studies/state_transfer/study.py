@@ -78,18 +78,17 @@ from encbench.study_basics import StudyBasics, window_fields
 
 class StateTransferStudy(StudyBasics):
     record_type = SstRecord
+    rule_of = state_transfer_options
+    cells_of = cells.cells
+    rule: StateTransferSpec
     # One transfer at a time: two at once would share the donor and the link.
     together = False
 
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         super().__init__(store, profile, progress)
-        self.rule: StateTransferSpec = state_transfer_options(profile)
         self.cluster: Cluster | None = None
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None
-
-    def cells(self) -> Sequence[SstCell]:
-        return cells.cells(self.profile)
 
     @contextmanager
     def setup(self, todo: Sequence[SstCell]) -> Iterator[Cluster | None]:

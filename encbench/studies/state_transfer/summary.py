@@ -6,6 +6,7 @@ from __future__ import annotations
 from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
+from encbench.report.cell_summary import GALERA_SETUP
 from encbench.report.cells import sample
 from encbench.report.models import Record, Sample
 from encbench.report.study_summary import identity, recorded, study_fields
@@ -24,12 +25,7 @@ from encbench.studies.state_transfer.records import SstCell, SstRecord
 PRIMARY = primary_metric(SstRecord.METRICS)
 # What state-transfer.json says of the cluster, its limits and its pipelines (cluster.py).
 RECORDED = (
-    "mariadb_version",
-    "galera_version",
-    "data",
-    "link",
-    "key_type",
-    "certificate",
+    *GALERA_SETUP,
     "limits",
     "pipelines",
     "nodes",
