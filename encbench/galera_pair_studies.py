@@ -39,6 +39,7 @@ from encbench.servers.sizing import (
     SYSTEM_FILES_ESTIMATE,
 )
 from encbench.study_basics import StudyBasics
+from encbench.study_here import Here, RootNeed
 from encbench.workloads import sysbench
 
 # The section that sets the pairs: the replication study's.
@@ -318,3 +319,11 @@ def read_capture(where: str, found: dict[str, Any], crossed: int, copied: int) -
         "protocol": hellos[0]["protocol"] if hellos else "",
         "cipher": hellos[0]["cipher"] if hellos else "",
     }
+
+
+def root(profile: Profile) -> RootNeed:
+    return RootNeed("network namespaces")
+
+
+# What both studies need of this machine and leave on it (their definitions' `here`).
+HERE = Here(disk_bytes=disk_bytes, memory_mb=memory_mb, tools=needs, root=root, creates=CREATES)

@@ -26,7 +26,8 @@ from encbench.report.parts import Compared, Context, ReportPart
 from encbench.report.tables import Paragraph, Plot, Section
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
-from encbench.studies.definition import Here, Settings, StudyDefinition
+from encbench.studies.definition import Settings, StudyDefinition
+from encbench.study_here import Here
 
 
 # -- the toy study's own package, as it would be written --------------------------------------

@@ -15,7 +15,8 @@ from encbench.studies.at_rest.postgresql.options import pg_at_rest_options
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
-from encbench.studies.definition import Here, StudyDefinition, TargetUse
+from encbench.studies.definition import StudyDefinition, TargetUse
+from encbench.study_here import Here
 
 STUDY = StudyDefinition(
     words="data-at-rest",

@@ -16,7 +16,8 @@ from encbench.studies.at_rest.cells import MARIADB, measures
 from encbench.studies.at_rest.postgresql import needs as pg_needs
 from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
 from encbench.studies.at_rest.records import RunRecord
-from encbench.studies.definition import RootNeed, each_kind
+from encbench.studies.definition import each_kind
+from encbench.study_here import RootNeed
 
 NAME = RunRecord.STUDY
 

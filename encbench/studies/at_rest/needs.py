@@ -15,7 +15,7 @@ from encbench.servers.grants import TargetNeeds
 from encbench.studies.at_rest.cells import cells, configurations
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
-from encbench.studies.definition import RootNeed
+from encbench.study_here import RootNeed
 
 
 def perf_check() -> Check:

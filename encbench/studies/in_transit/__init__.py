@@ -4,12 +4,13 @@ target) names: MariaDB or MySQL (this package's modules) and PostgreSQL (postgre
 measured apart, kinds.py over both)."""
 
 from encbench.servers import installs
-from encbench.studies.definition import Here, StudyDefinition, TargetUse
+from encbench.studies.definition import StudyDefinition, TargetUse
 from encbench.studies.in_transit import cells, kind, kinds, needs, options, report, target
 from encbench.studies.in_transit import postgresql as postgresql_part
 from encbench.studies.in_transit.options import transit_options
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.study import TransitStudy
+from encbench.study_here import Here
 
 STUDY = StudyDefinition(
     words="in-transit",

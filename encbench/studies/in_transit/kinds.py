@@ -13,11 +13,12 @@ from pathlib import Path
 
 from encbench.checks import Check
 from encbench.profile import Profile
-from encbench.studies.definition import RootNeed, each_kind
+from encbench.studies.definition import each_kind
 from encbench.studies.in_transit import cells, needs, sizing, target
 from encbench.studies.in_transit.kind import MARIADB, NAME, POSTGRESQL, measures
 from encbench.studies.in_transit.postgresql import needs as pg_needs
 from encbench.studies.in_transit.postgresql import target as pg_target_study
+from encbench.study_here import RootNeed
 
 
 def disk_bytes(profile: Profile) -> int:

@@ -10,9 +10,9 @@ from encbench.errors import BadInput
 from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers.grants import TargetNeeds
-from encbench.studies.definition import RootNeed
 from encbench.studies.in_transit.cells import cells
 from encbench.studies.in_transit.options import transit_options
+from encbench.study_here import RootNeed
 
 
 def optional_checks() -> list[Check]:

@@ -3,7 +3,6 @@ replication study's two clusters (plain, and with Galera's own TLS, socket.ssl_*
 every node lives on its own emulated host (galera_pair_studies.py)."""
 
 from encbench import galera_pair_studies as pairs
-from encbench.studies import pairs_here
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.rejoin import cells, options, report
 from encbench.studies.rejoin.records import RejoinRecord
@@ -17,6 +16,6 @@ STUDY = StudyDefinition(
     make=RejoinStudy,
     settings=options.SETTINGS,
     cells_of=cells.cells,
-    here=pairs_here.HERE,
+    here=pairs.HERE,
     report=report.PART,
 )

@@ -3,7 +3,6 @@
 (the clusters, which the rejoin study measures on too: galera_pair_studies.py)."""
 
 from encbench import galera_pair_studies as pairs
-from encbench.studies import pairs_here
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.replication import cells, options, report
 from encbench.studies.replication.records import ReplicationRecord
@@ -17,6 +16,6 @@ STUDY = StudyDefinition(
     make=ReplicationStudy,
     settings=options.SETTINGS,
     cells_of=cells.cells,
-    here=pairs_here.HERE,
+    here=pairs.HERE,
     report=report.PART,
 )

@@ -4,10 +4,11 @@ plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluste
 live each on its own emulated host."""
 
 from encbench.profile import Profile
-from encbench.studies.definition import Here, RootNeed, StudyDefinition
+from encbench.studies.definition import StudyDefinition
 from encbench.studies.state_transfer import cells, needs, options, report, sizing
 from encbench.studies.state_transfer.records import SstRecord
 from encbench.studies.state_transfer.study import StateTransferStudy
+from encbench.study_here import Here, RootNeed
 
 
 def root(profile: Profile) -> RootNeed:

@@ -21,7 +21,7 @@ from encbench.studies.at_rest.postgresql.options import (
     pg_at_rest_options,
     sbtest_mb_estimate,
 )
-from encbench.studies.definition import RootNeed
+from encbench.study_here import RootNeed
 
 MIB = 1 << 20
 # Beyond twice the data's estimate on each image: the WAL (max_wal_size) and the server's

@@ -15,8 +15,8 @@ from encbench.kinds import postgresql
 from encbench.profile import Profile
 from encbench.servers import pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
-from encbench.studies.definition import RootNeed
 from encbench.studies.in_transit.postgresql.options import pg_transit_options
+from encbench.study_here import RootNeed
 
 # pgbench -i: about 16 MB per unit of scale (tables and indexes); initdb's files and the
 # WAL the load writes; the connection log, two lines per connection.
