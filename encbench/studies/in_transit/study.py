@@ -72,7 +72,7 @@ class TransitStudy(TransitBasics):
         # the sandbox with a generated one.
         self.target = TransitTarget(store, profile) if profile.target is not None else None
         self.password = (
-            (self.target.password or "")
+            (self.target.server.password or "")
             if self.target is not None
             else keys.password(self.private, "transit-client")
         )
@@ -401,12 +401,8 @@ class TransitStudy(TransitBasics):
             )
         return TransitRecord(
             **run.record_fields(started_at, window.wall_s),
-            rate=got.rate,
-            events=got.events,
-            bytes=got.bytes,
-            errors=got.errors,
-            latency_avg_ms=got.latency_avg_ms,
-            latency_p95_ms=got.latency_p95_ms,
+            # The client's figures: ClientRun names them as the record does.
+            **dataclasses.asdict(got),
             server_cpu_s=window.server_cpu_s if self._reads_server_cpu() else None,
             tunnel_cpu_s=tunnel_cpu,
             client_cpu_s=window.client_cpu_s,
