@@ -10,16 +10,18 @@ from typing import Any, TypeVar
 
 from encbench import estimates
 from encbench.report import cells, suspect
-from encbench.report.models import CellPart, Model, NoiseFloor
+from encbench.report.cell_summary import CellSummary
+from encbench.report.models import CellPart, Model, NoiseFloor, Sample
 from encbench.report.parts import Across, ReportPart, Setup, summary_builder
 from encbench.report.study_parts import compared_cells, sections_with_floor, versions
 from encbench.report.study_summary import study_fields, wall_s
-from encbench.report.tables import Section
+from encbench.report.tables import Cell, Section, row
 from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
 from encbench.results.schema import Metric, primary_metric
 
 M = TypeVar("M", bound=Model)
 K = TypeVar("K")
+C = TypeVar("C", bound=CellSummary[Any])
 
 # Beside pgbench's own METRICS (tps): compared too, when both sides are above zero.
 EXTRA_METRICS = (
@@ -72,6 +74,34 @@ def summarize_cell(
     """A pgbench cell's summary (report/cells.summarize_cell) over COMPARED, timed by its
     runs' whole time."""
     return cells.summarize_cell(model, identity, state, rule, COMPARED, variant_stats, wall_s)
+
+
+def tps_text(tps: Sample) -> str:
+    """A side's transactions per second as the tables write them: the mean, its 95% CI."""
+    if not tps.ci95:
+        return f"{tps.mean:,.1f}"
+    return f"{tps.mean:,.1f} ({tps.ci95[0]:,.1f}–{tps.ci95[1]:,.1f})"
+
+
+def tps_row(cell: C, where: Sequence[str], own: Sequence[Callable[[C], str]]) -> list[Cell]:
+    """A row of a pgbench part's table: the columns that say `where` the cell is, both sides'
+    TPS, the share lost with its CI and the verdict (styled by its kind), then the study's
+    `own` columns; a cell not measured has "–" for each figure and its status as the
+    verdict."""
+    verdict = len(where) + 3  # the verdict's column
+    comp = cell.comparisons.get("tps")
+    if not cell.rounds or cell.variants is None or comp is None:
+        blank = ["–"] * len(own)
+        return row(*where, "–", "–", "–", cell.status, *blank, styles={verdict: "na"})
+    return row(
+        *where,
+        tps_text(cell.variants.plain.tps),
+        tps_text(cell.variants.encrypted.tps),
+        cells.overhead_cell(comp),
+        cells.verdict_text(comp),
+        *(column(cell) for column in own),
+        styles={verdict: comp.kind},
+    )
 
 
 # ReportPart.compare_setup: the server's version, as `compare` sets it beside another's.
