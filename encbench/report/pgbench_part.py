@@ -1,20 +1,21 @@
 """What the report's parts of pgbench's runs share (PostgreSQL at rest, in transit), written
 once: the metrics compared beside TPS, the figures every variant of theirs begins with, a
-cell's summary from its rounds, and the pieces of their ReportPart that read only the
-server's version.  Each part passes its own models, cells and words."""
+cell's summary from its rounds, the part's summary, a row of their tables, and the pieces of
+their ReportPart that read only the server's version.  Each part passes its own models, cells
+and words."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from encbench import estimates
 from encbench.report import cells, suspect
 from encbench.report.cell_summary import CellSummary
-from encbench.report.models import CellPart, Model, NoiseFloor, Sample
+from encbench.report.models import CellPart, Model, NoiseFloor, Record, Sample
 from encbench.report.parts import Across, ReportPart, Setup, summary_builder
 from encbench.report.study_parts import compared_cells, sections_with_floor, versions
-from encbench.report.study_summary import study_fields, wall_s
+from encbench.report.study_summary import recorded, study_fields, wall_s
 from encbench.report.tables import Cell, Section, row
 from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
 from encbench.results.schema import Metric, primary_metric
@@ -52,16 +53,36 @@ def variant_fields(runs: Sequence[PgbenchRun]) -> dict[str, Any]:
     }
 
 
-def part_fields(
+class PgbenchRule(estimates.StopRule, Protocol):
+    """A pgbench study's options: the stopping rule and the scale its data is loaded at."""
+
+    @property
+    def scale(self) -> int: ...
+
+
+def part(
+    model: type[M],
     cells: Iterable[K],
     runs: Sequence[PgbenchRun],
-    rule: estimates.StopRule,
+    rule: PgbenchRule,
     summarize: Callable[[K, estimates.CellRounds], CellPart],
     cores: int,
-) -> dict[str, Any]:
-    """What every study's part has (study_fields), of a pgbench part: TPS adjusted by
-    Holm's over its cells, the harness's share over its runs' whole time."""
-    return study_fields(cells, runs, rule, PRIMARY, summarize, wall_s, cores)
+    *,
+    record: Record,
+    recorded_fields: Iterable[str],
+    **own: Any,
+) -> M:
+    """A pgbench study's part of summary.json: its own `record`'s `recorded_fields`, the
+    scale its data was loaded at (the record's; the options' before a run wrote one), what
+    else is the study's `own`, and what every study's part has (study_fields): TPS adjusted
+    by Holm's over its cells, the harness's share over its runs' whole time."""
+    fields = {
+        **recorded(record, recorded_fields),
+        "scale": int(record.get("scale", rule.scale)),
+        **own,
+        **study_fields(cells, runs, rule, PRIMARY, summarize, wall_s, cores),
+    }
+    return model(**fields)
 
 
 def summarize_cell(
