@@ -67,7 +67,6 @@ class TransitStudy(TransitBasics):
         super().__init__(store, profile, progress)
         self.spec = transit_options(profile)
         self.rule: TransitSpec = transit_options(profile)
-        self.private = keys.private_dir(store.path)
         # Against a user's server ([target]) its own account and password; else a user of
         # the sandbox with a generated one.
         self.target = TransitTarget(store, profile) if profile.target is not None else None
@@ -76,7 +75,6 @@ class TransitStudy(TransitBasics):
             if self.target is not None
             else keys.password(self.private, "transit-client")
         )
-        self.record = self._read_record()
         if profile.calibration:
             # A/A: the `encrypted` role is a twin of the plain path (routes.py).
             self.record |= {
