@@ -39,7 +39,7 @@ EXAMPLE_DATABASES = tuple(f"encbench_000000000000_{s}" for s in ("plain", "encry
 
 
 def server_of(spec: TargetSpec) -> UserServer:
-    return UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    return UserServer.of_target(spec)
 
 
 def problems(facts: ServerFacts, needs: TargetNeeds) -> list[str]:

@@ -14,7 +14,7 @@ from encbench import cli, target_clean
 from encbench import profile as profiles
 from encbench.errors import BadInput, ServerError
 from encbench.results.store import ResultStore
-from encbench.servers import dsn, leftovers
+from encbench.servers import dsn, leftovers, owned
 from tests.helpers import tiny_profile
 
 
@@ -185,7 +185,7 @@ def test_table_sets_record_what_they_could_not_drop(
     def gone(*_: object) -> None:
         raise ServerError("target db.example:3306: Lost connection to server")
 
-    monkeypatch.setattr(table_sets, "drop_owned", gone)
+    monkeypatch.setattr(owned, "drop_owned", gone)
     sets.close()
     assert sorted(f.database for f in leftovers.of_run(store.path)) == sorted(sets.names.values())
 
@@ -278,7 +278,6 @@ def test_a_foreign_database_of_the_runs_names_is_refused_before_the_directory_ex
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from encbench import preflight, readiness
-    from encbench.servers import owned
 
     text = dsn.with_target(
         tiny_profile(tmp_path / "p.toml").read_text(), False, "mysql://bench@db.example:3306/",

@@ -44,7 +44,7 @@ from encbench.estimate import (
 from encbench.estimate.prometheus import Asked
 from encbench.profile import TargetSpec
 from encbench.servers import dsn, remote_cpu
-from encbench.servers.user_server import UserServer, password_from
+from encbench.servers.user_server import UserServer
 
 DEFAULT_SINCE = "7d"
 DEFAULT_STEP = "5m"
@@ -310,7 +310,7 @@ def server_cipher(variables: dict[str, str]) -> str | None:
 
 
 def _server(spec: TargetSpec) -> UserServer:
-    return UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    return UserServer.of_target(spec)
 
 
 def _where(spec: TargetSpec) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 from encbench import checks, readiness
 from encbench.kind_ways import KindWays, TargetWays
 from encbench.servers import owned
-from encbench.servers.user_server import UserServer, password_from
+from encbench.servers.user_server import UserServer
 
 
 def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
@@ -19,7 +19,7 @@ def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
 
 
 def _dropper(spec: Any) -> Callable[[Any], None]:
-    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    server = UserServer.of_target(spec)
     return lambda found: owned.drop_owned(server, found.database, found.marker)
 
 

@@ -1,25 +1,28 @@
 """What the report's parts of pgbench's runs share (PostgreSQL at rest, in transit), written
 once: the metrics compared beside TPS, the figures every variant of theirs begins with, a
-cell's summary from its rounds, and the pieces of their ReportPart that read only the
-server's version.  Each part passes its own models, cells and words."""
+cell's summary from its rounds, the part's summary, a row of their tables, and the pieces of
+their ReportPart that read only the server's version.  Each part passes its own models, cells
+and words."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from encbench import estimates
 from encbench.report import cells, suspect
-from encbench.report.models import CellPart, Model, NoiseFloor
+from encbench.report.cell_summary import CellSummary
+from encbench.report.models import CellPart, Model, NoiseFloor, Record, Sample
 from encbench.report.parts import Across, ReportPart, Setup, summary_builder
 from encbench.report.study_parts import compared_cells, sections_with_floor, versions
-from encbench.report.study_summary import study_fields, wall_s
-from encbench.report.tables import Section
+from encbench.report.study_summary import recorded, study_fields, wall_s
+from encbench.report.tables import Cell, Section, row
 from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
 from encbench.results.schema import Metric, primary_metric
 
 M = TypeVar("M", bound=Model)
 K = TypeVar("K")
+C = TypeVar("C", bound=CellSummary[Any])
 
 # Beside pgbench's own METRICS (tps): compared too, when both sides are above zero.
 EXTRA_METRICS = (
@@ -50,16 +53,36 @@ def variant_fields(runs: Sequence[PgbenchRun]) -> dict[str, Any]:
     }
 
 
-def part_fields(
+class PgbenchRule(estimates.StopRule, Protocol):
+    """A pgbench study's options: the stopping rule and the scale its data is loaded at."""
+
+    @property
+    def scale(self) -> int: ...
+
+
+def part(
+    model: type[M],
     cells: Iterable[K],
     runs: Sequence[PgbenchRun],
-    rule: estimates.StopRule,
+    rule: PgbenchRule,
     summarize: Callable[[K, estimates.CellRounds], CellPart],
     cores: int,
-) -> dict[str, Any]:
-    """What every study's part has (study_fields), of a pgbench part: TPS adjusted by
-    Holm's over its cells, the harness's share over its runs' whole time."""
-    return study_fields(cells, runs, rule, PRIMARY, summarize, wall_s, cores)
+    *,
+    record: Record,
+    recorded_fields: Iterable[str],
+    **own: Any,
+) -> M:
+    """A pgbench study's part of summary.json: its own `record`'s `recorded_fields`, the
+    scale its data was loaded at (the record's; the options' before a run wrote one), what
+    else is the study's `own`, and what every study's part has (study_fields): TPS adjusted
+    by Holm's over its cells, the harness's share over its runs' whole time."""
+    fields = {
+        **recorded(record, recorded_fields),
+        "scale": int(record.get("scale", rule.scale)),
+        **own,
+        **study_fields(cells, runs, rule, PRIMARY, summarize, wall_s, cores),
+    }
+    return model(**fields)
 
 
 def summarize_cell(
@@ -72,6 +95,34 @@ def summarize_cell(
     """A pgbench cell's summary (report/cells.summarize_cell) over COMPARED, timed by its
     runs' whole time."""
     return cells.summarize_cell(model, identity, state, rule, COMPARED, variant_stats, wall_s)
+
+
+def tps_text(tps: Sample) -> str:
+    """A side's transactions per second as the tables write them: the mean, its 95% CI."""
+    if not tps.ci95:
+        return f"{tps.mean:,.1f}"
+    return f"{tps.mean:,.1f} ({tps.ci95[0]:,.1f}–{tps.ci95[1]:,.1f})"
+
+
+def tps_row(cell: C, where: Sequence[str], own: Sequence[Callable[[C], str]]) -> list[Cell]:
+    """A row of a pgbench part's table: the columns that say `where` the cell is, both sides'
+    TPS, the share lost with its CI and the verdict (styled by its kind), then the study's
+    `own` columns; a cell not measured has "–" for each figure and its status as the
+    verdict."""
+    verdict = len(where) + 3  # the verdict's column
+    comp = cell.comparisons.get("tps")
+    if not cell.rounds or cell.variants is None or comp is None:
+        blank = ["–"] * len(own)
+        return row(*where, "–", "–", "–", cell.status, *blank, styles={verdict: "na"})
+    return row(
+        *where,
+        tps_text(cell.variants.plain.tps),
+        tps_text(cell.variants.encrypted.tps),
+        cells.overhead_cell(comp),
+        cells.verdict_text(comp),
+        *(column(cell) for column in own),
+        styles={verdict: comp.kind},
+    )
 
 
 # ReportPart.compare_setup: the server's version, as `compare` sets it beside another's.

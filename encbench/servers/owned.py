@@ -6,9 +6,16 @@ The at-rest table sets and the in-transit clients' database both live under thes
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Callable
 
+from encbench.closed_on_exit import ClosedOnExit
 from encbench.errors import BadInput
+from encbench.profile import Profile
+from encbench.results.store import ResultStore
+from encbench.servers import leftovers
+from encbench.servers.remote_cpu import SshCpu, open_remote_cpu
 from encbench.servers.user_server import UserServer
 
 MARKER_TABLE = "encbench_owner"
@@ -64,3 +71,42 @@ def drop_owned(server: UserServer, db: str, run_marker: str) -> None:
     """Drop `db` only when it carries this run's marker (checked again before the drop)."""
     if ownership(server, db, run_marker) == "ours":
         server.query(f"DROP DATABASE `{db}`")
+
+
+class OwnedDatabases(ClosedOnExit):
+    """encbench's own databases on the user's server ([target]), under the rules above: the
+    server, this run's marker, the databases created so far and the server's CPU over ssh
+    where the target allows it.  A context manager: on any exit the CPU reader is closed and,
+    unless the target says keep, every database it created is dropped."""
+
+    def __init__(self, store: ResultStore, profile: Profile) -> None:
+        assert profile.target is not None, "encbench's databases on a target need [target]"
+        self.store = store
+        self.profile = profile
+        self.spec = profile.target
+        self.server = UserServer.of_target(self.spec)
+        self.marker = marker(str(store.path.absolute()))
+        self.created: list[str] = []
+        self.cpu: SshCpu | None = None
+
+    def create(self, db: str, option: str = "") -> None:
+        create_owned(self.server, db, self.marker, option)
+        self.created.append(db)
+
+    def open_cpu(self, log: Callable[[str], None]) -> None:
+        self.cpu = open_remote_cpu(self.server, self.spec, self.store, log)
+
+    def close(self) -> None:
+        if self.cpu is not None:
+            self.cpu.close()
+            self.cpu = None
+        if not self.spec.keep:
+            for db in reversed(self.created):
+                # Ours by construction (created by this object) — checked again all the
+                # same.  One the server no longer takes is recorded for `encbench clean
+                # --target`.
+                leftovers.drop_or_record(
+                    self.spec, db, self.marker, self.store.path,
+                    functools.partial(drop_owned, self.server, db, self.marker),
+                )  # fmt: skip
+        self.created = []

@@ -34,6 +34,12 @@ def rows_mb(rows: int) -> float:
     return rows * BYTES_PER_ROW_ESTIMATE / 2**20
 
 
+def data_dir_bytes(rows: int) -> int:
+    """One server's data directory with this many of sysbench's rows: the rows and InnoDB's
+    own files."""
+    return rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
+
+
 def pool_mb(data_mb: float, regime: str, rule: PoolRule) -> int:
     """The buffer pool of a regime for this much data."""
     if regime == "in-memory":

@@ -20,12 +20,15 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pymysql
 
 from encbench.errors import BadInput, ServerError
 from encbench.servers.target import Connection
+
+if TYPE_CHECKING:
+    from encbench.profile import TargetSpec
 
 CONNECT_TIMEOUT_S = 10.0
 QUERY_TIMEOUT_S = 600.0
@@ -79,6 +82,12 @@ class UserServer:
     def __post_init__(self) -> None:
         if not self.name:
             self.name = f"target {self.where.socket or f'{self.where.host}:{self.where.port}'}"
+
+    @classmethod
+    def of_target(cls, spec: TargetSpec) -> UserServer:
+        """The server a profile's [target] names, with the password the client tools would
+        use (password_from)."""
+        return cls(spec.connection(), password_from(spec.defaults_extra_file))
 
     def on(self, database: str) -> UserServer:
         """The same server, with `database` as the one its clients use."""

@@ -26,7 +26,7 @@ from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sand
 from encbench.servers.sizing import (
     BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
-    SYSTEM_FILES_ESTIMATE,
+    data_dir_bytes,
     pool_mb,
     rows_mb,
 )
@@ -88,7 +88,7 @@ def disk_bytes(profile: Profile) -> int:
     if profile.target is not None:
         return 0
     rows = profile.data.tables * profile.data.table_size
-    return len(VARIANTS) * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
+    return len(VARIANTS) * data_dir_bytes(rows)
 
 
 def setup_s(profile: Profile) -> float:

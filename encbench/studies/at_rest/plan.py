@@ -10,7 +10,7 @@ from encbench.durations import cell_seconds, duration
 from encbench.profile import Profile
 from encbench.servers import fscrypt, prerequisites
 from encbench.servers.owned import MARKER_TABLE, PLACEHOLDER_KEY
-from encbench.servers.user_server import UserServer, password_from
+from encbench.servers.user_server import UserServer
 from encbench.studies.at_rest import target_regimes, volumes
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.dialects import Dialect, dialect_for
@@ -21,8 +21,7 @@ from encbench.studies.at_rest.table_sets import names_for_key, statements
 
 def _server(profile: Profile) -> UserServer:
     assert profile.target is not None
-    spec = profile.target
-    return UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    return UserServer.of_target(profile.target)
 
 
 def existing_databases(server: UserServer) -> list[str]:

@@ -23,27 +23,17 @@ noise; the data files cannot be scanned (the proof is the server's own account).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
-from encbench.closed_on_exit import ClosedOnExit
 from encbench.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import leftovers, prerequisites
-from encbench.servers.owned import (
-    MARKER_TABLE,
-    create_owned,
-    drop_owned,
-    marker,
-    ownership,
-    run_key,
-)
-from encbench.servers.remote_cpu import SshCpu, cpu_measurement, open_remote_cpu
+from encbench.servers import prerequisites
+from encbench.servers.owned import MARKER_TABLE, OwnedDatabases, ownership, run_key
+from encbench.servers.remote_cpu import SshCpu, cpu_measurement
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import MISSING, Connection, Target
-from encbench.servers.user_server import UserServer, password_from
 from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies.at_rest import target_regimes
 from encbench.studies.at_rest.dialects import MARIADB_DIALECT, Dialect, dialect_for
@@ -112,22 +102,13 @@ def cannot_show(cpu: SshCpu | None, dialect: Dialect = MARIADB_DIALECT) -> list[
     ]
 
 
-class TableSets(ClosedOnExit):
-    """Both variants on the user's server; a context manager that drops encbench's own
-    databases on any exit (unless keep)."""
+class TableSets(OwnedDatabases):
+    """Both variants on the user's server, each in a database of encbench's own (dropped on
+    any exit unless keep: OwnedDatabases)."""
 
     def __init__(self, store: ResultStore, profile: Profile) -> None:
-        assert profile.target is not None, "a target design needs [target]"
-        self.store = store
-        self.profile = profile
-        self.spec = profile.target
-        self.password = password_from(self.spec.defaults_extra_file)
-        self.server = UserServer(self.spec.connection(), self.password)
-        key = str(store.path.absolute())
-        self.names = database_names(key)
-        self.marker = marker(key)
-        self.created: list[str] = []
-        self.cpu: SshCpu | None = None
+        super().__init__(store, profile)
+        self.names = database_names(str(store.path.absolute()))
         self.dialect = MARIADB_DIALECT  # the server's family's SQL, known once checked
         self.pool_bytes = 0
         self.regime: str | None = None
@@ -149,21 +130,6 @@ class TableSets(ClosedOnExit):
 
     def remote_cpu(self) -> SshCpu | None:
         return self.cpu
-
-    def close(self) -> None:
-        if self.cpu is not None:
-            self.cpu.close()
-            self.cpu = None
-        if self.spec.keep:
-            return
-        for db in reversed(self.created):
-            # Ours by construction (created by this object) — checked again all the same.
-            # One the server no longer takes is recorded for `encbench clean --target`.
-            leftovers.drop_or_record(
-                self.spec, db, self.marker, self.store.path,
-                functools.partial(drop_owned, self.server, db, self.marker),
-            )  # fmt: skip
-        self.created = []
 
     # -- safety --------------------------------------------------------------------------------
     def _ownership(self, db: str) -> str:
@@ -193,14 +159,13 @@ class TableSets(ClosedOnExit):
     # -- provisioning --------------------------------------------------------------------------
     def provision(self, log: Callable[[str], None]) -> None:
         self.check()
-        self.cpu = open_remote_cpu(self.server, self.spec, self.store, log)
+        self.open_cpu(log)
         data = self.profile.data
         rows = data.tables * data.table_size
         proofs = {}
         for variant, db in self.names.items():
             log(f"creating {db} on the {self.server.name}")
-            create_owned(self.server, db, self.marker, self.dialect.database_option(variant))
-            self.created.append(db)
+            self.create(db, self.dialect.database_option(variant))
             log(f"loading {data.tables} × {data.table_size:,} rows into {db}")
             sysbench.prepare(
                 self.connection(variant),

@@ -17,7 +17,7 @@ from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, keys
 from encbench.servers.sandbox import SandboxServer
-from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE, SYSTEM_FILES_ESTIMATE
+from encbench.servers.sizing import data_dir_bytes
 from encbench.servers.variants import EncryptionSpec
 from encbench.servers.volume_pair import MIB as MIB
 from encbench.servers.volume_pair import VolumePair
@@ -42,8 +42,7 @@ def uses_images(profile: Profile) -> bool:
 def image_bytes(profile: Profile) -> int:
     """One server's image: twice its estimated files and a headroom, in whole MiB."""
     rows = profile.data.tables * profile.data.table_size
-    per_server = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE  # as pair.disk_bytes
-    size = max(MIN_IMAGE_BYTES, 2 * per_server + IMAGE_HEADROOM_BYTES)
+    size = max(MIN_IMAGE_BYTES, 2 * data_dir_bytes(rows) + IMAGE_HEADROOM_BYTES)
     return -(-size // MIB) * MIB
 
 

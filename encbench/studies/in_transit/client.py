@@ -35,7 +35,8 @@ def query_run_s(rtt_ms: float) -> int:
 
 @dataclass(frozen=True)
 class ClientRun:
-    """What one run of a cell's client reports, in the cell's unit."""
+    """What one run of a cell's client reports, in the cell's unit: each field is the run
+    record's of the same name (TransitRecord), which takes them as they are."""
 
     events: int  # connections, transactions, or MiB (bulk, dump)
     rate: float

@@ -67,16 +67,14 @@ class TransitStudy(TransitBasics):
         super().__init__(store, profile, progress)
         self.spec = transit_options(profile)
         self.rule: TransitSpec = transit_options(profile)
-        self.private = keys.private_dir(store.path)
         # Against a user's server ([target]) its own account and password; else a user of
         # the sandbox with a generated one.
         self.target = TransitTarget(store, profile) if profile.target is not None else None
         self.password = (
-            (self.target.password or "")
+            (self.target.server.password or "")
             if self.target is not None
             else keys.password(self.private, "transit-client")
         )
-        self.record = self._read_record()
         if profile.calibration:
             # A/A: the `encrypted` role is a twin of the plain path (routes.py).
             self.record |= {
@@ -401,12 +399,8 @@ class TransitStudy(TransitBasics):
             )
         return TransitRecord(
             **run.record_fields(started_at, window.wall_s),
-            rate=got.rate,
-            events=got.events,
-            bytes=got.bytes,
-            errors=got.errors,
-            latency_avg_ms=got.latency_avg_ms,
-            latency_p95_ms=got.latency_p95_ms,
+            # The client's figures: ClientRun names them as the record does.
+            **dataclasses.asdict(got),
             server_cpu_s=window.server_cpu_s if self._reads_server_cpu() else None,
             tunnel_cpu_s=tunnel_cpu,
             client_cpu_s=window.client_cpu_s,

@@ -1,13 +1,17 @@
 """What both kinds' in-transit study objects keep beside their runs alike: the study's record
 file (`<record STUDY>.json`: proofs, PKI, the cells skipped with why), read back on --resume
-and written after each change."""
+and written after each change, and the run's private directory (its keys, passwords and
+certificates)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped
+from encbench.profile import Profile
 from encbench.results.store import ResultStore
+from encbench.servers import keys
 from encbench.study_basics import StudyBasics
 
 
@@ -16,6 +20,11 @@ class TransitBasics(StudyBasics):
 
     store: ResultStore
     record: dict[str, Any]
+
+    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+        super().__init__(store, profile, progress)
+        self.private = keys.private_dir(store.path)
+        self.record = self._read_record()
 
     def _record_file(self) -> str:
         return f"{self.record_type.STUDY}.json"

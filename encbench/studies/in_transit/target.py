@@ -31,18 +31,10 @@ from encbench.errors import BadInput
 from encbench.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import Handshake, describe_key, parse_s_client
 from encbench.results.store import ResultStore
-from encbench.servers import keys, leftovers, pki, prerequisites
-from encbench.servers.owned import (
-    PLACEHOLDER_KEY,
-    create_owned,
-    drop_owned,
-    marker,
-    ownership,
-    run_key,
-)
-from encbench.servers.remote_cpu import SshCpu, open_remote_cpu
+from encbench.servers import keys, pki, prerequisites
+from encbench.servers.owned import PLACEHOLDER_KEY, OwnedDatabases, ownership, run_key
 from encbench.servers.target import Connection
-from encbench.servers.user_server import UserServer, password_from
+from encbench.servers.user_server import UserServer
 from encbench.studies.in_transit.cells import TARGET_KEY, cells, target_skip_reason
 from encbench.studies.in_transit.needs import TARGET_NEEDS
 from encbench.workloads import bulk, sysbench
@@ -72,22 +64,16 @@ def tls_unavailable(spec: TargetSpec, variables: Mapping[str, str]) -> str | Non
     return prerequisites.tls_missing(variables)
 
 
-class TransitTarget:
-    """The user's server for the in-transit study: checks, encbench's own database on it,
-    the server's certificate and the client's PKI; `close` drops the database unless keep."""
+class TransitTarget(OwnedDatabases):
+    """The user's server for the in-transit study: checks, encbench's own database on it
+    (the clients' current one; dropped on close unless keep: OwnedDatabases), the server's
+    certificate and the client's PKI."""
 
     def __init__(self, store: ResultStore, profile: Profile) -> None:
-        assert profile.target is not None, "a transit target needs [target]"
-        self.store = store
-        self.profile = profile
-        self.spec = profile.target
-        self.password = password_from(self.spec.defaults_extra_file)
+        super().__init__(store, profile)
         self.database = database_name(str(store.path.absolute()))
-        self.marker = marker(str(store.path.absolute()))
-        self.server = UserServer(self.spec.connection(), self.password).on(self.database)
-        self.created = False
+        self.server = self.server.on(self.database)
         self.tls_missing: str | None = None
-        self.cpu: SshCpu | None = None  # the server's CPU over ssh, where allowed
 
     def connection(self) -> Connection:
         return self.server.endpoint()
@@ -117,8 +103,7 @@ class TransitTarget:
     ) -> bulk.BulkTable | None:
         """encbench's database with what the tests read; returns the bulk table, if made."""
         log(f"in-transit: creating {self.database} on the {self.server.name}")
-        create_owned(self.server, self.database, self.marker)
-        self.created = True
+        self.create(self.database)
         if tests & {"oltp_point_select", "oltp_read_only"}:
             log(f"in-transit: loading 1 × {table_size:,} rows into {self.database}")
             sysbench.prepare(
@@ -133,21 +118,6 @@ class TransitTarget:
             log(f"in-transit: creating a {bulk_mb} MB table to stream in {self.database}")
             return bulk.create_table(self.server, self.database, bulk_mb)
         return None
-
-    def open_cpu(self, log: Callable[[str], None]) -> None:
-        self.cpu = open_remote_cpu(self.server, self.spec, self.store, log)
-
-    def close(self) -> None:
-        if self.cpu is not None:
-            self.cpu.close()
-            self.cpu = None
-        if self.created and not self.spec.keep:
-            # One the server no longer takes is recorded for `encbench clean --target`.
-            leftovers.drop_or_record(
-                self.spec, self.database, self.marker, self.store.path,
-                lambda: drop_owned(self.server, self.database, self.marker),
-            )  # fmt: skip
-        self.created = False
 
     # -- TLS ---------------------------------------------------------------------------------
     def handshake(self) -> Handshake:
@@ -202,7 +172,7 @@ def plan_lines(profile: Profile) -> list[str]:
     """`encbench plan`: the in-transit study's part against a target, read-only."""
     assert profile.target is not None
     spec = profile.target
-    server = UserServer(spec.connection(), password_from(spec.defaults_extra_file))
+    server = UserServer.of_target(spec)
     rows = server.query(
         "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('have_ssl', 'ssl_cert', 'tls_version')"
     )

@@ -28,7 +28,7 @@ from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sand
 from encbench.servers.sizing import (
     BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
-    SYSTEM_FILES_ESTIMATE,
+    data_dir_bytes,
     pool_mb,
     rows_mb,
 )
@@ -238,8 +238,7 @@ def backup_dir(store: ResultStore, variant: str) -> Path:
 def estimated_disk_bytes(profile: Profile) -> int:
     """Two data directories and, while a backup is timed, one backup of one of them."""
     rows = profile.data.tables * profile.data.table_size
-    one = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
-    return 3 * one
+    return 3 * data_dir_bytes(rows)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from functools import partial
 
 from encbench.report import pgbench_part, plots
-from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
-from encbench.report.models import NoiseFloor, Record, Sample
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table, row
+from encbench.report.cells import rounds_text, verdict_notes
+from encbench.report.models import NoiseFloor, Record
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table
 from encbench.studies.at_rest import kernel_ciphers
 from encbench.studies.at_rest.postgresql.models import PgAtRestCellSummary, PgAtRestSummary
 from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
@@ -48,10 +48,6 @@ MIB = 2**20
 Cells = Sequence[PgAtRestCellSummary]
 
 
-def _tps(s: Sample) -> str:
-    return f"{s.mean:,.1f} ({s.ci95[0]:,.1f}–{s.ci95[1]:,.1f})" if s.ci95 else f"{s.mean:,.1f}"
-
-
 def _cache(cell: PgAtRestCellSummary) -> str:
     assert cell.variants is not None
     p, e = cell.variants.plain, cell.variants.encrypted
@@ -72,25 +68,14 @@ def _cpu(cell: PgAtRestCellSummary) -> str:
 
 
 def cells_table(cells: Cells, part: PgAtRestSummary) -> Table:
-    rows = []
-    for c in cells:
-        where = [WORKLOADS.get(c.workload, c.workload), str(c.clients), rounds_text(c)]
-        comp = c.comparisons.get("tps")
-        if not c.rounds or c.variants is None or comp is None:
-            rows.append(row(*where, "–", "–", "–", c.status, "–", "–", styles={6: "na"}))
-            continue
-        rows.append(
-            row(
-                *where,
-                _tps(c.variants.plain.tps),
-                _tps(c.variants.encrypted.tps),
-                overhead_cell(comp),
-                verdict_text(comp),
-                _cpu(c),
-                _cache(c),
-                styles={6: comp.kind},
-            )
+    rows = [
+        pgbench_part.tps_row(
+            c,
+            [WORKLOADS.get(c.workload, c.workload), str(c.clients), rounds_text(c)],
+            [_cpu, _cache],
         )
+        for c in cells
+    ]
     header = [
         "workload",
         "clients",

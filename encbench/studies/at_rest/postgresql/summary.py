@@ -7,7 +7,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import pgbench_part
 from encbench.report.models import Record
-from encbench.report.study_summary import identity, recorded
+from encbench.report.study_summary import identity
 from encbench.studies.at_rest.postgresql import cells as pg_cells
 from encbench.studies.at_rest.postgresql.models import (
     PgAtRestCellSummary,
@@ -44,19 +44,19 @@ def summarize_cell(
 def build(
     runs: list[PgAtRestRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> PgAtRestSummary:
-    record = record or {}
-    s = pg_at_rest_options(profile)
-    return PgAtRestSummary(
-        **recorded(
-            record,
-            ("postgresql_version", "server_user", "data_bytes", "regimes", "filesystem"),
-        ),
-        scale=int(record.get("scale", s.scale)),
-        **pgbench_part.part_fields(
-            pg_cells.cells(profile),
-            runs,
-            s,
-            lambda cell, state: summarize_cell(cell, state, profile),
-            cores,
+    return pgbench_part.part(
+        PgAtRestSummary,
+        pg_cells.cells(profile),
+        runs,
+        pg_at_rest_options(profile),
+        lambda cell, state: summarize_cell(cell, state, profile),
+        cores,
+        record=record or {},
+        recorded_fields=(
+            "postgresql_version",
+            "server_user",
+            "data_bytes",
+            "regimes",
+            "filesystem",
         ),
     )

@@ -9,15 +9,9 @@ from collections.abc import Sequence
 from functools import partial
 
 from encbench.report import pgbench_part, plots
-from encbench.report.cells import (
-    flagged_cost,
-    overhead_cell,
-    rounds_text,
-    verdict_notes,
-    verdict_text,
-)
-from encbench.report.models import NoiseFloor, Record, Sample
-from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
+from encbench.report.cells import flagged_cost, rounds_text, verdict_notes
+from encbench.report.models import NoiseFloor, Record
+from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table
 from encbench.studies.in_transit import proof_lines
 from encbench.studies.in_transit.postgresql.models import PgInTransitSummary, PgTransitCellSummary
 from encbench.studies.in_transit.postgresql.records import PgTransitRecord
@@ -102,10 +96,6 @@ def path_name(cell: PgTransitCellSummary) -> str:
     return f"{cell.sslmode}, {cell.key_type}, {cell.tls_version}"
 
 
-def _tps(s: Sample) -> str:
-    return f"{s.mean:,.1f} ({s.ci95[0]:,.1f}–{s.ci95[1]:,.1f})" if s.ci95 else f"{s.mean:,.1f}"
-
-
 def _cpu(cell: PgTransitCellSummary) -> str:
     assert cell.variants is not None
     p, e = cell.variants.plain, cell.variants.encrypted
@@ -118,27 +108,16 @@ def _cpu(cell: PgTransitCellSummary) -> str:
 def cells_table(
     cells: Cells, part: PgInTransitSummary, caption: str | None = None, notes: Sequence[str] = ()
 ) -> Table:
-    rows = []
     far = any(c.rtt_ms for c in cells)
-    for c in cells:
-        where = [path_name(c), *([f"{c.rtt_ms:g}"] if far else []), str(c.clients)]
-        where.append(rounds_text(c))
-        verdict = len(where) + 3  # the verdict's column, styled by its kind
-        comp = c.comparisons.get("tps")
-        if not c.rounds or c.variants is None or comp is None:
-            rows.append(row(*where, "–", "–", "–", c.status, "–", styles={verdict: "na"}))
-            continue
-        rows.append(
-            row(
-                *where,
-                _tps(c.variants.plain.tps),
-                _tps(c.variants.encrypted.tps),
-                overhead_cell(comp),
-                verdict_text(comp),
-                _cpu(c) if part.target is None else "not measured on a target",
-                styles={verdict: comp.kind},
-            )
+    cpu = _cpu if part.target is None else lambda c: "not measured on a target"
+    rows = [
+        pgbench_part.tps_row(
+            c,
+            [path_name(c), *([f"{c.rtt_ms:g}"] if far else []), str(c.clients), rounds_text(c)],
+            [cpu],
         )
+        for c in cells
+    ]
     unit = UNITS.get(cells[0].test, "tps")
     header = [
         "TLS side (sslmode, key, protocol)",

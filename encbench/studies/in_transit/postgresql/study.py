@@ -61,10 +61,8 @@ class PgTransitStudy(TransitBasics):
         super().__init__(store, profile, progress)
         self.spec = pg_transit_options(profile)
         self.rule: PgTransitSpec = self.spec
-        self.private = keys.private_dir(store.path)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
-        self.record = self._read_record()
         self.record.setdefault("wire", {})
         self.hosts = Hosts(None, [], [])
         # The cell's clients: their host (a namespace's exec prefix) and where they dial.

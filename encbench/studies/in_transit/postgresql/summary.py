@@ -7,7 +7,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells, pgbench_part
 from encbench.report.models import Record
-from encbench.report.study_summary import identity, recorded
+from encbench.report.study_summary import identity
 from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql.models import (
     PgInTransitSummary,
@@ -44,28 +44,23 @@ def build(
     runs: list[PgTransitRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> PgInTransitSummary:
     record = record or {}
-    t = pg_transit_options(profile)
-    return PgInTransitSummary(
-        **recorded(
-            record,
-            (
-                "postgresql_version",
-                "server_user",
-                "pki",
-                "server_settings",
-                "bulk_table",
-                "delay_method",
-                "link",
-                "target",
-            ),
+    return pgbench_part.part(
+        PgInTransitSummary,
+        pg_cells.cells(profile),
+        runs,
+        pg_transit_options(profile),
+        lambda cell, state: summarize_cell(cell, state, profile, record),
+        cores,
+        record=record,
+        recorded_fields=(
+            "postgresql_version",
+            "server_user",
+            "pki",
+            "server_settings",
+            "bulk_table",
+            "delay_method",
+            "link",
+            "target",
         ),
-        scale=int(record.get("scale", t.scale)),
         skipped=record.get("skipped") or None,
-        **pgbench_part.part_fields(
-            pg_cells.cells(profile),
-            runs,
-            t,
-            lambda cell, state: summarize_cell(cell, state, profile, record),
-            cores,
-        ),
     )
