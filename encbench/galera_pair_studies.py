@@ -36,7 +36,7 @@ from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
 from encbench.servers.sizing import (
     BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
-    SYSTEM_FILES_ESTIMATE,
+    data_dir_bytes,
 )
 from encbench.study_basics import StudyBasics
 from encbench.study_here import Here, RootNeed
@@ -91,7 +91,7 @@ def buffer_pool_mb(profile: Profile) -> int:
 def disk_bytes(profile: Profile) -> int:
     """Every node's own copy of the data."""
     rows = profile.data.tables * profile.data.table_size
-    return NODES * (rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE)
+    return NODES * data_dir_bytes(rows)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:

@@ -50,7 +50,7 @@ from encbench.studies.at_rest.records import (
     RunRecord,
 )
 from encbench.studies.at_rest.table_sets import TableSets
-from encbench.study_basics import StudyBasics, record_cipher_speed
+from encbench.study_basics import StudyBasics, load_fields, record_cipher_speed
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -455,11 +455,8 @@ class AtRestStudy(StudyBasics):
             cpu_ms_per_txn=(
                 1000.0 * server_cpu_s / result.transactions if server_cpu_s is not None else None
             ),
-            harness_cpu_s=window.harness_cpu_s,
+            **load_fields(window),
             client_cpu_s=window.client_cpu_s,
-            other_cpu_s=window.other_cpu_s,
-            steal_s=window.steal_s,
-            interference_pct=window.interference_pct,
             bp_read_requests=delta["Innodb_buffer_pool_read_requests"],
             bp_reads=delta["Innodb_buffer_pool_reads"],
             pages_read=delta["Innodb_pages_read"],

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from encbench.profile import Profile
 from encbench.servers.sizing import (
-    BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
-    SYSTEM_FILES_ESTIMATE,
+    data_dir_bytes,
 )
 from encbench.studies.state_transfer.cluster import buffer_pool_mb
 from encbench.studies.state_transfer.options import PIPELINES, state_transfer_options
@@ -21,7 +20,7 @@ COPIES = 3
 def disk_bytes(profile: Profile) -> int:
     data = state_transfer_options(profile).data(profile.data)
     rows = data.tables * data.table_size
-    one = rows * BYTES_PER_ROW_ESTIMATE + SYSTEM_FILES_ESTIMATE
+    one = data_dir_bytes(rows)
     # A raw pipeline's target directory on the joiner's host holds one more copy.
     pipelines = any(m in PIPELINES for m in state_transfer_options(profile).methods)
     return state_transfer_options(profile).nodes * one + (COPIES - 2 + pipelines) * one
