@@ -35,6 +35,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from encbench import server_kind
+from encbench.capacity.plan import FINGERPRINT_REPEATS
 from encbench.errors import BadInput
 from encbench.options import AcrossKeys, DataSpec, Strict, all_known, first_error, toml_value
 from encbench.servers import fscrypt, installs, shapes
@@ -312,6 +313,10 @@ class Profile(Strict):
     # role gets a twin of plain), so every difference found is the machine's and encbench's
     # own noise.  `encbench calibrate` sets it; see report/calibration.py.
     calibration: bool = False
+    # Runs of `openssl speed` per direction of each server cipher in crypto.json (1 s each,
+    # their mean and spread kept): the cipher's floor of the at-rest and operations reports.
+    # A tiny profile checking the mechanics (the tests') needs one, not the default's three.
+    cipher_speed_repeats: Annotated[int, Field(ge=1, le=10)] = FINGERPRINT_REPEATS
     # Left out: the first registered study (studies/__init__.py: STUDIES).
     studies: Annotated[
         list[Annotated[str, AfterValidator(_registered_study)]], Field(min_length=1)

@@ -29,11 +29,14 @@ def record_environment(store: ResultStore) -> None:
 
 
 def record_cipher_speed(
-    store: ResultStore, algorithms: Sequence[str], progress: RunProgress
+    store: ResultStore,
+    algorithms: Sequence[str],
+    progress: RunProgress,
+    repeats: int = capacity.FINGERPRINT_REPEATS,
 ) -> None:
     if store.read_json("crypto.json") is None:
         progress.status("measuring the cipher's speed (openssl speed)")
-        plan = capacity.fingerprint_plan(*algorithms)
+        plan = capacity.fingerprint_plan(*algorithms, repeats=repeats)
         store.write_json("crypto.json", capacity.measure_capacity(plan=plan).to_json())
 
 

@@ -37,7 +37,8 @@ def open_dir() -> Iterator[Path]:
 # and a long file collected last (they sort late by name) runs alone at the end while the other
 # worker idles.  Every other file keeps its place after these.
 LONGEST_FILES_FIRST = (
-    "test_state_transfer_run.py",  # 220 s: smoke-sst, three nodes, calibration
+    "test_state_transfer_run.py",  # 135 s: smoke-sst, SIGTERMs while the limits are measured
+    "test_state_transfer_cluster_run.py",  # 135 s: three nodes, calibration, SIGTERM mid-SST
     "test_replication_run.py",  # 130 s
     "test_write_path.py",
     "test_transit_run.py",

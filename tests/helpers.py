@@ -90,8 +90,9 @@ def namespaces_left(state_dir: Path) -> list[str]:
 
 
 def tiny_profile(path: Path, **measure: object) -> Path:
-    """A profile small enough for a test: one table, one regime, short rounds.  The tests
-    check the run's mechanics, so no round is measured again for the machine's other load
+    """A profile small enough for a test: one table, one regime, short rounds, one `openssl
+    speed` run a direction of the cipher (cipher_speed_repeats).  The tests check the run's
+    mechanics, so no round is measured again for the machine's other load
     (interference_max_pct = 100: a test's own second encbench would otherwise be that load);
     tests/test_engine.py proves the re-measuring."""
     settings = {
@@ -107,7 +108,10 @@ def tiny_profile(path: Path, **measure: object) -> Path:
     }
     settings.update({k: str(v) for k, v in measure.items()})
     body = "\n".join(f"{k} = {v}" for k, v in settings.items())
-    path.write_text(f'name = "tiny"\n[data]\ntables = 1\ntable_size = 2000\n[measure]\n{body}\n')
+    path.write_text(
+        f'name = "tiny"\ncipher_speed_repeats = 1\n[data]\ntables = 1\ntable_size = 2000\n'
+        f"[measure]\n{body}\n"
+    )
     return path
 
 

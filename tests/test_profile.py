@@ -1,9 +1,14 @@
 """Profiles: the built-ins load, and every bad value is refused with its key named."""
 
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
-from encbench import profile
+from encbench import capacity, profile, study_basics
 from encbench.errors import BadInput
+from encbench.results.store import ResultStore
 
 
 def test_every_builtin_profile_loads() -> None:
@@ -62,11 +67,39 @@ def test_quick_has_one_optional_rsync_sst_cell_on_small_data_of_its_own() -> Non
         ('name = "x"\n[server]\nkinds = []\n', "server.kinds"),
         ("[data]\ntables = 1\n", "name: missing; add it"),
         ('name = "x"\n[data\n', "not valid TOML"),
+        ('name = "x"\ncipher_speed_repeats = 0\n', "cipher_speed_repeats"),
+        ('name = "x"\ncipher_speed_repeats = 11\n', "cipher_speed_repeats"),
     ],
 )
 def test_bad_values_name_their_key(toml: str, message: str) -> None:
     with pytest.raises(BadInput, match=message):
         profile.parse(toml, "my.toml")
+
+
+def test_crypto_json_runs_openssl_speed_as_often_as_the_profile_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cipher_speed_repeats reaches the plan of crypto.json's `openssl speed`; unset, three."""
+    plans: list[capacity.Plan] = []
+
+    class Measured:
+        def __init__(self, plan: capacity.Plan) -> None:
+            plans.append(plan)
+
+        def to_json(self) -> dict[str, Any]:
+            return {"plan": plans[-1].to_json()}
+
+    monkeypatch.setattr(capacity, "measure_capacity", lambda plan: Measured(plan))
+    progress = SimpleNamespace(status=lambda _: None)
+    for text, repeats in (('name = "x"\ncipher_speed_repeats = 1\n', 1), ('name = "x"\n', 3)):
+        read = profile.parse(text, "p.toml")
+        (tmp_path / str(repeats)).mkdir()
+        store = ResultStore(tmp_path / str(repeats))
+        algorithms = read.server.encryption_algorithm
+        study_basics.record_cipher_speed(store, algorithms, progress, read.cipher_speed_repeats)  # type: ignore[arg-type]
+        assert plans[-1].repeats == repeats
+        assert len(plans[-1].jobs) == 2  # AES_CTR's two directions, each run `repeats` times
+        assert store.read_json("crypto.json") == {"plan": plans[-1].to_json()}
 
 
 def test_a_profile_measures_mariadb_unless_it_names_its_server_kinds() -> None:

@@ -53,8 +53,8 @@ def test_mariabackup_has_a_cell_per_cipher_and_rsync_one() -> None:
 
 def test_the_smoke_sst_profile_makes_a_mariabackup_and_an_rsync_cell() -> None:
     """The built-in smoke profile's cells, by the real parser: its integration test runs the
-    mariabackup cell, the three-node test an rsync cell (tests/integration/
-    test_state_transfer_run.py)."""
+    mariabackup cell (tests/integration/test_state_transfer_run.py), the three-node test an
+    rsync cell (tests/integration/test_state_transfer_cluster_run.py)."""
     from encbench import profile as profiles
 
     smoke, _ = profiles.load("smoke-sst")

@@ -55,6 +55,7 @@ from encbench.capacity.parse import (
 )
 from encbench.capacity.plan import (
     DIRECTIONS,
+    FINGERPRINT_REPEATS,
     HEADLINE_BLOCKS,
     PAGE_BYTES,
     SERVER_CIPHERS,
@@ -80,6 +81,7 @@ __all__ = [
     "CIPHERS",
     "CONTENDED_SHARE",
     "DIRECTIONS",
+    "FINGERPRINT_REPEATS",
     "FULL_IA32CAP",
     "HEADLINE_BLOCKS",
     "MARIADBD",

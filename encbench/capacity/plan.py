@@ -101,13 +101,16 @@ PAGE_BYTES = 16384
 DIRECTIONS: tuple[Direction, ...] = ("decrypt", "encrypt")
 
 
-def fingerprint_plan(*server_algorithms: str) -> Plan:
-    """What every results directory measures (about 6 s per algorithm): the server's own
-    cipher(s) at InnoDB's page size in both directions, the figures the at-rest report's
-    cipher floor needs."""
+FINGERPRINT_REPEATS = 3
+
+
+def fingerprint_plan(*server_algorithms: str, repeats: int = FINGERPRINT_REPEATS) -> Plan:
+    """What every results directory measures (about 6 s per algorithm at the default three
+    repeats, a profile's `cipher_speed_repeats`): the server's own cipher(s) at InnoDB's page
+    size in both directions, the figures the at-rest report's cipher floor needs."""
     jobs = tuple(
         SpeedJob(SERVER_CIPHERS[algorithm], (PAGE_BYTES,), direction=d)
         for algorithm in server_algorithms
         for d in DIRECTIONS
     )
-    return Plan(jobs, repeats=3, seconds=1, quick=True)
+    return Plan(jobs, repeats=repeats, seconds=1, quick=True)

@@ -11,6 +11,7 @@ from tests.helpers import encbench
 
 TINY_UNITS = """name = "tiny-units"
 studies = ["at-rest", "in-transit"]
+cipher_speed_repeats = 1
 [data]
 tables = 1
 table_size = 50000

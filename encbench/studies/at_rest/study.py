@@ -157,7 +157,12 @@ class AtRestStudy(StudyBasics):
         super().prepare()
         # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
         if not self.profile.calibration:
-            record_cipher_speed(self.store, self.profile.server.encryption_algorithm, self.progress)
+            record_cipher_speed(
+                self.store,
+                self.profile.server.encryption_algorithm,
+                self.progress,
+                repeats=self.profile.cipher_speed_repeats,
+            )
 
     @contextmanager
     def setup(self, todo: Sequence[CellKey]) -> Iterator[VariantHost]:

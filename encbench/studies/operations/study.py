@@ -103,7 +103,12 @@ class OperationsStudy(StudyBasics):
     def prepare(self) -> None:
         super().prepare()
         # The cipher's limit that encrypting existing data is set against (as at rest).
-        record_cipher_speed(self.store, self.profile.server.encryption_algorithm, self.progress)
+        record_cipher_speed(
+            self.store,
+            self.profile.server.encryption_algorithm,
+            self.progress,
+            repeats=self.profile.cipher_speed_repeats,
+        )
 
     @contextmanager
     def setup(self, todo: Sequence[OperationCell]) -> Iterator[OperationServers]:
