@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from typing import Any
 
 from encbench import proc
 from encbench.proc import OWNER_ENV
+from encbench.servers import registry
 
 
 def encbench(
@@ -219,3 +221,20 @@ def running_from(out: Path) -> list[str]:
         for p in psutil.process_iter(["cmdline"])
         if str(out) in " ".join(p.info["cmdline"] or [])
     ]
+
+
+def terminated_leaving_nothing(
+    child: subprocess.Popen[str], out: Path, state_dir: Path, timeout: float = 180
+) -> str:
+    """SIGTERM to a running `encbench run --out OUT`: it ends as interrupted, without a
+    traceback, and leaves no process, sandbox, registry entry or network namespace; its
+    stderr, for what a test asserts beyond that."""
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=timeout)
+    assert child.returncode in (130, 143), stderr
+    assert "Traceback" not in stderr
+    assert processes_owned_by(child.pid) == []
+    assert not (out / "sandbox").exists()
+    assert registry.entries() == []
+    assert namespaces_left(state_dir) == []
+    return stderr

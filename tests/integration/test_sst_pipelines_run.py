@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from encbench.servers import galera, registry
-from tests.helpers import encbench, namespaces_left, processes_owned_by
+from tests.helpers import encbench, namespaces_left, processes_owned_by, terminated_leaving_nothing
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or galera.provider() is None,
@@ -116,11 +115,4 @@ def test_a_sigterm_during_a_pipeline_leaves_nothing(tmp_path: Path, state_dir: P
             break
         time.sleep(0.02)
     assert child.poll() is None, child.stderr.read() if child.stderr else ""
-    child.send_signal(signal.SIGTERM)
-    _, stderr = child.communicate(timeout=180)
-    assert child.returncode in (130, 143), stderr
-    assert "Traceback" not in stderr
-    assert processes_owned_by(child.pid) == []
-    assert not (out / "sandbox").exists()
-    assert registry.entries() == []
-    assert namespaces_left(state_dir) == []
+    terminated_leaving_nothing(child, out, state_dir)
