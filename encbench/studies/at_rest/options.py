@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, ClassVar, Literal, Self
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from encbench.durations import MYSQL_RUN_OVERHEAD_S, RUN_OVERHEAD_S
-from encbench.options import Rounds, Threads, all_known, budgets_listed
+from encbench.options import Rounds, Threads, budgets_listed, known
 from encbench.placement import Sharing
 from encbench.profile import Profile
 from encbench.servers import installs
@@ -24,7 +24,9 @@ Regime = Literal["in-memory", "io-bound"]
 class MeasureSpec(Rounds):
     SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "threads", "time": "run_s"}
 
-    workloads: Annotated[list[str], Field(min_length=1)] = ["oltp_read_only"]
+    workloads: Annotated[list[str], Field(min_length=1), known(OLTP_WORKLOADS, "workload")] = [
+        "oltp_read_only"
+    ]
     regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]
     threads: Threads = [1, 4, 16, 64]
     rand_type: Literal["uniform", "gaussian", "special", "pareto"] = "uniform"
@@ -54,11 +56,6 @@ class MeasureSpec(Rounds):
     @property
     def run_overhead_s(self) -> float:
         return self._run_overhead_s
-
-    @field_validator("workloads")
-    @classmethod
-    def known_workloads(cls, value: list[str]) -> list[str]:
-        return all_known(value, OLTP_WORKLOADS, "workload")
 
     @model_validator(mode="after")
     def budgets_of_listed_workloads(self) -> Self:

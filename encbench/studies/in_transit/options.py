@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from encbench.errors import BadInput
 from encbench.net import tunnels
-from encbench.options import AcrossKeys, Threads, all_known
+from encbench.options import AcrossKeys, Threads, all_known, known
 from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs, pki
@@ -36,7 +36,9 @@ class TransitSpec(TransitRounds):
 
     tests: Annotated[list[TransitTest], Field(min_length=1)] = ["connect", "oltp_point_select"]
     # Native TLS: one cell group per server key type (the whole chain uses that type).
-    key_types: Annotated[list[str], Field(min_length=1)] = ["rsa2048"]
+    key_types: Annotated[list[str], Field(min_length=1), known(pki.KEY_TYPES, "TLS key type")] = [
+        "rsa2048"
+    ]
     tls_version: Literal["TLSv1.2", "TLSv1.3"] = "TLSv1.3"
     # TLS suites for the native TLS rows of the connect and bulk tests, one row each, chosen
     # on the server (ssl_cipher); empty = the server's default.  Every suite must be one of
@@ -49,7 +51,9 @@ class TransitSpec(TransitRounds):
     # stunnel rows without and/or with TLS session resumption (its client resumes by default;
     # MariaDB's clients never do, so `false` is the like-for-like comparison).
     stunnel_resume: Annotated[list[bool], Field(min_length=1)] = [False]
-    ssh_ciphers: Annotated[list[str], Field(min_length=1)] = ["aes128-gcm@openssh.com"]
+    ssh_ciphers: Annotated[
+        list[str], Field(min_length=1), known(tunnels.SSH_CIPHERS, "SSH cipher")
+    ] = ["aes128-gcm@openssh.com"]
     connect_threads: Threads = [1, 4]
     query_threads: Threads = [1, 4, 16]
     # The tests measured at every rtt_ms (TransitRounds), through every method; the others
@@ -59,21 +63,11 @@ class TransitSpec(TransitRounds):
     table_size: Annotated[int, Field(gt=0)] = 10_000
     bulk_mb: Annotated[int, Field(gt=0, le=8192)] = 128
 
-    @field_validator("key_types")
-    @classmethod
-    def known_key_types(cls, value: list[str]) -> list[str]:
-        return all_known(value, pki.KEY_TYPES, "TLS key type")
-
     @field_validator("tunnel_key_type")
     @classmethod
     def known_tunnel_key(cls, value: str) -> str:
         all_known([value], tunnels.SSH_KEY_TYPES, "tunnel key type")
         return value
-
-    @field_validator("ssh_ciphers")
-    @classmethod
-    def known_ssh_ciphers(cls, value: list[str]) -> list[str]:
-        return all_known(value, tunnels.SSH_CIPHERS, "SSH cipher")
 
     @model_validator(mode="after")
     def rate_needs_a_distance(self) -> Self:

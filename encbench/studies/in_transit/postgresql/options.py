@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from encbench.options import Threads, all_known
+from encbench.options import Threads, known
 from encbench.profile import Profile
 from encbench.studies.definition import Settings
 from encbench.studies.in_transit import kind
@@ -34,7 +34,9 @@ class PgTransitSpec(TransitRounds):
     tests: Annotated[list[PgTest], Field(min_length=1)] = ["connect_select1", "select_only"]
     # The whole chain (CA, server, client verification) of each key type; connect_select1
     # runs at every one, the other tests at the first.
-    key_types: Annotated[list[str], Field(min_length=1)] = ["rsa2048"]
+    key_types: Annotated[list[str], Field(min_length=1), known(KEY_TYPES, "TLS key type")] = [
+        "rsa2048"
+    ]
     # The server's ssl_min_protocol_version = ssl_max_protocol_version: one row each.
     tls_versions: Annotated[list[TlsVersion], Field(min_length=1)] = ["TLSv1.3"]
     # The TLS side's sslmode; the connect tests run at each, select_only at the first.
@@ -48,11 +50,6 @@ class PgTransitSpec(TransitRounds):
     shared_buffers_mb: Annotated[int, Field(ge=16, le=65536)] = 128
     # The tests measured at every rtt_ms (TransitRounds), the others on loopback only.
     distance_tests: list[PgTest] = ["connect_select1"]
-
-    @field_validator("key_types")
-    @classmethod
-    def known_key_types(cls, value: list[str]) -> list[str]:
-        return all_known(value, KEY_TYPES, "TLS key type")
 
 
 def pg_transit_options(profile: Profile) -> PgTransitSpec:
