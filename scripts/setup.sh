@@ -86,7 +86,7 @@ main() {
   # CI runners) every start would otherwise compile matplotlib and pydantic again (~1.5 s).
   "$UV" sync --frozen --quiet --compile-bytecode
   # And encbench's own modules, which the editable install leaves where they are: else every
-  # `python -m encbench` (the tests start hundreds) compiles its ~260 again (~0.6 s of a core).
+  # `python -m encbench` (the tests start hundreds) compiles its ~260 again (~0.3 s of a core).
   .venv/bin/python -m compileall -q encbench
   local roots=() profiles=() name
   for name in "$@"; do
