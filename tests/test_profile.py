@@ -102,6 +102,20 @@ def test_crypto_json_runs_openssl_speed_as_often_as_the_profile_says(
         assert store.read_json("crypto.json") == {"plan": plans[-1].to_json()}
 
 
+def test_only_the_tests_profiles_measure_the_ciphers_and_limits_for_less_time() -> None:
+    """cipher_speed_repeats and [state_transfer] limits_s shorten the figures beside the
+    results; the profiles users run keep the defaults (three runs, two seconds)."""
+    from encbench.studies.state_transfer.options import LIMITS_S, state_transfer_options
+
+    assert (capacity.FINGERPRINT_REPEATS, LIMITS_S) == (3, 2)
+    for name in profile.builtin_names():
+        prof, _ = profile.load(name)
+        spec = state_transfer_options(prof)
+        shortened = (prof.cipher_speed_repeats, spec.limits_s) != (3, 2)
+        for_tests = name.startswith("smoke") or name.endswith("-tiny")
+        assert not shortened or for_tests, name
+
+
 def test_a_profile_measures_mariadb_unless_it_names_its_server_kinds() -> None:
     assert profile.parse('name = "x"\n', "my.toml").server.kinds == ["mariadb"]
     named = profile.parse('name = "x"\n[server]\nkinds = ["postgresql", "mariadb"]\n', "my.toml")

@@ -54,6 +54,9 @@ def test_fio_runs_the_write_before_the_read_on_one_file(tmp_path: Path) -> None:
     assert argv.index("--name=write") < argv.index("--name=read") < argv.index("--stonewall")
     assert "--direct=1" in argv and "--end_fsync=0" in argv
     assert "--end_fsync=1" in disk.fio_argv("fio", tmp_path / "f", tmp_path / "o", direct=False)
+    assert "--runtime=2" in argv  # each way, unless the profile's limits_s says otherwise
+    short = disk.fio_argv("fio", tmp_path / "f", tmp_path / "o", direct=True, seconds=1)
+    assert "--runtime=1" in short
 
 
 def test_an_impossible_disk_speed_is_refused() -> None:
@@ -210,17 +213,22 @@ def test_a_resumed_run_measures_only_what_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     called: list[str] = []
+    # What each tool was asked for: fio's and iperf3's seconds, openssl speed's runs.
+    lengths: list[tuple[str, int]] = []
 
-    def fio(directory: Path, log_dir: Path) -> disk.DiskSpeed:
+    def fio(directory: Path, log_dir: Path, seconds: int) -> disk.DiskSpeed:
         called.append("fio")
-        return disk.DiskSpeed(800.0, 300.0, True, 256, "1M", 2, "fio-3.33")
+        lengths.append(("fio", seconds))
+        return disk.DiskSpeed(800.0, 300.0, True, 256, "1M", seconds, "fio-3.33")
 
-    def iperf3(**_: Any) -> link.LinkSpeed:
+    def iperf3(**kwargs: Any) -> link.LinkSpeed:
         called.append("iperf3")
+        lengths.append(("iperf3", kwargs["seconds"]))
         raise ToolError("iperf3 measured nothing: unable to connect", phase="link limit")
 
     def speeds(plan: capacity.Plan) -> tuple[list[capacity.CipherResult], list[Any]]:
         called.append("openssl " + ",".join(j.algorithm for j in plan.jobs))
+        lengths.append(("openssl", plan.repeats))
         stat = capacity.Stat(1500.0, 10.0, 3)
         return [capacity.CipherResult(j.algorithm, j.accel, 1, "encrypt", 16384, stat)
                 for j in plan.jobs], []  # fmt: skip
@@ -238,23 +246,32 @@ def test_a_resumed_run_measures_only_what_is_missing(
             cells,
             link_ends=(["r"], ["s"], "10.0.0.1"),
             rate_mbit=None,
+            seconds=3,  # [state_transfer] limits_s
+            cipher_repeats=4,  # cipher_speed_repeats
             log=lambda _: None,
         )
 
     measure()
     assert called == ["fio", "iperf3", "openssl aes-256-gcm,chacha20-poly1305"]
+    assert lengths == [("fio", 3), ("iperf3", 3), ("openssl", 4)]
     part = record["limits"]
-    assert part["disk"]["write_mib_per_s"] == 300.0
+    assert part["disk"]["write_mib_per_s"] == 300.0 and part["disk"]["seconds"] == 3
+    assert part["cipher"]["plan"]["repeats"] == 4  # the record says how it was measured
     assert "unable to connect" in part["link"]["error"]  # noted, and the run goes on
     called.clear()
     measure()  # --resume: the failed link again, nothing else
     assert called == ["iperf3"]
-    assert measure_limits.measure_ciphers(part, [("aes-256-gcm", True)], lambda _: None) is False
-    assert measure_limits.measure_ciphers(part, [("aes-128-gcm", True)], lambda _: None) is True
+
+    def cipher(evp: str, accel: bool) -> bool:
+        return measure_limits.measure_ciphers(part, [(evp, accel)], lambda _: None, repeats=1)
+
+    assert cipher("aes-256-gcm", True) is False
+    assert cipher("aes-128-gcm", True) is True
     assert called == ["iperf3", "openssl aes-128-gcm"]
+    assert lengths[-1] == ("openssl", 1)
     # The same cipher without AES-NI is another measurement, made once.
-    assert measure_limits.measure_ciphers(part, [("aes-128-gcm", False)], lambda _: None) is True
-    assert measure_limits.measure_ciphers(part, [("aes-128-gcm", False)], lambda _: None) is False
+    assert cipher("aes-128-gcm", False) is True
+    assert cipher("aes-128-gcm", False) is False
     assert called == ["iperf3", "openssl aes-128-gcm", "openssl aes-128-gcm"]
 
 

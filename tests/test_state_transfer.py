@@ -143,6 +143,8 @@ def test_a_processs_environment_is_read_as_it_started(tmp_path: Path) -> None:
         ("rate_mbit = 0", "0 is out of range; use above 0 and at most 100000"),
         ('aesni = ["of"]', 'did you mean "off"\\? choose from "on", "off", "seed-mask"'),
         ("min_rounds = 8\nmax_rounds = 4", "min_rounds is larger than"),
+        ("limits_s = 0", "limits_s"),
+        ("limits_s = 61", "limits_s"),
     ],
 )
 def test_bad_state_transfer_settings_are_refused(line: str, fragment: str) -> None:

@@ -27,9 +27,9 @@ MIB = 2**20
 FIO_HINT = "apt-get install fio (or `make setup`)"
 FILE_MIB = 256
 BLOCK = "1M"
-SECONDS = 2
-# fio's own start-up and the file's layout come on top of the two timed jobs.
-TIMEOUT_S = 60 + 2 * SECONDS
+SECONDS = 2  # per direction, unless the caller says otherwise
+# The margin for fio's own start-up and the file's layout, over the two timed jobs.
+TIMEOUT_MARGIN_S = 60
 TEST_FILE = "encbench-disk-limit.fio"
 
 
@@ -96,7 +96,9 @@ def supports_direct_io(directory: Path) -> bool:
         probe.unlink(missing_ok=True)
 
 
-def fio_argv(fio: str, path: Path, output: Path, *, direct: bool) -> list[str]:
+def fio_argv(
+    fio: str, path: Path, output: Path, *, direct: bool, seconds: int = SECONDS
+) -> list[str]:
     """Options before the first --name are global (both jobs); `stonewall` makes the read
     wait for the write, which also creates the file it reads."""
     return [
@@ -109,7 +111,7 @@ def fio_argv(fio: str, path: Path, output: Path, *, direct: bool) -> list[str]:
         "--ioengine=psync",
         f"--direct={int(direct)}",
         "--time_based=1",
-        f"--runtime={SECONDS}",
+        f"--runtime={seconds}",
         "--name=write",
         "--rw=write",
         f"--end_fsync={int(not direct)}",
@@ -119,8 +121,8 @@ def fio_argv(fio: str, path: Path, output: Path, *, direct: bool) -> list[str]:
     ]
 
 
-def measure_disk(directory: Path, log_dir: Path) -> DiskSpeed:
-    """Sequential write then read on `directory`'s filesystem (a few seconds); the test
+def measure_disk(directory: Path, log_dir: Path, seconds: int = SECONDS) -> DiskSpeed:
+    """Sequential write then read on `directory`'s filesystem, `seconds` each; the test
     file is removed whatever happens.  fio's JSON is kept in `log_dir` for the record."""
     fio = proc.which("fio")
     if fio is None:
@@ -130,9 +132,11 @@ def measure_disk(directory: Path, log_dir: Path) -> DiskSpeed:
     path = directory / TEST_FILE
     output = log_dir / "disk-limit.fio.json"
     direct = supports_direct_io(directory)
-    argv = fio_argv(fio, path, output, direct=direct)
+    argv = fio_argv(fio, path, output, direct=direct, seconds=seconds)
     try:
-        proc.run(argv, phase="disk limit (fio)", timeout_s=TIMEOUT_S, hint=FIO_HINT)
+        proc.run(
+            argv, phase="disk limit (fio)", timeout_s=TIMEOUT_MARGIN_S + 2 * seconds, hint=FIO_HINT
+        )
     finally:
         with contextlib.suppress(OSError):
             path.unlink(missing_ok=True)
@@ -145,7 +149,7 @@ def measure_disk(directory: Path, log_dir: Path) -> DiskSpeed:
             direct=direct,
             file_mib=FILE_MIB,
             block=BLOCK,
-            seconds=SECONDS,
+            seconds=seconds,
             fio_version=version,
         )
     except (ValueError, KeyError) as exc:

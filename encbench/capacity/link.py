@@ -26,7 +26,7 @@ from encbench.errors import ToolError
 MIB = 2**20
 IPERF3_HINT = "apt-get install iperf3 (or `make setup`)"
 PORT = 5201  # iperf3's own; the Galera nodes use 3306-like, 4444, 4567 and 4568
-SECONDS = 2
+SECONDS = 2  # unless the caller says otherwise
 READY_S = 10.0
 STOP = ((15, 5.0),)  # SIGTERM, then SIGKILL after 5 s
 
@@ -96,9 +96,11 @@ def measure_link(
     sender_prefix: Sequence[str],
     receiver_addr: str,
     log_dir: Path,
+    seconds: int = SECONDS,
 ) -> LinkSpeed:
-    """One TCP stream from the sender's side to `receiver_addr` for SECONDS.  The launch
-    prefixes must exec the program (as `ip netns exec` does), so the pid is iperf3's."""
+    """One TCP stream from the sender's side to `receiver_addr` for `seconds` (whole
+    seconds: iperf3's -t).  The launch prefixes must exec the program (as `ip netns exec`
+    does), so the pid is iperf3's."""
     iperf3 = proc.which("iperf3")
     if iperf3 is None:
         raise ToolError("iperf3 not found", phase="link limit", hint=IPERF3_HINT)
@@ -108,7 +110,7 @@ def measure_link(
     server_argv = [*receiver_prefix, iperf3, "-s", "-1", "-B", receiver_addr, "-p", str(PORT)]
     client_argv = [
         *sender_prefix, iperf3, "-c", receiver_addr, "-p", str(PORT),
-        "-t", str(SECONDS), "-P", "1", "-J",
+        "-t", str(seconds), "-P", "1", "-J",
     ]  # fmt: skip
     server = proc.spawn(server_argv, phase="link limit (iperf3 server)", log=server_log)
     try:
@@ -116,7 +118,7 @@ def measure_link(
         result = proc.run(
             client_argv,
             phase="link limit (iperf3 client)",
-            timeout_s=SECONDS + 30,
+            timeout_s=seconds + 30,
             stdout_path=client_out,
             stderr_path=log_dir / "link-limit.iperf3-client.err",
             check=False,

@@ -26,12 +26,13 @@ pytestmark = pytest.mark.skipif(
 
 
 def smoke_replication_for_mechanics(directory: Path) -> Path:
-    """smoke-replication with 2 s rounds instead of 5, and no round measured again for the
-    machine's other load (as tests/helpers.tiny_profile: tests/test_engine.py proves the
-    re-measuring): on a busy machine that added up to four rejoins.  What is asserted below
-    holds of any round length (every figure is per transaction or a lower bound)."""
+    """smoke-replication with 2 s rounds instead of 5 after a 1 s warm-up instead of 2, and
+    no round measured again for the machine's other load (as tests/helpers.tiny_profile:
+    tests/test_engine.py proves the re-measuring): on a busy machine that added up to four
+    rejoins.  What is asserted below holds of any round or warm-up length (every figure is
+    per transaction or a lower bound)."""
     smoke = (files("encbench.profiles") / "smoke-replication.toml").read_text()
-    for line in ("[replication]\n", "[rejoin]\n", "\nrun_s = 5\n"):
+    for line in ("[replication]\n", "[rejoin]\n", "\nrun_s = 5\n", "\nwarmup_s = 2\n"):
         assert smoke.count(line) == 1, line
     profile = directory / "smoke-replication-mechanics.toml"
     profile.write_text(
@@ -39,6 +40,7 @@ def smoke_replication_for_mechanics(directory: Path) -> Path:
         .replace("[replication]\n", "[replication]\ninterference_max_pct = 100\n")
         .replace("[rejoin]\n", "[rejoin]\ninterference_max_pct = 100\n")
         .replace("\nrun_s = 5\n", "\nrun_s = 2\n")
+        .replace("\nwarmup_s = 2\n", "\nwarmup_s = 1\n")
     )
     return profile
 

@@ -94,6 +94,8 @@ def test_an_aa_calibration_streams_both_sides_plain_on_the_wire(
     prof.write_text(
         'name = "aa-sst"\nstudies = ["state-transfer"]\n[data]\ntables = 1\ntable_size = 2000\n'
         '[state_transfer]\nmethods = ["rsync"]\nmin_rounds = 2\nmax_rounds = 2\n'
+        # The path, not the limits' figures: fio and iperf3 1 s each, as smoke-sst.
+        "limits_s = 1\n"
         # Mechanics, not noise: no transfer repeated for the machine's other load.
         "interference_max_pct = 100\n"
     )
@@ -126,7 +128,10 @@ def test_a_three_node_cluster_keeps_its_peer_and_every_transfer_comes_from_the_d
     of bootstrapping a second cluster."""
     prof = tmp_path / "three.toml"
     prof.write_text(
-        'name = "three"\nstudies = ["state-transfer"]\n[state_transfer]\nmethods = ["rsync"]\n'
+        # The path, not the limits' figures: as smoke-sst, one openssl speed run of the
+        # cipher, and fio and iperf3 1 s each.
+        'name = "three"\nstudies = ["state-transfer"]\ncipher_speed_repeats = 1\n'
+        '[state_transfer]\nlimits_s = 1\nmethods = ["rsync"]\n'
         'aesni = ["off"]\nnodes = 3\ntables = 1\ntable_size = 2000\nmin_rounds = 2\n'
         # Mechanics, not noise: no round measured again for other load (the count of
         # transfers below is exact), as in tests/helpers.tiny_profile.

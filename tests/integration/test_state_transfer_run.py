@@ -98,6 +98,9 @@ def test_the_smoke_sst_profile_measures_mariabackup_proves_the_wire_and_leaves_n
     assert limits["link"]["mib_per_s"] > 0 and limits["link"]["direction"] == "donor → joiner"
     assert "aes-256-gcm" in [c["cipher"] for c in limits["cipher"]["ciphers"]]
     assert (out / "raw" / "state-transfer-limits" / "disk-limit.fio.json").exists()
+    # as long as smoke-sst says (limits_s, cipher_speed_repeats), and the record says so
+    assert limits["disk"]["seconds"] == 1 and round(limits["link"]["seconds"]) == 1
+    assert limits["cipher"]["plan"]["repeats"] == 1
 
     summary = json.loads((out / "summary.json").read_text())
     cells = summary["studies"]["state-transfer"]["cells"]

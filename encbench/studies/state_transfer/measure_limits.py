@@ -1,8 +1,8 @@
 """Measuring the state-transfer study's limits (limits.py says what they are): once per
 results directory, untimed, in set-up before the nodes start (the namespaces exist, nothing
 else of the run is busy), into state-transfer.json's "limits" — so `--resume` keeps them
-and measures only what is missing.  About 10 s: fio 2 × 2 s, iperf3 2 s, openssl speed
-3 × 1 s per cipher.
+and measures only what is missing.  About 10 s by default: fio 2 × 2 s, iperf3 2 s
+(`[state_transfer] limits_s`), openssl speed 3 × 1 s per cipher (`cipher_speed_repeats`).
 
 A part that fails (a filesystem fio cannot use, iperf3 refused) is recorded with its error
 instead of figures and the run goes on: the limits stand beside the results, they are not
@@ -21,8 +21,6 @@ from encbench.errors import ToolError
 from encbench.results.store import ResultStore
 from encbench.studies.state_transfer import limits
 from encbench.studies.state_transfer.records import SstCell
-
-CIPHER_REPEATS = 3
 
 
 def usable_cores() -> int:
@@ -47,11 +45,15 @@ def _name(evp: str, accel: bool) -> str:
 
 
 def measure_ciphers(
-    record: dict[str, Any], evps: Iterable[tuple[str, bool]], log: Callable[[str], None]
+    record: dict[str, Any],
+    evps: Iterable[tuple[str, bool]],
+    log: Callable[[str], None],
+    *,
+    repeats: int,
 ) -> bool:
     """openssl speed of each (cipher, AES-NI on?) not yet in `record` (the "limits" part),
     at a TLS record's size, one core, encryption (GCM and ChaCha20-Poly1305 decrypt at the
-    same speed); True when something was added."""
+    same speed), `repeats` runs of 1 s each; True when something was added."""
     part = record.setdefault("cipher", {"ciphers": []})
     have = {(entry.get("cipher"), bool(entry.get("accel"))) for entry in part.get("ciphers", [])}
     missing = sorted({(e, accel) for e, accel in evps if e} - have)
@@ -60,7 +62,7 @@ def measure_ciphers(
     jobs = tuple(
         capacity.SpeedJob(evp, (limits.TLS_RECORD_BYTES,), accel=accel) for evp, accel in missing
     )
-    plan = capacity.Plan(jobs, repeats=CIPHER_REPEATS, seconds=1, quick=True)
+    plan = capacity.Plan(jobs, repeats=repeats, seconds=1, quick=True)
     names = [_name(evp, accel) for evp, accel in missing]
     log(f"state-transfer: measuring the cipher limit ({', '.join(names)}: openssl speed)")
     try:
@@ -83,12 +85,15 @@ def measure(
     *,
     link_ends: tuple[Sequence[str], Sequence[str], str],
     rate_mbit: float | None,
+    seconds: int,
+    cipher_repeats: int,
     log: Callable[[str], None],
 ) -> None:
     """Fill in what `record` (state-transfer.json) lacks of its "limits"; the caller
     writes it.
     `link_ends` are the receiver's (joiner's) launch prefix, the sender's (donor's), and
-    the receiver's address on the SST's veth."""
+    the receiver's address on the SST's veth; fio takes `seconds` each way and iperf3
+    `seconds`, openssl speed `cipher_repeats` runs of 1 s per cipher."""
     part: dict[str, Any] = record.setdefault("limits", {})
     part.setdefault("cores", usable_cores())
     raw = store.path / "raw" / "state-transfer-limits"
@@ -96,7 +101,7 @@ def measure(
         part["disk"] = _attempt(
             "disk",
             lambda: {
-                **disk.measure_disk(store.path / "sandbox", raw).to_json(),
+                **disk.measure_disk(store.path / "sandbox", raw, seconds).to_json(),
                 "where": "the sandbox, beside the nodes' data directories",
             },
             log,
@@ -111,6 +116,7 @@ def measure(
                     sender_prefix=sender,
                     receiver_addr=address,
                     log_dir=raw,
+                    seconds=seconds,
                 ).to_json(),
                 "rate_mbit": rate_mbit,
                 "direction": "donor → joiner",
@@ -125,4 +131,5 @@ def measure(
             if c.aesni != "seed-mask"  # not measured under the seed's mask (limits.py)
         ),
         log,
+        repeats=cipher_repeats,
     )

@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from encbench.capacity import disk
 from encbench.options import (
     CellBudget,
     DataSpec,
@@ -61,6 +62,8 @@ MAX_DONOR_LOAD_THREADS = 64
 # files carry, so profiles and results written with it still read; the new name maps to it.
 AesNi = Literal["on", "off", "seed-mask", "percona-2017-mask"]
 AESNI_ALIASES = {"percona-2017-mask": "seed-mask"}
+# fio's seconds each way and iperf3's, measuring the disk's and the link's limits.
+LIMITS_S = disk.SECONDS
 
 
 class StateTransferSpec(Rounds):
@@ -119,6 +122,9 @@ class StateTransferSpec(Rounds):
     # file that the joiner is given too): a plain against an encrypted stream of data that
     # is encrypted at rest either way.
     donor_encrypted_at_rest: bool = False
+    # Seconds fio takes each way (write, then read) for the disk's limit, and iperf3 for the
+    # link's (measure_limits.py): a profile checking the mechanics (the tests') needs one.
+    limits_s: Annotated[int, Field(ge=1, le=60)] = LIMITS_S
 
     def for_cell(self, cell: object) -> Self:
         """A cell of a method with a budget of its own (method_budget_s) runs by that."""

@@ -128,6 +128,8 @@ class StateTransferStudy(StudyBasics):
             () if self.profile.calibration else self.cells(),
             link_ends=ends,
             rate_mbit=self.rule.rate_mbit,
+            seconds=self.rule.limits_s,
+            cipher_repeats=self.profile.cipher_speed_repeats,
             log=self.progress.log,
         )
         self.store.write_json(RECORD, cluster.record)
@@ -166,6 +168,7 @@ class StateTransferStudy(StudyBasics):
                 cluster.record.setdefault("limits", {}),
                 [(negotiated, cell.aesni == "on")],
                 self.progress.log,
+                repeats=self.profile.cipher_speed_repeats,
             )
         self.store.write_json(RECORD, cluster.record)
 
