@@ -102,3 +102,13 @@ class StudyBasics:
 
     def prepare(self) -> None:
         record_environment(self.store)
+
+    def measure_cipher_speed(self) -> None:
+        """The server's cipher's speed on this machine (crypto.json), once per results
+        directory: what a study sets its encryption's cost against."""
+        record_cipher_speed(
+            self.store,
+            self.profile.server.encryption_algorithm,
+            self.progress,
+            repeats=self.profile.cipher_speed_repeats,
+        )

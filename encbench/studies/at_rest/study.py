@@ -50,7 +50,7 @@ from encbench.studies.at_rest.records import (
     RunRecord,
 )
 from encbench.studies.at_rest.table_sets import TableSets
-from encbench.study_basics import StudyBasics, load_fields, record_cipher_speed
+from encbench.study_basics import StudyBasics, load_fields
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -157,12 +157,7 @@ class AtRestStudy(StudyBasics):
         super().prepare()
         # A calibration encrypts nothing: no cipher to measure, no ceiling to predict.
         if not self.profile.calibration:
-            record_cipher_speed(
-                self.store,
-                self.profile.server.encryption_algorithm,
-                self.progress,
-                repeats=self.profile.cipher_speed_repeats,
-            )
+            self.measure_cipher_speed()
 
     @contextmanager
     def setup(self, todo: Sequence[CellKey]) -> Iterator[VariantHost]:

@@ -67,7 +67,7 @@ from encbench.studies.operations.tablespaces import (
     wait_key_version,
     wait_tables,
 )
-from encbench.study_basics import StudyBasics, record_cipher_speed, window_fields
+from encbench.study_basics import StudyBasics, window_fields
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.
@@ -103,12 +103,7 @@ class OperationsStudy(StudyBasics):
     def prepare(self) -> None:
         super().prepare()
         # The cipher's limit that encrypting existing data is set against (as at rest).
-        record_cipher_speed(
-            self.store,
-            self.profile.server.encryption_algorithm,
-            self.progress,
-            repeats=self.profile.cipher_speed_repeats,
-        )
+        self.measure_cipher_speed()
 
     @contextmanager
     def setup(self, todo: Sequence[OperationCell]) -> Iterator[OperationServers]:
