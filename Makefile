@@ -23,11 +23,8 @@ integration: setup
 
 # Five workers, each taking whole test files (module fixtures start their servers once):
 # the integration tests mostly wait on servers, clusters and fixed-length runs, so more
-# workers than cores fill the cores' idle time (fresh clones on a 2-core VM, 2026-11-28/29:
-# 14 min 37 s on two workers, 11 min 18 s on three, 10 min 51 s on four with 1,390 tests;
-# with 1,485 tests 12 min 19 s of pytest on four and 11 min 50 s on five, the MySQL 9.7
-# and MariaDB 11.8 roots already built, whose first build adds about 35 s;
-# docs/developing.md).
+# workers than cores fill the cores' idle time (a fresh clone on a 2-core VM, 2026-11-29:
+# 10 min 16 s in all, 1,549 tests; docs/developing.md has the earlier runs on 2 to 5 workers).
 test: lint
 	@scripts/setup-test-extras.sh
 	$(VENV)/pytest -q -n 5 --dist loadfile --durations=15
