@@ -9,18 +9,27 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Callable
+from typing import Protocol
 
 from encbench.closed_on_exit import ClosedOnExit
 from encbench.errors import BadInput
-from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import leftovers
-from encbench.servers.remote_cpu import SshCpu, open_remote_cpu
-from encbench.servers.user_server import UserServer
+from encbench.servers.leftovers import Address
+from encbench.servers.remote_cpu import SshAccess, SshCpu, open_remote_cpu
+from encbench.servers.user_server import TargetLogin, UserServer
 
 MARKER_TABLE = "encbench_owner"
 # How `encbench plan` writes run_key before the results directory, and so its key, exists.
 PLACEHOLDER_KEY = "<12 hex digits of the results directory>"
+
+
+class OwnedTarget(Address, SshAccess, TargetLogin, Protocol):
+    """What encbench's databases need of the profile's target (its TargetSpec): where it
+    is, its login and ssh access, and whether they are kept after the run."""
+
+    @property
+    def keep(self) -> bool: ...
 
 
 def run_key(store_path: str) -> str:
@@ -79,11 +88,9 @@ class OwnedDatabases(ClosedOnExit):
     where the target allows it.  A context manager: on any exit the CPU reader is closed and,
     unless the target says keep, every database it created is dropped."""
 
-    def __init__(self, store: ResultStore, profile: Profile) -> None:
-        assert profile.target is not None, "encbench's databases on a target need [target]"
+    def __init__(self, store: ResultStore, spec: OwnedTarget) -> None:
         self.store = store
-        self.profile = profile
-        self.spec = profile.target
+        self.spec = spec
         self.server = UserServer.of_target(self.spec)
         self.marker = marker(str(store.path.absolute()))
         self.created: list[str] = []

@@ -20,15 +20,23 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pymysql
 
 from encbench.errors import BadInput, ServerError
 from encbench.servers.target import Connection
 
-if TYPE_CHECKING:
-    from encbench.profile import TargetSpec
+
+class TargetLogin(Protocol):
+    """What logging in to the profile's target needs of it (its TargetSpec): said here so
+    that servers/ does not import the profile above it."""
+
+    @property
+    def defaults_extra_file(self) -> str: ...
+
+    def connection(self) -> Connection: ...
+
 
 CONNECT_TIMEOUT_S = 10.0
 QUERY_TIMEOUT_S = 600.0
@@ -84,7 +92,7 @@ class UserServer:
             self.name = f"target {self.where.socket or f'{self.where.host}:{self.where.port}'}"
 
     @classmethod
-    def of_target(cls, spec: TargetSpec) -> UserServer:
+    def of_target(cls, spec: TargetLogin) -> UserServer:
         """The server a profile's [target] names, with the password the client tools would
         use (password_from)."""
         return cls(spec.connection(), password_from(spec.defaults_extra_file))

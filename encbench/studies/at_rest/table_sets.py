@@ -107,7 +107,9 @@ class TableSets(OwnedDatabases):
     any exit unless keep: OwnedDatabases)."""
 
     def __init__(self, store: ResultStore, profile: Profile) -> None:
-        super().__init__(store, profile)
+        assert profile.target is not None, "encbench's databases on a target need [target]"
+        super().__init__(store, profile.target)
+        self.profile = profile
         self.names = database_names(str(store.path.absolute()))
         self.dialect = MARIADB_DIALECT  # the server's family's SQL, known once checked
         self.pool_bytes = 0

@@ -69,8 +69,11 @@ class TransitTarget(OwnedDatabases):
     (the clients' current one; dropped on close unless keep: OwnedDatabases), the server's
     certificate and the client's PKI."""
 
+    spec: TargetSpec  # the whole [target]: its TLS files too
+
     def __init__(self, store: ResultStore, profile: Profile) -> None:
-        super().__init__(store, profile)
+        assert profile.target is not None, "encbench's databases on a target need [target]"
+        super().__init__(store, profile.target)
         self.database = database_name(str(store.path.absolute()))
         self.server = self.server.on(self.database)
         self.tls_missing: str | None = None
