@@ -33,11 +33,7 @@ from encbench.servers.galera_cluster import status_value
 from encbench.servers.galera_pair import VARIANTS, GaleraPair
 from encbench.servers.sandbox import tree_bytes
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
-from encbench.servers.sizing import (
-    BYTES_PER_ROW_ESTIMATE,
-    SERVER_ALLOWANCE_MB,
-    data_dir_bytes,
-)
+from encbench.servers.sizing import SERVER_ALLOWANCE_MB, data_dir_bytes, rows_mb
 from encbench.study_basics import StudyBasics
 from encbench.study_here import Here, RootNeed
 from encbench.workloads import sysbench
@@ -85,7 +81,7 @@ def buffer_pool_mb(profile: Profile) -> int:
     """The whole data set in the pool with room to spare: the paired TPS is to measure the
     replication, not the disk (every node holds the data)."""
     rows = profile.data.tables * profile.data.table_size
-    return max(64, min(2048, int(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20) + 32))
+    return max(64, min(2048, int(rows_mb(rows) * 1.5) + 32))
 
 
 def disk_bytes(profile: Profile) -> int:

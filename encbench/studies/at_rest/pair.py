@@ -24,7 +24,6 @@ from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.sizing import (
-    BYTES_PER_ROW_ESTIMATE,
     SERVER_ALLOWANCE_MB,
     data_dir_bytes,
     pool_mb,
@@ -298,7 +297,7 @@ class ServerPair(ClosedOnExit):
             self.volumes.mount_for(self.spec, log)
         data = self.profile.data
         rows = data.tables * data.table_size
-        load_bp = max(64, math.ceil(rows * BYTES_PER_ROW_ESTIMATE * 1.5 / 2**20))
+        load_bp = max(64, math.ceil(rows_mb(rows) * 1.5))
         proofs = {}
         if self.calibration:
             proof.prove_twins(self.options("plain", load_bp), self.options("encrypted", load_bp))

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 
 from encbench.profile import Profile, builtin_names
-from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
+from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE, rows_mb
 from encbench.servers.variants import VARIANTS
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import estimated_data_mb
@@ -116,7 +116,7 @@ def plan_line(f: RegimeFit, profile: Profile) -> str:
                "a pool sized for the regime"]  # fmt: skip
     if f.limit_mb >= profile.regime.min_buffer_pool_mb:
         instead.append(f"target a server whose buffer pool is at most {size(f.limit_mb)}")
-    data_per_set = f.table_size * profile.data.tables * BYTES_PER_ROW_ESTIMATE / 2**20
+    data_per_set = rows_mb(f.table_size * profile.data.tables)
     instead.append(
         f"give data.table_size ≥ {f.table_size:,} (about {size(data_per_set)} a set, twice "
         "that on the server's disk)"

@@ -4,11 +4,7 @@ starts (studies/__init__.py), and the buffer pool it runs with."""
 from __future__ import annotations
 
 from encbench.profile import Profile
-from encbench.servers.sizing import (
-    BYTES_PER_ROW_ESTIMATE,
-    SERVER_ALLOWANCE_MB,
-    SYSTEM_FILES_ESTIMATE,
-)
+from encbench.servers.sizing import SERVER_ALLOWANCE_MB, data_dir_bytes, rows_mb
 from encbench.studies.in_transit.options import transit_options
 
 
@@ -20,13 +16,13 @@ def disk_bytes(profile: Profile) -> int:
         # The tables are on the user's server; only a dump is written here (then deleted).
         return t.bulk_mb * 2**20 if "dump" in t.tests else 0
     bulk_bytes = 2 * t.bulk_mb * 2**20 if {"bulk", "dump"} & set(t.tests) else 0
-    return t.table_size * BYTES_PER_ROW_ESTIMATE + bulk_bytes + SYSTEM_FILES_ESTIMATE
+    return data_dir_bytes(t.table_size) + bulk_bytes
 
 
 def pool_mb(profile: Profile, tests: set[str]) -> int:
     """Everything in memory: this study is about the wire, not the disk."""
     t = transit_options(profile)
-    data_mb = t.table_size * BYTES_PER_ROW_ESTIMATE / 2**20
+    data_mb = rows_mb(t.table_size)
     if tests & {"bulk", "dump"}:
         data_mb += t.bulk_mb
     return max(64, int(data_mb * 1.5) + 64)

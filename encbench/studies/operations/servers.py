@@ -22,16 +22,9 @@ from encbench.closed_on_exit import ClosedOnExit
 from encbench.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keyplugin, keys
+from encbench.servers import keyplugin, keys, sizing
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
-from encbench.servers.sizing import (
-    BYTES_PER_ROW_ESTIMATE,
-    SERVER_ALLOWANCE_MB,
-    data_dir_bytes,
-    pool_mb,
-    rows_mb,
-)
 from encbench.servers.variants import (
     VARIANTS,
     EncryptionSpec,
@@ -67,8 +60,8 @@ def key_versions_needed(max_rounds: int) -> int:
 def buffer_pool_mb(profile: Profile) -> int:
     """The in-memory regime's pool for the profile's data: operations time the server, not
     the disk under a starved pool."""
-    data_mb = rows_mb(profile.data.tables * profile.data.table_size)
-    return pool_mb(data_mb, "in-memory", profile.regime)
+    data_mb = sizing.rows_mb(profile.data.tables * profile.data.table_size)
+    return sizing.pool_mb(data_mb, "in-memory", profile.regime)
 
 
 class OperationServers(ClosedOnExit):
@@ -172,7 +165,7 @@ class OperationServers(ClosedOnExit):
                 "data": {
                     "tables": data.tables,
                     "table_size": data.table_size,
-                    "estimated_mb": round(rows * BYTES_PER_ROW_ESTIMATE / 2**20, 1),
+                    "estimated_mb": round(sizing.rows_mb(rows), 1),
                 },
                 "buffer_pool_mb": self.pool_mb,
                 "proofs": proofs,
@@ -238,14 +231,14 @@ def backup_dir(store: ResultStore, variant: str) -> Path:
 def estimated_disk_bytes(profile: Profile) -> int:
     """Two data directories and, while a backup is timed, one backup of one of them."""
     rows = profile.data.tables * profile.data.table_size
-    return 3 * data_dir_bytes(rows)
+    return 3 * sizing.data_dir_bytes(rows)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
     pool = buffer_pool_mb(profile)
-    need = len(VARIANTS) * (pool + SERVER_ALLOWANCE_MB) + math.ceil(pool / 2)  # + --prepare
+    need = len(VARIANTS) * (pool + sizing.SERVER_ALLOWANCE_MB) + math.ceil(pool / 2)  # + --prepare
     return need, (
-        f"two servers, each a {pool:,} MB buffer pool + {SERVER_ALLOWANCE_MB} MB, and "
+        f"two servers, each a {pool:,} MB buffer pool + {sizing.SERVER_ALLOWANCE_MB} MB, and "
         "mariadb-backup; use smaller data (data.tables, data.table_size) or a smaller "
         "regime.in_memory_headroom"
     )

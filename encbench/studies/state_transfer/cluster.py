@@ -41,7 +41,7 @@ from encbench.servers.galera_cluster import (
 )
 from encbench.servers.sandbox import SandboxServer, tree_bytes
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
-from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
+from encbench.servers.sizing import rows_mb
 from encbench.servers.variants import CALIBRATION_SIDES
 from encbench.studies.state_transfer import at_rest, pipelines
 from encbench.studies.state_transfer.options import (
@@ -62,7 +62,7 @@ def buffer_pool_mb(profile: Profile) -> int:
     """Enough to load the data; a state transfer copies files, not pages from the pool."""
     data = state_transfer_options(profile).data(profile.data)
     rows = data.tables * data.table_size
-    return max(64, min(1024, int(rows * BYTES_PER_ROW_ESTIMATE / 2**20) + 32))
+    return max(64, min(1024, int(rows_mb(rows)) + 32))
 
 
 def sockopt(cell: SstCell) -> str:
