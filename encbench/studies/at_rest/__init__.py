@@ -16,7 +16,6 @@ from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRe
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.study import AtRestStudy
 from encbench.studies.definition import StudyDefinition, TargetUse
-from encbench.study_here import Here
 
 STUDY = StudyDefinition(
     words="data-at-rest",
@@ -27,24 +26,7 @@ STUDY = StudyDefinition(
     make=AtRestStudy,
     settings=options.SETTINGS,
     cells_of=cells.cells,
-    here=Here(
-        disk_bytes=kinds.disk_bytes,
-        memory_mb=kinds.memory_mb,
-        tools=kinds.tools,
-        check=kinds.check,
-        optional=kinds.optional,
-        optional_cells=kinds.optional_cells,
-        root=kinds.root,
-        results_dir=kinds.results_dir,
-        creates=(
-            "2 sandboxed servers of each kind (MariaDB, or the install's; PostgreSQL) with "
-            "their data directories under the results directory, "
-            "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
-            "layer, the page cache dropped before each io-bound run"
-        ),
-        optional_tools=needs.optional_tools,
-        setup_s=kinds.setup_s,
-    ),
+    here=kinds.HERE,
     target=TargetUse(
         setup_words=(
             "two table sets in two databases on the target, plain (MariaDB's ENCRYPTED=NO, "

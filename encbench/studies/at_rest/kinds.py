@@ -17,7 +17,7 @@ from encbench.studies.at_rest.postgresql import needs as pg_needs
 from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.definition import each_kind
-from encbench.study_here import RootNeed
+from encbench.study_here import Here, RootNeed
 
 NAME = RunRecord.STUDY
 
@@ -89,3 +89,24 @@ def plan_lines(profile: Profile) -> list[str]:
         return out
     own = pg_needs.plan_lines(profile)
     return out + (own if postgresql_alone(profile) else ["  PostgreSQL's cells:", *own])
+
+
+# What `plan`, `doctor` and the checks before a run read of the study, over its kinds.
+HERE = Here(
+    disk_bytes=disk_bytes,
+    memory_mb=memory_mb,
+    tools=tools,
+    check=check,
+    optional=optional,
+    optional_cells=optional_cells,
+    root=root,
+    results_dir=results_dir,
+    creates=(
+        "2 sandboxed servers of each kind (MariaDB, or the install's; PostgreSQL) with "
+        "their data directories under the results directory, "
+        "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
+        "layer, the page cache dropped before each io-bound run"
+    ),
+    optional_tools=needs.optional_tools,
+    setup_s=setup_s,
+)

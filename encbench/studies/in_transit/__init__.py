@@ -10,7 +10,6 @@ from encbench.studies.in_transit import postgresql as postgresql_part
 from encbench.studies.in_transit.options import transit_options
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.study import TransitStudy
-from encbench.study_here import Here
 
 STUDY = StudyDefinition(
     words="in-transit",
@@ -23,21 +22,7 @@ STUDY = StudyDefinition(
     make=TransitStudy,
     settings=options.SETTINGS,
     cells_of=cells.cells,
-    here=Here(
-        disk_bytes=kinds.disk_bytes,
-        memory_mb=kinds.memory_mb,
-        tools=kinds.tools,
-        check=kinds.check,
-        root=kinds.root,
-        results_dir=kinds.results_dir,
-        creates=(
-            "1 sandboxed server of each kind (MariaDB, or the install's; PostgreSQL) with its "
-            "data directory under the results directory, "
-            "TLS keys and certificates, tunnel processes (stunnel, an sshd and its ssh "
-            "client) and, for a distance, network namespaces joined by a veth pair"
-        ),
-        optional_tools=kinds.optional_tools,
-    ),
+    here=kinds.HERE,
     target=TargetUse(
         setup_words="the target, reached over plain TCP against its own TLS",
         needs=needs.target_needs,

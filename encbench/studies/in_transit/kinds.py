@@ -18,7 +18,7 @@ from encbench.studies.in_transit import cells, needs, sizing, target
 from encbench.studies.in_transit.kind import MARIADB, NAME, POSTGRESQL, measures
 from encbench.studies.in_transit.postgresql import needs as pg_needs
 from encbench.studies.in_transit.postgresql import target as pg_target_study
-from encbench.study_here import RootNeed
+from encbench.study_here import Here, RootNeed
 
 
 def disk_bytes(profile: Profile) -> int:
@@ -64,3 +64,21 @@ def plan_lines(profile: Profile) -> list[str]:
     if measures(profile, POSTGRESQL) and profile.target is not None:
         out += pg_target_study.plan_lines(profile)
     return out
+
+
+# What `plan`, `doctor` and the checks before a run read of the study, over its kinds.
+HERE = Here(
+    disk_bytes=disk_bytes,
+    memory_mb=memory_mb,
+    tools=tools,
+    check=check,
+    root=root,
+    results_dir=results_dir,
+    creates=(
+        "1 sandboxed server of each kind (MariaDB, or the install's; PostgreSQL) with its "
+        "data directory under the results directory, "
+        "TLS keys and certificates, tunnel processes (stunnel, an sshd and its ssh "
+        "client) and, for a distance, network namespaces joined by a veth pair"
+    ),
+    optional_tools=optional_tools,
+)
