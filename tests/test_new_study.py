@@ -70,6 +70,10 @@ class ToyRecord:
     steal_s: float = 0.0
     harness_cpu_s: float = 0.0
 
+    def timed_window_s(self) -> float:
+        # What the report's shares of the machine are set against (RecordedRun's: wall_s).
+        return self.wall_s
+
     def to_json(self) -> dict[str, Any]:
         return {"schema": self.SCHEMA, **asdict(self)}
 
@@ -121,12 +125,11 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> T
             rule,
             ToyRecord.METRICS,
             lambda rs: ToyVariant(time_s=shared_cells.sample(rs, lambda r: r.time_s)),
-            lambda r: r.wall_s,
         ),
     )
     return ToySummary(
         target_halfwidth_pct=rule.target_halfwidth_pct,
-        harness=shared_cells.harness_share(runs, lambda r: r.wall_s, 2),
+        harness=shared_cells.harness_share(runs, 2),
         cells=summaries,
         differences=differences,
     )

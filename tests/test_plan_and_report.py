@@ -152,7 +152,7 @@ def test_a_report_counts_the_rounds_measured_again() -> None:
 
 def test_harness_share_is_its_cpu_over_the_machine() -> None:
     runs = rounds_of([(90, 100)])
-    share = harness_share(runs, at_rest.wall_s, cores=2)
+    share = harness_share(runs, cores=2)
     # 2 runs × 0.01 s over 2 × 5 s on 2 cores
     assert share.share_of_machine_pct == 100 * 0.02 / (10 * 2)
 

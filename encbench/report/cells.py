@@ -36,6 +36,7 @@ class Timed(Protocol):
     def other_cpu_s(self) -> float: ...
     @property
     def steal_s(self) -> float: ...
+    def timed_window_s(self) -> float: ...
 
 
 R = TypeVar("R")
@@ -50,17 +51,19 @@ def sample(runs: Sequence[R], value: Callable[[R], float]) -> Sample:
     return Sample.of([value(r) for r in runs])
 
 
-def other_load_pct(runs: Sequence[T], timed: Callable[[T], float], cores: int = 1) -> float:
+def other_load_pct(runs: Sequence[T], cores: int = 1) -> float:
     """Other processes' CPU (and stolen CPU) during a cell's measured runs, as a share of
     `cores` over their measured time: the load its rounds had to share the machine with."""
-    wall = sum(timed(r) for r in runs)
+    wall = sum(r.timed_window_s() for r in runs)
     other = sum(r.other_cpu_s + r.steal_s for r in runs)
     return 100.0 * other / (wall * cores) if wall > 0 else 0.0
 
 
-def harness_share(runs: Sequence[T], timed: Callable[[T], float], cores: int) -> Harness:
+def harness_share(runs: Sequence[T], cores: int) -> Harness:
     """encbench's own CPU while the runs were measuring, as a share of the whole machine."""
-    return Harness.of(sum(r.harness_cpu_s for r in runs), sum(timed(r) for r in runs), cores)
+    return Harness.of(
+        sum(r.harness_cpu_s for r in runs), sum(r.timed_window_s() for r in runs), cores
+    )
 
 
 def comparable(runs: Sequence[Any], metric: str) -> bool:
@@ -77,7 +80,6 @@ def summarize_cell(
     rule: estimates.StopRule,
     metrics: Sequence[Metric],
     variant_stats: Callable[[list[T]], Any],
-    timed: Callable[[T], float],
     *,
     cores: int = 1,
     load_field: str = "other_load_pct_of_core",
@@ -112,7 +114,7 @@ def summarize_cell(
                 for m in metrics
                 if comparable(runs, m.name)
             },
-            load_field: other_load_pct(runs, timed, cores),
+            load_field: other_load_pct(runs, cores),
             # What bound the cell, where its model says it and its runs recorded usage.
             **({"bound": cell_bound(counted)} if issubclass(model, Bounded) else {}),
         }

@@ -15,7 +15,7 @@ from encbench.report.cell_summary import CellSummary
 from encbench.report.models import CellPart, Model, NoiseFloor, Record, Sample
 from encbench.report.parts import Across, ReportPart, Setup, summary_builder
 from encbench.report.study_parts import compared_cells, sections_with_floor, versions
-from encbench.report.study_summary import recorded, study_fields, wall_s
+from encbench.report.study_summary import recorded, study_fields
 from encbench.report.tables import Cell, Section, row
 from encbench.results.pgbench_run import PGBENCH_METRICS, PgbenchRun
 from encbench.results.schema import Metric, primary_metric
@@ -80,7 +80,7 @@ def part(
         **recorded(record, recorded_fields),
         "scale": int(record.get("scale", rule.scale)),
         **own,
-        **study_fields(cells, runs, rule, PRIMARY, summarize, wall_s, cores),
+        **study_fields(cells, runs, rule, PRIMARY, summarize, cores),
     }
     return model(**fields)
 
@@ -94,7 +94,7 @@ def summarize_cell(
 ) -> M:
     """A pgbench cell's summary (report/cells.summarize_cell) over COMPARED, timed by its
     runs' whole time."""
-    return cells.summarize_cell(model, identity, state, rule, COMPARED, variant_stats, wall_s)
+    return cells.summarize_cell(model, identity, state, rule, COMPARED, variant_stats)
 
 
 def tps_text(tps: Sample) -> str:

@@ -22,19 +22,12 @@ def identity(cell: Any) -> dict[str, Any]:
     return {**fields, "label": cell.label}
 
 
-def wall_s(run: Any) -> float:
-    """A run's whole time: what most studies time a run by (its record's `wall_s`)."""
-    seconds: float = run.wall_s
-    return seconds
-
-
 def study_fields(
     cells: Iterable[K],
     runs: Sequence[Any],  # the study's run records
     rule: estimates.StopRule,
     primary: str,
     summarize: Callable[[K, estimates.CellRounds], CellPart],
-    timed: Callable[[Any], float],
     cores: int,
     name: Callable[[K], str] | None = None,
 ) -> dict[str, Any]:
@@ -45,7 +38,7 @@ def study_fields(
     summaries, differences = summarize_cells(cells, runs, rule, primary, summarize, name)
     return {
         "target_halfwidth_pct": rule.target_halfwidth_pct,
-        "harness": harness_share(runs, timed, cores),
+        "harness": harness_share(runs, cores),
         "cells": summaries,
         "differences": differences,
     }

@@ -96,6 +96,11 @@ class RecordedRun(RunLine):
     started_at: str
     wall_s: float
 
+    def timed_window_s(self) -> float:
+        """The seconds its harness's and other processes' CPU are set against (the report's
+        shares of the machine): the whole run, unless a study times a stretch of it."""
+        return self.wall_s
+
     def impossible(self, what: str) -> ValueError:
         """The error a record's __post_init__ raises for figures no run can have."""
         return ValueError(

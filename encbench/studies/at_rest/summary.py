@@ -10,7 +10,7 @@ from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
-from encbench.report.study_summary import study_fields, wall_s
+from encbench.report.study_summary import study_fields
 from encbench.results.schema import primary_metric
 from encbench.servers import installs
 from encbench.studies.at_rest import cost_profile, floor, growth, target_regimes
@@ -101,7 +101,6 @@ def summarize_cell(
         measure_options(profile).for_cell(cell),
         RunRecord.METRICS,
         variant_stats,
-        wall_s,
         cores=cores,
         load_field="other_load_pct",
     )
@@ -152,7 +151,6 @@ def build(
                 skipped.get(cell.slug),
                 counts_pages,
             ),
-            wall_s,
             cores,
             cell_name,
         ),

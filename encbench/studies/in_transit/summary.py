@@ -9,7 +9,7 @@ from encbench import estimates, stats
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
-from encbench.report.study_summary import study_fields, wall_s
+from encbench.report.study_summary import study_fields
 from encbench.results.schema import Metric, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
 from encbench.studies.in_transit.models import (
@@ -91,7 +91,6 @@ def summarize_cell(
         transit_options(profile),
         (*TransitRecord.METRICS, *EXTRA_METRICS),
         variant_stats,
-        wall_s,
         not_measured=f"not measured: {skipped}" if skipped else "not measured",
     )
     return summary
@@ -109,7 +108,6 @@ def build(
             t,
             PRIMARY,
             lambda cell, state: summarize_cell(cell, state, profile, record),
-            wall_s,
             cores,
         ),
         tls_version=t.tls_version,

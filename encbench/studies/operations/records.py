@@ -119,6 +119,9 @@ class OperationRecord(RecordedRun):
         if self.wall_s <= 0 or self.time <= 0 or self.timed_s <= 0:
             raise self.impossible(f"{self.time:g} {self.time_unit} in {self.timed_s:.3f} s")
 
+    def timed_window_s(self) -> float:
+        return self.timed_s
+
     @property
     def encryption_mib_per_s(self) -> float:
         """The background encryption's rate over the tablespaces it encrypted (0: none)."""

@@ -3,6 +3,8 @@ operations.json, the study's record of its servers, and crypto.json for the ciph
 
 from __future__ import annotations
 
+from functools import partial
+
 from encbench import estimates
 from encbench.capacity.plan import PAGE_BYTES, SERVER_CIPHERS
 from encbench.capacity.read import cipher_mb_per_s
@@ -59,10 +61,6 @@ def cipher_limit_mib_per_s(crypto: Record | None, algorithm: str) -> float | Non
     return mb * 1e6 / MIB if mb else None
 
 
-def timed_s(run: OperationRecord) -> float:
-    return run.timed_s
-
-
 def summarize_cell(
     cell: OperationCell,
     state: estimates.CellRounds,
@@ -76,8 +74,7 @@ def summarize_cell(
         state,
         operations_options(profile),
         (PRIMARY,),
-        lambda runs: variant_stats(runs, cell.operation),
-        timed_s,
+        partial(variant_stats, operation=cell.operation),
     )
     if not counted:
         return summary
@@ -110,7 +107,6 @@ def build(
             rule,
             PRIMARY.name,
             lambda cell, state: summarize_cell(cell, state, profile, limit),
-            timed_s,
             cores,
         ),
         crash_load_s=rule.crash_load_s,

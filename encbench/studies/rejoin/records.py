@@ -70,3 +70,6 @@ class RejoinRecord(RecordedRun):
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.sync_s <= 0:
             raise self.impossible(f"synced in {self.sync_s:.3f} s")
+
+    def timed_window_s(self) -> float:
+        return self.sync_s

@@ -30,10 +30,6 @@ def variant_stats(runs: list[RejoinRecord]) -> RejoinVariant:
     )
 
 
-def sync_s(run: RejoinRecord) -> float:
-    return run.sync_s
-
-
 def summarize_cell(
     cell: RejoinCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
 ) -> RejoinCellSummary:
@@ -44,7 +40,6 @@ def summarize_cell(
         rejoin_options(profile),
         RejoinRecord.METRICS,
         variant_stats,
-        sync_s,
     )
 
 
@@ -59,7 +54,6 @@ def build(
             rejoin_options(profile),
             PRIMARY.name,
             lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
-            sync_s,
             cores,
         )
     )

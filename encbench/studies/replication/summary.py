@@ -9,7 +9,7 @@ from encbench.report import cells
 from encbench.report.cell_summary import GALERA_SETUP
 from encbench.report.cells import sample
 from encbench.report.models import Record
-from encbench.report.study_summary import identity, recorded, study_fields, wall_s
+from encbench.report.study_summary import identity, recorded, study_fields
 from encbench.results.schema import primary_metric
 from encbench.studies.replication import cells as replication_cells
 from encbench.studies.replication.models import (
@@ -46,7 +46,6 @@ def summarize_cell(
         replication_options(profile),
         ReplicationRecord.METRICS,
         variant_stats,
-        wall_s,
     )
 
 
@@ -63,7 +62,6 @@ def build(
             replication_options(profile),
             PRIMARY.name,
             lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
-            wall_s,
             cores,
         ),
     )

@@ -124,6 +124,9 @@ class SstRecord(RecordedRun):
         if self.wall_s <= 0 or self.sync_s <= 0 or self.transfer_s < 0:
             raise self.impossible(f"synced in {self.sync_s:.3f} s, stream {self.transfer_s:.3f} s")
 
+    def timed_window_s(self) -> float:
+        return self.sync_s
+
     @property
     def mib_per_s(self) -> float:
         """What crossed the link, donor to joiner, over the donor's stream."""

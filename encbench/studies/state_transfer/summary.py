@@ -94,10 +94,6 @@ def against_limits(
     )
 
 
-def sync_s(run: SstRecord) -> float:
-    return run.sync_s
-
-
 def summarize_cell(
     cell: SstCell,
     state: estimates.CellRounds,
@@ -112,7 +108,6 @@ def summarize_cell(
         state_transfer_options(profile).for_cell(cell),
         SstRecord.METRICS,
         variant_stats,
-        sync_s,
     )
     variants = summary.variants
     if variants is None:
@@ -142,7 +137,6 @@ def build(
             state_transfer_options(profile),
             PRIMARY.name,
             lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug), limits),
-            sync_s,
             cores,
         ),
     )
