@@ -59,6 +59,12 @@ def known(choices: Collection[str], what: str) -> AfterValidator:
     return AfterValidator(lambda values: all_known(values, choices, what))
 
 
+def one_known(choices: Collection[str], what: str) -> AfterValidator:
+    """A single name's check, as its field's annotation, that it is one of `choices` (as
+    `known` checks a list's)."""
+    return AfterValidator(lambda value: all_known([value], choices, what)[0])
+
+
 def counts_within(top: int, what: str, why: str = "") -> AfterValidator:
     """A list field's check, as its annotation, that every count in it is from 1 to `top`:
     another is refused as "N `what` is out of range: `why`use 1 to `top`"."""

@@ -37,7 +37,15 @@ from pydantic_core import PydanticCustomError
 from encbench import server_kind
 from encbench.capacity.plan import FINGERPRINT_REPEATS
 from encbench.errors import BadInput
-from encbench.options import AcrossKeys, DataSpec, Strict, all_known, first_error, toml_value
+from encbench.options import (
+    AcrossKeys,
+    DataSpec,
+    Strict,
+    all_known,
+    first_error,
+    one_known,
+    toml_value,
+)
 from encbench.servers import fscrypt, installs, shapes
 from encbench.servers.target import Connection
 from encbench.servers.variants import Algorithm, Layer, Scope
@@ -127,7 +135,9 @@ class ServerSpec(Strict):
     shapes: list[ShapeSpec] = []
     # Where the sandboxes' MariaDB comes from (servers/installs.py): this host's packages
     # ("system"), or a newer release from a private root (`scripts/setup.sh mariadb-11.8`).
-    install: str = installs.SYSTEM
+    install: Annotated[str, one_known((installs.SYSTEM, *installs.SANDBOX_ROOTS), "install")] = (
+        installs.SYSTEM
+    )
     # `encbench run --install NAME` sets it (overrides.py).
     SYSBENCH: ClassVar[Mapping[str, str]] = {"install": "install"}
     # The kinds of server the at-rest and in-transit studies measure on their sandboxes, each
@@ -139,11 +149,6 @@ class ServerSpec(Strict):
     @classmethod
     def known_kinds(cls, value: list[str]) -> list[str]:
         return all_known(value, server_kind.names(), "server kind")
-
-    @field_validator("install")
-    @classmethod
-    def known_install(cls, value: str) -> str:
-        return all_known([value], (installs.SYSTEM, *installs.SANDBOX_ROOTS), "install")[0]
 
     @field_validator("shapes")
     @classmethod

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, ClassVar, Literal, Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from encbench.errors import BadInput
 from encbench.net import tunnels
-from encbench.options import AcrossKeys, Threads, all_known, known
+from encbench.options import AcrossKeys, Threads, known, one_known
 from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs, pki
@@ -47,7 +47,7 @@ class TransitSpec(TransitRounds):
     # The bulk test's suites instead of `ciphers` (older profiles' key; empty: `ciphers`).
     bulk_ciphers: list[str] = []
     methods: Annotated[list[TransitMethod], Field(min_length=1)] = ["tls"]
-    tunnel_key_type: str = "rsa2048"
+    tunnel_key_type: Annotated[str, one_known(tunnels.SSH_KEY_TYPES, "tunnel key type")] = "rsa2048"
     # stunnel rows without and/or with TLS session resumption (its client resumes by default;
     # MariaDB's clients never do, so `false` is the like-for-like comparison).
     stunnel_resume: Annotated[list[bool], Field(min_length=1)] = [False]
@@ -62,12 +62,6 @@ class TransitSpec(TransitRounds):
     rate_mbit: Annotated[float, Field(gt=0, le=100_000)] | None = None
     table_size: Annotated[int, Field(gt=0)] = 10_000
     bulk_mb: Annotated[int, Field(gt=0, le=8192)] = 128
-
-    @field_validator("tunnel_key_type")
-    @classmethod
-    def known_tunnel_key(cls, value: str) -> str:
-        all_known([value], tunnels.SSH_KEY_TYPES, "tunnel key type")
-        return value
 
     @model_validator(mode="after")
     def rate_needs_a_distance(self) -> Self:

@@ -66,7 +66,7 @@ class TransitStudy(TransitBasics):
     def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
         super().__init__(store, profile, progress)
         self.spec = transit_options(profile)
-        self.rule: TransitSpec = transit_options(profile)
+        self.rule: TransitSpec = self.spec
         # Against a user's server ([target]) its own account and password; else a user of
         # the sandbox with a generated one.
         self.target = TransitTarget(store, profile) if profile.target is not None else None

@@ -9,7 +9,7 @@ from encbench import estimates, stats
 from encbench.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
-from encbench.report.study_summary import study_fields
+from encbench.report.study_summary import identity, study_fields
 from encbench.results.schema import Metric, primary_metric
 from encbench.studies.in_transit import cells as transit_cells
 from encbench.studies.in_transit.models import (
@@ -77,16 +77,15 @@ def summarize_cell(
 ) -> TransitCellSummary:
     counted = [run for r in state.counted for run in r.runs.values()]
     skipped = (record.get("skipped") or {}).get(cell.slug)
-    identity = {
-        **{k: getattr(cell, k) for k in TransitCell.__dataclass_fields__},
-        "label": cell.label,
+    own = {
+        **identity(cell),
         # The unit the records name (schema 2); the cell's own for a run without records yet.
         "unit": counted[0].rate_unit if counted else cell.unit,
         "proof": (record.get("proofs") or {}).get(cell.slug),
     }
     summary = cells.summarize_cell(
         TransitCellSummary,
-        identity,
+        own,
         state,
         transit_options(profile),
         (*TransitRecord.METRICS, *EXTRA_METRICS),
