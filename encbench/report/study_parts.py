@@ -19,27 +19,34 @@ def _own_label(cell: Any) -> str:
     return label
 
 
+def _own_threads(cell: Any) -> int:
+    """The cell's client threads; 0 for a cell that has none (a rejoin, a start-up)."""
+    threads: int = getattr(cell, "threads", 0)
+    return threads
+
+
 def compared_cells(
     study: str,
     key: Callable[[Any], tuple[Any, ...]],
     *,
-    group: str | Callable[[Any], str],
     row_header: str,
-    threads: Callable[[Any], int],
+    group: str | Callable[[Any], str] | None = None,
+    threads: Callable[[Any], int] = _own_threads,
     label: Callable[[Any], str] = _own_label,
     name: Callable[[Any], str] | None = None,
 ) -> Callable[[Any], list[Compared]]:
     """ReportPart.compared: the part's measured cells, each matched by the study's name and
-    `key` (its cell without its results), under `group` (one for all, or each cell's), by
-    its `label` (default its own) and, where `compare` names it alone, its `name` (default
-    its own label)."""
+    `key` (its cell without its results), under `group` (one for all, or each cell's;
+    default the study's name), with its `threads` (default its own, or 0), by its `label`
+    (default its own) and, where `compare` names it alone, its `name` (default its own
+    label)."""
 
     def compared(part: Any) -> list[Compared]:
         return [
             Compared.of(
                 c,
                 key=(study, *key(c)),
-                group=group if isinstance(group, str) else group(c),
+                group=study if group is None else group if isinstance(group, str) else group(c),
                 row_header=row_header,
                 label=label(c),
                 threads=threads(c),

@@ -59,7 +59,6 @@ compared = compared_cells(
     lambda c: (c.workload, c.setting, c.threads),
     group=lambda c: f"{c.workload}, {c.setting}",
     row_header="Threads",
-    threads=lambda c: c.threads,
     label=lambda c: str(c.threads),
     name=lambda c: f"{c.workload} {c.setting} {c.threads} thr",
 )

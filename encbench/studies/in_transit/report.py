@@ -30,7 +30,6 @@ compared = compared_cells(
     lambda t: t.key,
     group=lambda t: f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
     row_header="path",
-    threads=lambda t: t.threads,
     # Unnamed server: the two sides of a comparison may be two servers' TLS.
     label=lambda t: (
         f"{section.method_name(t, family='')}"

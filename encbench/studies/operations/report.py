@@ -47,9 +47,7 @@ PART = ReportPart(
     compared=compared_cells(
         NAME,
         lambda o: (o.operation, o.threads),
-        group="operations",
         row_header="operation",
-        threads=lambda o: o.threads,
     ),
     compare_metrics={
         "time": "Time added by encryption (seconds of the operation; for encrypting existing "

@@ -17,9 +17,7 @@ PART = ReportPart(
     compared=compared_cells(
         RejoinRecord.STUDY,
         lambda c: (c.transfer, c.missed),
-        group="rejoin",
         row_header="rejoin",
-        threads=lambda c: 0,
     ),
     compare_metrics={"sync_s": "Time to Synced added by Galera's TLS"},
 )

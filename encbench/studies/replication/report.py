@@ -23,9 +23,7 @@ PART = ReportPart(
     compared=compared_cells(
         ReplicationRecord.STUDY,
         lambda c: (c.workload, c.threads),
-        group="replication",
         row_header="workload",
-        threads=lambda c: c.threads,
     ),
     compare_metrics={"tps": "Throughput lost to Galera's TLS (TPS)"},
     compare_setup=versions({"MariaDB": "mariadb_version", "Galera": "galera_version"}),
