@@ -80,13 +80,13 @@ def needs(profile: Profile) -> list[Check]:
 def buffer_pool_mb(profile: Profile) -> int:
     """The whole data set in the pool with room to spare: the paired TPS is to measure the
     replication, not the disk (every node holds the data)."""
-    rows = profile.data.tables * profile.data.table_size
+    rows = profile.data.rows
     return max(64, min(2048, int(rows_mb(rows) * 1.5) + 32))
 
 
 def disk_bytes(profile: Profile) -> int:
     """Every node's own copy of the data."""
-    rows = profile.data.tables * profile.data.table_size
+    rows = profile.data.rows
     return NODES * data_dir_bytes(rows)
 
 
@@ -175,7 +175,7 @@ def provision(
     with the marker table, and waited for until node 2 has applied it all."""
     pair.start()
     data = profile.data
-    rows = data.tables * data.table_size
+    rows = data.rows
     log(f"replication: loading {data.tables} × {data.table_size:,} rows ({pair.variant})")
     sysbench.prepare(
         pair.node1.endpoint(),

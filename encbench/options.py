@@ -145,6 +145,11 @@ class DataSpec(Strict):
     tables: Annotated[int, Field(gt=0, le=1000)] = 4
     table_size: Annotated[int, Field(gt=0)] = 100_000
 
+    @property
+    def rows(self) -> int:
+        """Every row of every table."""
+        return self.tables * self.table_size
+
 
 # The bounds of Rounds' warm-up, run, rounds and cell budget, for a study's section that
 # sets its own defaults of them.

@@ -46,7 +46,7 @@ from encbench.workloads import sysbench
 
 
 def estimated_data_mb(profile: Profile) -> float:
-    return rows_mb(profile.data.tables * profile.data.table_size)
+    return rows_mb(profile.data.rows)
 
 
 def shape_memory_mb(profile: Profile) -> tuple[int, str]:
@@ -86,7 +86,7 @@ def disk_bytes(profile: Profile) -> int:
     """What the pair's two data directories need at most (nothing here for a target)."""
     if profile.target is not None:
         return 0
-    rows = profile.data.tables * profile.data.table_size
+    rows = profile.data.rows
     return len(VARIANTS) * data_dir_bytes(rows)
 
 
@@ -94,7 +94,7 @@ def setup_s(profile: Profile) -> float:
     """Making and loading a pair of servers (or a target's two table sets) per encrypted
     configuration, each with the profile's rows."""
     pairs = len(configurations(profile)) if profile.server.dimensions else 1
-    return load_seconds(len(VARIANTS) * pairs, profile.data.tables * profile.data.table_size)
+    return load_seconds(len(VARIANTS) * pairs, profile.data.rows)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
@@ -296,7 +296,7 @@ class ServerPair(ClosedOnExit):
         if self.volumes is not None:
             self.volumes.mount_for(self.spec, log)
         data = self.profile.data
-        rows = data.tables * data.table_size
+        rows = data.rows
         load_bp = max(64, math.ceil(rows_mb(rows) * 1.5))
         proofs = {}
         if self.calibration:
@@ -316,7 +316,6 @@ class ServerPair(ClosedOnExit):
                 tables=data.tables,
                 table_size=data.table_size,
                 log=self.store.path / "logs" / f"prepare-{variant}.log",
-                timeout_s=max(600, rows / 2000),
             )
             claimed = self._innodb_claim(variant)
             log(f"proving that {self.side(variant)} is {claimed}")

@@ -163,7 +163,6 @@ class TableSets(OwnedDatabases):
         self.check()
         self.open_cpu(log)
         data = self.profile.data
-        rows = data.tables * data.table_size
         proofs = {}
         for variant, db in self.names.items():
             log(f"creating {db} on the {self.server.name}")
@@ -174,7 +173,6 @@ class TableSets(OwnedDatabases):
                 tables=data.tables,
                 table_size=data.table_size,
                 log=self.store.path / "logs" / f"prepare-{variant}.log",
-                timeout_s=max(600, rows / 2000),
                 env=self.client_env(),
             )
             for i in range(1, data.tables + 1):

@@ -41,7 +41,7 @@ def uses_images(profile: Profile) -> bool:
 
 def image_bytes(profile: Profile) -> int:
     """One server's image: twice its estimated files and a headroom, in whole MiB."""
-    rows = profile.data.tables * profile.data.table_size
+    rows = profile.data.rows
     size = max(MIN_IMAGE_BYTES, 2 * data_dir_bytes(rows) + IMAGE_HEADROOM_BYTES)
     return -(-size // MIB) * MIB
 

@@ -60,7 +60,7 @@ def key_versions_needed(max_rounds: int) -> int:
 def buffer_pool_mb(profile: Profile) -> int:
     """The in-memory regime's pool for the profile's data: operations time the server, not
     the disk under a starved pool."""
-    data_mb = sizing.rows_mb(profile.data.tables * profile.data.table_size)
+    data_mb = sizing.rows_mb(profile.data.rows)
     return sizing.pool_mb(data_mb, "in-memory", profile.regime)
 
 
@@ -141,7 +141,7 @@ class OperationServers(ClosedOnExit):
 
     def provision(self, log: Callable[[str], None], key_rotation: dict[str, Any]) -> None:
         data = self.profile.data
-        rows = data.tables * data.table_size
+        rows = data.rows
         proofs = {}
         for variant, server in self.servers.items():
             log(f"operations: provisioning the {variant} server")
@@ -155,7 +155,6 @@ class OperationServers(ClosedOnExit):
                 tables=data.tables,
                 table_size=data.table_size,
                 log=self.store.path / "logs" / f"operations-prepare-{variant}.log",
-                timeout_s=max(600, rows / 2000),
             )
             log(f"operations: proving that {variant} is {variant}")
             proofs[variant] = proof.prove(server, variant, self.spec, data.tables).to_json()
@@ -230,7 +229,7 @@ def backup_dir(store: ResultStore, variant: str) -> Path:
 
 def estimated_disk_bytes(profile: Profile) -> int:
     """Two data directories and, while a backup is timed, one backup of one of them."""
-    rows = profile.data.tables * profile.data.table_size
+    rows = profile.data.rows
     return 3 * sizing.data_dir_bytes(rows)
 
 

@@ -61,7 +61,7 @@ DONOR_SYNC_TIMEOUT_S = 120.0
 def buffer_pool_mb(profile: Profile) -> int:
     """Enough to load the data; a state transfer copies files, not pages from the pool."""
     data = state_transfer_options(profile).data(profile.data)
-    rows = data.tables * data.table_size
+    rows = data.rows
     return max(64, min(1024, int(rows_mb(rows)) + 32))
 
 
@@ -278,13 +278,11 @@ class Cluster(GaleraCluster[str]):
         self.wait_state(donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
         donor.query(f"CREATE DATABASE IF NOT EXISTS {donor.database}")
         log(f"state-transfer: loading {data.tables} × {data.table_size:,} rows into the donor")
-        rows = data.tables * data.table_size
         sysbench.prepare(
             donor.endpoint(),
             tables=data.tables,
             table_size=data.table_size,
             log=self.store.path / "logs" / "state-transfer-prepare.log",
-            timeout_s=max(600, rows / 2000),
         )
         encrypted = self.spec.donor_encrypted_at_rest
         donor.query(

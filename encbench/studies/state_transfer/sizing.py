@@ -19,7 +19,7 @@ COPIES = 3
 
 def disk_bytes(profile: Profile) -> int:
     data = state_transfer_options(profile).data(profile.data)
-    rows = data.tables * data.table_size
+    rows = data.rows
     one = data_dir_bytes(rows)
     # A raw pipeline's target directory on the joiner's host holds one more copy.
     pipelines = any(m in PIPELINES for m in state_transfer_options(profile).methods)

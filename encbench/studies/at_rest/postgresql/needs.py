@@ -51,7 +51,7 @@ def setup_s(profile: Profile) -> float:
     s = pg_at_rest_options(profile)
     rows = s.scale * 100_000
     if any(is_oltp(w) for w in s.workloads):
-        rows += profile.data.tables * profile.data.table_size
+        rows += profile.data.rows
     return load_seconds(2, rows)
 
 
