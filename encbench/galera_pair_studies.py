@@ -34,7 +34,7 @@ from encbench.servers.galera_pair import VARIANTS, GaleraPair
 from encbench.servers.sandbox import tree_bytes
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB, data_dir_bytes, rows_mb
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import Asked, StudyBasics
 from encbench.study_here import Here, RootNeed
 from encbench.workloads import sysbench
 
@@ -254,8 +254,10 @@ class GaleraPairStudy(StudyBasics):
     name: str
     together = False  # one pair at a time: the two share the machine's cores
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = {}
 

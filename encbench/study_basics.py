@@ -11,8 +11,9 @@ every study."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from encbench import capacity, environment
 from encbench.engine import disk
@@ -59,18 +60,26 @@ def window_fields(watch: Stopwatch, device: str | None) -> dict[str, Any]:
     return {**load_fields(window), "usage": window.usage(device=device or "")}
 
 
+@dataclass(frozen=True)
+class Asked:
+    """What the profile asks of a study, as its definition read it (studies/definition.py:
+    its Settings' rule and its cells_of), handed to its runner when the engine makes it: one
+    reading of the profile for `plan` and the run alike."""
+
+    # Its section of the profile (the stopping rule and the rest: engine/study.py's Rule).
+    rule: Any
+    # Every cell the profile asks for, in the order they are measured.
+    cells: Sequence[Any]
+
+
 class StudyBasics:
     record_type: type[Any]
     store: ResultStore
     # As a profile's `studies` names it: its records' STUDY, unless a subclass names it.
     name: str
-    # Its section of the profile (the stopping rule and the rest: engine/study.py's Rule), a
-    # subclass's own type by a bare annotation.  A study that names the readers of its section
-    # and of its cells (its options and cells modules') has both read here; another reads its
-    # own (`rule` in __init__, a `cells` method).
+    # Its section of the profile as its definition read it (Asked.rule), a subclass's own type
+    # by a bare annotation.
     rule: Any
-    rule_of: ClassVar[Callable[[Profile], Any] | None] = None
-    cells_of: ClassVar[Callable[[Profile], Sequence[Any]] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -78,22 +87,21 @@ class StudyBasics:
         if record_type is not None and "name" not in cls.__dict__:
             cls.name = record_type.STUDY
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
         self.store = store
         self.profile = profile
         self.progress = progress
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
         self.device = disk.device_of(store.path)
-        rule_of = type(self).rule_of  # from the class: a function there is no method
-        if rule_of is not None:
-            self.rule = rule_of(profile)
+        self.rule = asked.rule
+        self._cells = asked.cells
 
     def cells(self) -> Sequence[Any]:
         """The cells the profile asks of the study, in its order."""
-        cells_of = type(self).cells_of
-        assert cells_of is not None, f"{type(self).__name__} names cells_of or reads its own"
-        return cells_of(self.profile)
+        return self._cells
 
     @property
     def metrics(self) -> tuple[Metric, ...]:

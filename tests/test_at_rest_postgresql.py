@@ -398,12 +398,13 @@ def test_beside_mariadb_a_machine_without_root_leaves_the_postgresql_cells_out(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from encbench.engine.study import CellSkipped
-    from encbench.studies.at_rest.postgresql.study import PgAtRestStudy
+    from encbench.studies import definition
+    from encbench.studies.at_rest import postgresql as pg_part
 
     monkeypatch.setattr(needs, "unavailable", lambda profile: "memory cgroups need root")
     prof = builtin("at-rest-servers")
     store = ResultStore.create(tmp_path / "out", "t", "")
-    runner = PgAtRestStudy(store, prof, rendering_progress())
+    runner: Any = definition.runner(pg_part.PART, store, prof, rendering_progress())
     with (
         runner.setup(runner.cells()),
         pytest.raises(CellSkipped, match="memory cgroups need root"),

@@ -12,6 +12,7 @@ import stat
 import struct
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,13 +25,13 @@ from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys, page_cache, shapes
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
+from encbench.studies import at_rest, definition
 from encbench.studies.at_rest import cells, run_proof, section, volumes
 from encbench.studies.at_rest import plan as at_rest_plan
 from encbench.studies.at_rest import study as study_module
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.studies.at_rest.records import CellKey, RunRecord
-from encbench.studies.at_rest.study import AtRestStudy
 from tests.helpers import encbench
 
 IDENTIFIER = bytes(range(16))
@@ -486,7 +487,7 @@ def test_without_root_the_layers_cells_are_skipped_with_the_reason(
 ) -> None:
     prof = layers('encryption_layer = ["tde", "fs"]')
     store = ResultStore.create(tmp_path / "out", prof.name, "")
-    study = AtRestStudy(store, prof, progress=None)  # type: ignore[arg-type]
+    study: Any = definition.runner(at_rest.STUDY, store, prof, None)  # type: ignore[arg-type]
     study.host = _Host()  # type: ignore[assignment]
     monkeypatch.setattr(fscrypt, "unavailable", lambda: "the filesystem layer needs root")
     tde, fs = cells.cells(prof)

@@ -28,6 +28,7 @@ from encbench.results.store import ResultStore
 from encbench.server_kind import KINDS
 from encbench.studies import in_transit
 from encbench.studies.definition import KindPart, Settings, StudyDefinition
+from encbench.study_basics import Asked
 from tests.test_new_kind import TOY_KIND
 from tests.test_new_study import TOY, ToyCell, ToyOptions, ToyRecord, toy_cells, toy_options
 
@@ -35,7 +36,7 @@ from tests.test_new_study import TOY, ToyCell, ToyOptions, ToyRecord, toy_cells,
 # -- the toy part's runner: what the engine drives (engine/study.py), here on fakes ---------------
 @dataclasses.dataclass
 class ToyRunner:
-    profile: Profile
+    asked: Asked  # its rule and cells, as the part's definition read them
     cost: float  # what encryption adds to each run's time
     name: str = ToyRecord.STUDY
     record_type: type[Any] = ToyRecord
@@ -43,14 +44,15 @@ class ToyRunner:
 
     @property
     def rule(self) -> ToyOptions:
-        return toy_options(self.profile)
+        rule: ToyOptions = self.asked.rule
+        return rule
 
     @property
     def metrics(self) -> tuple[Metric, ...]:
         return ToyRecord.METRICS
 
     def cells(self) -> Sequence[ToyCell]:
-        return toy_cells(self.profile)
+        return self.asked.cells
 
     def prepare(self) -> None:
         pass
@@ -76,8 +78,8 @@ class ToyRunner:
 COST = {"cost": 0.10}  # what the next runner built measures
 
 
-def make(store: ResultStore, profile: Profile, progress: RunProgress) -> ToyRunner:
-    return ToyRunner(profile, COST["cost"])
+def make(store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked) -> ToyRunner:
+    return ToyRunner(asked, COST["cost"])
 
 
 TOY_PART = KindPart(

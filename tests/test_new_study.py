@@ -154,7 +154,7 @@ def compared(part: ToySummary) -> list[Compared]:
     ]
 
 
-def no_runtime(store: ResultStore, profile: Profile, progress: object) -> Study:
+def no_runtime(store: ResultStore, profile: Profile, progress: object, asked: object) -> Study:
     raise AssertionError("plan, report and compare never build the study")
 
 

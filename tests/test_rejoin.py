@@ -103,10 +103,11 @@ def test_its_clusters_are_set_by_the_replication_section() -> None:
     assert (spec.key_type, spec.rate_mbit) == ("rsa4096", 100)
 
 
-def test_the_study_reads_its_rule_and_cells_by_the_readers_it_names(tmp_path: Path) -> None:
+def test_the_runner_is_made_with_the_rule_and_cells_its_definition_reads(tmp_path: Path) -> None:
     from encbench.engine.progress import RunProgress
     from encbench.results.store import ResultStore
-    from encbench.studies.replication.study import ReplicationStudy
+    from encbench.studies import definition, replication
+    from encbench.studies import rejoin as rejoin_study
 
     profile = parse(
         'name = "r"\nstudies = ["rejoin", "replication"]\n[rejoin]\ntransfers = ["sst"]\n'
@@ -114,9 +115,9 @@ def test_the_study_reads_its_rule_and_cells_by_the_readers_it_names(tmp_path: Pa
         "p.toml",
     )
     store = ResultStore.create(tmp_path / "o", "r", "")
-    rejoin = study.RejoinStudy(store, profile, RunProgress(0))
+    rejoin: Any = definition.runner(rejoin_study.STUDY, store, profile, RunProgress(0))
     assert rejoin.rule.missed_transactions == 700
     assert [c.slug for c in rejoin.cells()] == ["sst-m700"]
-    replication = ReplicationStudy(store, profile, RunProgress(0))
-    assert replication.rule.threads == [3]
-    assert {c.threads for c in replication.cells()} == {3}
+    replicating: Any = definition.runner(replication.STUDY, store, profile, RunProgress(0))
+    assert replicating.rule.threads == [3]
+    assert {c.threads for c in replicating.cells()} == {3}

@@ -26,6 +26,15 @@ from encbench.studies.state_transfer.study import judge
 from tests.helpers import encbench
 from tests.test_cli_bad_input import assert_one_line_error
 
+
+def sst_runner(store: Any, prof: Profile) -> Any:
+    """The study's runner as the engine makes it (its definition's reading of the profile)."""
+    from encbench.engine.progress import RunProgress
+    from encbench.studies import definition, state_transfer
+
+    return definition.runner(state_transfer.STUDY, store, prof, RunProgress(0))
+
+
 GOLDEN = Path(__file__).parent / "golden" / "sst"
 
 
@@ -288,11 +297,9 @@ def test_a_resume_that_leaves_a_study_out_keeps_what_it_measured(tmp_path: Path)
 def test_an_optional_study_without_namespaces_as_root_is_left_out_at_set_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from encbench.engine.progress import RunProgress
     from encbench.engine.study import CellSkipped
     from encbench.net import netns
     from encbench.results.store import ResultStore
-    from encbench.studies.state_transfer.study import StateTransferStudy
 
     def no_namespaces(*_: object) -> None:
         raise netns.NetnsUnavailable("cannot create network namespaces here (EPERM)")
@@ -300,9 +307,7 @@ def test_an_optional_study_without_namespaces_as_root_is_left_out_at_set_up(
     monkeypatch.setattr(netns, "clean_stale", lambda: [])
     monkeypatch.setattr(netns, "two_hosts", no_namespaces)
     store = ResultStore.create(tmp_path / "o", "sst", "")
-    optional = StateTransferStudy(
-        store, a_profile("[state_transfer]\noptional = true\n"), RunProgress(0)
-    )
+    optional = sst_runner(store, a_profile("[state_transfer]\noptional = true\n"))
     with optional.setup(optional.cells()) as cluster:
         assert cluster is None
         with (
@@ -311,7 +316,7 @@ def test_an_optional_study_without_namespaces_as_root_is_left_out_at_set_up(
         ):
             pass
     assert "EPERM" in store.not_measured()["state-transfer"]
-    required = StateTransferStudy(store, a_profile(), RunProgress(0))
+    required = sst_runner(store, a_profile())
     with pytest.raises(BadInput, match="run as root"), required.setup(required.cells()):
         pass
 
@@ -319,10 +324,8 @@ def test_an_optional_study_without_namespaces_as_root_is_left_out_at_set_up(
 def test_a_calibrations_twin_is_configured_and_proven_plain(tmp_path: Path) -> None:
     from types import SimpleNamespace
 
-    from encbench.engine.progress import RunProgress
     from encbench.results.store import ResultStore
     from encbench.studies.state_transfer.cluster import Cluster
-    from encbench.studies.state_transfer.study import StateTransferStudy
 
     store = ResultStore.create(tmp_path / "o", "sst", "")
     aa = a_profile('calibration = true\n[state_transfer]\nmethods = ["rsync"]\n')
@@ -335,9 +338,9 @@ def test_a_calibrations_twin_is_configured_and_proven_plain(tmp_path: Path) -> N
         assert got == want
     twin = record("plain", 1, 4.0)
     twin = SstRecord.from_json({**twin.to_json(), "variant": "encrypted"})  # its log: plain
-    StateTransferStudy(store, aa, RunProgress(0)).prove(twin)
+    sst_runner(store, aa).prove(twin)
     with pytest.raises(ProofError, match="carried the stream by rsync plain, not stunnel"):
-        StateTransferStudy(store, ab, RunProgress(0)).prove(twin)
+        sst_runner(store, ab).prove(twin)
 
 
 def test_a_study_left_out_is_named_in_the_report_and_not_built(tmp_path: Path) -> None:

@@ -21,7 +21,12 @@ from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
 from encbench.servers import installs
 from encbench.servers.grants import NOTHING, TargetNeeds
+from encbench.study_basics import Asked
 from encbench.study_here import Here
+
+# What makes a study's runner (engine/study.py's Study; usually its class): the results store,
+# the profile, the progress display, and what the profile asks of it (`runner` reads it).
+MakeRunner = Callable[[ResultStore, Profile, RunProgress, Asked], Study]
 
 
 def _no_problem(profile: Profile) -> str | None:
@@ -89,7 +94,7 @@ class KindPart:
     # Its records; their STUDY names its results file, <STUDY>.jsonl, and its part of
     # summary.json.
     record: type[Any]
-    make: Callable[[ResultStore, Profile, RunProgress], Study]
+    make: MakeRunner
     settings: Settings
     cells_of: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
     report: ReportPart
@@ -127,7 +132,7 @@ class StudyDefinition:
     # Its results record (results/schema.py): schema, metrics, and its STUDY, the study's
     # name (`name`).
     record: type[Any]
-    make: Callable[[ResultStore, Profile, RunProgress], Study]
+    make: MakeRunner
     settings: Settings
     # Every cell of its first kind the profile asks for, in order (`cells`: its parts' too).
     cells_of: Callable[[Profile], Sequence[Any]]
@@ -205,8 +210,8 @@ class StudyDefinition:
         """What the engine runs of it under a profile: its own study (where it measures its
         first kind, or has no parts), then each part of a kind it measures."""
         kinds = self.kinds_in(profile)
-        own = [self.make(store, profile, progress)] if self.listed_in(profile) else []
-        return own + [p.make(store, profile, progress) for p in self.parts if p.kind in kinds]
+        own = [runner(self, store, profile, progress)] if self.listed_in(profile) else []
+        return own + [runner(p, store, profile, progress) for p in self.parts if p.kind in kinds]
 
     def target_kinds(self, profile: Profile) -> list[str]:
         """The kinds it would measure on a target under a profile: those its TargetUse takes
@@ -249,6 +254,15 @@ class StudyDefinition:
         if self.install_families and profile.server.install != installs.SYSTEM:
             found.append(checks.private_root(profile.server.install))
         return checks.unique(found)
+
+
+def runner(
+    source: StudyDefinition | KindPart, store: ResultStore, profile: Profile, progress: RunProgress
+) -> Study:
+    """A study's runner (or its part's) under a profile, made with the rule and the cells its
+    definition reads of the profile: the same reading `plan` shows."""
+    asked = Asked(source.settings.rule(profile), source.cells_of(profile))
+    return source.make(store, profile, progress, asked)
 
 
 def measures(profile: Profile, study: str, kind: str) -> bool:

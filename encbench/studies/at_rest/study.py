@@ -40,7 +40,7 @@ from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies.at_rest import cells, flushing, growth, run_proof
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
-from encbench.studies.at_rest.options import MeasureSpec, measure_options
+from encbench.studies.at_rest.options import MeasureSpec
 from encbench.studies.at_rest.pair import ServerPair, check_iops_disk, shape_limits
 from encbench.studies.at_rest.records import (
     CPU_NOT_MEASURED,
@@ -50,7 +50,7 @@ from encbench.studies.at_rest.records import (
     RunRecord,
 )
 from encbench.studies.at_rest.table_sets import TableSets
-from encbench.study_basics import StudyBasics, load_fields
+from encbench.study_basics import Asked, StudyBasics, load_fields
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -132,10 +132,12 @@ class _Closed:
 
 class AtRestStudy(StudyBasics):
     record_type = RunRecord
+    rule: MeasureSpec
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
-        self.rule: MeasureSpec = measure_options(profile)
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         check_iops_disk(profile, store.path)
         self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
@@ -148,9 +150,6 @@ class AtRestStudy(StudyBasics):
             if self.rule.profile_cpu
             else None
         )
-
-    def cells(self) -> Sequence[CellKey]:
-        return cells.cells(self.profile)
 
     # -- once per run ----------------------------------------------------------------------
     def prepare(self) -> None:

@@ -40,13 +40,13 @@ from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import FIRST_LOGIN_USER, FIRST_LOGIN_USERS, Client
-from encbench.studies.in_transit.options import TransitSpec, transit_options
+from encbench.studies.in_transit.options import TransitSpec
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
 from encbench.studies.in_transit.sizing import pool_mb
 from encbench.studies.in_transit.study_record import TransitBasics
 from encbench.studies.in_transit.target import TransitTarget
-from encbench.study_basics import load_fields
+from encbench.study_basics import Asked, load_fields
 from encbench.workloads import bulk, connrate, sysbench
 
 
@@ -59,14 +59,15 @@ def _restore_env(name: str, value: str | None) -> None:
 
 class TransitStudy(TransitBasics):
     record_type = TransitRecord
+    rule: TransitSpec
     # Both paths meet one server: run at once they would compete inside it, so the rounds
     # stay sequential (a duet needs a server per side: placement.py).
     together = False
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
-        self.spec = transit_options(profile)
-        self.rule: TransitSpec = self.spec
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         # Against a user's server ([target]) its own account and password; else a user of
         # the sandbox with a generated one.
         self.target = TransitTarget(store, profile) if profile.target is not None else None
@@ -90,9 +91,6 @@ class TransitStudy(TransitBasics):
         self.routes: dict[str, Route] = {}
         self.connloop: Path | None = None
 
-    def cells(self) -> Sequence[TransitCell]:
-        return transit_plan.cells(self.profile)
-
     @contextlib.contextmanager
     def setup(self, todo: Sequence[TransitCell]) -> Iterator[Target]:
         if self.target is not None:
@@ -104,7 +102,7 @@ class TransitStudy(TransitBasics):
             # From every cell, not only those left: a resumed run keeps the same topology, so
             # its loopback rows run on the same host (namespace) as before.
             self.hosts = open_hosts(
-                stack, [c.rtt_ms for c in self.cells()], self.spec.rate_mbit, self.progress.log
+                stack, [c.rtt_ms for c in self.cells()], self.rule.rate_mbit, self.progress.log
             )
             if self.hosts.link is not None:
                 link = self.hosts.link
@@ -131,7 +129,7 @@ class TransitStudy(TransitBasics):
             self.record["cpu_measurement"] = cpu_measurement(target.cpu, target.spec.ssh)
             tests = {c.test for c in todo}
             table = target.provision(
-                tests, self.spec.table_size, self.spec.bulk_mb, self.progress.log
+                tests, self.rule.table_size, self.rule.bulk_mb, self.progress.log
             )
             if table is not None:
                 self.record["bulk_table"] = {"rows": table.rows, "bytes": table.payload_bytes}
@@ -176,7 +174,7 @@ class TransitStudy(TransitBasics):
         refused = transit_plan.sandbox_skip_reason(cell, self.profile)
         if refused is not None:
             raise self._skip(cell, refused, final=True)
-        group = transit_plan.server_tls(cell, self.spec)
+        group = transit_plan.server_tls(cell, self.rule)
         if server.install.mysql and tls.mysql_refuses(group[1]):
             # A tunnel's row needs only some TLS configuration of the server: its default.
             group = (group[0], "")
@@ -188,7 +186,7 @@ class TransitStudy(TransitBasics):
                 routes = stack.enter_context(self._route_maker(server).routes(cell))
             except netns.NetnsUnavailable as exc:  # the delay could not be set
                 raise self._skip(cell, str(exc)) from exc
-            with self._proven(cell, routes, self.spec.tls_version) as proven:
+            with self._proven(cell, routes, self.rule.tls_version) as proven:
                 yield proven
 
     @contextlib.contextmanager
@@ -223,7 +221,7 @@ class TransitStudy(TransitBasics):
             self.hosts,
             server.port,
             server.database,
-            self.spec.tls_version,
+            self.rule.tls_version,
             lambda key_type: self._pki(key_type, self.hosts),
             self.record,
             calibration=self.profile.calibration,
@@ -236,7 +234,7 @@ class TransitStudy(TransitBasics):
             self.current_pki,
             self._workdir(self.current_pki.key_type),
             self._answering().database,
-            self.spec.table_size,
+            self.rule.table_size,
             self.table_bytes,
             self.connloop,
         )
@@ -290,17 +288,17 @@ class TransitStudy(TransitBasics):
             )
             self.connloop = connrate.build_connloop(self.private)
         if tests & set(transit_plan.QUERY_TESTS):
-            self.progress.log(f"in-transit: loading 1 × {self.spec.table_size:,} rows")
+            self.progress.log(f"in-transit: loading 1 × {self.rule.table_size:,} rows")
             sysbench.prepare(
                 server.endpoint(),
                 tables=1,
-                table_size=self.spec.table_size,
+                table_size=self.rule.table_size,
                 log=self.store.path / "logs" / "prepare-transit.log",
                 timeout_s=600,
             )
         if tests & {"bulk", "dump"}:
-            self.progress.log(f"in-transit: creating a {self.spec.bulk_mb} MB table to stream")
-            table = bulk.create_table(server, server.database, self.spec.bulk_mb)
+            self.progress.log(f"in-transit: creating a {self.rule.bulk_mb} MB table to stream")
+            table = bulk.create_table(server, server.database, self.rule.bulk_mb)
             self.record["bulk_table"] = {"rows": table.rows, "bytes": table.payload_bytes}
         self.table_bytes = int((self.record.get("bulk_table") or {}).get("bytes", 0))
         self.record["mariadb_version"] = server.version()
@@ -333,12 +331,12 @@ class TransitStudy(TransitBasics):
         options = dict(self.server_options)
         options |= tls.server_options(
             made,
-            tls_version=self.spec.tls_version,
+            tls_version=self.rule.tls_version,
             cipher=cipher or None,
             mysql=server.install.mysql,
         )
         self.progress.log(
-            f"in-transit: server TLS {self.spec.tls_version}, {key_type} "
+            f"in-transit: server TLS {self.rule.tls_version}, {key_type} "
             f"{'cipher ' + cipher if cipher else 'default cipher'}"
         )
         # Every child inherits the harness's environment (proc.child_env): setting it here
@@ -352,7 +350,7 @@ class TransitStudy(TransitBasics):
             )
         server.restart(options)
         row = tls.server_tls(server, mysql=server.install.mysql)
-        tls.check_server_tls(row, self.spec.tls_version, cipher or None)
+        tls.check_server_tls(row, self.rule.tls_version, cipher or None)
         self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = keys.redact(
             {k: v for k, v in options.items() if k.startswith(("ssl", "tls", "bind"))}
         )
@@ -418,12 +416,12 @@ class TransitStudy(TransitBasics):
         """The window's usage and, where the cell crossed the rate-limited link (a distance
         row) and moved bulk data, the link's: what the client read against the tbf rate."""
         usage = window.usage(window.server_cpu_s if self._reads_server_cpu() else None)
-        if not (cell.rtt_ms and self.spec.rate_mbit and read_bytes):
+        if not (cell.rtt_ms and self.rule.rate_mbit and read_bytes):
             return usage
         return dataclasses.replace(
             usage,
             link_mib_s=read_bytes / window.wall_s / 2**20,
-            link_capacity_mib_s=self.spec.rate_mbit * 1e6 / 8 / 2**20,
+            link_capacity_mib_s=self.rule.rate_mbit * 1e6 / 8 / 2**20,
         )
 
     def _clocks(self, start: Clocks | None = None) -> Clocks:

@@ -12,7 +12,7 @@ from encbench.engine.study import CellSkipped
 from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import keys
-from encbench.study_basics import StudyBasics
+from encbench.study_basics import Asked, StudyBasics
 
 
 class TransitBasics(StudyBasics):
@@ -21,8 +21,10 @@ class TransitBasics(StudyBasics):
     store: ResultStore
     record: dict[str, Any]
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         self.private = keys.private_dir(store.path)
         self.record = self._read_record()
 

@@ -42,8 +42,8 @@ from encbench.servers import keyplugin
 from encbench.servers.installs import find_binary
 from encbench.servers.sandbox import SandboxServer, tree_bytes
 from encbench.servers.target import blame_the_server
-from encbench.studies.operations import cells, recovery, rotation
-from encbench.studies.operations.options import OperationsSpec, operations_options
+from encbench.studies.operations import recovery, rotation
+from encbench.studies.operations.options import OperationsSpec
 from encbench.studies.operations.records import OperationCell, OperationRecord
 from encbench.studies.operations.servers import (
     CONVERTIBLE,
@@ -67,7 +67,7 @@ from encbench.studies.operations.tablespaces import (
     wait_key_version,
     wait_tables,
 )
-from encbench.study_basics import StudyBasics, window_fields
+from encbench.study_basics import Asked, StudyBasics, window_fields
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.
@@ -88,16 +88,16 @@ VERSION_VARIABLE = f"{keyplugin.NAME}_version"
 
 class OperationsStudy(StudyBasics):
     record_type = OperationRecord
-    rule_of = operations_options
-    cells_of = cells.cells
     rule: OperationsSpec
     # One operation at a time: the two variants of a round are never timed at once (main's
     # engine reads this to choose a duet round; a crash or a start-up must not share the
     # machine with its pair).
     together = False
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         self.servers: OperationServers | None = None
 
     def prepare(self) -> None:

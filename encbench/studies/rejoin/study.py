@@ -41,8 +41,7 @@ from encbench.galera_pair_studies import (
 )
 from encbench.proof import link_capture
 from encbench.servers import galera
-from encbench.studies.rejoin import cells
-from encbench.studies.rejoin.options import RejoinSpec, rejoin_options
+from encbench.studies.rejoin.options import RejoinSpec
 from encbench.studies.rejoin.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
 from encbench.study_basics import window_fields
 from encbench.workloads import sysbench
@@ -70,8 +69,6 @@ def ist_writesets(log: str) -> int:
 
 class RejoinStudy(GaleraPairStudy):
     record_type = RejoinRecord
-    rule_of = rejoin_options
-    cells_of = cells.cells
     rule: RejoinSpec
 
     def warm_up(self, cell: RejoinCell, variant: str, seconds: int, raw: Path) -> None:

@@ -41,8 +41,7 @@ from encbench.galera_pair_studies import (
 )
 from encbench.proof import link_capture
 from encbench.servers import galera
-from encbench.studies.replication import cells
-from encbench.studies.replication.options import ReplicationSpec, replication_options
+from encbench.studies.replication.options import ReplicationSpec
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.study_basics import window_fields
 from encbench.workloads import sysbench
@@ -52,8 +51,6 @@ PROOF_LOAD_S = 3
 
 class ReplicationStudy(GaleraPairStudy):
     record_type = ReplicationRecord
-    rule_of = replication_options
-    cells_of = cells.cells
     rule: ReplicationSpec
 
     def _invocation(

@@ -49,7 +49,6 @@ from encbench.servers import galera
 from encbench.servers.galera_cluster import MARKER_TABLE
 from encbench.servers.variants import side_name
 from encbench.studies.state_transfer import (
-    cells,
     donor_load,
     limits,
     measure_limits,
@@ -70,22 +69,21 @@ from encbench.studies.state_transfer.options import (
     SST_CIPHERS,
     STOPPED_DONOR,
     StateTransferSpec,
-    state_transfer_options,
 )
 from encbench.studies.state_transfer.records import SstCell, SstRecord
-from encbench.study_basics import StudyBasics, window_fields
+from encbench.study_basics import Asked, StudyBasics, window_fields
 
 
 class StateTransferStudy(StudyBasics):
     record_type = SstRecord
-    rule_of = state_transfer_options
-    cells_of = cells.cells
     rule: StateTransferSpec
     # One transfer at a time: two at once would share the donor and the link.
     together = False
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         self.cluster: Cluster | None = None
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None

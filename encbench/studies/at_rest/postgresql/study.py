@@ -42,16 +42,14 @@ from encbench.servers import fscrypt, images, keys, pg_counters, pg_sandbox, sha
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
-from encbench.studies.at_rest.postgresql import cells as pg_cells
 from encbench.studies.at_rest.postgresql import memory, needs, oltp, pgbench, proof
 from encbench.studies.at_rest.postgresql.options import (
     OLTP_WRITES,
     PgAtRestSpec,
     is_oltp,
-    pg_at_rest_options,
 )
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
-from encbench.study_basics import StudyBasics, load_fields
+from encbench.study_basics import Asked, StudyBasics, load_fields
 from encbench.workloads.pgbench_report import PgbenchResult
 
 RECORD_FILE = "pg-at-rest.json"
@@ -78,13 +76,14 @@ def settings(shared_buffers_mb: int) -> dict[str, str]:
 
 class PgAtRestStudy(StudyBasics):
     record_type = PgAtRestRecord
+    rule: PgAtRestSpec
     # Rounds alternate the two servers: never at once.
     together = False
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
-        self.spec = pg_at_rest_options(profile)
-        self.rule: PgAtRestSpec = self.spec
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {}
         self.volumes: VolumePair | None = None
         self.servers: dict[str, PgSandbox] = {}
@@ -96,9 +95,6 @@ class PgAtRestStudy(StudyBasics):
         # Why this machine cannot measure them (no root, no PostgreSQL): each cell is left
         # out with it, and the study's other kinds go on.
         self.unavailable: str | None = None
-
-    def cells(self) -> Sequence[PgAtRestCell]:
-        return pg_cells.cells(self.profile)
 
     def log(self, line: str) -> None:
         self.progress.log(f"pg-at-rest: {line}")
@@ -158,7 +154,7 @@ class PgAtRestStudy(StudyBasics):
         first = self.servers["plain"]
         self.record.update(
             {
-                "scale": self.spec.scale,
+                "scale": self.rule.scale,
                 "server_user": first.user.name,
                 "data_bytes": self.data_bytes,
                 "regimes": self.record.get("regimes", {}),
@@ -169,18 +165,18 @@ class PgAtRestStudy(StudyBasics):
     def _load(self, variant: str, server: PgSandbox) -> bytes:
         """initdb, pgbench's tables at the profile's scale, their size, the marker row; the
         server is left stopped (a fast shutdown: a checkpoint writes every page)."""
-        self.log(f"{side(variant)}: initdb, pgbench -i at scale {self.spec.scale}")
+        self.log(f"{side(variant)}: initdb, pgbench -i at scale {self.rule.scale}")
         server.initialize("host all all 127.0.0.1/32 reject")
-        server.start(settings(self.spec.shared_buffers_mb))
+        server.start(settings(self.rule.shared_buffers_mb))
         server.script(f"CREATE DATABASE {pgbench.DATABASE};\n")
         proc.run(
-            pgbench.init_argv(pg_sandbox.program("pgbench"), self.spec.scale),
+            pgbench.init_argv(pg_sandbox.program("pgbench"), self.rule.scale),
             phase=f"pgbench -i ({side(variant)})",
             timeout_s=LOAD_TIMEOUT_S,
             stdout_path=self.store.path / "logs" / f"pgbench-init-{variant}.log",
             env=self._env(server),
         )
-        if any(is_oltp(w) for w in self.spec.workloads):
+        if any(is_oltp(w) for w in self.rule.workloads):
             d = self.profile.data
             self.log(f"{side(variant)}: sysbench prepare, {d.tables} × {d.table_size:,} rows")
             oltp.prepare(
@@ -220,8 +216,8 @@ class PgAtRestStudy(StudyBasics):
         for server in self.servers.values():
             server.stop()
         data_mb = max(self.data_bytes.values()) / MIB
-        buffers = self.spec.buffers_mb(regime, data_mb)
-        limit = self.spec.memory_limit_mb(regime, data_mb)
+        buffers = self.rule.buffers_mb(regime, data_mb)
+        limit = self.rule.memory_limit_mb(regime, data_mb)
         limits = shapes.memory_budget(limit, placement.usable_cpus())
         self.log(f"{regime}: shared_buffers {buffers:,} MB, memory groups of {limit:,} MB")
         found: dict[str, Any] = {

@@ -41,10 +41,10 @@ from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
-from encbench.studies.in_transit.postgresql.options import PgTransitSpec, pg_transit_options
+from encbench.studies.in_transit.postgresql.options import PgTransitSpec
 from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 from encbench.studies.in_transit.study_record import TransitBasics
-from encbench.study_basics import load_fields
+from encbench.study_basics import Asked, load_fields
 
 ROLE = "encbench_bench"
 # A run's connections, those of them with TLS, and what they negotiated ("" for none).
@@ -54,13 +54,14 @@ DATABASE = "encbench"
 
 class PgTransitStudy(TransitBasics):
     record_type = PgTransitRecord
+    rule: PgTransitSpec
     # Both routes meet one server: the rounds stay sequential.
     together = False
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
-        self.spec = pg_transit_options(profile)
-        self.rule: PgTransitSpec = self.spec
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
         self.record.setdefault("wire", {})
@@ -73,9 +74,6 @@ class PgTransitStudy(TransitBasics):
         self.tls_group: tuple[str, str] | None = None
         self.routes: dict[str, dict[str, str]] = {}
         self.select1 = self.private / "pg-select1.sql"
-
-    def cells(self) -> Sequence[PgTransitCell]:
-        return pg_cells.cells(self.profile)
 
     # -- the server ----------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -114,7 +112,7 @@ class PgTransitStudy(TransitBasics):
             directory.mkdir(exist_ok=True)
             pg_sandbox.make_enterable(directory, server.user)
         self.progress.log(
-            f"pg-in-transit: provisioning PostgreSQL ({self.spec.shared_buffers_mb} MB "
+            f"pg-in-transit: provisioning PostgreSQL ({self.rule.shared_buffers_mb} MB "
             f"shared_buffers, running as {server.user.name})"
         )
         link = self.hosts.link
@@ -122,14 +120,14 @@ class PgTransitStudy(TransitBasics):
         server.initialize(
             "\n".join(f"host all {ROLE} {address}/32 scram-sha-256" for address in clients)
         )
-        self.settings = pg_sandbox.server_settings(self.spec.shared_buffers_mb)
+        self.settings = pg_sandbox.server_settings(self.rule.shared_buffers_mb)
         if link is not None:
             # Inside its namespace the server has loopback and its end of the link.
             self.settings["listen_addresses"] = f"127.0.0.1,{link.server_addr}"
         server.start(self.settings)
         server.create_role(ROLE, self.password)
         server.script(f"CREATE DATABASE {DATABASE} OWNER {ROLE};\n")
-        self.progress.log(f"pg-in-transit: pgbench -i, scale {self.spec.scale}")
+        self.progress.log(f"pg-in-transit: pgbench -i, scale {self.rule.scale}")
         # Over the socket, as the benchmark role (trusted there): its own tables.
         proc.run(
             [
@@ -137,7 +135,7 @@ class PgTransitStudy(TransitBasics):
                 "-i",
                 "-q",
                 "-s",
-                str(self.spec.scale),
+                str(self.rule.scale),
                 "-U",
                 ROLE,
                 "-d",
@@ -150,15 +148,15 @@ class PgTransitStudy(TransitBasics):
         )
         self.select1.write_text(pgbench.SELECT1_SCRIPT)
         if "copy" in tests:
-            self.progress.log(f"pg-in-transit: a table of about {self.spec.copy_mb} MiB to copy")
-            server.script(copy_stream.create_sql(self.spec.copy_mb, ROLE), database=DATABASE)
+            self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
+            server.script(copy_stream.create_sql(self.rule.copy_mb, ROLE), database=DATABASE)
             stream = server.query(copy_stream.STREAM_BYTES_SQL, database=DATABASE)[0][0]
             self.record["bulk_table"] = {
-                "rows": copy_stream.rows_for(self.spec.copy_mb),
+                "rows": copy_stream.rows_for(self.rule.copy_mb),
                 "bytes": int(stream),
             }
         self.record["postgresql_version"] = server.version()
-        self.record["scale"] = self.spec.scale
+        self.record["scale"] = self.rule.scale
         self.record["server_user"] = server.user.name
         self._save_record()
         return server

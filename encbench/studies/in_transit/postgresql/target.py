@@ -45,6 +45,7 @@ from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
 from encbench.studies.in_transit.postgresql.study import Connections, PgTransitStudy
+from encbench.study_basics import Asked
 
 # How long a run's last backends may take to count their sessions once the client is gone.
 SESSIONS_WAIT_S = 10.0
@@ -88,8 +89,10 @@ def skip_reason(cell: PgTransitCell, spec: TargetSpec, accepted: Sequence[str]) 
 class PgTransitTargetStudy(PgTransitStudy):
     """The study's runtime part against the user's server (module doc)."""
 
-    def __init__(self, store: ResultStore, profile: Profile, progress: RunProgress) -> None:
-        super().__init__(store, profile, progress)
+    def __init__(
+        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+    ) -> None:
+        super().__init__(store, profile, progress, asked)
         assert profile.target is not None, "a PostgreSQL target needs [target]"
         self.target_spec = profile.target
         password = pg_password.password_from(self.target_spec)
@@ -122,9 +125,9 @@ class PgTransitTargetStudy(PgTransitStudy):
         stack.callback(self._close)
         target.create_owned(self.database, self.marker)
         self.created = True
-        self.progress.log(f"pg-in-transit: pgbench -i, scale {self.spec.scale}")
+        self.progress.log(f"pg-in-transit: pgbench -i, scale {self.rule.scale}")
         proc.run(
-            [pg_sandbox.program("pgbench"), "-i", "-q", "-s", str(self.spec.scale)],
+            [pg_sandbox.program("pgbench"), "-i", "-q", "-s", str(self.rule.scale)],
             phase="pgbench -i",
             timeout_s=600,
             stdout_path=self.store.path / "logs" / "pgbench-init.log",
@@ -132,16 +135,16 @@ class PgTransitTargetStudy(PgTransitStudy):
         )
         self.select1.write_text(pgbench.SELECT1_SCRIPT)
         if "copy" in tests:
-            self.progress.log(f"pg-in-transit: a table of about {self.spec.copy_mb} MiB to copy")
+            self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
             reader = quote_ident(facts.user)
-            target.script(copy_stream.create_sql(self.spec.copy_mb, reader), database=self.database)
+            target.script(copy_stream.create_sql(self.rule.copy_mb, reader), database=self.database)
             stream = target.query(copy_stream.STREAM_BYTES_SQL, database=self.database)[0][0]
             self.record["bulk_table"] = {
-                "rows": copy_stream.rows_for(self.spec.copy_mb),
+                "rows": copy_stream.rows_for(self.rule.copy_mb),
                 "bytes": int(stream),
             }
         self.record["postgresql_version"] = facts.version
-        self.record["scale"] = self.spec.scale
+        self.record["scale"] = self.rule.scale
         self.record["server_user"] = None
         self.record["target"] = {
             "server": target.name,
@@ -257,11 +260,13 @@ class PgTransitTargetStudy(PgTransitStudy):
         return None  # the target's host is not this one
 
 
-def make(store: ResultStore, profile: Profile, progress: RunProgress) -> PgTransitStudy:
+def make(
+    store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
+) -> PgTransitStudy:
     """The study against the profile's target, or with its own sandbox."""
     if profile.target is not None:
-        return PgTransitTargetStudy(store, profile, progress)
-    return PgTransitStudy(store, profile, progress)
+        return PgTransitTargetStudy(store, profile, progress, asked)
+    return PgTransitStudy(store, profile, progress, asked)
 
 
 def plan_lines(profile: Profile) -> list[str]:
