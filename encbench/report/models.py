@@ -35,7 +35,7 @@ Verdict = stats.Kind
 
 
 class Model(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Spread(Model):

@@ -49,7 +49,7 @@ T = TypeVar("T")
 # Strict: a record is made from this run's own figures or read back from its JSON line, and a
 # string or a bool where a number belongs is a mistake to refuse, not a value to coerce (an
 # int is still a float).  Extra keys of an old line are dropped by each from_json.
-RECORD_CONFIG = ConfigDict(strict=True)
+RECORD_CONFIG = ConfigDict(strict=True, defer_build=True)
 
 
 @dataclass_transform(frozen_default=True)
