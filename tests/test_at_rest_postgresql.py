@@ -27,7 +27,7 @@ from encbench.studies.at_rest.postgresql import report as pg_report
 from encbench.studies.at_rest.postgresql import summary as pg_summary
 from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 MIB = 2**20
 
@@ -70,7 +70,7 @@ def test_the_cli_refuses_an_io_bound_served_from_memory_with_exit_status_2(
 ) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(f'name = "bad"\n{POSTGRESQL}[pg_at_rest]\nscale = 10\n')
-    result = encbench("plan", str(bad))
+    result = encbench_here("plan", str(bad))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -425,13 +425,13 @@ def test_results_written_by_the_pg_at_rest_study_still_open_in_report_and_compar
 ) -> None:
     old = tmp_path / "old"
     shutil.copytree(GOLDEN_OLD, old, ignore=shutil.ignore_patterns("README.md"))
-    result = encbench("report", str(old))
+    result = encbench_here("report", str(old))
     assert result.returncode == 0, result.stderr
     before = json.loads((GOLDEN_OLD / "summary.json").read_text())["studies"]
     assert json.loads((old / "summary.json").read_text())["studies"] == before
     assert (old / "report.md").read_text() == (GOLDEN_OLD / "report.md").read_text()
     # Its summary as it was written, against the one written now.
-    compared = encbench("compare", str(GOLDEN_OLD), str(old), "--out", str(tmp_path / "c"))
+    compared = encbench_here("compare", str(GOLDEN_OLD), str(old), "--out", str(tmp_path / "c"))
     assert compared.returncode == 0, compared.stderr
     text = (tmp_path / "c" / "comparison.md").read_text()
     assert "PostgreSQL at rest: io-bound" in text and "| PostgreSQL | 15.14 | 15.14 |" in text

@@ -91,29 +91,29 @@ def test_the_tiny_calibration_has_two_cells_of_12_fixed_rounds() -> None:
 
 
 def test_calibrate_with_an_unknown_profile_is_one_line(tmp_path: Path) -> None:
-    from tests.helpers import encbench
+    from tests.helpers import encbench_here
 
-    result = encbench("calibrate", "nosuch", cwd=tmp_path)
+    result = encbench_here("calibrate", "nosuch", cwd=tmp_path)
     assert_one_line_error(result, "unknown profile 'nosuch'", "calibrate")
     assert not (tmp_path / "results").exists()
 
 
 def test_calibrate_refuses_a_profile_that_says_calibration_false(tmp_path: Path) -> None:
-    from tests.helpers import encbench
+    from tests.helpers import encbench_here
 
     path = tmp_path / "p.toml"
     path.write_text(ORDINARY_TOML.replace('"aa"\n', '"aa"\ncalibration = false\n'))
-    result = encbench("calibrate", str(path), "--out", str(tmp_path / "out"))
+    result = encbench_here("calibrate", str(path), "--out", str(tmp_path / "out"))
     assert_one_line_error(result, "calibration = false", "remove that line")
     assert not (tmp_path / "out").exists()
 
 
 def test_a_non_boolean_switch_is_one_line(tmp_path: Path) -> None:
-    from tests.helpers import encbench
+    from tests.helpers import encbench_here
 
     path = tmp_path / "p.toml"
     path.write_text(ORDINARY_TOML.replace('"aa"\n', '"aa"\ncalibration = "yes"\n'))
-    assert_one_line_error(encbench("run", str(path)), "calibration: expected true or false")
+    assert_one_line_error(encbench_here("run", str(path)), "calibration: expected true or false")
 
 
 # -- the twins ----------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ import pytest
 
 from encbench import catalog, measured_runs, plan
 from encbench import profile as profiles
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 TESTS = Path(__file__).resolve().parent
 
 
 def test_the_command_lists_every_listed_built_in_and_none_of_the_tests_profiles() -> None:
-    result = encbench("profiles")
+    result = encbench_here("profiles")
     assert result.returncode == 0, result.stderr
     names = {line.split()[0] for line in result.stdout.splitlines()[1:] if not line[0].isspace()}
     assert names == set(profiles.listed_names())

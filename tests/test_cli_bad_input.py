@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import encbench, tiny_profile
+from tests.helpers import encbench, encbench_here, tiny_profile
 
 
 def assert_one_line_error(result, *fragments: str) -> None:  # type: ignore[no-untyped-def]
@@ -25,19 +25,19 @@ def test_unknown_profile(tmp_path: Path) -> None:
 def test_bad_toml(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\n[measure\n')
-    assert_one_line_error(encbench("run", str(bad)), "not valid TOML")
+    assert_one_line_error(encbench_here("run", str(bad)), "not valid TOML")
 
 
 def test_threads_not_positive(tmp_path: Path) -> None:
     prof = tiny_profile(tmp_path / "p.toml", threads="[4, 0]")
     assert_one_line_error(
-        encbench("run", str(prof)), "measure.threads.1: 0 is out of range; use at least 1"
+        encbench_here("run", str(prof)), "measure.threads.1: 0 is out of range; use at least 1"
     )
 
 
 def test_unknown_workload(tmp_path: Path) -> None:
     prof = tiny_profile(tmp_path / "p.toml", workloads='["oltp_fast"]')
-    assert_one_line_error(encbench("run", str(prof)), "unknown workload 'oltp_fast'")
+    assert_one_line_error(encbench_here("run", str(prof)), "unknown workload 'oltp_fast'")
 
 
 def test_output_directory_with_foreign_files(tmp_path: Path) -> None:
@@ -45,14 +45,14 @@ def test_output_directory_with_foreign_files(tmp_path: Path) -> None:
     (tmp_path / "out" / "notes.txt").write_text("keep me")
     prof = tiny_profile(tmp_path / "p.toml")
     assert_one_line_error(
-        encbench("run", str(prof), "--out", str(tmp_path / "out")), "is not an empty directory"
+        encbench_here("run", str(prof), "--out", str(tmp_path / "out")), "is not an empty directory"
     )
     assert (tmp_path / "out" / "notes.txt").read_text() == "keep me"
 
 
 def test_resume_of_a_directory_that_is_no_run(tmp_path: Path) -> None:
     assert_one_line_error(
-        encbench("run", "--resume", str(tmp_path)), "not an encbench results directory"
+        encbench_here("run", "--resume", str(tmp_path)), "not an encbench results directory"
     )
 
 
@@ -94,14 +94,14 @@ def test_a_cpu_profile_without_perf_is_refused_before_anything_starts(tmp_path: 
 def test_data_set_larger_than_the_disk(tmp_path: Path) -> None:
     prof = tmp_path / "huge.toml"
     prof.write_text('name = "huge"\n[data]\ntables = 1000\ntable_size = 1000000000\n')
-    result = encbench("run", str(prof), "--out", str(tmp_path / "o"))
+    result = encbench_here("run", str(prof), "--out", str(tmp_path / "o"))
     assert_one_line_error(result, "not enough disk", "GiB")
     assert not (tmp_path / "o").exists()
 
 
 def test_every_command_has_help() -> None:
     for command in ("run", "report", "doctor", "clean"):
-        result = encbench(command, "--help")
+        result = encbench_here(command, "--help")
         assert result.returncode == 0
         assert "Usage:" in result.stdout
 
@@ -130,7 +130,7 @@ def test_bad_transit_settings_get_one_line_and_exit_2(
 ) -> None:
     prof = transit_profile(tmp_path / "t.toml", line)
     out = tmp_path / "out"
-    assert_one_line_error(encbench("run", str(prof), "--out", str(out)), *fragments)
+    assert_one_line_error(encbench_here("run", str(prof), "--out", str(out)), *fragments)
     assert not out.exists()  # refused before anything was created
 
 
@@ -140,14 +140,14 @@ def test_an_output_path_the_servers_cannot_read_is_refused_before_it_exists(
     prof = tiny_profile(tmp_path / "p.toml")
     out = tmp_path / "my results"
     assert_one_line_error(
-        encbench("run", str(prof), "--out", str(out)), "' '", "choose a path without it"
+        encbench_here("run", str(prof), "--out", str(out)), "' '", "choose a path without it"
     )
     assert not out.exists()
 
 
 def test_force_without_resume_is_refused(tmp_path: Path) -> None:
     prof = tiny_profile(tmp_path / "p.toml")
-    assert_one_line_error(encbench("run", str(prof), "--force"), "--force goes with --resume")
+    assert_one_line_error(encbench_here("run", str(prof), "--force"), "--force goes with --resume")
 
 
 def test_resume_with_a_changed_profile_is_refused_unless_forced(tmp_path: Path) -> None:
@@ -157,7 +157,7 @@ def test_resume_with_a_changed_profile_is_refused_unless_forced(tmp_path: Path) 
     store.unlock()
     (store.path / "profile.toml").write_text('name = "tiny"\n[measure]\nthreads = [3]\n')
     assert_one_line_error(
-        encbench("run", "--resume", str(store.path)), "changed since the run began", "--force"
+        encbench_here("run", "--resume", str(store.path)), "changed since the run began", "--force"
     )
 
 
@@ -170,7 +170,7 @@ def test_encryption_threads_out_of_range_are_refused_before_anything_starts(
     )
     out = tmp_path / "out"
     assert_one_line_error(
-        encbench("run", str(prof), "--out", str(out)),
+        encbench_here("run", str(prof), "--out", str(out)),
         "operations.encryption_threads: 300 encryption threads is out of range",
         "use 1 to 255",
     )
@@ -186,7 +186,7 @@ def test_a_target_nobody_answers_at_is_refused_before_the_results_directory(
     with socket.socket() as s:  # a port that was free a moment ago: nothing listens there
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    result = encbench(
+    result = encbench_here(
         "run", "smoke", "--target", f"mysql://bench@127.0.0.1:{port}/",
         cwd=tmp_path, env={"MYSQL_PWD": "x"},
     )  # fmt: skip
@@ -209,13 +209,13 @@ def test_a_sysbench_option_that_is_no_number_gets_one_line(
 ) -> None:
     out = tmp_path / "out"
     extra = ("--out", str(out)) if command == "run" else ()
-    assert_one_line_error(encbench(command, "smoke", *args, *extra), *fragments)
+    assert_one_line_error(encbench_here(command, "smoke", *args, *extra), *fragments)
     assert not out.exists()
 
 
 def test_a_sysbench_option_no_study_of_the_profile_takes_is_refused(tmp_path: Path) -> None:
     assert_one_line_error(
-        encbench("run", "operations", "--threads", "4", "--out", str(tmp_path / "o")),
+        encbench_here("run", "operations", "--threads", "4", "--out", str(tmp_path / "o")),
         "--threads: no study of profile operations",
         "remove --threads",
     )
@@ -228,7 +228,7 @@ def test_resume_takes_no_sysbench_option(tmp_path: Path) -> None:
     store = ResultStore.create(tmp_path / "out", "tiny", 'name = "tiny"\n')
     store.unlock()
     assert_one_line_error(
-        encbench("run", "--resume", str(store.path), "--time", "5"), "--resume takes", "--time"
+        encbench_here("run", "--resume", str(store.path), "--time", "5"), "--resume takes", "--time"
     )
 
 
@@ -265,7 +265,7 @@ def test_a_bad_profile_value_is_named_with_its_key_value_and_what_is_allowed(
 ) -> None:
     prof = tmp_path / "p.toml"
     prof.write_text(f'name = "p"\n{lines}\n')
-    result = encbench("plan", str(prof))
+    result = encbench_here("plan", str(prof))
     assert_one_line_error(result, f"{prof}: ", *fragments)
     assert not any(words in result.stderr for words in PYDANTIC_WORDS), result.stderr
 
@@ -273,7 +273,7 @@ def test_a_bad_profile_value_is_named_with_its_key_value_and_what_is_allowed(
 def test_a_profile_without_a_name_is_told_to_add_one(tmp_path: Path) -> None:
     prof = tmp_path / "p.toml"
     prof.write_text('description = "x"\n')
-    assert_one_line_error(encbench("plan", str(prof)), "name: missing; add it")
+    assert_one_line_error(encbench_here("plan", str(prof)), "name: missing; add it")
 
 
 @pytest.mark.parametrize(
@@ -292,20 +292,22 @@ def test_a_profile_without_a_name_is_told_to_add_one(tmp_path: Path) -> None:
 def test_a_sysbench_option_out_of_range_is_named_with_the_key_it_sets(
     args: tuple[str, ...], fragments: tuple[str, ...]
 ) -> None:
-    result = encbench("plan", "smoke", *args)
+    result = encbench_here("plan", "smoke", *args)
     assert_one_line_error(result, *fragments)
     assert not any(words in result.stderr for words in PYDANTIC_WORDS), result.stderr
 
 
 def test_a_misspelt_profile_name_is_offered_the_built_in_it_means(tmp_path: Path) -> None:
     assert_one_line_error(
-        encbench("run", "quikc", cwd=tmp_path), "unknown profile 'quikc'", "did you mean 'quick'?"
+        encbench_here("run", "quikc", cwd=tmp_path),
+        "unknown profile 'quikc'",
+        "did you mean 'quick'?",
     )
     assert not (tmp_path / "results").exists()
 
 
 def test_encbench_alone_prints_its_help_and_succeeds() -> None:
-    result = encbench()
+    result = encbench_here()
     assert result.returncode == 0, result.stderr
     assert "Usage:" in result.stdout and "Commands:" in result.stdout
     assert "profiles" in result.stdout
@@ -314,8 +316,8 @@ def test_encbench_alone_prints_its_help_and_succeeds() -> None:
 def test_keep_databases_is_the_option_and_keep_still_works() -> None:
     """Both reach the target's options: without a target, both are refused as needing one."""
     for spelling in ("--keep-databases", "--keep"):
-        assert_one_line_error(encbench("plan", "smoke", spelling), "go with a target")
-    shown = encbench("run", "--help").stdout
+        assert_one_line_error(encbench_here("plan", "smoke", spelling), "go with a target")
+    shown = encbench_here("run", "--help").stdout
     assert "--keep-databases" in shown and "--keep " not in shown
 
 

@@ -16,7 +16,7 @@ from encbench.estimate.counters import Rates
 from encbench.estimate.rescale import Resolved
 from encbench.results.store import ResultStore
 from tests import estimate_helpers, estimate_runs
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 # -- units ---------------------------------------------------------------------------------
 
@@ -459,14 +459,14 @@ def test_the_check_fails_a_model_whose_cost_per_page_is_not_one_cost(tmp_path: P
     ],
 )
 def test_bad_input_is_one_line_with_the_fix(args: list[str], words: str, state_dir: Path) -> None:
-    result = encbench("estimate", *args)
+    result = encbench_here("estimate", *args)
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_an_estimate_with_no_units_stored_says_how_to_get_them(state_dir: Path) -> None:
-    result = encbench("estimate", "--target", "mysql://u@127.0.0.1:9/")
+    result = encbench_here("estimate", "--target", "mysql://u@127.0.0.1:9/")
     assert result.returncode == 2
     assert "no unit costs are stored on this machine" in result.stderr
     assert "--measure-units" in result.stderr
@@ -474,13 +474,15 @@ def test_an_estimate_with_no_units_stored_says_how_to_get_them(state_dir: Path) 
 
 def test_units_from_a_directory_are_stored_and_listed(tmp_path: Path, state_dir: Path) -> None:
     directory = estimate_runs.directory(tmp_path / "r")
-    result = encbench("estimate", "--units-from", str(directory))
+    result = encbench_here("estimate", "--units-from", str(directory))
     assert result.returncode == 0, result.stderr
     assert "# Unit costs of encryption on this machine" in result.stdout
     assert "extra server CPU per page read from disk (decrypted)" in result.stdout
     stored = json.loads((state_dir / "encbench" / units.MACHINE_FILE).read_text())
     assert set(stored["units"]) == set(units.UNIT_NAMES) - {"fs_block_read", "fs_block_written"}
-    checked = encbench("estimate", "--validate", str(directory), "--json", str(tmp_path / "v.json"))
+    checked = encbench_here(
+        "estimate", "--validate", str(directory), "--json", str(tmp_path / "v.json")
+    )
     assert checked.returncode == 0, checked.stderr
     assert "# The estimate against measured runs" in checked.stdout
     assert json.loads((tmp_path / "v.json").read_text())["cells"]

@@ -30,7 +30,7 @@ from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Prometheus, Sample
 from tests import estimate_helpers
 from tests import test_estimate_prometheus as base
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_cli_bad_input import assert_one_line_error
 from tests.test_estimate_prometheus import (
     WEEK,
@@ -258,7 +258,7 @@ def test_the_cli_writes_four_files_and_asks_one_range_query(
     answer[0] = reply
     out = tmp_path / "fleet"
     started = time.monotonic()
-    result = encbench(
+    result = encbench_here(
         "estimate", "--prometheus", url, "--out", str(out), env={"XDG_STATE_HOME": str(state)}
     )
     took = time.monotonic() - started
@@ -277,7 +277,7 @@ def test_the_cli_writes_four_files_and_asks_one_range_query(
     assert took < 60, took
     # Asked again into the same directory: refused before any query.
     before = len(asked)
-    again = encbench(
+    again = encbench_here(
         "estimate", "--prometheus", url, "--out", str(out), env={"XDG_STATE_HOME": str(state)}
     )
     assert_one_line_error(again, "estimate.md exists", "choose another --out")
@@ -294,13 +294,13 @@ def test_the_cli_writes_four_files_and_asks_one_range_query(
 def test_out_without_prometheus_is_one_line(
     args: tuple[str, ...], fragments: tuple[str, ...]
 ) -> None:
-    assert_one_line_error(encbench("estimate", *args), *fragments)
+    assert_one_line_error(encbench_here("estimate", *args), *fragments)
 
 
 def test_out_that_is_a_file_is_one_line(tmp_path: Path) -> None:
     taken = tmp_path / "taken"
     taken.write_text("")
-    result = encbench("estimate", "--prometheus", "http://127.0.0.1:1", "--out", str(taken))
+    result = encbench_here("estimate", "--prometheus", "http://127.0.0.1:1", "--out", str(taken))
     assert_one_line_error(result, "is a file, not a directory")
 
 

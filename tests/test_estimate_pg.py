@@ -19,7 +19,7 @@ from encbench.estimate.rescale import Resolved
 from encbench.servers import pg_counters
 from encbench.servers.pg_counters import Snapshot
 from tests import estimate_helpers
-from tests.helpers import encbench, skip_unless_ci
+from tests.helpers import encbench_here, skip_unless_ci
 
 
 def snapshot(**changes: float) -> Snapshot:
@@ -256,7 +256,7 @@ def test_promtool_evaluates_postgresqls_rules_to_the_models_number(tmp_path: Pat
 )
 def test_bad_input_is_one_line_with_the_fix(args: list[str], words: str, state_dir: Path) -> None:
     units.write_machine(estimate_helpers.typical_pg())
-    result = encbench("estimate", *args, env={"PGPASSWORD": "x"})
+    result = encbench_here("estimate", *args, env={"PGPASSWORD": "x"})
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
     assert "Traceback" not in result.stderr

@@ -21,7 +21,7 @@ from encbench.estimate.model import Figure
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Prometheus, Sample
 from tests import estimate_helpers
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_cli_bad_input import assert_one_line_error
 
 WEEK = Asked(end=1_800_000_000.0, since_s=7 * 86400, step_s=300, matchers='job="mysql"')
@@ -303,7 +303,7 @@ def test_the_cli_reads_a_fleet_from_prometheus(
         return 200, vector([] if value is None else [({"instance": "db1:9104"}, value)])
 
     answer[0] = reply
-    result = encbench(
+    result = encbench_here(
         "estimate", "--prometheus", url, "--json", str(tmp_path / "fleet.json"),
         env={"XDG_STATE_HOME": str(state), prometheus_api.TOKEN: "secret-token"},
     )  # fmt: skip
@@ -336,7 +336,7 @@ def test_the_cli_reads_a_fleet_from_prometheus(
     ],
 )
 def test_bad_input_is_one_line(args: tuple[str, ...], fragments: tuple[str, ...]) -> None:
-    assert_one_line_error(encbench("estimate", *args), *fragments)
+    assert_one_line_error(encbench_here("estimate", *args), *fragments)
 
 
 def test_an_unreachable_prometheus_is_one_line(
@@ -344,5 +344,5 @@ def test_an_unreachable_prometheus_is_one_line(
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     units.write_machine(estimate_helpers.typical())
-    result = encbench("estimate", "--prometheus", "http://127.0.0.1:1")
+    result = encbench_here("estimate", "--prometheus", "http://127.0.0.1:1")
     assert_one_line_error(result, "no answer", "/-/ready")

@@ -11,7 +11,7 @@ import pytest
 from encbench import proc
 from encbench.estimate import rules
 from tests import estimate_helpers
-from tests.helpers import encbench, skip_unless_ci
+from tests.helpers import encbench_here, skip_unless_ci
 from tests.test_cli_bad_input import assert_one_line_error
 
 TEST = """\
@@ -86,4 +86,4 @@ def test_a_unit_not_stored_is_said_not_recorded() -> None:
     ],
 )
 def test_bad_input_is_one_line(args: tuple[str, ...], fragment: str) -> None:
-    assert_one_line_error(encbench("estimate", *args), fragment)
+    assert_one_line_error(encbench_here("estimate", *args), fragment)

@@ -14,7 +14,7 @@ import pytest
 from encbench.estimate import prometheus, units
 from encbench.results.store import write_json
 from tests import estimate_helpers
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_cli_bad_input import assert_one_line_error
 from tests.test_estimate_prometheus import WEEK, Answer, fleet_answers, stub, vector
 
@@ -79,7 +79,7 @@ def test_each_instance_takes_its_class_units_and_says_so(
     answer[0] = replying(CLASSES)
     c5 = units_file(tmp_path / "units-c5.json", 2.0)
     m6 = units_file(tmp_path / "units-m6.json", 3.0)
-    result = encbench(
+    result = encbench_here(
         "estimate", "--prometheus", url, "--json", str(tmp_path / "fleet.json"),
         "--units-from", f"host_class=c5:{c5}", "--units-from", f"host_class=m6:{m6}",
         env=machine,
@@ -113,7 +113,7 @@ def test_a_results_directory_is_a_class_units_too(
     url, _, answer = stub
     answer[0] = replying({"db1:9104": "c5"})
     run = directory(tmp_path / "run", Truth(read_us=40.0))
-    result = encbench(
+    result = encbench_here(
         "estimate", "--prometheus", url, "--json", str(tmp_path / "fleet.json"),
         "--units-from", f"host_class=c5:{run}", env=machine,
     )  # fmt: skip
@@ -160,13 +160,13 @@ def test_bad_classes_are_one_line(
     answer[0] = replying(CLASSES)
     units_file(tmp_path / "c5.json", 2.0)
     (tmp_path / "bad.json").write_text('{"schema": 1, "units": {"page_read": {"us": "x"}}}')
-    result = encbench("estimate", "--prometheus", url, *args(tmp_path), env=machine)
+    result = encbench_here("estimate", "--prometheus", url, *args(tmp_path), env=machine)
     assert_one_line_error(result, *fragments)
 
 
 def test_a_class_needs_a_fleet(tmp_path: Path, machine: dict[str, str]) -> None:
     file = units_file(tmp_path / "c5.json", 2.0)
-    result = encbench(
+    result = encbench_here(
         "estimate", "--target", "mysql://u@h:1/", "--units-from", f"host_class=c5:{file}",
         env=machine,
     )  # fmt: skip

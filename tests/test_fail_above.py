@@ -14,7 +14,7 @@ from encbench import rendering
 from encbench.report import regressions
 from encbench.report.models import Summary
 from encbench.results.store import ResultStore
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_cli_bad_input import assert_one_line_error
 from tests.test_compare import cell, entry, summary_of
 
@@ -53,7 +53,9 @@ def test_a_cost_grown_beyond_the_threshold_and_significant_fails_naming_the_cell
     sets: dict[str, Path],
 ) -> None:
     below = change_pp() - 1
-    result = encbench("compare", str(sets["a"]), str(sets["worse"]), "--fail-above", f"{below:g}")
+    result = encbench_here(
+        "compare", str(sets["a"]), str(sets["worse"]), "--fail-above", f"{below:g}"
+    )
     assert result.returncode == 1, result.stderr
     named = [line for line in result.stderr.splitlines() if line.startswith("  ")]
     # Both compared metrics of the 4-thread cell (the prepared cells give both the same
@@ -66,7 +68,9 @@ def test_a_cost_grown_beyond_the_threshold_and_significant_fails_naming_the_cell
 
 def test_a_growth_within_the_threshold_passes(sets: dict[str, Path]) -> None:
     above = change_pp() + 1
-    result = encbench("compare", str(sets["a"]), str(sets["worse"]), "--fail-above", f"{above:g}")
+    result = encbench_here(
+        "compare", str(sets["a"]), str(sets["worse"]), "--fail-above", f"{above:g}"
+    )
     assert result.returncode == 0, result.stderr
     assert (
         "no cost grew by more than" in result.stderr and "2 cells measured in both" in result.stderr
@@ -76,24 +80,24 @@ def test_a_growth_within_the_threshold_passes(sets: dict[str, Path]) -> None:
 def test_a_growth_the_noise_cannot_tell_from_none_passes(sets: dict[str, Path]) -> None:
     noisy = rendering.compare(A, B_NOISY, "A", "B").groups[0].cells[0].metrics["tps"]
     assert noisy.change_pp is not None and noisy.change_pp > 5 and noisy.significant is False
-    result = encbench("compare", str(sets["a"]), str(sets["noisy"]), "--fail-above", "0")
+    result = encbench_here("compare", str(sets["a"]), str(sets["noisy"]), "--fail-above", "0")
     assert result.returncode == 0, result.stderr
 
 
 def test_a_cost_that_shrank_passes_whatever_the_threshold(sets: dict[str, Path]) -> None:
-    result = encbench("compare", str(sets["worse"]), str(sets["a"]), "--fail-above", "0")
+    result = encbench_here("compare", str(sets["worse"]), str(sets["a"]), "--fail-above", "0")
     assert result.returncode == 0, result.stderr
 
 
 def test_without_fail_above_a_grown_cost_still_exits_0(sets: dict[str, Path]) -> None:
-    assert encbench("compare", str(sets["a"]), str(sets["worse"])).returncode == 0
+    assert encbench_here("compare", str(sets["a"]), str(sets["worse"])).returncode == 0
 
 
 def test_with_out_the_files_are_written_and_the_exit_still_says_it(
     sets: dict[str, Path], tmp_path: Path
 ) -> None:
     out = tmp_path / "cmp"
-    result = encbench(
+    result = encbench_here(
         "compare", str(sets["a"]), str(sets["worse"]), "--out", str(out), "--fail-above", "1"
     )
     assert result.returncode == 1
@@ -104,7 +108,7 @@ def test_with_out_the_files_are_written_and_the_exit_still_says_it(
 def test_a_threshold_that_is_no_number_of_points_is_one_line(
     sets: dict[str, Path], given: str
 ) -> None:
-    result = encbench("compare", str(sets["a"]), str(sets["worse"]), "--fail-above", given)
+    result = encbench_here("compare", str(sets["a"]), str(sets["worse"]), "--fail-above", given)
     assert_one_line_error(result, f"--fail-above {given}", "e.g. --fail-above 2")
 
 

@@ -32,7 +32,7 @@ from encbench.studies.at_rest import study as study_module
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.studies.at_rest.records import CellKey, RunRecord
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 IDENTIFIER = bytes(range(16))
 NO_HARNESS = Harness(cpu_s=0, measured_wall_s=0, share_of_machine_pct=0)
@@ -221,7 +221,7 @@ def test_bad_filesystem_settings_are_refused_in_one_line(server: str, message: s
 def test_a_bad_mode_is_one_line_and_exit_2_on_the_command_line(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text(BASE + '[server]\nencryption_layer = "fs"\nfscrypt_contents = "XTS"\n')
-    result = encbench("plan", str(path), cwd=tmp_path)
+    result = encbench_here("plan", str(path), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr

@@ -13,7 +13,7 @@ import pytest
 from encbench import cli, overrides
 from encbench import profile as profiles
 from encbench.errors import BadInput
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 
 def given(**options: str) -> dict[str, str | None]:
@@ -115,7 +115,7 @@ def test_a_new_run_keeps_the_options_in_profile_toml_and_meta_json(
 
 
 def test_plan_prints_what_the_options_set() -> None:
-    result = encbench("plan", "smoke", "--threads", "3", "--time", "2")
+    result = encbench_here("plan", "smoke", "--threads", "3", "--time", "2")
     assert result.returncode == 0, result.stderr
     first = result.stdout.splitlines()[:2]
     assert first[0].startswith("set: measure.threads = [3] (--threads; the profile had")

@@ -19,7 +19,7 @@ from encbench.servers.pg_readiness import PgFacts
 from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
 from encbench.studies.in_transit.postgresql.target import skip_reason
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 PG_DSN = "postgresql://bench@db.example:5433/"
 
@@ -94,7 +94,7 @@ def test_the_cli_refuses_a_target_of_the_other_kind_in_one_line(
     tmp_path: Path, profile: str, target: str, words: str
 ) -> None:
     for command in ("plan", "run"):
-        result = encbench(command, profile, "--target", target, cwd=tmp_path, timeout=120)
+        result = encbench_here(command, profile, "--target", target, cwd=tmp_path)
         assert result.returncode == 2, result.stderr
         [line] = result.stderr.strip().splitlines()
         assert words in line and "Traceback" not in result.stderr

@@ -31,7 +31,7 @@ from encbench.studies.in_transit.postgresql import pgbench, proof, section
 from encbench.studies.in_transit.postgresql import report as pg_report
 from encbench.studies.in_transit.postgresql import summary as pg_summary
 from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 CONNECTING = """pgbench (15.14 (Debian 15.14-0+deb12u1))
 transaction type: /tmp/x/pg-select1.sql
@@ -142,7 +142,7 @@ def test_the_cli_refuses_a_bad_pg_transit_profile_with_exit_status_2(tmp_path: P
         'name = "bad"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
         '[pg_transit]\nsslmodes = ["allow"]\n'
     )
-    result = encbench("plan", str(bad))
+    result = encbench_here("plan", str(bad))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]

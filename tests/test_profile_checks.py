@@ -12,7 +12,7 @@ from encbench.errors import BadInput
 from encbench.servers import sizing
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.at_rest import pair
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 
 def refusal(toml: str) -> str:
@@ -277,7 +277,7 @@ def test_accepts_names_of_letters_digits_dots_dashes_and_underscores() -> None:
 def assert_refused_before_anything(tmp_path: Path, body: bytes, *fragments: str) -> None:
     path = tmp_path / "p.toml"
     path.write_bytes(body)
-    result = encbench("run", str(path), cwd=tmp_path)
+    result = encbench_here("run", str(path), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr

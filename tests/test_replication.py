@@ -17,7 +17,7 @@ from encbench.servers import galera
 from encbench.studies.replication import cells
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.studies.replication.study import judge, prove_run
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_cli_bad_input import assert_one_line_error
 
 
@@ -61,7 +61,7 @@ def test_bad_input_from_the_command_line_is_one_line(tmp_path: Path) -> None:
     prof = tmp_path / "p.toml"
     prof.write_text('name = "r"\nstudies = ["replication"]\n[replication]\nthreads = [0]\n')
     out = tmp_path / "o"
-    result = encbench("run", str(prof), "--out", str(out))
+    result = encbench_here("run", str(prof), "--out", str(out))
     assert_one_line_error(result, "replication.threads", "out of range; use at least 1")
     assert not out.exists()
 

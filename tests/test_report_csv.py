@@ -13,7 +13,7 @@ import pytest
 
 from encbench.report import documents, table_csv
 from encbench.report.models import Summary
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_html_report import GOLDEN, golden_summary
 from tests.test_summary_schema import _every_study
 
@@ -84,7 +84,7 @@ def test_encbench_report_csv_writes_report_csv_beside_the_report(tmp_path: Path)
     store.unlock()
     for name in ("at-rest.jsonl", "at-rest.json", "environment.json"):
         shutil.copy(GOLDEN / name, store.path / name)
-    result = encbench("report", str(store.path), "--csv")
+    result = encbench_here("report", str(store.path), "--csv")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == str(store.path / "report.csv")
     written = (store.path / "report.csv").read_text()

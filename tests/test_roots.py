@@ -78,18 +78,18 @@ def test_a_profile_names_a_known_install_and_its_studies_need_the_root_built(
 
 
 def test_install_on_the_command_line_lands_in_server_install_or_is_refused_in_one_line() -> None:
-    from tests.helpers import encbench
+    from tests.helpers import encbench_here
 
-    planned = encbench("plan", "smoke", "--install", "mariadb-11.8")
+    planned = encbench_here("plan", "smoke", "--install", "mariadb-11.8")
     assert planned.returncode == 0, planned.stderr
     assert 'set: server.install = "mariadb-11.8" (--install; the profile had "system")' in (
         planned.stdout + planned.stderr
     )
-    refused = encbench("plan", "operations", "--install", "mariadb-11.8")
+    refused = encbench_here("plan", "operations", "--install", "mariadb-11.8")
     assert refused.returncode == 2
     [line] = refused.stderr.strip().splitlines()
     assert "operations not (this host's MariaDB)" in line
-    unknown = encbench("plan", "smoke", "--install", "mariadb-12")
+    unknown = encbench_here("plan", "smoke", "--install", "mariadb-12")
     assert unknown.returncode == 2
     assert "choose from system, mysql, mariadb-11.8" in unknown.stderr
 

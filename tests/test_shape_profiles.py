@@ -18,7 +18,7 @@ from encbench.studies.at_rest import cells, pair, shapes_section
 from encbench.studies.at_rest import needs as at_rest_needs
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from encbench.studies.at_rest.records import CellKey, RunRecord
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 BASE = 'name = "x"\n[measure]\nworkloads = ["oltp_read_only"]\nregimes = ["io-bound"]\n'
 BASE += "threads = [1, 16]\n"
@@ -237,7 +237,7 @@ def test_the_command_line_refuses_a_shape_larger_than_the_machine_before_anythin
         + '[[server.shapes]]\nname = "big"\ncpus = 4096\n'
     )
     out = tmp_path / "out"
-    result = encbench("run", str(prof), "--out", str(out))
+    result = encbench_here("run", str(prof), "--out", str(out))
     assert result.returncode == 2, result.stderr
     (line,) = result.stderr.strip().splitlines()
     assert "shape 'big' asks for 4096 CPUs" in line and "Traceback" not in result.stderr

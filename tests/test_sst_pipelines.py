@@ -17,7 +17,7 @@ from encbench.studies.state_transfer import cells, limits, pipeline_rsync, pipel
 from encbench.studies.state_transfer.cluster import sockopt
 from encbench.studies.state_transfer.records import SstCell, SstRecord
 from encbench.studies.state_transfer.study import judge, prepare_pipeline
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_cli_bad_input import assert_one_line_error
 
 GOLDEN = Path(__file__).parent / "golden" / "sst"
@@ -95,7 +95,7 @@ def test_an_unknown_pipeline_from_the_command_line_is_one_line(tmp_path: Path) -
         'name = "s"\nstudies = ["state-transfer"]\n[state_transfer]\nmethods = ["cp"]\n'
     )
     out = tmp_path / "o"
-    result = encbench("run", str(prof), "--out", str(out))
+    result = encbench_here("run", str(prof), "--out", str(out))
     assert_one_line_error(result, "state_transfer.methods.0", '"rsync-dir", "rsync-file"')
     assert not out.exists()
 

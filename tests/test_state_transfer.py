@@ -23,7 +23,7 @@ from encbench.studies.state_transfer import cells, sstlog
 from encbench.studies.state_transfer.cluster import sockopt
 from encbench.studies.state_transfer.records import SstCell, SstRecord
 from encbench.studies.state_transfer.study import judge
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 from tests.test_cli_bad_input import assert_one_line_error
 
 
@@ -165,7 +165,7 @@ def test_bad_input_from_the_command_line_is_one_line(tmp_path: Path) -> None:
     prof = tmp_path / "p.toml"
     prof.write_text('name = "s"\nstudies = ["state-transfer"]\n[state_transfer]\nnodes = 5\n')
     out = tmp_path / "o"
-    result = encbench("run", str(prof), "--out", str(out))
+    result = encbench_here("run", str(prof), "--out", str(out))
     assert_one_line_error(result, "state_transfer.nodes", "5 nodes is out of range")
     assert not out.exists()
 
@@ -177,7 +177,7 @@ def test_data_larger_than_the_disk_counts_every_node(tmp_path: Path) -> None:
         "[data]\ntables = 1000\ntable_size = 500000000\n"
     )
     out = tmp_path / "o"
-    result = encbench("run", str(prof), "--out", str(out))
+    result = encbench_here("run", str(prof), "--out", str(out))
     assert_one_line_error(result, "not enough disk", "GiB")
     assert not out.exists()
 
@@ -258,7 +258,7 @@ def test_a_run_with_only_an_optional_study_that_cannot_run_is_refused(tmp_path: 
     prof.write_text('name = "s"\nstudies = ["state-transfer"]\n[state_transfer]\noptional = true\n')
     out = tmp_path / "o"
     # No tool on the PATH: the SST scripts' helper and `ip` are missing.
-    result = encbench("run", str(prof), "--out", str(out), env={"PATH": str(tmp_path)})
+    result = encbench_here("run", str(prof), "--out", str(out), env={"PATH": str(tmp_path)})
     assert_one_line_error(result, "no study that can run here", "wsrep_sst_common not found")
     assert not out.exists()
 

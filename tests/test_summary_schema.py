@@ -20,7 +20,7 @@ import pytest
 from encbench import studies
 from encbench.report import documents, summary_schema
 from encbench.report.models import Model, NoiseFloor, Summary
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
@@ -49,7 +49,7 @@ def test_the_shipped_schema_is_what_the_summary_models_make() -> None:
 
 
 def test_encbench_schema_prints_the_shipped_file() -> None:
-    result = encbench("schema")
+    result = encbench_here("schema")
     assert result.returncode == 0, result.stderr
     assert result.stdout == SHIPPED.read_text()
     assert summary_schema.shipped() == SHIPPED.read_text()

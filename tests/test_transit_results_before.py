@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.helpers import encbench
+from tests.helpers import encbench_here
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "pg-in-transit"
 
@@ -21,7 +21,7 @@ def copied(tmp_path: Path, name: str) -> Path:
 
 def test_report_renders_a_results_directory_written_before(tmp_path: Path) -> None:
     out = copied(tmp_path, "before")
-    done = encbench("report", str(out))
+    done = encbench_here("report", str(out))
     assert done.returncode == 0, done.stderr
     report = (out / "report.md").read_text()
     assert "PostgreSQL" in report and "connect_select1" in report.replace("`", "")
@@ -32,7 +32,7 @@ def test_report_renders_a_results_directory_written_before(tmp_path: Path) -> No
 
 def test_compare_reads_a_summary_written_before(tmp_path: Path) -> None:
     a, b = copied(tmp_path, "a"), copied(tmp_path, "b")
-    done = encbench("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
+    done = encbench_here("compare", str(a), str(b), "--out", str(tmp_path / "cmp"))
     assert done.returncode == 0, done.stderr
     compared = (tmp_path / "cmp" / "comparison.md").read_text()
     assert "PostgreSQL" in compared
@@ -40,8 +40,10 @@ def test_compare_reads_a_summary_written_before(tmp_path: Path) -> None:
 
 def test_compare_matches_the_cells_written_before_with_those_written_now(tmp_path: Path) -> None:
     before, now = copied(tmp_path, "before"), copied(tmp_path, "now")
-    assert encbench("report", str(now)).returncode == 0  # its summary as this encbench writes it
-    done = encbench("compare", str(before), str(now), "--out", str(tmp_path / "cmp"))
+    assert (
+        encbench_here("report", str(now)).returncode == 0
+    )  # its summary as this encbench writes it
+    done = encbench_here("compare", str(before), str(now), "--out", str(tmp_path / "cmp"))
     assert done.returncode == 0, done.stderr
     compared = (tmp_path / "cmp" / "comparison.md").read_text()
     assert compared.count("PostgreSQL transactions per second lost to TLS") == 3
