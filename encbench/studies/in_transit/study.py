@@ -294,7 +294,6 @@ class TransitStudy(TransitBasics):
                 tables=1,
                 table_size=self.rule.table_size,
                 log=self.store.path / "logs" / "prepare-transit.log",
-                timeout_s=600,
             )
         if tests & {"bulk", "dump"}:
             self.progress.log(f"in-transit: creating a {self.rule.bulk_mb} MB table to stream")

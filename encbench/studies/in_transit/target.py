@@ -114,7 +114,6 @@ class TransitTarget(OwnedDatabases):
                 tables=1,
                 table_size=table_size,
                 log=self.store.path / "logs" / "prepare-transit.log",
-                timeout_s=600,
                 env=self.server.client_env(),
             )
         if tests & {"bulk", "dump"}:
