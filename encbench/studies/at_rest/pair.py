@@ -86,8 +86,7 @@ def disk_bytes(profile: Profile) -> int:
     """What the pair's two data directories need at most (nothing here for a target)."""
     if profile.target is not None:
         return 0
-    rows = profile.data.rows
-    return len(VARIANTS) * data_dir_bytes(rows)
+    return len(VARIANTS) * data_dir_bytes(profile.data.rows)
 
 
 def setup_s(profile: Profile) -> float:
@@ -296,8 +295,7 @@ class ServerPair(ClosedOnExit):
         if self.volumes is not None:
             self.volumes.mount_for(self.spec, log)
         data = self.profile.data
-        rows = data.rows
-        load_bp = max(64, math.ceil(rows_mb(rows) * 1.5))
+        load_bp = max(64, math.ceil(rows_mb(data.rows) * 1.5))
         proofs = {}
         if self.calibration:
             proof.prove_twins(self.options("plain", load_bp), self.options("encrypted", load_bp))

@@ -41,8 +41,7 @@ def uses_images(profile: Profile) -> bool:
 
 def image_bytes(profile: Profile) -> int:
     """One server's image: twice its estimated files and a headroom, in whole MiB."""
-    rows = profile.data.rows
-    size = max(MIN_IMAGE_BYTES, 2 * data_dir_bytes(rows) + IMAGE_HEADROOM_BYTES)
+    size = max(MIN_IMAGE_BYTES, 2 * data_dir_bytes(profile.data.rows) + IMAGE_HEADROOM_BYTES)
     return -(-size // MIB) * MIB
 
 

@@ -141,7 +141,6 @@ class OperationServers(ClosedOnExit):
 
     def provision(self, log: Callable[[str], None], key_rotation: dict[str, Any]) -> None:
         data = self.profile.data
-        rows = data.rows
         proofs = {}
         for variant, server in self.servers.items():
             log(f"operations: provisioning the {variant} server")
@@ -164,7 +163,7 @@ class OperationServers(ClosedOnExit):
                 "data": {
                     "tables": data.tables,
                     "table_size": data.table_size,
-                    "estimated_mb": round(sizing.rows_mb(rows), 1),
+                    "estimated_mb": round(sizing.rows_mb(data.rows), 1),
                 },
                 "buffer_pool_mb": self.pool_mb,
                 "proofs": proofs,
@@ -229,8 +228,7 @@ def backup_dir(store: ResultStore, variant: str) -> Path:
 
 def estimated_disk_bytes(profile: Profile) -> int:
     """Two data directories and, while a backup is timed, one backup of one of them."""
-    rows = profile.data.rows
-    return 3 * sizing.data_dir_bytes(rows)
+    return 3 * sizing.data_dir_bytes(profile.data.rows)
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:

@@ -61,8 +61,7 @@ DONOR_SYNC_TIMEOUT_S = 120.0
 def buffer_pool_mb(profile: Profile) -> int:
     """Enough to load the data; a state transfer copies files, not pages from the pool."""
     data = state_transfer_options(profile).data(profile.data)
-    rows = data.rows
-    return max(64, min(1024, int(rows_mb(rows)) + 32))
+    return max(64, min(1024, int(rows_mb(data.rows)) + 32))
 
 
 def sockopt(cell: SstCell) -> str:

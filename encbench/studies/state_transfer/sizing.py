@@ -18,12 +18,11 @@ COPIES = 3
 
 
 def disk_bytes(profile: Profile) -> int:
-    data = state_transfer_options(profile).data(profile.data)
-    rows = data.rows
-    one = data_dir_bytes(rows)
+    spec = state_transfer_options(profile)
+    one = data_dir_bytes(spec.data(profile.data).rows)
     # A raw pipeline's target directory on the joiner's host holds one more copy.
-    pipelines = any(m in PIPELINES for m in state_transfer_options(profile).methods)
-    return state_transfer_options(profile).nodes * one + (COPIES - 2 + pipelines) * one
+    pipelines = any(m in PIPELINES for m in spec.methods)
+    return spec.nodes * one + (COPIES - 2 + pipelines) * one
 
 
 def memory_mb(profile: Profile) -> tuple[int, str]:
