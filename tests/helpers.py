@@ -48,8 +48,14 @@ def encbench_here(
 
     from encbench.cli import main
 
-    with contextlib.chdir(cwd or Path.cwd()):
-        result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=True)
+    # A run refused after its results directory opened has named this process's run
+    # (proc.set_run_id): put the name back, or every later child of this worker carries it.
+    run_id = proc.current_run().run_id
+    try:
+        with contextlib.chdir(cwd or Path.cwd()):
+            result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=True)
+    finally:
+        proc.set_run_id(run_id)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return subprocess.CompletedProcess(
