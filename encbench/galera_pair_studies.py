@@ -21,7 +21,6 @@ from pydantic import Field
 
 from encbench import checks
 from encbench.checks import Check
-from encbench.engine.progress import RunProgress
 from encbench.errors import BadInput, ProofError
 from encbench.net import netns
 from encbench.options import Rounds
@@ -34,7 +33,7 @@ from encbench.servers.galera_pair import VARIANTS, GaleraPair
 from encbench.servers.sandbox import tree_bytes
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB, data_dir_bytes, rows_mb
-from encbench.study_basics import Asked, StudyBasics
+from encbench.study_basics import Given, StudyBasics
 from encbench.study_here import Here, RootNeed
 from encbench.workloads import sysbench
 
@@ -250,12 +249,9 @@ class GaleraPairStudy(StudyBasics):
     pair (`prove_cell`) and its runs."""
 
     name: str
-    together = False  # one pair at a time: the two share the machine's cores
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
         self.clusters: dict[str, PairOnHosts] = {}
         self.record: dict[str, Any] = {}
 

@@ -61,11 +61,15 @@ def window_fields(watch: Stopwatch, device: str | None) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Asked:
-    """What the profile asks of a study, as its definition read it (studies/definition.py:
-    its Settings' rule and its cells_of), handed to its runner when the engine makes it: one
-    reading of the profile for `plan` and the run alike."""
+class Given:
+    """What the engine gives a study's runner when it makes it (studies/definition.runner):
+    where its results go, the profile, the run's progress, and what the profile asks of the
+    study as its definition read it (its Settings' rule and its cells_of): one reading of
+    the profile for `plan` and the run alike."""
 
+    store: ResultStore
+    profile: Profile
+    progress: RunProgress
     # Its section of the profile (the stopping rule and the rest: engine/study.py's Rule).
     rule: Any
     # Every cell the profile asks for, in the order they are measured.
@@ -77,9 +81,15 @@ class StudyBasics:
     store: ResultStore
     # As a profile's `studies` names it: its records' STUDY, unless a subclass names it.
     name: str
-    # Its section of the profile as its definition read it (Asked.rule), a subclass's own type
+    # Its section of the profile as its definition read it (Given.rule), a subclass's own type
     # by a bare annotation.
     rule: Any
+    # Both variants of a round timed at once (engine/study.py's duet round): off unless a study
+    # says so, as at rest does for its duet (a server per variant on cores of its own).  Every
+    # other study's two variants would meet in what they measure: in transit's paths in one
+    # server, operations' crashes and start-ups, state transfer's donor and link, the Galera
+    # pairs' cores; PostgreSQL at rest alternates its two servers.
+    together = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -87,17 +97,15 @@ class StudyBasics:
         if record_type is not None and "name" not in cls.__dict__:
             cls.name = record_type.STUDY
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        self.store = store
-        self.profile = profile
-        self.progress = progress
+    def __init__(self, given: Given) -> None:
+        self.store = given.store
+        self.profile = given.profile
+        self.progress = given.progress
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(store.path)
-        self.rule = asked.rule
-        self._cells = asked.cells
+        self.device = disk.device_of(given.store.path)
+        self.rule = given.rule
+        self._cells = given.cells
 
     def cells(self) -> Sequence[Any]:
         """The cells the profile asks of the study, in its order."""

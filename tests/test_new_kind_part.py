@@ -21,14 +21,13 @@ from encbench import profile as profiles
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds
 from encbench.engine.study import Run
-from encbench.profile import Profile
 from encbench.report import markdown
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.server_kind import KINDS
 from encbench.studies import in_transit
 from encbench.studies.definition import KindPart, Settings, StudyDefinition
-from encbench.study_basics import Asked
+from encbench.study_basics import Given
 from tests.test_new_kind import TOY_KIND
 from tests.test_new_study import TOY, ToyCell, ToyOptions, ToyRecord, toy_cells, toy_options
 
@@ -36,7 +35,7 @@ from tests.test_new_study import TOY, ToyCell, ToyOptions, ToyRecord, toy_cells,
 # -- the toy part's runner: what the engine drives (engine/study.py), here on fakes ---------------
 @dataclasses.dataclass
 class ToyRunner:
-    asked: Asked  # its rule and cells, as the part's definition read them
+    given: Given  # its rule and cells, as the part's definition read them
     cost: float  # what encryption adds to each run's time
     name: str = ToyRecord.STUDY
     record_type: type[Any] = ToyRecord
@@ -44,7 +43,7 @@ class ToyRunner:
 
     @property
     def rule(self) -> ToyOptions:
-        rule: ToyOptions = self.asked.rule
+        rule: ToyOptions = self.given.rule
         return rule
 
     @property
@@ -52,7 +51,7 @@ class ToyRunner:
         return ToyRecord.METRICS
 
     def cells(self) -> Sequence[ToyCell]:
-        return self.asked.cells
+        return self.given.cells
 
     def prepare(self) -> None:
         pass
@@ -78,8 +77,8 @@ class ToyRunner:
 COST = {"cost": 0.10}  # what the next runner built measures
 
 
-def make(store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked) -> ToyRunner:
-    return ToyRunner(asked, COST["cost"])
+def make(given: Given) -> ToyRunner:
+    return ToyRunner(given, COST["cost"])
 
 
 TOY_PART = KindPart(

@@ -21,12 +21,12 @@ from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
 from encbench.servers import installs
 from encbench.servers.grants import NOTHING, TargetNeeds
-from encbench.study_basics import Asked
+from encbench.study_basics import Given
 from encbench.study_here import Here
 
 # What makes a study's runner (engine/study.py's Study; usually its class): the results store,
 # the profile, the progress display, and what the profile asks of it (`runner` reads it).
-MakeRunner = Callable[[ResultStore, Profile, RunProgress, Asked], Study]
+MakeRunner = Callable[[Given], Study]
 
 
 def _no_problem(profile: Profile) -> str | None:
@@ -261,8 +261,8 @@ def runner(
 ) -> Study:
     """A study's runner (or its part's) under a profile, made with the rule and the cells its
     definition reads of the profile: the same reading `plan` shows."""
-    asked = Asked(source.settings.rule(profile), source.cells_of(profile))
-    return source.make(store, profile, progress, asked)
+    rule, cells = source.settings.rule(profile), source.cells_of(profile)
+    return source.make(Given(store, profile, progress, rule, cells))
 
 
 def measures(profile: Profile, study: str, kind: str) -> bool:

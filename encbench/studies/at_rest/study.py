@@ -25,12 +25,9 @@ from pathlib import Path
 from encbench import placement, proc
 from encbench.engine import disk
 from encbench.engine.clocks import Clocks, Window
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.placement import UNPINNED, Placement
-from encbench.profile import Profile
 from encbench.proof import at_rest as proof
-from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, remote_cpu
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.sandbox import SandboxServer
@@ -50,7 +47,7 @@ from encbench.studies.at_rest.records import (
     RunRecord,
 )
 from encbench.studies.at_rest.table_sets import TableSets
-from encbench.study_basics import Asked, StudyBasics, load_fields
+from encbench.study_basics import Given, StudyBasics, load_fields
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -134,11 +131,9 @@ class AtRestStudy(StudyBasics):
     record_type = RunRecord
     rule: MeasureSpec
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
-        check_iops_disk(profile, store.path)
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
+        check_iops_disk(self.profile, self.store.path)
         self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
         self.together = self.rule.sharing == "duet"
@@ -146,7 +141,9 @@ class AtRestStudy(StudyBasics):
         self._devices: dict[Path, str] = {}
         self.profiler = (
             # One algorithm with profile_cpu (profile.parse): its core is calibrated once.
-            CpuProfiler(store, profile.server.encryption_algorithm[0], self.rule.profile_cpu_s)
+            CpuProfiler(
+                self.store, self.profile.server.encryption_algorithm[0], self.rule.profile_cpu_s
+            )
             if self.rule.profile_cpu
             else None
         )

@@ -23,14 +23,11 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ToolError
 from encbench.net import netns
-from encbench.profile import Profile
 from encbench.proof import tls
 from encbench.results.schema import Usage
-from encbench.results.store import ResultStore
 from encbench.servers import installs, keys, pki
 from encbench.servers.remote_cpu import cpu_measurement
 from encbench.servers.sandbox import SandboxServer
@@ -46,7 +43,7 @@ from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, o
 from encbench.studies.in_transit.sizing import pool_mb
 from encbench.studies.in_transit.study_record import TransitBasics
 from encbench.studies.in_transit.target import TransitTarget
-from encbench.study_basics import Asked, load_fields
+from encbench.study_basics import Given, load_fields
 from encbench.workloads import bulk, connrate, sysbench
 
 
@@ -60,23 +57,20 @@ def _restore_env(name: str, value: str | None) -> None:
 class TransitStudy(TransitBasics):
     record_type = TransitRecord
     rule: TransitSpec
-    # Both paths meet one server: run at once they would compete inside it, so the rounds
-    # stay sequential (a duet needs a server per side: placement.py).
-    together = False
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
         # Against a user's server ([target]) its own account and password; else a user of
         # the sandbox with a generated one.
-        self.target = TransitTarget(store, profile) if profile.target is not None else None
+        self.target = (
+            TransitTarget(self.store, self.profile) if self.profile.target is not None else None
+        )
         self.password = (
             (self.target.server.password or "")
             if self.target is not None
             else keys.password(self.private, "transit-client")
         )
-        if profile.calibration:
+        if self.profile.calibration:
             # A/A: the `encrypted` role is a twin of the plain path (routes.py).
             self.record |= {
                 "calibration": True,

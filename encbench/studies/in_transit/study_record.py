@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped
-from encbench.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import keys
-from encbench.study_basics import Asked, StudyBasics
+from encbench.study_basics import Given, StudyBasics
 
 
 class TransitBasics(StudyBasics):
@@ -21,11 +19,9 @@ class TransitBasics(StudyBasics):
     store: ResultStore
     record: dict[str, Any]
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
-        self.private = keys.private_dir(store.path)
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
+        self.private = keys.private_dir(self.store.path)
         self.record = self._read_record()
 
     def _record_file(self) -> str:

@@ -33,11 +33,8 @@ from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import Stopwatch, timed
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ProofError, ToolError
-from encbench.profile import Profile
-from encbench.results.store import ResultStore
 from encbench.servers import keyplugin
 from encbench.servers.installs import find_binary
 from encbench.servers.sandbox import SandboxServer, tree_bytes
@@ -67,7 +64,7 @@ from encbench.studies.operations.tablespaces import (
     wait_key_version,
     wait_tables,
 )
-from encbench.study_basics import Asked, StudyBasics, window_fields
+from encbench.study_basics import Given, StudyBasics, window_fields
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.
@@ -89,15 +86,9 @@ VERSION_VARIABLE = f"{keyplugin.NAME}_version"
 class OperationsStudy(StudyBasics):
     record_type = OperationRecord
     rule: OperationsSpec
-    # One operation at a time: the two variants of a round are never timed at once (main's
-    # engine reads this to choose a duet round; a crash or a start-up must not share the
-    # machine with its pair).
-    together = False
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
         self.servers: OperationServers | None = None
 
     def prepare(self) -> None:

@@ -37,14 +37,11 @@ from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import timed
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import BadInput, ProofError
 from encbench.net import netns
 from encbench.net.netns import NetnsUnavailable, link_counters
-from encbench.profile import Profile
 from encbench.proof import link_capture
-from encbench.results.store import ResultStore
 from encbench.servers import galera
 from encbench.servers.galera_cluster import MARKER_TABLE
 from encbench.servers.variants import side_name
@@ -71,19 +68,15 @@ from encbench.studies.state_transfer.options import (
     StateTransferSpec,
 )
 from encbench.studies.state_transfer.records import SstCell, SstRecord
-from encbench.study_basics import Asked, StudyBasics, window_fields
+from encbench.study_basics import Given, StudyBasics, window_fields
 
 
 class StateTransferStudy(StudyBasics):
     record_type = SstRecord
     rule: StateTransferSpec
-    # One transfer at a time: two at once would share the donor and the link.
-    together = False
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
         self.cluster: Cluster | None = None
         # Why an optional study could not set up here (then every cell is skipped).
         self.left_out: str | None = None

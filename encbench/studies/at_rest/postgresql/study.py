@@ -31,13 +31,10 @@ from typing import Any
 
 from encbench import placement, proc
 from encbench.engine.clocks import Clocks, Window
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import ToolError
-from encbench.profile import Profile
 from encbench.proof import at_rest as image_proof
 from encbench.results.pgbench_run import pgbench_fields
-from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys, pg_counters, pg_sandbox, shapes
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.variants import VARIANTS
@@ -49,7 +46,7 @@ from encbench.studies.at_rest.postgresql.options import (
     is_oltp,
 )
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
-from encbench.study_basics import Asked, StudyBasics, load_fields
+from encbench.study_basics import Given, StudyBasics, load_fields
 from encbench.workloads.pgbench_report import PgbenchResult
 
 RECORD_FILE = "pg-at-rest.json"
@@ -77,14 +74,10 @@ def settings(shared_buffers_mb: int) -> dict[str, str]:
 class PgAtRestStudy(StudyBasics):
     record_type = PgAtRestRecord
     rule: PgAtRestSpec
-    # Rounds alternate the two servers: never at once.
-    together = False
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
-        self.record: dict[str, Any] = store.read_json(RECORD_FILE) or {}
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
+        self.record: dict[str, Any] = self.store.read_json(RECORD_FILE) or {}
         self.volumes: VolumePair | None = None
         self.servers: dict[str, PgSandbox] = {}
         self.regime: str | None = None

@@ -27,15 +27,12 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import Run
 from encbench.errors import ToolError
 from encbench.net import distance, netns
 from encbench.net.distance import Hosts
-from encbench.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.pgbench_run import pgbench_fields
-from encbench.results.store import ResultStore
 from encbench.servers import keys, pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
@@ -44,7 +41,7 @@ from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.options import PgTransitSpec
 from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 from encbench.studies.in_transit.study_record import TransitBasics
-from encbench.study_basics import Asked, load_fields
+from encbench.study_basics import Given, load_fields
 
 ROLE = "encbench_bench"
 # A run's connections, those of them with TLS, and what they negotiated ("" for none).
@@ -55,13 +52,9 @@ DATABASE = "encbench"
 class PgTransitStudy(TransitBasics):
     record_type = PgTransitRecord
     rule: PgTransitSpec
-    # Both routes meet one server: the rounds stay sequential.
-    together = False
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
         self.record.setdefault("wire", {})

@@ -30,13 +30,11 @@ from collections.abc import Iterator, Sequence
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
-from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import EncbenchError
 from encbench.kinds.postgresql import quote_ident
 from encbench.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import describe_key, parse_s_client
-from encbench.results.store import ResultStore
 from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, pg_target
 from encbench.servers.owned import PLACEHOLDER_KEY
 from encbench.servers.pg_readiness import PgFacts
@@ -45,7 +43,7 @@ from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
 from encbench.studies.in_transit.postgresql.study import Connections, PgTransitStudy
-from encbench.study_basics import Asked
+from encbench.study_basics import Given
 
 # How long a run's last backends may take to count their sessions once the client is gone.
 SESSIONS_WAIT_S = 10.0
@@ -89,16 +87,14 @@ def skip_reason(cell: PgTransitCell, spec: TargetSpec, accepted: Sequence[str]) 
 class PgTransitTargetStudy(PgTransitStudy):
     """The study's runtime part against the user's server (module doc)."""
 
-    def __init__(
-        self, store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-    ) -> None:
-        super().__init__(store, profile, progress, asked)
-        assert profile.target is not None, "a PostgreSQL target needs [target]"
-        self.target_spec = profile.target
+    def __init__(self, given: Given) -> None:
+        super().__init__(given)
+        assert self.profile.target is not None, "a PostgreSQL target needs [target]"
+        self.target_spec = self.profile.target
         password = pg_password.password_from(self.target_spec)
         passfile = pg_password.write_passfile(self.private, self.target_spec, password)
         self.target = PgTarget(self.target_spec, passfile, self.private)
-        path = str(store.path.absolute())
+        path = str(self.store.path.absolute())
         self.database = pg_target.database_name(path)
         self.marker = pg_target.marker(path)
         self.facts: PgFacts | None = None
@@ -260,13 +256,11 @@ class PgTransitTargetStudy(PgTransitStudy):
         return None  # the target's host is not this one
 
 
-def make(
-    store: ResultStore, profile: Profile, progress: RunProgress, asked: Asked
-) -> PgTransitStudy:
+def make(given: Given) -> PgTransitStudy:
     """The study against the profile's target, or with its own sandbox."""
-    if profile.target is not None:
-        return PgTransitTargetStudy(store, profile, progress, asked)
-    return PgTransitStudy(store, profile, progress, asked)
+    if given.profile.target is not None:
+        return PgTransitTargetStudy(given)
+    return PgTransitStudy(given)
 
 
 def plan_lines(profile: Profile) -> list[str]:
