@@ -21,7 +21,7 @@ import pytest
 
 from encbench import profile as profiles
 from encbench import rendering
-from encbench.errors import BadInput, ProofError
+from encbench.errors import BadInput, ProofError, ToolError
 from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
@@ -31,6 +31,7 @@ from encbench.studies.in_transit.postgresql import pgbench, proof, section
 from encbench.studies.in_transit.postgresql import report as pg_report
 from encbench.studies.in_transit.postgresql import summary as pg_summary
 from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
+from encbench.workloads import pgbench_report
 from tests.helpers import encbench_here
 
 CONNECTING = """pgbench (15.14 (Debian 15.14-0+deb12u1))
@@ -102,6 +103,18 @@ def test_pgbench_reports_are_read_with_and_without_reconnecting() -> None:
 def test_a_pgbench_report_without_its_figures_is_refused_by_name(text: str, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         pgbench.parse(text, reconnecting=True)
+
+
+def test_a_pgbench_run_without_figures_fails_as_the_client_with_its_output(
+    tmp_path: Path,
+) -> None:
+    """What a study's run reports: the cell, what is missing and the end of the output."""
+    log = tmp_path / "run.log"
+    argv = ["sh", "-c", "echo 'pgbench: connection ok'; echo 'latency average = 1.0 ms'"]
+    with pytest.raises(ToolError, match="one cell: pgbench's report has no transactions") as got:
+        pgbench_report.run(argv, "one cell", 5, dict(os.environ), log, reconnecting=True)
+    assert "connection ok" in (got.value.tail or "")
+    assert "connection ok" in log.read_text()
 
 
 def test_pgbench_reconnects_only_for_the_connect_tests_and_runs_select_1_only_for_one() -> None:

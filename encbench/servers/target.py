@@ -94,8 +94,14 @@ class Target(Protocol):
         ...
 
 
+class Alive(Protocol):
+    """A server that says, on request, whether it still answers (ServerError if not)."""
+
+    def check_alive(self) -> None: ...
+
+
 @contextmanager
-def blame_the_server(target: Target) -> Iterator[None]:
+def blame_the_server(target: Alive) -> Iterator[None]:
     """A client (sysbench, mariadb-dump) that fails says "lost connection"; when the cause
     is the server — it died, or hangs — say that instead, with the end of its log."""
     try:

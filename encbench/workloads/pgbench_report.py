@@ -16,7 +16,12 @@ pgbench's own: with -C it includes every connection's set-up.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+from encbench import proc
+from encbench.errors import ToolError
 
 # A run's time limit beyond its -T: pgbench finishes its transactions and disconnects.
 GRACE_S = 60
@@ -71,3 +76,27 @@ def parse(text: str, reconnecting: bool) -> PgbenchResult:
     if result.transactions <= 0 or result.tps <= 0:
         raise ValueError(f"pgbench completed {result.transactions} transactions")
     return result
+
+
+def run(
+    argv: Sequence[str],
+    label: str,
+    seconds: int,
+    env: Mapping[str, str],
+    log: Path,
+    reconnecting: bool,
+) -> PgbenchResult:
+    """One pgbench run of `seconds` (its -T), its whole output kept in `log`: a pgbench that
+    fails, or whose report has no figures, raises ToolError with the end of it."""
+    out = proc.run(
+        list(argv),
+        phase=f"pgbench, {label}",
+        timeout_s=seconds + GRACE_S,
+        stdout_path=log,
+        env=env,
+        hint=f"its output is in {log}",
+    )
+    try:
+        return parse(out.stdout, reconnecting)
+    except ValueError as exc:
+        raise ToolError(f"{label}: {exc}", phase="pgbench", tail=proc.tail(log)) from exc

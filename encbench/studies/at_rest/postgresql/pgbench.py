@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from encbench import proc
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell
-from encbench.workloads.pgbench_report import GRACE_S, PgbenchResult, parse
+from encbench.workloads import pgbench_report
+from encbench.workloads.pgbench_report import PgbenchResult
 
 DATABASE = "encbench"
 # The workloads that write (TPC-B-like updates three tables and inserts into a fourth).
@@ -33,14 +33,6 @@ def init_argv(program: str, scale: int) -> list[str]:
 def run(
     program: str, cell: PgAtRestCell, seconds: int, env: Mapping[str, str], log: Path
 ) -> PgbenchResult:
-    """One pgbench run, its whole output kept in `log`; a failing pgbench raises ToolError
-    with the end of it, a report without figures ValueError."""
-    out = proc.run(
-        argv(program, cell, seconds),
-        phase=f"pgbench, {cell.label}",
-        timeout_s=seconds + GRACE_S,
-        stdout_path=log,
-        env=env,
-        hint=f"its output is in {log}",
-    )
-    return parse(out.stdout, reconnecting=False)
+    """One pgbench run, its whole output kept in `log`; a failing pgbench, or a report
+    without figures, raises ToolError with the end of it."""
+    return pgbench_report.run(argv(program, cell, seconds), cell.label, seconds, env, log, False)

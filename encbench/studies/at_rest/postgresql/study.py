@@ -32,11 +32,11 @@ from typing import Any
 from encbench import placement, proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import CellSkipped, Run
-from encbench.errors import ToolError
 from encbench.proof import at_rest as image_proof
 from encbench.results.pgbench_run import pgbench_fields
 from encbench.servers import fscrypt, images, keys, pg_counters, pg_sandbox, shapes
 from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers.target import blame_the_server
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
 from encbench.studies.at_rest.postgresql import memory, needs, oltp, pgbench, proof
@@ -248,7 +248,7 @@ class PgAtRestStudy(StudyBasics):
     # -- one run ---------------------------------------------------------------------------------
     def _client(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> PgbenchResult:
         server = self.servers[variant]
-        try:
+        with blame_the_server(server):
             if is_oltp(cell.workload):
                 d = self.profile.data
                 return oltp.run(
@@ -262,13 +262,6 @@ class PgAtRestStudy(StudyBasics):
                     self._env(server),
                 )
             return pgbench.run(pg_sandbox.program("pgbench"), cell, seconds, self._env(server), raw)
-        except ToolError:
-            server.check_alive()
-            raise
-        except ValueError as exc:
-            raise ToolError(
-                f"{cell.label}, {variant} run: {exc}", phase="pgbench", tail=proc.tail(raw)
-            ) from exc
 
     def warm_up(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> None:
         self._client(cell, variant, seconds, raw)

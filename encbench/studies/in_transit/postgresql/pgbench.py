@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from encbench import proc
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
-from encbench.workloads.pgbench_report import GRACE_S as GRACE_S
+from encbench.workloads import pgbench_report
 from encbench.workloads.pgbench_report import PgbenchResult as PgbenchResult
 from encbench.workloads.pgbench_report import parse as parse
 
@@ -40,14 +39,7 @@ def run(
     prefix: Sequence[str] = (),
 ) -> PgbenchResult:
     """One pgbench run (on the client's host: `prefix`, a namespace's exec prefix), its whole
-    output kept in `log`; a failing pgbench raises ToolError with the end of it, a report
-    without figures ValueError."""
-    out = proc.run(
-        [*prefix, *argv(program, cell, seconds, select1)],
-        phase=f"pgbench, {cell.label}",
-        timeout_s=seconds + GRACE_S,
-        stdout_path=log,
-        env=env,
-        hint=f"its output is in {log}",
-    )
-    return parse(out.stdout, cell.connects)
+    output kept in `log`; a failing pgbench, or a report without figures, raises ToolError
+    with the end of it."""
+    argv_here = [*prefix, *argv(program, cell, seconds, select1)]
+    return pgbench_report.run(argv_here, cell.label, seconds, env, log, cell.connects)

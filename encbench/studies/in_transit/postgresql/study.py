@@ -36,6 +36,7 @@ from encbench.results.pgbench_run import pgbench_fields
 from encbench.servers import keys, pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
+from encbench.servers.target import Alive, blame_the_server
 from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.options import PgTransitSpec
@@ -300,7 +301,7 @@ class PgTransitStudy(TransitBasics):
         self, cell: PgTransitCell, variant: str, seconds: int, raw: Path
     ) -> pgbench.PgbenchResult:
         """One run of the cell's client: pgbench, or psql copying the bulk table."""
-        try:
+        with blame_the_server(self._answering()):
             if cell.test == "copy":
                 return copy_stream.run(
                     pg_sandbox.program("psql"),
@@ -319,17 +320,10 @@ class PgTransitStudy(TransitBasics):
                 raw,
                 self.client_prefix,
             )
-        except ToolError:
-            self._check_alive()
-            raise
-        except ValueError as exc:
-            raise ToolError(
-                f"{cell.label}, {variant} run: {exc}", phase="pgbench", tail=proc.tail(raw)
-            ) from exc
 
-    def _check_alive(self) -> None:
-        """Raise the server's failure, if a client's was the server's."""
-        self._server().check_alive()
+    def _answering(self) -> Alive:
+        """The server that answers the clients: the sandbox, or the user's."""
+        return self._server()
 
     def warm_up(self, cell: PgTransitCell, variant: str, seconds: int, raw: Path) -> None:
         self._client(cell, variant, seconds, raw)

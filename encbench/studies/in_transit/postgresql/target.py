@@ -39,6 +39,7 @@ from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, p
 from encbench.servers.owned import PLACEHOLDER_KEY
 from encbench.servers.pg_readiness import PgFacts
 from encbench.servers.pg_target import PgTarget, Route
+from encbench.servers.target import Alive
 from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
@@ -185,8 +186,8 @@ class PgTransitTargetStudy(PgTransitStudy):
             )  # fmt: skip
         self.created = False
 
-    def _check_alive(self) -> None:
-        self.target.check_alive()
+    def _answering(self) -> Alive:
+        return self.target
 
     # -- a cell ------------------------------------------------------------------------------
     def route(
