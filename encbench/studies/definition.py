@@ -283,3 +283,22 @@ def each_kind(
     its own function), in the order of `answers`: what a study of several kinds adds up
     of its kinds' needs (their disk, memory, set-up)."""
     return [answer(profile) for kind, answer in answers.items() if measures(profile, study, kind)]
+
+
+Number = TypeVar("Number", int, float)
+
+
+def kinds_added(
+    study: str, answers: Mapping[str, Callable[[Profile], Number]]
+) -> Callable[[Profile], Number]:
+    """A need of a study of several kinds that grows with each kind the profile measures
+    (its disk, its set-up time): the kinds' own, added up."""
+    return lambda profile: sum(each_kind(profile, study, answers))
+
+
+def kinds_largest(
+    study: str, answers: Mapping[str, Callable[[Profile], tuple[int, str]]]
+) -> Callable[[Profile], tuple[int, str]]:
+    """The memory of a study of several kinds (MB and what it is for): the largest kind's,
+    since one kind's servers stop before the next one's start."""
+    return lambda profile: max(each_kind(profile, study, answers), default=(0, "no servers"))

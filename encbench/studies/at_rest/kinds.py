@@ -16,7 +16,7 @@ from encbench.studies.at_rest.cells import MARIADB, measures
 from encbench.studies.at_rest.postgresql import needs as pg_needs
 from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
 from encbench.studies.at_rest.records import RunRecord
-from encbench.studies.definition import each_kind
+from encbench.studies.definition import each_kind, kinds_added, kinds_largest
 from encbench.study_here import Here, RootNeed
 
 NAME = RunRecord.STUDY
@@ -24,21 +24,6 @@ NAME = RunRecord.STUDY
 
 def postgresql_alone(profile: Profile) -> bool:
     return measures(profile, POSTGRESQL) and not measures(profile, MARIADB)
-
-
-def disk_bytes(profile: Profile) -> int:
-    return sum(
-        each_kind(profile, NAME, {MARIADB: pair.disk_bytes, POSTGRESQL: pg_needs.disk_bytes})
-    )
-
-
-def memory_mb(profile: Profile) -> tuple[int, str]:
-    found = each_kind(profile, NAME, {MARIADB: pair.memory_mb, POSTGRESQL: pg_needs.memory_mb})
-    return max(found, default=(0, "no servers"))
-
-
-def setup_s(profile: Profile) -> float:
-    return sum(each_kind(profile, NAME, {MARIADB: pair.setup_s, POSTGRESQL: pg_needs.setup_s}))
 
 
 def tools(profile: Profile) -> list[Check]:
@@ -93,8 +78,8 @@ def plan_lines(profile: Profile) -> list[str]:
 
 # What `plan`, `doctor` and the checks before a run read of the study, over its kinds.
 HERE = Here(
-    disk_bytes=disk_bytes,
-    memory_mb=memory_mb,
+    disk_bytes=kinds_added(NAME, {MARIADB: pair.disk_bytes, POSTGRESQL: pg_needs.disk_bytes}),
+    memory_mb=kinds_largest(NAME, {MARIADB: pair.memory_mb, POSTGRESQL: pg_needs.memory_mb}),
     tools=tools,
     check=check,
     optional=optional,
@@ -108,5 +93,5 @@ HERE = Here(
         "layer, the page cache dropped before each io-bound run"
     ),
     optional_tools=needs.optional_tools,
-    setup_s=setup_s,
+    setup_s=kinds_added(NAME, {MARIADB: pair.setup_s, POSTGRESQL: pg_needs.setup_s}),
 )

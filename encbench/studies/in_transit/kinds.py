@@ -13,23 +13,12 @@ from pathlib import Path
 
 from encbench.checks import Check
 from encbench.profile import Profile
-from encbench.studies.definition import each_kind
+from encbench.studies.definition import each_kind, kinds_added, kinds_largest
 from encbench.studies.in_transit import cells, needs, sizing, target
 from encbench.studies.in_transit.kind import MARIADB, NAME, POSTGRESQL, measures
 from encbench.studies.in_transit.postgresql import needs as pg_needs
 from encbench.studies.in_transit.postgresql import target as pg_target_study
 from encbench.study_here import Here, RootNeed
-
-
-def disk_bytes(profile: Profile) -> int:
-    return sum(
-        each_kind(profile, NAME, {MARIADB: sizing.disk_bytes, POSTGRESQL: pg_needs.disk_bytes})
-    )
-
-
-def memory_mb(profile: Profile) -> tuple[int, str]:
-    found = each_kind(profile, NAME, {MARIADB: sizing.memory_mb, POSTGRESQL: pg_needs.memory_mb})
-    return max(found, default=(0, "no servers"))
 
 
 def tools(profile: Profile) -> list[Check]:
@@ -68,8 +57,8 @@ def plan_lines(profile: Profile) -> list[str]:
 
 # What `plan`, `doctor` and the checks before a run read of the study, over its kinds.
 HERE = Here(
-    disk_bytes=disk_bytes,
-    memory_mb=memory_mb,
+    disk_bytes=kinds_added(NAME, {MARIADB: sizing.disk_bytes, POSTGRESQL: pg_needs.disk_bytes}),
+    memory_mb=kinds_largest(NAME, {MARIADB: sizing.memory_mb, POSTGRESQL: pg_needs.memory_mb}),
     tools=tools,
     check=check,
     root=root,
