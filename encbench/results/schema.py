@@ -6,7 +6,7 @@ package: studies/<name>/records.py."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import KW_ONLY, asdict, dataclass
 from typing import Any, ClassVar, Self, TypeVar, cast, dataclass_transform
 
 from pydantic import ConfigDict
@@ -86,7 +86,8 @@ class RecordedRun(RunLine):
     """The fields every study's run record begins with, as the engine gives them to it
     (engine/study.py: Run.record_fields): which cell (a study's record narrows its type),
     round and variant, its place in the round, the session, when it started and how long it
-    took.  A study's record adds its own after them."""
+    took; and what else ran over its timed window (`window_fields`: by keyword).  A study's
+    record adds its own after them."""
 
     cell: Any
     round: int
@@ -95,6 +96,19 @@ class RecordedRun(RunLine):
     session: str
     started_at: str
     wall_s: float
+    # What else ran over its timed window, as study_basics.window_fields reads it: the load
+    # client's and other processes' CPU and stolen CPU, in seconds; the interference they add
+    # up to as a share of the machine (engine/clocks.py: a round above the profile's
+    # interference_max_pct is measured again); and what the run used of the machine, its data
+    # device and, on a rate-limited link, the link (Usage: the report says from it what bound
+    # the cell).  0 or None in lines written before a study recorded them.  Keyword-only: a
+    # study's own fields follow the engine's by position.
+    _: KW_ONLY
+    harness_cpu_s: float
+    other_cpu_s: float = 0.0
+    steal_s: float = 0.0
+    interference_pct: float = 0.0
+    usage: Usage | None = None
 
     def timed_window_s(self) -> float:
         """The seconds its harness's and other processes' CPU are set against (the report's

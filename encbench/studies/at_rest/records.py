@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RecordedRun, Usage, record
+from encbench.results.schema import Metric, RecordedRun, record
 from encbench.servers.variants import configuration_label
 
 RUNS_SCHEMA = 1
@@ -118,21 +118,13 @@ class RunRecord(RecordedRun):
     # None: not measured (a target whose process is not on this host; cpu_source says why).
     server_cpu_s: float | None
     cpu_ms_per_txn: float | None
-    harness_cpu_s: float
     bp_read_requests: int
     bp_reads: int
     pages_read: int
     pages_written: int
     raw_output: str
-    # Added within schema 1 (older lines read as 0): sysbench's own CPU, other processes' CPU
-    # and stolen CPU during the window: the load this run shared the machine with.
+    # Added within schema 1 (older lines read as 0): sysbench's own CPU during the window.
     client_cpu_s: float = 0.0
-    other_cpu_s: float = 0.0
-    steal_s: float = 0.0
-    # Added within schema 1 (older lines read as 0, i.e. never re-measured): other processes'
-    # and stolen CPU as a share of the machine (engine/clocks.py); a round above the profile's
-    # interference_max_pct is measured again.
-    interference_pct: float = 0.0
     # Added within schema 1: deltas of Innodb_num_pages_decrypted and
     # Innodb_num_pages_encrypted, the pages that went through the cipher (the cipher's floor
     # and the per-run proof; 0 in older lines, which were proven once per server).
@@ -163,10 +155,6 @@ class RunRecord(RecordedRun):
     # its block's fresh servers and warm-up (measure.restart = "block"; on a block's first run
     # only).  Not measuring time, but the cell's time budget is real time: it is charged there.
     setup_s: float = 0.0
-    # Added within schema 1 (None in older lines): what the run used of the machine — CPU,
-    # the data device — over its window (results/usage.py), from which the report says what
-    # bound the cell.
-    usage: Usage | None = None
     # Added within schema 1 (None in older lines and without a memory limit): the page cache
     # charged to the server's memory group as the run ended, in MiB — what a memory budget
     # (io-bound on images) or a shape left the server of its data in the kernel's cache.

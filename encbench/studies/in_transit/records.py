@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RecordedRun, Usage, record
+from encbench.results.schema import Metric, RecordedRun, record
 
 TRANSIT_SCHEMA = 2
 
@@ -80,9 +80,6 @@ class TransitRecord(RecordedRun):
     server_cpu_s: float | None
     tunnel_cpu_s: float  # stunnel (both ends) or ssh + sshd with its session children
     client_cpu_s: float
-    harness_cpu_s: float
-    other_cpu_s: float
-    steal_s: float
     tls_handshakes: int  # the server's Ssl_finished_accepts delta: the per-run proof
     # stunnel: handshakes its server side logged; ssh: channels its client's -v log opened
     tunnel_handshakes: int
@@ -90,10 +87,6 @@ class TransitRecord(RecordedRun):
     session_cache_hits: int  # the server's Ssl_session_cache_hits delta: resumed TLS
     raw_output: str
     rate_unit: str = ""  # conn/s, txn/s or MiB/s: the cell's unit, named in the record
-    interference_pct: float = 0.0  # as in the at-rest record (added within schema 2)
-    # Added within schema 2 (None in older lines): what the run used of the machine and, on a
-    # rate-limited link, of the link (results/schema.py: Usage).
-    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if not self.rate_unit:

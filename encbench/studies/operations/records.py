@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from encbench.results import schema
-from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
+from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, record
 
 OPERATIONS_SCHEMA = 1
 
@@ -87,10 +87,6 @@ class OperationRecord(RecordedRun):
     time: float  # in time_unit: the paired metric
     time_unit: str
     timed_s: float  # the measured window: the operation, or the foreground load
-    harness_cpu_s: float
-    other_cpu_s: float
-    steal_s: float
-    interference_pct: float
     # The per-run proof: sysbench tables encrypted per the server (INNODB_TABLESPACES_ENCRYPTION)
     # right after the operation, and how many there are.
     tables_encrypted: int
@@ -111,9 +107,6 @@ class OperationRecord(RecordedRun):
     # backup: the bytes mariadb-backup wrote
     backup_bytes: int = 0
     raw_output: str = ""
-    # What the run used of the machine over its timed window: CPU and the data device
-    # (results/schema.py: Usage; None in lines written before it existed).
-    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.time <= 0 or self.timed_s <= 0:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
+from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, record
 
 REJOIN_SCHEMA = 1
 
@@ -56,16 +56,9 @@ class RejoinRecord(RecordedRun):
     link_bytes: int
     node1_cpu_s: float
     node2_cpu_s: float
-    harness_cpu_s: float
-    other_cpu_s: float
-    steal_s: float
-    interference_pct: float
     transport: str
     ist_writesets: int
     raw_output: str = ""
-    # What the run used of the machine over its timed window: CPU and the data device
-    # (results/schema.py: Usage; None in lines written before it existed).
-    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         if self.wall_s <= 0 or self.sync_s <= 0:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RecordedRun, Usage, record
+from encbench.results.schema import Metric, RecordedRun, record
 
 REPLICATION_SCHEMA = 1
 
@@ -69,10 +69,6 @@ class ReplicationRecord(RecordedRun):
     link_bytes: int
     node1_cpu_s: float
     node2_cpu_s: float
-    harness_cpu_s: float
-    other_cpu_s: float
-    steal_s: float
-    interference_pct: float
     # The per-run proof: "YES"/"NO" per node as wsrep_provider_options says socket.ssl is,
     # and wsrep_cluster_size on node 1 when the run ended.
     node1_ssl: str
@@ -81,9 +77,6 @@ class ReplicationRecord(RecordedRun):
     # Both nodes of the other variant's cluster, idle meanwhile: what keeping it up cost.
     idle_cluster_cpu_s: float = 0.0
     raw_output: str = ""
-    # What the run used of the machine over its timed window: CPU and the data device
-    # (results/schema.py: Usage; None in lines written before it existed).
-    usage: Usage | None = None
 
     def __post_init__(self) -> None:
         self.refuse_empty(self.transactions, self.tps, "transactions")

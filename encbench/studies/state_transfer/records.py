@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from encbench.results import schema
-from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, Usage, record
+from encbench.results.schema import TIME_WORDS, Metric, RecordedRun, record
 from encbench.studies.state_transfer.sstlog import PAUSE_STAGE
 
 SST_SCHEMA = 1
@@ -98,19 +98,12 @@ class SstRecord(RecordedRun):
     link_tx_bytes: int
     donor_cpu_s: float
     joiner_cpu_s: float
-    harness_cpu_s: float
-    other_cpu_s: float
-    steal_s: float
-    interference_pct: float
     # The per-run proof, from the joiner's and donor's SST logs: how the stream was carried
     # ("socat openssl", "socat plain", "stunnel", "rsync plain").
     donor_transport: str
     joiner_transport: str
     stages: dict[str, float]
     raw_output: str = ""
-    # What the run used of the machine over its timed window: CPU and the data device
-    # (results/schema.py: Usage; None in lines written before it existed).
-    usage: Usage | None = None
     # The donor's own service under the profile's light sysbench load (donor_load_threads;
     # None without it, and for the raw pipelines): its transactions per second and the
     # median of sysbench's per-second 95th-percentile latencies, over the whole seconds of

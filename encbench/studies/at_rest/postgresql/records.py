@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from encbench.results.pgbench_run import PgbenchRun
-from encbench.results.schema import Usage, record
+from encbench.results.schema import record
 
 PG_AT_REST_SCHEMA = 2
 
@@ -48,9 +48,6 @@ class PgAtRestRecord(PgbenchRun):
     # round … latency_avg_ms: PgbenchRun's; then this study's own
     server_cpu_s: float  # the postmaster and every backend, live or reaped
     client_cpu_s: float
-    harness_cpu_s: float
-    other_cpu_s: float
-    steal_s: float
     # The server's memory group at the run's end (servers/shapes.GroupMemory): its cache as
     # the kernel counts it, the shared memory in it, and the page cache (the difference);
     # its limit; and the data's size (pg_database_size after loading).
@@ -62,8 +59,6 @@ class PgAtRestRecord(PgbenchRun):
     # The device mounted under the server's directory during the run (its image's loop).
     device: str
     raw_output: str
-    interference_pct: float = 0.0
-    usage: Usage | None = None
     # Kernel threads' CPU over the window (engine/clocks.py): the loop device's and
     # fscrypt's work for the run, counted as the run's rather than as other load.
     kernel_cpu_s: float | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from encbench.results.pgbench_run import PgbenchRun
-from encbench.results.schema import Usage, record
+from encbench.results.schema import record
 
 PG_TRANSIT_SCHEMA = 1
 
@@ -69,14 +69,9 @@ class PgTransitRecord(PgbenchRun):
     connection_ms: float
     server_cpu_s: float  # the postmaster and every backend, live or reaped
     client_cpu_s: float
-    harness_cpu_s: float
-    other_cpu_s: float
-    steal_s: float
     # The per-run proof, from the server's own log of each connection of the benchmark
     # role in the run: how many, how many were TLS, and what TLS ("" for none).
     connections: int
     tls_connections: int
     negotiated: str
     raw_output: str
-    interference_pct: float = 0.0
-    usage: Usage | None = None
