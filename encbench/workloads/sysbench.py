@@ -22,8 +22,9 @@ from typing import Any
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
+from encbench.options import DataSpec
 from encbench.servers.cgroup import CpuCounter
-from encbench.servers.target import Connection
+from encbench.servers.target import Connection, Target
 
 OLTP_WORKLOADS = (
     "oltp_read_only",
@@ -276,6 +277,13 @@ def prepare(
         action="prepare",
     )
     execute(argv, phase="sysbench prepare", log=log, timeout_s=timeout_s, env=env)
+
+
+def load(server: Target, data: DataSpec, log: Path) -> None:
+    """The sbtest tables of `data` (`prepare`) in the server's own database, made first if
+    missing."""
+    server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
+    prepare(server.endpoint(), tables=data.tables, table_size=data.table_size, log=log)
 
 
 @dataclass(frozen=True)

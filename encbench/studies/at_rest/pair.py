@@ -305,16 +305,10 @@ class ServerPair(ClosedOnExit):
             opts = self.options(variant, load_bp)
             server.initialize(opts)
             server.start(opts)
-            server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
             # No TCP account: every client of this study connects over the unix socket as the
             # OS user (unix_socket authentication), so no password exists to leak.
             log(f"loading {data.tables} × {data.table_size:,} rows into {self.side(variant)}")
-            sysbench.prepare(
-                self.connection(variant),
-                tables=data.tables,
-                table_size=data.table_size,
-                log=self.store.path / "logs" / f"prepare-{variant}.log",
-            )
+            sysbench.load(server, data, self.store.path / "logs" / f"prepare-{variant}.log")
             claimed = self._innodb_claim(variant)
             log(f"proving that {self.side(variant)} is {claimed}")
             proofs[variant] = proof.prove(

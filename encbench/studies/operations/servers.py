@@ -147,13 +147,9 @@ class OperationServers(ClosedOnExit):
             opts = self.options(variant)
             server.initialize(opts)
             server.start(opts)
-            server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
             log(f"operations: loading {data.tables} × {data.table_size:,} rows into {variant}")
-            sysbench.prepare(
-                server.endpoint(),
-                tables=data.tables,
-                table_size=data.table_size,
-                log=self.store.path / "logs" / f"operations-prepare-{variant}.log",
+            sysbench.load(
+                server, data, self.store.path / "logs" / f"operations-prepare-{variant}.log"
             )
             log(f"operations: proving that {variant} is {variant}")
             proofs[variant] = proof.prove(server, variant, self.spec, data.tables).to_json()

@@ -275,14 +275,8 @@ class Cluster(GaleraCluster[str]):
         donor.start(self.member_options("donor", first), env=openssl_env(self.donor_aesni))
         self._note_mask("donor")
         self.wait_state(donor, galera.SYNCED, DONOR_SYNC_TIMEOUT_S)
-        donor.query(f"CREATE DATABASE IF NOT EXISTS {donor.database}")
         log(f"state-transfer: loading {data.tables} × {data.table_size:,} rows into the donor")
-        sysbench.prepare(
-            donor.endpoint(),
-            tables=data.tables,
-            table_size=data.table_size,
-            log=self.store.path / "logs" / "state-transfer-prepare.log",
-        )
+        sysbench.load(donor, data, self.store.path / "logs" / "state-transfer-prepare.log")
         encrypted = self.spec.donor_encrypted_at_rest
         donor.query(
             f"CREATE TABLE {donor.database}.{MARKER_TABLE} "
