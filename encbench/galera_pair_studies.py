@@ -166,13 +166,13 @@ class PairOnHosts(GaleraPair):
 
 
 def provision(
-    pair: PairOnHosts, profile: Profile, prepare_log: Path, log: Callable[[str], None]
+    pair: PairOnHosts, profile: Profile, prepare_log: Path, log: Callable[[str], None], study: str
 ) -> None:
     """The pair started (node 2 joined to an empty database), then the data loaded on node 1
     with the marker table, and waited for until node 2 has applied it all."""
     pair.start()
     data = profile.data
-    log(f"replication: loading {data.tables} × {data.table_size:,} rows ({pair.variant})")
+    log(f"{study}: loading {data.tables} × {data.table_size:,} rows ({pair.variant})")
     sysbench.prepare(
         pair.node1.endpoint(),
         tables=data.tables,
@@ -214,7 +214,8 @@ def both_clusters(
             for variant in VARIANTS
         }
         for variant, cluster in clusters.items():
-            provision(cluster, profile, store.path / "logs" / f"{study}-prepare-{variant}.log", log)
+            prepare_log = store.path / "logs" / f"{study}-prepare-{variant}.log"
+            provision(cluster, profile, prepare_log, log, study)
         record = store.read_json(f"{study}.json") or {}
         record.update(describe(clusters, profile, made))
         store.write_json(f"{study}.json", record)

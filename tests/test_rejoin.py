@@ -121,3 +121,22 @@ def test_the_runner_is_made_with_the_rule_and_cells_its_definition_reads(tmp_pat
     replicating: Any = definition.runner(replication.STUDY, store, profile, RunProgress(0))
     assert replicating.rule.threads == [3]
     assert {c.threads for c in replicating.cells()} == {3}
+
+
+def test_its_report_and_compare_name_the_servers_its_clusters_ran() -> None:
+    """The clusters' versions, as the study's record (rejoin.json) keeps them, reach
+    summary.json, the report's set-up and compare's set-up table."""
+    from encbench.studies.rejoin import report, summary
+
+    profile = parse('name = "r"\nstudies = ["rejoin"]\n[rejoin]\ntransfers = ["ist"]\n', "p.toml")
+    record = {"mariadb_version": "10.11.14-MariaDB", "galera_version": "26.4.21(r0)"}
+    part = summary.build([rejoin_record("ist", "IST", 2000)], profile, record)
+    assert part.model_dump()["galera_version"] == "26.4.21(r0)"
+    assert report.PART.compare_setup(part) == {
+        "MariaDB": "10.11.14-MariaDB",
+        "Galera": "26.4.21(r0)",
+    }
+    assert report.PART.setup is not None
+    assert report.PART.setup(part).server_version == "10.11.14-MariaDB"
+    older = summary.build([], profile, None)  # a results directory without rejoin.json
+    assert report.PART.compare_setup(older) == {}

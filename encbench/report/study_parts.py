@@ -69,6 +69,10 @@ def versions(fields: Mapping[str, str]) -> Callable[[Any], dict[str, str]]:
     return compare_setup
 
 
+# compare's set-up rows of a Galera study's part (GaleraPart): its server's and Galera's.
+galera_versions = versions({"MariaDB": "mariadb_version", "Galera": "galera_version"})
+
+
 def server_version(part: Any) -> Setup:
     """Only the version of the servers it started (its lines are in its own section)."""
     return Setup(server_version=part.mariadb_version)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary, StudyPart
+from encbench.report.cell_summary import CellSummary, GaleraPart
 from encbench.report.models import Model, Record, Sample
 
 
@@ -20,7 +20,6 @@ class RejoinCellSummary(CellSummary[RejoinVariant]):
     proof: Record | None = None
 
 
-class RejoinSummary(StudyPart[RejoinCellSummary]):
-    # The fields every study's part has, and nothing more (a docstring would be the
-    # schema's description).
+class RejoinSummary(GaleraPart[RejoinCellSummary]):
+    # GaleraPart's fields, and nothing more (a docstring would be the schema's description).
     pass

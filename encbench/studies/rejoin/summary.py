@@ -8,9 +8,10 @@ from __future__ import annotations
 from encbench import estimates
 from encbench.profile import Profile
 from encbench.report import cells
+from encbench.report.cell_summary import GALERA_SETUP
 from encbench.report.cells import sample
 from encbench.report.models import Record
-from encbench.report.study_summary import identity, study_fields
+from encbench.report.study_summary import identity, recorded, study_fields
 from encbench.results.schema import primary_metric
 from encbench.studies.rejoin import cells as rejoin_cells
 from encbench.studies.rejoin.models import RejoinCellSummary, RejoinSummary, RejoinVariant
@@ -46,8 +47,10 @@ def summarize_cell(
 def build(
     runs: list[RejoinRecord], profile: Profile, record: Record | None, cores: int = 1
 ) -> RejoinSummary:
-    proofs = (record or {}).get("proofs") or {}
+    record = record or {}
+    proofs = record.get("proofs") or {}
     return RejoinSummary(
+        **recorded(record, GALERA_SETUP),  # as galera_pair_studies.describe wrote it
         **study_fields(
             rejoin_cells.cells(profile),
             runs,
@@ -55,5 +58,5 @@ def build(
             PRIMARY.name,
             lambda cell, state: summarize_cell(cell, state, profile, proofs.get(cell.slug)),
             cores,
-        )
+        ),
     )

@@ -6,9 +6,9 @@ from __future__ import annotations
 from encbench.report.parts import ReportPart, summary_builder
 from encbench.report.study_parts import (
     compared_cells,
+    galera_versions,
     sections_with_floor,
     server_version,
-    versions,
 )
 from encbench.studies.replication import section, summary
 from encbench.studies.replication.models import ReplicationSummary
@@ -26,5 +26,5 @@ PART = ReportPart(
         row_header="workload",
     ),
     compare_metrics={"tps": "Throughput lost to Galera's TLS (TPS)"},
-    compare_setup=versions({"MariaDB": "mariadb_version", "Galera": "galera_version"}),
+    compare_setup=galera_versions,
 )

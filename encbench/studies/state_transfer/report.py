@@ -4,7 +4,7 @@ its sections, and what `compare` and the calibration read of it."""
 from __future__ import annotations
 
 from encbench.report.parts import Calibrated, ReportPart, summary_builder
-from encbench.report.study_parts import compared_cells, sections_of, server_version, versions
+from encbench.report.study_parts import compared_cells, galera_versions, sections_of, server_version
 from encbench.studies.state_transfer import section, summary
 from encbench.studies.state_transfer.models import StateTransferSummary
 from encbench.studies.state_transfer.records import SstCell, SstRecord
@@ -35,6 +35,6 @@ PART = ReportPart(
         "sync_s": "Time to Synced added by encryption",
         "transfer_s": "Donor's stream time added by encryption",
     },
-    compare_setup=versions({"MariaDB": "mariadb_version", "Galera": "galera_version"}),
+    compare_setup=galera_versions,
 )
 CALIBRATED = Calibrated(label=calibration_label, setup=section.calibration_setup)
