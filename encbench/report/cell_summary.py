@@ -29,6 +29,15 @@ class CellSummary(Bounded, Generic[V]):
     other_load_pct_of_core: float | None = None
 
 
+class GaleraCell(CellSummary[V], Generic[V]):
+    """A Galera study's cell: beside CellSummary's fields, the rounds measured again (these
+    studies always wrote them) and the cell's proof on the wire, per cluster or variant
+    (the study's record, `<study>.json`, "proofs" by cell)."""
+
+    rounds_rejected: int
+    proof: Record | None = None
+
+
 C = TypeVar("C", bound=Model)
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary, GaleraPart
-from encbench.report.models import Model, Record, Sample
+from encbench.report.cell_summary import GaleraCell, GaleraPart
+from encbench.report.models import Model, Sample
 
 
 class RejoinVariant(Model):
@@ -13,11 +13,9 @@ class RejoinVariant(Model):
     node2_cpu_s: Sample
 
 
-class RejoinCellSummary(CellSummary[RejoinVariant]):
-    rounds_rejected: int  # always written by this study: required (in its place above)
+class RejoinCellSummary(GaleraCell[RejoinVariant]):
     transfer: str
     missed: int
-    proof: Record | None = None
 
 
 class RejoinSummary(GaleraPart[RejoinCellSummary]):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary, GaleraPart
-from encbench.report.models import Model, Record, Sample
+from encbench.report.cell_summary import GaleraCell, GaleraPart
+from encbench.report.models import Model, Sample
 
 
 class ReplicationVariant(Model):
@@ -17,12 +17,9 @@ class ReplicationVariant(Model):
     apply_wait_s: Sample
 
 
-class ReplicationCellSummary(CellSummary[ReplicationVariant]):
-    rounds_rejected: int  # always written by this study: required (in its place above)
+class ReplicationCellSummary(GaleraCell[ReplicationVariant]):
     workload: str
     threads: int
-    # The per-cell proof on the wire, per cluster (replication.json's "proofs").
-    proof: Record | None = None
 
 
 class ReplicationSummary(GaleraPart[ReplicationCellSummary]):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encbench.report.cell_summary import CellSummary, GaleraPart
+from encbench.report.cell_summary import GaleraCell, GaleraPart
 from encbench.report.models import Model, Record, Sample
 
 
@@ -38,14 +38,11 @@ class SstLimit(Model):
     cipher: str = ""  # encrypted: the cipher and cores its limit stands for
 
 
-class SstCellSummary(CellSummary[SstVariant]):
-    rounds_rejected: int  # always written by this study: required (in its place above)
+class SstCellSummary(GaleraCell[SstVariant]):
     method: str
     cipher: str
     backup_threads: int
     aesni: str = "on"
-    # The per-cell proof on the wire, per variant (state-transfer.json's "proofs").
-    proof: Record | None = None
     # Per variant ("plain", "encrypted"), where any limit was measured.
     limits: dict[str, SstLimit] = {}
 
