@@ -208,7 +208,7 @@ def both_clusters(
                     pool_mb=buffer_pool_mb(profile),
                     rate_mbit=spec.rate_mbit,
                     made=made if variant == "encrypted" else None,
-                    log=log,
+                    log=lambda line: log(f"{study}: {line}"),
                 )
             )
             for variant in VARIANTS

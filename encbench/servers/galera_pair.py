@@ -90,7 +90,7 @@ class GaleraPair(GaleraCluster[int]):
         """Node 1 bootstraps, with the database created; node 2 joins it (a plain rsync SST
         of that still empty database)."""
         node1, node2 = self.node1, self.node2
-        self.log(f"replication: starting the {self.variant} cluster")
+        self.log(f"starting the {self.variant} cluster")
         node1.initialize(self.server_options(1))
         # [sst] for the join: plain, and no certificate for the scripts to find.
         sst = {"sst": {"ssl-mode": "DISABLED", "sst-log-archive": "0", "progress": "none"}}
