@@ -39,7 +39,7 @@ from encbench.servers import pg_sandbox
 from encbench.servers.pg_sandbox import PgSandbox
 from encbench.servers.sandbox import SandboxServer, free_port
 from tests import estimate_helpers
-from tests.helpers import encbench, skip_unless_ci, start_plain_server
+from tests.helpers import encbench, encbench_here, skip_unless_ci, start_plain_server
 from tests.integration.test_estimate_target import LOAD_DB, light_load
 
 PASSWORD = "not-a-real-secret-prom"
@@ -147,7 +147,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory, state_dir: Path) -> Iterator
     root = tmp_path_factory.mktemp("prometheus")
     # The units first: --rules writes them into the rules Prometheus loads.
     units.write_machine(estimate_helpers.typical_pg())
-    rules = encbench("estimate", "--rules", "--step", STEP)
+    rules = encbench_here("estimate", "--rules", "--step", STEP)
     assert rules.returncode == 0, rules.stderr
     (root / "rules.yml").write_text(rules.stdout)
     with contextlib.ExitStack() as cleanup:

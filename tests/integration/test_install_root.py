@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from encbench import roots
-from tests.helpers import encbench, running_from, skip_unless_ci, tiny_profile
+from tests.helpers import encbench, encbench_here, running_from, skip_unless_ci, tiny_profile
 
 ROOT = "mariadb-11.8"
 
@@ -75,7 +75,7 @@ def test_a_study_that_runs_this_hosts_mariadb_is_refused_with_the_install(
     profile = tmp_path / "p.toml"
     profile.write_text('name = "x"\nstudies = ["at-rest", "operations"]\n')
     with_install(profile)
-    result = encbench("plan", str(profile))
+    result = encbench_here("plan", str(profile))
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert 'server.install = "mariadb-11.8"' in line and "operations" in line

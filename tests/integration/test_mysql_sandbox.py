@@ -18,6 +18,7 @@ import pytest
 from encbench import roots
 from tests.helpers import (
     encbench,
+    encbench_here,
     running_from,
     server_of_a_killed_run,
     skip_unless_ci,
@@ -152,7 +153,7 @@ def test_what_mysql_sandboxes_do_not_measure_yet_is_refused_in_one_line(tmp_path
         text = 'name = "x"\n' + extra
         text += 'install = "mysql"\n' if "[server]" in extra else '[server]\ninstall = "mysql"\n'
         profile.write_text(text)
-        result = encbench("plan", str(profile))
+        result = encbench_here("plan", str(profile))
         assert result.returncode == 2, result.stdout
         [line] = result.stderr.strip().splitlines()
         assert words in line, line

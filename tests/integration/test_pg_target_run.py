@@ -22,7 +22,7 @@ import pytest
 from encbench.kinds import postgresql
 from encbench.servers import pg_sandbox, pki
 from encbench.servers.pg_sandbox import PgSandbox
-from tests.helpers import encbench, files_holding, skip_unless_ci
+from tests.helpers import encbench, encbench_here, files_holding, skip_unless_ci
 
 LOGIN = "bench"
 
@@ -109,7 +109,7 @@ def test_plan_reads_the_target_and_a_run_leaves_its_databases_and_roles_as_they_
     env = {"PGPASSWORD": target.password}
     dsn = target.dsn(f"?sslrootcert={target.pki.ca_cert}")
 
-    planned = encbench("plan", "postgresql-tiny", "--target", dsn, env=env, timeout=120)
+    planned = encbench_here("plan", "postgresql-tiny", "--target", dsn, env=env)
     assert planned.returncode == 0, planned.stderr
     assert "ready: every prerequisite holds" in planned.stdout
     assert "CREATE DATABASE" in planned.stdout and "DROP DATABASE" in planned.stdout
@@ -172,9 +172,9 @@ def test_a_login_without_createdb_is_refused_with_the_statement_that_fixes_it(
     assert not out.exists()
     assert target.databases() == before
 
-    planned = encbench(
+    planned = encbench_here(
         "plan", "postgresql-tiny", "--target", target.dsn(),
-        env={"PGPASSWORD": target.password}, timeout=120,
+        env={"PGPASSWORD": target.password},
     )  # fmt: skip
     assert planned.returncode == 0, planned.stderr
     fixes = [line for line in planned.stdout.splitlines() if line.strip().startswith("fix:")]

@@ -18,7 +18,13 @@ import pytest
 
 from encbench import placement
 from encbench.servers import cgroup, registry
-from tests.helpers import encbench, processes_owned_by, server_of_a_killed_run, tiny_profile
+from tests.helpers import (
+    encbench,
+    encbench_here,
+    processes_owned_by,
+    server_of_a_killed_run,
+    tiny_profile,
+)
 
 
 def runs_of(out: Path) -> list[dict]:  # type: ignore[type-arg]
@@ -119,7 +125,7 @@ def test_a_short_paired_run_writes_runs_summary_and_report(short_run: ShortRun) 
 
     # the report re-renders from the results alone, identically
     before = (out / "report.md").read_text()
-    again = encbench("report", str(out))
+    again = encbench_here("report", str(out))
     assert again.returncode == 0, again.stderr
     assert (out / "report.md").read_text() == before
 

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from encbench.servers import key_setup
-from tests.helpers import encbench, start_plain_server, tiny_profile
+from tests.helpers import encbench, encbench_here, start_plain_server, tiny_profile
 
 PASSWORD = "not-a-real-secret-8"
 LOGIN = "'newbie'@'127.0.0.1'"
@@ -49,7 +49,7 @@ def test_a_new_user_goes_from_plan_to_a_report_that_says_what_it_could_not_measu
         assert "`encbench plan`" in refused.stderr.strip().splitlines()[-1]
         assert "Traceback" not in refused.stderr and not out.exists()
 
-        plan = encbench("plan", profile, "--target", dsn, env=env, cwd=cwd)
+        plan = encbench_here("plan", profile, "--target", dsn, env=env, cwd=cwd)
         assert plan.returncode == 0, plan.stderr
         lines = plan.stdout.splitlines()
         grants = [line.strip() for line in lines if line.strip().startswith("GRANT ")]
@@ -80,7 +80,7 @@ def test_a_new_user_goes_from_plan_to_a_report_that_says_what_it_could_not_measu
         options = {k: v.replace(key_setup.KEY_DIR, str(keys)) for k, v in options.items()}
         server.restart(server.options | options)
 
-        again = encbench("plan", profile, "--target", dsn, env=env, cwd=cwd)
+        again = encbench_here("plan", profile, "--target", dsn, env=env, cwd=cwd)
         assert again.returncode == 0, again.stderr
         assert f"{LOGIN} has every one the run needs" in again.stdout
         assert "file_key_management active" in again.stdout
