@@ -19,7 +19,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -373,22 +373,26 @@ def stop_group(
     steps: Sequence[tuple[int | None, float]],
     *,
     group: bool = True,
+    gone: Callable[[float], bool] | None = None,
 ) -> None:
     """Stop a process that leads its own process group, escalating: each step sends a signal
     to the group (None: send nothing, just wait, e.g. after a clean shutdown was asked for)
     and waits up to its timeout.  Whatever is left in the group is killed at the end, so
     helpers the process forked cannot outlive it.  `process` is our child (Popen) or, for
     `encbench clean`, a process a dead run left (psutil.Process, which refuses a recycled
-    pid); group=False signals that one process only.  SIGINT and SIGTERM are held until the
-    stop is over: a second Ctrl-C must not cut it short before its SIGKILL.  Never raises."""
+    pid); group=False signals that one process only.  `gone(seconds)` waits for it where
+    another thread reaps it (to read its CPU as it exits: a wait here would race that thread
+    for the exit, and winning, lose the CPU).  SIGINT and SIGTERM are held until the stop is
+    over: a second Ctrl-C must not cut it short before its SIGKILL.  Never raises."""
+    wait = gone or (lambda seconds: _gone_within(process, seconds))
     with _signals_deferred():
         for sig, wait_s in steps:
             if sig is not None:
                 _signal(process, sig, group)
-            if _gone_within(process, wait_s):
+            if wait(wait_s):
                 break
         _signal(process, signal.SIGKILL, group)
-        _gone_within(process, 10)
+        wait(10)
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

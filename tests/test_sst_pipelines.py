@@ -5,6 +5,7 @@ the chain of processes joined by pipes, the proof's verdict, the limits and the 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -234,6 +235,34 @@ def test_a_pipeline_that_overruns_its_timeout_is_an_error(tmp_path: Path) -> Non
     finally:
         chain.stop()
     assert chain.processes[0].poll() is not None
+
+
+def test_a_listener_stopped_after_the_copy_keeps_the_cpu_it_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The joiner's socat and rsync daemon run until stopped: stopping them must leave
+    their reaping, and so their CPU, to their own thread, even when that thread comes late
+    to the exit (as on a busy machine), never take it from it."""
+    wait4 = os.wait4
+
+    def late_wait4(pid: int, options: int) -> tuple[int, int, os.struct_rusage]:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)  # exited, not yet reaped
+        time.sleep(0.3)
+        return wait4(pid, options)
+
+    monkeypatch.setattr(pipelines.os, "wait4", late_wait4)
+    work = "i=0; while [ $i -lt 100000 ]; do i=$((i + 1)); done"  # a fixed amount of CPU
+    chains = [
+        pipelines.Chain([["sh", "-c", f"{work}; exec sleep 30"]], [tmp_path / f"{i}.log"], "t")
+        for i in range(2)
+    ]
+    for chain in chains:
+        chain.start()
+    time.sleep(1.0)  # each has done its work and listens (sleeps)
+    for chain in chains:
+        chain.stop()
+    assert [len(c.exits) for c in chains] == [1, 1]
+    assert all(c.cpu_s > 0 for c in chains), [c.cpu_s for c in chains]
 
 
 def test_the_page_cache_is_dropped_only_by_root(monkeypatch: pytest.MonkeyPatch) -> None:

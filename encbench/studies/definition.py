@@ -24,8 +24,9 @@ from encbench.servers.grants import NOTHING, TargetNeeds
 from encbench.study_basics import Given
 from encbench.study_here import Here
 
-# What makes a study's runner (engine/study.py's Study; usually its class): the results store,
-# the profile, the progress display, and what the profile asks of it (`runner` reads it).
+# What makes a study's runner (engine/study.py's Study; usually its class) of what the engine
+# gives it (Given: the results store, the profile, the progress display, and the rule and
+# cells the profile asks of it, which `runner` reads).
 MakeRunner = Callable[[Given], Study]
 
 

@@ -34,6 +34,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -136,6 +137,12 @@ class Exit:
     cpu_s: float  # user + system, its reaped children's included (wait4)
 
 
+def _joined(thread: threading.Thread, timeout_s: float) -> bool:
+    """Whether the thread ended within `timeout_s`."""
+    thread.join(timeout=timeout_s)
+    return not thread.is_alive()
+
+
 class Chain:
     """Processes joined stdout → stdin, each in its own session; a thread per process waits
     for it (wait4) and notes when it ended and what CPU it used."""
@@ -207,9 +214,10 @@ class Chain:
         )
 
     def stop(self) -> None:
-        for process in self.processes:
+        for process, thread in zip(self.processes, self._threads, strict=True):
             if process.returncode is None:  # not yet reaped by its thread
-                proc.stop_group(process, STOP)
+                # Its thread reaps it, and so reads its CPU: waited for here, not reaped.
+                proc.stop_group(process, STOP, gone=partial(_joined, thread))
         for thread in self._threads:
             thread.join(timeout=5)
 
