@@ -23,9 +23,9 @@ integration: setup
 
 # Five workers, each taking whole test files (module fixtures start their servers once):
 # the integration tests mostly wait on servers, clusters and fixed-length runs, so more
-# workers than cores fill the cores' idle time (a fresh clone, 1,549 tests, 2026-11-29:
-# 10 min 16 s in all on one 2-core VM, 12 min 18-51 s on a slower one; docs/developing.md has
-# the runs on 2 to 5 workers).
+# workers than cores fill the cores' idle time (a fresh clone, 2026-11-29: 10 min 16 s in all
+# on one 2-core VM, 11 min 53 s to 12 min 51 s on a slower one; docs/developing.md has the
+# runs on 2 to 5 workers).
 test: lint
 	@scripts/setup-test-extras.sh
 	$(VENV)/pytest -q -n 5 --dist loadfile --durations=15
