@@ -112,9 +112,11 @@ class PairOnHosts(GaleraPair):
         rate_mbit: float | None,
         made: pki.Pki | None,
         log: Callable[[str], None],
+        study: str,
     ) -> None:
         super().__init__(variant, run_dir, pool_mb=pool_mb, made=made, log=log)
         self.rate_mbit = rate_mbit
+        self.study = study  # what a refusal names
         self.link: netns.Link | None = None
 
     def __enter__(self) -> PairOnHosts:
@@ -122,7 +124,7 @@ class PairOnHosts(GaleraPair):
             try:
                 self.link = self.stack.enter_context(netns.two_hosts(0.0, self.rate_mbit))
             except netns.NetnsUnavailable as exc:
-                raise BadInput(f"replication: {exc}; run as root") from exc
+                raise BadInput(f"{self.study}: {exc}; run as root") from exc
             link = self.link
             hosts = {1: (link.server_addr, link.server_ns), 2: (link.client_addr, link.client_ns)}
             for n, (address, namespace) in hosts.items():
@@ -209,6 +211,7 @@ def both_clusters(
                     rate_mbit=spec.rate_mbit,
                     made=made if variant == "encrypted" else None,
                     log=lambda line: log(f"{study}: {line}"),
+                    study=study,
                 )
             )
             for variant in VARIANTS

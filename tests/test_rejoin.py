@@ -140,3 +140,24 @@ def test_its_report_and_compare_name_the_servers_its_clusters_ran() -> None:
     assert report.PART.setup(part).server_version == "10.11.14-MariaDB"
     older = summary.build([], profile, None)  # a results directory without rejoin.json
     assert report.PART.compare_setup(older) == {}
+
+
+def test_without_namespaces_the_refusal_names_the_study_that_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextlib import contextmanager
+
+    from encbench import galera_pair_studies
+    from encbench.net import netns
+
+    @contextmanager
+    def no_hosts(*args: object) -> Any:
+        raise netns.NetnsUnavailable("network namespaces need root")
+        yield
+
+    monkeypatch.setattr(galera_pair_studies.netns, "two_hosts", no_hosts)
+    pair = galera_pair_studies.PairOnHosts(
+        "plain", tmp_path, pool_mb=16, rate_mbit=None, made=None, log=print, study="rejoin"
+    )
+    with pytest.raises(BadInput, match=r"^rejoin: network namespaces need root; run as root$"):
+        pair.__enter__()
