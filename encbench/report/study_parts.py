@@ -1,17 +1,19 @@
 """The pieces of a study's ReportPart (report/parts.py) that studies fill the same way,
 written once: the cells `compare` matches across two result sets, the set-up table's software
-versions, the Setup of a study whose set-up lines are in its own section, and its sections
-as ReportPart calls them (with or without this machine's noise floor).  A study passes what
-is its own: its name, its key fields, its words."""
+versions, the Setup of a study whose set-up lines are in its own section, its sections as
+ReportPart calls them (with or without this machine's noise floor), and a Galera study's
+whole part.  A study passes what is its own: its name, its key fields, its words."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from encbench.report.models import NoiseFloor
-from encbench.report.parts import Compared, Context, Setup, measured
+from encbench.profile import Profile
+from encbench.report.models import Model, NoiseFloor, Record
+from encbench.report.parts import Compared, Context, ReportPart, Setup, measured
 from encbench.report.tables import Section
+from encbench.results.store import ResultStore
 
 
 def _own_label(cell: Any) -> str:
@@ -97,3 +99,24 @@ def sections_with_floor(
         return build(part, context.noise_floor)
 
     return sections
+
+
+def galera_part(
+    model: type[Model],
+    build: Callable[[ResultStore, Profile, Record | None], Model],
+    sections: Callable[[Any, Context], list[Section]],
+    compared: Callable[[Any], list[Compared]],
+    compare_metrics: Mapping[str, str],
+) -> ReportPart:
+    """A Galera study's ReportPart (its part a GaleraPart): the report's set-up names the
+    server, and compare's set-up table the server and Galera, as the study's record kept
+    them; the rest is the study's own."""
+    return ReportPart(
+        model=model,
+        build=build,
+        setup=server_version,
+        sections=sections,
+        compared=compared,
+        compare_metrics=compare_metrics,
+        compare_setup=galera_versions,
+    )

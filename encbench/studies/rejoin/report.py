@@ -3,21 +3,15 @@ sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from encbench.report.parts import ReportPart, summary_builder
-from encbench.report.study_parts import (
-    compared_cells,
-    galera_versions,
-    sections_of,
-    server_version,
-)
+from encbench.report.parts import summary_builder
+from encbench.report.study_parts import compared_cells, galera_part, sections_of
 from encbench.studies.rejoin import section, summary
 from encbench.studies.rejoin.models import RejoinSummary
 from encbench.studies.rejoin.records import RejoinRecord
 
-PART = ReportPart(
+PART = galera_part(
     model=RejoinSummary,
     build=summary_builder(RejoinRecord, summary.build),
-    setup=server_version,
     sections=sections_of(section.sections),
     # Matched by (transfer, missed transactions).
     compared=compared_cells(
@@ -26,5 +20,4 @@ PART = ReportPart(
         row_header="rejoin",
     ),
     compare_metrics={"sync_s": "Time to Synced added by Galera's TLS"},
-    compare_setup=galera_versions,
 )

@@ -3,21 +3,15 @@ sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from encbench.report.parts import ReportPart, summary_builder
-from encbench.report.study_parts import (
-    compared_cells,
-    galera_versions,
-    sections_with_floor,
-    server_version,
-)
+from encbench.report.parts import summary_builder
+from encbench.report.study_parts import compared_cells, galera_part, sections_with_floor
 from encbench.studies.replication import section, summary
 from encbench.studies.replication.models import ReplicationSummary
 from encbench.studies.replication.records import ReplicationRecord
 
-PART = ReportPart(
+PART = galera_part(
     model=ReplicationSummary,
     build=summary_builder(ReplicationRecord, summary.build),
-    setup=server_version,
     sections=sections_with_floor(section.sections),
     # Matched by (workload, threads).
     compared=compared_cells(
@@ -26,5 +20,4 @@ PART = ReportPart(
         row_header="workload",
     ),
     compare_metrics={"tps": "Throughput lost to Galera's TLS (TPS)"},
-    compare_setup=galera_versions,
 )

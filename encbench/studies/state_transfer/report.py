@@ -3,8 +3,8 @@ its sections, and what `compare` and the calibration read of it."""
 
 from __future__ import annotations
 
-from encbench.report.parts import Calibrated, ReportPart, summary_builder
-from encbench.report.study_parts import compared_cells, galera_versions, sections_of, server_version
+from encbench.report.parts import Calibrated, summary_builder
+from encbench.report.study_parts import compared_cells, galera_part, sections_of
 from encbench.studies.state_transfer import section, summary
 from encbench.studies.state_transfer.models import StateTransferSummary
 from encbench.studies.state_transfer.records import SstCell, SstRecord
@@ -18,10 +18,9 @@ def calibration_label(cell: SstCell) -> tuple[str, str]:
     return cell.method, f"{cell.method}, {cell.backup_threads} thr{row}{aesni}"
 
 
-PART = ReportPart(
+PART = galera_part(
     model=StateTransferSummary,
     build=summary_builder(SstRecord, summary.build),
-    setup=server_version,
     sections=sections_of(section.sections),
     # Matched by (method, cipher, backup threads, AES-NI).
     compared=compared_cells(
@@ -35,6 +34,5 @@ PART = ReportPart(
         "sync_s": "Time to Synced added by encryption",
         "transfer_s": "Donor's stream time added by encryption",
     },
-    compare_setup=galera_versions,
 )
 CALIBRATED = Calibrated(label=calibration_label, setup=section.calibration_setup)
