@@ -126,6 +126,7 @@ def test_the_runner_is_made_with_the_rule_and_cells_its_definition_reads(tmp_pat
 def test_its_report_and_compare_name_the_servers_its_clusters_ran() -> None:
     """The clusters' versions, as the study's record (rejoin.json) keeps them, reach
     summary.json, the report's set-up and compare's set-up table."""
+    from encbench.report.cell_summary import GALERA_SETUP
     from encbench.studies.rejoin import report, summary
 
     profile = parse('name = "r"\nstudies = ["rejoin"]\n[rejoin]\ntransfers = ["ist"]\n', "p.toml")
@@ -140,6 +141,12 @@ def test_its_report_and_compare_name_the_servers_its_clusters_ran() -> None:
     assert report.PART.setup(part).server_version == "10.11.14-MariaDB"
     older = summary.build([], profile, None)  # a results directory without rejoin.json
     assert report.PART.compare_setup(older) == {}
+    # A part written before the study copied its servers' versions still reads back (what
+    # `compare` does with each study's part of summary.json).
+    written = part.model_dump(mode="json")
+    for name in GALERA_SETUP:
+        del written[name]
+    assert report.PART.compare_setup(report.PART.model.model_validate(written)) == {}
 
 
 def test_without_namespaces_the_refusal_names_the_study_that_asked(

@@ -54,14 +54,16 @@ class StudyPart(Model, Generic[C]):
 
 class GaleraPart(StudyPart[C], Generic[C]):
     """A Galera study's part: beside StudyPart's fields, what its record (`<study>.json`) says
-    of the cluster it measured on, as the study's set-up names it (GALERA_SETUP)."""
+    of the cluster it measured on, as the study's set-up names it (GALERA_SETUP).  None where
+    the record had none, and in a part written before its study copied them (rejoin's were
+    not): such a summary.json still opens in `compare`."""
 
-    mariadb_version: str | None
-    galera_version: str | None
-    data: Record | None
-    link: Record | None
-    key_type: str | None
-    certificate: str | None
+    mariadb_version: str | None = None
+    galera_version: str | None = None
+    data: Record | None = None
+    link: Record | None = None
+    key_type: str | None = None
+    certificate: str | None = None
 
 
 # The record's fields a GaleraPart copies (study_summary.recorded).
