@@ -265,6 +265,27 @@ def test_a_listener_stopped_after_the_copy_keeps_the_cpu_it_used(
     assert all(c.cpu_s > 0 for c in chains), [c.cpu_s for c in chains]
 
 
+def test_a_listener_that_ends_before_listening_is_named_with_its_exit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Even when its own thread comes late to the exit: the wait must not reap it first."""
+    wait4 = os.wait4
+
+    def late_wait4(pid: int, options: int) -> tuple[int, int, os.struct_rusage]:
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+        time.sleep(0.3)
+        return wait4(pid, options)
+
+    monkeypatch.setattr(pipelines.os, "wait4", late_wait4)
+    chain = pipelines.Chain([["true"]], [tmp_path / "l.log"], "test")
+    chain.start()
+    try:
+        with pytest.raises(ToolError, match="true exited with 0"):
+            pipelines.wait_listening(chain)
+    finally:
+        chain.stop()
+
+
 def test_the_page_cache_is_dropped_only_by_root(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert pipelines.drop_page_cache() == "not dropped (not root)"

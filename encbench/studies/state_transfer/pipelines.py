@@ -257,7 +257,9 @@ def wait_listening(receiver: Chain, port: int = PORT) -> None:
     listener = receiver.processes[0]
     deadline = time.monotonic() + LISTEN_TIMEOUT_S
     while not proc.listening(listener.pid, port):
-        if receiver.failed() is not None or listener.poll() is not None:
+        # Exited, as its own thread saw it (a poll here could reap it first, its exit and
+        # CPU then never recorded, and error() would have no exit to name).
+        if receiver.failed() is not None or 0 in receiver.exits:
             bad = receiver.failed()
             raise receiver.error(bad if bad is not None else 0)
         if time.monotonic() > deadline:
