@@ -41,9 +41,10 @@ def encbench_here(
 ) -> subprocess.CompletedProcess[str]:
     """The CLI in this process, through click's own test runner: the same command object,
     exit status, stdout and stderr as `encbench` gives, without a new interpreter importing
-    encbench for each call (over a second of CPU on a 2-core VM).  For what the CLI says
-    before it starts anything; a run, a signal or another host needs `encbench`.  An
-    exception that would reach the user as a traceback is raised here."""
+    encbench for each call (over a second of CPU on a 2-core VM).  For a command that starts
+    no process of its own: a refusal, `plan` (of a target too), `report`, `estimate --rules`;
+    a run, `clean`, a signal or another host needs `encbench`.  An exception that would reach
+    the user as a traceback is raised here."""
     from click.testing import CliRunner
 
     from encbench.cli import main
