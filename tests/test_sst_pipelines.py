@@ -5,8 +5,10 @@ the chain of processes joined by pipes, the proof's verdict, the limits and the 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -263,6 +265,24 @@ def test_a_listener_stopped_after_the_copy_keeps_the_cpu_it_used(
         chain.stop()
     assert [len(c.exits) for c in chains] == [1, 1]
     assert all(c.cpu_s > 0 for c in chains), [c.cpu_s for c in chains]
+
+
+def test_a_chain_stopped_by_a_signal_inside_start_stops_its_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SIGTERM can land after a process started and before its reaping thread did: the
+    stop that follows must still stop it, not fail for the missing thread."""
+
+    class Interrupted(threading.Thread):
+        def start(self) -> None:
+            raise KeyboardInterrupt  # as the run's signal handler raises Interrupted
+
+    monkeypatch.setattr(pipelines, "threading", SimpleNamespace(Thread=Interrupted))
+    chain = pipelines.Chain([["sleep", "30"]], [tmp_path / "s.log"], "test")
+    with pytest.raises(KeyboardInterrupt):
+        chain.start()
+    chain.stop()
+    assert chain.processes[0].returncode is not None  # stopped and reaped
 
 
 def test_a_listener_that_ends_before_listening_is_named_with_its_exit(

@@ -214,10 +214,13 @@ class Chain:
         )
 
     def stop(self) -> None:
-        for process, thread in zip(self.processes, self._threads, strict=True):
-            if process.returncode is None:  # not yet reaped by its thread
-                # Its thread reaps it, and so reads its CPU: waited for here, not reaped.
-                proc.stop_group(process, STOP, gone=partial(_joined, thread))
+        for i, process in enumerate(self.processes):
+            if process.returncode is not None:  # reaped by its thread
+                continue
+            # Its thread reaps it, and so reads its CPU: waited for here, not reaped.  One
+            # whose thread a signal kept from starting (Ctrl-C inside start()) is reaped here.
+            thread = self._threads[i] if i < len(self._threads) else None
+            proc.stop_group(process, STOP, gone=partial(_joined, thread) if thread else None)
         for thread in self._threads:
             thread.join(timeout=5)
 
