@@ -37,6 +37,9 @@ interference_max_pct = 100
 """
 # A quarter of a CPU: sysbench, unconfined, needs far less than the other CPU to fill it.
 QUOTA = 0.25
+# The machine's cores this busy (everything on it): other load may keep the server from its
+# quota.  Alone here (2 cores) the cell kept them a fifth busy: 0.37 of 2.
+CONTENDED = 0.8
 CPU_BOUND = (
     'name = "bound-cpu"\ncipher_speed_repeats = 1\n[data]\ntables = 1\ntable_size = 2000\n'
     + f'[[server.shapes]]\nname = "quarter-cpu"\ncpus = 1\ncpu_quota = {QUOTA}\n'
@@ -97,10 +100,18 @@ def test_a_cell_in_a_quarter_cpu_is_cpu_bound_and_one_under_an_iops_cap_is_bound
     bound = cpu_cell["bound"]
     for variant in ("plain", "encrypted"):
         side = bound["variants"][variant]
-        assert "CPU" in side["kinds"], bound["words"]
         assert side["server_cores_allowed"] == QUOTA and side.get("iops_cap") is None
+        # Held to its quarter whatever else ran (the kernel's accounting slack aside).
+        assert side["server_cores"] <= 1.2 * QUOTA, bound["words"]
+        # And named CPU-bound, unless the machine was so busy with other processes (the
+        # other test workers) that the server could not get its quarter: then neither the
+        # quota nor the cores may reach 90%, and "none" is the rule's answer, not a fault.
+        if side["cores_busy"] < CONTENDED * side["cores"]:
+            assert "CPU" in side["kinds"], bound["words"]
     (row,) = bound_rows(cpu_report)
-    assert row.startswith("| 8 | CPU") and bound["words"] in row, row
+    assert row.startswith("| 8 | ") and bound["words"] in row, row
+    if "CPU" in bound["variants"]["encrypted"]["kinds"]:
+        assert row.startswith("| 8 | CPU"), row
 
     iops_cell, iops_report, out = run(tmp_path, "iops", IOPS_BOUND)
     assert iops_cell["shape"] == f"iops{IOPS}" and iops_cell["regime"] == "io-bound"
