@@ -1,8 +1,9 @@
 """encbench's command line: run, calibrate, report, compare, crypto, doctor, clean.
 
 Every error encbench expects ends in one line on stderr and an exit status (2 for bad
-input); SIGINT and SIGTERM unwind through every context manager, so servers are stopped and
-what was measured stays on disk."""
+input); a stop (Ctrl-C, SIGTERM, a closed terminal: stopping.py) unwinds through every
+context manager, so servers are stopped and what was measured stays on disk, and ends in
+exit status 130."""
 
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ from encbench import (
     proc,
     roots,
     server_kind,
+    stopping,
 )
 from encbench import profile as profiles
 from encbench.checks import Check, missing_packages
 from encbench.engine.progress import RunProgress
-from encbench.engine.runner import Runner, estimated_seconds, stop_on_signals
+from encbench.engine.runner import Runner, estimated_seconds
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
 from encbench.net import netns
 from encbench.rendering import render_documents
@@ -149,23 +151,71 @@ class OneLineGroup(click.Group, _NamedContext):
         self, args: list[str] | None = None, prog_name: str | None = None, **extra: Any
     ) -> NoReturn:
         extra.pop("standalone_mode", None)
+        # args is None: this process's own command line, not a test's call; its stop
+        # handlers stay until it exits, so a signal after the command ended changes nothing.
+        with stopping.stop_on_signals(to_the_end=args is None):
+            status = self._status(args, prog_name, own_process=args is None, **extra)
+        sys.exit(status)
+
+    def _status(
+        self, args: list[str] | None, prog_name: str | None, own_process: bool, **extra: Any
+    ) -> int:
+        """The command's exit status, its errors said in one line; a stop (exit 130) once its
+        clean-up is done and every child it started has been seen to end."""
         try:
-            status = super().main(args, prog_name, standalone_mode=False, **extra)
+            status = self._command_status(args, prog_name, own_process, **extra)
+            stopping.finish()
+            return status
+        except Interrupted as exc:
+            stopping.finish()
+            click.echo(f"encbench: {exc}", err=True)
+            return Interrupted.exit_code
+
+    def _command_status(
+        self, args: list[str] | None, prog_name: str | None, own_process: bool, **extra: Any
+    ) -> int:
+        before = proc.children()
+        try:
+            try:
+                status = super().main(args, prog_name, standalone_mode=False, **extra)
+            finally:
+                # The last net under the command's clean-up: what it started and left.  Only
+                # for its own process: a test's process has servers of its own.
+                for line in _left_by(proc.current_run(), before) if own_process else []:
+                    click.echo(f"encbench: {line}, which the clean-up had missed", err=True)
+        except SystemExit as exc:
+            status = exc.code
         except click.UsageError as exc:
             click.echo(usage_line(exc), err=True)
-            sys.exit(2)
+            status = 2
         except click.ClickException as exc:
             click.echo(f"encbench: {exc.format_message()}", err=True)
-            sys.exit(exc.exit_code)
+            status = exc.exit_code
         except click.Abort:
-            sys.exit(Interrupted.exit_code)
+            status = Interrupted.exit_code
         except OSError as exc:
-            if exc.errno == errno.EPIPE:  # stdout closed early (`| head`): nothing to say
-                sys.exit(1)
-            where = f"{exc.filename}: " if exc.filename else ""
-            click.echo(f"encbench: {where}{exc.strerror or exc}", err=True)
-            sys.exit(1)
-        sys.exit(status if isinstance(status, int) else 0)
+            status = 1
+            if exc.errno != errno.EPIPE:  # stdout closed early (`| head`): nothing to say
+                where = f"{exc.filename}: " if exc.filename else ""
+                click.echo(f"encbench: {where}{exc.strerror or exc}", err=True)
+        # A stop asked for and lost on its way up (or noted where it could not be raised) is
+        # still a stop, whatever status the command ended in (a failure the stop caused):
+        # it did not end as asked.
+        stopping.check()
+        return status if isinstance(status, int) else 0
+
+
+def _left_by(run: proc.RunIdentity, besides: frozenset[Any]) -> list[str]:
+    """Stop and remove what this process started and its clean-up missed (a stop at a moment
+    no one owned it yet): its children but those `besides`, then its recorded sandboxes,
+    groups, volumes and namespaces, in `encbench clean`'s order.  Never raises."""
+    actions = proc.stop_children(besides=besides)
+    for clean in (registry.clean, cgroup.clean_stale, images.clean_stale):
+        with contextlib.suppress(EncbenchError, OSError):
+            actions += clean(False, run)
+    with contextlib.suppress(EncbenchError, OSError):
+        actions += netns.clean_stale(only=run)
+    return actions
 
 
 @click.group(
@@ -314,27 +364,33 @@ def _run(open_store: Callable[[], tuple[ResultStore, profiles.Profile]]) -> None
     """One run (new, resumed or a calibration): the store, the studies, the documents."""
     store: ResultStore | None = None
     left = False
-    with stop_on_signals():
-        try:
-            store, prof = open_store()
-            # Before any child starts: every process, sandbox and namespace of this run is
-            # marked with it, so `encbench clean` can tell a live run from a dead one.
-            proc.set_run_id(str(store.path))
-            click.echo(
-                f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
-            )
-            _measure(store, prof)
-            left = _say_leftovers(store.path)
-        except EncbenchError as exc:
-            if isinstance(exc, Interrupted) and store is not None:
-                # What was measured is on disk; give it its report.html too.
+    try:
+        store, prof = open_store()
+        # Before any child starts: every process, sandbox and namespace of this run is
+        # marked with it, so `encbench clean` can tell a live run from a dead one.
+        proc.set_run_id(str(store.path))
+        click.echo(
+            f"encbench {__version__}: profile {prof.name}, results in {store.path}", err=True
+        )
+        _measure(store, prof)
+        left = _say_leftovers(store.path)
+    except Interrupted:
+        if store is not None:
+            # What was measured is on disk; give it its report.html too.  A report that
+            # cannot be written now is written by `encbench report DIR`: the stop stays one.
+            try:
                 render_documents(store, prof, with_html=True)
-            if store is not None:
-                _say_leftovers(store.path)
-            _fail(exc, store.path / "logs" if store else None, created=store is not None)
-        finally:
-            if store is not None:
-                store.unlock()
+            except (EncbenchError, OSError) as exc:
+                click.echo(f"encbench: the report was not rewritten ({exc})", err=True)
+            _say_leftovers(store.path)
+        raise
+    except EncbenchError as exc:
+        if store is not None:
+            _say_leftovers(store.path)
+        _fail(exc, store.path / "logs" if store else None, created=store is not None)
+    finally:
+        if store is not None:
+            store.unlock()
     click.echo(str(store.path / "report.md"))
     if left:
         # Measured and reported, but something of ours is still on the user's server: a
@@ -788,10 +844,9 @@ def crypto_command(quick: bool, json_path: Path | None) -> None:
     try:
         if json_path is not None:
             outputs.check_new_file(json_path, "--json")
-        with stop_on_signals():
-            capacity = crypto.measure_capacity(
-                quick=quick, progress=lambda m: click.echo(m, err=True)
-            ).to_json()
+        capacity = crypto.measure_capacity(
+            quick=quick, progress=lambda m: click.echo(m, err=True)
+        ).to_json()
         # The table first: a --json that can no longer be written loses only its copy.
         click.echo(crypto_report.render_markdown(capacity))
         if json_path is not None:
@@ -946,8 +1001,7 @@ def estimate_command(
             created = True
             found = units.from_directory(units_dir)
         created = created or found is not None
-        with stop_on_signals():
-            command.run(options, found, click.echo, log)
+        command.run(options, found, click.echo, log)
     except EncbenchError as exc:
         _fail(exc, created=created)
 

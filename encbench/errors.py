@@ -3,7 +3,8 @@
 `BadInput` is the user's to fix (exit 2, one line).  `ToolError` means an external program
 failed; it carries the command, phase and the tail of its output (`ServerError`: a server
 died or hung, with the tail of its error log).  `ProofError` means a variant is not what it
-claims to be (encrypted when it should be plain, or the reverse).
+claims to be (encrypted when it should be plain, or the reverse).  `Interrupted` is no
+error at all: a stop, which nothing but the CLI's top may catch.
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ class ProofError(EncbenchError):
     """A variant failed the proof that it is (or is not) encrypted; measuring it would lie."""
 
 
-class Interrupted(EncbenchError):
-    """SIGINT or SIGTERM arrived; raised in the main thread so every context manager unwinds."""
+class Interrupted(BaseException):
+    """A stop was asked for (Ctrl-C, SIGTERM, a closed terminal: encbench/stopping.py);
+    raised in the main thread so every context manager unwinds.  Like KeyboardInterrupt, not
+    an Exception, let alone an EncbenchError: no handler of failures (a retry, a fallback, a
+    tool whose failure only costs a detail) may take a stop for one and carry on."""
 
     exit_code = 130

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import psutil
 
-from encbench import state
+from encbench import state, stopping
 from encbench.errors import EncbenchError, ToolError
 
 OWNER_ENV = "ENCBENCH_OWNER"
@@ -64,6 +64,15 @@ class RunIdentity:
 
     def __str__(self) -> str:
         return f"run {self.run_id} (pid {self.pid})" if self.run_id else f"run of pid {self.pid}"
+
+
+def to_clean(owner: RunIdentity, include_live_runs: bool, only: RunIdentity | None) -> bool:
+    """Whether a clean acts on a record that `owner` left: `encbench clean` on those of
+    dead runs (of live ones too, include_live_runs); a command's own last net (only=its run)
+    on exactly its own, live as it is."""
+    if only is not None:
+        return (owner.pid, owner.start_ticks) == (only.pid, only.start_ticks)
+    return include_live_runs or not owner.alive()
 
 
 _run_id = ""
@@ -275,19 +284,70 @@ def start_streams(
     pipeline, an ssh shell it talks to) and return at once; like every child, in its own
     session and with the run's marker.  The caller waits for it or stops it (stop_group) on
     every exit.  A missing program raises FileNotFoundError: the caller knows what to say."""
-    process: subprocess.Popen[bytes] = subprocess.Popen(
-        list(argv), env=child_env(env), start_new_session=True, **popen
+    stopping.check()
+    process: subprocess.Popen[bytes] = _born(
+        lambda: subprocess.Popen(list(argv), env=child_env(env), start_new_session=True, **popen)
     )
     return process
 
 
+# Every child started and not yet seen to end: what stop_children stops if a stop came at a
+# moment when no one else owned it (between its start and its owner's `try`).  Children are
+# started from worker threads too (a state transfer's pipeline): hence the lock.
+_children: set[subprocess.Popen[Any]] = set()
+_children_lock = threading.Lock()
+
+
+def _born(start: Callable[[], subprocess.Popen[Any]]) -> subprocess.Popen[Any]:
+    """Start a child with stop signals held, and record it: a stop that came meanwhile is
+    raised only once the child is known, and stops it before it goes up."""
+    process: subprocess.Popen[Any] | None = None
+    try:
+        with stopping.held():
+            process = start()
+            with _children_lock:
+                _children.difference_update([p for p in _children if p.returncode is not None])
+                _children.add(process)
+    except BaseException:
+        if process is not None:
+            stop_group(process, TOOL_STOP)
+        raise
+    return process
+
+
+def children() -> frozenset[subprocess.Popen[Any]]:
+    """The children started so far and not yet seen to end (for stop_children's `besides`)."""
+    with _children_lock:
+        return frozenset(_children)
+
+
+def stop_children(besides: frozenset[subprocess.Popen[Any]] = frozenset()) -> list[str]:
+    """Stop (group and all) every child of this process still running but those `besides`
+    (what a test's process had started before the command): at the end of a command, after
+    its clean-up, the last net under it.  One line per child stopped: none where the
+    clean-up did its work."""
+    with _children_lock:
+        mine = [p for p in _children if p not in besides]
+        _children.difference_update(mine)
+    stopped = []
+    for process in mine:
+        if process.returncode is None and process.poll() is None:
+            stop_group(process, TOOL_STOP)
+            argv = process.args if isinstance(process.args, list) else [process.args]
+            stopped.append(f"stopped pid {process.pid} ({os.path.basename(str(argv[0]))})")
+    return stopped
+
+
 def _start(argv: list[str], *, phase: str, hint: str, **popen: Any) -> subprocess.Popen[str]:
     """A child in its own session (a timeout or interrupt stops its whole group, never ours),
-    with the run's environment."""
+    with the run's environment.  A run that was asked to stop starts nothing more."""
     env = popen.pop("env", None)
+    stopping.check()
     try:
-        return subprocess.Popen(
-            argv, text=True, env=child_env(env), start_new_session=True, **popen
+        return _born(
+            lambda: subprocess.Popen(
+                argv, text=True, env=child_env(env), start_new_session=True, **popen
+            )
         )
     except FileNotFoundError as exc:
         raise ToolError(f"{argv[0]} not found", argv=argv, phase=phase, hint=hint) from exc
@@ -308,31 +368,6 @@ def _overran(
 # -- stopping ---------------------------------------------------------------------------------
 # A tool that overran or was interrupted gets a moment to exit cleanly, then SIGKILL.
 TOOL_STOP: tuple[tuple[int | None, float], ...] = ((signal.SIGTERM, 2.0),)
-_DEFERRED = (signal.SIGINT, signal.SIGTERM)
-
-
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM until the block ends, then let them act as they would have.
-    Blocking them keeps them pending in the kernel; since a process-directed signal may still
-    reach another thread that does not block it (rich's refresh thread), handlers that only
-    note the signal stand in meanwhile, and what they noted is raised again afterwards.
-    Only the main thread may change signal handling; elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    noted: list[int] = []
-    handlers = {sig: signal.signal(sig, lambda s, _f: noted.append(s)) for sig in _DEFERRED}
-    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
-    try:
-        yield
-    finally:
-        # Handlers first: a signal still pending in the kernel goes to the real one on unblock.
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        for signum in dict.fromkeys(noted):
-            signal.raise_signal(signum)
 
 
 def _gone_within(process: subprocess.Popen[Any] | psutil.Process, wait_s: float) -> bool:
@@ -382,10 +417,11 @@ def stop_group(
     `encbench clean`, a process a dead run left (psutil.Process, which refuses a recycled
     pid); group=False signals that one process only.  `gone(seconds)` waits for it where
     another thread reaps it (to read its CPU as it exits: a wait here would race that thread
-    for the exit, and winning, lose the CPU).  SIGINT and SIGTERM are held until the stop is
-    over: a second Ctrl-C must not cut it short before its SIGKILL.  Never raises."""
+    for the exit, and winning, lose the CPU).  Stop signals are held until the stop is over:
+    a second Ctrl-C must not cut it short before its SIGKILL.  Raises nothing but the
+    Interrupted of a stop asked for meanwhile (encbench/stopping.py), once it is done."""
     wait = gone or (lambda seconds: _gone_within(process, seconds))
-    with _signals_deferred():
+    with stopping.held():
         for sig, wait_s in steps:
             if sig is not None:
                 _signal(process, sig, group)

@@ -288,28 +288,3 @@ def test_an_orphan_of_another_state_is_not_this_cleans_to_end(
     only(monkeypatch, {theirs.pid, mine.pid})
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "mine"))
     assert [p.pid for p, _ in proc.orphans()] == [mine.pid]
-
-
-# -- one stop ---------------------------------------------------------------------------------
-class Interrupted(Exception):
-    pass
-
-
-def test_a_signal_during_stop_group_waits_until_the_child_is_killed(
-    children: list[subprocess.Popen[bytes]],
-) -> None:
-    def interrupt(signum: int, frame: object) -> None:
-        raise Interrupted
-
-    child = start(children)
-    saved = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        # Another process signals us while stop_group waits out its SIGTERM step.
-        sender = subprocess.Popen(["sh", "-c", f"sleep 0.3; kill -TERM {os.getpid()}"])
-        with pytest.raises(Interrupted):
-            proc.stop_group(child, ((signal.SIGTERM, 1.5),))
-        assert child.poll() == -signal.SIGKILL
-    finally:
-        signal.signal(signal.SIGTERM, saved)
-        sender.wait()
-    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()

@@ -54,8 +54,8 @@ def test_the_wheel_installs_the_encbench_command(wheel: zipfile.ZipFile) -> None
     (entry_points,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(entry_points).decode()
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts == {"encbench": "encbench.cli:main"}
-    assert "[console_scripts]" in text and "encbench = encbench.cli:main" in text
+    assert scripts == {"encbench": "encbench.__main__:entry"}
+    assert "[console_scripts]" in text and "encbench = encbench.__main__:entry" in text
 
 
 def test_the_wheel_requires_what_the_project_depends_on(wheel: zipfile.ZipFile) -> None:
@@ -68,8 +68,12 @@ def test_the_wheel_requires_what_the_project_depends_on(wheel: zipfile.ZipFile) 
 
 
 def test_the_command_the_wheel_names_is_the_cli() -> None:
+    import inspect
+
     import click
 
+    from encbench.__main__ import entry
     from encbench.cli import main
 
     assert isinstance(main, click.Group)
+    assert "from encbench.cli import main" in inspect.getsource(entry)

@@ -1,43 +1,188 @@
-"""The runner's stop signals with the real handler, in this process: SIGINT, SIGTERM and SIGHUP
-each raise the same Interrupted (exit 130, "stopped by …"), after which further signals are
-ignored until the clean-up is done, and the handlers before the run are put back.
+"""Stopping, with the real handlers in this process (encbench/stopping.py): SIGINT, SIGTERM,
+SIGHUP and a write to a closed terminal are one stop, raised as Interrupted (exit 130,
+"stopped by …"); a second signal during the clean-up is ignored, one after a lost stop is
+not; a stop inside a held block is raised when it ends, whichever signal it was; and no
+handler of failures can catch it.
 
-Because all three go through this one handler, the real interrupted runs of the integration
-tests each send one of them (at rest SIGHUP, in transit SIGTERM, operations SIGINT) instead
-of repeating a whole run per signal."""
+Real runs stopped at random moments, by each signal and by a real pty hung up, are
+tests/integration/test_stop_stress.py (and benchmarks/stop_stress.py at full size)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
-from encbench.engine.runner import STOP_SIGNALS, stop_on_signals
-from encbench.errors import Interrupted
+from encbench import proc, stopping
+from encbench.errors import EncbenchError, Interrupted
+from encbench.stopping import STOP_SIGNALS, stop_on_signals
+
+SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
+
+
+def handlers() -> dict[int, object]:
+    return {s: signal.getsignal(s) for s in STOP_SIGNALS}
 
 
 def test_the_three_stop_signals_are_closing_the_terminal_ctrl_c_and_kill() -> None:
     assert set(STOP_SIGNALS) == {signal.SIGHUP, signal.SIGINT, signal.SIGTERM}
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
-def test_a_stop_signal_raises_interrupted_then_further_ones_are_ignored(
+def test_a_stop_is_no_error_that_a_handler_of_failures_could_catch() -> None:
+    assert not issubclass(Interrupted, Exception)
+    with pytest.raises(Interrupted), stop_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(10)
+        except EncbenchError:  # a retry or a fallback, as the code has many
+            pytest.fail("a stop was taken for a failure")
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_stop_signal_raises_and_a_second_one_does_not_cut_the_clean_up_short(
     sig: signal.Signals,
 ) -> None:
-    before = {s: signal.getsignal(s) for s in STOP_SIGNALS}
+    before = handlers()
+    cleaned = []
     with stop_on_signals():
-        assert all(signal.getsignal(s) not in (before[s], signal.SIG_IGN) for s in STOP_SIGNALS)
+        assert all(h is not before[s] for s, h in handlers().items())
         with pytest.raises(Interrupted) as caught:
-            os.kill(os.getpid(), sig)
-            time.sleep(10)  # the handler raises in the main thread, cutting this short
+            try:
+                os.kill(os.getpid(), sig)
+                time.sleep(10)  # the handler raises in the main thread, cutting this short
+            finally:
+                # The clean-up: every stop signal, a second of the same kind too, is ignored.
+                for other in SIGNALS:
+                    os.kill(os.getpid(), other)
+                    time.sleep(0.01)
+                cleaned.append(True)
         assert str(caught.value) == f"stopped by {sig.name}; what was measured is kept"
         assert caught.value.exit_code == 130
-        # During the clean-up every stop signal, a second one of its own kind too, is ignored:
-        # this process (the run) survives them.
-        assert all(signal.getsignal(s) == signal.SIG_IGN for s in STOP_SIGNALS)
-        for other in STOP_SIGNALS:
-            os.kill(os.getpid(), other)
-        time.sleep(0.05)
-    assert {s: signal.getsignal(s) for s in STOP_SIGNALS} == before
+        # Still ours, all three: no signal is left ignored (a SIGHUP in a held block was).
+        assert all(h is not signal.SIG_IGN for h in handlers().values())
+    assert cleaned == [True]
+    assert handlers() == before
+
+
+def test_a_stop_that_was_lost_is_raised_again_by_the_next_signal_and_by_check() -> None:
+    with stop_on_signals():
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(10)
+        except BaseException:  # swallowed, as a bug would
+            pass
+        with pytest.raises(Interrupted):
+            stopping.check()  # where a run goes forward
+        with pytest.raises(Interrupted, match="stopped by SIGINT"):
+            os.kill(os.getpid(), signal.SIGHUP)  # the first stop's words: it is one stop
+            time.sleep(10)
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_stop_inside_a_held_block_is_raised_when_it_ends(sig: signal.Signals) -> None:
+    finished = []
+    with stop_on_signals():
+        with pytest.raises(Interrupted), stopping.held():
+            os.kill(os.getpid(), sig)
+            time.sleep(0.2)  # not cut short
+            finished.append(True)
+        assert finished == [True]
+        assert all(h is not signal.SIG_IGN for h in handlers().values())
+
+
+def test_a_stop_during_stop_group_waits_until_the_child_is_killed() -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import signal, time; signal.signal(15, 1); time.sleep(30)"],
+        start_new_session=True,
+    )
+    time.sleep(0.3)
+    sender = subprocess.Popen(["sh", "-c", f"sleep 0.3; kill -HUP {os.getpid()}"])
+    try:
+        with stop_on_signals(), pytest.raises(Interrupted, match="SIGHUP"):
+            proc.stop_group(child, ((signal.SIGTERM, 1.5),))
+        assert child.poll() == -signal.SIGKILL
+    finally:
+        child.kill()
+        child.wait()
+        sender.wait()
+
+
+def test_a_stop_during_a_childs_start_stops_that_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[subprocess.Popen[str]] = []
+
+    class SignalledAtStart(subprocess.Popen):  # type: ignore[type-arg]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+            started.append(self)
+            os.kill(os.getpid(), signal.SIGTERM)  # between the start and its owner's `try`
+            time.sleep(0.05)
+
+    monkeypatch.setattr(proc.subprocess, "Popen", SignalledAtStart)
+    with stop_on_signals(), pytest.raises(Interrupted):
+        proc.run(["sleep", "30"], phase="test", timeout_s=60)
+    assert started and started[0].returncode is not None
+
+
+def test_a_run_asked_to_stop_starts_no_child() -> None:
+    with stop_on_signals():
+        stopping._stop.signum = signal.SIGTERM  # asked for, the Interrupted lost
+        with pytest.raises(Interrupted):
+            proc.run(["true"], phase="test", timeout_s=10)
+        assert stopping.requested() == "stopped by SIGTERM; what was measured is kept"
+    assert stopping.requested() is None
+
+
+def test_a_write_to_a_closed_terminal_is_the_sighup_it_means(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    master, slave = os.openpty()
+    terminal = open(slave, "w", buffering=1)  # noqa: SIM115
+    monkeypatch.setattr(sys, "stderr", terminal)
+    try:
+        with stop_on_signals(), pytest.raises(Interrupted, match="SIGHUP"):
+            print("before", file=sys.stderr)
+            os.close(master)  # the terminal's window closed
+            with pytest.raises(OSError) as direct:
+                os.write(slave, b"x")
+            assert direct.value.errno == errno.EIO
+            print("after", file=sys.stderr)  # no OSError: the stop instead
+            time.sleep(10)
+        # Later writes go nowhere, and fail no clean-up.
+        os.write(slave, b"to /dev/null")
+        assert os.readlink(f"/proc/self/fd/{slave}") == "/dev/null"
+    finally:
+        terminal.close()
+
+
+def test_a_sighup_ignored_at_start_stays_ignored_nohup() -> None:
+    saved = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with stop_on_signals():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGHUP)
+            time.sleep(0.05)
+            assert stopping.requested() is None
+            with pytest.raises(Interrupted):
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(10)
+    finally:
+        signal.signal(signal.SIGHUP, saved)
+
+
+def test_the_last_net_cleans_exactly_its_own_records() -> None:
+    me = proc.current_run()
+    other_live = proc.RunIdentity("other", 1, proc.start_ticks(1))
+    dead = proc.RunIdentity("dead", me.pid, (me.start_ticks or 0) + 1)  # a recycled pid
+    # A command's own net: only its own records, live as its run is.
+    assert proc.to_clean(me, False, only=me)
+    assert not proc.to_clean(other_live, False, only=me)
+    assert not proc.to_clean(dead, False, only=me)
+    # `encbench clean`: dead runs', and live ones' only when asked.
+    assert proc.to_clean(dead, False, only=None)
+    assert not proc.to_clean(me, False, only=None)
+    assert proc.to_clean(me, True, only=None)

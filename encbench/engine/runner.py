@@ -11,51 +11,21 @@ so an interrupt at any point loses at most the run in progress.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import random
-import signal
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from types import FrameType
-from typing import Any, NoReturn
+from typing import Any
 
-from encbench import estimates
+from encbench import estimates, stopping
 from encbench.engine import rounds
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Renewing, Run, Study, Together
-from encbench.errors import Interrupted
 from encbench.results.schema import primary_metric
 from encbench.results.store import ResultStore
-
-# Closing the terminal (SIGHUP) must stop a run as cleanly as Ctrl-C or `kill`.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _raise_interrupted(signum: int, frame: FrameType | None) -> NoReturn:
-    # Once: a second signal must not cut short the clean-up that the first one started
-    # (every stop step has its own timeout, so the clean-up cannot hang).
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-    raise Interrupted(f"stopped by {signal.Signals(signum).name}; what was measured is kept")
-
-
-@contextlib.contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """SIGINT, SIGTERM and SIGHUP raise Interrupted in the main thread, so every context
-    manager unwinds (servers, tunnels, namespaces stopped); after the first, further signals
-    are ignored until the clean-up is done."""
-    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, _raise_interrupted)
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def new_session() -> str:
@@ -128,6 +98,7 @@ class Runner:
         with study.setup(todo):
             self.documents(False)
             for cell in todo:
+                stopping.check()
                 share = cell_upper_bound_s(study, cell)
                 try:
                     with study.open_cell(cell):
@@ -180,6 +151,7 @@ class Runner:
         started = time.monotonic()
         number = -1  # the round just measured
         while True:
+            stopping.check()  # a stop that was lost on its way up ends the run here
             done = rounds.cell_rounds(runs, cell, rule)
             if any(r.number == number for r in done.rejected):
                 self._log_rejected(cell, done.rejected[-1], rule.interference_max_pct)

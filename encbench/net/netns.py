@@ -148,11 +148,12 @@ def recorded() -> list[Link]:
     return state.read_records("netns", link)
 
 
-def clean_stale() -> list[str]:
-    """Remove the namespaces of recorded links whose run is dead; one line per action."""
+def clean_stale(only: proc.RunIdentity | None = None) -> list[str]:
+    """Remove the namespaces of recorded links whose run is dead (or exactly those of the run
+    `only`); one line per action."""
     actions = []
     for link in recorded():
-        if link.owner.alive():
+        if not proc.to_clean(link.owner, False, only):
             continue
         actions += _remove(link)
         if _forget(link):

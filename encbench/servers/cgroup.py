@@ -272,12 +272,12 @@ def _members(path: Path) -> list[int]:
         return []
 
 
-def clean_stale(include_live_runs: bool = False) -> list[str]:
+def clean_stale(include_live_runs: bool = False, only: proc.RunIdentity | None = None) -> list[str]:
     """Remove the recorded groups of runs that are gone (after their servers were stopped:
     call this after the sandboxes are cleaned).  One line per action."""
     actions = []
     for record in _records():
-        if record.owner.alive() and not include_live_runs:
+        if not proc.to_clean(record.owner, include_live_runs, only):
             continue
         path = Path(record.path)
         if not path.name.startswith(GROUP_PREFIX):

@@ -291,12 +291,12 @@ def undo(record: VolumeRecord) -> Undone:
     return result
 
 
-def clean_stale(include_live_runs: bool = False) -> list[str]:
+def clean_stale(include_live_runs: bool = False, only: proc.RunIdentity | None = None) -> list[str]:
     """The volumes of runs that are gone (after their servers were stopped): one line per
     volume removed or kept."""
     actions = []
     for record in _records():
-        if record.owner.alive() and not include_live_runs:
+        if not proc.to_clean(record.owner, include_live_runs, only):
             continue
         undone = undo(record)
         if undone.left:

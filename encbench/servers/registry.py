@@ -172,17 +172,20 @@ def stop_server(entry: Entry, server: psutil.Process) -> None:
     server_kind.named(entry.kind).sandbox.stop(server)
 
 
-def clean(include_live_runs: bool = False) -> list[str]:
-    """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs).
+def clean(include_live_runs: bool = False, only: proc.RunIdentity | None = None) -> list[str]:
+    """Stop and remove sandboxes whose run is gone (or every one, with include_live_runs; or
+    exactly those of the run `only`, live as it is).
     Returns one line per action.  The groups those servers were in are cgroup.clean_stale's,
     once the dead runs' other processes are gone too (`encbench clean` orders the two)."""
     actions = []
     for entry in _recorded():
+        if only is not None and not proc.to_clean(entry.owner, False, only):
+            continue
         if is_stale(entry):
             unregister(entry)
             actions.append(f"forgot {entry.name} (pid {entry.server_pid}): {entry.root} is gone")
             continue
-        if entry.owner.alive() and not include_live_runs:
+        if not proc.to_clean(entry.owner, include_live_runs, only):
             actions.append(
                 f"skipped {entry.name} (pid {entry.server_pid}): its {entry.owner} is still going"
             )
