@@ -23,8 +23,9 @@ from typing import Any
 
 import pymysql
 
-from encbench import proc
+from encbench import proc, stopping
 from encbench.errors import BadInput, ServerError, ToolError
+from encbench.kinds.mariadb import SERVER_STOP
 from encbench.servers import cgroup, registry, shapes
 from encbench.servers.installs import HOST, ServerInstall
 from encbench.servers.target import Connection
@@ -275,36 +276,37 @@ class SandboxServer:
         # each: a timed crash recovery cost the harness a tenth of a core).  The file is this
         # sandbox's own, no server of it runs, and mariadbd binds the path afresh anyway.
         self.paths.socket.unlink(missing_ok=True)
-        shaped, enter = self._shaped_group()
+        shaped: shapes.ShapedGroup | None = None
         try:
-            self.process = proc.start_streams(
-                [
-                    *self.launch_prefix,
-                    *enter,
-                    self.install.program(self.install.server_program),
-                    f"--defaults-file={self.defaults_file}",
-                ],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
-            )
-        except BaseException:
-            if shaped is not None:
-                shaped.remove(wait_s=0)
-            raise
-        self._entry = registry.Entry.new(
-            self.name, self.process.pid, self.root, self.socket_dir, self.defaults_file
-        )
-        registry.register(self._entry)
-        if shaped is not None:
-            self.cgroup = self.shaped = shaped
-        elif self.use_cgroup:
-            # Right after the start: threads born before the move go along with the process.
-            self.cgroup = cgroup.for_server(self.name, self.process.pid)
-        try:
+            # The server, its record and its group are one step: a stop that comes meanwhile
+            # is raised once stop() below knows all three.
+            with stopping.held():
+                shaped, enter = self._shaped_group()
+                self.process = proc.start_streams(
+                    [
+                        *self.launch_prefix,
+                        *enter,
+                        self.install.program(self.install.server_program),
+                        f"--defaults-file={self.defaults_file}",
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                )
+                self._entry = registry.Entry.new(
+                    self.name, self.process.pid, self.root, self.socket_dir, self.defaults_file
+                )
+                registry.register(self._entry)
+                if shaped is not None:
+                    self.cgroup = self.shaped = shaped
+                elif self.use_cgroup:
+                    # Right after the start: threads born before the move go along with it.
+                    self.cgroup = cgroup.for_server(self.name, self.process.pid)
             self._wait_ready(timeout_s, log_offset, poll_s)
         except BaseException:
+            if self.process is None and shaped is not None:
+                shaped.remove(wait_s=0)
             self.stop()
             raise
 
@@ -355,13 +357,18 @@ class SandboxServer:
 
     def stop(self, timeout_s: float = 60) -> None:
         """Clean shutdown, then SIGTERM to the group, then SIGKILL; never raises.  A server
-        that does not take the SHUTDOWN (it hangs, or is gone) is not waited for."""
+        that does not take the SHUTDOWN (it hangs, or is gone) is not waited for.  A stop
+        asked for meanwhile is raised once this one is whole (its group and record gone)."""
+        with stopping.held():
+            self._stop(timeout_s)
+
+    def _stop(self, timeout_s: float) -> None:
         process, self.process = self.process, None
         if process is None:
             return
         shutting_down = process.poll() is None and self._send_shutdown()
         waits: tuple[tuple[int | None, float], ...] = ((None, timeout_s),) if shutting_down else ()
-        proc.stop_group(process, (*waits, (signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0)))
+        proc.stop_group(process, (*waits, *SERVER_STOP))
         if self.cgroup is not None:
             # A child that made a process group of its own (a Galera node's SST script runs
             # socat under GNU timeout, which does) escaped the group stop, not the cgroup:
