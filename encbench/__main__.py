@@ -1,25 +1,21 @@
 """`python -m encbench` and the `encbench` command (pyproject.toml's entry point)."""
 
-import signal
 import sys
-from types import FrameType
 
-
-def _stopped_early(signum: int, frame: FrameType | None) -> None:
-    # Nothing is started yet: a stop only ends the process, as a stop does (exit 130).
-    sys.exit(130)
+from encbench import stopping
+from encbench.errors import Interrupted
 
 
 def entry() -> None:
-    """The CLI, with its stop signals caught from the first instant: importing it takes
-    about a second, and a Ctrl-C, SIGTERM or closed terminal then must end it as at any other
-    moment (exit 130, no traceback) until its own handlers take over (encbench/stopping.py).
-    A SIGHUP ignored at start (nohup) stays ignored."""
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        if not (sig == signal.SIGHUP and signal.getsignal(sig) == signal.SIG_IGN):
-            signal.signal(sig, _stopped_early)
-    from encbench.cli import main
-
+    """The CLI, its stop signals caught from the first instant: importing it takes about a
+    second, and a Ctrl-C, SIGTERM or closed terminal then ends it as at any other moment
+    (exit 130 in one line), before anything is started (encbench/stopping.py)."""
+    stopping.from_the_start()
+    try:
+        from encbench.cli import main
+    except Interrupted as exc:
+        print(f"encbench: {exc}", file=sys.stderr)
+        sys.exit(Interrupted.exit_code)
     main()
 
 

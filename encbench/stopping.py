@@ -18,6 +18,8 @@ the writes to it that then fail) are one request, treated alike wherever it arri
   and counts as the SIGHUP it is.
 - A SIGHUP ignored when encbench started (`nohup encbench run …`) stays ignored: the user
   asked for the run to outlive the terminal.
+- An Interrupted raised inside a finalizer, which Python would print and drop, is asked for
+  again (sys.unraisablehook); `encbench` itself has the handlers from before its imports.
 
 Signal handlers run in the main thread only; elsewhere these functions do nothing.
 """
@@ -30,7 +32,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, TextIO
@@ -92,6 +94,34 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         _stop.pending = True
         return
     _raise_unless_unwinding()
+
+
+def _unraisable(hook: Any) -> None:
+    """An Interrupted raised inside a finalizer (a __del__, a weakref's callback), where
+    Python prints an exception and drops it: the stop is asked for again, to be raised
+    where it counts (the handler runs again at the next instant it can)."""
+    if isinstance(hook.exc_value, Interrupted) and _stop.signum is not None:
+        # From another thread, a moment later: sent from here it would be handled here.
+        again = threading.Timer(0.01, os.kill, (os.getpid(), _stop.signum))
+        again.daemon = True
+        again.start()
+        return
+    sys.__unraisablehook__(hook)
+
+
+def _install(previous: Mapping[signal.Signals, Any]) -> None:
+    for sig in STOP_SIGNALS:
+        # A SIGHUP ignored at start (nohup) stays ignored.
+        if not (sig == signal.SIGHUP and previous[sig] == signal.SIG_IGN):
+            signal.signal(sig, _on_signal)
+    sys.unraisablehook = _unraisable
+
+
+def from_the_start() -> None:
+    """For `encbench` itself, before its imports (a second or so): a stop then raises
+    Interrupted as later, which its entry point turns into exit 130."""
+    if _main_thread():
+        _install({sig: signal.getsignal(sig) for sig in STOP_SIGNALS})
 
 
 def requested() -> str | None:
@@ -183,10 +213,9 @@ def stop_on_signals(to_the_end: bool = False) -> Iterator[None]:
         yield
         return
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    hook = sys.unraisablehook
     streams = (sys.stdout, sys.stderr)
-    for sig in STOP_SIGNALS:
-        if not (sig == signal.SIGHUP and previous[sig] == signal.SIG_IGN):
-            signal.signal(sig, _on_signal)
+    _install(previous)
     sys.stdout, sys.stderr = (_HangupSafe(s) if s is not None else s for s in streams)
     _stop.installed += 1
     try:
@@ -203,5 +232,6 @@ def stop_on_signals(to_the_end: bool = False) -> Iterator[None]:
             _stop.installed -= 1
             _stop.signum, _stop.pending, _stop.held, _stop.finished = None, False, 0, False
             sys.stdout, sys.stderr = streams
+            sys.unraisablehook = hook
             for sig, handler in previous.items():
                 signal.signal(sig, handler)

@@ -186,3 +186,33 @@ def test_the_last_net_cleans_exactly_its_own_records() -> None:
     assert proc.to_clean(dead, False, only=None)
     assert not proc.to_clean(me, False, only=None)
     assert proc.to_clean(me, True, only=None)
+
+
+def test_a_stop_raised_inside_a_finalizer_is_raised_again_outside() -> None:
+    class Finalized:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler runs here, and Python would drop what it raises
+
+    with stop_on_signals(), pytest.raises(Interrupted, match="SIGTERM"):
+        Finalized()  # dropped at once
+        time.sleep(10)
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_stop_while_encbench_imports_itself_exits_130_in_one_line(sig: signal.Signals) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-m", "encbench", "profiles"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        # As a terminal's shell starts it, whatever this test's process ignores.
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
+    )
+    time.sleep(0.3)  # its imports take about a second
+    child.send_signal(sig)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert err == f"encbench: stopped by {sig.name}; what was measured is kept\n"
+    assert out == ""
