@@ -1,10 +1,14 @@
 """A context manager whose exit, on any exception or none, is its own `close()`: the studies'
-servers and table sets, torn down the same way whether a run ends or fails."""
+servers and table sets, torn down the same way whether a run ends, fails or is stopped.  A
+stop that comes during the close is raised once it is done: a close cut in two would leave
+half of what it tears down."""
 
 from __future__ import annotations
 
 from types import TracebackType
 from typing import Self
+
+from encbench import stopping
 
 
 class ClosedOnExit:
@@ -17,7 +21,8 @@ class ClosedOnExit:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        with stopping.held():
+            self.close()
 
     def close(self) -> None:
         raise NotImplementedError

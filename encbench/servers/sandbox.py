@@ -25,7 +25,7 @@ import pymysql
 
 from encbench import proc, stopping
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.kinds.mariadb import SERVER_STOP
+from encbench.kinds.mariadb import SERVER_STOP, STARTING_STOP
 from encbench.servers import cgroup, registry, shapes
 from encbench.servers.installs import HOST, ServerInstall
 from encbench.servers.target import Connection
@@ -197,6 +197,7 @@ class SandboxServer:
         # Option groups beside [mariadbd] in the same file (a Galera node's [sst]).
         self.sections: dict[str, dict[str, str]] = {}
         self._entry: registry.Entry | None = None
+        self._answered = False  # the running server has answered since its start
         # The server's own cgroup (servers/cgroup.py) while it runs, where one can be made.
         self.use_cgroup = use_cgroup
         self.cgroup: cgroup.CountingGroup | None = None
@@ -303,7 +304,9 @@ class SandboxServer:
                 elif self.use_cgroup:
                     # Right after the start: threads born before the move go along with it.
                     self.cgroup = cgroup.for_server(self.name, self.process.pid)
+            self._answered = False
             self._wait_ready(timeout_s, log_offset, poll_s)
+            self._answered = True
         except BaseException:
             if self.process is None and shaped is not None:
                 shaped.remove(wait_s=0)
@@ -366,9 +369,15 @@ class SandboxServer:
         process, self.process = self.process, None
         if process is None:
             return
-        shutting_down = process.poll() is None and self._send_shutdown()
-        waits: tuple[tuple[int | None, float], ...] = ((None, timeout_s),) if shutting_down else ()
-        proc.stop_group(process, (*waits, *SERVER_STOP))
+        if not self._answered:  # stopped during its start (a stop, a start that failed)
+            proc.stop_group(process, STARTING_STOP)
+        else:
+            shutting_down = process.poll() is None and self._send_shutdown()
+            waits: tuple[tuple[int | None, float], ...] = (
+                ((None, timeout_s),) if shutting_down else ()
+            )
+            proc.stop_group(process, (*waits, *SERVER_STOP))
+        self._answered = False
         if self.cgroup is not None:
             # A child that made a process group of its own (a Galera node's SST script runs
             # socat under GNU timeout, which does) escaped the group stop, not the cgroup:
@@ -386,7 +395,12 @@ class SandboxServer:
         self.start(options)
 
     def destroy(self, keep_log_in: Path | None = None) -> None:
-        """Stop and delete the sandbox; its error log is copied out first for the record."""
+        """Stop and delete the sandbox; its error log is copied out first for the record.  A
+        stop asked for meanwhile is raised once the sandbox is gone."""
+        with stopping.held():
+            self._destroy(keep_log_in)
+
+    def _destroy(self, keep_log_in: Path | None) -> None:
         self.stop()
         if keep_log_in is not None:
             keep_log_in.mkdir(parents=True, exist_ok=True)
