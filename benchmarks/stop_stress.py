@@ -98,6 +98,7 @@ class Launched:
 
     def __init__(self, argv: Sequence[str], env: dict[str, str], log: Path, pty: bool) -> None:
         self.log = log
+        self.pty = pty
         self.output = bytearray()
         self.master: int | None = None
         self._done = threading.Event()
@@ -153,7 +154,8 @@ class Launched:
             self._reader.join()
             os.close(self.master)
             self.master = None
-        self.log.write_bytes(bytes(self.output)) if self.output else None
+        if self.pty:
+            self.log.write_bytes(bytes(self.output))
 
 
 def stack_of(pid: int) -> str:
@@ -320,7 +322,7 @@ def one_try(
             launched.process.wait()
         launched.finish()
     record.exit_code = launched.process.returncode
-    text = launched.text() if launched.master is not None else log.read_text(errors="replace")
+    text = log.read_text(errors="replace")
     record.stderr_tail = "\n".join(text.splitlines()[-6:])
     if record.outcome == "stopped" and record.exit_code == 0:
         # It had its exit status before the signal came (encbench ignores a stop then).
@@ -392,7 +394,9 @@ def stress(
     finished: set[Path] = set()
     out = work / f"chain-{chain:02d}"
     fresh = True
-    with _state_env(work / "state") as env:
+    with _state_env(work / "state") as env, contextlib.ExitStack() as stack:
+        if command == "estimate-target":
+            extra = [*_estimate_target(work, stack), *extra]
         for index, moment in enumerate(moments_):
             if only is not None and index != only:
                 continue
@@ -433,6 +437,27 @@ def stress(
                     f.write(json.dumps(asdict(record)) + "\n")
                 print(describe(record), flush=True)
     return tries
+
+
+def _estimate_target(work: Path, stack: contextlib.ExitStack) -> list[str]:
+    """A plain sandbox server for `estimate --target` (which only reads it), and typical unit
+    costs stored for it to multiply (the estimate's figures are not what is checked here)."""
+    from encbench.estimate import units
+    from tests.estimate_helpers import typical
+    from tests.helpers import start_plain_server
+
+    units.write_machine(typical())
+    # Its own records elsewhere: what the tries leave is looked for in the tries' state.
+    with _state_env(work / "target-state"):
+        server = start_plain_server(work / "target", use_cgroup=False)
+
+    def destroy() -> None:
+        with _state_env(work / "target-state"):
+            server.destroy()
+
+    stack.callback(destroy)
+    dsn = f"mysql://{server.login}@localhost/?socket={server.paths.socket}"
+    return ["--target", dsn, "--seconds", "15"]
 
 
 def describe(t: Try) -> str:

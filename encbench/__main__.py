@@ -1,5 +1,8 @@
 """`python -m encbench` and the `encbench` command (pyproject.toml's entry point)."""
 
+import contextlib
+import os
+import signal
 import sys
 
 from encbench import stopping
@@ -13,10 +16,20 @@ def entry() -> None:
     stopping.from_the_start()
     try:
         from encbench.cli import main
-    except Interrupted as exc:
-        print(f"encbench: {exc}", file=sys.stderr)
+
+        main()
+    except Interrupted as exc:  # before the CLI's own handling took over
+        stopping.finish()
+        for sig in stopping.STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+        try:
+            print(f"encbench: {exc}", file=sys.stderr, flush=True)
+        except OSError:  # the terminal is gone: nothing more goes to it, nor fails on it
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            for fd in (1, 2):
+                with contextlib.suppress(OSError):
+                    os.dup2(devnull, fd)
         sys.exit(Interrupted.exit_code)
-    main()
 
 
 if __name__ == "__main__":

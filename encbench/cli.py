@@ -205,6 +205,7 @@ class OneLineGroup(click.Group, _NamedContext):
         return status if isinstance(status, int) else 0
 
 
+@stopping.whole
 def _left_by(run: proc.RunIdentity, besides: frozenset[Any]) -> list[str]:
     """Stop and remove what this process started and its clean-up missed (a stop at a moment
     no one owned it yet): its children but those `besides`, then its recorded sandboxes,

@@ -15,14 +15,14 @@ class ClosedOnExit:
     def __enter__(self) -> Self:
         return self
 
+    @stopping.whole
     def __exit__(
         self,
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        with stopping.held():
-            self.close()
+        self.close()
 
     def close(self) -> None:
         raise NotImplementedError

@@ -238,8 +238,7 @@ def run_together(
                     list(command.argv), command.timeout_s, command.phase, command.log, hint
                 ) from exc
     except BaseException:
-        for process in started:
-            stop_group(process, TOOL_STOP)
+        _stop_all(started)
         raise
     return [
         subprocess.CompletedProcess(
@@ -321,6 +320,14 @@ def children() -> frozenset[subprocess.Popen[Any]]:
         return frozenset(_children)
 
 
+@stopping.whole
+def _stop_all(processes: Sequence[subprocess.Popen[Any]]) -> None:
+    """Every one stopped, even if a stop comes after the first."""
+    for process in processes:
+        stop_group(process, TOOL_STOP)
+
+
+@stopping.whole
 def stop_children(besides: frozenset[subprocess.Popen[Any]] = frozenset()) -> list[str]:
     """Stop (group and all) every child of this process still running but those `besides`
     (what a test's process had started before the command): at the end of a command, after
@@ -328,13 +335,14 @@ def stop_children(besides: frozenset[subprocess.Popen[Any]] = frozenset()) -> li
     clean-up did its work."""
     with _children_lock:
         mine = [p for p in _children if p not in besides]
-        _children.difference_update(mine)
     stopped = []
     for process in mine:
         if process.returncode is None and process.poll() is None:
             stop_group(process, TOOL_STOP)
             argv = process.args if isinstance(process.args, list) else [process.args]
             stopped.append(f"stopped pid {process.pid} ({os.path.basename(str(argv[0]))})")
+        with _children_lock:
+            _children.discard(process)
     return stopped
 
 
@@ -403,6 +411,7 @@ def _signal(process: subprocess.Popen[Any] | psutil.Process, sig: int, group: bo
             os.kill(process.pid, sig)
 
 
+@stopping.whole
 def stop_group(
     process: subprocess.Popen[Any] | psutil.Process,
     steps: Sequence[tuple[int | None, float]],
@@ -421,14 +430,13 @@ def stop_group(
     a second Ctrl-C must not cut it short before its SIGKILL.  Raises nothing but the
     Interrupted of a stop asked for meanwhile (encbench/stopping.py), once it is done."""
     wait = gone or (lambda seconds: _gone_within(process, seconds))
-    with stopping.held():
-        for sig, wait_s in steps:
-            if sig is not None:
-                _signal(process, sig, group)
-            if wait(wait_s):
-                break
-        _signal(process, signal.SIGKILL, group)
-        wait(10)
+    for sig, wait_s in steps:
+        if sig is not None:
+            _signal(process, sig, group)
+        if wait(wait_s):
+            break
+    _signal(process, signal.SIGKILL, group)
+    wait(10)
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

@@ -26,16 +26,18 @@ Signal handlers run in the main thread only; elsewhere these functions do nothin
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
+import functools
 import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import FrameType
-from typing import Any, TextIO
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 from encbench.errors import Interrupted
 
@@ -53,6 +55,8 @@ class _Stop:
 
 
 _stop = _Stop()
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _main_thread() -> bool:
@@ -85,12 +89,22 @@ def _raise_unless_unwinding() -> None:
         raise Interrupted(_words(_stop.signum))
 
 
+def _in_whole_step(frame: FrameType | None) -> bool:
+    """Whether the signal came inside a function marked `whole` (its hold perhaps not yet
+    taken, or already given back)."""
+    while frame is not None:
+        if frame.f_code is _WHOLE_CODE:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     if _stop.finished:
         return
     if _stop.signum is None:
         _stop.signum = signum
-    if _stop.held:
+    if _stop.held or _in_whole_step(frame):
         _stop.pending = True
         return
     _raise_unless_unwinding()
@@ -101,20 +115,27 @@ def _unraisable(hook: Any) -> None:
     Python prints an exception and drops it: the stop is asked for again, to be raised
     where it counts (the handler runs again at the next instant it can)."""
     if isinstance(hook.exc_value, Interrupted) and _stop.signum is not None:
-        # From another thread, a moment later: sent from here it would be handled here.
-        again = threading.Timer(0.01, os.kill, (os.getpid(), _stop.signum))
+        # From another thread, a moment later: asked for here it would be handled here.  As
+        # if the signal came again, to its handler only (nothing where none is installed).
+        again = threading.Timer(0.01, _thread.interrupt_main, (_stop.signum,))
         again.daemon = True
         again.start()
         return
-    sys.__unraisablehook__(hook)
+    _unraisable_before(hook)
+
+
+_unraisable_before: Callable[[Any], object] = sys.__unraisablehook__
 
 
 def _install(previous: Mapping[signal.Signals, Any]) -> None:
+    global _unraisable_before
     for sig in STOP_SIGNALS:
         # A SIGHUP ignored at start (nohup) stays ignored.
         if not (sig == signal.SIGHUP and previous[sig] == signal.SIG_IGN):
             signal.signal(sig, _on_signal)
-    sys.unraisablehook = _unraisable
+    if sys.unraisablehook is not _unraisable:
+        _unraisable_before = sys.unraisablehook
+        sys.unraisablehook = _unraisable
 
 
 def from_the_start() -> None:
@@ -157,6 +178,24 @@ def held() -> Iterator[None]:
         if not _stop.held and _stop.pending:
             _stop.pending = False
             _raise_unless_unwinding()
+
+
+def whole(step: Callable[P, R]) -> Callable[P, R]:
+    """A step that must not be cut in two, however it is reached (a clean-up in the normal
+    course of a run as much as during a stop): a teardown of several parts, a process group's
+    stop.  It runs held, from its first instant: a signal that lands in it before its hold is
+    taken is noted too (the handler looks for it on the stack)."""
+
+    @functools.wraps(step)
+    def held_whole(*args: P.args, **kwargs: P.kwargs) -> R:
+        with held():
+            return step(*args, **kwargs)
+
+    return held_whole
+
+
+# Every function `whole` returns runs this one code object: what the handler looks for.
+_WHOLE_CODE = whole(lambda: None).__code__
 
 
 class _HangupSafe:
@@ -215,10 +254,10 @@ def stop_on_signals(to_the_end: bool = False) -> Iterator[None]:
     previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
     hook = sys.unraisablehook
     streams = (sys.stdout, sys.stderr)
-    _install(previous)
-    sys.stdout, sys.stderr = (_HangupSafe(s) if s is not None else s for s in streams)
-    _stop.installed += 1
     try:
+        _stop.installed += 1
+        _install(previous)
+        sys.stdout, sys.stderr = (_HangupSafe(s) if s is not None else s for s in streams)
         yield
     finally:
         if to_the_end:
@@ -229,9 +268,10 @@ def stop_on_signals(to_the_end: bool = False) -> Iterator[None]:
             for sig in STOP_SIGNALS:
                 signal.signal(sig, signal.SIG_IGN)
         else:
-            _stop.installed -= 1
-            _stop.signum, _stop.pending, _stop.held, _stop.finished = None, False, 0, False
-            sys.stdout, sys.stderr = streams
-            sys.unraisablehook = hook
+            # The handlers first: a signal meanwhile then finds the state it expects.
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            sys.unraisablehook = hook
+            sys.stdout, sys.stderr = streams
+            _stop.installed -= 1
+            _stop.signum, _stop.pending, _stop.held, _stop.finished = None, False, 0, False

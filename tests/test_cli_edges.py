@@ -12,7 +12,7 @@ from click.testing import CliRunner, Result
 
 from encbench import cli, target_clean
 from encbench import profile as profiles
-from encbench.errors import BadInput, ServerError
+from encbench.errors import BadInput, Interrupted, ServerError
 from encbench.results.store import ResultStore
 from encbench.servers import dsn, leftovers, owned
 from tests.helpers import tiny_profile
@@ -166,6 +166,16 @@ def test_a_database_the_server_would_not_drop_is_named_and_recorded(tmp_path: Pa
         is None
     )
     assert leftovers.recorded() == []
+
+
+def test_a_database_whose_drop_a_stop_cut_short_is_recorded(tmp_path: Path) -> None:
+    def stopped() -> None:
+        raise Interrupted("stopped by SIGINT; what was measured is kept")
+
+    with pytest.raises(Interrupted):
+        leftovers.drop_or_record(target(), "encbench_abc_plain", "m", tmp_path, stopped)
+    [found] = leftovers.of_run(tmp_path)
+    assert found.database == "encbench_abc_plain"
 
 
 def test_table_sets_record_what_they_could_not_drop(

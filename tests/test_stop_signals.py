@@ -216,3 +216,38 @@ def test_a_stop_while_encbench_imports_itself_exits_130_in_one_line(sig: signal.
     assert child.returncode == 130, err
     assert err == f"encbench: stopped by {sig.name}; what was measured is kept\n"
     assert out == ""
+
+
+def test_a_stop_inside_a_whole_step_lets_every_part_of_it_run() -> None:
+    parts = []
+
+    @stopping.whole
+    def teardown() -> None:  # two parts, each held on its own (process groups' stops)
+        with stopping.held():
+            os.kill(os.getpid(), signal.SIGTERM)  # in a normal course: nothing on its way up
+            time.sleep(0.05)
+        parts.append("first")
+        with stopping.held():
+            parts.append("second")
+
+    with stop_on_signals(), pytest.raises(Interrupted):
+        teardown()
+    assert parts == ["first", "second"]
+
+
+def test_a_stop_that_lands_in_a_whole_step_before_its_hold_waits_for_its_end() -> None:
+    parts = []
+
+    @stopping.whole
+    def teardown() -> None:
+        stopping._stop.held -= 1  # as if the signal came before the hold was taken
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # the handler runs here and finds the step on the stack
+        finally:
+            stopping._stop.held += 1
+        parts.append("done")
+
+    with stop_on_signals(), pytest.raises(Interrupted):
+        teardown()
+    assert parts == ["done"]

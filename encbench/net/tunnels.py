@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from encbench import proc
+from encbench import proc, stopping
 from encbench.errors import BadInput, ToolError
 from encbench.servers import keys
 from encbench.servers.pki import Pki
@@ -136,6 +136,7 @@ class Daemon:
         except OSError:
             return False
 
+    @stopping.whole
     def stop(self) -> None:
         """SIGTERM to the group, then SIGKILL; never raises.  Descendants that left the group
         (sshd's per-connection child calls setsid(), and the session's command has a pty

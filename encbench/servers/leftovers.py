@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from encbench import server_kind, state
-from encbench.errors import EncbenchError
+from encbench.errors import EncbenchError, Interrupted
 from encbench.results.store import write_json
 
 KIND = "target-databases"
@@ -102,5 +102,8 @@ def drop_or_record(
     except EncbenchError as exc:
         record(found)
         return found.words(str(exc))
+    except Interrupted:  # a stop during the drop: perhaps not dropped, so recorded
+        record(found)
+        raise
     forget(found)  # an earlier attempt's record, now done
     return None

@@ -32,6 +32,9 @@ from encbench.servers.target import Connection
 from encbench.servers.variants import SandboxPaths, render_cnf
 
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
+# During a stop, how long a clean SHUTDOWN is waited for before SIGTERM (it takes about a
+# second; one that hangs must not hold the stop for the minute an ordinary restart allows).
+STOPPING_SHUTDOWN_S = 10.0
 CONNECT_TIMEOUT_S = 10.0
 # Every read and write of the harness's own connections has a timeout, so that a server that
 # hangs ends the run with its name instead of hanging it.  A statement may scan a whole table
@@ -283,6 +286,9 @@ class SandboxServer:
             # is raised once stop() below knows all three.
             with stopping.held():
                 shaped, enter = self._shaped_group()
+                # Known to stop() at once: a failure between here and the server's start
+                # must not leave the group.
+                self.cgroup = self.shaped = shaped
                 self.process = proc.start_streams(
                     [
                         *self.launch_prefix,
@@ -299,9 +305,7 @@ class SandboxServer:
                     self.name, self.process.pid, self.root, self.socket_dir, self.defaults_file
                 )
                 registry.register(self._entry)
-                if shaped is not None:
-                    self.cgroup = self.shaped = shaped
-                elif self.use_cgroup:
+                if shaped is None and self.use_cgroup:
                     # Right after the start: threads born before the move go along with it.
                     self.cgroup = cgroup.for_server(self.name, self.process.pid)
             self._answered = False
@@ -310,6 +314,7 @@ class SandboxServer:
         except BaseException:
             if self.process is None and shaped is not None:
                 shaped.remove(wait_s=0)
+                self.cgroup = self.shaped = None
             self.stop()
             raise
 
@@ -358,14 +363,12 @@ class SandboxServer:
         except OSError:
             return ""
 
+    @stopping.whole
     def stop(self, timeout_s: float = 60) -> None:
         """Clean shutdown, then SIGTERM to the group, then SIGKILL; never raises.  A server
         that does not take the SHUTDOWN (it hangs, or is gone) is not waited for.  A stop
-        asked for meanwhile is raised once this one is whole (its group and record gone)."""
-        with stopping.held():
-            self._stop(timeout_s)
-
-    def _stop(self, timeout_s: float) -> None:
+        asked for meanwhile is raised once this one is whole (its group and record gone);
+        during a stop, a SHUTDOWN is waited for less long (the sandbox goes next)."""
         process, self.process = self.process, None
         if process is None:
             return
@@ -373,6 +376,8 @@ class SandboxServer:
             proc.stop_group(process, STARTING_STOP)
         else:
             shutting_down = process.poll() is None and self._send_shutdown()
+            if stopping.requested():
+                timeout_s = min(timeout_s, STOPPING_SHUTDOWN_S)
             waits: tuple[tuple[int | None, float], ...] = (
                 ((None, timeout_s),) if shutting_down else ()
             )
@@ -394,13 +399,10 @@ class SandboxServer:
         self.stop()
         self.start(options)
 
+    @stopping.whole
     def destroy(self, keep_log_in: Path | None = None) -> None:
         """Stop and delete the sandbox; its error log is copied out first for the record.  A
         stop asked for meanwhile is raised once the sandbox is gone."""
-        with stopping.held():
-            self._destroy(keep_log_in)
-
-    def _destroy(self, keep_log_in: Path | None) -> None:
         self.stop()
         if keep_log_in is not None:
             keep_log_in.mkdir(parents=True, exist_ok=True)

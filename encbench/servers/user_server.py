@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import pymysql
 
+from encbench import stopping
 from encbench.errors import BadInput, ServerError
 from encbench.servers.target import Connection
 
@@ -41,6 +42,7 @@ class TargetLogin(Protocol):
 CONNECT_TIMEOUT_S = 10.0
 QUERY_TIMEOUT_S = 600.0
 STATUS_TIMEOUT_S = 60.0
+STOPPING_QUERY_TIMEOUT_S = 60.0  # once a stop was asked for: a drop that takes longer is recorded
 ACCESS_DENIED = frozenset({1044, 1045, 1142, 1227})  # db, user, table, privilege
 # The client's own: no socket file, no server at the host and port, an unknown host.
 UNREACHABLE = frozenset({2002, 2003, 2005})
@@ -137,6 +139,8 @@ class UserServer:
     @contextlib.contextmanager
     def cursor(self, database: str | None = None, timeout_s: float | None = None) -> Iterator[Any]:
         read_timeout = timeout_s or self.query_timeout_s
+        if stopping.requested():  # its clean-up (the drops) must not hold a stop for long
+            read_timeout = min(read_timeout, STOPPING_QUERY_TIMEOUT_S)
         try:
             with self._open(database, read_timeout) as conn, conn.cursor() as cur:
                 yield cur

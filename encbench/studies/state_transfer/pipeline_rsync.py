@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 
-from encbench import proc
+from encbench import proc, stopping
 from encbench.errors import ToolError
 from encbench.studies.state_transfer import pipelines
 
@@ -139,6 +139,7 @@ class Pool:
                     phase="rsync pipeline",
                 )
 
+    @stopping.whole
     def stop(self) -> None:
         for chain in self.chains:
             chain.stop()
@@ -235,6 +236,7 @@ class Prepared:
             logs=(*self.sender.logs, *self.receiver.logs, *self.daemon.logs),
         )
 
+    @stopping.whole
     def stop(self) -> None:
         self.pool.stop()
         for chain in (self.sender, self.receiver, self.daemon):

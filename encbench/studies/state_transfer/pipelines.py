@@ -38,7 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from encbench import proc
+from encbench import proc, stopping
 from encbench.errors import ToolError
 from encbench.servers.installs import find_binary
 from encbench.studies.state_transfer.records import SstCell
@@ -213,6 +213,7 @@ class Chain:
             hint=f"its log: {self.logs[index]}",
         )
 
+    @stopping.whole
     def stop(self) -> None:
         for i, process in enumerate(self.processes):
             if process.returncode is not None:  # reaped by its thread
@@ -429,6 +430,7 @@ class Stream:
             logs=(*sender.logs, *receiver.logs),
         )
 
+    @stopping.whole
     def stop(self) -> None:
         self.sender.stop()
         self.receiver.stop()
