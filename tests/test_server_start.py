@@ -33,3 +33,16 @@ def test_a_server_that_never_answers_is_named_with_the_probes_last_reason() -> N
     finally:
         process.kill()
         process.wait()
+
+
+def test_a_servers_port_is_outside_the_ephemeral_range_and_free() -> None:
+    import socket
+
+    from encbench.servers import sandbox
+
+    low = int(sandbox.LOCAL_PORT_RANGE.read_text().split()[0])
+    ports = {sandbox.free_port() for _ in range(20)}
+    assert all(sandbox.SERVER_PORTS.start <= p < min(low, sandbox.SERVER_PORTS.stop) for p in ports)
+    assert len(ports) > 1  # drawn, not the same one each time
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", ports.pop()))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import getpass
+import random
 import shutil
 import signal
 import socket
@@ -99,7 +100,30 @@ def _exit_status(returncode: int) -> str:
     return f"exit {returncode}"
 
 
+# Where a sandbox server's port is drawn from: below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range, 32768-60999 by default).  A server keeps its port for its
+# whole life and is restarted on it; a port in that range may meanwhile be given to any
+# outgoing connection as its local port (a client's, another run's), and the server's next
+# start then fails to bind it (seen under the tests' parallel runs: error 98).
+SERVER_PORTS = range(20000, 32768)
+LOCAL_PORT_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
 def free_port() -> int:
+    """A free port for a server's life, outside the ephemeral range where one is (else any
+    free port)."""
+    try:
+        low = int(LOCAL_PORT_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = SERVER_PORTS.stop
+    ports = range(SERVER_PORTS.start, min(SERVER_PORTS.stop, low))
+    for port in random.sample(ports, min(len(ports), 50)):
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
