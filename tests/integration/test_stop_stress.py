@@ -20,7 +20,14 @@ from tests.helpers import tiny_profile
 
 SEED = 48
 # Moments that once failed (kind, seconds after the start), each tried again in the chain.
-REGRESSIONS: list[Moment] = []
+REGRESSIONS = [
+    # During the imports: a stop landed in an import lock's weakref callback, was dropped,
+    # and the run went on to exit 0.
+    Moment("SIGTERM", 0.1),
+    # About when the tiny profile's encrypted server starts (this VM): mariadbd, signalled
+    # as it started, hung deaf to SIGTERM and the stop took 31 s.
+    Moment("SIGINT", 4.4),
+]
 BOUND_S = 20.0
 
 
