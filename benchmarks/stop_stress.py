@@ -13,15 +13,16 @@ every later write with EIO).  Each try checks what the README promises:
 - the next try is `encbench run --resume` of the same directory (a chain), and a chain ends
   with a resume left to finish: it must end with status 0.
 
-Moments are drawn from a seeded generator (`--seed`): uniform over `[0, --span-s]` after the
-process started, so they fall in set-up, proofs, rounds, flushes and report writing alike; or,
-with `--after-line N --delay-s D`, D seconds after the Nth result line (a cell's verdict).
+Moments are drawn from a seeded generator (`--draw`, its seed): uniform over
+`[0, --span-s]` after the process started, so they fall in set-up, proofs, rounds, flushes and
+report writing alike; or, with `--after-line N --delay-s D`, D seconds after the Nth result
+line (a cell's verdict).
 A try that ends before its moment is "finished first", not a failure: it starts a new chain.
-Every try is appended to `--out`/tries.jsonl as it ends; a failed try's seed and index are in
-it, so `--seed S --only I` replays it.
+Every try is appended to `--out`/tries.jsonl as it ends; a failed try's draw and index are in
+it, so `--draw S --only I` replays it.
 
     .venv/bin/python -m benchmarks.stop_stress --out /tmp/stress [--profile smoke]
-        [--signals SIGINT,SIGTERM,SIGHUP,hangup] [--moments 30] [--seed 1] [--span-s 45]
+        [--signals SIGINT,SIGTERM,SIGHUP,hangup] [--moments 30] [--draw 1] [--span-s 45]
         [--command run|calibrate|measure-units|estimate-target]
 """
 
@@ -496,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="smoke")
     parser.add_argument("--signals", default=",".join(KINDS))
     parser.add_argument("--moments", type=int, default=30, help="per signal")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--draw", type=int, default=1, help="which draw of moments")
     parser.add_argument("--span-s", type=float, default=45.0)
     parser.add_argument("--after-line", type=int, default=0)
     parser.add_argument("--delay-s", type=float, default=3.0)
@@ -514,9 +515,9 @@ def main(argv: list[str] | None = None) -> int:
             Moment(k, args.delay_s, args.after_line) for k in kinds for _ in range(args.moments)
         ]
     else:
-        chosen = moments(args.seed, kinds, args.moments, args.span_s)
+        chosen = moments(args.draw, kinds, args.moments, args.span_s)
     tries = stress(
-        args.out, chosen, seed=args.seed, command=args.command, profile=args.profile,
+        args.out, chosen, seed=args.draw, command=args.command, profile=args.profile,
         extra=args.extra, bound_s=args.bound_s, clean_check=args.clean_check, only=args.only,
         fresh_each=args.fresh or bool(args.after_line),
     )  # fmt: skip
