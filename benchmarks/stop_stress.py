@@ -48,7 +48,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from encbench.servers.images import KIND as IMAGES
-from tests.helpers import loops_under, mounts_under, namespaces_left, processes_owned_by
+from tests.helpers import (
+    files_holding,
+    loops_under,
+    mounts_under,
+    namespaces_left,
+    processes_owned_by,
+)
 
 KINDS = ("SIGINT", "SIGTERM", "SIGHUP", "hangup")
 RESULT_LINE = re.compile(r"\[\d+ rounds")
@@ -240,10 +246,8 @@ def secrets_exposed(out: Path) -> list[str]:
     if key_file.stat().st_mode & 0o077:
         found.append(f"{key_file.name} is mode {oct(key_file.stat().st_mode & 0o777)}")
     keys = [line.split(";")[1].strip() for line in key_file.read_text().splitlines() if ";" in line]
-    for path in out.rglob("*"):
-        if path.is_file() and "private" not in path.relative_to(out).parts:
-            data = path.read_bytes()
-            found += [f"a key in {path.relative_to(out)}" for key in keys if key.encode() in data]
+    for key in keys:
+        found += [f"a key in {f}" for f in files_holding(out, key) if not f.startswith("private/")]
     return found
 
 
@@ -260,13 +264,6 @@ def encbench_clean(env: dict[str, str]) -> list[str]:
 
 
 # -- tries and chains -------------------------------------------------------------------------
-@dataclass
-class Plan:
-    first: list[str]  # the command of a chain's first try (after `encbench`)
-    out: Path  # the chain's results directory
-    resumable: bool = True  # a stopped try's next is `run --resume out`
-
-
 def command_for(
     command: str, profile: str, out: Path, extra: Sequence[str]
 ) -> tuple[list[str], bool]:

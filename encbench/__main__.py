@@ -1,7 +1,5 @@
 """`python -m encbench` and the `encbench` command (pyproject.toml's entry point)."""
 
-import contextlib
-import os
 import signal
 import sys
 
@@ -24,11 +22,8 @@ def entry() -> None:
             signal.signal(sig, signal.SIG_IGN)
         try:
             print(f"encbench: {exc}", file=sys.stderr, flush=True)
-        except OSError:  # the terminal is gone: nothing more goes to it, nor fails on it
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            for fd in (1, 2):
-                with contextlib.suppress(OSError):
-                    os.dup2(devnull, fd)
+        except OSError:
+            stopping.to_devnull(1, 2)
         sys.exit(Interrupted.exit_code)
 
 

@@ -198,6 +198,18 @@ def whole(step: Callable[P, R]) -> Callable[P, R]:
 _WHOLE_CODE = whole(lambda: None).__code__
 
 
+def to_devnull(*fds: int) -> None:
+    """Point these descriptors at /dev/null: the terminal they wrote to is gone, and nothing
+    more goes to it, nor fails on it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
 class _HangupSafe:
     """Standard output or error whose writes survive a closed terminal: a write that fails
     with EIO points the descriptor at /dev/null, asks for the stop a SIGHUP asks for (unless
@@ -211,9 +223,7 @@ class _HangupSafe:
 
     def _hung_up(self) -> None:
         with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
+            to_devnull(self._stream.fileno())
         if signal.getsignal(signal.SIGHUP) is _on_signal:
             # Through the kernel, so that it is handled in the main thread whichever thread
             # wrote (rich's refresh thread writes too).
