@@ -134,3 +134,41 @@ def test_a_window_missing_a_threads_marks_is_refused() -> None:
     out = (GOLDEN / "window_oltp_point_select_2threads.txt").read_text()
     with pytest.raises(ToolError, match="marked 1 loop starts and 2 ends for 2 threads"):
         sysbench.parse_window(out.replace("encbench-window start 0", "start 0"), threads=2)
+
+
+def test_a_run_with_series_keeps_its_seconds_and_its_p99_from_the_histogram() -> None:
+    """A real windowed oltp_write_only run with --report-interval=1 --histogram=on (the
+    steady write design): each second's TPS and p95, and the 99th percentile read from the
+    histogram as sysbench reads its own percentile."""
+    text = (GOLDEN / "window_series_oltp_write_only_16threads.txt").read_text()
+    seconds = sysbench.seconds(text)
+    assert [s.at for s in seconds] == list(range(1, len(seconds) + 1))
+    assert len(seconds) >= 19  # a 20 s run; its last second may end after the last report
+    assert seconds[0] == sysbench.Second(1, 754.22, 47.47)
+    result = sysbench.parse_report(text)
+    p95 = sysbench.histogram_percentile(text, 95.0)
+    p99 = sysbench.histogram_percentile(text, 99.0)
+    assert p95 is not None and p99 is not None
+    # the histogram's 95th is sysbench's own 95th percentile line, to its two decimals
+    assert p95 == pytest.approx(result.latency_p95_ms, abs=0.01)
+    assert result.latency_p95_ms < p99 <= result.latency_max_ms
+    assert (
+        sysbench.histogram_percentile((GOLDEN / "oltp_read_only_4threads.txt").read_text(), 99.0)
+        is None
+    )
+
+
+def test_an_invocation_with_series_asks_for_them_and_its_result_carries_them(
+    tmp_path: Path,
+) -> None:
+    conn = Connection(user="root", database="sbtest", socket=tmp_path / "s.sock")
+    plain = sysbench.invocation(conn, "oltp_write_only", threads=16, time_s=20, log=tmp_path / "l")
+    assert "--report-interval=1" not in plain.argv and "--histogram=on" not in plain.argv
+    made = sysbench.invocation(
+        conn, "oltp_write_only", threads=16, time_s=20, log=tmp_path / "l", series=True
+    )
+    assert "--report-interval=1" in made.argv and "--histogram=on" in made.argv
+    text = (GOLDEN / "window_series_oltp_write_only_16threads.txt").read_text()
+    result = made.result(0, text)
+    assert len(result.per_second) >= 19 and result.latency_p99_ms is not None
+    assert plain.result(0, text).per_second == ()

@@ -112,6 +112,54 @@ def parse_window(text: str, threads: int) -> LoopWindow:
 
 
 @dataclass(frozen=True)
+class Second:
+    """One per-second report (`--report-interval=1`): the second it closes (counted from the
+    start of the run), its TPS and its 95th percentile latency."""
+
+    at: int
+    tps: float
+    p95_ms: float
+
+
+_INTERVAL = re.compile(
+    r"^\[ (?P<at>\d+)s \] thds: \d+ tps: (?P<tps>[\d.]+) .*?lat \(ms,95%\): (?P<p95>[\d.]+)",
+    re.M,
+)
+
+
+def seconds(text: str) -> list[Second]:
+    """The per-second reports in sysbench's output (other lines ignored)."""
+    return [
+        Second(int(m["at"]), float(m["tps"]), float(m["p95"])) for m in _INTERVAL.finditer(text)
+    ]
+
+
+# One row of the latency histogram (`--histogram=on`): a bucket's upper value in ms, its bar
+# and its count of events.
+_HISTOGRAM_ROW = re.compile(r"^\s+([\d.]+) \|[* ]*?\s(\d+)$", re.M)
+_HISTOGRAM_HEAD = "Latency histogram (values are in milliseconds)"
+
+
+def histogram_percentile(text: str, pct: float) -> float | None:
+    """The pct-th percentile latency (ms) from sysbench's histogram, as sysbench computes
+    its own --percentile (the smallest bucket value whose cumulative count reaches pct% of
+    the events); None when the output has no histogram."""
+    at = text.find(_HISTOGRAM_HEAD)
+    if at < 0:
+        return None
+    rows = [(float(v), int(c)) for v, c in _HISTOGRAM_ROW.findall(text[at:].split("\n \n")[0])]
+    total = sum(c for _, c in rows)
+    if total <= 0:
+        return None
+    needed, seen = total * pct / 100.0, 0
+    for value, count in rows:
+        seen += count
+        if seen >= needed:
+            return value
+    return rows[-1][0]
+
+
+@dataclass(frozen=True)
 class SysbenchResult:
     """One sysbench run's final report.  Units are in the names."""
 
@@ -128,6 +176,10 @@ class SysbenchResult:
     latency_max_ms: float
     latency_p95_ms: float
     window: LoopWindow | None = None  # with a cpu_counter only
+    # With `series` (invocation): the per-second reports and the 99th percentile from the
+    # latency histogram; empty and None without.
+    per_second: tuple[Second, ...] = ()
+    latency_p99_ms: float | None = None
 
     def record_fields(self) -> dict[str, Any]:
         """What every study's record of a sysbench run keeps of its report: throughput, the
@@ -199,9 +251,11 @@ def command(
     tls: bool = False,
     options: Sequence[str] = (),
     action: str = "run",
+    series: bool = False,
 ) -> list[str]:
     """One sysbench command line.  With tls, --mysql-ssl=on: sysbench reads the client's PEM
-    files from its working directory."""
+    files from its working directory.  With series, a report every second and the latency
+    histogram at the end (SysbenchResult.per_second, latency_p99_ms)."""
     if threads <= 0 or time_s < 0 or events < 0:
         raise BadInput(
             f"threads must be > 0 and time/events ≥ 0 (got {threads}, {time_s}, {events})"
@@ -212,6 +266,8 @@ def command(
     argv.append(f"--threads={threads}")
     if action == "run":
         argv += [f"--time={time_s}", f"--events={events}", "--percentile=95"]
+        if series:
+            argv += ["--report-interval=1", "--histogram=on"]
     return [*argv, *options, script, action]
 
 
@@ -298,6 +354,7 @@ class Invocation:
     windowed: bool  # runs inside lua/window.lua: the result carries the loop's window
     timeout_s: float
     workdir: Path | None = None
+    series: bool = False  # per-second reports and the histogram: the result carries them
 
     def result(self, returncode: int, out: str) -> SysbenchResult:
         """The run's report parsed; a failed run raises ToolError with its output's tail."""
@@ -313,6 +370,12 @@ class Invocation:
             result = parse_report(out)
             if self.windowed:
                 result = dataclasses.replace(result, window=parse_window(out, self.threads))
+            if self.series:
+                result = dataclasses.replace(
+                    result,
+                    per_second=tuple(seconds(out)),
+                    latency_p99_ms=histogram_percentile(out, 99.0),
+                )
             return result
         except ToolError as exc:
             raise ToolError(
@@ -334,6 +397,7 @@ def invocation(
     prefix: Sequence[str] = (),
     cpu_counter: CpuCounter | None = None,
     events: int = 0,
+    series: bool = False,
 ) -> Invocation:
     """A measured run's command line.  With a cpu_counter (the server's cgroup or
     /proc/PID/stat), the script runs inside lua/window.lua and the result carries the event
@@ -349,7 +413,14 @@ def invocation(
         }
         script = str(WINDOW_LUA)
     argv = command(
-        conn, script, threads=threads, time_s=time_s, events=events, tls=tls, options=options
+        conn,
+        script,
+        threads=threads,
+        time_s=time_s,
+        events=events,
+        tls=tls,
+        options=options,
+        series=series,
     )
     return Invocation(
         argv=[*prefix, *argv],
@@ -361,6 +432,7 @@ def invocation(
         # Generous: sysbench stops itself at --time; the margin covers connecting 64 threads.
         timeout_s=time_s + 120,
         workdir=workdir,
+        series=series,
     )
 
 

@@ -17,7 +17,6 @@ only (the joiner's copy is the transfer's)."""
 
 from __future__ import annotations
 
-import re
 import statistics
 import subprocess
 import time
@@ -39,26 +38,9 @@ LAST_REPORT_WAIT_S = 5.0
 # A load far longer than any transfer: stopped when the window ends.
 LOAD_TIME_S = 86_400
 
-_INTERVAL = re.compile(
-    r"^\[ (?P<at>\d+)s \] thds: \d+ tps: (?P<tps>[\d.]+) .*?lat \(ms,95%\): (?P<p95>[\d.]+)",
-    re.M,
-)
-
-
-@dataclass(frozen=True)
-class Second:
-    """One per-second report: the second it closes (from sysbench's start), its TPS and p95."""
-
-    at: int
-    tps: float
-    p95_ms: float
-
-
-def seconds(text: str) -> list[Second]:
-    """The per-second reports in sysbench's output (other lines ignored)."""
-    return [
-        Second(int(m["at"]), float(m["tps"]), float(m["p95"])) for m in _INTERVAL.finditer(text)
-    ]
+# The per-second reports, parsed where every sysbench output is (workloads/sysbench.py).
+Second = sysbench.Second
+seconds = sysbench.seconds
 
 
 @dataclass(frozen=True)
