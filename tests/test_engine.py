@@ -105,6 +105,9 @@ class FakeStudy:
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
         self.calls.append(f"warm-up {variant}")
 
+    def warm_up_together(self, cell: CellKey, seconds: int, raw: Path) -> None:
+        self.calls.append("warm-up together")
+
     def measure(self, run: Run) -> RunRecord:
         self.measured += 1
         if self.measured == self.interrupt_at:
@@ -296,8 +299,7 @@ def test_a_duet_study_measures_each_round_at_once_and_alternates_the_halves(
     run.run([FakeStudy(calls, RULE, together=True)])
     first_cell = calls[calls.index("open 1") + 1 : calls.index("close 1")]
     assert first_cell == [
-        "warm-up plain",
-        "warm-up encrypted",
+        "warm-up together",  # the study warms both as it will measure them
         # position = the half of the CPUs: each variant has each half once per block
         "together r0 plain@0 encrypted@1",
         "prove r0 plain",

@@ -139,6 +139,12 @@ class Runner:
         if not study.rule.warmup_s:
             return
         self.progress.status(f"{cell.label}: warm-up")
+        if study.together:
+            # Both at once, as they are measured (the study decides how).
+            assert isinstance(study, Together), f"{study.name} cannot measure together"
+            raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup.txt")
+            study.warm_up_together(cell, study.rule.warmup_s, raw)
+            return
         for variant in estimates.VARIANTS:
             raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
             study.warm_up(cell, variant, study.rule.warmup_s, raw)

@@ -9,7 +9,8 @@ The lifecycle the runner drives, and which tests/test_engine.py proves with a fa
     setup(cells to do) ⟮
         open_cell(cell) ⟮                      (CellSkipped: recorded by the study, skipped)
             per block, when the study is Renewing: renew(cell) (fresh servers)
-            warm_up(cell, variant) for each variant   (first, and after each renewal)
+            warm_up(cell, variant) for each variant   (first, and after each renewal;
+                                                       together: warm_up_together(cell))
             ( measure(run) → prove(record) → append ) × 2 per round, A B / B A, …
             or, when the study measures both variants at once (`together`: a duet round),
             ( measure_together(both runs) → prove each → append each ) per round
@@ -199,4 +200,9 @@ class Together(Protocol):
     def measure_together(self, runs: Sequence[Run]) -> Sequence[Any]:
         """A record of each run, in the order of `runs`; each run's `position` names its
         share of the machine (the first or the second half of the CPUs)."""
+        ...
+
+    def warm_up_together(self, cell: Any, seconds: int, raw: Path) -> None:
+        """Warm both variants up for rounds measured together (`raw` names the tool's
+        output; the study derives one file per variant and part from it)."""
         ...

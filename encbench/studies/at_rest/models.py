@@ -17,6 +17,14 @@ class AtRestVariant(Model):
     qps: Spread
     latency_avg_ms: Spread
     latency_p95_ms: Spread
+    # The steady design's (its runs keep the histogram and the series; None otherwise): the
+    # 99th percentile and the maximum latency of each run.
+    latency_p99_ms: Spread | None = None
+    latency_worst_ms: float | None = None  # the largest maximum of any run
+    # Runs whose maximum latency reached summary.STALL_MS, and the server's wait counters
+    # summed over them (RunRecord.waits and bp_wait_free): what those runs waited for.
+    stalled_runs: int | None = None
+    stall_waits: dict[str, int] | None = None
     cpu_ms_per_txn: Spread | None = None  # None: not measured (a target on another host)
     # The server's CPU as a share of the instance (RunRecord.cpu_util_pct); None: not recorded.
     cpu_util_pct: Spread | None = None
@@ -36,7 +44,15 @@ class AtRestVariant(Model):
         # Runs from before encbench recorded their usage or page cache: the summary reads as
         # it did.
         data: dict[str, Any] = handler(self)
-        for name in ("cpu_util_pct", "page_cache_mb", "kernel_cpu_s"):
+        for name in (
+            "cpu_util_pct",
+            "page_cache_mb",
+            "kernel_cpu_s",
+            "latency_p99_ms",
+            "latency_worst_ms",
+            "stalled_runs",
+            "stall_waits",
+        ):
             if data.get(name) is None:
                 data.pop(name, None)
         return data
@@ -88,16 +104,25 @@ class AtRestCell(Bounded):
     comparisons: dict[str, Estimate] = {}  # by metric (RunRecord.METRICS); empty: unmeasured
     floor: CipherFloor | None = None
     cost_profile: CostProfile | None = None
+    # Where the runs kept their per-second reports (the steady write design): each variant's
+    # TPS second by second over its counted rounds in measuring order (the series plot).
+    series: dict[str, list[float]] | None = None
+    # The steady write design's warm-up: False when the servers' write path had not leveled
+    # off when the cell's rounds began (steady.py); None where it was not checked.
+    leveled: bool | None = None
 
     @model_serializer(mode="wrap")
     def _configuration_only_if_any(self, handler: Any) -> dict[str, Any]:
         # A run of one configuration writes summary.json as before configurations were cells.
         # Runs from before encbench recorded what bound them: no `bound`, as then.
+        # Runs without per-second reports: no `series` and no `leveled`.
         data: dict[str, Any] = handler(self)
+        falsy_out = ("algorithm", "scope", "shape", "layer", "bound")
+        none_out = ("series", "leveled")
         return {
             k: v
             for k, v in data.items()
-            if k not in ("algorithm", "scope", "shape", "layer", "bound") or v
+            if not (k in falsy_out and not v) and not (k in none_out and v is None)
         }
 
     @property

@@ -13,6 +13,7 @@ from encbench.options import Rounds, Threads, budgets_listed, known
 from encbench.placement import Sharing
 from encbench.profile import Profile
 from encbench.servers import installs
+from encbench.studies.at_rest import steady
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.definition import Settings
 from encbench.workloads.sysbench import OLTP_WORKLOADS
@@ -36,7 +37,8 @@ class MeasureSpec(Rounds):
     profile_cpu_s: Annotated[int, Field(ge=1, le=600)] = 5
     # How a round shares the machine (placement.py): one variant after the other, unpinned
     # ("sequential"); the same with servers and client on separate halves of the CPUs
-    # ("pinned"); or both variants at once, each on its own half ("duet").
+    # ("pinned"); or both variants at once, each on its own half ("duet") or sharing every
+    # CPU ("concurrent").
     sharing: Sharing = "sequential"
     # When both servers start afresh: before every block ("block"), so that what a pair of
     # processes has of its own (two identical servers differed by up to a fifth for as long
@@ -49,6 +51,18 @@ class MeasureSpec(Rounds):
     # one budget for both leaves the writes without an interval or the reads with time they
     # do not need.
     workload_budget_s: dict[str, Annotated[float, Field(gt=0)]] = {}
+    # How a write workload's run is measured (on servers encbench starts): each run between
+    # two flushes to zero dirty pages, the flushing charged to it ("flush": flushing.py); or
+    # the write path in its steady state, no flush, the servers first warmed up until their
+    # dirty pages and checkpoint age level off ("steady": steady.py, its per-second series
+    # and p99 kept with every run).  docs/method.md says why steady is the design to cite.
+    write_window: Literal["flush", "steady"] = "flush"
+    # The steady design's longest warm-up: a server whose write path has not leveled off by
+    # then is measured anyway, its runs marked (RunRecord.leveled) and its cell named.
+    steady_warmup_max_s: Annotated[int, Field(ge=1, le=3600)] = 120
+    # The steady design's chunk of load between two readings of the write path: the warm-up
+    # lasts at least 2 × steady.READINGS chunks (20 s at the default).
+    steady_chunk_s: Annotated[int, Field(ge=1, le=60)] = steady.CHUNK_S
     # Not a key: what the plan takes a run's overhead to be under the profile's install
     # (measure_options).
     _run_overhead_s: float = PrivateAttr(default=RUN_OVERHEAD_S)

@@ -129,3 +129,41 @@ def overhead_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
     return plots.render_svg(
         draw, f"cost-{title}", plots.SIZE, f"cost of encryption against threads, {title}"
     )
+
+
+def series_svg(cells: Sequence[AtRestCell], title: str) -> str | None:
+    """Each variant's TPS second by second over its counted rounds (the steady design's
+    per-second reports), one panel per thread count: stalls show as drops to the floor."""
+    done = [c for c in measured(cells) if c.series]
+    if not done:
+        return None
+
+    def draw(fig: Figure) -> None:
+        axes = fig.subplots(len(done), 1, squeeze=False)[:, 0]
+        for ax, cell in zip(axes, done, strict=True):
+            assert cell.series is not None
+            for variant in ("encrypted", "plain"):
+                style = plots.VARIANT_STYLE[variant]
+                values = cell.series.get(variant, [])
+                ax.plot(
+                    range(1, len(values) + 1),
+                    values,
+                    color=style["color"],
+                    linestyle=style["linestyle"],
+                    linewidth=0.8,
+                    label=style["label"],
+                )
+            ax.set_ylim(bottom=0)
+            ax.set_ylabel(f"TPS, {cell.threads} thr")
+        axes[-1].set_xlabel("second of measured load (rounds in order)")
+        axes[0].set_title(f"Throughput second by second, {title}")
+        axes[0].legend(loc="lower right")
+
+    width, height = plots.SIZE
+    return plots.render_svg(
+        draw,
+        f"series-{title}",
+        (width * 1.6, max(height * 0.6 * len(done), height)),
+        f"per-second throughput of both variants, {title}",
+        auto_layout=True,
+    )

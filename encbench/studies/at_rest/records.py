@@ -17,7 +17,9 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       (written only with server.shapes) and the CPUs its server was allowed
       (`shape_cpus_allowed`); and `usage`, what the run used of the machine (CPU, data
       device: results/usage.py); the cell's `layer` ("fs" or "tde+fs", written only for those:
-      server.encryption_layer), a layer-"fs" cell without algorithm and scope.
+      server.encryption_layer), a layer-"fs" cell without algorithm and scope; and, for
+      the steady-state write design (`write_window`), the per-second series, p99 latency
+      and where the write path stood at the run's start and end (see RunRecord).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ AT_REST_METRICS = (
     Metric("qps", "queries/s", "higher_is_better", cannot_improve=True),
     Metric("latency_avg_ms", "ms", "lower_is_better", cannot_improve=True),
     Metric("latency_p95_ms", "ms", "lower_is_better", cannot_improve=True),
+    # Recorded by the steady-state write design only (None in other runs: not compared).
+    Metric("latency_p99_ms", "ms", "lower_is_better", cannot_improve=True),
     Metric("cpu_ms_per_txn", "ms", "lower_is_better", cannot_improve=True),
     # The published reports' "CPU utilisation": lower when encryption lowers the throughput,
     # so a gain here is no anomaly.
@@ -43,6 +47,8 @@ AT_REST_METRICS = (
 # The measured windows of the server's CPU in an at-rest run (RunRecord.cpu_window).
 CPU_WINDOW_LOOP = "event loop"  # sysbench's loop only: no connects, no statement preparation
 CPU_WINDOW_LOOP_FLUSH = "event loop + flush"  # ... until the run's dirty pages were written
+# ... a write run's event loop in the steady state (steady.py): no flush, the cleaners as ever
+CPU_WINDOW_LOOP_STEADY = "event loop, steady state"
 # RunRecord.cpu_source of a run whose server's CPU cannot be read (a target on another host).
 CPU_NOT_MEASURED = "not measured: the server's process is not on this host"
 
@@ -172,6 +178,26 @@ class RunRecord(RecordedRun):
     # log buffer, deadlocks, data fsyncs, the binary log's group commit) — beside a run that
     # stalled, which wait the server itself counted, or that none did.
     waits: dict[str, int] = field(default_factory=dict)
+    # Added within schema 1 (defaults in older lines): the write design its run was
+    # measured by ("flush" or "steady": measure.write_window; "" for a read workload's and
+    # older runs); with the steady design's per-second reports, each second's TPS and p95
+    # latency and the run's 99th percentile (sysbench's histogram); and, for a write run on
+    # a server of encbench's own in that design, its dirty pages and checkpoint age (bytes)
+    # at the start and end of the run, the pages flushed between
+    # (Innodb_buffer_pool_pages_flushed), whether its servers had leveled off before the
+    # cell's rounds (steady.py: None where not checked), and the seconds of load that
+    # brought this run's server back to its steady state just before it (sequential rounds).
+    write_window: str = ""
+    latency_p99_ms: float | None = None
+    tps_per_s: list[float] = field(default_factory=list)
+    latency_p95_per_s: list[float] = field(default_factory=list)
+    dirty_start: int | None = None
+    dirty_end: int | None = None
+    checkpoint_age_start: int | None = None
+    checkpoint_age_end: int | None = None
+    pages_flushed: int | None = None
+    leveled: bool | None = None
+    ramp_s: float = 0.0
 
     def __post_init__(self) -> None:
         self.refuse_empty(self.transactions, self.tps, "transactions")

@@ -197,25 +197,48 @@ def _points(comp: Estimate, plain_pct: float) -> str:
     return f"{pts:+.1f} ({low:+.1f} … {high:+.1f})"
 
 
+def _worst(enc: float | None, plain: float | None) -> str:
+    if enc is None or plain is None:
+        return "not measured"
+    return f"{fmt(enc, 0)} / {fmt(plain, 0)}"
+
+
+def _stalled(cell: AtRestCell) -> str:
+    assert cell.variants is not None
+    enc, pla = cell.variants.encrypted, cell.variants.plain
+    return f"{enc.stalled_runs or 0} / {pla.stalled_runs or 0} of {cell.rounds}"
+
+
 def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
     """The published studies' latency columns: average and p95 per thread count, each
     variant's mean over the rounds and the paired change with its interval (⚠ where the
-    encrypted side came out better)."""
+    encrypted side came out better); where the runs kept their histogram and series (the
+    steady write design), p99 the same way, the worst maximum of any run and the runs that
+    stalled (a maximum of a second or more), each stall explained under the table."""
     rows = []
-    for c in cells:
-        if not c.rounds or c.variants is None:
-            continue
+    done = [c for c in cells if c.rounds and c.variants is not None]
+    tails = any("latency_p99_ms" in c.comparisons for c in done)
+    for c in done:
+        assert c.variants is not None
         enc, pla, comps = c.variants.encrypted, c.variants.plain, c.comparisons
-        rows.append(
-            row(
-                str(c.threads),
-                _pair(enc.latency_avg_ms, pla.latency_avg_ms),
-                flagged_cost(comps["latency_avg_ms"]),
-                _pair(enc.latency_p95_ms, pla.latency_p95_ms),
-                flagged_cost(comps["latency_p95_ms"]),
-                styles={2: comps["latency_avg_ms"].kind, 4: comps["latency_p95_ms"].kind},
-            )
-        )
+        texts = [
+            str(c.threads),
+            _pair(enc.latency_avg_ms, pla.latency_avg_ms),
+            flagged_cost(comps["latency_avg_ms"]),
+            _pair(enc.latency_p95_ms, pla.latency_p95_ms),
+            flagged_cost(comps["latency_p95_ms"]),
+        ]
+        styles: dict[int, str] = {2: comps["latency_avg_ms"].kind, 4: comps["latency_p95_ms"].kind}
+        if tails:
+            p99 = comps.get("latency_p99_ms")
+            texts += [
+                _pair(enc.latency_p99_ms, pla.latency_p99_ms),
+                flagged_cost(p99) if p99 is not None else "not measured",
+                _worst(enc.latency_worst_ms, pla.latency_worst_ms),
+                _stalled(c),
+            ]
+            styles |= {6: p99.kind} if p99 is not None else {}
+        rows.append(row(*texts, styles=styles))
     if not rows:
         return None
     header = [
@@ -225,13 +248,60 @@ def latency_table(cells: Sequence[AtRestCell]) -> Table | None:
         "p95 latency ms (enc / plain)",
         "p95 change (95% CI)",
     ]
-    latencies = [
-        c.comparisons.get(m)
-        for c in cells
-        if c.rounds
-        for m in ("latency_avg_ms", "latency_p95_ms")
-    ]
-    return Table(header, rows, caption="Latency", notes=verdict_notes(latencies, None))
+    metrics = ("latency_avg_ms", "latency_p95_ms", "latency_p99_ms")
+    if tails:
+        header += [
+            "p99 latency ms (enc / plain)",
+            "p99 change (95% CI)",
+            "worst max ms (enc / plain)",
+            "runs stalled ≥1 s (enc / plain)",
+        ]
+    latencies = [c.comparisons.get(m) for c in done for m in metrics if m in c.comparisons]
+    notes = verdict_notes(latencies, None) + stall_notes(done)
+    return Table(header, rows, caption="Latency", notes=notes)
+
+
+# The wait counters a stall is read against, in words (study.WAIT_COUNTERS and the pool's).
+WAIT_WORDS = {
+    "Innodb_buffer_pool_wait_free": "waits for a free page",
+    "Innodb_log_waits": "waits for the redo log buffer",
+    "Innodb_row_lock_waits": "row lock waits",
+    "Innodb_row_lock_time": "ms of row lock waits",
+    "Innodb_deadlocks": "deadlocks",
+    "Binlog_group_commit_trigger_timeout": "binary log group commits ended by their timeout",
+}
+
+
+def stall_notes(cells: Sequence[AtRestCell]) -> list[str]:
+    """Each cell with a stalled run (a maximum latency of a second or more): how many runs
+    on each side and what the server counted those runs waiting for."""
+    notes = []
+    for c in cells:
+        assert c.variants is not None
+        sides = []
+        for name, side in (("encrypted", c.variants.encrypted), ("plain", c.variants.plain)):
+            if not side.stalled_runs:
+                continue
+            waits = side.stall_waits or {}
+            counted = [f"{waits[k]:,} {words}" for k, words in WAIT_WORDS.items() if waits.get(k)]
+            said = (
+                "; the server counted " + ", ".join(counted)
+                if counted
+                else (
+                    "; the server counted none of its waits (free pages, redo log buffer, row "
+                    "locks): a stall outside InnoDB's counted waits"
+                )
+            )
+            worst = fmt(side.latency_worst_ms or 0, 0)
+            sides.append(f"{side.stalled_runs} {name} run(s), the worst {worst} ms{said}")
+        if sides:
+            notes.append(
+                f"{c.threads} thr: a transaction took a second or more in "
+                + "; ".join(sides)
+                + ". Their seconds are in each run's per-second series (at-rest.jsonl: "
+                "tps_per_s) and in the HTML report's series plot."
+            )
+    return notes
 
 
 def claims_section(part: AtRestSummary) -> Section | None:
@@ -691,8 +761,32 @@ def group_section(
         floor_table(cells),
     )
     blocks += [t for t in tables if t is not None]
+    if any(c.series for c in cells):
+        blocks.append(
+            Plot(
+                lambda: at_rest_plots.series_svg(cells, title),
+                "Each variant's TPS in every second of its counted runs, the rounds one after "
+                "another (sysbench's per-second reports): a stall is a drop toward zero.",
+            )
+        )
+    blocks += level_notes(cells)
     blocks += cost_profile_blocks(cells)
     return Section(title, blocks)
+
+
+def level_notes(cells: Sequence[AtRestCell]) -> list[Block]:
+    """The steady design's cells whose write path never leveled off in their warm-up."""
+    unlevel = [c for c in cells if c.leveled is False]
+    if not unlevel:
+        return []
+    threads = ", ".join(_threads(c.threads) for c in unlevel)
+    return [
+        Paragraph(
+            f"⚠ Not in a steady state: at {threads} the servers' dirty pages or checkpoint "
+            "age had not leveled off by the end of the warm-up (measure.steady_warmup_max_s); "
+            "these cells were measured anyway and their cost may drift with the rounds."
+        )
+    ]
 
 
 # -- setup lines ------------------------------------------------------------------------------
@@ -979,6 +1073,13 @@ def sharing_words(part: AtRestSummary) -> str:
             "between the two rounds of each block, so that a burst of other load hits both "
             f"sides of a round at once. Each side had {per_side} CPU(s): the TPS are a half's, "
             f"not the machine's, and a thread count above {per_side} measures queueing on it."
+        )
+    if part.sharing == "concurrent":
+        return (
+            f"Rounds: concurrent {setting} — both variants at the same time, each server with "
+            "its own sysbench, nothing pinned: both sides share every CPU, so that a burst of "
+            "other load hits both sides of a round at once. The TPS are a side's share of the "
+            "machine, not the machine's."
         )
     return f"Rounds: sequential {setting} — one variant after the other, nothing pinned." + (
         busy_machine_words(part)

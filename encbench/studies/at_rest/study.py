@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from encbench import placement, proc
 from encbench.engine import disk
@@ -34,7 +35,7 @@ from encbench.servers.sandbox import SandboxServer
 from encbench.servers.shapes import IoCounter
 from encbench.servers.target import Target, blame_the_server
 from encbench.servers.variants import VARIANTS, EncryptionSpec
-from encbench.studies.at_rest import cells, flushing, growth, run_proof
+from encbench.studies.at_rest import cells, flushing, growth, run_proof, steady
 from encbench.studies.at_rest.cpu_profile import CpuProfiler
 from encbench.studies.at_rest.hosts import VariantHost
 from encbench.studies.at_rest.options import MeasureSpec
@@ -43,6 +44,7 @@ from encbench.studies.at_rest.records import (
     CPU_NOT_MEASURED,
     CPU_WINDOW_LOOP,
     CPU_WINDOW_LOOP_FLUSH,
+    CPU_WINDOW_LOOP_STEADY,
     CellKey,
     RunRecord,
 )
@@ -62,6 +64,8 @@ STATUS_COUNTERS = (
     # How often a thread found no free page in the buffer pool and waited for the page
     # cleaner: beside a run that stalled, the cause named by the server's own count.
     "Innodb_buffer_pool_wait_free",
+    # The pages the page cleaner wrote: in the steady state, what the run's window charged.
+    steady.FLUSHED,
 )
 # The server's own counts of what a thread waited for, beside each run (RunRecord.waits):
 # a run whose latency maximum stalled at a second or more is read against them.
@@ -113,6 +117,10 @@ class _Opened:
     device: str  # the block device of its data directory, where it is on this host ("")
     # Its own reads and writes, in a shape with an IOPS cap (None otherwise).
     io_counter: IoCounter | None = None
+    # The steady design's write run: where its write path stood as the run began (None
+    # otherwise), and the seconds of load that brought it back there just before.
+    steady_start: steady.State | None = None
+    ramp_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -136,9 +144,13 @@ class AtRestStudy(StudyBasics):
         check_iops_disk(self.profile, self.store.path)
         self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
-        self.together = self.rule.sharing == "duet"
+        self.together = self.rule.sharing in placement.AT_ONCE
         self.cpus = placement.usable_cpus()
         self._devices: dict[Path, str] = {}
+        # The steady-state write design (steady.py): whether each write cell's servers had
+        # leveled off when its rounds began (after the last warm-up).
+        self.steady = self.rule.write_window == "steady"
+        self._leveled: dict[CellKey, bool] = {}
         self.profiler = (
             # One algorithm with profile_cpu (profile.parse): its core is calibrated once.
             CpuProfiler(
@@ -239,6 +251,7 @@ class AtRestStudy(StudyBasics):
             cpu_counter=cpu_counter,
             prefix=where.client_prefix,
             env=self._host().client_env(),
+            series=self.steady,
         )
 
     def _sysbench(
@@ -263,17 +276,107 @@ class AtRestStudy(StudyBasics):
         return True
 
     def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
+        if self._levels(cell):
+            self._level(cell, (variant,), raw, min_s=seconds)
+            return
         self._sysbench(cell, variant, seconds, raw)
 
-    def _placement(self, run: Run) -> Placement:
-        where = placement.placement(self.rule.sharing, run.position, self.cpus)
+    def warm_up_together(self, cell: CellKey, seconds: int, raw: Path) -> None:
+        """A duet's warm-up: a write cell's servers loaded at once, each on its half of the
+        CPUs, until both have leveled off (the steady design); otherwise one after the
+        other, as in sequential rounds."""
+        if self._levels(cell):
+            self._level(cell, VARIANTS, raw, min_s=seconds)
+            return
+        for variant in VARIANTS:
+            self._sysbench(cell, variant, seconds, raw.with_name(f"{raw.stem}-{variant}.txt"))
+
+    def _levels(self, cell: CellKey) -> bool:
+        """Whether this cell's warm-up runs until the servers level off: a write workload in
+        the steady design, on servers of encbench's own (a user's server is only read)."""
+        return (
+            self.steady
+            and cell.workload in sysbench.WRITE_WORKLOADS
+            and all(self._host().local_server(v) is not None for v in VARIANTS)
+        )
+
+    def _level(
+        self, cell: CellKey, variants: Sequence[str], raw: Path, *, min_s: float
+    ) -> steady.Leveling:
+        """Load `variants`' servers (at once, each on its half of the CPUs, when there are
+        two) in chunks until their write path levels off (steady.py); what it took is
+        written to at-rest.json (`steady`), and the cell remembers whether it leveled."""
+        servers = {v: self._server(v) for v in variants}
+        d = self.profile.data
+        for server in servers.values():
+            with blame_the_server(server):
+                growth.before_write_run(server, cell.workload, d.tables, d.table_size)
+        wheres = {v: self._place(v, i) for i, v in enumerate(variants)}
+
+        def chunk_raw(variant: str, chunk: int) -> Path:
+            side = f"-{variant}" if len(variants) > 1 else ""
+            return raw.with_name(f"{raw.stem}{side}-{chunk:03d}.txt")
+
+        def load(chunk: int, seconds: int) -> None:
+            self.progress.status(f"{cell.label}: warm-up to the steady state, {chunk * seconds} s")
+            invocations = [
+                self._invocation(cell, v, seconds, chunk_raw(v, chunk), where=wheres[v])
+                for v in variants
+            ]
+            with contextlib.ExitStack() as blame:
+                for server in servers.values():
+                    blame.enter_context(blame_the_server(server))
+                if len(invocations) == 1:
+                    sysbench.run(invocations[0])
+                else:
+                    sysbench.run_together(invocations)
+
+        def read() -> dict[str, steady.State]:
+            return {v: steady.state(s.global_status()) for v, s in servers.items()}
+
+        leveling = steady.warm_until_level(
+            load,
+            read,
+            min_s=min_s,
+            max_s=self.rule.steady_warmup_max_s,
+            chunk_s=self.rule.steady_chunk_s,
+        )
+        self._leveled[cell] = leveling.level
+        record = self._host().record.setdefault("steady", {}).setdefault(cell.slug, [])
+        record.append({"variants": list(variants), **leveling.to_json()})
+        self.store.write_json("at-rest.json", self._host().record)
+        if not leveling.level:
+            self.progress.log(
+                f"{cell.label}: the write path did not level off within "
+                f"{self.rule.steady_warmup_max_s} s of warm-up; measured anyway, its runs marked"
+            )
+        return leveling
+
+    def _place(self, variant: str, position: int) -> Placement:
+        """The CPUs of a variant's server and client at a position of the round (pins the
+        server; unpinned in sequential rounds)."""
+        where = placement.placement(self.rule.sharing, position, self.cpus)
         if where.server is not None:
-            placement.pin(self._server(run.variant).pid, where.server)
+            placement.pin(self._server(variant).pid, where.server)
         return where
+
+    def _placement(self, run: Run) -> Placement:
+        return self._place(run.variant, run.position)
 
     def measure(self, run: Run) -> RunRecord:
         where = self._placement(run)
-        opened = self._open(run)
+        ramp_s = 0.0
+        if self._levels(run.cell):
+            # One server after the other: the one not measured idled meanwhile and its page
+            # cleaner caught up, so it is brought back to its steady state first.
+            ramp = self._level(
+                run.cell,
+                (run.variant,),
+                run.raw.with_name(f"{run.raw.stem}-ramp.txt"),
+                min_s=0,  # as soon as it has leveled: 2 × READINGS chunks at least
+            )
+            ramp_s = ramp.seconds
+        opened = self._open(run, ramp_s)
         start = self._clocks(opened)
         with blame_the_server(opened.target):
             result = sysbench.run(self._window_invocation(opened, where))
@@ -332,7 +435,7 @@ class AtRestStudy(StudyBasics):
         run = opened.run
         return self._invocation(run.cell, run.variant, run.seconds, run.raw, opened.counter, where)
 
-    def _open(self, run: Run) -> _Opened:
+    def _open(self, run: Run, ramp_s: float = 0.0) -> _Opened:
         """What is read before a run's window opens."""
         target = self._host().target(run.variant)
         local = self._host().local_server(run.variant)
@@ -340,7 +443,11 @@ class AtRestStudy(StudyBasics):
         writes = run.cell.workload in sysbench.WRITE_WORKLOADS
         # Only on a server of our own: flushing and trimming change global variables, which
         # a user's server never gets from encbench (its runs record no flush wait).
-        flushes = writes and local is not None
+        flushes = writes and local is not None and not self.steady
+        if writes and local is not None and self.steady:
+            # The steady state is left as it is: only the binary log is kept short.
+            with blame_the_server(local):
+                growth.purge_binary_logs(local)
         if flushes:
             assert local is not None and counter is not None
             # Outside the window: the warm-up's (or the last run's) rows and dirty pages are
@@ -352,7 +459,8 @@ class AtRestStudy(StudyBasics):
         # After the flush (its writes are then on the device, their pages clean).
         self._host().settle(run.variant, run.cell.regime)
         with blame_the_server(target):
-            status = _status_counters(target.global_status())
+            full = target.global_status()
+        status = _status_counters(full)
         return _Opened(
             run=run,
             target=target,
@@ -373,6 +481,8 @@ class AtRestStudy(StudyBasics):
                 if local is not None and local.shaped is not None and not self.together
                 else None
             ),
+            steady_start=steady.state(full) if self._levels(run.cell) else None,
+            ramp_s=ramp_s,
         )
 
     def _device(self, target: Target) -> str:
@@ -426,11 +536,15 @@ class AtRestStudy(StudyBasics):
     ) -> RunRecord:
         run = opened.run
         with blame_the_server(opened.target):
-            after = _status_counters(opened.target.global_status())
+            full = opened.target.global_status()
+        after = _status_counters(full)
         delta = {k: after[k] - opened.status[k] for k in after}
+        end = steady.state(full) if opened.steady_start is not None else None
         server_cpu_s = cpu_window_s = None
         cpu_source = opened.counter.source if opened.counter else CPU_NOT_MEASURED
         cpu_window = CPU_WINDOW_LOOP_FLUSH if opened.flushes else CPU_WINDOW_LOOP
+        if end is not None:
+            cpu_window = CPU_WINDOW_LOOP_STEADY
         if closed is not None and opened.counter is not None and result.window is not None:
             server_cpu_s = (closed.end_counter - closed.start_counter) * opened.counter.unit_s
             cpu_window_s = (closed.end_ns - result.window.start_ns) / 1e9
@@ -470,7 +584,8 @@ class AtRestStudy(StudyBasics):
             sharing=self.rule.sharing,
             server_cpus=server_cpus,
             client_cpus=client_cpus,
-            setup_s=run.setup_s,
+            # The ramp back to the steady state is this run's own set-up: the budget's time.
+            setup_s=run.setup_s + opened.ramp_s,
             shape_cpus_allowed=opened.cpus_allowed,
             usage=window.usage(
                 server_cpu_s,
@@ -481,7 +596,35 @@ class AtRestStudy(StudyBasics):
             ),
             page_cache_mb=_page_cache_mb(opened.local),
             kernel_cpu_s=window.kernel_cpu_s,
+            **self._steady_fields(opened, result, end),
         )
+
+    def _steady_fields(
+        self, opened: _Opened, result: sysbench.SysbenchResult, end: steady.State | None
+    ) -> dict[str, Any]:
+        """The steady design's figures of a run (records.py): its series and p99 for every
+        run, and for a write run where its write path stood at its start and end."""
+        if not self.steady:
+            return {}
+        writes = opened.run.cell.workload in sysbench.WRITE_WORKLOADS
+        fields: dict[str, Any] = {
+            "write_window": self.rule.write_window if writes else "",
+            "latency_p99_ms": result.latency_p99_ms,
+            "tps_per_s": [s.tps for s in result.per_second],
+            "latency_p95_per_s": [s.p95_ms for s in result.per_second],
+            "ramp_s": opened.ramp_s,
+        }
+        start = opened.steady_start
+        if start is not None and end is not None:
+            fields |= {
+                "dirty_start": start.dirty,
+                "dirty_end": end.dirty,
+                "checkpoint_age_start": start.checkpoint_age,
+                "checkpoint_age_end": end.checkpoint_age,
+                "pages_flushed": end.flushed - start.flushed,
+                "leveled": self._leveled.get(opened.run.cell),
+            }
+        return fields
 
     def prove(self, record: RunRecord) -> None:
         """Per run, the server's own counters (run_proof.py: check_run): a plain run

@@ -53,16 +53,49 @@ def measured(runs: list[RunRecord], name: str) -> bool:
 
 def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
     names = (*(m.name for m in RunRecord.METRICS), *EVIDENCE)
-    spreads = {
+    spreads: dict[str, Any] = {
         name: Spread.of([float(getattr(r, name)) for r in runs])
         for name in names
         if measured(runs, name)
     }
     return AtRestVariant(
         **spreads,
+        **stall_fields(runs),
         errors=sum(r.ignored_errors for r in runs),
         reconnects=sum(r.reconnects for r in runs),
     )
+
+
+def steady_fields(rounds: list[estimates.Round]) -> dict[str, Any]:
+    """A cell's per-second series (each variant's, its counted rounds in order) and whether
+    its write path had leveled off, where its runs kept them (the steady write design)."""
+    runs = [run for r in rounds for run in r.runs.values()]
+    if not any(run.tps_per_s for run in runs):
+        return {}
+    series = {v: [x for r in rounds for x in r.runs[v].tps_per_s] for v in estimates.VARIANTS}
+    levels = [run.leveled for run in runs if run.leveled is not None]
+    return {"series": series, "leveled": all(levels) if levels else None}
+
+
+# A run whose slowest transaction took this long stalled: the report shows and explains it.
+STALL_MS = 1000.0
+
+
+def stall_fields(runs: list[RunRecord]) -> dict[str, Any]:
+    """The worst latency and the stalled runs with what they waited for, where the runs kept
+    their series (the steady design: the report shows the maximum beside p95 and p99)."""
+    if not measured(runs, "latency_p99_ms"):
+        return {}
+    stalled = [r for r in runs if r.latency_max_ms >= STALL_MS]
+    waits: dict[str, int] = {}
+    for r in stalled:
+        for name, count in {**r.waits, "Innodb_buffer_pool_wait_free": r.bp_wait_free}.items():
+            waits[name] = waits.get(name, 0) + count
+    return {
+        "latency_worst_ms": max(r.latency_max_ms for r in runs),
+        "stalled_runs": len(stalled),
+        "stall_waits": {k: v for k, v in waits.items() if v},
+    }
 
 
 def summarize_cell(
@@ -107,6 +140,7 @@ def summarize_cell(
     spec = configuration(cell, profile)
     return summary.model_copy(
         update={
+            **steady_fields(rounds),
             # InnoDB's cipher: none under the filesystem layer alone (the kernel's is not it).
             "floor": floor.cipher_floor(
                 [r.runs["encrypted"] for r in rounds],
