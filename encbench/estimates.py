@@ -76,9 +76,7 @@ class Round:
         once (a duet, measure.sharing) the longest is the round's.  Charging a duet twice
         would end its cells after about two-thirds of their budget."""
         walls = [float(r.wall_s) for r in self.runs.values()]
-        together = all(
-            getattr(r, "sharing", "") in ("duet", "concurrent") for r in self.runs.values()
-        )
+        together = all(getattr(r, "sharing", "") == "duet" for r in self.runs.values())
         return max(walls) if together else sum(walls)
 
     @property

@@ -37,8 +37,7 @@ class MeasureSpec(Rounds):
     profile_cpu_s: Annotated[int, Field(ge=1, le=600)] = 5
     # How a round shares the machine (placement.py): one variant after the other, unpinned
     # ("sequential"); the same with servers and client on separate halves of the CPUs
-    # ("pinned"); or both variants at once, each on its own half ("duet") or sharing every
-    # CPU ("concurrent").
+    # ("pinned"); or both variants at once, each on its own half ("duet").
     sharing: Sharing = "sequential"
     # When both servers start afresh: before every block ("block"), so that what a pair of
     # processes has of its own (two identical servers differed by up to a fifth for as long

@@ -1074,13 +1074,6 @@ def sharing_words(part: AtRestSummary) -> str:
             f"sides of a round at once. Each side had {per_side} CPU(s): the TPS are a half's, "
             f"not the machine's, and a thread count above {per_side} measures queueing on it."
         )
-    if part.sharing == "concurrent":
-        return (
-            f"Rounds: concurrent {setting} — both variants at the same time, each server with "
-            "its own sysbench, nothing pinned: both sides share every CPU, so that a burst of "
-            "other load hits both sides of a round at once. The TPS are a side's share of the "
-            "machine, not the machine's."
-        )
     return f"Rounds: sequential {setting} — one variant after the other, nothing pinned." + (
         busy_machine_words(part)
     )

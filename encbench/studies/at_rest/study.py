@@ -144,7 +144,7 @@ class AtRestStudy(StudyBasics):
         check_iops_disk(self.profile, self.store.path)
         self.host: VariantHost | None = None
         # Duet: both variants of a round at once (the runner calls measure_together).
-        self.together = self.rule.sharing in placement.AT_ONCE
+        self.together = self.rule.sharing == "duet"
         self.cpus = placement.usable_cpus()
         self._devices: dict[Path, str] = {}
         # The steady-state write design (steady.py): whether each write cell's servers had
