@@ -196,12 +196,15 @@ def _summarize(
     ci = stats.mean_ci(mean, stdev, len(values)) or (mean, mean)
     ends = [end for c in cells for end in cell_interval(c.values)]
     labels = [c.label for c in cells]
-    # No load pays less than the cipher's own work (where measured), nor less than nothing.
+    # No load pays less than the cipher's own work (where measured), nor less than nothing:
+    # a mean below it is noise, and the unit is then that floor, so that its interval, which
+    # starts there, holds its point.
     floor = max(cipher_us or 0.0, 0.0)
+    low, high = max(min(ci[0], *ends), floor), max(ci[1], *ends, floor)
     return Unit(
         name=name,
-        us=mean,
-        ci_us=(max(min(ci[0], *ends), floor), max(ci[1], *ends)),
+        us=min(max(mean, low), high),
+        ci_us=(low, high),
         kind="measured",
         configuration=configuration,
         basis=f"{len(cells)} {plural(what_cells, len(cells))} ({'; '.join(labels)}), "
