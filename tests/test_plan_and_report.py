@@ -265,3 +265,39 @@ def test_the_set_up_says_when_the_servers_started_afresh() -> None:
     assert "before every block" in words("block", 12) and "12 starts" in words("block", 12)
     assert "do not cover it" in words("regime", 2)
     assert "target's, never restarted" in words("block", None)
+
+
+def test_steady_runs_show_p99_the_worst_maximum_and_each_stall_with_its_waits() -> None:
+    """The steady write design's runs keep p99 and their series: the latency table gives
+    p99 with its interval, the worst maximum and the stalled runs per side, a note says what
+    the server counted the stalled runs waiting for, and the cell carries each side's
+    series for the plot."""
+    runs = [
+        dataclasses.replace(
+            r,
+            latency_p99_ms=3.0 if r.variant == "plain" else 3.3,
+            tps_per_s=[r.tps, r.tps],
+            latency_max_ms=2500.0 if (r.variant, r.round) == ("encrypted", 5) else 40.0,
+            bp_wait_free=7 if (r.variant, r.round) == ("encrypted", 5) else 0,
+            leveled=r.round != 0,
+        )
+        for r in rounds_of([(90, 100), (91, 100), (89, 100)] * 4)
+    ]
+    data = at_rest.build(runs, PROFILE, None, {"cpu": {"cores": 2}})
+    cell = data.cells[0]
+    assert cell.comparisons["latency_p99_ms"].verdict.startswith("10.0% ")
+    assert cell.series is not None and len(cell.series["plain"]) == 2 * 12
+    assert cell.leveled is False  # one block began before its servers leveled off
+    assert cell.variants is not None and cell.variants.encrypted.stalled_runs == 1
+    text = report_md(data)
+    assert "| p99 latency ms (enc / plain) | p99 change (95% CI) |" in text
+    assert "| 2,500 / 40 | 1 / 0 of 12 |" in text
+    assert "1 encrypted run(s), the worst 2,500 ms; the server counted 7 waits for a free" in text
+    assert "Not in a steady state: at 4 threads" in text
+
+
+def test_runs_without_series_report_as_before() -> None:
+    data = at_rest.build(rounds_of([(90, 100)] * 12), PROFILE, None, {"cpu": {"cores": 2}})
+    cell = data.cells[0]
+    assert cell.series is None and "latency_p99_ms" not in cell.comparisons
+    assert "series" not in cell.model_dump() and "p99" not in report_md(data)

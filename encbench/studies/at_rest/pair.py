@@ -37,6 +37,7 @@ from encbench.servers.variants import (
     server_options,
     side_name,
 )
+from encbench.studies.at_rest import steady
 from encbench.studies.at_rest.cells import configurations
 from encbench.studies.at_rest.dialects import Dialect, dialect_for
 from encbench.studies.at_rest.flushing import CPU_MEASUREMENT
@@ -335,7 +336,11 @@ class ServerPair(ClosedOnExit):
                     "size_mb": round(self.data_mb, 1),
                 },
                 "binary_log": self.binlog,
-                "cpu_measurement": CPU_MEASUREMENT,
+                "cpu_measurement": (
+                    steady.DESIGN
+                    if measure_options(self.profile).write_window == "steady"
+                    else CPU_MEASUREMENT
+                ),
                 "mariadb_version": self.servers["plain"].version(),
                 "family": self.dialect.family,
             }

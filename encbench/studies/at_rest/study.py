@@ -9,8 +9,10 @@ The server's CPU of a run is counted over sysbench's event loop only (workloads/
 window.lua: not its start-up, connects or statement preparation), from the server's own
 cgroup where one could be made (servers/cgroup.py, nanoseconds) or else /proc/PID/stat; for
 a write workload the window stays open until the pages the run dirtied are flushed
-(flushing.py), so the encryption InnoDB defers is charged to the run that caused it.  TPS,
-latency and the other sysbench figures stay sysbench's own.
+(flushing.py), so the encryption InnoDB defers is charged to the run that caused it — or, in
+the steady design (`write_window = "steady"`, steady.py), no flush is made: the servers are
+warmed up until their write path levels off, and the loop's window then holds the page
+writes its load causes.  TPS, latency and the other sysbench figures stay sysbench's own.
 """
 
 from __future__ import annotations

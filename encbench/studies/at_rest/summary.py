@@ -189,7 +189,11 @@ def build(
             cell_name,
         ),
         write_workload_state=WRITE_STATE_NOTE
-        + ("".join(f" {growth.DATA_NOTE}" for w in m.workloads if w in growth.GROWING_WORKLOADS)),
+        + "".join(
+            f" {growth.STEADY_DATA_NOTE if m.write_window == 'steady' else growth.DATA_NOTE}"
+            for w in m.workloads
+            if w in growth.GROWING_WORKLOADS
+        ),
         servers=servers,
         crypto=crypto,
         # The profile's, as the runs recorded it (a resumed run cannot change it).
