@@ -19,6 +19,8 @@ class BudgetRule(Protocol):
     def cell_budget_s(self) -> float: ...
     @property
     def run_overhead_s(self) -> float: ...  # what a run takes beyond run_s (RUN_OVERHEAD_S)
+    @property
+    def block_s(self) -> float | None: ...  # a block, set-up included, where a study knows it
 
 
 # What a run takes beyond its run_s: the client's start and connect, the counters read
@@ -27,6 +29,11 @@ class BudgetRule(Protocol):
 # smoke) came within 8% of it, where a second a run overstated them by 28–31%
 # (profiles/measured.toml holds those runs).
 RUN_OVERHEAD_S = 0.4
+
+# Both servers' restart before a block (measure.restart = "block"): about 0.4 s a server at
+# the calibration's data size (docs/method.md); alibaba-rds-tde's blocks of reads, whose
+# set-up is that restart and two 3 s warm-ups, recorded 6.1–7.0 s of set-up (2026-12-07).
+RESTART_S = 0.8
 # The same for MySQL's sandboxes restarted every block (a MySQL server restarts slower than
 # MariaDB's): mysql-smoke's whole run (2026-11-28, EPYC) took 200 s for 4 cells of 12 rounds
 # of 1 s runs, 96 runs: about 1.0 s a run beyond its run_s.
@@ -49,9 +56,14 @@ def load_seconds(servers: int, rows: int) -> float:
 def cell_seconds(rule: BudgetRule, rounds: int | None = None) -> float:
     """How long one cell runs: its budget or its maximum rounds (or the rounds its study
     expects it to end at), whichever ends it first (a round taken as two runs of run_s and
-    their overhead), and both warm-ups."""
-    round_s = 2 * (rule.run_s + rule.run_overhead_s)
+    their overhead), and both warm-ups.  Where the study knows what a block takes, set-up
+    included (`block_s`), the cell is the whole blocks that fit in its budget (the stopping
+    rule ends a cell before a block would overrun it) — at least one."""
     most = rule.max_rounds if rounds is None else min(rounds, rule.max_rounds)
+    if rule.block_s:
+        blocks = min(max(1, int(rule.cell_budget_s // rule.block_s)), max(1, most // 2))
+        return blocks * rule.block_s
+    round_s = 2 * (rule.run_s + rule.run_overhead_s)
     return min(rule.cell_budget_s, most * round_s) + 2 * rule.warmup_s
 
 

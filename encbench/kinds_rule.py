@@ -42,6 +42,10 @@ class KindsRule:
         return self.first.run_overhead_s
 
     @property
+    def block_s(self) -> float | None:
+        return self.first.block_s
+
+    @property
     def min_rounds(self) -> int:
         return self.first.min_rounds
 

@@ -189,6 +189,12 @@ class Rounds(Strict):
         runs take longer under some profiles says so (the at-rest study's MySQL)."""
         return RUN_OVERHEAD_S
 
+    @property
+    def block_s(self) -> float | None:
+        """What the plan takes one block (its set-up and two rounds) to last, where the
+        study knows it (durations.cell_seconds); None: rounds and warm-ups as they come."""
+        return None
+
     def planned_rounds(self, cell: object) -> int | None:
         """The rounds the plan expects this cell to end at, where its study knows it stops
         before its budget or maximum rounds; None: one of those ends it

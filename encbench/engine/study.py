@@ -102,6 +102,11 @@ class Rule(StopRule, Protocol):
         """This rule as one cell runs by it (options.Rounds.for_cell)."""
         ...
 
+    @property
+    def block_s(self) -> float | None:
+        """What the plan takes a block to last, where known (options.Rounds.block_s)."""
+        ...
+
     def planned_rounds(self, cell: Any) -> int | None:
         """The rounds `plan` expects this cell to end at (options.Rounds.planned_rounds)."""
         ...

@@ -1,4 +1,4 @@
-"""The write path (issue 11) on real servers: oltp_insert's rows are removed before the next
+"""The write path on real servers: oltp_insert's rows are removed before the next
 run so both variants keep the same data, and the alibaba-rds-tde smoke profile runs through the
 CLI with the binary log on and both encryption scopes as a dimension, each on its own
 proven pair of servers."""
@@ -81,13 +81,20 @@ def test_the_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
     scopes = {r["cell"]["scope"] for r in runs}
     assert scopes == {"tables", "all"}
     inserts = [r for r in runs if r["cell"]["workload"] == "oltp_insert"]
-    assert inserts and all(r["cpu_window"] == "event loop + flush" for r in inserts)
+    # The steady design: no flush; both at once; each run with its series and its state.
+    assert inserts and all(r["cpu_window"] == "event loop, steady state" for r in inserts)
+    assert all(r["write_window"] == "steady" and r["sharing"] == "duet" for r in inserts)
+    assert all(r["tps_per_s"] and r["latency_p99_ms"] >= r["latency_p95_ms"] for r in inserts)
+    assert all(r["dirty_start"] is not None and r["leveled"] is not None for r in inserts)
     assert all(r["pages_encrypted"] > 0 for r in inserts if r["variant"] == "encrypted")
     # Each run carries the server's wait counters over it, the binary log's among them.
     assert all(r["waits"]["Binlog_commits"] > 0 for r in inserts)
     assert {"Innodb_row_lock_waits", "Innodb_log_waits"} <= set(runs[0]["waits"])
     record = json.loads((out / "at-rest.json").read_text())
     assert record["binary_log"] is True
+    # every block's warm-up to the steady state, both servers read after every chunk
+    warmups = [w for cell in record["steady"].values() for w in cell]
+    assert warmups and all(set(w["readings"]) == {"plain", "encrypted"} for w in warmups)
     configs = record["configurations"]
     assert set(configs) == {"AES_CTR, scope tables", "AES_CTR, scope all"}
     for config in configs.values():
@@ -101,4 +108,5 @@ def test_the_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
     report = (out / "report.md").read_text()
     assert "## oltp_insert, io-bound, AES_CTR, scope all" in report
     assert "oltp_insert adds rows" in report
+    assert "p99 latency ms (enc / plain)" in report and "in their steady state" in report
     assert not (out / "sandbox").exists() and registry.entries() == []

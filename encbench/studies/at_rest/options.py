@@ -8,7 +8,7 @@ from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from encbench.durations import MYSQL_RUN_OVERHEAD_S, RUN_OVERHEAD_S
+from encbench.durations import MYSQL_RUN_OVERHEAD_S, RESTART_S, RUN_OVERHEAD_S
 from encbench.options import Rounds, Threads, budgets_listed, known
 from encbench.placement import Sharing
 from encbench.profile import Profile
@@ -16,7 +16,7 @@ from encbench.servers import installs
 from encbench.studies.at_rest import steady
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.definition import Settings
-from encbench.workloads.sysbench import OLTP_WORKLOADS
+from encbench.workloads.sysbench import OLTP_WORKLOADS, WRITE_WORKLOADS
 
 SECTION = "measure"
 Regime = Literal["in-memory", "io-bound"]
@@ -65,6 +65,7 @@ class MeasureSpec(Rounds):
     # Not a key: what the plan takes a run's overhead to be under the profile's install
     # (measure_options).
     _run_overhead_s: float = PrivateAttr(default=RUN_OVERHEAD_S)
+    _block_s: float | None = PrivateAttr(default=None)
 
     @property
     def run_overhead_s(self) -> float:
@@ -75,12 +76,34 @@ class MeasureSpec(Rounds):
         budgets_listed(self.workload_budget_s, self.workloads, "workload_budget_s", "workloads")
         return self
 
+    @property
+    def block_s(self) -> float | None:
+        return self._block_s
+
     def for_cell(self, cell: object) -> Self:
-        """A cell of a workload with a budget of its own (workload_budget_s) runs by that."""
-        budget = self.workload_budget_s.get(str(getattr(cell, "workload", "")))
-        if budget is None:
-            return self
-        return self.model_copy(update={"cell_budget_s": budget})
+        """A cell of a workload with a budget of its own (workload_budget_s) runs by that;
+        with fresh servers per block the plan knows what a block of it takes."""
+        workload = str(getattr(cell, "workload", ""))
+        budget = self.workload_budget_s.get(workload)
+        spec = self if budget is None else self.model_copy(update={"cell_budget_s": budget})
+        if self.restart != "block":
+            return spec
+        spec = spec.model_copy() if spec is self else spec
+        spec._block_s = self._planned_block_s(workload)
+        return spec
+
+    def _planned_block_s(self, workload: str) -> float:
+        """A block: both servers restarted, warmed up (one after the other, or until their
+        write path levels off: steady.py), then two rounds, each two runs or one duet."""
+        run_s = self.run_s + self.run_overhead_s
+        levels = self.write_window == "steady" and workload in WRITE_WORKLOADS
+        leveling = 2 * steady.READINGS * (self.steady_chunk_s + steady.CHUNK_OVERHEAD_S)
+        if self.sharing == "duet":
+            warm_up = leveling if levels else 2 * self.warmup_s
+            return RESTART_S + warm_up + 2 * run_s
+        if levels:  # sequential: each run after its own ramp back to the steady state
+            return RESTART_S + 2 * leveling + 4 * (run_s + leveling)
+        return RESTART_S + 2 * self.warmup_s + 4 * run_s
 
 
 def measure_options(profile: Profile) -> MeasureSpec:
