@@ -3,6 +3,7 @@ imported, as the command line imports it before reading a profile."""
 
 import os
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,6 +11,18 @@ from pathlib import Path
 import pytest
 
 import encbench.studies  # noqa: F401
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The stop signals as a terminal gives them.  A test run started in the background of
+    a shell script (`cmd &` ignores SIGINT) or under nohup (SIGHUP) inherits them ignored,
+    which encbench honors as its user's choice (stopping.py) and every child inherits; the
+    tests are of the ordinary case, whatever started them."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 @pytest.fixture

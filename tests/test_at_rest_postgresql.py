@@ -421,8 +421,9 @@ def rendering_progress() -> Any:
 
 
 def test_results_written_by_the_pg_at_rest_study_still_open_in_report_and_compare(
-    tmp_path: Path,
+    tmp_path: Path, state_dir: Path
 ) -> None:
+    # state_dir: this machine's calibration, if it has one, is not the golden report's.
     old = tmp_path / "old"
     shutil.copytree(GOLDEN_OLD, old, ignore=shutil.ignore_patterns("README.md"))
     result = encbench_here("report", str(old))

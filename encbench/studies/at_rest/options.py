@@ -82,11 +82,12 @@ class MeasureSpec(Rounds):
 
     def for_cell(self, cell: object) -> Self:
         """A cell of a workload with a budget of its own (workload_budget_s) runs by that;
-        with fresh servers per block the plan knows what a block of it takes."""
+        in the steady design with fresh servers per block the plan knows what a block of it
+        takes (measured there: other designs' plans stay as their whole runs were measured)."""
         workload = str(getattr(cell, "workload", ""))
         budget = self.workload_budget_s.get(workload)
         spec = self if budget is None else self.model_copy(update={"cell_budget_s": budget})
-        if self.restart != "block":
+        if self.restart != "block" or self.write_window != "steady":
             return spec
         spec = spec.model_copy() if spec is self else spec
         spec._block_s = self._planned_block_s(workload)
