@@ -83,6 +83,10 @@ class Try:
     failures: list[str] = field(default_factory=list)
     stderr_tail: str = ""
     stack: str = ""  # where a process past the bound was (py-spy, where installed)
+    # The signal came before the interpreter had run encbench's first line (the process
+    # caught no such signal yet: /proc/PID/status SigCgt): the kernel's default, death by
+    # that signal, is then its stop, with nothing started to leave behind.
+    before_handlers: bool = False
 
 
 # -- starting and stopping one process --------------------------------------------------------
@@ -187,8 +191,24 @@ def server_logs(out: Path) -> str:
     return "\n".join(found)
 
 
-def send(launched: Launched, kind: str) -> None:
+def signal_of(kind: str) -> signal.Signals:
+    return signal.SIGHUP if kind == "hangup" else signal.Signals[kind]
+
+
+def catches(pid: int, sig: signal.Signals) -> bool:
+    """Whether the process has a handler of `sig` (its SigCgt mask), True where unknown."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    found = re.search(r"^SigCgt:\s*([0-9a-f]+)$", status, re.M)
+    return found is None or bool(int(found[1], 16) >> (sig - 1) & 1)
+
+
+def send(launched: Launched, kind: str) -> bool:
+    """Send the stop; False when the process had no handler of it yet (see Try)."""
     pid = launched.process.pid
+    caught = catches(pid, signal_of(kind))
     with contextlib.suppress(ProcessLookupError):
         if kind == "hangup":
             launched.hang_up()
@@ -196,6 +216,7 @@ def send(launched: Launched, kind: str) -> None:
             os.killpg(pid, signal.SIGINT)
         else:
             os.kill(pid, signal.Signals[kind])
+    return caught
 
 
 def wait_for_moment(launched: Launched, moment: Moment) -> bool:
@@ -302,7 +323,7 @@ def one_try(
             record.outcome = "finished first"
         else:
             sent = time.monotonic()
-            send(launched, moment.kind)
+            record.before_handlers = not send(launched, moment.kind)
             try:
                 launched.process.wait(timeout=bound_s)
                 record.stop_s = round(time.monotonic() - sent, 2)
@@ -325,7 +346,10 @@ def one_try(
     if record.outcome == "stopped" and record.exit_code == 0:
         # It had its exit status before the signal came (encbench ignores a stop then).
         record.outcome = "finished first"
-    if record.outcome == "stopped" and record.exit_code != STOPPED:
+    killed = record.exit_code == -signal_of(moment.kind) if moment.kind != "none" else False
+    if record.outcome == "stopped" and record.before_handlers and killed:
+        record.outcome = "stopped before its handlers"
+    elif record.outcome == "stopped" and record.exit_code != STOPPED:
         record.failures.append(f"exit status {record.exit_code}, not {STOPPED}")
     if record.outcome == "finished first" and record.exit_code != 0:
         record.failures.append(f"ended by itself with status {record.exit_code}")
@@ -467,7 +491,12 @@ def describe(t: Try) -> str:
 
 
 def summary(tries: Sequence[Try]) -> dict[str, object]:
-    stopped = [t for t in tries if t.outcome in ("stopped", "failed") and t.moment.kind != "none"]
+    stopped = [
+        t
+        for t in tries
+        if t.outcome in ("stopped", "stopped before its handlers", "failed")
+        and t.moment.kind != "none"
+    ]
     by_kind: dict[str, dict[str, object]] = {}
     for kind in sorted({t.moment.kind for t in stopped}):
         mine = [t for t in stopped if t.moment.kind == kind]
