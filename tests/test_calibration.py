@@ -395,3 +395,18 @@ def test_a_calibration_of_other_servers_keeps_this_hosts_floor_and_is_not_quoted
     floor = noise_floor.read_machine()
     assert floor.latest is not None and floor.latest.measured_at == "t3"
     assert [c.measured_at for c in floor.others] == ["t1"]
+
+
+def test_a_duet_calibration_records_its_rounds_as_duet(tmp_path: Path) -> None:
+    """Its rounds' sharing is the calibration's (it was once recorded as sequential
+    whatever the rounds were, and an ordinary duet run then called its floor another's)."""
+    aa_store, aa_prof = _fake_calibration(tmp_path / "aa")
+    for path in (aa_store.path / "at-rest.jsonl",):
+        lines = path.read_text().splitlines()
+        path.write_text(
+            "".join(line.replace('"sharing":"sequential"', '"sharing":"duet"') + "\n"
+                    for line in lines)
+        )  # fmt: skip
+    assert '"sharing":"duet"' in (aa_store.path / "at-rest.jsonl").read_text()
+    result = rendering.build_summary(aa_store, aa_prof).calibration
+    assert result is not None and result.sharing == "duet"

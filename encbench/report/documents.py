@@ -66,7 +66,10 @@ def build_summary(store: ResultStore, profile: Profile, studies: Sequence[Report
     }
     servers = measured_servers(studies, parts, environment)
     if profile.calibration:
-        aa = calibration.build(store, profile, environment, studies)
+        # How its rounds at rest shared the machine: a run's floor is compared with it.
+        by_name = {s.name: s for s in studies}
+        sharing = _first([by_name[n].report.sharing(part) for n, part in parts.items()])
+        aa = calibration.build(store, profile, environment, studies, sharing or "sequential")
         return summarize(
             profile.name, environment, parts, calibration=aa, not_measured=left_out,
             servers=servers,
