@@ -98,6 +98,12 @@ def mysql_log_states(server: Target) -> dict[str, bool]:
     }
 
 
+def binary_logs(datadir: Path) -> list[Path]:
+    """The binary log files (binlog.NNNNNN), oldest first: not MariaDB 11.4+'s GTID index
+    beside each (binlog.NNNNNN.idx), which holds positions, never the events."""
+    return sorted(p for p in datadir.glob("binlog.[0-9]*") if re.fullmatch(r"binlog\.\d+", p.name))
+
+
 MARIADB_LOGS = LogFiles(REDO_LOG)
 MYSQL_LOGS = LogFiles("#innodb_redo/#ib_redo[0-9]*", mysql_log_states)
 
@@ -240,7 +246,7 @@ def prove(
         files = [dbdir / f"{PROOF_TABLE}.ibd"]
         files += [dbdir / f"sbtest{i}.ibd" for i in range(1, tables + 1)]
         if spec.scope == "all":
-            binlogs = sorted(server.datadir.glob("binlog.[0-9]*"))
+            binlogs = binary_logs(server.datadir)
             redo = logs.redo_files(server.datadir)
             if not redo:
                 problems.append(f"no redo log {logs.redo} to scan")
