@@ -72,3 +72,7 @@ def test_the_warm_up_loads_in_chunks_until_every_server_levels_or_its_bound() ->
     chunks.clear()
     never = steady.warm_until_level(load, read_climbing, min_s=0, max_s=0)
     assert not never.level and len(chunks) == 1  # the bound ends it: measured anyway, marked
+
+
+def test_the_design_in_words_names_the_profiles_chunk() -> None:
+    assert "in 3 s chunks" in steady.design(3) and "last 2 readings" in steady.design(3)

@@ -337,8 +337,8 @@ class ServerPair(ClosedOnExit):
                 },
                 "binary_log": self.binlog,
                 "cpu_measurement": (
-                    steady.DESIGN
-                    if measure_options(self.profile).write_window == "steady"
+                    steady.design(measure.steady_chunk_s)
+                    if (measure := measure_options(self.profile)).write_window == "steady"
                     else CPU_MEASUREMENT
                 ),
                 "mariadb_version": self.servers["plain"].version(),

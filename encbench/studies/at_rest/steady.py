@@ -48,18 +48,21 @@ AGE = "Innodb_checkpoint_age"
 CURRENT_LSN = "Innodb_redo_log_current_lsn"
 CHECKPOINT_LSN = "Innodb_redo_log_checkpoint_lsn"
 
-DESIGN = (
-    "write workloads in their steady state: no flush around a run; the servers' own page "
-    "cleaners and checkpoints run as in production. A write cell's warm-up runs the load in "
-    f"{CHUNK_S} s chunks until each server's dirty pages and checkpoint age have leveled "
-    f"off (the mean of the last {READINGS} readings within {BAND:.0%} of the mean of the "
-    f"{READINGS} before, or within {DIRTY_FLOOR_PAGES} pages and "
-    f"{AGE_FLOOR_BYTES // 2**20} MiB). The server's CPU is "
-    "counted over sysbench's event loop: in the steady state the page cleaner writes, and "
-    "encrypts, as many pages as the load dirties, so the window holds the writes the run's "
-    "transactions cause; each run records its dirty pages and checkpoint age at its start "
-    "and end and the pages flushed between."
-)
+
+def design(chunk_s: int) -> str:
+    """The design in words for the report's set-up, with the profile's chunk."""
+    return (
+        "write workloads in their steady state: no flush around a run; the servers' own page "
+        "cleaners and checkpoints run as in production. A write cell's warm-up runs the load "
+        f"in {chunk_s} s chunks until each server's dirty pages and checkpoint age have "
+        f"leveled off (the mean of the last {READINGS} readings within {BAND:.0%} of the mean "
+        f"of the {READINGS} before, or within {DIRTY_FLOOR_PAGES} pages and "
+        f"{AGE_FLOOR_BYTES // 2**20} MiB). The server's CPU is counted over sysbench's event "
+        "loop: in the steady state the page cleaner writes, and encrypts, as many pages as the "
+        "load dirties, so the window holds the writes the run's transactions cause; each run "
+        "records its dirty pages and checkpoint age at its start and end and the pages flushed "
+        "between."
+    )
 
 
 @dataclass(frozen=True)
