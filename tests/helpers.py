@@ -157,10 +157,15 @@ def skip_unless_ci(reason: str) -> None:
 
 
 def start_plain_server(
-    root: Path, buffer_pool_mb: int = 16, use_cgroup: bool = True, install: str = "system"
+    root: Path,
+    buffer_pool_mb: int = 16,
+    use_cgroup: bool = True,
+    install: str = "system",
+    binlog: bool = False,
 ) -> Any:
     """A started plain sandbox server (the caller destroys it), of this host's MariaDB or of
-    a private root's server (`install`: "mysql", "mariadb-11.8")."""
+    a private root's server (`install`: "mysql", "mariadb-11.8"), with a binary log if
+    `binlog`."""
     from encbench.servers import installs
     from encbench.servers.sandbox import SandboxServer
     from encbench.servers.variants import EncryptionSpec, server_options
@@ -174,6 +179,7 @@ def start_plain_server(
         buffer_pool_mb=buffer_pool_mb,
         key_file=Path("/nonexistent"),
         run_as_root=os.geteuid() == 0,
+        binlog=binlog,
         mysql=server.install.mysql,
     )
     server.initialize(options)

@@ -4,7 +4,8 @@ outside the measured window, so that both variants run every round on the same d
 - oltp_insert adds rows (ids above table_size, from AUTO_INCREMENT): the faster variant would
   add more, and its tables would grow apart from the other's round by round.  Before every
   run (the warm-up's rows too) the rows above table_size are deleted and InnoDB's purge is
-  waited for (`innodb_max_purge_lag_wait = 0`: the SET returns when the history is purged),
+  waited for (MariaDB: `innodb_max_purge_lag_wait = 0`, the SET returns when the history is
+  purged; MySQL, which lacks it: its history list length polled),
   so each run starts with exactly the prepared rows.  The other write workloads keep the row
   count: oltp_write_only and oltp_read_write delete and re-insert the same id, the updates
   change fixed-width columns.
@@ -14,12 +15,18 @@ outside the measured window, so that both variants run every round on the same d
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 from encbench.servers.sandbox import SandboxServer
 
 GROWING_WORKLOADS = frozenset({"oltp_insert"})
 # Purge waits for the history of every earlier transaction; with no other client that is
 # the deletes just made, seconds at most for a profile's data.
 PURGE_TIMEOUT_S = 300.0
+# MySQL's history list holds a few entries even when idle (its own background work): at or
+# below this, the deletes are purged.
+PURGED_HISTORY = 16
 
 # The steady design (steady.py) trims only before each warm-up: a trim and its purge between
 # two runs would leave the write path out of its steady state.
@@ -42,8 +49,26 @@ def trim_inserted_rows(server: SandboxServer, tables: int, table_size: int) -> i
     with server.cursor(database=server.database, timeout_s=PURGE_TIMEOUT_S) as cur:
         for i in range(1, tables + 1):
             removed += cur.execute(f"DELETE FROM sbtest{i} WHERE id > %s", (table_size,))
-        cur.execute("SET GLOBAL innodb_max_purge_lag_wait = 0")
+        if not server.install.mysql:
+            cur.execute("SET GLOBAL innodb_max_purge_lag_wait = 0")
+        else:
+            _wait_for_purge(cur)
     return removed
+
+
+def _wait_for_purge(cur: Any) -> None:
+    """MySQL has no innodb_max_purge_lag_wait: poll its history list length (InnoDB's
+    `trx_rseg_history_len` metric) until purge has caught up, within PURGE_TIMEOUT_S."""
+    deadline = time.monotonic() + PURGE_TIMEOUT_S
+    while time.monotonic() < deadline:
+        cur.execute(
+            "SELECT COUNT FROM information_schema.INNODB_METRICS "
+            "WHERE NAME = 'trx_rseg_history_len'"
+        )
+        row = cur.fetchone()
+        if row is None or int(row[0]) <= PURGED_HISTORY:
+            return
+        time.sleep(0.2)
 
 
 def purge_binary_logs(server: SandboxServer) -> None:
@@ -53,10 +78,12 @@ def purge_binary_logs(server: SandboxServer) -> None:
         row = cur.fetchone()
         if not row or not int(row[0]):
             return
-        cur.execute("SHOW MASTER STATUS")
-        current = cur.fetchone()
-        if current:
-            cur.execute("PURGE BINARY LOGS TO %s", (current[0],))
+        # SHOW BINARY LOGS, not SHOW MASTER STATUS: MySQL 8.4+ removed the latter.  The last
+        # log listed is the one being written.
+        cur.execute("SHOW BINARY LOGS")
+        logs = cur.fetchall()
+        if logs:
+            cur.execute("PURGE BINARY LOGS TO %s", (logs[-1][0],))
 
 
 def before_write_run(server: SandboxServer, workload: str, tables: int, table_size: int) -> None:
