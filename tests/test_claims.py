@@ -63,8 +63,12 @@ def test_low_against_high_concurrency_per_workload_then_all_together() -> None:
         "all workloads: fewest vs most threads",
     ]
     assert concurrency[0].verdict == "holds"
-    # a 1-point difference inside ±7 points of noise says nothing
-    assert concurrency[1].verdict == "inconclusive" and concurrency[1].kind == "unsure"
+    # a 1-point difference inside ±7 points of noise: only a bound, the interval's farther end
+    low, high = concurrency[1].ci
+    assert low < 0 < high and concurrency[1].kind == "unsure"
+    bound = math.ceil(max(-low, high) * 10) / 10
+    assert concurrency[1].verdict == f"no difference beyond ±{bound:.1f} points"
+    assert bound >= max(-low, high)
 
 
 def test_a_reversed_claim_is_called_reversed_and_cells_without_an_interval_are_left_out() -> None:
@@ -97,6 +101,23 @@ def test_the_claims_are_tested_in_server_cpu_per_transaction_too_where_more_is_t
     by_cpu, left_out = claims.claims(cells, "cpu_ms_per_txn")
     assert left_out == 0 and [c.metric for c in by_cpu] == ["cpu_ms_per_txn"]
     # In TPS the write costs less and its noise hides which; in CPU it costs more, clearly.
-    assert by_tps[0].verdict == "inconclusive"
+    assert by_tps[0].verdict.startswith("no difference beyond ±")
     assert by_cpu[0].difference == pytest.approx(100 * (math.log(1.25) - math.log(1.10)))
     assert by_cpu[0].verdict == "holds"
+
+
+def test_in_words_ends_each_claim_with_its_pooled_contrast_per_metric() -> None:
+    cells = [
+        cell("oltp_read_only", 1, 0.98, 0.02),
+        cell("oltp_read_only", 64, 0.99, 0.02),
+        cell("oltp_write_only", 1, 0.80, 0.04),
+        cell("oltp_write_only", 64, 0.95, 0.04),
+        cell("oltp_update_index", 1, 0.99, 0.30),
+        cell("oltp_update_index", 64, 0.99, 0.30),
+    ]
+    found, _ = claims.claims(cells)
+    lines = claims.in_words(found)
+    assert len(lines) == 2
+    pooled = next(c for c in found if c.compared == "all writes vs reads")
+    assert lines[0].startswith("**Writes cost more than reads**: in TPS, " + pooled.verdict)
+    assert "all workloads: fewest vs most threads" in lines[1]

@@ -339,7 +339,14 @@ def claims_section(part: AtRestSummary) -> Section | None:
         "cells",
         "verdict",
     ]
-    return Section(claims.TITLE, [Paragraph(claims.INTRO), Table(header, rows, notes=notes)])
+    return Section(
+        claims.TITLE,
+        [
+            Paragraph(claims.INTRO),
+            Bullets(claims.in_words(contrasts)),
+            Table(header, rows, notes=notes),
+        ],
+    )
 
 
 def floor_table(cells: Sequence[AtRestCell]) -> Table | None:
