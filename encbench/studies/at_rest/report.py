@@ -20,7 +20,7 @@ from encbench.report.study_parts import compared_cells
 from encbench.results.store import ResultStore
 from encbench.servers import installs
 from encbench.servers.variants import configuration_label
-from encbench.studies.at_rest import section, shapes_section, summary
+from encbench.studies.at_rest import scopes_section, section, shapes_section, summary
 from encbench.studies.at_rest.models import AtRestSummary
 from encbench.studies.at_rest.records import CellKey, RunRecord
 
@@ -39,7 +39,9 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> A
 
 
 def sections(part: AtRestSummary, context: Context) -> list[Any]:
-    return section.sections(part, shapes_section.sections(part), context.noise_floor)
+    scopes = scopes_section.section(part.cells)
+    extra = [*shapes_section.sections(part), *([scopes] if scopes else [])]
+    return section.sections(part, extra, context.noise_floor)
 
 
 def setup(part: AtRestSummary) -> Setup:
