@@ -15,15 +15,16 @@ log, which no run measures yet, from the cipher's own speed there (a floor).
 
 Only the rounds the report counts (engine/rounds.py: interference rounds left out) are used.
 A unit is the mean over all its rounds.  Its interval holds the Student-t 95% interval of
-that mean and every cell's own 95% interval (cell_interval): the cost per page is not one
-number across loads (8.3–15.7 µs per page read over the cells of four measured runs, 1 to
-64 threads, a pool of a tenth to half the data; one 1-thread cell 8.5 µs on one day and
-15.7 µs on another), and no trend with concurrency, pool or how busy the server was stands
-out of the cells' own intervals, so a server at a load of its own may pay what any measured
-load paid, each known only to its interval; never below the cipher's own cost per page
-(the directory's `openssl speed`), which no load escapes.  The units profile measures a light load
-(1 thread) beside busy ones (4 and 16) for that reason (docs/method.md, "The estimate's
-unit costs across loads").
+that mean and every cell's own 95% interval (cell_interval), each over blocks of two rounds
+as the study's own intervals are (a round alone carries its order, or in a duet its CPU):
+the cost per page is not one number across loads (8.3–15.7 µs per page read over the cells
+of four measured runs, 1 to 64 threads, a pool of a tenth to half the data; one 1-thread
+cell 8.5 µs on one day and 15.7 µs on another), and no trend with concurrency, pool or how
+busy the server was stands out of the cells' own intervals, so a server at a load of its own
+may pay what any measured load paid, each known only to its interval; never below the
+cipher's own cost per page (the directory's `openssl speed`), which no load escapes.  The
+units profile measures a light load (1 thread) beside busy ones (4 and 16) for that reason
+(docs/method.md, "The estimate's unit costs across loads").
 
 The units are kept in $XDG_STATE_HOME/encbench/estimate-units.json, beside the calibration
 (noise_floor.py), each with the results directory and date it came from; units from a newer
@@ -35,7 +36,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,7 +45,7 @@ from encbench import studies as _studies  # noqa: F401  (registers the profile's
 from encbench.engine import rounds as pairing
 from encbench.errors import BadInput
 from encbench.estimate import pg_units
-from encbench.estimates import StopRule
+from encbench.estimates import Round, StopRule
 from encbench.profile import Profile
 from encbench.profile import parse as parse_profile
 from encbench.report.models import Model
@@ -103,7 +104,7 @@ WHAT: dict[str, str] = {
 }
 # How to measure a unit a directory lacks, said where it is missing.
 FIX = (
-    "`encbench estimate --measure-units` measures every unit in a few minutes, or "
+    "`encbench estimate --measure-units` measures every unit in about 13 minutes, or "
     "`--units-from DIR` takes them from a finished run that has those cells"
 )
 
@@ -155,6 +156,9 @@ class CellValues:
     label: str
     values: list[float]
     started: str  # its first run's start (UTC, ISO)
+    # Per block (two rounds in opposite orders, or with the CPUs swapped in a duet), the mean
+    # of its rounds' values; empty where the records pair into no blocks.
+    blocks: list[float] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -176,6 +180,15 @@ class StudyRuns:
         counted = pairing.cell_rounds(self.runs, cell, self.rule).counted
         return [(r.runs["encrypted"], r.runs["plain"]) for r in counted]
 
+    def block_pairs(self, cell: Any) -> list[tuple[tuple[Any, Any], tuple[Any, Any]]]:
+        """Each block of `cell` as its two rounds' (encrypted, plain)."""
+
+        def pair(r: Round) -> tuple[Any, Any]:
+            return (r.runs["encrypted"], r.runs["plain"])
+
+        blocks = pairing.cell_rounds(self.runs, cell, self.rule).blocks
+        return [(pair(b.first), pair(b.second)) for b in blocks]
+
 
 def _summarize(
     name: UnitName,
@@ -193,8 +206,16 @@ def _summarize(
     if len(values) < 2:
         return f"no {what_cells} with the server's CPU measured (at least 2 rounds)"
     mean, stdev = stats.mean_and_stdev(values)
-    ci = stats.mean_ci(mean, stdev, len(values)) or (mean, mean)
-    ends = [end for c in cells for end in cell_interval(c.values)]
+    # The mean's interval over blocks where every cell has them, as every interval of the
+    # study: a round's value carries its order, or in a duet its CPU (one server's halves
+    # differ 12–16% here), which only a block cancels.
+    blocks = [b for c in cells for b in c.blocks]
+    if all(len(c.blocks) >= 2 for c in cells):
+        ci = stats.mean_ci(*stats.mean_and_stdev(blocks), len(blocks)) or (mean, mean)
+        ci = (ci[0] + mean - statistics.fmean(blocks), ci[1] + mean - statistics.fmean(blocks))
+    else:
+        ci = stats.mean_ci(mean, stdev, len(values)) or (mean, mean)
+    ends = [end for c in cells for end in cell_interval(c.values, c.blocks)]
     labels = [c.label for c in cells]
     # No load pays less than the cipher's own work (where measured), nor less than nothing:
     # a mean below it is noise, and the unit is then that floor, so that its interval, which
@@ -218,10 +239,16 @@ def _summarize(
     )
 
 
-def cell_interval(values: Sequence[float]) -> tuple[float, float]:
+def cell_interval(values: Sequence[float], blocks: Sequence[float] = ()) -> tuple[float, float]:
     """One cell's own 95% interval of its mean (its mean alone below two rounds): a server at
-    that cell's load may pay anything in it, so the unit's interval holds every cell's."""
+    that cell's load may pay anything in it, so the unit's interval holds every cell's.  Over
+    its blocks where it has two or more (as the study's intervals), centred on the rounds'
+    mean; else over its rounds."""
     mean = statistics.fmean(values)
+    if len(blocks) >= 2:
+        centre = statistics.fmean(blocks)
+        low, high = stats.mean_ci(centre, statistics.stdev(blocks), len(blocks)) or (mean, mean)
+        return (low + mean - centre, high + mean - centre)
     if len(values) < 2:
         return (mean, mean)
     return stats.mean_ci(mean, statistics.stdev(values), len(values)) or (mean, mean)
@@ -241,8 +268,14 @@ def _values(
     for cell in cells:
         pairs = source.pairs(cell)
         values = [v for e, p in pairs if (v := value(e, p)) is not None]
+        blocks = []
+        for first, second in source.block_pairs(cell):
+            a, b = value(*first), value(*second)
+            if a is not None and b is not None:
+                blocks.append((a + b) / 2)
         if pairs:
-            found.append(CellValues(cell.label, values, min(e.started_at for e, _ in pairs)))
+            started = min(e.started_at for e, _ in pairs)
+            found.append(CellValues(cell.label, values, started, blocks))
     return found
 
 
