@@ -57,7 +57,7 @@ LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 Echo = Callable[[str], None]
 # The one command that makes an estimate possible on a machine that has no units yet.
 NO_UNITS_FIX = (
-    "run `encbench estimate --measure-units` once (a few minutes; kept for every later "
+    "run `encbench estimate --measure-units` once (about 13 minutes; kept for every later "
     "estimate), then this command again"
 )
 
