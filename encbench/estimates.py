@@ -269,7 +269,15 @@ def stop_reason(state: CellRounds, m: StopRule, metric: str) -> str | None:
     planned = None if open_block else planned_blocks(state, m, metric)
     if planned is not None and len(state.blocks) >= planned:
         return f"planned {planned * ROUNDS_PER_BLOCK} rounds for ±{m.target_halfwidth_pct:g}% done"
-    return _budget_spent(state, m, 1 if open_block else ROUNDS_PER_BLOCK)
+    spent = _budget_spent(state, m, 1 if open_block else ROUNDS_PER_BLOCK)
+    # Where stage one had planned more, say how many: what the target would have cost.
+    wanted = planned_blocks(state, m, metric) if spent else None
+    if spent and wanted is not None and len(state.blocks) < wanted:
+        spent += (
+            f" before the {wanted * ROUNDS_PER_BLOCK} rounds planned for "
+            f"±{m.target_halfwidth_pct:g}%"
+        )
+    return spent
 
 
 def _budget_spent(state: CellRounds, m: StopRule, rounds_ahead: int) -> str | None:

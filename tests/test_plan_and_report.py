@@ -111,7 +111,10 @@ def test_a_noisy_stage_one_plans_more_blocks_and_the_budget_can_end_it() -> None
     assert estimates.stop_reason(state, RULE, "tps") is None
     tight = RULE.model_copy(update={"cell_budget_s": 125})
     # 12 rounds of 2 × 5 s = 120 s; another block would end at 140 s > 125 s.
-    assert estimates.stop_reason(state, tight, "tps") == "time budget (125 s) ended"
+    # The row says what bound it: the budget, before the rounds stage one planned.
+    assert estimates.stop_reason(state, tight, "tps") == (
+        f"time budget (125 s) ended before the {2 * planned} rounds planned for ±2%"
+    )
 
 
 def test_noisy_cell_stops_at_max_rounds() -> None:
