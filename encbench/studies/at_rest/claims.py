@@ -89,8 +89,8 @@ class Contrast:
             return "holds"
         if high < 0:
             return "reversed"
-        # Rounded up, so that the words never claim a tighter bound than the interval has.
-        return f"no difference beyond ±{math.ceil(self.bound * 10) / 10:.1f} points"
+        # Rounded as the interval beside it is printed, so that the two read alike.
+        return f"no difference beyond ±{self.bound:.1f} points"
 
     @property
     def kind(self) -> str:
