@@ -58,6 +58,7 @@ LONGEST_FILES_FIRST = (
     "test_state_transfer_run.py",  # 154 s: smoke-sst, SIGTERMs while the limits are measured
     "test_pg_transit_run.py",  # 125 s
     "test_mysql_sandbox.py",  # 117 s
+    "test_write_path_mysql.py",  # 111 s alone, 2026-12-07: MySQL's purge at idle
     "test_pg_at_rest_run.py",  # 116 s
     "test_target_run.py",  # 94 s
     "test_estimate_twins.py",  # 92 s

@@ -9,23 +9,21 @@ import json
 from importlib.resources import files
 from pathlib import Path
 
-import pytest
-
-from encbench import roots
 from encbench.servers import registry
 from encbench.studies.at_rest import growth
 from encbench.workloads import sysbench
-from tests.helpers import encbench, skip_unless_ci, start_plain_server
+from tests.helpers import encbench, start_plain_server
 
 
-@pytest.mark.parametrize("install", ["system", "mysql"])
 def test_rows_oltp_insert_added_are_removed_and_purged_before_the_next_run(
-    tmp_path: Path, state_dir: Path, install: str
+    tmp_path: Path, state_dir: Path
 ) -> None:
-    # MySQL has neither innodb_max_purge_lag_wait nor SHOW MASTER STATUS (gone in 8.4): its
-    # purge is waited for by its history list, its current binary log read from the list.
-    if install != "system" and roots.find(install) is None:
-        skip_unless_ci(roots.missing_why(install))
+    trimmed_and_purged(tmp_path, "system")
+
+
+def trimmed_and_purged(tmp_path: Path, install: str) -> None:
+    """oltp_insert's rows deleted and purged, and the binary logs before the current one
+    purged, on a server of `install` (tests/integration/test_write_path_mysql.py: MySQL)."""
     server = start_plain_server(tmp_path / "s", install=install, binlog=True)
     try:
         server.query(f"CREATE DATABASE {server.database}")
@@ -54,8 +52,7 @@ def test_rows_oltp_insert_added_are_removed_and_purged_before_the_next_run(
             "SELECT COUNT FROM information_schema.INNODB_METRICS "
             "WHERE NAME = 'trx_rseg_history_len'"
         )
-        # (MariaDB's wait empties it; MySQL's own background work keeps a few entries)
-        assert int(history[0][0]) <= (0 if install == "system" else growth.PURGED_HISTORY)
+        assert int(history[0][0]) == 0
         # the binary logs before the current one are gone, the current one kept
         before = [row[0] for row in server.query("SHOW BINARY LOGS")]
         assert len(before) >= 2

@@ -18,15 +18,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from encbench.errors import ServerError
 from encbench.servers.sandbox import SandboxServer
 
 GROWING_WORKLOADS = frozenset({"oltp_insert"})
 # Purge waits for the history of every earlier transaction; with no other client that is
 # the deletes just made, seconds at most for a profile's data.
 PURGE_TIMEOUT_S = 300.0
-# MySQL's history list holds a few entries even when idle (its own background work): at or
-# below this, the deletes are purged.
-PURGED_HISTORY = 16
 
 # The steady design (steady.py) trims only before each warm-up: a trim and its purge between
 # two runs would leave the write path out of its steady state.
@@ -52,22 +50,31 @@ def trim_inserted_rows(server: SandboxServer, tables: int, table_size: int) -> i
         if not server.install.mysql:
             cur.execute("SET GLOBAL innodb_max_purge_lag_wait = 0")
         else:
-            _wait_for_purge(cur)
+            _wait_for_purge(cur, server.name)
     return removed
 
 
-def _wait_for_purge(cur: Any) -> None:
+def _wait_for_purge(cur: Any, name: str) -> None:
     """MySQL has no innodb_max_purge_lag_wait: poll its history list length (InnoDB's
-    `trx_rseg_history_len` metric) until purge has caught up, within PURGE_TIMEOUT_S."""
+    `trx_rseg_history_len` metric, one entry per committed transaction's undo log) until it
+    is empty, as MariaDB's wait does.  Purge takes the oldest first, so any count above 0
+    may still hold the deletes just made: nothing short of empty says they are purged."""
     deadline = time.monotonic() + PURGE_TIMEOUT_S
-    while time.monotonic() < deadline:
+    while True:
         cur.execute(
             "SELECT COUNT FROM information_schema.INNODB_METRICS "
             "WHERE NAME = 'trx_rseg_history_len'"
         )
         row = cur.fetchone()
-        if row is None or int(row[0]) <= PURGED_HISTORY:
+        left = int(row[0]) if row is not None else 0
+        if left == 0:
             return
+        if time.monotonic() > deadline:
+            raise ServerError(
+                f"the {name} server's purge left {left} undo logs after "
+                f"{PURGE_TIMEOUT_S:g} s: its tables could not be brought back to the prepared "
+                "rows before the next run"
+            )
         time.sleep(0.2)
 
 
