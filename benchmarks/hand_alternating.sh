@@ -23,16 +23,22 @@ chmod 700 "$WORK"
 PIDS=()
 
 cleanup() {
+    local status=$?
     for pid in "${PIDS[@]}"; do
         kill "$pid" 2>/dev/null || true
     done
     for pid in "${PIDS[@]}"; do
         while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
     done
-    rm -rf "$WORK"
+    if ((status == 0)); then
+        rm -rf "$WORK"
+    else  # the servers' logs and the runs so far, to see what went wrong (the key file too)
+        echo "stopped (exit $status): servers stopped, their logs and runs.tsv kept in $WORK" >&2
+    fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # The key file: two keys of 256 bits, private to this run.
 (umask 077 && printf '1;%s\n2;%s\n' "$(openssl rand -hex 32)" "$(openssl rand -hex 32)" \
@@ -51,7 +57,7 @@ start() {  # start NAME PORT [encrypted]
         echo "port=$port"
         echo "bind-address=127.0.0.1"
         echo "skip-name-resolve=ON"
-        echo "user=root"
+        if ((EUID == 0)); then echo "user=root"; fi  # mariadbd refuses root without it
         echo "innodb_buffer_pool_size=46M"
         echo "innodb_flush_method=O_DIRECT"
         echo "innodb_buffer_pool_dump_at_shutdown=OFF"
@@ -112,6 +118,7 @@ for block in $(seq 1 "$BLOCKS"); do
     if ((block % 2)); then order="plain encrypted encrypted plain"; else order="encrypted plain plain encrypted"; fi
     for side in $order; do
         t=$(bench "$side" run "$RUN_S" | tps)
+        [[ -n $t ]] || { echo "no TPS in sysbench's output for $side" >&2; exit 1; }
         echo -e "$block\t$side\t$t" | tee -a "$OUT"
     done
 done
@@ -126,9 +133,13 @@ for b, side, t in rows:
 logs = [statistics.mean(math.log(e / p) for e, p in zip(s["encrypted"], s["plain"]))
         for s in blocks.values()]
 n = len(logs)
-T95 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306}
+# Student's t, 97.5th percentile, by the number of blocks (n − 1 degrees of freedom)
+T95 = {2: 12.706, 3: 4.303, 4: 3.182, 5: 2.776, 6: 2.571, 7: 2.447, 8: 2.365, 9: 2.306,
+       10: 2.262, 11: 2.228, 12: 2.201, 13: 2.179, 14: 2.160, 15: 2.145, 16: 2.131}
+if n > max(T95):
+    sys.exit(f"{n} blocks: extend the t table (it stops at {max(T95)})")
 m = statistics.mean(logs)
-half = T95.get(n, 2.0) * statistics.stdev(logs) / math.sqrt(n) if n > 1 else float("nan")
+half = T95[n] * statistics.stdev(logs) / math.sqrt(n) if n > 1 else float("nan")
 cost = lambda x: (1 - math.exp(x)) * 100
 print(f"TPS cost of encryption over {n} blocks ({2 * n} pairs): {cost(m):+.1f}% "
       f"(95% CI {cost(m + half):+.1f} … {cost(m - half):+.1f})")
