@@ -37,14 +37,25 @@ class Truth:
     read_us_by_threads: dict[int, float] = field(default_factory=dict)
     noise: float = 0.02
     rounds: int = 12
+    # A duet's CPU: the server on the first CPU pays this share more per transaction, and the
+    # two servers swap CPUs every round (blocks form); 0: plain always first, no blocks.
+    duet_bias: float = 0.0
 
 
 def _rest_run(
-    cell: CellKey, n: int, variant: str, cpu_ms: float, decrypted: int, encrypted: int
+    cell: CellKey,
+    n: int,
+    variant: str,
+    cpu_ms: float,
+    decrypted: int,
+    encrypted: int,
+    position: int | None = None,
 ) -> RunRecord:
     transactions = 1000
+    if position is None:
+        position = 0 if variant == "plain" else 1
     return RunRecord(
-        cell=cell, round=n, variant=variant, position=0 if variant == "plain" else 1,
+        cell=cell, round=n, variant=variant, position=position,
         session="t", started_at=f"2026-02-03T00:00:{n:02d}Z", wall_s=1.0, tps=1000.0,
         qps=16000.0, transactions=transactions, ignored_errors=0, reconnects=0,
         latency_avg_ms=1.0, latency_p95_ms=2.0, latency_max_ms=3.0,
@@ -69,12 +80,29 @@ def at_rest_runs(truth: Truth, rng: random.Random) -> list[RunRecord]:
                 base = 1.0 * rng.gauss(1.0, truth.noise)  # ms per txn, both variants
                 extra_us = (pages_read * read_us + pages_written * truth.write_us) / 1000
                 extra_us *= rng.gauss(1.0, truth.noise)
-                runs.append(_rest_run(cell, n, "plain", base, pages_read, pages_written))
+                if not truth.duet_bias:
+                    runs.append(_rest_run(cell, n, "plain", base, pages_read, pages_written))
+                    runs.append(
+                        _rest_run(
+                            cell, n, "encrypted", base + extra_us / 1000, pages_read,
+                            pages_written,
+                        )
+                    )  # fmt: skip
+                    continue
+                plain_at = n % 2  # the CPU plain sits on this round; encrypted the other
+                on = [1.0 + truth.duet_bias, 1.0]  # the first CPU costs more
                 runs.append(
                     _rest_run(
-                        cell, n, "encrypted", base + extra_us / 1000, pages_read, pages_written
+                        cell, n, "plain", base * on[plain_at], pages_read, pages_written,
+                        plain_at,
                     )
-                )
+                )  # fmt: skip
+                runs.append(
+                    _rest_run(
+                        cell, n, "encrypted", (base + extra_us / 1000) * on[1 - plain_at],
+                        pages_read, pages_written, 1 - plain_at,
+                    )
+                )  # fmt: skip
     return runs
 
 

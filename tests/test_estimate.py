@@ -76,6 +76,27 @@ def test_a_units_interval_holds_each_cells_own_interval_above_the_ciphers_floor(
     assert unit.cipher_us is not None and unit.ci_us[0] >= unit.cipher_us
 
 
+def test_in_a_duet_the_units_intervals_are_over_blocks_where_the_cpus_cancel(
+    tmp_path: Path,
+) -> None:
+    # Each server pays 30% more on the first CPU, the two swapping every round: a round's
+    # extra CPU swings far above and below the truth, a block's does not.
+    truth = estimate_runs.Truth(duet_bias=0.3, noise=0.005)
+    found = units.from_directory(estimate_runs.directory(tmp_path / "r", truth))
+    source = units.at_rest_runs(*units.open_directory(found.directory))
+    cells = units.page_read_cells(source)
+    assert cells and all(len(c.blocks) == truth.rounds // 2 for c in cells)
+    for cell in cells:
+        by_blocks = units.cell_interval(cell.values, cell.blocks)
+        by_rounds = units.cell_interval(cell.values)
+        assert by_blocks[1] - by_blocks[0] < (by_rounds[1] - by_rounds[0]) / 5
+    # A block pays the mean of the two CPUs' prices: the truth at 1 + bias/2.
+    paid = truth.read_us * (1 + truth.duet_bias / 2)
+    unit = found.units["page_read"]
+    assert unit.ci_us[0] <= paid <= unit.ci_us[1]
+    assert unit.ci_us[1] - unit.ci_us[0] < 0.2 * paid
+
+
 def test_a_calibration_or_a_directory_without_units_is_refused(tmp_path: Path) -> None:
     aa = ResultStore.create(tmp_path / "aa", "aa", estimate_runs.PROFILE, calibration=True)
     aa.unlock()
