@@ -14,8 +14,11 @@ from encbench.studies.at_rest.models import AtRestCell
 Z = claims.Z95
 
 
-def cell(workload: str, threads: int, ratio: float, half: float) -> AtRestCell:
-    """A measured cell whose TPS ratio is `ratio`, interval ratio·e^(±half) in log terms."""
+def cell(
+    workload: str, threads: int, ratio: float, half: float, scope: str = "", algorithm: str = ""
+) -> AtRestCell:
+    """A measured cell whose TPS ratio is `ratio`, interval ratio·e^(±half) in log terms (of
+    a configuration where `scope` and `algorithm` are given)."""
     low, high = ratio * math.exp(-half), ratio * math.exp(half)
     tps = Estimate(
         n=6, ratio=ratio, ci_low=low, ci_high=high, halfwidth_pct=half * 100,
@@ -23,8 +26,8 @@ def cell(workload: str, threads: int, ratio: float, half: float) -> AtRestCell:
         verdict="", kind="cost",
     )  # fmt: skip
     return AtRestCell(
-        workload=workload, regime="io-bound", threads=threads, rounds=12, measured_s=10,
-        status="", comparisons={"tps": tps},
+        workload=workload, regime="io-bound", threads=threads, scope=scope,
+        algorithm=algorithm, rounds=12, measured_s=10, status="", comparisons={"tps": tps},
     )  # fmt: skip
 
 

@@ -7,24 +7,15 @@ import math
 
 import pytest
 
-from encbench.report.models import Estimate
 from encbench.studies.at_rest import claims, scopes_section
 from encbench.studies.at_rest.models import AtRestCell
+from tests import test_claims
 
 Z = claims.Z95
 
 
 def cell(scope: str, threads: int, ratio: float, half: float) -> AtRestCell:
-    low, high = ratio * math.exp(-half), ratio * math.exp(half)
-    tps = Estimate(
-        n=6, ratio=ratio, ci_low=low, ci_high=high, halfwidth_pct=half * 100,
-        overhead_pct=(1 - ratio) * 100, overhead_ci_pct=((1 - high) * 100, (1 - low) * 100),
-        verdict="", kind="cost",
-    )  # fmt: skip
-    return AtRestCell(
-        workload="oltp_write_only", regime="io-bound", threads=threads, scope=scope,
-        algorithm="AES_CTR", rounds=12, measured_s=10, status="", comparisons={"tps": tps},
-    )  # fmt: skip
+    return test_claims.cell("oltp_write_only", threads, ratio, half, scope, "AES_CTR")
 
 
 def test_all_minus_tables_per_cell_with_both_errors() -> None:
