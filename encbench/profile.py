@@ -48,7 +48,7 @@ from encbench.options import (
 )
 from encbench.servers import fscrypt, installs, shapes
 from encbench.servers.target import Connection
-from encbench.servers.variants import Algorithm, Layer, Scope
+from encbench.servers.variants import Against, Algorithm, Layer, Scope
 
 DEFAULT_PROFILE = "quick"
 SectionModel = TypeVar("SectionModel", bound=BaseModel)
@@ -121,6 +121,10 @@ class ServerSpec(Strict):
     # With any fs layer, both servers of every configuration run on loop-mounted ext4
     # images alike; plain is the baseline of each.
     encryption_layer: Annotated[list[Layer], Field(min_length=1)] = ["tde"]
+    # What each encrypted configuration is measured against: "plain" (as always), and/or
+    # "tables" — scope all against a server of scope tables, paired round by round, for what
+    # the logs add on top of the tables (TDE alone; the cells say "against scope tables").
+    encryption_against: Annotated[list[Against], Field(min_length=1)] = ["plain"]
     # The fscrypt policy's modes (the kernel accepts AES-256-XTS with AES-256-CTS or
     # AES-256-HCTR2, and Adiantum with Adiantum).
     fscrypt_contents: fscrypt.ContentsMode = "AES-256-XTS"
@@ -168,14 +172,24 @@ class ServerSpec(Strict):
                 )
         return value
 
-    @field_validator("encryption_algorithm", "encryption_scope", "encryption_layer", mode="before")
+    @field_validator(
+        "encryption_algorithm",
+        "encryption_scope",
+        "encryption_layer",
+        "encryption_against",
+        mode="before",
+    )
     @classmethod
     def one_or_a_list(cls, value: Any, info: ValidationInfo) -> Any:
         """A single value is a list of one (old profiles keep working unchanged); an unknown
         value is named with the choices before the type check would call it a literal."""
         values = [value] if isinstance(value, str) else value
         if isinstance(values, list):
-            kinds = {"encryption_algorithm": Algorithm, "encryption_layer": Layer}
+            kinds = {
+                "encryption_algorithm": Algorithm,
+                "encryption_layer": Layer,
+                "encryption_against": Against,
+            }
             choices = get_args(kinds.get(info.field_name or "", Scope))
             what = (info.field_name or "").replace("_", " ")
             all_known([v for v in values if isinstance(v, str)], choices, what)
@@ -193,6 +207,26 @@ class ServerSpec(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def against_tables_needs_scope_all(self) -> Self:
+        if "tables" not in self.encryption_against:
+            return self
+        if not ("all" in self.encryption_scope and "tde" in self.encryption_layer):
+            raise AcrossKeys(
+                '{section}.encryption_against = "tables" measures scope all against scope '
+                'tables under TDE: add "all" to {section}.encryption_scope and "tde" to '
+                "{section}.encryption_layer, or remove it"
+            )
+        alone = self.encryption_scope == ["all"] and self.encryption_layer == ["tde"]
+        if "plain" not in self.encryption_against and not alone:
+            # Every other configuration would be left out, unmeasured, without a word.
+            raise AcrossKeys(
+                '{section}.encryption_against = "tables" alone measures only scope all under '
+                'TDE: add "plain" to it, or set {section}.encryption_scope = "all" and '
+                '{section}.encryption_layer = "tde"'
+            )
+        return self
+
     @property
     def filesystem(self) -> bool:
         """Whether a configuration puts the encrypted side on an encrypted filesystem."""
@@ -206,6 +240,7 @@ class ServerSpec(Strict):
             len(self.encryption_algorithm) > 1
             or len(self.encryption_scope) > 1
             or self.encryption_layer != ["tde"]
+            or self.encryption_against != ["plain"]
         )
 
     @property
@@ -602,6 +637,11 @@ def _target_problem(profile: Profile) -> str | None:
         return (
             "a target encrypts with its own settings, so server.encryption_"
             "algorithm and server.encryption_scope take one value each: list one"
+        )
+    if server.encryption_against != ["plain"]:
+        return (
+            "a target's table sets are encrypted or not by its own settings: "
+            'server.encryption_against takes "plain" (the default) with a target'
         )
     if server.encryption_layer != ["tde"]:
         return (

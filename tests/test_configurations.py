@@ -117,3 +117,71 @@ def test_the_rds_tde_tiny_profile_reads_and_writes_at_both_concurrencies_per_sco
         for workload in ("oltp_read_only", "oltp_insert")
         for threads in (1, 4)
     ]
+
+
+def test_scope_all_against_scope_tables_is_a_configuration_of_its_own() -> None:
+    """encryption_against = ["plain", "tables"]: each scope against plain, and scope all
+    against scope tables, each on its own pair; the last cells say so."""
+    toml = BASE + '[server]\nencryption_scope = ["tables", "all"]\n'
+    toml += 'encryption_against = ["plain", "tables"]\n'
+    prof = profile.parse(toml, "p")
+    assert prof.server.dimensions
+    assert cells.configurations(prof) == [
+        EncryptionSpec("AES_CTR", "tables"),
+        EncryptionSpec("AES_CTR", "all"),
+        EncryptionSpec("AES_CTR", "all", against="tables"),
+    ]
+    found = cells.cells(prof)
+    assert len(found) == 6
+    last = found[-1]
+    assert last == CellKey("oltp_read_only", "in-memory", 4, "AES_CTR", "all", against="tables")
+    assert last.label == "oltp_read_only in-memory AES_CTR all against tables 4 thr"
+    assert last.slug == "oltp_read_only-in-memory-AES_CTR-all-against-tables-t4"
+    spec = cells.configuration(last, prof)
+    assert spec.label == "AES_CTR, scope all against scope tables"
+    assert spec.control == EncryptionSpec("AES_CTR", "tables")
+    assert cells.configuration(found[0], prof).control is None
+    # A record of such a cell reads back as it was written.
+    line = _record(last).to_json()
+    assert line["cell"]["against"] == "tables"
+    assert RunRecord.from_json(line).cell == last
+
+
+def test_against_tables_alone_measures_only_the_paired_cells() -> None:
+    toml = BASE + '[server]\nencryption_scope = "all"\nencryption_against = "tables"\n'
+    prof = profile.parse(toml, "p")
+    assert cells.configurations(prof) == [EncryptionSpec("AES_CTR", "all", against="tables")]
+    assert [c.against for c in cells.cells(prof)] == ["tables", "tables"]
+
+
+@pytest.mark.parametrize(
+    "server",
+    [
+        'encryption_against = "tables"',  # scope tables alone
+        'encryption_scope = "all"\nencryption_layer = "fs"\nencryption_against = "tables"',
+    ],
+)
+def test_against_tables_needs_scope_all_under_tde(server: str) -> None:
+    with pytest.raises(BadInput, match='encryption_against = "tables" measures scope all') as err:
+        profile.parse(BASE + f"[server]\n{server}\n", "p")
+    assert "\n" not in str(err.value)
+
+
+def test_against_tables_alone_cannot_leave_other_configurations_out() -> None:
+    server = 'encryption_scope = ["tables", "all"]\nencryption_against = "tables"'
+    with pytest.raises(BadInput, match='alone measures only scope all under TDE: add "plain"'):
+        profile.parse(BASE + f"[server]\n{server}\n", "p")
+
+
+def test_against_tables_is_refused_in_an_a_a_calibration() -> None:
+    toml = BASE.replace('name = "x"\n', 'name = "x"\ncalibration = true\n')
+    toml += '[server]\nencryption_scope = "all"\nencryption_against = "tables"\n'
+    with pytest.raises(BadInput, match=r"measures plain against plain: server\.encryption_against"):
+        profile.parse(toml, "p")
+
+
+def test_against_tables_is_refused_on_a_target() -> None:
+    toml = BASE + '[server]\nencryption_scope = "all"\nencryption_against = "tables"\n'
+    toml += '[target]\nhost = "127.0.0.1"\nuser = "u"\n'
+    with pytest.raises(BadInput, match='encryption_against takes "plain"'):
+        profile.parse(toml, "p")

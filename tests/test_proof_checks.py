@@ -155,3 +155,15 @@ def test_the_binary_logs_scanned_are_the_logs_not_their_gtid_index(tmp_path: Pat
     for name in ("binlog.000002", "binlog.000001", "binlog.000001.idx", "binlog.index"):
         (tmp_path / name).write_bytes(b"")
     assert [p.name for p in binary_logs(tmp_path)] == ["binlog.000001", "binlog.000002"]
+
+
+def test_the_control_of_scope_tables_is_held_to_an_encrypted_runs_counters() -> None:
+    """Scope all against scope tables: the plain role's tables are encrypted, so its runs
+    must decrypt what they read like an encrypted run, and may encrypt."""
+    control = run(variant="plain")
+    run_proof.check_run(control, writes=False, control_encrypts=True)
+    with pytest.raises(ProofError, match="the plain run read 200 pages from disk"):
+        run_proof.check_run(run(variant="plain", pages_decrypted=0), False, control_encrypts=True)
+    # Against plain, as always: a plain run that decrypted fails.
+    with pytest.raises(ProofError, match="plain must do neither"):
+        run_proof.check_run(control, writes=False)

@@ -86,3 +86,32 @@ def test_the_binlog_option_gives_both_variants_a_plain_binlog_under_scope_tables
     assert "encrypt_binlog" not in made[1]
     # Without it, scope tables keeps the binary log off in both (as before).
     assert options("plain", spec)["skip-log-bin"] == "ON"
+
+
+def test_against_scope_tables_the_control_encrypts_its_tables_and_only_the_logs_differ() -> None:
+    spec = EncryptionSpec(scope="all", against="tables")
+    control, enc = options("plain", spec), options("encrypted", spec)
+    assert control["innodb_encrypt_tables"] == enc["innodb_encrypt_tables"] == "ON"
+    assert control["file_key_management_filename"] == str(KEY)
+    assert control["log_bin"] == enc["log_bin"] == "binlog"
+    assert option_difference(control, enc) == {
+        "innodb_encrypt_log": "ON",
+        "innodb_encrypt_temporary_tables": "ON",
+        "encrypt_tmp_disk_tables": "ON",
+        "encrypt_tmp_files": "ON",
+        "encrypt_binlog": "ON",
+    }
+    # MySQL's control: its tables encrypted by the keyring, its logs not.
+    mysql = [
+        server_options(
+            v, spec, PATHS, port=3307, buffer_pool_mb=64, key_file=KEY, run_as_root=False,
+            mysql=True,
+        )
+        for v in ("plain", "encrypted")
+    ]  # fmt: skip
+    assert mysql[0]["default_table_encryption"] == "ON"
+    assert option_difference(mysql[0], mysql[1]) == {
+        "innodb_redo_log_encrypt": "ON",
+        "innodb_undo_log_encrypt": "ON",
+        "binlog_encryption": "ON",
+    }

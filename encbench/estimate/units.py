@@ -326,8 +326,10 @@ def _cells_of(source: StudyRuns, keep: Callable[[CellKey, EncryptionSpec], bool]
     found = []
     for cell in source.cells():
         spec = configuration(cell, source.profile)
-        # InnoDB's own encryption alone: the filesystem layer's cost is not a page's cipher.
-        if spec.algorithm == algorithm and spec.layer == "tde" and keep(cell, spec):
+        # InnoDB's own encryption alone: the filesystem layer's cost is not a page's cipher;
+        # against plain alone (against scope tables both sides run the cipher).
+        tde_alone = spec.layer == "tde" and spec.control is None
+        if spec.algorithm == algorithm and tde_alone and keep(cell, spec):
             found.append(cell)
     return found
 

@@ -216,13 +216,18 @@ def prove(
     sql: str = SCHEMES_SQL,
     background: bool = True,
     logs: LogFiles = MARIADB_LOGS,
+    logs_claimed: str | None = None,
 ) -> ProofResult:
     """Check both witnesses (the second where the target's files are readable); raise
     ProofError (with the evidence) when the claim is false.  `name` is how messages call the
     server (a calibration's "B (plain twin)"); by default its claim.  `sql`: another
     family's view of the tablespaces (MySQL's, studies/at_rest/dialects.py); `background`:
     wait for MariaDB's background encryption threads first (MySQL has none: its tables are
-    born encrypted); `logs`: where the family keeps the logs of scope `all`."""
+    born encrypted); `logs`: where the family keeps the logs of scope `all`, and
+    `logs_claimed` what they must be when it is not `claimed` (the control of scope all
+    against scope tables: its tables encrypted, its logs plain — the scan's positive
+    control)."""
+    logs_claimed = logs_claimed or claimed
     if claimed == "encrypted" and background:
         wait_background_encryption(server)
     marker = write_marker(server, tables)
@@ -240,7 +245,7 @@ def prove(
     problems = []
     if spec.scope == "all" and logs.states is not None:
         result.logs_encrypted = logs.states(server)
-        problems += log_problems(result.logs_encrypted, claimed)
+        problems += log_problems(result.logs_encrypted, logs_claimed)
     if server.datadir is not None:
         dbdir = server.datadir / server.database
         files = [dbdir / f"{PROOF_TABLE}.ibd"]
@@ -268,15 +273,25 @@ def prove(
             result.sysbench_rows_found_in.append(path.name)
 
     sbtest_files = [f.name for f in files if f.name.startswith("sbtest")]
+    log_names = {p.name for p in scanned_logs}
+    in_tables = [n for n in result.marker_found_in if n not in log_names]
+    in_logs = [n for n in result.marker_found_in if n in log_names]
     problems += tablespace_problems(schemes, claimed)
     if claimed == "encrypted":
-        if result.marker_found_in:
-            problems.append(f"marker readable in {', '.join(result.marker_found_in)}")
+        if in_tables:
+            problems.append(f"marker readable in {', '.join(in_tables)}")
         if result.sysbench_rows_found_in:
             problems.append(f"sysbench rows readable in {', '.join(result.sysbench_rows_found_in)}")
     else:
         if files and f"{PROOF_TABLE}.ibd" not in result.marker_found_in:
             problems.append(f"marker not readable in {PROOF_TABLE}.ibd")
+        missing = sorted(set(sbtest_files) - set(result.sysbench_rows_found_in))
+        if missing:
+            problems.append(f"sysbench rows not readable in {', '.join(missing)}")
+    if logs_claimed == "encrypted":
+        if in_logs:
+            problems.append(f"marker readable in {', '.join(in_logs)}")
+    else:
         # The positive control: the scan must see the marker where nothing hides it.
         unseen = [
             " or ".join(p.name for p in group)
@@ -288,25 +303,29 @@ def prove(
                 f"marker not readable in {', '.join(unseen)} (the scan that finds nothing "
                 "in the encrypted server's logs must find it here)"
             )
-        missing = sorted(set(sbtest_files) - set(result.sysbench_rows_found_in))
-        if missing:
-            problems.append(f"sysbench rows not readable in {', '.join(missing)}")
     result.passed = not problems
     if problems:
         result.explanation = "; ".join(problems)
+        what = claimed if logs_claimed == claimed else f"{claimed} with {logs_claimed} logs"
         raise ProofError(
-            f"the {name or claimed} server is not {claimed}: {result.explanation}. "
+            f"the {name or claimed} server is not {what}: {result.explanation}. "
             "Its options are in at-rest.json; refusing to measure it."
         )
     result.explanation = (
         f"{result.tablespaces_encrypted}/{result.tablespaces_checked} tablespaces encrypted; "
-        + (
-            f"marker {'absent from' if claimed == 'encrypted' else 'found in'} raw files"
-            if files
-            else "; ".join(result.not_proven)
-        )
-    )
+        + (_marker_words(claimed, logs_claimed, bool(scanned_logs)) if files
+           else "; ".join(result.not_proven))
+    )  # fmt: skip
     return result
+
+
+def _marker_words(claimed: str, logs_claimed: str, logs_scanned: bool) -> str:
+    """Where the marker was seen or not, as the proof's explanation ends."""
+    if claimed == logs_claimed or not logs_scanned:
+        return f"marker {'absent from' if claimed == 'encrypted' else 'found in'} raw files"
+    tables = "absent from" if claimed == "encrypted" else "found in"
+    logs = "absent from" if logs_claimed == "encrypted" else "found in"
+    return f"marker {tables} the raw table files, {logs} the logs"
 
 
 def prove_twins(a: dict[str, str], b: dict[str, str]) -> None:

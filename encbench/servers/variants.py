@@ -19,6 +19,10 @@ Scope = Literal["tables", "all"]
 # Where the encrypted side encrypts: InnoDB's own encryption (TDE), the filesystem under its
 # data directory (ext4 fscrypt: servers/fscrypt.py), or both.
 Layer = Literal["tde", "fs", "tde+fs"]
+# What the encrypted side is measured against: a plain server (as always), or a server that
+# encrypts the tables alone (scope tables, same algorithm), so that a configuration of scope
+# all measures, paired round by round, what the logs add on top of the tables.
+Against = Literal["plain", "tables"]
 FILESYSTEM_WORDS = "filesystem (fscrypt)"
 
 # How an A/A calibration names the two roles wherever a person reads it: the engine keeps
@@ -27,16 +31,23 @@ FILESYSTEM_WORDS = "filesystem (fscrypt)"
 CALIBRATION_SIDES: dict[str, str] = {"plain": "A (plain)", "encrypted": "B (plain twin)"}
 
 
+# How a pair of scope all against scope tables names its roles: the control encrypts too.
+AGAINST_TABLES_SIDES: dict[str, str] = {"plain": "scope tables", "encrypted": "scope all"}
+
+
 def side_name(variant: str, calibration: bool) -> str:
     return CALIBRATION_SIDES.get(variant, variant) if calibration else variant
 
 
-def configuration_label(algorithm: str, scope: str, layer: str = "tde") -> str:
+def configuration_label(algorithm: str, scope: str, layer: str = "tde", against: str = "") -> str:
     """A configuration in words: "AES_CTR, scope all" (TDE, named as before layers existed),
-    "filesystem (fscrypt)", "AES_CTR, scope tables + filesystem (fscrypt)"."""
+    "filesystem (fscrypt)", "AES_CTR, scope tables + filesystem (fscrypt)", "AES_CTR, scope
+    all against scope tables" (its control encrypts the tables)."""
     if layer == "fs":
         return FILESYSTEM_WORDS
     tde = f"{algorithm}, scope {scope}"
+    if against == "tables":
+        tde += " against scope tables"
     return f"{tde} + {FILESYSTEM_WORDS}" if layer == "tde+fs" else tde
 
 
@@ -45,6 +56,16 @@ class EncryptionSpec:
     algorithm: Algorithm = "AES_CTR"
     scope: Scope = "tables"
     layer: Layer = "tde"
+    # The control side (the `plain` role): "plain", or "tables" — a server of this
+    # configuration's algorithm with scope tables (only for scope all under TDE alone).
+    against: Against = "plain"
+
+    @property
+    def control(self) -> EncryptionSpec | None:
+        """What the control side encrypts: None when it is plain."""
+        if self.against == "plain":
+            return None
+        return EncryptionSpec(self.algorithm, "tables", self.layer)
 
     @property
     def tde(self) -> bool:
@@ -59,7 +80,7 @@ class EncryptionSpec:
     @property
     def label(self) -> str:
         """How reports and at-rest.json name this configuration, e.g. "AES_CTR, scope all"."""
-        return configuration_label(self.algorithm, self.scope, self.layer)
+        return configuration_label(self.algorithm, self.scope, self.layer, self.against)
 
 
 @dataclass(frozen=True)
@@ -155,7 +176,8 @@ def server_options(
     """A variant's options.  In an A/A calibration the `encrypted` role is a twin of plain:
     exactly plain's options (its own paths and port aside).  `binlog`: both variants write a
     binary log whatever the scope.  A configuration whose layer is the filesystem alone sets
-    no option: the kernel encrypts below the server."""
+    no option: the kernel encrypts below the server.  Against scope tables, the `plain` role
+    is the control that encrypts the tables alone: the logs are the whole difference."""
     # The binary log exists in both variants when scope is `all`, so that encrypting it is
     # the only difference, not having it.
     options = common_options(
@@ -165,9 +187,10 @@ def server_options(
         run_as_root=run_as_root,
         binlog=binlog or spec.scope == "all",
     )
-    if variant == "encrypted" and not calibration and spec.tde:
+    encrypts = spec if variant == "encrypted" else spec.control
+    if encrypts is not None and not calibration and encrypts.tde:
         options.update(
-            mysql_encryption_options(spec) if mysql else encryption_options(spec, key_file)
+            mysql_encryption_options(encrypts) if mysql else encryption_options(encrypts, key_file)
         )
     return options
 

@@ -79,6 +79,28 @@ def test_plain_is_proven_plain_and_encrypted_proven_encrypted(
         assert "ib_logfile0" in p.marker_found_in
 
 
+def test_the_control_of_scope_tables_is_proven_with_its_tables_encrypted_and_logs_plain(
+    tmp_path: Path, servers: list[SandboxServer]
+) -> None:
+    """Scope all against scope tables: the control's tables are encrypted and its logs
+    plain — the marker readable in its redo and binary logs, the positive control of the
+    other side's log scan; a server of scope all posing as that control fails."""
+    spec = EncryptionSpec(scope="all", against="tables")
+    control = start_filled(tmp_path, "control", "plain", spec)
+    servers.append(control)
+    c = proof.prove(control, "encrypted", spec, TABLES, logs_claimed="plain")
+    assert c.passed and c.tablespaces_encrypted == c.tablespaces_checked == TABLES + 1
+    assert c.sysbench_rows_found_in == []
+    assert "ib_logfile0" in c.marker_found_in
+    assert any(name.startswith("binlog.") for name in c.marker_found_in)
+    assert not any(name.endswith(".ibd") for name in c.marker_found_in)
+    assert c.explanation.endswith("marker absent from the raw table files, found in the logs")
+    posing = start_filled(tmp_path, "posing", "encrypted", spec)
+    servers.append(posing)
+    with pytest.raises(ProofError, match="not encrypted with plain logs: marker not readable"):
+        proof.prove(posing, "encrypted", spec, TABLES, logs_claimed="plain", name="posing")
+
+
 def test_a_server_claiming_encryption_without_it_fails_the_proof(
     tmp_path: Path, servers: list[SandboxServer]
 ) -> None:

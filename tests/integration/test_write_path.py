@@ -63,8 +63,9 @@ def trimmed_and_purged(tmp_path: Path, install: str) -> None:
 
 
 def seed_rds_tde_tiny_writes_only(directory: Path) -> Path:
-    """alibaba-rds-tde-tiny with its growing write alone, at its high concurrency: the assertions
-    below are about oltp_insert under both scopes with the binary log on.  oltp_read_only and
+    """alibaba-rds-tde-tiny with its growing write alone, at its high concurrency, and scope
+    all against scope tables beside each against plain: the assertions below are about
+    oltp_insert under both scopes with the binary log on.  oltp_read_only and
     the thread counts only add cells, which tests/test_configurations.py proves the real
     parser makes from the built-in profile (reads at rest run in most other tests here).
     No round is measured again for the machine's other load (mechanics, not noise, as
@@ -79,6 +80,7 @@ def seed_rds_tde_tiny_writes_only(directory: Path) -> Path:
         .replace(workloads, 'workloads = ["oltp_insert"]\n')
         .replace("\nthreads = [1, 4]\n", "\nthreads = [4]\n")
         .replace("[measure]\n", "[measure]\ninterference_max_pct = 100\n")
+        .replace("binlog = true\n", 'binlog = true\nencryption_against = ["plain", "tables"]\n')
     )
     return profile
 
@@ -90,8 +92,8 @@ def test_the_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
     result = encbench("run", str(seed_rds_tde_tiny_writes_only(tmp_path)), "--out", str(out))
     assert result.returncode == 0, result.stderr
     runs = [json.loads(line) for line in (out / "at-rest.jsonl").read_text().splitlines()]
-    scopes = {r["cell"]["scope"] for r in runs}
-    assert scopes == {"tables", "all"}
+    scopes = {(r["cell"]["scope"], r["cell"].get("against", "")) for r in runs}
+    assert scopes == {("tables", ""), ("all", ""), ("all", "tables")}
     inserts = [r for r in runs if r["cell"]["workload"] == "oltp_insert"]
     # The steady design: no flush; both at once; each run with its series and its state.
     assert inserts and all(r["cpu_window"] == "event loop, steady state" for r in inserts)
@@ -108,7 +110,8 @@ def test_the_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
     warmups = [w for cell in record["steady"].values() for w in cell]
     assert warmups and all(set(w["readings"]) == {"plain", "encrypted"} for w in warmups)
     configs = record["configurations"]
-    assert set(configs) == {"AES_CTR, scope tables", "AES_CTR, scope all"}
+    paired = "AES_CTR, scope all against scope tables"
+    assert set(configs) == {"AES_CTR, scope tables", "AES_CTR, scope all", paired}
     for config in configs.values():
         assert config["proofs"]["encrypted"]["passed"] and config["proofs"]["plain"]["passed"]
         for variant in ("plain", "encrypted"):
@@ -117,7 +120,19 @@ def test_the_rds_tde_smoke_profile_measures_both_scopes_with_the_binlog_on(
     # scope all: the logs were scanned and the plain server is the positive control
     scanned = configs["AES_CTR, scope all"]["proofs"]["encrypted"]["files_scanned"]
     assert "ib_logfile0" in scanned and any(f.startswith("binlog.") for f in scanned)
+    # scope all against scope tables: the control's tables encrypted, its logs plain (the
+    # positive control), the other's all encrypted; its runs proven as encrypted ones.
+    control, other = (configs[paired]["proofs"][v] for v in ("plain", "encrypted"))
+    assert control["tablespaces_encrypted"] == control["tablespaces_checked"]
+    assert "ib_logfile0" in control["marker_found_in"]
+    assert not any(f.endswith(".ibd") for f in control["marker_found_in"])
+    assert other["marker_found_in"] == [] and "ib_logfile0" in other["files_scanned"]
+    assert configs[paired]["sides"] == {"plain": "scope tables", "encrypted": "scope all"}
+    against = [r for r in inserts if r["cell"].get("against") == "tables"]
+    assert against and all(r["pages_encrypted"] > 0 for r in against)
     report = (out / "report.md").read_text()
+    assert "## oltp_insert, io-bound, AES_CTR, scope all against scope tables" in report
+    assert 'the "no encryption" side scope tables' in report
     assert "## oltp_insert, io-bound, AES_CTR, scope all" in report
     assert "oltp_insert adds rows" in report
     assert "p99 latency ms (enc / plain)" in report and "in their steady state" in report

@@ -5,10 +5,11 @@ configuration and restarted once per shape and regime."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import cast
 
 from encbench.profile import Profile, ShapeSpec
-from encbench.servers.variants import Algorithm, EncryptionSpec, Layer, Scope
+from encbench.servers.variants import Against, Algorithm, EncryptionSpec, Layer, Scope
 from encbench.studies import definition
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.records import CellKey, RunRecord
@@ -26,18 +27,24 @@ def filesystem_only(profile: Profile) -> EncryptionSpec:
 
 def configurations(profile: Profile) -> list[EncryptionSpec]:
     """Every encrypted configuration of the run: per layer, each algorithm with each scope
-    (one configuration for the filesystem alone)."""
+    (one configuration for the filesystem alone), each against what the profile lists —
+    plain, and for scope all under TDE alone, scope tables (server.encryption_against)."""
     s = profile.server
     found: list[EncryptionSpec] = []
     for layer in s.encryption_layer:
         if layer == "fs":
             found.append(filesystem_only(profile))
             continue
-        found += [
+        for spec in (
             EncryptionSpec(algorithm=a, scope=scope, layer=layer)
             for a in s.encryption_algorithm
             for scope in s.encryption_scope
-        ]
+        ):
+            found += [
+                replace(spec, against=against)
+                for against in s.encryption_against
+                if against == "plain" or (spec.scope == "all" and spec.layer == "tde")
+            ]
     return found
 
 
@@ -51,6 +58,7 @@ def configuration(cell: CellKey, profile: Profile) -> EncryptionSpec:
         algorithm=cast(Algorithm, cell.algorithm),
         scope=cast(Scope, cell.scope),
         layer=cast(Layer, cell.layer or "tde"),
+        against=cast(Against, cell.against or "plain"),
     )
 
 
@@ -90,6 +98,8 @@ def cells(profile: Profile) -> list[CellKey]:
             scope=spec.scope if spec and spec.tde else "",
             shape=shape,
             layer=spec.layer if spec and spec.fs else "",
+            # Against plain, as every cell before there was a choice: not named.
+            against="" if spec is None or spec.against == "plain" else spec.against,
         )
         for spec in specs
         for shape in shapes

@@ -95,6 +95,8 @@ class AtRestCell(Bounded):
     scope: str = ""
     shape: str = ""  # the instance shape (profile server.shapes); "" unconfined
     layer: str = ""  # "fs" or "tde+fs" (profile server.encryption_layer); "" TDE
+    # "tables": the control side encrypted the tables (server.encryption_against); "" plain.
+    against: str = ""
     rounds: int  # rounds that count (in blocks or waiting for a partner)
     measured_s: float
     status: str
@@ -117,7 +119,7 @@ class AtRestCell(Bounded):
         # Runs from before encbench recorded what bound them: no `bound`, as then.
         # Runs without per-second reports: no `series` and no `leveled`.
         data: dict[str, Any] = handler(self)
-        falsy_out = ("algorithm", "scope", "shape", "layer", "bound")
+        falsy_out = ("algorithm", "scope", "shape", "layer", "against", "bound")
         none_out = ("series", "leveled")
         return {
             k: v
@@ -131,7 +133,9 @@ class AtRestCell(Bounded):
         the workload, a table of thread counts holds fixed."""
         setting = self.regime
         if self.algorithm or self.scope or self.layer:
-            setting += ", " + configuration_label(self.algorithm, self.scope, self.layer or "tde")
+            setting += ", " + configuration_label(
+                self.algorithm, self.scope, self.layer or "tde", self.against
+            )
         return setting + (f", shape {self.shape}" if self.shape else "")
 
 

@@ -126,6 +126,11 @@ def problem(profile: Profile) -> str | None:
             "server.encryption_algorithm lists several: profile one algorithm at a time"
         )
     listed = RunRecord.STUDY in profile.studies
+    if profile.calibration and profile.server.encryption_against != ["plain"]:
+        return (
+            "an A/A calibration measures plain against plain: server.encryption_against "
+            'takes "plain" (the default) there'
+        )
     layer = _layer_problem(profile, listed)
     if layer is not None:
         return layer

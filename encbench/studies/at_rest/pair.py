@@ -31,6 +31,7 @@ from encbench.servers.sizing import (
 )
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import (
+    AGAINST_TABLES_SIDES,
     VARIANTS,
     EncryptionSpec,
     option_difference,
@@ -278,14 +279,18 @@ class ServerPair(ClosedOnExit):
         )
 
     def _innodb_claim(self, variant: str) -> str:
-        """What InnoDB of this variant must be: plain but for TDE's encrypted side (the
-        filesystem layer alone encrypts below a plain InnoDB; a calibration encrypts nothing)."""
-        if variant == "encrypted" and self.spec.tde and not self.calibration:
+        """What InnoDB's tables of this variant must be: plain but for TDE's encrypted side
+        and a control of scope tables (the filesystem layer alone encrypts below a plain
+        InnoDB; a calibration encrypts nothing)."""
+        encrypts = self.spec if variant == "encrypted" else self.spec.control
+        if encrypts is not None and encrypts.tde and not self.calibration:
             return "encrypted"
         return "plain"
 
     def side(self, variant: str) -> str:
         """The variant as the progress log and the record name it."""
+        if self.spec.control is not None:
+            return AGAINST_TABLES_SIDES[variant]
         return side_name(variant, self.calibration)
 
     def provision(self, log: Callable[[str], None]) -> None:
@@ -311,11 +316,14 @@ class ServerPair(ClosedOnExit):
             log(f"loading {data.tables} × {data.table_size:,} rows into {self.side(variant)}")
             sysbench.load(server, data, self.store.path / "logs" / f"prepare-{variant}.log")
             claimed = self._innodb_claim(variant)
-            log(f"proving that {self.side(variant)} is {claimed}")
+            control = variant == "plain" and claimed == "encrypted"
+            log(f"proving that {self.side(variant)} is {claimed}{' (its logs plain)' * control}")
+            # The logs of scope all are plain on the plain side, and on the control of scope
+            # tables too: either way the scan's positive control.
             proofs[variant] = proof.prove(
                 server, claimed, self.spec, data.tables, name=self.side(variant),
                 sql=self.dialect.proof_sql, background=self.dialect.mariadb,
-                logs=self.dialect.logs,
+                logs=self.dialect.logs, logs_claimed="plain" if variant == "plain" else None,
             ).to_json()  # fmt: skip
         self.data_mb = self._data_mb(self.servers["plain"])
         self.shaped = None
@@ -359,6 +367,10 @@ class ServerPair(ClosedOnExit):
                 }
             if self.spec.layer != "tde":
                 config["encryption"]["layer"] = self.spec.layer
+            if self.spec.control is not None:
+                # The control encrypts its tables as the other side does: only the logs differ.
+                config["encryption"]["against"] = "scope tables"
+                config["sides"] = {v: self.side(v) for v in VARIANTS}
         config.update(
             {
                 "proofs": proofs,

@@ -19,7 +19,8 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       device: results/usage.py); the cell's `layer` ("fs" or "tde+fs", written only for those:
       server.encryption_layer), a layer-"fs" cell without algorithm and scope; and, for
       the steady-state write design (`write_window`), the per-second series, p99 latency
-      and where the write path stood at the run's start and end (see RunRecord).
+      and where the write path stood at the run's start and end (see RunRecord); the cell's
+      `against` ("tables": scope all against scope tables, server.encryption_against).
 """
 
 from __future__ import annotations
@@ -71,17 +72,21 @@ class CellKey:
     # The instance shape the servers were confined to (profile server.shapes); "" unconfined.
     shape: str = ""
     layer: str = ""  # "", "fs" or "tde+fs"
+    # What the encrypted side was measured against: "" a plain server, "tables" a server of
+    # scope tables (server.encryption_against).
+    against: str = ""
 
     @property
     def configuration(self) -> str:
         """The encryption configuration in words, "" when it is the run's only one."""
         if not (self.algorithm or self.scope or self.layer):
             return ""
-        return configuration_label(self.algorithm, self.scope, self.layer or "tde")
+        return configuration_label(self.algorithm, self.scope, self.layer or "tde", self.against)
 
     def _tags(self) -> list[str]:
         """What names the cell beyond workload, regime and threads."""
         tags = [self.algorithm, self.scope] if self.algorithm or self.scope else []
+        tags += ["against", self.against] if self.against else []
         tags += [self.layer] if self.layer else []
         return tags + (["shape", self.shape] if self.shape else [])
 

@@ -73,7 +73,8 @@ def across(part: AtRestSummary) -> list[Across]:
     out = []
     for c in part.cells:
         tps = c.comparisons.get("tps")
-        if not c.rounds or tps is None:
+        # Scope all against scope tables is no cost of encryption against none.
+        if not c.rounds or tps is None or c.against:
             continue
         layer = c.layer or (enc.get("layer", "tde") if not (c.algorithm or c.scope) else "tde")
         algorithm = c.algorithm or enc.get("algorithm", "?")

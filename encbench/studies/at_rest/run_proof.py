@@ -15,6 +15,7 @@ def check_run(
     calibration: bool = False,
     shared_server: bool = False,
     innodb_encrypts: bool = True,
+    control_encrypts: bool = False,
 ) -> None:
     """The per-run proof from the server's own counters (deltas over the run); ProofError
     names the run and the counter that contradicts its variant.  In an A/A calibration both
@@ -22,9 +23,12 @@ def check_run(
     plain run is held to decrypting nothing only: the page cleaner may flush, and so
     encrypt, the encrypted set's pages left dirty by an earlier write workload.  Without
     `innodb_encrypts` (the filesystem layer alone) the encrypted side's InnoDB is plain and
-    held to what plain's is: the kernel encrypts below it, which its proof is."""
+    held to what plain's is: the kernel encrypts below it, which its proof is.  With
+    `control_encrypts` (scope all against scope tables) the plain role's tables are
+    encrypted too, and its runs are held to what an encrypted run's are."""
     where = f"{record.cell.label} round {record.round}: the {record.variant} run"
-    if record.variant == "plain" or calibration or not innodb_encrypts:
+    encrypts = innodb_encrypts if record.variant == "encrypted" else control_encrypts
+    if calibration or not encrypts:
         encrypted = 0 if shared_server else record.pages_encrypted
         if record.pages_decrypted or encrypted:
             whose = "plain" if innodb_encrypts else "InnoDB under the filesystem layer alone"

@@ -46,6 +46,12 @@ OVERHEAD_NOTE = (
     'Wilcoxon interval. "No difference beyond ±m%" is said only when a test of equivalence '
     '(TOST, 90% interval within ±m%) shows it; otherwise "no difference detected".'
 )
+# Above the tables of cells of scope all against scope tables (server.encryption_against).
+AGAINST_TABLES_NOTE = Paragraph(
+    'Here both servers encrypt their tables: the "encrypted" side is scope all, the "no '
+    'encryption" side scope tables, so every overhead below is what encrypting the logs '
+    'adds on top of the tables (the report\'s "What scope all adds to scope tables").'
+)
 # The figures a gain flags (Estimate.implausible_gain), in the summary's words.
 FLAGGED = {
     "tps": "throughput",
@@ -756,11 +762,12 @@ def group_section(
         lambda: at_rest_plots.latency_svg(cells, title),
         "sysbench's average latency of each variant; band: 95% CI of that mean over rounds.",
     )
-    blocks: list[Block] = [
+    blocks: list[Block] = [AGAINST_TABLES_NOTE] if any(c.against for c in cells) else []
+    blocks.append(
         Columns(
             [[throughput_table(cells, differences), cost_plot], [tps_plot, latency_plot, cpu_plot]]
-        ),
-    ]
+        )
+    )
     tables = (
         latency_table(cells),
         utilisation_table(cells),
@@ -849,15 +856,20 @@ def _configuration_lines(config: Record) -> list[str]:
     """One encrypted configuration: its regimes (per instance shape, where there are any),
     encryption, option difference and proofs."""
     view = dialect_for(config.get("family") or MARIADB).proof_view.split(".")[-1]
-    out = _regime_lines(config.get("regimes") or {}, view)
+    sides = config.get("sides") or {}
+    out = _regime_lines(config.get("regimes") or {}, view, sides)
     for name, entry in (config.get("shapes") or {}).items():
         regimes = entry.get("regimes") or {}
-        out += [f"Shape {name}: {line}" for line in _regime_lines(regimes, view)]
+        out += [f"Shape {name}: {line}" for line in _regime_lines(regimes, view, sides)]
     out += _encryption_lines(config)
     return out
 
 
-def _regime_lines(regimes: Record, view: str = "INNODB_TABLESPACES_ENCRYPTION") -> list[str]:
+def _regime_lines(
+    regimes: Record, view: str = "INNODB_TABLESPACES_ENCRYPTION", sides: Record | None = None
+) -> list[str]:
+    """`sides`: how a pair of scope all against scope tables names its roles."""
+    sides = sides or {}
     out = []
     for regime, rec in regimes.items():
         line = (
@@ -874,7 +886,8 @@ def _regime_lines(regimes: Record, view: str = "INNODB_TABLESPACES_ENCRYPTION") 
         if proofs:
             again = "every restart (the last shown)" if rec.get("starts", 1) > 1 else "the restart"
             line += f" Proven again after {again} ({view}): " + ", ".join(
-                f"{variant} {p['tablespaces_encrypted']}/{p['tablespaces_checked']} encrypted"
+                f"{sides.get(variant, variant)} {p['tablespaces_encrypted']}/"
+                f"{p['tablespaces_checked']} encrypted"
                 for variant, p in proofs.items()
             )
             line += "."
@@ -903,17 +916,26 @@ def _encryption_lines(config: Record) -> list[str]:
     elif enc:
         also = " — and the filesystem's (fscrypt) below it" if layer == "tde+fs" else ""
         keys = enc.get("key_management", "file_key_management")
-        out.append(f"Encryption: {keys}, {enc['algorithm']}, scope `{enc['scope']}`{also}.")
+        against = (
+            f", against a control of {enc['against']} (the same algorithm)"
+            if enc.get("against")
+            else ""
+        )
+        out.append(
+            f"Encryption: {keys}, {enc['algorithm']}, scope `{enc['scope']}`{also}{against}."
+        )
+    sides = config.get("sides") or {}
     diff = config.get("option_difference") or {}
     if diff:
+        adds = sides.get("encrypted", "encrypted")
         out.append(
-            "The only server options that differ (encrypted adds): "
+            f"The only server options that differ ({adds} adds): "
             + ", ".join(f"`{k}={v}`" for k, v in diff.items())
             + "."
         )
     for variant, p in (config.get("proofs") or {}).items():
         out.append(
-            f"Proof, {variant}: {p['explanation']} (files scanned: "
+            f"Proof, {sides.get(variant, variant)}: {p['explanation']} (files scanned: "
             f"{', '.join(p['files_scanned'])})."
         )
     return out + filesystem_proof_lines(config.get("filesystem") or {})

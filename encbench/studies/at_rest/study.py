@@ -657,12 +657,14 @@ class AtRestStudy(StudyBasics):
                 sql=host.dialect.proof_sql,
             )
             return
+        spec = cells.configuration(record.cell, self.profile)
         run_proof.check_run(
             record,
             writes,
             self.profile.calibration,
             shared_server=isinstance(host, TableSets),
-            innodb_encrypts=cells.configuration(record.cell, self.profile).tde,
+            innodb_encrypts=spec.tde,
+            control_encrypts=spec.control is not None,
         )
         self._check_confined(record)
 

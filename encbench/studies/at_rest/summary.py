@@ -116,6 +116,7 @@ def summarize_cell(
         "scope": cell.scope,
         "shape": cell.shape,
         "layer": cell.layer,
+        "against": cell.against,
     }
     rounds = state.counted
     if not rounds:
@@ -141,16 +142,20 @@ def summarize_cell(
     return summary.model_copy(
         update={
             **steady_fields(rounds),
-            # InnoDB's cipher: none under the filesystem layer alone (the kernel's is not it).
+            # InnoDB's cipher: none under the filesystem layer alone (the kernel's is not it),
+            # and none against scope tables (both sides run it; the pages are not the logs').
             "floor": floor.cipher_floor(
                 [r.runs["encrypted"] for r in rounds],
                 [r.runs["plain"] for r in rounds],
                 crypto,
                 spec.algorithm,
             )
-            if spec.tde and counts_pages
+            if spec.tde and spec.control is None and counts_pages
             else None,
-            "cost_profile": cost_profile.cost_profile(cpu_profile, cell),
+            # Per cipher page: not against scope tables, whose extra CPU is the logs'.
+            "cost_profile": cost_profile.cost_profile(cpu_profile, cell)
+            if spec.control is None
+            else None,
         }
     )
 
