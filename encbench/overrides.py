@@ -5,12 +5,13 @@ Each is written into the profile's text, as `--target` is (servers/dsn.py), so t
 results directory's profile.toml is what was measured and `--resume` measures it again; the
 line keeps a comment with the option and the value it replaced.  Where an option lands is
 declared by the sections themselves (options.Strict.SYSBENCH): `[data]` takes the tables and
-their size; each study the profile lists that drives sysbench with client threads and timed
-runs takes `--threads` and `--time` into its own keys ([measure] threads and run_s, [transit]
-query_threads and run_s, [replication] threads and run_s).  A study whose section sizes its
-own data, or that times whole operations, keeps its settings.  `--install NAME` is not
-sysbench's: it lands in [server] install (servers/installs.py), where the sandboxes' MariaDB
-comes from."""
+their size; each study the profile lists that drives sysbench (or pgbench) with client
+threads and timed runs takes `--threads` and `--time` into its own keys, for each kind it
+measures ([measure] threads and run_s, [transit] query_threads and run_s, [replication]
+threads and run_s; PostgreSQL's [pg_at_rest] clients and run_s, [pg_transit] query_clients
+and run_s).  A study whose section sizes its own data, or that times whole operations, keeps
+its settings.  `--install NAME` is not sysbench's: it lands in [server] install
+(servers/installs.py), where the sandboxes' MariaDB comes from."""
 
 from __future__ import annotations
 
@@ -96,14 +97,15 @@ def values(given: dict[str, str | None]) -> dict[str, Any]:
 
 
 def _sections(profile: Profile) -> list[tuple[str, Strict]]:
-    """The sections an option may land in: [data] and [server], then each listed study's
-    own section."""
+    """The sections an option may land in: [data] and [server], then the section of each
+    kind each listed study measures ([measure] for MariaDB's cells at rest, [pg_at_rest] for
+    PostgreSQL's, ...): --threads reaches every kind's clients."""
     found: list[tuple[str, Strict]] = [("data", profile.data), ("server", profile.server)]
     for study in studies.named(profile):
-        if study.settings.key is not None and study.settings.model is not None:
-            found.append(
-                (study.settings.key, profile.section(study.settings.key, study.settings.model))
-            )
+        for measured in study.measured(profile):
+            settings = measured.settings
+            if settings.key is not None and settings.model is not None:
+                found.append((settings.key, profile.section(settings.key, settings.model)))
     return found
 
 

@@ -42,6 +42,33 @@ def test_threads_and_time_land_in_every_study_that_runs_sysbench_with_them() -> 
     }
 
 
+def test_threads_and_time_reach_postgresqls_clients_at_rest_and_in_transit() -> None:
+    """A profile of PostgreSQL alone: pgbench's clients and runs, in both studies' sections."""
+    from encbench.studies.at_rest import pg_at_rest_options
+    from encbench.studies.in_transit.postgresql.options import pg_transit_options
+
+    prof, _, changed = applied("postgresql", threads="2,8", time="4")
+    assert pg_at_rest_options(prof).clients == [2, 8]
+    assert pg_transit_options(prof).query_clients == [2, 8]
+    assert pg_at_rest_options(prof).run_s == pg_transit_options(prof).run_s == 4
+    assert {o.key for o in changed} == {
+        "pg_at_rest.clients",
+        "pg_at_rest.run_s",
+        "pg_transit.query_clients",
+        "pg_transit.run_s",
+    }
+
+
+def test_threads_reach_every_kind_a_study_of_two_kinds_measures() -> None:
+    """at-rest-servers measures MariaDB and PostgreSQL at rest: both kinds' clients."""
+    from encbench.studies.at_rest import pg_at_rest_options
+
+    prof, _, changed = applied("at-rest-servers", threads="3")
+    assert prof.measure.threads == [3]
+    assert pg_at_rest_options(prof).clients == [3]
+    assert {o.key for o in changed} == {"measure.threads", "pg_at_rest.clients"}
+
+
 def test_the_text_keeps_the_profiles_comments_and_says_what_the_option_replaced() -> None:
     _, original = profiles.load("quick")
     _, text, _ = applied("quick", threads="2")

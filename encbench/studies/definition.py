@@ -170,7 +170,7 @@ class StudyDefinition:
         more = tuple(p.kind for p in self.parts if p.kind not in self.kinds)
         object.__setattr__(self, "kinds", (*self.kinds, *more))
 
-    def _measured(self, profile: Profile) -> list[StudyDefinition | KindPart]:
+    def measured(self, profile: Profile) -> list[StudyDefinition | KindPart]:
         """Its kinds the profile measures, each as itself or its part: its own first (where
         it measures its first kind, or has no parts), then its parts', in the order its
         runners measure them."""
@@ -183,7 +183,7 @@ class StudyDefinition:
     def kinds_cells(self, profile: Profile) -> list[tuple[str, Any]]:
         """Every cell it measures under a profile, each with its kind, in the order its
         runners measure them."""
-        return [(m.kinds[0], c) for m in self._measured(profile) for c in m.cells_of(profile)]
+        return [(m.kinds[0], c) for m in self.measured(profile) for c in m.cells_of(profile)]
 
     def cells(self, profile: Profile) -> list[Any]:
         """Every cell it measures under a profile (what `plan` lists)."""
@@ -192,7 +192,7 @@ class StudyDefinition:
     def rule(self, profile: Profile) -> Rule:
         """Its rule under a profile: each cell by its own kind's section (KindsRule), the rest
         (what `plan` says of its rounds) by its first measured kind's."""
-        first, *others = self._measured(profile) or [self]
+        first, *others = self.measured(profile) or [self]
         if not others:
             return first.settings.rule(profile)
         return KindsRule(

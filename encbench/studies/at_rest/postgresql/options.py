@@ -10,7 +10,8 @@ PostgreSQL reads through the page cache, which would otherwise serve "io-bound" 
 from __future__ import annotations
 
 import math
-from typing import Annotated, Literal, Self
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -65,6 +66,9 @@ def in_memory_buffers_mb(data_mb: float) -> int:
 
 class PgAtRestSpec(Rounds):
     """Plain against fscrypt below one PostgreSQL each, driven by pgbench."""
+
+    # The command line's --threads and --time (overrides.py): pgbench's clients, its runs.
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "clients", "time": "run_s"}
 
     workloads: Annotated[list[Workload], Field(min_length=1)] = ["tpcb_like", "select_only"]
     regimes: Annotated[list[Regime], Field(min_length=1)] = ["in-memory", "io-bound"]

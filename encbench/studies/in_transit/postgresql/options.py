@@ -4,7 +4,8 @@ at-rest study's PostgreSQL cells keep `[pg_at_rest]`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
@@ -30,6 +31,9 @@ KEY_TYPES = ("rsa2048", "rsa3072", "rsa4096", "ecdsa-p256", "ecdsa-p384")
 
 class PgTransitSpec(TransitRounds):
     """Plain TCP (sslmode=disable) against TLS to one sandboxed PostgreSQL, driven by pgbench."""
+
+    # The command line's --threads and --time (overrides.py), as [transit] takes them.
+    SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "query_clients", "time": "run_s"}
 
     tests: Annotated[list[PgTest], Field(min_length=1)] = ["connect_select1", "select_only"]
     # The whole chain (CA, server, client verification) of each key type; connect_select1
