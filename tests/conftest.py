@@ -59,13 +59,13 @@ LONGEST_FILES_FIRST = (
     "test_pg_transit_run.py",  # 125 s
     "test_mysql_sandbox.py",  # 117 s
     "test_write_path_mysql.py",  # 111 s alone, 2026-12-07: MySQL's purge at idle
+    "test_write_path.py",  # about 110 s: three pairs (tables, all, all against tables)
     "test_pg_at_rest_run.py",  # 116 s
     "test_target_run.py",  # 94 s
     "test_estimate_twins.py",  # 92 s
     "test_sst_pipelines_run.py",  # 91 s
     "test_estimate_target.py",  # 84 s
     "test_filesystem_layer.py",  # 83 s
-    "test_write_path.py",  # 82 s
     "test_operations_run.py",  # 79 s
     "test_estimate_prometheus.py",  # 75 s
     "test_calibration_run.py",  # 74 s
