@@ -192,6 +192,8 @@ class ServerSpec(Strict):
             }
             choices = get_args(kinds.get(info.field_name or "", Scope))
             what = (info.field_name or "").replace("_", " ")
+            if info.field_name == "encryption_against":
+                what = "side to measure against"
             all_known([v for v in values if isinstance(v, str)], choices, what)
         return values
 

@@ -185,3 +185,8 @@ def test_against_tables_is_refused_on_a_target() -> None:
     toml += '[target]\nhost = "127.0.0.1"\nuser = "u"\n'
     with pytest.raises(BadInput, match='encryption_against takes "plain"'):
         profile.parse(toml, "p")
+
+
+def test_an_unknown_side_to_measure_against_is_named_with_the_choices() -> None:
+    with pytest.raises(BadInput, match="unknown side to measure against 'tabels'; choose"):
+        profile.parse(BASE + '[server]\nencryption_against = "tabels"\n', "p")
