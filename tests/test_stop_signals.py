@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -199,6 +200,18 @@ def test_a_stop_raised_inside_a_finalizer_is_raised_again_outside() -> None:
         time.sleep(10)
 
 
+def wait_until_caught(pid: int, sig: signal.Signals, timeout_s: float = 30.0) -> None:
+    """Until the process has a handler for `sig` (its SigCgt mask in /proc)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = Path(f"/proc/{pid}/status").read_text()
+        mask = next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:"))
+        if int(mask, 16) & (1 << (sig - 1)):
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"pid {pid} caught no {sig.name} within {timeout_s:g} s")
+
+
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_a_stop_while_encbench_imports_itself_exits_130_in_one_line(sig: signal.Signals) -> None:
     child = subprocess.Popen(
@@ -210,7 +223,11 @@ def test_a_stop_while_encbench_imports_itself_exits_130_in_one_line(sig: signal.
         # As a terminal's shell starts it, whatever this test's process ignores.
         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )
-    time.sleep(0.3)  # its imports take about a second
+    # Its handlers come first, then imports of about a second: the signal goes as soon as
+    # the kernel shows them in place (SIGHUP, the last installed; the interpreter catches
+    # SIGINT itself from its start) — a fixed wait lost that race on a loaded machine, where
+    # the interpreter's own start outlasted it and the default action killed the child.
+    wait_until_caught(child.pid, stopping.STOP_SIGNALS[-1])
     child.send_signal(sig)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 130, err
