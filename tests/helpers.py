@@ -156,6 +156,15 @@ def skip_unless_ci(reason: str) -> None:
     pytest.skip(reason)
 
 
+def need_root(name: str) -> None:
+    """A private root's tests (scripts/setup.sh NAME builds it): skipped where it is not
+    built, failed in CI (skip_unless_ci)."""
+    from encbench import roots
+
+    if roots.find(name) is None:
+        skip_unless_ci(roots.missing_why(name))
+
+
 def start_plain_server(
     root: Path,
     buffer_pool_mb: int = 16,

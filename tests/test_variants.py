@@ -20,7 +20,8 @@ PATHS = SandboxPaths(
 KEY = Path("/private/keys")
 
 
-def options(variant: str, spec: EncryptionSpec) -> dict[str, str]:
+def options(variant: str, spec: EncryptionSpec, **more: bool) -> dict[str, str]:
+    """`more`: server_options' switches (binlog, mysql)."""
     return server_options(
         variant,  # type: ignore[arg-type]
         spec,
@@ -29,6 +30,7 @@ def options(variant: str, spec: EncryptionSpec) -> dict[str, str]:
         buffer_pool_mb=64,
         key_file=KEY,
         run_as_root=False,
+        **more,
     )
 
 
@@ -74,13 +76,7 @@ def test_cnf_has_one_line_per_option_under_the_server_group() -> None:
 
 def test_the_binlog_option_gives_both_variants_a_plain_binlog_under_scope_tables() -> None:
     spec = EncryptionSpec(scope="tables")
-    made = [
-        server_options(
-            v, spec, PATHS, port=3307, buffer_pool_mb=64, key_file=KEY, run_as_root=False,
-            binlog=True,
-        )
-        for v in ("plain", "encrypted")
-    ]  # fmt: skip
+    made = [options(v, spec, binlog=True) for v in ("plain", "encrypted")]
     assert made[0]["log_bin"] == made[1]["log_bin"] == "binlog"
     assert "skip-log-bin" not in made[0]
     assert "encrypt_binlog" not in made[1]
@@ -102,13 +98,7 @@ def test_against_scope_tables_the_control_encrypts_its_tables_and_only_the_logs_
         "encrypt_binlog": "ON",
     }
     # MySQL's control: its tables encrypted by the keyring, its logs not.
-    mysql = [
-        server_options(
-            v, spec, PATHS, port=3307, buffer_pool_mb=64, key_file=KEY, run_as_root=False,
-            mysql=True,
-        )
-        for v in ("plain", "encrypted")
-    ]  # fmt: skip
+    mysql = [options(v, spec, mysql=True) for v in ("plain", "encrypted")]
     assert mysql[0]["default_table_encryption"] == "ON"
     assert option_difference(mysql[0], mysql[1]) == {
         "innodb_redo_log_encrypt": "ON",

@@ -11,16 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from encbench import roots
-from tests.helpers import encbench, encbench_here, running_from, skip_unless_ci, tiny_profile
+from tests.helpers import encbench, encbench_here, need_root, running_from, tiny_profile
 
 ROOT = "mariadb-11.8"
 
 
 @pytest.fixture(autouse=True)
 def root_built() -> None:
-    if roots.find(ROOT) is None:
-        skip_unless_ci(roots.missing_why(ROOT))
+    need_root(ROOT)
 
 
 def with_install(path: Path) -> Path:

@@ -15,21 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from encbench import roots
 from tests.helpers import (
     encbench,
     encbench_here,
+    need_root,
     running_from,
     server_of_a_killed_run,
-    skip_unless_ci,
     tiny_profile,
 )
 
 
 @pytest.fixture(autouse=True)
 def root_built() -> None:
-    if roots.find("mysql") is None:
-        skip_unless_ci(roots.missing_why("mysql"))
+    need_root("mysql")
 
 
 def test_mysql_sandboxes_measure_table_encryption_with_their_proofs(

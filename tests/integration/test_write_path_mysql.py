@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from encbench import roots
-from tests.helpers import skip_unless_ci
+from tests.helpers import need_root
 from tests.integration.test_write_path import trimmed_and_purged
 
 
 @pytest.fixture(autouse=True)
 def root_built() -> None:
-    if roots.find("mysql") is None:
-        skip_unless_ci(roots.missing_why("mysql"))
+    need_root("mysql")
 
 
 def test_mysql_rows_oltp_insert_added_are_removed_and_purged_before_the_next_run(

@@ -64,6 +64,8 @@ class CellCost:
     threads: int
     cost: float
     se: float
+    # The cell's own 95% interval in the cost's terms (log; `se` is its symmetric reading).
+    ends: tuple[float, float] = (0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -110,12 +112,14 @@ def cell_cost(cell: AtRestCell, metric: str = "tps", setting: str | None = None)
     if comp.ci_low <= 0 or comp.ci_high <= 0:
         return None
     sign = -1.0 if metric == "tps" else 1.0
+    low, high = sorted(sign * math.log(x) for x in (comp.ci_low, comp.ci_high))
     return CellCost(
         workload=cell.workload,
         setting=cell.setting if setting is None else setting,
         threads=cell.threads,
         cost=sign * math.log(comp.ratio),
-        se=(math.log(comp.ci_high) - math.log(comp.ci_low)) / (2 * Z95),
+        se=(high - low) / (2 * Z95),
+        ends=(low, high),
     )
 
 

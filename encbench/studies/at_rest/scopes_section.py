@@ -18,7 +18,6 @@ alone, gets no such section.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from encbench.report.tables import Paragraph, Section, Table, row
@@ -61,19 +60,18 @@ def _compared(key: tuple[str, str, str, str, str, int]) -> str:
 
 def paired(cells: Sequence[AtRestCell]) -> list[Contrast]:
     """Per metric, each cell of scope all against scope tables with an interval: its own
-    cost, in the difference's terms."""
+    cost and interval (claims.cell_cost), in the difference's terms."""
     out = []
     for metric in MEASURES:
-        sign = -1.0 if metric == "tps" else 1.0
         for c in cells:
-            comp = c.comparisons.get(metric) if c.against == "tables" and c.rounds else None
-            if comp is None or comp.ci_low is None or comp.ci_high is None:
+            cost = cell_cost(c, metric) if c.against == "tables" else None
+            if cost is None:
                 continue
-            if min(comp.ratio, comp.ci_low, comp.ci_high) <= 0:
-                continue
-            low, high = sorted(sign * 100 * math.log(x) for x in (comp.ci_low, comp.ci_high))
-            cost = sign * 100 * math.log(comp.ratio)
-            out.append(Contrast(CLAIM, _compared(_key(c)), cost, (low, high), (1, 0), metric))
+            low, high = cost.ends
+            compared = _compared(_key(c))
+            out.append(
+                Contrast(CLAIM, compared, 100 * cost.cost, (100 * low, 100 * high), (1, 0), metric)
+            )
     return out
 
 
