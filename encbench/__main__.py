@@ -16,12 +16,15 @@ def entry() -> None:
         from encbench.cli import main
 
         main()
-    except Interrupted as exc:  # before the CLI's own handling took over
+    except BaseException as exc:  # before the CLI's own handling took over
+        stop = None if isinstance(exc, SystemExit) else stopping.within(exc)
+        if stop is None:
+            raise
         stopping.finish()
         for sig in stopping.STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
         try:
-            print(f"encbench: {exc}", file=sys.stderr, flush=True)
+            print(f"encbench: {stop}", file=sys.stderr, flush=True)
         except OSError:
             stopping.to_devnull(1, 2)
         sys.exit(Interrupted.exit_code)

@@ -166,9 +166,13 @@ class OneLineGroup(click.Group, _NamedContext):
             status = self._command_status(args, prog_name, own_process, **extra)
             stopping.finish()
             return status
-        except Interrupted as exc:
+        except BaseException as exc:
+            # A stop, or one that Python wrapped on its way up (stopping.within).
+            stop = None if isinstance(exc, SystemExit) else stopping.within(exc)
+            if stop is None:
+                raise
             stopping.finish()
-            click.echo(f"encbench: {exc}", err=True)
+            click.echo(f"encbench: {stop}", err=True)
             return Interrupted.exit_code
 
     def _command_status(

@@ -67,21 +67,28 @@ def _words(signum: int) -> str:
     return f"stopped by {signal.Signals(signum).name}; what was measured is kept"
 
 
-def unwinding() -> bool:
-    """Whether an Interrupted is on its way up here: the exception being handled (in an
-    `except`, a `finally`, an `__exit__`) is one, or was caused by one (a clean-up step that
-    failed while it ran)."""
-    todo: list[BaseException | None] = [sys.exception()]
+def within(exc: BaseException | None) -> Interrupted | None:
+    """The stop this exception is, or was caused by: a clean-up step that failed while a
+    stop ran, or Python's own wrapping of what a signal handler raised (3.11 turns an
+    exception from a class's `__set_name__` into a RuntimeError: a stop during an import that
+    defines such a class, e.g. ipaddress's cached properties, arrives as one)."""
+    todo: list[BaseException | None] = [exc]
     seen: set[int] = set()
     while todo:
         exc = todo.pop()
         if exc is None or id(exc) in seen:
             continue
         if isinstance(exc, Interrupted):
-            return True
+            return exc
         seen.add(id(exc))
         todo += [exc.__context__, exc.__cause__]
-    return False
+    return None
+
+
+def unwinding() -> bool:
+    """Whether an Interrupted is on its way up here: the exception being handled (in an
+    `except`, a `finally`, an `__exit__`) is one, or was caused by one."""
+    return within(sys.exception()) is not None
 
 
 def _raise_unless_unwinding() -> None:

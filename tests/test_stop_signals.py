@@ -268,3 +268,45 @@ def test_a_stop_that_lands_in_a_whole_step_before_its_hold_waits_for_its_end() -
     with stop_on_signals(), pytest.raises(Interrupted):
         teardown()
     assert parts == ["done"]
+
+
+WRAPPED_STOP = """
+import os, signal
+from encbench import stopping
+stopping.from_the_start()
+from encbench.__main__ import entry
+
+
+class Stops:
+    def __set_name__(self, owner, name):
+        os.kill(os.getpid(), signal.SIGTERM)  # lands here: Python 3.11 wraps it
+
+
+def main():
+    class Defined:  # as an import that defines a class with a descriptor
+        attribute = Stops()
+
+
+import encbench.cli
+encbench.cli.main = lambda: main()
+entry()
+"""
+
+
+def test_a_stop_that_python_wrapped_in_another_error_still_exits_130_in_one_line() -> None:
+    """A stop raised inside a class's __set_name__ (an import defining ipaddress's cached
+    properties, say) reaches the entry point as a RuntimeError caused by it: still a stop."""
+    child = subprocess.run(
+        [sys.executable, "-c", WRAPPED_STOP], capture_output=True, text=True, timeout=60
+    )
+    assert child.returncode == 130, child.stderr
+    assert child.stderr == "encbench: stopped by SIGTERM; what was measured is kept\n"
+
+
+def test_within_finds_the_stop_behind_an_error_that_wraps_it() -> None:
+    stop = Interrupted("stopped by SIGTERM; what was measured is kept")
+    try:
+        raise RuntimeError("Error calling __set_name__") from stop
+    except RuntimeError as wrapped:
+        assert stopping.within(wrapped) is stop
+    assert stopping.within(RuntimeError("no stop")) is None
