@@ -47,6 +47,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from encbench import stopping
 from encbench.servers.images import KIND as IMAGES
 from tests.helpers import (
     files_holding,
@@ -84,8 +85,9 @@ class Try:
     stderr_tail: str = ""
     stack: str = ""  # where a process past the bound was (py-spy, where installed)
     # The signal came before the interpreter had run encbench's first line (the process
-    # caught no such signal yet: /proc/PID/status SigCgt): the kernel's default, death by
-    # that signal, is then its stop, with nothing started to leave behind.
+    # caught no SIGHUP yet: /proc/PID/status SigCgt): the kernel's default, death by that
+    # signal, or for SIGINT the interpreter's KeyboardInterrupt, is then its stop, with
+    # nothing started to leave behind.
     before_handlers: bool = False
 
 
@@ -208,7 +210,9 @@ def catches(pid: int, sig: signal.Signals) -> bool:
 def send(launched: Launched, kind: str) -> bool:
     """Send the stop; False when the process had no handler of it yet (see Try)."""
     pid = launched.process.pid
-    caught = catches(pid, signal_of(kind))
+    # encbench's first lines catch all three (SIGHUP last); before them only the interpreter
+    # catches SIGINT, its own way (KeyboardInterrupt).
+    caught = catches(pid, stopping.STOP_SIGNALS[-1])
     with contextlib.suppress(ProcessLookupError):
         if kind == "hangup":
             launched.hang_up()
@@ -347,13 +351,20 @@ def one_try(
         # It had its exit status before the signal came (encbench ignores a stop then).
         record.outcome = "finished first"
     killed = record.exit_code == -signal_of(moment.kind) if moment.kind != "none" else False
-    if record.outcome == "stopped" and record.before_handlers and killed:
+    # A Ctrl-C inside the interpreter's own start, before encbench's first line: Python's
+    # KeyboardInterrupt (exit 1), as any Python program's, with nothing started.
+    interpreter_stop = (
+        moment.kind == "SIGINT"
+        and record.exit_code == 1
+        and text.rstrip().endswith("KeyboardInterrupt")
+    )
+    if record.outcome == "stopped" and record.before_handlers and (killed or interpreter_stop):
         record.outcome = "stopped before its handlers"
     elif record.outcome == "stopped" and record.exit_code != STOPPED:
         record.failures.append(f"exit status {record.exit_code}, not {STOPPED}")
     if record.outcome == "finished first" and record.exit_code != 0:
         record.failures.append(f"ended by itself with status {record.exit_code}")
-    if "Traceback" in text:
+    if "Traceback" in text and record.outcome != "stopped before its handlers":
         record.failures.append("a traceback")
     time.sleep(0.2)  # a child's exit may lag its parent's by a scheduling slice
     record.left = left_behind(launched.process.pid, out, state_dir)

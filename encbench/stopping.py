@@ -34,7 +34,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any, ParamSpec, TextIO, TypeVar
@@ -145,11 +145,19 @@ def _install(previous: Mapping[signal.Signals, Any]) -> None:
         sys.unraisablehook = _unraisable
 
 
-def from_the_start() -> None:
+def from_the_start(
+    before: Mapping[signal.Signals, Any] | None = None, noted: Sequence[int] = ()
+) -> None:
     """For `encbench` itself, before its imports (a second or so): a stop then raises
-    Interrupted as later, which its entry point turns into exit 130."""
-    if _main_thread():
-        _install({sig: signal.getsignal(sig) for sig in STOP_SIGNALS})
+    Interrupted as later, which its entry point turns into exit 130.  `before`: the handlers
+    the process started with, where a first handler only `noted` the stops that came while
+    this module was imported (encbench/__main__.py); the first of them is raised now."""
+    if not _main_thread():
+        return
+    _install(before or {sig: signal.getsignal(sig) for sig in STOP_SIGNALS})
+    if noted and _stop.signum is None:
+        _stop.signum = noted[0]
+    _raise_unless_unwinding()
 
 
 def requested() -> str | None:

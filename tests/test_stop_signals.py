@@ -270,6 +270,40 @@ def test_a_stop_that_lands_in_a_whole_step_before_its_hold_waits_for_its_end() -
     assert parts == ["done"]
 
 
+EARLY_STOP = """
+import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_IGN if sys.argv[2] == "nohup" else signal.SIG_DFL)
+import encbench.__main__ as main  # its first lines note a stop; its imports follow
+os.kill(os.getpid(), getattr(signal, sys.argv[1]))  # a stop before entry() takes over
+print(signal.getsignal(signal.SIGHUP) == signal.SIG_IGN, flush=True)
+main.entry()
+"""
+
+
+@pytest.mark.parametrize("sig", SIGNALS)
+def test_a_stop_before_encbench_s_own_handlers_is_noted_and_raised_when_they_take_over(
+    sig: signal.Signals,
+) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", EARLY_STOP, sig.name, "terminal"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (child.returncode, child.stdout) == (130, "False\n"), child.stderr
+    assert child.stderr == f"encbench: stopped by {sig.name}; what was measured is kept\n"
+
+
+def test_a_sighup_ignored_before_encbench_s_first_line_stays_ignored() -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", EARLY_STOP, "SIGTERM", "nohup"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (child.returncode, child.stdout) == (130, "True\n"), child.stderr
+
+
 WRAPPED_STOP = """
 import os, signal
 from encbench import stopping
