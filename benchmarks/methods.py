@@ -20,7 +20,8 @@ on every arm alike.
 Per results file it prints the median 95% half-width of the TPS cells under both analyses:
 - old: Student-t over every complete round's log ratio, as the old version reported it;
 - new: what this version reports for those runs (engine/rounds.py: the blocks that the rounds
-  pair into, rounds with interference above the limit left out; estimates.py: their estimate).
+  pair into, rounds with interference above the limit left out;
+  engine/stopping_rule.py: their estimate).
 So "the same runs, both analyses" and "both methods, run" come from one invocation.
 
 `--load bursty` runs a reproducible other load beside every encbench run (two processes,
@@ -51,9 +52,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from encbench import estimates, stats
-from encbench.engine import rounds
-from encbench.profile import parse
+from encbench import stats
+from encbench.engine import rounds, stopping_rule
+from encbench.profiles.profile import parse
 from encbench.studies.at_rest.options import measure_options
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,7 +82,10 @@ def extract(commit: str, into: Path) -> Path:
 def at_rest_profile(tree: Path, method: str, sharing: str | None = None) -> str:
     """The tree's own built-in quick profile, its at-rest part only: [data] and [measure]
     as that version shipped them (and `sharing`, if given, added to [measure])."""
-    text = (tree / "encbench" / "profiles" / "quick.toml").read_text()
+    profiles = tree / "encbench" / "profiles"
+    # Built-in profiles moved into profiles/builtin/; an older version has them one up.
+    found = profiles / "builtin" / "quick.toml"
+    text = (found if found.exists() else profiles / "quick.toml").read_text()
     head = text.split("\n[transit]", 1)[0]
     lines = [
         f'name = "quick-at-rest-{method}"'
@@ -164,7 +168,7 @@ def _interference_pct(run: dict[str, Any], cpus: int) -> float:
     return 100.0 * other / machine
 
 
-def analyse(results: Path, rule: estimates.StopRule) -> tuple[list[Analysed], float]:
+def analyse(results: Path, rule: stopping_rule.StopRule) -> tuple[list[Analysed], float]:
     """Every at-rest cell of a results file, under both analyses; and the runs' median
     interference."""
     cpus = os.cpu_count() or 1
@@ -181,7 +185,7 @@ def analyse(results: Path, rule: estimates.StopRule) -> tuple[list[Analysed], fl
         complete = rounds.complete_rounds(runs, cell)
         old = stats.t_ratio([r.log_ratio("tps") for r in complete], widen=False)
         state = rounds.cell_rounds(runs, cell, rule)
-        new = estimates.estimate(state.blocks, "tps", rule)
+        new = stopping_rule.estimate(state.blocks, "tps", rule)
         new_width = new.halfwidth_pct if new and math.isfinite(new.halfwidth_pct) else None
         analysed.append(
             Analysed(

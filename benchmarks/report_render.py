@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from encbench import profile
+from encbench.profiles import profile
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.records import RunRecord

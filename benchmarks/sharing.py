@@ -1,4 +1,4 @@
-"""The three ways a round can share the machine (placement.py), measured against each other
+"""The three ways a round can share the machine (machine/placement.py), measured against each other
 by A/A calibration: `sequential`, `pinned` and `duet`, each an `encbench calibrate` of the
 same small at-rest profile, in rotated order, `--reps` times, so that a change in the
 machine's other load over the minutes falls on every mode alike.

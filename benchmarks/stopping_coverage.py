@@ -1,6 +1,6 @@
 """Benchmark (not a test): does the stopping rule's 95% interval hold the true ratio 95% of the
 time, on noise shaped like this machine's?  Each simulated cell runs the engine's own
-functions (engine/rounds.py: block order, interference rejection; estimates.py: stopping
+functions (engine/rounds.py: block order, interference rejection; engine/stopping_rule.py: stopping
 after whole blocks when ±target is reached or the budget ends) on synthetic runs, and the
 final interval is checked against the true ratio.  The goal is ≥ 94%.
 
@@ -21,9 +21,9 @@ import math
 import random
 from dataclasses import dataclass
 
-from encbench import estimates, stats
-from encbench.engine import rounds
-from encbench.options import Rounds
+from encbench import stats
+from encbench.engine import rounds, stopping_rule
+from encbench.profiles.options import Rounds
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def simulate_cell(noise: Noise, rule: Rounds, rng: random.Random) -> Outcome:
     innovation = noise.sigma * math.sqrt(1.0 - noise.rho**2)  # stationary spread = sigma
     while True:
         state = rounds.cell_rounds(runs, "c", rule)
-        reason = estimates.stop_reason(state, rule, "tps")
+        reason = stopping_rule.stop_reason(state, rule, "tps")
         if reason is not None:
             break
         number = rounds.next_round_number(runs, "c")
@@ -78,7 +78,7 @@ def simulate_cell(noise: Noise, rule: Rounds, rng: random.Random) -> Outcome:
         logs = {"plain": -ar / 2.0, "encrypted": noise.true_log_ratio + ar / 2.0}
         interference = {"plain": rng.uniform(0.0, 3.0), "encrypted": rng.uniform(0.0, 3.0)}
         if rng.random() < noise.burst_p:
-            side = rng.choice(estimates.VARIANTS)
+            side = rng.choice(stopping_rule.VARIANTS)
             logs[side] -= noise.burst_size * noise.sigma * rng.random()
             interference[side] = rng.uniform(0.0, 30.0)  # half the bursts are caught
         logs[order[1]] += noise.order_effect
@@ -88,8 +88,8 @@ def simulate_cell(noise: Noise, rule: Rounds, rng: random.Random) -> Outcome:
                        1000.0 * math.exp(logs[variant]))
             )  # fmt: skip
     truth = math.exp(noise.true_log_ratio)
-    hl = estimates.estimate(state.blocks, "tps", rule)
-    t = estimates.t_estimate(state.blocks, "tps")
+    hl = stopping_rule.estimate(state.blocks, "tps", rule)
+    t = stopping_rule.t_estimate(state.blocks, "tps")
     return Outcome(
         covered_hl=bool(hl and hl.ci_low <= truth <= hl.ci_high),
         covered_t=bool(t and t.ci_low <= truth <= t.ci_high),

@@ -21,25 +21,19 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from encbench import (
-    __version__,
-    environment,
-    noise_floor,
-    outputs,
-    overrides,
-    preflight,
-    proc,
-    roots,
-    server_kind,
-    stopping,
-)
-from encbench import profile as profiles
-from encbench.checks import Check, missing_packages
+from encbench import __version__, proc, stopping
+from encbench.commands import overrides, preflight
+from encbench.commands.rendering import render_documents
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
+from encbench.kinds import server_kind
+from encbench.machine import environment, roots
+from encbench.machine.checks import Check, missing_packages
 from encbench.net import netns
-from encbench.rendering import render_documents
+from encbench.profiles import profile as profiles
+from encbench.report import noise_floor
+from encbench.results import outputs
 from encbench.results.store import ResultStore
 from encbench.servers import cgroup, dsn, images, keys, leftovers, registry
 from encbench.servers.sandbox import check_path
@@ -241,7 +235,7 @@ def main(context: click.Context) -> None:
 
 def sysbench_options(command: Callable[..., None]) -> Callable[..., None]:
     """`--threads`, `--time`, `--tables`, `--table-size`: the profile's settings in sysbench's
-    words (overrides.py), written into the profile this run keeps."""
+    words (commands/overrides.py), written into the profile this run keeps."""
     for name, metavar, words in reversed(
         [
             ("--threads", "N,N,…", "Client threads, e.g. 1,8,64, of every sysbench study"),
@@ -426,7 +420,8 @@ def _load_profile(
     origin: str, options: TargetOptions, sysbench: Mapping[str, str | None] | None = None
 ) -> tuple[profiles.Profile, str, list[overrides.Override]]:
     """The profile, with the command line's target (servers/dsn.py) and its settings in
-    sysbench's words (overrides.py) written into its text; and what those settings changed."""
+    sysbench's words (commands/overrides.py) written into its text; and what those settings
+    changed."""
     prof, text = profiles.load(origin)
     if options.given():
         text = dsn.with_target(
@@ -569,7 +564,7 @@ def plan_command(
     and server lack and what fixes it (the GRANT statements, the key plugin's my.cnf lines),
     the load a run puts on it, the regimes its buffer pool allows, and every statement a run
     would send; no database, table, results directory or server is created."""
-    from encbench import plan
+    from encbench.commands import plan
 
     try:
         prof, _, changed = _load_profile(
@@ -591,7 +586,7 @@ def profiles_command() -> None:
     """List the built-in profiles: what each measures, its studies, how long it takes (the
     plan's estimate of the measuring, every study counted) and whether it needs root.  `encbench
     plan PROFILE` shows every cell of one."""
-    from encbench import catalog
+    from encbench.commands import catalog
 
     try:
         found = catalog.entries()
@@ -668,7 +663,7 @@ def compare_command(
 ) -> None:
     """The same cells of two result sets side by side (two machines, two versions, AES_CTR
     vs AES_CBC): the change in overhead and whether it is significant."""
-    from encbench import rendering
+    from encbench.commands import rendering
     from encbench.report import compare, regressions
 
     try:
@@ -819,7 +814,7 @@ def doctor(profile: str | None, packages_only: bool) -> None:
 
 
 def _echo_roots() -> None:
-    """The newer servers encbench runs from private roots (roots.py): built, or how to."""
+    """The newer servers encbench runs from private roots (machine/roots.py): built, or how to."""
     click.echo("newer servers from private roots (optional; to measure as --target):")
     for spec in roots.SPECS:
         found = roots.find(spec.name)
@@ -1041,7 +1036,7 @@ def clean(
     live run's are left alone unless --stop-live-runs.  With --target DSN: drop what runs
     against that server recorded as left there."""
     if target is not None or defaults_file is not None:
-        from encbench import target_clean
+        from encbench.commands import clean_target
 
         try:
             if target is None or include_live or all_alias:
@@ -1049,7 +1044,7 @@ def clean(
                     "--target DSN drops what runs left on that server: give it alone, with "
                     "--defaults-extra-file at most"
                 )
-            lines, failed = target_clean.drop_recorded(target, defaults_file)
+            lines, failed = clean_target.drop_recorded(target, defaults_file)
         except EncbenchError as exc:
             _fail(exc)
         for line in lines:

@@ -29,7 +29,7 @@ def base(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def data_base(environ: Mapping[str, str] | None = None) -> Path:
-    """Where encbench keeps what it builds to keep (the private roots: roots.py):
+    """Where encbench keeps what it builds to keep (the private roots: machine/roots.py):
     $XDG_DATA_HOME/encbench, default ~/.local/share/encbench."""
     return _xdg("XDG_DATA_HOME", ".local/share", environ)
 

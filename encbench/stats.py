@@ -21,7 +21,7 @@ inflation of means of two consecutive rounds of an AR(1) series with lag-1 corre
 ρ is estimated from the rounds (order effect removed, Kendall's small-sample bias added back,
 clipped to 0 … 0.8: a negative ρ narrows nothing) — block_widening.
 
-The stopping rule is Stein's two-stage design (estimates.py): the spread of the first
+The stopping rule is Stein's two-stage design (engine/stopping_rule.py): the spread of the first
 `min_rounds` rounds fixes how many blocks a cell needs, and the final interval is never
 narrower than that stage's (stein_guard).  benchmarks/stopping_coverage.py simulates the whole
 rule on AR(1) and bursty noise; tests/test_stopping_rule.py holds its coverage.

@@ -8,7 +8,7 @@
 #     and a one-line error before a run starts).
 #   linux-perf: `[measure] profile_cpu = true` (where the cost goes) and its tests; gcc and
 #     libssl-dev: workloads/pagecrypt.c, MariaDB's per-page OpenSSL pattern (benchmarks/).
-#   mmdebstrap and the MySQL 9.7 and MariaDB 11.8 roots (encbench/roots.py, as
+#   mmdebstrap and the MySQL 9.7 and MariaDB 11.8 roots (encbench/machine/roots.py, as
 #     `scripts/setup.sh mysql mariadb-11.8` builds them, once a machine: about 15 s and
 #     500 MB each): the tests against a live MySQL and on MariaDB 11.8's sandboxes.
 #   postgresql-15: the PostgreSQL in-transit study's tests (initdb, postgres, pgbench, psql);
@@ -25,8 +25,8 @@ scripts/apt-install.sh --optional "their tests will be skipped (sudo scripts/set
   postgresql-15 mmdebstrap prometheus prometheus-mysqld-exporter \
   prometheus-postgres-exporter
 if [ "$(id -u)" = 0 ]; then
-  .venv/bin/python -m encbench.roots build mysql
-  .venv/bin/python -m encbench.roots build mariadb-11.8
+  .venv/bin/python -m encbench.machine.roots build mysql
+  .venv/bin/python -m encbench.machine.roots build mariadb-11.8
 else
   echo "setup: not root, not building the MySQL and MariaDB 11.8 roots: their tests will be skipped" >&2
 fi

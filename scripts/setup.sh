@@ -5,7 +5,7 @@
 #     what its studies need beyond them (PostgreSQL's server for the PostgreSQL studies), as
 #     `encbench doctor PROFILE --packages` lists it.
 #   ROOT (mysql, mariadb-11.8): a newer server than Debian 12 ships, built once from Debian's
-#     archive into a private root under encbench's data directory (encbench/roots.py), with
+#     archive into a private root under encbench's data directory (encbench/machine/roots.py), with
 #     mmdebstrap; nothing of it is installed into the host system.
 #   uv, at the version below: the one on PATH if it is that version, else encbench's own copy
 #     in .tools/uv (a venv of the system Python), so that a stock Debian 12, which has no pip
@@ -90,7 +90,7 @@ main() {
   .venv/bin/python -m compileall -q encbench
   local roots=() profiles=() name
   for name in "$@"; do
-    if .venv/bin/python -m encbench.roots names | grep -qx -- "$name"; then
+    if .venv/bin/python -m encbench.machine.roots names | grep -qx -- "$name"; then
       roots+=("$name")
     else
       profiles+=("$name")
@@ -99,7 +99,7 @@ main() {
   if [ ${#roots[@]} -gt 0 ]; then
     "$APT_INSTALL" mmdebstrap
     for name in "${roots[@]}"; do
-      .venv/bin/python -m encbench.roots build "$name"
+      .venv/bin/python -m encbench.machine.roots build "$name"
     done
   fi
   if [ ${#profiles[@]} -gt 0 ]; then

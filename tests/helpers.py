@@ -159,7 +159,7 @@ def skip_unless_ci(reason: str) -> None:
 def need_root(name: str) -> None:
     """A private root's tests (scripts/setup.sh NAME builds it): skipped where it is not
     built, failed in CI (skip_unless_ci)."""
-    from encbench import roots
+    from encbench.machine import roots
 
     if roots.find(name) is None:
         skip_unless_ci(roots.missing_why(name))

@@ -4,7 +4,7 @@ study's own section, and a table with one column is not drawn."""
 
 from __future__ import annotations
 
-from encbench.questions import AT_REST_KEY, AT_REST_TABLE
+from encbench.engine.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report import across, markdown
 from encbench.report.models import Estimate
 from encbench.report.parts import Across

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from encbench import noise_floor, rendering
-from encbench import profile as profiles
+from encbench.commands import rendering
 from encbench.errors import BadInput, ProofError
+from encbench.profiles import profile as profiles
 from encbench.proof.at_rest import prove_twins
-from encbench.report import calibration, calibration_section, markdown
+from encbench.report import calibration, calibration_section, markdown, noise_floor
 from encbench.report.calibration_section import NONE_MEASURED
 from encbench.report.models import Calibration, CalibrationCell
 from encbench.report.tables import Document

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from encbench import catalog, measured_runs, plan
-from encbench import profile as profiles
+from encbench.commands import catalog, plan
+from encbench.profiles import measured_runs
+from encbench.profiles import profile as profiles
 from tests.helpers import encbench_here
 
 TESTS = Path(__file__).resolve().parent

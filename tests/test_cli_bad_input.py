@@ -69,7 +69,8 @@ def test_missing_sysbench_names_the_package(tmp_path: Path) -> None:
 
 
 def test_missing_mariadbd_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    from encbench import preflight, proc
+    from encbench import proc
+    from encbench.commands import preflight
     from encbench.errors import BadInput
 
     monkeypatch.setattr(proc, "which", lambda name: None if name == "mariadbd" else "/bin/x")

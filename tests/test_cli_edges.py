@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from encbench import cli, target_clean
-from encbench import profile as profiles
+from encbench import cli
+from encbench.commands import clean_target
 from encbench.errors import BadInput, Interrupted, ServerError
+from encbench.profiles import profile as profiles
 from encbench.results.store import ResultStore
 from encbench.servers import dsn, leftovers, owned
 from tests.helpers import tiny_profile
@@ -251,7 +252,7 @@ def test_clean_target_drops_what_was_recorded_there_and_only_there(
     ):
         leftovers.record(leftovers.Leftover("mariadb", address, database, "m", str(tmp_path)))
     dropped: list[str] = []
-    monkeypatch.setattr(target_clean, "dropper", lambda spec: lambda f: dropped.append(f.database))
+    monkeypatch.setattr(clean_target, "dropper", lambda spec: lambda f: dropped.append(f.database))
     result = invoke("clean", "--target", "mysql://bench@db.example:3306/")
     assert result.exit_code == 0, result.output
     assert (
@@ -271,7 +272,7 @@ def test_clean_target_keeps_what_it_still_cannot_drop(
     def still_gone(found: leftovers.Leftover) -> None:
         raise BadInput("target db:5432: connection refused")
 
-    monkeypatch.setattr(target_clean, "dropper", lambda spec: still_gone)
+    monkeypatch.setattr(clean_target, "dropper", lambda spec: still_gone)
     result = invoke("clean", "--target", "postgresql://bench@db:5432/")
     assert result.exit_code == 1
     assert 'run `DROP DATABASE "encbench_a_pgtransit";` there' in result.output
@@ -287,7 +288,8 @@ def test_clean_target_takes_no_password_in_the_dsn() -> None:
 def test_a_foreign_database_of_the_runs_names_is_refused_before_the_directory_exists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from encbench import preflight, readiness
+    from encbench.commands import preflight
+    from encbench.kind_ways import readiness
 
     text = dsn.with_target(
         tiny_profile(tmp_path / "p.toml").read_text(), False, "mysql://bench@db.example:3306/",

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from encbench import cli, outputs
+from encbench import cli
 from encbench.errors import BadInput
 from encbench.estimate import command, units
+from encbench.results import outputs
 from tests import estimate_helpers, estimate_runs
 
 UNREACHABLE = "mysql://u@127.0.0.1:1/"  # loopback, a port nothing listens on

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from encbench import rendering
+from encbench.commands import rendering
 from encbench.errors import BadInput
 from encbench.report import compare, documents
 from encbench.report.models import Estimate, Harness, Summary

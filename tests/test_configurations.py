@@ -8,8 +8,8 @@ import itertools
 
 import pytest
 
-from encbench import profile
 from encbench.errors import BadInput
+from encbench.profiles import profile
 from encbench.servers.variants import EncryptionSpec
 from encbench.studies.at_rest import cells
 from encbench.studies.at_rest.models import AtRestCell

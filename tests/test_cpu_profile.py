@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
-from encbench.profile import parse
+from encbench.profiles.profile import parse
 from encbench.profiling import groups
 from encbench.studies.at_rest import cost_profile
 from encbench.studies.at_rest.records import CellKey

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from encbench import profile as profiles
 from encbench.errors import ProofError
+from encbench.profiles import profile as profiles
 from encbench.proof import at_rest as proof
 from encbench.servers import prerequisites as pre
 from encbench.studies.at_rest.dialects import MARIADB_DIALECT, dialect_for

@@ -1,4 +1,4 @@
-"""The data device's counters (engine/disk.py) and what a window of them says."""
+"""The data device's counters (machine/disk_window.py) and what a window of them says."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
-from encbench.engine.disk import DiskCounters, DiskWindow, device_of
+from encbench.machine.disk_window import DiskCounters, DiskWindow, device_of
 
 # Two readings of /proc/diskstats one second apart (a real line's layout: major minor name,
 # then reads, merged, sectors, ms reading, writes, merged, sectors, ms writing, in flight,

@@ -12,9 +12,10 @@ import click.testing
 import pytest
 from pydantic import BaseModel
 
-from encbench import catalog, profile
 from encbench.cli import main
-from encbench.options import Rounds
+from encbench.commands import catalog
+from encbench.profiles import profile
+from encbench.profiles.options import Rounds
 from encbench.studies import STUDIES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 
-from encbench import estimates
-from encbench.engine import rounds
+from encbench.engine import rounds, stopping_rule
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, cell_upper_bound_s, estimated_seconds
 from encbench.engine.study import CellSkipped, Run
 from encbench.errors import Interrupted, ProofError
-from encbench.options import Rounds
+from encbench.profiles.options import Rounds
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.records import CellKey, RunRecord
 
@@ -262,11 +261,11 @@ def test_the_budget_counts_a_new_blocks_set_up_once_and_none_inside_a_block() ->
     for rule, stops in ((ends, True), (goes_on, False)):
         state = rounds.cell_rounds(records, CELL, rule)
         assert state.wall_s == 48.0
-        assert (estimates._budget_spent(state, rule, 2) is not None) is stops
+        assert (stopping_rule._budget_spent(state, rule, 2) is not None) is stops
     # Inside a block only its second round is ahead, with no set-up of its own.
     open_block = rounds.cell_rounds(records[:2], CELL, goes_on)
-    assert estimates._budget_spent(open_block, Rounds(cell_budget_s=28 + 20), 1) is None
-    assert estimates._budget_spent(open_block, Rounds(cell_budget_s=28 + 19), 1) is not None
+    assert stopping_rule._budget_spent(open_block, Rounds(cell_budget_s=28 + 20), 1) is None
+    assert stopping_rule._budget_spent(open_block, Rounds(cell_budget_s=28 + 19), 1) is not None
 
 
 def test_a_duets_round_spends_the_time_of_its_longer_run_not_of_both() -> None:

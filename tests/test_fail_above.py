@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench import rendering
+from encbench.commands import rendering
 from encbench.report import regressions
 from encbench.report.models import Summary
 from encbench.results.store import ResultStore

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from encbench import catalog, plan, profile
+from encbench.commands import catalog, plan
 from encbench.engine.study import CellSkipped
 from encbench.errors import BadInput, ProofError
+from encbench.profiles import profile
 from encbench.proof import at_rest as proof
 from encbench.report.models import Harness, Pair, Spread
 from encbench.results.store import ResultStore

@@ -106,10 +106,47 @@ def test_no_import_cycles() -> None:
         raise AssertionError(f"an import circle: {' -> '.join(circle.args[1])}") from None
 
 
+def _room(module: str) -> str:
+    """The room a module stands in: its folder under encbench/, or the top itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (ROOT / parts[-1]).is_dir() else "(top)"
+
+
+def test_rooms_import_downward_only() -> None:
+    """Folders as rooms: no room imports one that imports it back, so the house has floors
+    (docs/developing.md draws them) and no import runs back up."""
+    files = {_module_name(p): p for p in ROOT.rglob("*.py")}
+    rooms: dict[str, set[str]] = {}
+    for name, path in files.items():
+        mine = _room(name)
+        if mine == "(top)":
+            continue  # the CLI above all, and what every room uses below all
+        below = {_room(m) for m in _encbench_imports(path, set(files))} - {mine, "(top)"}
+        rooms.setdefault(mine, set()).update(below)
+    try:
+        list(graphlib.TopologicalSorter(rooms).static_order())
+    except graphlib.CycleError as circle:
+        raise AssertionError(f"rooms in a circle: {' -> '.join(circle.args[1])}") from None
+
+
+def test_the_top_holds_the_command_line_and_what_every_room_uses() -> None:
+    loose = sorted(p.stem for p in ROOT.glob("*.py"))
+    assert loose == [
+        "__init__",
+        "__main__",
+        "cli",
+        "errors",
+        "proc",
+        "state",
+        "stats",
+        "stopping",
+    ]
+
+
 def test_what_studies_share_stands_below_them() -> None:
     # studies/ holds the study packages, their list (__init__.py) and the interface each
     # fills (definition.py); a part two studies share goes below, where any may import it
-    # (study_basics.py, report/parts.py), not beside them as if it were a study.
+    # (engine/study_base.py, report/parts.py), not beside them as if it were a study.
     loose = sorted(p.name for p in STUDIES.glob("*.py"))
     assert loose == ["__init__.py", "definition.py"]
 

@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from encbench import estimates, profile, rendering
+from encbench.commands import rendering
+from encbench.engine import stopping_rule
+from encbench.profiles import profile
 from encbench.report import documents, plots
 from encbench.report import html as html_report
 from encbench.report.models import Summary
@@ -43,7 +45,9 @@ def synthetic_runs(effects: Effects, seed: int = 1) -> list[RunRecord]:
         base = 1100.0 * cell.threads**0.6 / (3.5 if io_bound else 1.0)
         for n in range(rounds):
             drift = rng.gauss(1.0, noise)
-            order = estimates.VARIANTS if n % 2 == 0 else estimates.VARIANTS[::-1]  # blocks: AB, BA
+            order = (
+                stopping_rule.VARIANTS if n % 2 == 0 else stopping_rule.VARIANTS[::-1]
+            )  # blocks: AB, BA
             for position, variant in enumerate(order):
                 enc = variant == "encrypted"
                 jitter = rng.gauss(1.0, noise / 2)

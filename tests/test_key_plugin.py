@@ -12,7 +12,7 @@ import pytest
 import encbench.studies.operations as operations_study
 from encbench import proc
 from encbench.errors import BadInput
-from encbench.profile import parse
+from encbench.profiles.profile import parse
 from encbench.servers import keyplugin, keys
 from encbench.servers.keys import redact
 from encbench.studies.operations.servers import VERSION_STEP, key_versions_needed

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from benchmarks.methods import REPO, _interference_pct, analyse, at_rest_profile
-from encbench.profile import load, parse
+from encbench.profiles.profile import load, parse
 from encbench.studies.at_rest.options import MeasureSpec
 from tests.test_html_report import GOLDEN
 

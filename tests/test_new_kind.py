@@ -16,15 +16,18 @@ from typing import Any
 
 import pytest
 
-from encbench import environment, plan, rendering, server_kind, studies
-from encbench import profile as profiles
-from encbench.checks import Check
+from encbench import studies
+from encbench.commands import plan, rendering
 from encbench.errors import BadInput
 from encbench.kind_ways import KindWays, TargetWays
+from encbench.kinds import server_kind
 from encbench.kinds.kind import Sandboxed, ServerKind
+from encbench.kinds.server_kind import KINDS
+from encbench.machine import environment
+from encbench.machine.checks import Check
+from encbench.profiles import profile as profiles
 from encbench.report import markdown
 from encbench.results.store import ResultStore
-from encbench.server_kind import KINDS
 from encbench.servers import dsn, leftovers, registry
 from tests.test_new_study import TOML, TOY, _runs
 

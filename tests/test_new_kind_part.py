@@ -16,18 +16,20 @@ from typing import Any
 
 import pytest
 
-from encbench import plan, rendering, server_kind, studies
-from encbench import profile as profiles
+from encbench import studies
+from encbench.commands import plan, rendering
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds
 from encbench.engine.study import Run
+from encbench.engine.study_base import Given
+from encbench.kinds import server_kind
+from encbench.kinds.server_kind import KINDS
+from encbench.profiles import profile as profiles
 from encbench.report import markdown
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
-from encbench.server_kind import KINDS
 from encbench.studies import in_transit
 from encbench.studies.definition import KindPart, Settings, StudyDefinition
-from encbench.study_basics import Given
 from tests.test_new_kind import TOY_KIND
 from tests.test_new_study import TOY, ToyCell, ToyOptions, ToyRecord, toy_cells, toy_options
 

@@ -13,12 +13,14 @@ from typing import Any, ClassVar
 
 import pytest
 
-from encbench import plan, rendering, studies
-from encbench import profile as profiles
+from encbench import studies
+from encbench.commands import plan, rendering
+from encbench.engine.machine_needs import Here
 from encbench.engine.study import Study
 from encbench.errors import BadInput
-from encbench.options import Rounds
-from encbench.profile import Profile
+from encbench.profiles import profile as profiles
+from encbench.profiles.options import Rounds
+from encbench.profiles.profile import Profile
 from encbench.report import cells as shared_cells
 from encbench.report import html, markdown, plots
 from encbench.report.models import Differences, Estimate, Harness, Model, Pair, Record, Sample
@@ -27,7 +29,6 @@ from encbench.report.tables import Paragraph, Plot, Section
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 from encbench.studies.definition import Settings, StudyDefinition
-from encbench.study_here import Here
 
 
 # -- the toy study's own package, as it would be written --------------------------------------

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from encbench import rendering
+from encbench.commands import rendering
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner
 from encbench.engine.study import Run
 from encbench.errors import BadInput, ProofError
-from encbench.profile import Profile, parse
+from encbench.profiles.profile import Profile, parse
 from encbench.report import documents, markdown
 from encbench.results.store import ResultStore
 from encbench.studies.operations import cells, recovery, rotation
@@ -58,7 +58,7 @@ def test_each_operation_is_one_cell_and_encrypting_one_per_thread_count() -> Non
 def test_the_smoke_operations_profile_encrypts_existing_data_at_one_and_two_threads() -> None:
     """The built-in smoke profile's cells, by the real parser: its integration test runs it
     at one encryption thread (tests/integration/test_operations_run.py)."""
-    from encbench import profile as profiles
+    from encbench.profiles import profile as profiles
 
     smoke, _ = profiles.load("smoke-operations")
     assert [c.slug for c in cells.cells(smoke)] == [

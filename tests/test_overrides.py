@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from encbench import cli, overrides
-from encbench import profile as profiles
+from encbench import cli
+from encbench.commands import overrides
 from encbench.errors import BadInput
+from encbench.profiles import profile as profiles
 from tests.helpers import encbench_here
 
 

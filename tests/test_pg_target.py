@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from encbench import plan, studies
-from encbench import profile as profiles
+from encbench import studies
+from encbench.commands import plan
 from encbench.errors import BadInput
-from encbench.profile import TargetSpec
+from encbench.profiles import profile as profiles
+from encbench.profiles.profile import TargetSpec
 from encbench.servers import dsn, pg_password, pg_readiness, pg_target
 from encbench.servers.pg_readiness import PgFacts
 from encbench.studies.in_transit.postgresql import cells as pg_cells

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from encbench import profile as profiles
-from encbench import rendering
+from encbench.commands import rendering
 from encbench.errors import BadInput, ProofError, ToolError
+from encbench.profiles import profile as profiles
 from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore

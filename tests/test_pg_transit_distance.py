@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from encbench import plan
-from encbench import profile as profiles
+from encbench.commands import plan
 from encbench.errors import BadInput, ProofError
+from encbench.profiles import profile as profiles
 from encbench.proof import wire
 from encbench.report import markdown
 from encbench.report.tables import Document

@@ -1,4 +1,4 @@
-"""Where the runs of the `pinned` and `duet` ways of sharing the machine go (placement.py):
+"""Where the runs of the `pinned` and `duet` ways of sharing the machine go (machine/placement.py):
 equal halves, the duet's halves following the position in the round, pinning every thread
 of a real process, and the one-line refusals."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench import placement
+from encbench.machine import placement
 
 
 def test_halves_are_equal_and_disjoint_and_an_odd_cpu_is_left_out() -> None:

@@ -10,10 +10,11 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from encbench import cli, plan, studies
-from encbench import profile as profiles
-from encbench.durations import RUN_OVERHEAD_S
-from encbench.profile import load, parse
+from encbench import cli, studies
+from encbench.commands import plan
+from encbench.profiles import profile as profiles
+from encbench.profiles.durations import RUN_OVERHEAD_S
+from encbench.profiles.profile import load, parse
 
 
 def _plan(name: str) -> str:
@@ -151,7 +152,7 @@ def test_each_study_of_the_plan_says_what_it_creates_on_this_host() -> None:
 
 
 def test_mysqls_slower_restarts_are_in_its_at_rest_plan_and_nowhere_else() -> None:
-    from encbench import durations
+    from encbench.profiles import durations
     from encbench.studies.at_rest.options import measure_options
     from encbench.studies.in_transit.options import transit_options
 

@@ -5,8 +5,10 @@ import random
 
 import pytest
 
-from encbench import estimates, profile, rendering
+from encbench.commands import rendering
 from encbench.engine import rounds as plan
+from encbench.engine import stopping_rule
+from encbench.profiles import profile
 from encbench.report import documents, markdown
 from encbench.report.cells import harness_share
 from encbench.studies.at_rest import summary as at_rest
@@ -94,25 +96,28 @@ def test_stage_one_plans_the_blocks_and_the_cell_stops_only_after_them() -> None
     runs = rounds_of(quiet)
     # Stage one = the first 12 rounds (6 blocks); so quiet that it plans no more.
     assert (
-        estimates.planned_blocks(plan.cell_rounds(runs[: 2 * 10], CELL, RULE), RULE, "tps") is None
+        stopping_rule.planned_blocks(plan.cell_rounds(runs[: 2 * 10], CELL, RULE), RULE, "tps")
+        is None
     )
     state = plan.cell_rounds(runs[: 2 * 12], CELL, RULE)
-    assert estimates.planned_blocks(state, RULE, "tps") == 6
-    assert estimates.stop_reason(state, RULE, "tps") == "planned 12 rounds for ±2% done"
+    assert stopping_rule.planned_blocks(state, RULE, "tps") == 6
+    assert stopping_rule.stop_reason(state, RULE, "tps") == "planned 12 rounds for ±2% done"
     # Never in the middle of a block.
-    assert estimates.stop_reason(plan.cell_rounds(runs[: 2 * 13], CELL, RULE), RULE, "tps") is None
+    assert (
+        stopping_rule.stop_reason(plan.cell_rounds(runs[: 2 * 13], CELL, RULE), RULE, "tps") is None
+    )
 
 
 def test_a_noisy_stage_one_plans_more_blocks_and_the_budget_can_end_it() -> None:
     noisy = [(80.0 if n % 4 < 2 else 100.0, 100.0) for n in range(40)]
     state = plan.cell_rounds(rounds_of(noisy)[: 2 * 12], CELL, RULE)
-    planned = estimates.planned_blocks(state, RULE, "tps")
+    planned = stopping_rule.planned_blocks(state, RULE, "tps")
     assert planned is not None and planned > 6
-    assert estimates.stop_reason(state, RULE, "tps") is None
+    assert stopping_rule.stop_reason(state, RULE, "tps") is None
     tight = RULE.model_copy(update={"cell_budget_s": 125})
     # 12 rounds of 2 × 5 s = 120 s; another block would end at 140 s > 125 s.
     # The row says what bound it: the budget, before the rounds stage one planned.
-    assert estimates.stop_reason(state, tight, "tps") == (
+    assert stopping_rule.stop_reason(state, tight, "tps") == (
         f"time budget (125 s) ended before the {2 * planned} rounds planned for ±2%"
     )
 
@@ -120,7 +125,7 @@ def test_a_noisy_stage_one_plans_more_blocks_and_the_budget_can_end_it() -> None
 def test_noisy_cell_stops_at_max_rounds() -> None:
     noisy = [(80.0 if n % 4 < 2 else 100.0, 100.0) for n in range(40)]
     state = plan.cell_rounds(rounds_of(noisy), CELL, RULE)
-    assert estimates.stop_reason(state, RULE, "tps") == "max rounds (40) reached"
+    assert stopping_rule.stop_reason(state, RULE, "tps") == "max rounds (40) reached"
 
 
 def report_md(part: AtRestSummary) -> str:

@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
-from encbench import capacity, profile, study_basics
+from encbench import capacity
+from encbench.engine import study_base
 from encbench.errors import BadInput
+from encbench.profiles import profile
 from encbench.results.store import ResultStore
 
 
@@ -96,7 +98,7 @@ def test_crypto_json_runs_openssl_speed_as_often_as_the_profile_says(
         (tmp_path / str(repeats)).mkdir()
         store = ResultStore(tmp_path / str(repeats))
         algorithms = read.server.encryption_algorithm
-        study_basics.record_cipher_speed(store, algorithms, progress, read.cipher_speed_repeats)  # type: ignore[arg-type]
+        study_base.record_cipher_speed(store, algorithms, progress, read.cipher_speed_repeats)  # type: ignore[arg-type]
         assert plans[-1].repeats == repeats
         assert len(plans[-1].jobs) == 2  # AES_CTR's two directions, each run `repeats` times
         assert store.read_json("crypto.json") == {"plan": plans[-1].to_json()}

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from encbench import options, profile, studies
+from encbench import studies
 from encbench.errors import BadInput
+from encbench.profiles import options, profile
 from encbench.servers import sizing
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies.at_rest import pair

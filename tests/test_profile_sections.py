@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from encbench import profile, studies
+from encbench import studies
+from encbench.profiles import profile
 from encbench.studies.at_rest.options import MeasureSpec, measure_options
 from encbench.studies.in_transit.options import TransitSpec, transit_options
 from tests.test_profile_checks import refusal

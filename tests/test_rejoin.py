@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from encbench.engine.galera_pair_study import pairs_options
 from encbench.errors import BadInput, ProofError
-from encbench.galera_pair_studies import pairs_options
-from encbench.profile import parse
+from encbench.profiles.profile import parse
 from encbench.studies.rejoin import cells, study
 from encbench.studies.rejoin.records import RejoinCell, RejoinRecord
 from encbench.studies.rejoin.study import judge, prove_run
@@ -154,7 +154,7 @@ def test_without_namespaces_the_refusal_names_the_study_that_asked(
 ) -> None:
     from contextlib import contextmanager
 
-    from encbench import galera_pair_studies
+    from encbench.engine import galera_pair_study
     from encbench.net import netns
 
     @contextmanager
@@ -162,8 +162,8 @@ def test_without_namespaces_the_refusal_names_the_study_that_asked(
         raise netns.NetnsUnavailable("network namespaces need root")
         yield
 
-    monkeypatch.setattr(galera_pair_studies.netns, "two_hosts", no_hosts)
-    pair = galera_pair_studies.PairOnHosts(
+    monkeypatch.setattr(galera_pair_study.netns, "two_hosts", no_hosts)
+    pair = galera_pair_study.PairOnHosts(
         "plain", tmp_path, pool_mb=16, rate_mbit=None, made=None, log=print, study="rejoin"
     )
     with pytest.raises(BadInput, match=r"^rejoin: network namespaces need root; run as root$"):

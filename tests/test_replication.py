@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from encbench import galera_pair_studies
+from encbench.engine import galera_pair_study
 from encbench.errors import BadInput, ProofError
-from encbench.profile import Profile, parse
+from encbench.profiles.profile import Profile, parse
 from encbench.servers import galera
 from encbench.studies.replication import cells
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
@@ -72,14 +72,15 @@ def test_a_calibration_of_the_replication_study_is_refused() -> None:
 
 
 def test_the_memory_counts_four_nodes_up_at_once() -> None:
-    need, what = galera_pair_studies.memory_mb(a_profile())
+    need, what = galera_pair_study.memory_mb(a_profile())
     assert need >= 4 * 64 and "two 2-node clusters" in what
     small = a_profile("[data]\ntables = 1\ntable_size = 10\n")
-    assert galera_pair_studies.disk_bytes(a_profile()) > galera_pair_studies.disk_bytes(small) > 0
+    assert galera_pair_study.disk_bytes(a_profile()) > galera_pair_study.disk_bytes(small) > 0
 
 
 def test_missing_rsync_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    from encbench import preflight, proc
+    from encbench import proc
+    from encbench.commands import preflight
 
     real = proc.which
     monkeypatch.setattr(proc, "which", lambda name: None if name == "rsync" else real(name))

@@ -9,7 +9,10 @@ import math
 import re
 from typing import Any
 
-from encbench import estimates, profile, rendering, stats
+from encbench import stats
+from encbench.commands import rendering
+from encbench.engine import stopping_rule
+from encbench.profiles import profile
 from encbench.report import calibration, documents, markdown
 from encbench.report.models import CalibrationCell, NoiseFloor, Summary
 from encbench.studies.at_rest import summary as at_rest
@@ -115,7 +118,7 @@ def test_a_cell_of_eight_rounds_has_no_verdict_and_never_no_difference_detected(
     few = cells_of(summary)[1].comparisons["tps"]
     assert few.kind == "na" and few.overhead_ci_pct is None
     assert few.verdict == "no verdict: 8 rounds, an interval needs 12"
-    assert estimates.rounds_for_interval() == 2 * stats.fewest_blocks_for_interval() == 12
+    assert stopping_rule.rounds_for_interval() == 2 * stats.fewest_blocks_for_interval() == 12
     text = report(summary)
     assert "no verdict: 8 rounds, an interval needs 12" in row_of(text, 1)
     assert "no difference" not in row_of(text, 1)
@@ -125,7 +128,7 @@ def test_a_cell_of_eight_rounds_has_no_verdict_and_never_no_difference_detected(
 
 
 def test_a_single_round_says_so_in_the_singular() -> None:
-    assert estimates.no_verdict(1) == "no verdict: 1 round, an interval needs 12"
+    assert stopping_rule.no_verdict(1) == "no verdict: 1 round, an interval needs 12"
 
 
 # -- Holm ------------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from encbench import roots
 from encbench.errors import BadInput
+from encbench.machine import roots
 from encbench.servers import installs
 
 
@@ -63,8 +63,8 @@ def test_the_module_lists_its_roots_and_refuses_other_arguments(
 def test_a_profile_names_a_known_install_and_its_studies_need_the_root_built(
     data_home: Path,
 ) -> None:
-    from encbench import profile as profiles
     from encbench import studies
+    from encbench.profiles import profile as profiles
 
     with pytest.raises(BadInput, match=r"install.*mariadb-11\.8"):
         profiles.parse('name = "x"\n[server]\ninstall = "mariadb-12"\n', "x.toml")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench.profile import load
+from encbench.profiles.profile import load
 from encbench.results.store import ResultStore
 from encbench.studies.at_rest.pair import ServerPair
 

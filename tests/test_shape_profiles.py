@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from encbench import profile
 from encbench.errors import BadInput
+from encbench.profiles import profile
 from encbench.report.models import Estimate, Harness, Pair, Spread
 from encbench.report.tables import Bullets, Table
 from encbench.servers import sizing

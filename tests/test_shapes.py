@@ -371,7 +371,7 @@ def test_a_cap_names_the_whole_disk_never_a_partition(tmp_path: Path) -> None:
 def test_a_cap_on_a_directory_without_a_disk_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shapes.disk, "device_of", lambda path: None)
+    monkeypatch.setattr(shapes.disk_window, "device_of", lambda path: None)
     with pytest.raises(shapes.ShapeError, match=r"iops = 50 caps the disk .* it is on none"):
         shapes.on_device(shapes.Limits("x", (0,), iops=50), tmp_path)
     assert shapes.on_device(HALF_CPU, tmp_path) is HALF_CPU

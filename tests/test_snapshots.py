@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from encbench import rendering
+from encbench.commands import rendering
 from encbench.report import crypto, markdown
 from tests.test_html_report import GOLDEN, golden_cells, golden_crypto, golden_summary
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from encbench import plan
+from encbench.commands import plan
 from encbench.errors import BadInput
-from encbench.profile import Profile, parse
+from encbench.profiles.profile import Profile, parse
 from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.studies.state_transfer import donor_load, sstlog

@@ -14,7 +14,7 @@ import pytest
 from encbench import capacity
 from encbench.capacity import disk, link
 from encbench.errors import BadInput, ToolError
-from encbench.profile import Profile, parse
+from encbench.profiles.profile import Profile, parse
 from encbench.report import markdown
 from encbench.servers import galera
 from encbench.studies.state_transfer import limits, measure_limits
@@ -284,7 +284,8 @@ def sst_profile() -> Profile:
 def test_missing_fio_or_iperf3_names_the_package(
     tool: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from encbench import preflight, proc
+    from encbench import proc
+    from encbench.commands import preflight
 
     real = proc.which
     monkeypatch.setattr(proc, "which", lambda name: None if name == tool else real(name))

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from encbench.errors import BadInput, ProofError, ToolError
-from encbench.profile import Profile, parse
+from encbench.profiles.profile import Profile, parse
 from encbench.report import markdown
 from encbench.servers import galera
 from encbench.studies.state_transfer import cells, limits, pipeline_rsync, pipelines, sizing, sstlog
@@ -67,7 +67,7 @@ def test_the_smoke_pipelines_profile_makes_each_pipeline_at_one_and_two_threads(
     """The built-in smoke profile's cells, by the real parser: the integration test runs it at
     two threads only (tests/integration/test_sst_pipelines_run.py), so the one-thread cells it
     would also make are proven here."""
-    from encbench import profile as profiles
+    from encbench.profiles import profile as profiles
 
     smoke, _ = profiles.load("smoke-pipelines")
     assert {c.slug for c in cells.cells(smoke)} == {
@@ -104,7 +104,8 @@ def test_an_unknown_pipeline_from_the_command_line_is_one_line(tmp_path: Path) -
 
 
 def test_missing_mbstream_names_its_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    from encbench import preflight, proc
+    from encbench import proc
+    from encbench.commands import preflight
 
     real = proc.which
     monkeypatch.setattr(proc, "which", lambda name: None if name == "mbstream" else real(name))

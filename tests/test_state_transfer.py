@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from encbench import rendering, studies
+from encbench import studies
+from encbench.commands import rendering
 from encbench.errors import BadInput, ProofError
-from encbench.profile import Profile, TargetSpec, parse
+from encbench.profiles.profile import Profile, TargetSpec, parse
 from encbench.proof import wire
 from encbench.report import markdown
 from encbench.servers import galera
@@ -64,7 +65,7 @@ def test_the_smoke_sst_profile_makes_a_mariabackup_and_an_rsync_cell() -> None:
     """The built-in smoke profile's cells, by the real parser: its integration test runs the
     mariabackup cell (tests/integration/test_state_transfer_run.py), the three-node test an
     rsync cell (tests/integration/test_state_transfer_cluster_run.py)."""
-    from encbench import profile as profiles
+    from encbench.profiles import profile as profiles
 
     smoke, _ = profiles.load("smoke-sst")
     assert [c.slug for c in cells.cells(smoke)] == ["mariabackup-tlsv13-t1", "rsync-t1"]
@@ -183,7 +184,7 @@ def test_data_larger_than_the_disk_counts_every_node(tmp_path: Path) -> None:
 
 
 def test_missing_galera_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    from encbench import preflight
+    from encbench.commands import preflight
 
     monkeypatch.setattr(galera, "provider", lambda: None)
     with pytest.raises(BadInput, match=r"libgalera_smm.so\) not found: apt-get install galera-4"):
@@ -191,7 +192,8 @@ def test_missing_galera_names_the_package(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_missing_socat_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    from encbench import preflight, proc
+    from encbench import proc
+    from encbench.commands import preflight
 
     real = proc.which
     monkeypatch.setattr(proc, "which", lambda name: None if name == "socat" else real(name))

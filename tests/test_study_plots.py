@@ -9,8 +9,8 @@ import dataclasses
 import html
 from pathlib import Path
 
-from encbench import rendering
-from encbench.profile import parse
+from encbench.commands import rendering
+from encbench.profiles.profile import parse
 from encbench.report import documents, markdown
 from encbench.report import html as html_report
 from encbench.report.models import Model, Summary

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from encbench import preflight, proc, studies
-from encbench import profile as profiles
+from encbench import proc, studies
+from encbench.commands import preflight
 from encbench.errors import BadInput
+from encbench.profiles import profile as profiles
 
 MARIADB_TOOLS = {"mariadbd", "mariadb-install-db", "sysbench", "file_key_management plugin"}
 

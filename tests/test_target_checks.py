@@ -133,7 +133,7 @@ def test_a_dsn_carries_the_tls_files_and_the_ssh_host_of_the_servers_cpu() -> No
 
 
 def test_an_ssh_destination_that_ssh_would_read_as_an_option_is_refused() -> None:
-    from encbench import profile as profiles
+    from encbench.profiles import profile as profiles
 
     text = 'name = "t"\n[target]\nhost = "h"\nuser = "u"\nssh = "-oProxyCommand=x"\n'
     with pytest.raises(BadInput, match="not an ssh destination"):

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from encbench import profile as profiles
-from encbench import readiness, rendering
+from encbench.commands import rendering
 from encbench.errors import BadInput, ServerError
+from encbench.kind_ways import readiness
+from encbench.profiles import profile as profiles
 from encbench.report import documents, markdown
 from encbench.servers import grants, key_setup, prerequisites
 from encbench.servers.grants import TargetNeeds

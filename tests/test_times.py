@@ -1,5 +1,5 @@
 """One source for a profile's time: the plan's estimate, and the whole runs in
-encbench/measured_runs.toml.  The README's table, `encbench profiles`, the profiles' own
+encbench/profiles/measured_runs.toml.  The README's table, `encbench profiles`, the profiles' own
 comments, the study pages and the --help texts say those words or none."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from encbench import catalog, cli, measured_runs
-from encbench import profile as profiles
+from encbench import cli
+from encbench.commands import catalog
+from encbench.profiles import measured_runs
+from encbench.profiles import profile as profiles
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -35,7 +37,7 @@ def test_the_readme_table_shows_each_profiles_time_from_the_one_source() -> None
     for name, words in rows.items():
         assert words == catalog.profile_time_words(name), (
             f"README's time for {name}: regenerate the table's time column from "
-            "catalog.profile_time_words (encbench/measured_runs.toml and the plan)"
+            "catalog.profile_time_words (encbench/profiles/measured_runs.toml and the plan)"
         )
 
 
@@ -80,7 +82,9 @@ HAND_WRITTEN = re.compile(
 
 
 def places() -> list[Path]:
-    listed = [ROOT / "encbench" / "profiles" / f"{n}.toml" for n in profiles.listed_names()]
+    listed = [
+        ROOT / "encbench" / "profiles" / "builtin" / f"{n}.toml" for n in profiles.listed_names()
+    ]
     docs = [*(ROOT / "docs" / "studies").glob("*.md"), ROOT / "docs" / "method.md"]
     return [*listed, *docs, ROOT / "docs" / "profiles.md", README, ROOT / "encbench" / "cli.py"]
 

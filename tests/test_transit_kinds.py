@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from encbench import plan, studies
-from encbench import profile as profiles
+from encbench import studies
+from encbench.commands import plan
 from encbench.engine.progress import RunProgress
 from encbench.errors import BadInput
+from encbench.profiles import profile as profiles
 from encbench.results.store import ResultStore
 from encbench.studies import in_transit
 from encbench.studies.in_transit.postgresql import report as pg_report

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from encbench import profile as profiles
-from encbench import rendering
+from encbench.commands import rendering
 from encbench.errors import ProofError
+from encbench.profiles import profile as profiles
 from encbench.proof import tls
 from encbench.report import documents, markdown
 from encbench.results.store import ResultStore

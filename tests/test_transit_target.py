@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from encbench import profile as profiles
 from encbench.errors import ProofError
+from encbench.profiles import profile as profiles
 from encbench.proof.server_certificate import describe_key, parse_s_client
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit import summary as in_transit

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from encbench import profile
+from encbench.profiles import profile
 from encbench.results.schema import Usage
 from encbench.studies.at_rest import section
 from encbench.studies.at_rest import summary as at_rest

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from encbench import plan
+from encbench.commands import plan
 from encbench.errors import BadInput
-from encbench.profile import Profile, parse
+from encbench.profiles.profile import Profile, parse
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.options import measure_options
 

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from encbench import proc
-from encbench.engine.disk import DiskCounters, DiskWindow
+from encbench.machine.disk_window import DiskCounters, DiskWindow
 from encbench.results.schema import Usage
 
 
@@ -41,7 +41,7 @@ class Clocks:
     # CPU so far of each live descendant of encbench (servers, tunnels, relays), by pid: the
     # pids are found when the window opens and the same ones read when it closes.
     run_cpu_s: dict[int, float] = field(default_factory=dict)
-    # The data device's counters (engine/disk.py), where the study names a device.
+    # The data device's counters (machine/disk_window.py), where the study names a device.
     disk: DiskCounters | None = None
     # The reads and writes the server's own cgroup submitted to its disk (an instance shape
     # with an IOPS cap: servers/shapes.IoCounter), where the study names such a counter.

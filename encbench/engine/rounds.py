@@ -1,6 +1,6 @@
 """How rounds are ordered, which runs pair up and which rounds count.  Pure functions: the
 runner and the report share them, so a re-rendered report says exactly what the run decided;
-what the rounds estimate and when a cell stops are in estimates.py.
+what the rounds estimate and when a cell stops are in engine/stopping_rule.py.
 
 The design (fixed before any run, so that no result can steer it):
 - A round measures both variants back to back.  Two rounds in opposite orders form a block;
@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Hashable, Iterable
 from typing import Any, Protocol
 
-from encbench.estimates import VARIANTS, Block, CellRounds, Round, StopRule
+from encbench.engine.stopping_rule import VARIANTS, Block, CellRounds, Round, StopRule
 
 
 class Measured(Protocol):

@@ -3,8 +3,8 @@
 Per study: read back the runs already on disk (--resume), leave out the cells that are
 finished, set the study up, and per cell: warm both variants up, then measure rounds — one
 run per variant, in blocks of two rounds of opposite order, the first drawn at random — until
-the stopping rule (estimates.py) says the interval is tight enough or the cell's budget is
-spent; a round with too much interference is measured again.  Every run is proven and
+the stopping rule (engine/stopping_rule.py) says the interval is tight enough or the cell's
+budget is spent; a round with too much interference is measured again.  Every run is proven and
 appended (fsynced) the moment it is measured; the documents are rewritten after every round,
 so an interrupt at any point loses at most the run in progress.
 """
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from encbench import estimates, stopping
-from encbench.engine import rounds
+from encbench import stopping
+from encbench.engine import rounds, stopping_rule
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import CellSkipped, Renewing, Run, Study, Together
 from encbench.results.schema import primary_metric
@@ -35,7 +35,7 @@ def new_session() -> str:
 
 def cell_upper_bound_s(study: Study, cell: Any) -> float:
     rule = study.rule.for_cell(cell)
-    return estimates.upper_bound_s(rule, rule.run_s, rule.warmup_s)
+    return stopping_rule.upper_bound_s(rule, rule.run_s, rule.warmup_s)
 
 
 def estimated_seconds(studies: Sequence[Study]) -> float:
@@ -113,9 +113,9 @@ class Runner:
     def _finished(self, study: Study, runs: list[Any], cell: Any) -> bool:
         rule = study.rule.for_cell(cell)
         done = rounds.cell_rounds(runs, cell, rule)
-        return estimates.stop_reason(done, rule, self._primary(study)) is not None
+        return stopping_rule.stop_reason(done, rule, self._primary(study)) is not None
 
-    def _log_rejected(self, cell: Any, hit: estimates.Round, limit_pct: float) -> None:
+    def _log_rejected(self, cell: Any, hit: stopping_rule.Round, limit_pct: float) -> None:
         worst = max(r.interference_pct for r in hit.runs.values())
         self.progress.log(
             f"{cell.label}: round {hit.number} measured again — other load took {worst:.0f}% of "
@@ -145,7 +145,7 @@ class Runner:
             raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup.txt")
             study.warm_up_together(cell, study.rule.warmup_s, raw)
             return
-        for variant in estimates.VARIANTS:
+        for variant in stopping_rule.VARIANTS:
             raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
             study.warm_up(cell, variant, study.rule.warmup_s, raw)
 
@@ -161,7 +161,7 @@ class Runner:
             done = rounds.cell_rounds(runs, cell, rule)
             if any(r.number == number for r in done.rejected):
                 self._log_rejected(cell, done.rejected[-1], rule.interference_max_pct)
-            reason = estimates.stop_reason(done, rule, metric)
+            reason = stopping_rule.stop_reason(done, rule, metric)
             if reason is not None:
                 break
             before = time.monotonic()
@@ -173,7 +173,7 @@ class Runner:
                 cold = False
                 setup_s = time.monotonic() - before
             number = rounds.next_round_number(runs, cell)
-            estimate = estimates.estimate(done.blocks, metric, rule)
+            estimate = stopping_rule.estimate(done.blocks, metric, rule)
             finite = estimate is not None and math.isfinite(estimate.halfwidth_pct)
             hw = f"±{estimate.halfwidth_pct:.1f}%" if estimate and finite else "±?"
             again = f", {len(done.rejected)} measured again" if done.rejected else ""
@@ -197,11 +197,11 @@ class Runner:
             state.within(time.monotonic() - started, share)
         m = primary_metric(study.metrics)
         verdict = (
-            estimates.compare(
+            stopping_rule.compare(
                 done.blocks, metric, m.direction, rule, m.more_less, len(done.counted)
             ).verdict
             if done.blocks
-            else estimates.no_verdict(len(done.counted))
+            else stopping_rule.no_verdict(len(done.counted))
         )
         again = f", {len(done.rejected)} measured again" if done.rejected else ""
         self.progress.log(f"{cell.label}: {verdict} [{len(done.counted)} rounds{again}, {reason}]")

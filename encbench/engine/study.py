@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from encbench.engine.stopping_rule import StopRule
 from encbench.errors import EncbenchError
-from encbench.estimates import StopRule
 from encbench.results.schema import Metric
 
 
@@ -126,7 +126,7 @@ class Run:
     raw: Path
     # Seconds the runner spent just before this run renewing and warming the servers for its
     # block (on a block's first run only): a record that keeps it (`setup_s`) charges it to
-    # the cell's time budget (estimates.py: Round.wall_s).
+    # the cell's time budget (engine/stopping_rule.py: Round.wall_s).
     setup_s: float = 0.0
 
     def record_fields(self, started_at: str, wall_s: float) -> dict[str, Any]:
@@ -173,7 +173,7 @@ class Study(Protocol):
 
     def warm_up(self, cell: Any, variant: str, seconds: int, raw: Path) -> None: ...
 
-    # True: both variants of a round run at the same time (placement.py's duet), so the
+    # True: both variants of a round run at the same time (machine/placement.py's duet), so the
     # runner calls measure_together (the study is then also Together) with both runs
     # instead of measure with each in turn.
     together: bool

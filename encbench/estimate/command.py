@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from encbench import capacity, outputs, server_kind
+from encbench import capacity
 from encbench.errors import BadInput
 from encbench.estimate import (
     counters,
@@ -42,7 +42,9 @@ from encbench.estimate import (
     validate,
 )
 from encbench.estimate.prometheus import Asked
-from encbench.profile import TargetSpec
+from encbench.kinds import server_kind
+from encbench.profiles.profile import TargetSpec
+from encbench.results import outputs
 from encbench.servers import dsn, remote_cpu
 from encbench.servers.user_server import UserServer
 

@@ -9,13 +9,13 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from encbench import outputs
 from encbench.errors import BadInput, EncbenchError
 from encbench.estimate import fleet, fleet_csv, fleet_html, fleet_series
 from encbench.estimate.fleet_series import FleetSeries
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Prometheus
 from encbench.estimate.rescale import Resolved
+from encbench.results import outputs
 
 NAMES = ("estimate.md", "estimate.json", "estimate.csv", "estimate.html")
 

@@ -28,7 +28,7 @@ from encbench.estimate.counters import SAMPLE_S, Rates, Window
 from encbench.estimate.model import Cause
 from encbench.estimate.rescale import Resolved
 from encbench.kinds.postgresql import KIND
-from encbench.profile import TargetSpec
+from encbench.profiles.profile import TargetSpec
 from encbench.servers import pg_counters, pg_target
 from encbench.servers.pg_counters import Snapshot
 

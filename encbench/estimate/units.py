@@ -27,7 +27,7 @@ units profile measures a light load (1 thread) beside busy ones (4 and 16) for t
 (docs/method.md, "The estimate's unit costs across loads").
 
 The units are kept in $XDG_STATE_HOME/encbench/estimate-units.json, beside the calibration
-(noise_floor.py), each with the results directory and date it came from; units from a newer
+(report/noise_floor.py), each with the results directory and date it came from; units from a newer
 directory replace those of the same name and keep the others.
 """
 
@@ -43,11 +43,11 @@ from typing import Any, Literal
 from encbench import capacity, state, stats
 from encbench import studies as _studies  # noqa: F401  (registers the profile's sections)
 from encbench.engine import rounds as pairing
+from encbench.engine.stopping_rule import Round, StopRule
 from encbench.errors import BadInput
 from encbench.estimate import pg_units
-from encbench.estimates import Round, StopRule
-from encbench.profile import Profile
-from encbench.profile import parse as parse_profile
+from encbench.profiles.profile import Profile
+from encbench.profiles.profile import parse as parse_profile
 from encbench.report.models import Model
 from encbench.results import store as results_store
 from encbench.results.store import ResultStore
@@ -629,7 +629,7 @@ def from_directory(directory: Path) -> DirectoryUnits:
 
 
 def machine_file() -> Path:
-    """Beside the calibration (noise_floor.py): this machine's (and user's) state."""
+    """Beside the calibration (report/noise_floor.py): this machine's (and user's) state."""
     return state.base() / MACHINE_FILE
 
 

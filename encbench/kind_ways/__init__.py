@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from encbench import server_kind
-from encbench.checks import Check
+from encbench.kinds import server_kind
+from encbench.machine.checks import Check
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,13 @@
 """MariaDB's ways: the server's tools, and a target's login, grants, plan and leftovers
-(readiness.py, servers/owned.py)."""
+(kind_ways/readiness.py, servers/owned.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from encbench import checks, readiness
-from encbench.kind_ways import KindWays, TargetWays
+from encbench.kind_ways import KindWays, TargetWays, readiness
+from encbench.machine import checks
 from encbench.servers import owned
 from encbench.servers.user_server import UserServer
 

@@ -1,2 +1,2 @@
 """The kinds of server encbench measures, one package each (kinds/kind.py says what a kind
-is; server_kind.py lists them)."""
+is; kinds/server_kind.py lists them)."""

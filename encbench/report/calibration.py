@@ -24,9 +24,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from encbench import estimates, stats
+from encbench import stats
 from encbench.engine import rounds as plan
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, NoiseGroup, Record
 from encbench.report.parts import Reported
 from encbench.results.schema import primary_metric
@@ -57,15 +58,15 @@ def aa_cell(
     group: str,
     label: str,
     metric: str,
-    state: estimates.CellRounds,
-    rule: estimates.StopRule,
+    state: stopping_rule.CellRounds,
+    rule: stopping_rule.StopRule,
 ) -> CalibrationCell:
     """One cell's B/A comparison on `metric`, by the same estimate as a real run."""
     rounds = state.counted
     a = [float(getattr(r.runs["plain"], metric)) for r in rounds]
     b = [float(getattr(r.runs["encrypted"], metric)) for r in rounds]
     logs = np.log(np.asarray(b) / np.asarray(a))
-    found = estimates.estimate(state.blocks, metric, rule)
+    found = stopping_rule.estimate(state.blocks, metric, rule)
     # No interval (fewer than 6 blocks): the cell cannot be judged, not a negative.
     estimate = found or stats.RatioEstimate(0, 1.0, -np.inf, np.inf)
     tested = bool(np.isfinite(estimate.halfwidth_pct)) and len(logs) >= 2
@@ -213,6 +214,6 @@ def studies_of(result: Calibration) -> set[str]:
 
 def noise_floor_of(store: ResultStore) -> NoiseFloor | None:
     """The noise floor a run's report states: the machine's calibration as the run found it
-    (noise_floor.py writes the snapshot), or None in a directory without one."""
+    (report/noise_floor.py writes the snapshot), or None in a directory without one."""
     data = store.read_json(SNAPSHOT)
     return NoiseFloor.model_validate(data) if data is not None else None

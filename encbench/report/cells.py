@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from encbench import estimates
 from encbench.engine import rounds as plan
+from encbench.engine import stopping_rule
 from encbench.report.bound import Bounded, cell_bound
 from encbench.report.models import (
     CellPart,
@@ -76,8 +76,8 @@ def comparable(runs: Sequence[Any], metric: str) -> bool:
 def summarize_cell(
     model: type[M],
     identity: Mapping[str, Any],
-    state: estimates.CellRounds,
-    rule: estimates.StopRule,
+    state: stopping_rule.CellRounds,
+    rule: stopping_rule.StopRule,
     metrics: Sequence[Metric],
     variant_stats: Callable[[list[T]], Any],
     *,
@@ -103,11 +103,11 @@ def summarize_cell(
     return model.model_validate(
         {
             **fields,
-            "status": estimates.stop_reason(state, rule, primary_metric(tuple(metrics)).name)
+            "status": stopping_rule.stop_reason(state, rule, primary_metric(tuple(metrics)).name)
             or INCOMPLETE,
             "variants": {
                 variant: variant_stats([r.runs[variant] for r in counted])
-                for variant in estimates.VARIANTS
+                for variant in stopping_rule.VARIANTS
             },
             "comparisons": {
                 m.name: Estimate.of_cell(state, m, rule)
@@ -124,9 +124,9 @@ def summarize_cell(
 def summarize_cells(
     cells: Iterable[K],
     runs: Iterable[plan.Measured],
-    rule: estimates.StopRule,
+    rule: stopping_rule.StopRule,
     primary: str,
-    summarize: Callable[[K, estimates.CellRounds], C],
+    summarize: Callable[[K, stopping_rule.CellRounds], C],
     name: Callable[[K], str] | None = None,
 ) -> tuple[list[C], Differences | None]:
     """Every cell of a study summarized from its rounds, then Holm's adjustment of the

@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from encbench import server_kind, stats
+from encbench import stats
+from encbench.kinds import server_kind
 from encbench.kinds.kind import ServerKind
 from encbench.report import html as html_report
 from encbench.report import markdown, plots

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from encbench import server_kind, stats
+from encbench import stats
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.kinds import server_kind
+from encbench.profiles.profile import Profile
 from encbench.report import (
     across,
     bound_section,

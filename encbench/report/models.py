@@ -25,7 +25,8 @@ from pydantic import (
     field_validator,
 )
 
-from encbench import estimates, stats
+from encbench import stats
+from encbench.engine import stopping_rule
 from encbench.results.schema import SUMMARY_SCHEMA, Metric
 
 # What another module records and the report only passes on or quotes: the environment,
@@ -91,14 +92,14 @@ class Estimate(Model):
     @classmethod
     def of_blocks(
         cls,
-        blocks: Sequence[estimates.Block],
+        blocks: Sequence[stopping_rule.Block],
         metric: str,
         direction: stats.Direction,
-        rule: estimates.StopRule,
+        rule: stopping_rule.StopRule,
         more_less: tuple[str, str] = ("higher", "lower"),
         rounds: int | None = None,
     ) -> Estimate:
-        found = estimates.compare(blocks, metric, direction, rule, more_less, rounds)
+        found = stopping_rule.compare(blocks, metric, direction, rule, more_less, rounds)
         primary, equivalence, beside = found.estimate, found.equivalence, found.beside
         over, low, high = found.overhead_pct
         return cls(
@@ -123,7 +124,7 @@ class Estimate(Model):
 
     @classmethod
     def of_cell(
-        cls, state: estimates.CellRounds, metric: Metric, rule: estimates.StopRule
+        cls, state: stopping_rule.CellRounds, metric: Metric, rule: stopping_rule.StopRule
     ) -> Estimate:
         """A cell's comparison in one metric, in the metric's own words (a time is longer or
         shorter): from its whole blocks, or, before the first one, its rounds without an
@@ -144,10 +145,10 @@ class Estimate(Model):
 
     @classmethod
     def too_few(
-        cls, counted: Sequence[estimates.Round], metric: str, direction: stats.Direction
+        cls, counted: Sequence[stopping_rule.Round], metric: str, direction: stats.Direction
     ) -> Estimate:
         """Rounds but no complete block: the ratio of their geometric means, no interval."""
-        ratio, over = estimates.too_few(counted, metric, direction)
+        ratio, over = stopping_rule.too_few(counted, metric, direction)
         return cls(
             n=0,
             ratio=ratio,
@@ -156,7 +157,7 @@ class Estimate(Model):
             halfwidth_pct=None,
             overhead_pct=over,
             overhead_ci_pct=None,
-            verdict=estimates.no_verdict(len(counted)),
+            verdict=stopping_rule.no_verdict(len(counted)),
             kind="na",
         )
 
@@ -183,7 +184,7 @@ class HolmCell(Model):
 
     def reason(self) -> str:
         """Why a cell that differs at 95% does not after Holm's adjustment."""
-        rounds = estimates.ROUNDS_PER_BLOCK
+        rounds = stopping_rule.ROUNDS_PER_BLOCK
         if self.blocks_needed is not None:
             return (
                 f"with {self.blocks} blocks ({rounds * self.blocks} rounds) the exact "
@@ -272,7 +273,7 @@ def adjust(
     rejected_rounds = sum(c.rounds_rejected for c in cells)
     if not measured:
         return list(cells), None
-    adjusted = estimates.holm_over_cells([e for _, e in measured])
+    adjusted = stopping_rule.holm_over_cells([e for _, e in measured])
     out = list(cells)
     holm_cells = []
     for (i, e), differs, threshold in zip(
@@ -414,7 +415,7 @@ class Calibration(Model):
     halfwidth_pct: float | None  # median over cells
     groups: list[NoiseGroup]
     cells: list[CalibrationCell] = []
-    # How its at-rest rounds shared the machine (placement.py): a floor holds for runs
+    # How its at-rest rounds shared the machine (machine/placement.py): a floor holds for runs
     # measured the same way.
     sharing: str = "sequential"
     # The servers its sandboxes ran ("MariaDB", "MySQL (the mysql root)"); None: not
@@ -436,7 +437,7 @@ class NoiseFloor(Model):
 class MeasuredServer(Model):
     """The server a study measured, named alike for every study and kind."""
 
-    kind: str  # its kind in encbench (server_kind.py): "mariadb", "postgresql"
+    kind: str  # its kind in encbench (kinds/server_kind.py): "mariadb", "postgresql"
     name: str  # as its makers name it: "MariaDB", "MySQL", "PostgreSQL"
     version: str | None  # as it reports it; None where the study did not record it
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.report.bound import BoundBy
 from encbench.report.cells import cores_of
 from encbench.report.models import Estimate, Model, NoiseFloor, Record
@@ -239,7 +239,9 @@ class Reported(Protocol):
     def calibration(self) -> Calibrated | None: ...
 
     @property
-    def kinds(self) -> tuple[str, ...]: ...  # the kinds of server it can measure (server_kind.py)
+    def kinds(
+        self,
+    ) -> tuple[str, ...]: ...  # the kinds of server it can measure (kinds/server_kind.py)
 
     @property
     def record(self) -> type[Any]: ...

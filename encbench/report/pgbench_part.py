@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from encbench import estimates
+from encbench.engine import stopping_rule
 from encbench.report import cells, suspect
 from encbench.report.cell_summary import CellSummary
 from encbench.report.models import CellPart, Model, NoiseFloor, Record, Sample
@@ -53,7 +53,7 @@ def variant_fields(runs: Sequence[PgbenchRun]) -> dict[str, Any]:
     }
 
 
-class PgbenchRule(estimates.StopRule, Protocol):
+class PgbenchRule(stopping_rule.StopRule, Protocol):
     """A pgbench study's options: the stopping rule and the scale its data is loaded at."""
 
     @property
@@ -65,7 +65,7 @@ def part(
     cells: Iterable[K],
     runs: Sequence[PgbenchRun],
     rule: PgbenchRule,
-    summarize: Callable[[K, estimates.CellRounds], CellPart],
+    summarize: Callable[[K, stopping_rule.CellRounds], CellPart],
     cores: int,
     *,
     record: Record,
@@ -88,8 +88,8 @@ def part(
 def summarize_cell(
     model: type[M],
     identity: dict[str, Any],
-    state: estimates.CellRounds,
-    rule: estimates.StopRule,
+    state: stopping_rule.CellRounds,
+    rule: stopping_rule.StopRule,
     variant_stats: Callable[[list[Any]], Any],
 ) -> M:
     """A pgbench cell's summary (report/cells.summarize_cell) over COMPARED, timed by its

@@ -4,7 +4,8 @@ a reader meets the first table."""
 
 from __future__ import annotations
 
-from encbench import estimates, stats
+from encbench import stats
+from encbench.engine import stopping_rule
 from encbench.report.cells import HOLM_MARK, IMPLAUSIBLE_MARK
 from encbench.report.models import Summary
 from encbench.report.tables import Bullets, Legend, Section
@@ -30,7 +31,7 @@ def margin_words(summary: Summary) -> str:
 
 
 def items(summary: Summary) -> list[str]:
-    rounds = estimates.rounds_for_interval()
+    rounds = stopping_rule.rounds_for_interval()
     blocks = stats.fewest_blocks_for_interval()
     margin = margin_words(summary)
     return [

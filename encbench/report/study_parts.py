@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.report.models import Model, NoiseFloor, Record
 from encbench.report.parts import Compared, Context, ReportPart, Setup, measured
 from encbench.report.tables import Section

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from encbench import estimates
+from encbench.engine import stopping_rule
 from encbench.report.cells import harness_share, summarize_cells
 from encbench.report.models import CellPart, Record
 
@@ -25,9 +25,9 @@ def identity(cell: Any) -> dict[str, Any]:
 def study_fields(
     cells: Iterable[K],
     runs: Sequence[Any],  # the study's run records
-    rule: estimates.StopRule,
+    rule: stopping_rule.StopRule,
     primary: str,
-    summarize: Callable[[K, estimates.CellRounds], CellPart],
+    summarize: Callable[[K, stopping_rule.CellRounds], CellPart],
     cores: int,
     name: Callable[[K], str] | None = None,
 ) -> dict[str, Any]:

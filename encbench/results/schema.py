@@ -167,7 +167,7 @@ class Usage:
     # machine's cores.
     server_cores_allowed: float | None = None
     # The data device (/proc/diskstats name) and what it did, as iostat shows it
-    # (engine/disk.py); None where the run had no device of its own to read.
+    # (machine/disk_window.py); None where the run had no device of its own to read.
     disk_device: str = ""
     disk_busy_pct: float | None = None
     disk_iops: float | None = None

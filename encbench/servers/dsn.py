@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from encbench import server_kind
 from encbench.errors import BadInput
+from encbench.kinds import server_kind
 
 MAX_PORT = 65535  # TCP's
 

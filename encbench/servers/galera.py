@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encbench.errors import BadInput, ServerError
+from encbench.machine.checks import Check
 
 if TYPE_CHECKING:
     from encbench.servers.sandbox import SandboxServer
@@ -192,3 +193,15 @@ def wait_state(node: SandboxServer, want: int, timeout_s: float, poll_s: float) 
                 hint=f"its error log: {node.paths.error_log}",
             )
         time.sleep(poll_s)
+
+
+def provider_check() -> Check:
+    """The check `doctor` and a run make of the provider, before any node starts."""
+    found = provider()
+    return Check(
+        "Galera provider (libgalera_smm.so)",
+        found is not None,
+        str(found or "not found"),
+        "" if found else "apt-get install galera-4 (or `make setup`)",
+        "" if found else "galera-4",
+    )

@@ -3,7 +3,7 @@ each a sandbox, a GaleraCluster (galera_cluster.py) as the state-transfer study'
 but kept up for a whole study, with or without Galera's own TLS (socket.ssl_*) on every
 connection between the two nodes.  The replication and rejoin studies measure on two of
 them, a plain and a TLS one, up at once; as for every GaleraCluster, what uses it makes the
-hosts (an emulated host per node: galera_pair_studies.py) and places a node on each.
+hosts (an emulated host per node: engine/galera_pair_study.py) and places a node on each.
 
 Node 2 joins by a plain rsync SST while the database is still empty (`start`); what is then
 written on node 1 — the studies' data, the marker table (`create_marker_table`) — reaches

@@ -1,7 +1,8 @@
 """Where a sandbox's server comes from (`[server] install`, `--install`): this host's Debian
-MariaDB ("system", as always) or a private root of a newer release (roots.py: "mariadb-11.8",
-or "mysql", MySQL 9.7), built by `scripts/setup.sh NAME`, so that one profile can be measured
-on each and `encbench compare` says whether encryption got cheaper or dearer between them.
+MariaDB ("system", as always) or a private root of a newer release (machine/roots.py:
+"mariadb-11.8", or "mysql", MySQL 9.7), built by `scripts/setup.sh NAME`, so that one profile can
+be measured on each and `encbench compare` says whether encryption got cheaper or dearer between
+them.
 
 A root's server runs through the root's own loader: its programs are found under its
 basedir of wrappers (roots.Root.basedir).  MariaDB's `basedir` option is that directory, so
@@ -16,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from encbench import proc, roots
+from encbench import proc
 from encbench.errors import BadInput
+from encbench.machine import roots
 from encbench.servers import keys
 
 SYSTEM = "system"

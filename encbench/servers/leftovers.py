@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from encbench import server_kind, state
+from encbench import state
 from encbench.errors import EncbenchError, Interrupted
+from encbench.kinds import server_kind
 from encbench.results.store import write_json
 
 KIND = "target-databases"
@@ -44,7 +45,7 @@ def drop_statement(kind: str, database: str) -> str:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # the server's kind (server_kind.py): "mariadb" also for MySQL
+    kind: str  # the server's kind (kinds/server_kind.py): "mariadb" also for MySQL
     address: str  # host:port, or the socket's path
     database: str
     marker: str  # the run's marker the database carries (owned.py, pg_target.py)

@@ -11,10 +11,10 @@ import hashlib
 from collections.abc import Callable
 from typing import Protocol
 
-from encbench.closed_on_exit import ClosedOnExit
 from encbench.errors import BadInput
 from encbench.results.store import ResultStore
 from encbench.servers import leftovers
+from encbench.servers.closed_on_exit import ClosedOnExit
 from encbench.servers.leftovers import Address
 from encbench.servers.remote_cpu import SshAccess, SshCpu, open_remote_cpu
 from encbench.servers.user_server import TargetLogin, UserServer

@@ -16,7 +16,7 @@ from encbench.servers import keys
 
 
 class PgLogin(Protocol):
-    """What the PostgreSQL target's modules read of the profile's `[target]` (profile.py's
+    """What the PostgreSQL target's modules read of the profile's `[target]` (profiles/profile.py's
     PgLogin is one): servers/ stays below the profile, as MariaDB's target does with
     servers/target.Connection."""
 

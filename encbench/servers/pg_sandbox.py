@@ -41,10 +41,10 @@ from pathlib import Path
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError, ServerError, ToolError
 from encbench.kinds.postgresql import PACKAGE, bindir
-from encbench.options import SERVER_MAX_CONNECTIONS
 from encbench.servers import cgroup, keys, registry, shapes
 from encbench.servers.pki import Pki
 from encbench.servers.sandbox import check_path, free_port, wait_ready
+from encbench.servers.sizing import SERVER_MAX_CONNECTIONS
 
 INSTALL_HINT = f"install it: apt-get install {PACKAGE} (or scripts/setup-test-extras.sh)"
 CLIENT_PROGRAMS = ("pgbench", "psql")

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import psutil
 
-from encbench import proc, server_kind, state
+from encbench import proc, state
+from encbench.kinds import server_kind
 
 SANDBOX_MARKER = ".encbench-sandbox"
-# The kinds' names as entries record them (server_kind.py: each kind says how its server is
+# The kinds' names as entries record them (kinds/server_kind.py: each kind says how its server is
 # recognised and stopped).
 MARIADB = "mariadb"
 POSTGRESQL = "postgresql"

@@ -49,9 +49,9 @@ from pathlib import Path
 from typing import Any
 
 from encbench import proc
-from encbench.engine import disk
 from encbench.errors import EncbenchError, ProofError
-from encbench.placement import cpu_list
+from encbench.machine import disk_window
+from encbench.machine.placement import cpu_list
 from encbench.servers import cgroup
 from encbench.servers.cgroup import CpuCounter, Hierarchy, ServerCgroup
 
@@ -159,7 +159,7 @@ def whole_disk(device: str, sys_class_block: Path = SYS_CLASS_BLOCK) -> Disk | N
 def disk_of(path: Path, sys_class_block: Path = SYS_CLASS_BLOCK) -> Disk | None:
     """The whole disk that holds `path`; None on a filesystem without one (tmpfs,
     overlay)."""
-    device = disk.device_of(path)
+    device = disk_window.device_of(path)
     return whole_disk(device, sys_class_block) if device else None
 
 

@@ -8,6 +8,12 @@ import math
 from typing import Protocol
 
 # sysbench's row: int id, int k, char(120) c, char(60) pad, plus the k index and page slack.
+# The sandboxed servers' max_connections (servers/variants.py renders it; a test keeps the
+# two equal).  Some are kept for encbench's own status and proof queries, and for
+# disconnects the server has not finished yet when a connect test opens the next one.
+SERVER_MAX_CONNECTIONS = 600
+HARNESS_CONNECTIONS = 10
+
 BYTES_PER_ROW_ESTIMATE = 260
 SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema per server
 IN_MEMORY_RESERVE_MB = 64

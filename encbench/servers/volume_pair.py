@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from encbench import environment
 from encbench.errors import EncbenchError
+from encbench.machine import environment
 from encbench.servers import fscrypt, images, keys
 from encbench.servers.sandbox_dirs import remove_if_empty
 from encbench.servers.variants import VARIANTS

@@ -10,11 +10,11 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
-from encbench.checks import Check
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Study
 from encbench.errors import BadInput
-from encbench.profile import Profile, register_studies
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile, register_studies
 from encbench.results.store import ResultStore, register_record_types
 from encbench.servers.grants import NOTHING, TargetNeeds
 from encbench.studies import (

@@ -10,19 +10,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from encbench import checks, kind_ways
-from encbench.checks import Check
+from encbench import kind_ways
+from encbench.engine.kinds_rule import KindsRule
+from encbench.engine.machine_needs import Here
 from encbench.engine.progress import RunProgress
 from encbench.engine.study import Rule, Study
-from encbench.kinds_rule import KindsRule
-from encbench.options import Strict
-from encbench.profile import Profile, registered
+from encbench.engine.study_base import Given
+from encbench.machine import checks
+from encbench.machine.checks import Check
+from encbench.profiles.options import Strict
+from encbench.profiles.profile import Profile, registered
 from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
 from encbench.servers import installs
 from encbench.servers.grants import NOTHING, TargetNeeds
-from encbench.study_basics import Given
-from encbench.study_here import Here
 
 # What makes a study's runner (engine/study.py's Study; usually its class) of what the engine
 # gives it (Given: the results store, the profile, the progress display, and the rule and
@@ -87,7 +88,7 @@ class KindPart:
     and where `[server] kinds` names the kind, or on a target of its kind where it takes one
     (`target`).  The report, `compare` and
     the profile read it as they read a study (report/parts.Reported); a profile that lists
-    its `name` as a study is read as listing `study` with the kind (profile.py)."""
+    its `name` as a study is read as listing `study` with the kind (profiles/profile.py)."""
 
     study: str  # the study it is a part of, as a profile's `studies` names it
     kind: str
@@ -140,7 +141,7 @@ class StudyDefinition:
     here: Here
     report: ReportPart
     # Optional.
-    # The kinds of server it can measure (server_kind.py, kinds/): their tools come with it
+    # The kinds of server it can measure (kinds/server_kind.py, kinds/): their tools come with it
     # (machine_needs), and a target's DSN must name one of them.  With more than one, the
     # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).  Its
     # parts' kinds are added where it leaves them out.

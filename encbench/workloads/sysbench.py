@@ -22,7 +22,7 @@ from typing import Any
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
-from encbench.options import DataSpec
+from encbench.profiles.options import DataSpec
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.target import Connection, Target
 
@@ -402,7 +402,7 @@ def invocation(
     """A measured run's command line.  With a cpu_counter (the server's cgroup or
     /proc/PID/stat), the script runs inside lua/window.lua and the result carries the event
     loop's window.  `prefix` goes before sysbench: another emulated host's netns.exec_prefix,
-    or taskset (placement.py)."""
+    or taskset (machine/placement.py)."""
     phase = f"sysbench {Path(script).stem}"
     if cpu_counter is not None:
         env = {
@@ -452,7 +452,7 @@ def run(started: Invocation) -> SysbenchResult:
 
 
 def run_together(invocations: Sequence[Invocation]) -> list[SysbenchResult]:
-    """Several runs started at the same moment (a duet round: placement.py); each result
+    """Several runs started at the same moment (a duet round: machine/placement.py); each result
     parsed once all have ended."""
     done = proc.run_together(
         [

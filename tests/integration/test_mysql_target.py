@@ -1,5 +1,5 @@
 """encbench against a live MySQL 9.7 it did not start: a server from the private root
-(`scripts/setup.sh mysql`, encbench/roots.py) started as a DBA would, its keyring component
+(`scripts/setup.sh mysql`, encbench/machine/roots.py) started as a DBA would, its keyring component
 active, TLS with the certificates MySQL generated itself, a login with a password under
 MySQL's default authentication (caching_sha2_password) and a database of the user's own.
 At rest (ENCRYPTION='Y' table sets), in transit (its own TLS) and the estimate each run
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from encbench import roots
 from encbench.estimate import units
+from encbench.machine import roots
 from encbench.servers import installs
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.variants import common_options

@@ -48,7 +48,7 @@ def smoke_operations_one_encryption_thread(directory: Path) -> Path:
     proves with the real parser.  No round measured again for the machine's other load
     (mechanics, not noise, as tests/helpers.tiny_profile), so the interrupt below comes at
     the run's first crash recovery."""
-    smoke = (files("encbench.profiles") / "smoke-operations.toml").read_text()
+    smoke = (files("encbench.profiles.builtin") / "smoke-operations.toml").read_text()
     assert "\nencryption_threads = [1, 2]\n" in smoke and smoke.count("[operations]\n") == 1
     profile = directory / "smoke-operations-t1.toml"
     profile.write_text(

@@ -126,7 +126,7 @@ def test_a_provisioned_pair_has_no_account_reachable_over_tcp(
 ) -> None:
     """Issue #8: no unused TCP superuser — every at-rest client uses the unix socket, so a
     provisioned pair holds no account for a TCP host, and no password exists to leak."""
-    from encbench import profile as profiles
+    from encbench.profiles import profile as profiles
     from encbench.results.store import ResultStore
     from encbench.studies.at_rest.pair import ServerPair
 

@@ -31,7 +31,7 @@ def smoke_replication_for_mechanics(directory: Path) -> Path:
     tests/test_engine.py proves the re-measuring): on a busy machine that added up to four
     rejoins.  What is asserted below holds of any round or warm-up length (every figure is
     per transaction or a lower bound)."""
-    smoke = (files("encbench.profiles") / "smoke-replication.toml").read_text()
+    smoke = (files("encbench.profiles.builtin") / "smoke-replication.toml").read_text()
     for line in ("[replication]\n", "[rejoin]\n", "\nrun_s = 5\n", "\nwarmup_s = 2\n"):
         assert smoke.count(line) == 1, line
     profile = directory / "smoke-replication-mechanics.toml"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench import placement
+from encbench.machine import placement
 from encbench.servers import cgroup, registry
 from tests.helpers import (
     encbench,

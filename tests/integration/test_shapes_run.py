@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench import placement
+from encbench.machine import placement
 from encbench.servers import cgroup, shapes
 from tests.helpers import encbench
 

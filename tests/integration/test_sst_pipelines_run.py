@@ -35,7 +35,7 @@ def smoke_pipelines_at_two_threads(directory: Path) -> Path:
     cells test; rsync-dir and tar on the loopback), so one count here is enough.  No round
     is measured again for the machine's other load (mechanics, not noise, as
     tests/helpers.tiny_profile): nothing below counts the rounds."""
-    smoke = (files("encbench.profiles") / "smoke-pipelines.toml").read_text()
+    smoke = (files("encbench.profiles.builtin") / "smoke-pipelines.toml").read_text()
     assert "\nbackup_threads = [1, 2]\n" in smoke
     assert smoke.count("[state_transfer]\n") == 1
     profile = directory / "smoke-pipelines-t2.toml"

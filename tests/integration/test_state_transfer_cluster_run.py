@@ -57,7 +57,7 @@ def test_a_sigterm_during_a_transfer_leaves_nothing(tmp_path: Path, state_dir: P
     """smoke-sst with AES-NI off: the donor restarts with the mask, and the socat that its
     SST script starts, and the joiner's, carry it; then a SIGTERM mid-transfer."""
     profile = tmp_path / "smoke-sst-aesni-off.toml"
-    smoke = (files("encbench.profiles") / "smoke-sst.toml").read_text()
+    smoke = (files("encbench.profiles.builtin") / "smoke-sst.toml").read_text()
     assert smoke.rstrip().splitlines()[-1].startswith("cell_budget_s")  # [state_transfer] last
     profile.write_text(smoke.replace('"smoke-sst"', '"smoke-sst-aesni-off"') + 'aesni = ["off"]\n')
     out = tmp_path / "out"

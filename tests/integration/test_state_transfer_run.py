@@ -40,7 +40,7 @@ def test_the_smoke_sst_profile_measures_mariabackup_proves_the_wire_and_leaves_n
     # the rounds.  With a light load on the donor during each transfer, and every node
     # encrypted at rest.
     profile = tmp_path / "smoke-sst-mariabackup.toml"
-    smoke = (files("encbench.profiles") / "smoke-sst.toml").read_text()
+    smoke = (files("encbench.profiles.builtin") / "smoke-sst.toml").read_text()
     methods = 'methods = ["mariabackup", "rsync"]\n'
     assert smoke.count("[state_transfer]\n") == 1 and methods in smoke
     profile.write_text(

@@ -70,7 +70,7 @@ def seed_rds_tde_tiny_writes_only(directory: Path) -> Path:
     parser makes from the built-in profile (reads at rest run in most other tests here).
     No round is measured again for the machine's other load (mechanics, not noise, as
     tests/helpers.tiny_profile): nothing below counts the rounds."""
-    tiny = (files("encbench.profiles") / "alibaba-rds-tde-tiny.toml").read_text()
+    tiny = (files("encbench.profiles.builtin") / "alibaba-rds-tde-tiny.toml").read_text()
     workloads = 'workloads = ["oltp_read_only", "oltp_insert"]\n'
     assert workloads in tiny and "\nthreads = [1, 4]\n" in tiny
     assert tiny.count("[measure]\n") == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import cast
 
-from encbench.profile import Profile, ShapeSpec
+from encbench.profiles.profile import Profile, ShapeSpec
 from encbench.servers.variants import Against, Algorithm, EncryptionSpec, Layer, Scope
 from encbench.studies import definition
 from encbench.studies.at_rest.options import measure_options

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-from encbench.profile import ShapeSpec
+from encbench.profiles.profile import ShapeSpec
 from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from encbench.checks import Check
-from encbench.profile import Profile
+from encbench.engine.machine_needs import Here, RootNeed
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
 from encbench.studies.at_rest import needs, pair, plan
 from encbench.studies.at_rest.cells import MARIADB, measures
 from encbench.studies.at_rest.postgresql import needs as pg_needs
 from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.definition import each_kind, kinds_added, kinds_largest
-from encbench.study_here import Here, RootNeed
 
 NAME = RunRecord.STUDY
 

@@ -156,7 +156,7 @@ class AtRestSummary(StudyPart[AtRestCell]):
     write_workload_state: str
     servers: Record | None
     crypto: Record | None
-    # How the rounds shared the machine (placement.py) and the CPU lists the runs' servers
+    # How the rounds shared the machine (machine/placement.py) and the CPU lists the runs' servers
     # and clients were pinned to (empty: unpinned).
     sharing: str = "sequential"
     server_cpus: list[str] = []

@@ -6,16 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench import checks, placement, proc
-from encbench.checks import Check
+from encbench import proc
+from encbench.engine.machine_needs import RootNeed
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.machine import checks, placement
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
 from encbench.servers import fscrypt, shapes
 from encbench.servers.grants import TargetNeeds
 from encbench.studies.at_rest.cells import cells, configurations
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
-from encbench.study_here import RootNeed
 
 
 def perf_check() -> Check:

@@ -8,10 +8,10 @@ from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from encbench.durations import MYSQL_RUN_OVERHEAD_S, RESTART_S, RUN_OVERHEAD_S
-from encbench.options import Rounds, Threads, budgets_listed, known
-from encbench.placement import Sharing
-from encbench.profile import Profile
+from encbench.machine.placement import Sharing
+from encbench.profiles.durations import MYSQL_RUN_OVERHEAD_S, RESTART_S, RUN_OVERHEAD_S
+from encbench.profiles.options import Rounds, Threads, budgets_listed, known
+from encbench.profiles.profile import Profile
 from encbench.servers import installs
 from encbench.studies.at_rest import steady
 from encbench.studies.at_rest.records import RunRecord
@@ -35,7 +35,7 @@ class MeasureSpec(Rounds):
     # seconds with `perf record` on each server (profiling/); needs perf (linux-perf).
     profile_cpu: bool = False
     profile_cpu_s: Annotated[int, Field(ge=1, le=600)] = 5
-    # How a round shares the machine (placement.py): one variant after the other, unpinned
+    # How a round shares the machine (machine/placement.py): one variant after the other, unpinned
     # ("sequential"); the same with servers and client on separate halves of the CPUs
     # ("pinned"); or both variants at once, each on its own half ("duet").
     sharing: Sharing = "sequential"
@@ -141,7 +141,8 @@ def problem(profile: Profile) -> str | None:
 
 
 def _layer_problem(profile: Profile, listed: bool) -> str | None:
-    """What the filesystem layer cannot be combined with (a target: profile.py's checks)."""
+    """What the filesystem layer cannot be combined with (a target: the checks of
+    profiles/profile.py)."""
     if not profile.server.filesystem or profile.target is not None:
         return None
     if not listed:

@@ -12,14 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from encbench.closed_on_exit import ClosedOnExit
-from encbench.durations import load_seconds
 from encbench.errors import BadInput
-from encbench.placement import usable_cpus
-from encbench.profile import Profile, ShapeSpec
+from encbench.machine.placement import usable_cpus
+from encbench.profiles.durations import load_seconds
+from encbench.profiles.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import installs, keys, page_cache, shapes
+from encbench.servers.closed_on_exit import ClosedOnExit
 from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir

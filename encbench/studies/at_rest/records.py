@@ -152,8 +152,8 @@ class RunRecord(RecordedRun):
     cpu_window_s: float = 0.0
     flush_wait_s: float = 0.0
     dirty_pages_left: int = 0
-    # Added within schema 1: how the round shared the machine (placement.py; older lines were
-    # all sequential) and the CPU lists of the run's server and client ("": unpinned).  In a
+    # Added within schema 1: how the round shared the machine (machine/placement.py; older lines
+    # were all sequential) and the CPU lists of the run's server and client ("": unpinned).  In a
     # duet, `position` is the half of the CPUs the run's side had (0 = the first).
     sharing: str = "sequential"
     server_cpus: str = ""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.profile import Profile
+from encbench.engine.questions import AT_REST_KEY, AT_REST_TABLE
+from encbench.profiles.profile import Profile
 from encbench.profiling import PROFILE_FILE
-from encbench.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report.models import Record
 from encbench.report.parts import (
     Across,

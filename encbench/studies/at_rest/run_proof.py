@@ -52,7 +52,7 @@ def check_run(
 def check_confined(record: RunRecord, cpus: tuple[int, ...]) -> None:
     """The per-run proof of an instance shape: the server's Cpus_allowed_list when the run
     began was the shape's CPUs (servers/shapes.py proves its groups and limits per start)."""
-    from encbench.placement import cpu_list
+    from encbench.machine.placement import cpu_list
     from encbench.servers.shapes import parse_cpu_list
 
     if parse_cpu_list(record.shape_cpus_allowed) != tuple(sorted(cpus)):

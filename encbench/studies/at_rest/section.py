@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from encbench import estimates, stats
+from encbench import stats
+from encbench.engine import stopping_rule
 from encbench.report import suspect
 from encbench.report.cells import (
     flagged_cost,
@@ -509,7 +510,7 @@ def _metric_in_words(cells: list[AtRestCell], metric: str, noun: str) -> str:
         )
         parts.append(
             f"no verdict at {_thread_list(none)} ({rounds}; an interval needs "
-            f"{estimates.rounds_for_interval()})"
+            f"{stopping_rule.rounds_for_interval()})"
         )
     return f"{noun}: " + "; ".join(parts)
 
@@ -1085,7 +1086,8 @@ def setup_capacity(part: AtRestSummary) -> list[str]:
 
 
 def sharing_words(part: AtRestSummary) -> str:
-    """How the rounds shared the machine (placement.py), and what it means for the figures."""
+    """How the rounds shared the machine (machine/placement.py), and what it means for the
+    figures."""
     setting = f'(`measure.sharing = "{part.sharing}"`)'
     servers, clients = " and ".join(part.server_cpus), " and ".join(part.client_cpus)
     if part.sharing == "pinned":

@@ -25,11 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import placement, proc
-from encbench.engine import disk
+from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import CellSkipped, Run
-from encbench.placement import UNPINNED, Placement
+from encbench.engine.study_base import Given, StudyBasics, load_fields
+from encbench.machine import disk_window, placement
+from encbench.machine.placement import UNPINNED, Placement
 from encbench.proof import at_rest as proof
 from encbench.servers import fscrypt, remote_cpu
 from encbench.servers.cgroup import CpuCounter
@@ -51,7 +52,6 @@ from encbench.studies.at_rest.records import (
     RunRecord,
 )
 from encbench.studies.at_rest.table_sets import TableSets
-from encbench.study_basics import Given, StudyBasics, load_fields
 from encbench.workloads import sysbench
 
 STATUS_COUNTERS = (
@@ -388,7 +388,7 @@ class AtRestStudy(StudyBasics):
 
     def measure_together(self, runs: Sequence[Run]) -> list[RunRecord]:
         """A duet round: both variants' runs at once, each server with its own client on its
-        own half of the CPUs (placement.py), inside one window of the machine's clocks."""
+        own half of the CPUs (machine/placement.py), inside one window of the machine's clocks."""
         wheres = [self._placement(run) for run in runs]
         opened = [self._open(run) for run in runs]
         start = self._clocks(opened[0])
@@ -494,7 +494,7 @@ class AtRestStudy(StudyBasics):
         if datadir is None:
             return ""
         if datadir not in self._devices:
-            self._devices[datadir] = disk.device_of(datadir) or ""
+            self._devices[datadir] = disk_window.device_of(datadir) or ""
         return self._devices[datadir]
 
     def _allowance(self, cell: CellKey) -> float | None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench import estimates
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.report.study_summary import study_fields
@@ -66,13 +66,13 @@ def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
     )
 
 
-def steady_fields(rounds: list[estimates.Round]) -> dict[str, Any]:
+def steady_fields(rounds: list[stopping_rule.Round]) -> dict[str, Any]:
     """A cell's per-second series (each variant's, its counted rounds in order) and whether
     its write path had leveled off, where its runs kept them (the steady write design)."""
     runs = [run for r in rounds for run in r.runs.values()]
     if not any(run.tps_per_s for run in runs):
         return {}
-    series = {v: [x for r in rounds for x in r.runs[v].tps_per_s] for v in estimates.VARIANTS}
+    series = {v: [x for r in rounds for x in r.runs[v].tps_per_s] for v in stopping_rule.VARIANTS}
     levels = [run.leveled for run in runs if run.leveled is not None]
     return {"series": series, "leveled": all(levels) if levels else None}
 
@@ -100,7 +100,7 @@ def stall_fields(runs: list[RunRecord]) -> dict[str, Any]:
 
 def summarize_cell(
     cell: CellKey,
-    state: estimates.CellRounds,
+    state: stopping_rule.CellRounds,
     profile: Profile,
     crypto: Record | None,
     cores: int,

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from encbench.profile import Profile, ShapeSpec
+from encbench.profiles.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import prerequisites

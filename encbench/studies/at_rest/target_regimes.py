@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from encbench.profile import Profile, builtin_names
+from encbench.profiles.profile import Profile, builtin_names
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE, rows_mb
 from encbench.servers.variants import VARIANTS
 from encbench.studies.at_rest.options import measure_options

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, keys

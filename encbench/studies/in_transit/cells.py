@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import groupby
 
-from encbench import estimates
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs
 from encbench.studies.in_transit import kind
@@ -191,4 +191,4 @@ def groups(
 
 def estimated_seconds(profile: Profile) -> float:
     t = transit_options(profile)
-    return len(cells(profile)) * estimates.upper_bound_s(t, t.run_s, t.warmup_s)
+    return len(cells(profile)) * stopping_rule.upper_bound_s(t, t.run_s, t.warmup_s)

@@ -5,7 +5,7 @@ measured after MariaDB's where both are named."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.servers import installs
 from encbench.studies import definition
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from itertools import chain
 from pathlib import Path
 
-from encbench.checks import Check
-from encbench.profile import Profile
+from encbench.engine.machine_needs import Here, RootNeed
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
 from encbench.studies.definition import each_kind, kinds_added, kinds_largest
 from encbench.studies.in_transit import cells, needs, sizing, target
 from encbench.studies.in_transit.kind import MARIADB, NAME, POSTGRESQL, measures
 from encbench.studies.in_transit.postgresql import needs as pg_needs
 from encbench.studies.in_transit.postgresql import target as pg_target_study
-from encbench.study_here import Here, RootNeed
 
 
 def tools(profile: Profile) -> list[Check]:

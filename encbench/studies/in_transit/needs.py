@@ -4,15 +4,16 @@ TLS suites this OpenSSL offers and its key types can sign for."""
 
 from __future__ import annotations
 
-from encbench import checks, proc
-from encbench.checks import Check
+from encbench import proc
+from encbench.engine.machine_needs import RootNeed
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.machine import checks
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
 from encbench.proof import tls
 from encbench.servers.grants import TargetNeeds
 from encbench.studies.in_transit.cells import cells
 from encbench.studies.in_transit.options import transit_options
-from encbench.study_here import RootNeed
 
 
 def optional_checks() -> list[Check]:

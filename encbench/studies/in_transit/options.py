@@ -10,8 +10,8 @@ from pydantic import Field, model_validator
 
 from encbench.errors import BadInput
 from encbench.net import tunnels
-from encbench.options import AcrossKeys, Threads, known, one_known
-from encbench.profile import Profile
+from encbench.profiles.options import AcrossKeys, Threads, known, one_known
+from encbench.profiles.profile import Profile
 from encbench.proof import tls
 from encbench.servers import installs, pki
 from encbench.studies.definition import Settings

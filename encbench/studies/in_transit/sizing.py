@@ -3,7 +3,7 @@ starts (studies/__init__.py), and the buffer pool it runs with."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB, data_dir_bytes, rows_mb
 from encbench.studies.in_transit.options import transit_options
 

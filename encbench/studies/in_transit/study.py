@@ -24,6 +24,7 @@ from pathlib import Path
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import Run
+from encbench.engine.study_base import Given, load_fields
 from encbench.errors import ToolError
 from encbench.net import netns
 from encbench.proof import tls
@@ -43,7 +44,6 @@ from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, o
 from encbench.studies.in_transit.sizing import pool_mb
 from encbench.studies.in_transit.study_record import TransitBasics
 from encbench.studies.in_transit.target import TransitTarget
-from encbench.study_basics import Given, load_fields
 from encbench.workloads import bulk, connrate, sysbench
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from encbench.engine.study import CellSkipped
+from encbench.engine.study_base import Given, StudyBasics
 from encbench.results.store import ResultStore
 from encbench.servers import keys
-from encbench.study_basics import Given, StudyBasics
 
 
 class TransitBasics(StudyBasics):

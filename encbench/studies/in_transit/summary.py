@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from encbench import estimates, stats
-from encbench.profile import Profile
+from encbench import stats
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.report.study_summary import identity, study_fields
@@ -73,7 +74,7 @@ def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
 
 
 def summarize_cell(
-    cell: TransitCell, state: estimates.CellRounds, profile: Profile, record: Record
+    cell: TransitCell, state: stopping_rule.CellRounds, profile: Profile, record: Record
 ) -> TransitCellSummary:
     counted = [run for r in state.counted for run in r.runs.values()]
     skipped = (record.get("skipped") or {}).get(cell.slug)

@@ -28,7 +28,7 @@ from typing import Any
 
 from encbench import proc
 from encbench.errors import BadInput
-from encbench.profile import Profile, TargetSpec
+from encbench.profiles.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import Handshake, describe_key, parse_s_client
 from encbench.results.store import ResultStore
 from encbench.servers import keys, pki, prerequisites

@@ -8,7 +8,7 @@ from typing import Annotated, Self
 from pydantic import Field, field_validator, model_validator
 
 from encbench.net import distance
-from encbench.options import AcrossKeys, Rounds
+from encbench.profiles.options import AcrossKeys, Rounds
 
 
 class TransitRounds(Rounds):

@@ -2,13 +2,13 @@
 crash recovery, encrypting existing data, backup and prepare — each timed, paired plain
 against encrypted in the engine's rounds."""
 
-from encbench.checks import Check
-from encbench.profile import Profile
+from encbench.engine.machine_needs import Here
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.operations import cells, options, report, servers
 from encbench.studies.operations.records import OperationRecord
 from encbench.studies.operations.study import OperationsStudy
-from encbench.study_here import Here
 
 
 def needs(profile: Profile) -> list[Check]:

@@ -3,7 +3,7 @@ data once per number of encryption threads."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.operations.options import operations_options
 from encbench.studies.operations.records import OperationCell
 

@@ -6,7 +6,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
-from encbench.options import (
+from encbench.profiles.options import (
     MAX_CLIENT_THREADS,
     CellBudget,
     Rounds,
@@ -15,7 +15,7 @@ from encbench.options import (
     counts_within,
     known,
 )
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.definition import Settings
 from encbench.studies.operations.records import OperationRecord
 

@@ -3,7 +3,7 @@ sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.report.cells import cores_of
 from encbench.report.models import Record
 from encbench.report.parts import ReportPart

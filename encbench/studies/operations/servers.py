@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from encbench.closed_on_exit import ClosedOnExit
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import keyplugin, keys, sizing
+from encbench.servers.closed_on_exit import ClosedOnExit
 from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.variants import (

@@ -34,6 +34,7 @@ from typing import Any
 from encbench import proc
 from encbench.engine.clocks import Stopwatch, timed
 from encbench.engine.study import Run
+from encbench.engine.study_base import Given, StudyBasics, window_fields
 from encbench.errors import ProofError, ToolError
 from encbench.servers import keyplugin
 from encbench.servers.installs import find_binary
@@ -64,7 +65,6 @@ from encbench.studies.operations.tablespaces import (
     wait_key_version,
     wait_tables,
 )
-from encbench.study_basics import Given, StudyBasics, window_fields
 from encbench.workloads import sysbench
 
 # Probe period of a timed start: small beside a start-up of a second or more.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from functools import partial
 
-from encbench import estimates
 from encbench.capacity.plan import PAGE_BYTES, SERVER_CIPHERS
 from encbench.capacity.read import cipher_mb_per_s
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.cells import sample
 from encbench.report.models import Record, Sample
@@ -63,7 +63,7 @@ def cipher_limit_mib_per_s(crypto: Record | None, algorithm: str) -> float | Non
 
 def summarize_cell(
     cell: OperationCell,
-    state: estimates.CellRounds,
+    state: stopping_rule.CellRounds,
     profile: Profile,
     cipher_limit: float | None,
 ) -> OperationCellSummary:

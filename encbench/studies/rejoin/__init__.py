@@ -1,8 +1,8 @@
 """The rejoin study: node 2 of a 2-node Galera cluster rejoining by IST or by SST, on the
 replication study's two clusters (plain, and with Galera's own TLS, socket.ssl_*), whose
-every node lives on its own emulated host (galera_pair_studies.py)."""
+every node lives on its own emulated host (engine/galera_pair_study.py)."""
 
-from encbench import galera_pair_studies as pairs
+from encbench.engine import galera_pair_study as pairs
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.rejoin import cells, options, report
 from encbench.studies.rejoin.records import RejoinRecord

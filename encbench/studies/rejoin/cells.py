@@ -3,7 +3,7 @@ missed transactions."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.rejoin.options import rejoin_options
 from encbench.studies.rejoin.records import RejoinCell
 

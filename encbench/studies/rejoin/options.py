@@ -1,5 +1,5 @@
 """The rejoin study's section of the profile (`[rejoin]`).  Its clusters are the replication
-study's, set by `[replication]` (galera_pair_studies.PairsSpec: key type and link)."""
+study's, set by `[replication]` (galera_pair_study.PairsSpec: key type and link)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from encbench.options import CellBudget, Rounds, RunSeconds
-from encbench.profile import Profile, no_calibration
+from encbench.profiles.options import CellBudget, Rounds, RunSeconds
+from encbench.profiles.profile import Profile, no_calibration
 from encbench.studies.definition import Settings
 
 SECTION = "rejoin"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.galera_pair_studies import CLUSTERS
+from encbench.engine.galera_pair_study import CLUSTERS
 from encbench.report import plots
 from encbench.studies.rejoin.models import RejoinCellSummary
 

@@ -3,7 +3,7 @@ after missing some transactions — by IST (its data directory kept: Galera send
 write sets it missed, from node 1's gcache) or by a full SST (its data directory emptied:
 rsync copies node 1's, then IST sends what came meanwhile) — on the same two clusters as the
 replication study (Galera pairs, servers/galera_pair.py, made again for it by
-galera_pair_studies.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
+engine/galera_pair_study.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
 Galera's own connection, so socket.ssl is the only thing that encrypts it; the rsync SST
 stream is `[sst]`'s, plain in both clusters here.
 
@@ -31,19 +31,19 @@ from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import timed
-from encbench.engine.study import Run
-from encbench.errors import ProofError
-from encbench.galera_pair_studies import (
+from encbench.engine.galera_pair_study import (
     MARKER_ROWS,
     GaleraPairStudy,
     PairOnHosts,
     read_capture,
 )
+from encbench.engine.study import Run
+from encbench.engine.study_base import window_fields
+from encbench.errors import ProofError
 from encbench.proof import link_capture
 from encbench.servers import galera
 from encbench.studies.rejoin.options import RejoinSpec
 from encbench.studies.rejoin.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
-from encbench.study_basics import window_fields
 from encbench.workloads import sysbench
 
 MISSED_THREADS = 2

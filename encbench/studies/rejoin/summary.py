@@ -5,8 +5,8 @@ beside it."""
 
 from __future__ import annotations
 
-from encbench import estimates
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.cell_summary import GALERA_SETUP
 from encbench.report.cells import sample
@@ -32,7 +32,7 @@ def variant_stats(runs: list[RejoinRecord]) -> RejoinVariant:
 
 
 def summarize_cell(
-    cell: RejoinCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
+    cell: RejoinCell, state: stopping_rule.CellRounds, profile: Profile, proof: Record | None
 ) -> RejoinCellSummary:
     return cells.summarize_cell(
         RejoinCellSummary,
@@ -50,7 +50,7 @@ def build(
     record = record or {}
     proofs = record.get("proofs") or {}
     return RejoinSummary(
-        **recorded(record, GALERA_SETUP),  # as galera_pair_studies.describe wrote it
+        **recorded(record, GALERA_SETUP),  # as galera_pair_study.describe wrote it
         **study_fields(
             rejoin_cells.cells(profile),
             runs,

@@ -1,8 +1,8 @@
 """The replication study: what Galera's own TLS (socket.ssl_*) costs a write workload on a
 2-node cluster whose nodes live on two emulated hosts, plain cluster against TLS cluster
-(the clusters, which the rejoin study measures on too: galera_pair_studies.py)."""
+(the clusters, which the rejoin study measures on too: engine/galera_pair_study.py)."""
 
-from encbench import galera_pair_studies as pairs
+from encbench.engine import galera_pair_study as pairs
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.replication import cells, options, report
 from encbench.studies.replication.records import ReplicationRecord

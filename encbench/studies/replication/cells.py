@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.replication.options import replication_options
 from encbench.studies.replication.records import ReplicationCell
 

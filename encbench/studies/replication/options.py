@@ -1,5 +1,5 @@
 """The replication study's section of the profile (`[replication]`), which also sets the
-clusters the rejoin study measures on (galera_pair_studies.PairsSpec: key type and link)."""
+clusters the rejoin study measures on (galera_pair_study.PairsSpec: key type and link)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field
 
-from encbench.galera_pair_studies import PAIRS_SECTION, PairsSpec
-from encbench.options import CellBudget, RunSeconds, Threads, WarmupSeconds, known
-from encbench.profile import Profile, no_calibration
+from encbench.engine.galera_pair_study import PAIRS_SECTION, PairsSpec
+from encbench.profiles.options import CellBudget, RunSeconds, Threads, WarmupSeconds, known
+from encbench.profiles.profile import Profile, no_calibration
 from encbench.studies.definition import Settings
 from encbench.workloads.sysbench import OLTP_WORKLOADS, WRITE_WORKLOADS
 

@@ -2,9 +2,9 @@
 write workload whose every commit is certified with, and replicated to, a second node.
 
 Two 2-node clusters are up at once, each on its own pair of emulated hosts (Galera pairs,
-servers/galera_pair.py, made and loaded by galera_pair_studies.py): `plain` (no socket.ssl) and
-`encrypted` (socket.ssl_key/cert/ca from the run's PKI).  Per cell — a sysbench write
-workload at a thread count — the engine's paired rounds run the workload against node 1 of
+servers/galera_pair.py, made and loaded by engine/galera_pair_study.py): `plain` (no
+socket.ssl) and `encrypted` (socket.ssl_key/cert/ca from the run's PKI).  Per cell — a sysbench
+write workload at a thread count — the engine's paired rounds run the workload against node 1 of
 one cluster, then of the other, while the idle cluster waits.  Two
 clusters rather than one restarted per variant: a restart of both nodes (and node 2's state
 transfer) per run would cost more than the run, and one restart per cell would leave the
@@ -31,19 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from encbench.engine.clocks import timed
-from encbench.engine.study import Run
-from encbench.errors import ProofError
-from encbench.galera_pair_studies import (
+from encbench.engine.galera_pair_study import (
     MARKER_ROWS,
     GaleraPairStudy,
     PairOnHosts,
     read_capture,
 )
+from encbench.engine.study import Run
+from encbench.engine.study_base import window_fields
+from encbench.errors import ProofError
 from encbench.proof import link_capture
 from encbench.servers import galera
 from encbench.studies.replication.options import ReplicationSpec
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
-from encbench.study_basics import window_fields
 from encbench.workloads import sysbench
 
 PROOF_LOAD_S = 3

@@ -3,8 +3,8 @@ replication.json, the study's record of its clusters and of the proofs on the wi
 
 from __future__ import annotations
 
-from encbench import estimates
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.cell_summary import GALERA_SETUP
 from encbench.report.cells import sample
@@ -37,7 +37,7 @@ def variant_stats(runs: list[ReplicationRecord]) -> ReplicationVariant:
 
 
 def summarize_cell(
-    cell: ReplicationCell, state: estimates.CellRounds, profile: Profile, proof: Record | None
+    cell: ReplicationCell, state: stopping_rule.CellRounds, profile: Profile, proof: Record | None
 ) -> ReplicationCellSummary:
     return cells.summarize_cell(
         ReplicationCellSummary,
@@ -55,7 +55,7 @@ def build(
     record = record or {}
     proofs = record.get("proofs") or {}
     return ReplicationSummary(
-        **recorded(record, GALERA_SETUP),  # as galera_pair_studies.describe wrote it
+        **recorded(record, GALERA_SETUP),  # as galera_pair_study.describe wrote it
         **study_fields(
             replication_cells.cells(profile),
             runs,

@@ -3,12 +3,12 @@ a full copy of a node's data to a joining node, by mariadb-backup over socat or 
 plain against encrypted (socat's TLS, stunnel) — on a real 2- or 3-node cluster whose nodes
 live each on its own emulated host."""
 
-from encbench.profile import Profile
+from encbench.engine.machine_needs import Here, RootNeed
+from encbench.profiles.profile import Profile
 from encbench.studies.definition import StudyDefinition
 from encbench.studies.state_transfer import cells, needs, options, report, sizing
 from encbench.studies.state_transfer.records import SstRecord
 from encbench.studies.state_transfer.study import StateTransferStudy
-from encbench.study_here import Here, RootNeed
 
 
 def root(profile: Profile) -> RootNeed:

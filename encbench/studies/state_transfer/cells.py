@@ -4,7 +4,7 @@ carries the stream (rsync's stunnel has one), and with AES-NI on or off."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.state_transfer.options import (
     SOCAT_METHODS,
     THREADED_METHODS,

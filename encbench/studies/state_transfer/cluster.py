@@ -28,7 +28,7 @@ from typing import Any
 from encbench.capacity import FULL_IA32CAP, NO_AESNI_IA32CAP, SEED_STUDY_IA32CAP
 from encbench.errors import BadInput, ServerError, ToolError
 from encbench.net import netns
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.results.store import ResultStore
 from encbench.servers import galera, pki
 from encbench.servers.galera_cluster import (

@@ -5,10 +5,12 @@ cells ask socat for."""
 
 from __future__ import annotations
 
-from encbench import checks, proc
-from encbench.checks import Check
+from encbench import proc
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.machine import checks
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
+from encbench.servers import galera
 from encbench.studies.state_transfer.options import (
     SOCAT_METHODS,
     SST_CIPHERS,
@@ -18,7 +20,7 @@ from encbench.studies.state_transfer.options import (
 
 def needs(profile: Profile) -> list[Check]:
     found = [
-        checks.galera_provider(),
+        galera.provider_check(),
         checks.binary("ip", "iproute2"),
         checks.binary("wsrep_sst_common", "mariadb-server"),
         checks.root("the state-transfer study's two hosts are network namespaces"),

@@ -8,7 +8,7 @@ from typing import Annotated, Literal, Self
 from pydantic import Field, field_validator, model_validator
 
 from encbench.capacity import disk
-from encbench.options import (
+from encbench.profiles.options import (
     CellBudget,
     DataSpec,
     MaxRounds,
@@ -19,7 +19,7 @@ from encbench.options import (
     counts_within,
     known,
 )
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.definition import Settings
 
 SECTION = "state_transfer"

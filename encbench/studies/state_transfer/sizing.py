@@ -4,7 +4,7 @@ it is received and prepared), and memory for every node."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.servers.sizing import (
     SERVER_ALLOWANCE_MB,
     data_dir_bytes,

@@ -38,6 +38,7 @@ from typing import Any
 from encbench import proc
 from encbench.engine.clocks import timed
 from encbench.engine.study import CellSkipped, Run
+from encbench.engine.study_base import Given, StudyBasics, window_fields
 from encbench.errors import BadInput, ProofError
 from encbench.net import netns
 from encbench.net.netns import NetnsUnavailable, link_counters
@@ -68,7 +69,6 @@ from encbench.studies.state_transfer.options import (
     StateTransferSpec,
 )
 from encbench.studies.state_transfer.records import SstCell, SstRecord
-from encbench.study_basics import Given, StudyBasics, window_fields
 
 
 class StateTransferStudy(StudyBasics):

@@ -3,8 +3,8 @@ state-transfer.json, the study's record of its cluster and of the proofs on the 
 
 from __future__ import annotations
 
-from encbench import estimates
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.cell_summary import GALERA_SETUP
 from encbench.report.cells import sample
@@ -96,7 +96,7 @@ def against_limits(
 
 def summarize_cell(
     cell: SstCell,
-    state: estimates.CellRounds,
+    state: stopping_rule.CellRounds,
     profile: Profile,
     proof: Record | None,
     limits: Record | None = None,

@@ -4,7 +4,7 @@ clients."""
 
 from __future__ import annotations
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.at_rest.postgresql.options import measured, pg_at_rest_options
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 

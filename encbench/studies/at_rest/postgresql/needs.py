@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from encbench import checks
-from encbench.checks import Check
-from encbench.durations import load_seconds
+from encbench.engine.machine_needs import RootNeed
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.machine import checks
+from encbench.machine.checks import Check
+from encbench.profiles.durations import load_seconds
+from encbench.profiles.profile import Profile
 from encbench.servers import fscrypt, pg_sandbox, shapes
 from encbench.studies.at_rest.postgresql.options import (
     data_mb_estimate,
@@ -21,7 +22,6 @@ from encbench.studies.at_rest.postgresql.options import (
     pg_at_rest_options,
     sbtest_mb_estimate,
 )
-from encbench.study_here import RootNeed
 
 MIB = 1 << 20
 # Beyond twice the data's estimate on each image: the WAL (max_wal_size) and the server's

@@ -15,8 +15,8 @@ from typing import Annotated, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
-from encbench.options import AcrossKeys, Rounds, Threads
-from encbench.profile import Profile
+from encbench.profiles.options import AcrossKeys, Rounds, Threads
+from encbench.profiles.profile import Profile
 from encbench.studies.at_rest.cells import measures
 from encbench.studies.definition import Settings
 
@@ -67,7 +67,7 @@ def in_memory_buffers_mb(data_mb: float) -> int:
 class PgAtRestSpec(Rounds):
     """Plain against fscrypt below one PostgreSQL each, driven by pgbench."""
 
-    # The command line's --threads and --time (overrides.py): pgbench's clients, its runs.
+    # The command line's --threads and --time (commands/overrides.py): pgbench's clients, its runs.
     SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "clients", "time": "run_s"}
 
     workloads: Annotated[list[Workload], Field(min_length=1)] = ["tpcb_like", "select_only"]

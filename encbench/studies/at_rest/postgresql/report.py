@@ -3,7 +3,7 @@ directory, its sections, and what `compare` reads of it."""
 
 from __future__ import annotations
 
-from encbench.questions import AT_REST_KEY, AT_REST_TABLE
+from encbench.engine.questions import AT_REST_KEY, AT_REST_TABLE
 from encbench.report import pgbench_part
 from encbench.report.parts import (
     Across,

@@ -29,9 +29,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from encbench import placement, proc
+from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import CellSkipped, Run
+from encbench.engine.study_base import Given, StudyBasics, load_fields
+from encbench.machine import placement
 from encbench.proof import at_rest as image_proof
 from encbench.results.pgbench_run import pgbench_fields
 from encbench.servers import fscrypt, images, keys, pg_counters, pg_sandbox, shapes
@@ -46,7 +48,6 @@ from encbench.studies.at_rest.postgresql.options import (
     is_oltp,
 )
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
-from encbench.study_basics import Given, StudyBasics, load_fields
 from encbench.workloads.pgbench_report import PgbenchResult
 
 RECORD_FILE = "pg-at-rest.json"

@@ -3,8 +3,8 @@ pg-at-rest.json: the data's size, each regime's memory, the filesystems and thei
 
 from __future__ import annotations
 
-from encbench import estimates
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import pgbench_part
 from encbench.report.models import Record
 from encbench.report.study_summary import identity
@@ -34,7 +34,7 @@ def variant_stats(runs: list[PgAtRestRecord]) -> PgAtRestVariant:
 
 
 def summarize_cell(
-    cell: PgAtRestCell, state: estimates.CellRounds, profile: Profile
+    cell: PgAtRestCell, state: stopping_rule.CellRounds, profile: Profile
 ) -> PgAtRestCellSummary:
     return pgbench_part.summarize_cell(
         PgAtRestCellSummary, identity(cell), state, pg_at_rest_options(profile), variant_stats

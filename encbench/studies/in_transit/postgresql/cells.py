@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import replace
 from itertools import product
 
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.postgresql.options import PgTransitSpec, pg_transit_options
 from encbench.studies.in_transit.postgresql.records import PgTransitCell

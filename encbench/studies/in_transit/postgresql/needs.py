@@ -8,15 +8,15 @@ import os
 import pwd
 from pathlib import Path
 
-from encbench import checks
-from encbench.checks import Check
+from encbench.engine.machine_needs import RootNeed
 from encbench.errors import BadInput
 from encbench.kinds import postgresql
-from encbench.profile import Profile
+from encbench.machine import checks
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
 from encbench.servers import pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
 from encbench.studies.in_transit.postgresql.options import pg_transit_options
-from encbench.study_here import RootNeed
 
 # pgbench -i: about 16 MB per unit of scale (tables and indexes); initdb's files and the
 # WAL the load writes; the connection log, two lines per connection.

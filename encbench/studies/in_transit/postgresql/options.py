@@ -9,8 +9,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from encbench.options import Threads, known
-from encbench.profile import Profile
+from encbench.profiles.options import Threads, known
+from encbench.profiles.profile import Profile
 from encbench.studies.definition import Settings
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.transit_rounds import TransitRounds
@@ -32,7 +32,7 @@ KEY_TYPES = ("rsa2048", "rsa3072", "rsa4096", "ecdsa-p256", "ecdsa-p384")
 class PgTransitSpec(TransitRounds):
     """Plain TCP (sslmode=disable) against TLS to one sandboxed PostgreSQL, driven by pgbench."""
 
-    # The command line's --threads and --time (overrides.py), as [transit] takes them.
+    # The command line's --threads and --time (commands/overrides.py), as [transit] takes them.
     SYSBENCH: ClassVar[Mapping[str, str]] = {"threads": "query_clients", "time": "run_s"}
 
     tests: Annotated[list[PgTest], Field(min_length=1)] = ["connect_select1", "select_only"]

@@ -28,6 +28,7 @@ from pathlib import Path
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import Run
+from encbench.engine.study_base import Given, load_fields
 from encbench.errors import ToolError
 from encbench.net import distance, netns
 from encbench.net.distance import Hosts
@@ -42,7 +43,6 @@ from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.options import PgTransitSpec
 from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
 from encbench.studies.in_transit.study_record import TransitBasics
-from encbench.study_basics import Given, load_fields
 
 ROLE = "encbench_bench"
 # A run's connections, those of them with TLS, and what they negotiated ("" for none).

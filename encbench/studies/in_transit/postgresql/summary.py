@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from encbench import estimates
-from encbench.profile import Profile
+from encbench.engine import stopping_rule
+from encbench.profiles.profile import Profile
 from encbench.report import cells, pgbench_part
 from encbench.report.models import Record
 from encbench.report.study_summary import identity
@@ -28,7 +28,7 @@ def variant_stats(runs: list[PgTransitRecord]) -> PgVariant:
 
 
 def summarize_cell(
-    cell: PgTransitCell, state: estimates.CellRounds, profile: Profile, record: Record
+    cell: PgTransitCell, state: stopping_rule.CellRounds, profile: Profile, record: Record
 ) -> PgTransitCellSummary:
     own = {
         **identity(cell),

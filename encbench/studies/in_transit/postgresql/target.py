@@ -31,9 +31,10 @@ from collections.abc import Iterator, Sequence
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import CellSkipped, Run
+from encbench.engine.study_base import Given
 from encbench.errors import EncbenchError
 from encbench.kinds.postgresql import quote_ident
-from encbench.profile import Profile, TargetSpec
+from encbench.profiles.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import describe_key, parse_s_client
 from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, pg_target
 from encbench.servers.owned import PLACEHOLDER_KEY
@@ -44,7 +45,6 @@ from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
 from encbench.studies.in_transit.postgresql.study import Connections, PgTransitStudy
-from encbench.study_basics import Given
 
 # How long a run's last backends may take to count their sessions once the client is gone.
 SESSIONS_WAIT_S = 10.0

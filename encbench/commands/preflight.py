@@ -7,10 +7,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from encbench import checks, environment, kind_ways
-from encbench.checks import Check, binary
+from encbench import kind_ways
 from encbench.errors import BadInput
-from encbench.profile import Profile
+from encbench.machine import checks, environment
+from encbench.machine.checks import Check, binary
+from encbench.profiles.profile import Profile
 
 
 def tool_checks() -> list[Check]:

@@ -23,8 +23,8 @@ import tomlkit
 
 from encbench import studies
 from encbench.errors import BadInput
-from encbench.options import Strict, toml_value
-from encbench.profile import Profile, parse
+from encbench.profiles.options import Strict, toml_value
+from encbench.profiles.profile import Profile, parse
 
 # The command line's options, by the word a section declares (options.Strict.SYSBENCH).
 OPTIONS = ("threads", "time", "tables", "table-size", "install")

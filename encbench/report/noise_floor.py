@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from encbench import state
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.report.calibration import SNAPSHOT, SYSTEM_SERVERS, servers_of, studies_of
 from encbench.report.models import Calibration, NoiseFloor
 from encbench.results import store as results_store

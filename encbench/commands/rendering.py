@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from encbench import studies
-from encbench.profile import Profile
+from encbench.profiles.profile import Profile
 from encbench.report import compare as comparing
 from encbench.report import documents
 from encbench.report.models import Record, Summary

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from encbench import kind_ways
 from encbench.errors import BadInput, EncbenchError
-from encbench.profile import TargetSpec
+from encbench.profiles.profile import TargetSpec
 from encbench.servers import dsn, leftovers
 
 Drop = Callable[[leftovers.Leftover], None]

@@ -13,10 +13,12 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from encbench import measured_runs, plan, studies
-from encbench import profile as profiles
-from encbench.measured_runs import MeasuredRun
-from encbench.profile import Profile
+from encbench import studies
+from encbench.commands import plan
+from encbench.profiles import measured_runs
+from encbench.profiles import profile as profiles
+from encbench.profiles.measured_runs import MeasuredRun
+from encbench.profiles.profile import Profile
 
 INDENT = "    "  # a profile's description, under its line
 

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from encbench import capacity, environment
-from encbench.engine import disk
+from encbench import capacity
 from encbench.engine.clocks import Stopwatch, Window
 from encbench.engine.progress import RunProgress
-from encbench.profile import Profile
+from encbench.machine import disk_window, environment
+from encbench.profiles.profile import Profile
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
 
@@ -103,7 +103,7 @@ class StudyBasics:
         self.progress = given.progress
         # The device the sandboxes live on (the results directory's): its counters are read
         # around every timed window, for what bound the cell (report/bound.py).
-        self.device = disk.device_of(given.store.path)
+        self.device = disk_window.device_of(given.store.path)
         self.rule = given.rule
         self._cells = given.cells
 

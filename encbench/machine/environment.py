@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from encbench import capacity as crypto
-from encbench import proc, server_kind
+from encbench import proc
+from encbench.kinds import server_kind
 
 
 def cpu_info() -> dict[str, Any]:

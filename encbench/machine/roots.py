@@ -12,8 +12,8 @@ A root is complete once its stamp (`encbench-root.json`: suite, packages, the se
 version, when) is written; it is built under another name and renamed into place, so a
 build that is interrupted leaves no half root that looks whole.
 
-    python -m encbench.roots build NAME     # what scripts/setup.sh NAME runs
-    python -m encbench.roots names          # the roots it knows, one a line
+    python -m encbench.machine.roots build NAME     # what scripts/setup.sh NAME runs
+    python -m encbench.machine.roots names          # the roots it knows, one a line
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ def main(argv: list[str]) -> int:
             print(f"setup: {exc}", file=sys.stderr)
             return 1
         return 0
-    print("usage: python -m encbench.roots build NAME | names", file=sys.stderr)
+    print("usage: python -m encbench.machine.roots build NAME | names", file=sys.stderr)
     return 2
 
 

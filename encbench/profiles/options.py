@@ -1,6 +1,6 @@
 """What every section of a profile shares: strict values, the paired rounds' settings, client
 threads, and the one-line error a refused value gets.  A study's own section (its
-`options.py`) is built from these; the profile (profile.py) composes the sections.
+`options.py`) is built from these; the profile (profiles/profile.py) composes the sections.
 
 Every error is one line that names the key and the fix, e.g. `p.toml: measure.threads: 4 is
 listed twice; list each value once`.
@@ -26,13 +26,9 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from encbench.durations import RUN_OVERHEAD_S
+from encbench.profiles.durations import RUN_OVERHEAD_S
+from encbench.servers.sizing import HARNESS_CONNECTIONS, SERVER_MAX_CONNECTIONS
 
-# The sandboxed servers' max_connections (servers/variants.py renders it; a test keeps the
-# two equal).  Some are kept for encbench's own status and proof queries, and for
-# disconnects the server has not finished yet when a connect test opens the next one.
-SERVER_MAX_CONNECTIONS = 600
-HARNESS_CONNECTIONS = 10
 MAX_CLIENT_THREADS = SERVER_MAX_CONNECTIONS - HARNESS_CONNECTIONS
 
 
@@ -102,8 +98,9 @@ class Strict(BaseModel):
     # strict: TOML has types, and "4" or true where a number belongs is a mistake to name,
     # not a value to coerce; an int is still a float.  No nan or inf: no setting means them.
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
-    # The command line's options in sysbench's words (`encbench run --threads`, overrides.py)
-    # → the key of this section each sets; a section that takes none declares nothing.
+    # The command line's options in sysbench's words (`encbench run --threads`,
+    # commands/overrides.py) → the key of this section each sets; a section that takes none
+    # declares nothing.
     SYSBENCH: ClassVar[Mapping[str, str]] = {}
 
     @field_validator("*")
@@ -185,7 +182,7 @@ class Rounds(Strict):
 
     @property
     def run_overhead_s(self) -> float:
-        """What the plan takes a run to need beyond run_s (durations.py); a study whose
+        """What the plan takes a run to need beyond run_s (profiles/durations.py); a study whose
         runs take longer under some profiles says so (the at-rest study's MySQL)."""
         return RUN_OVERHEAD_S
 

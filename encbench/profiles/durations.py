@@ -27,7 +27,7 @@ class BudgetRule(Protocol):
 # before and after, the per-run proof.  0.4 s: the whole runs of the two built-in profiles
 # whose cells end at their maximum rounds (calibrate: 40 cells of 12 rounds of 1 s runs;
 # smoke) came within 8% of it, where a second a run overstated them by 28–31%
-# (profiles/measured.toml holds those runs).
+# (profiles/measured_runs.toml holds those runs).
 RUN_OVERHEAD_S = 0.4
 
 # Both servers' restart before a block (measure.restart = "block"): about 0.4 s a server at

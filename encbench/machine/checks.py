@@ -8,8 +8,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from encbench import proc, roots
+from encbench import proc
 from encbench.kinds import postgresql
+from encbench.machine import roots
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def binary(name: str, package: str) -> Check:
 
 
 def private_root(name: str) -> Check:
-    """A newer server's private root (roots.py), built once by scripts/setup.sh NAME."""
+    """A newer server's private root (machine/roots.py), built once by scripts/setup.sh NAME."""
     found = roots.find(name)
     if found is not None:
         return Check(f"{found.spec.title} root", True, f"{found.version} in {found.path}")
@@ -97,19 +98,6 @@ def postgresql_programs() -> Check:
             postgresql.PACKAGE,
         )
     return Check(name, True, str(found))
-
-
-def galera_provider() -> Check:
-    from encbench.servers import galera
-
-    found = galera.provider()
-    return Check(
-        "Galera provider (libgalera_smm.so)",
-        found is not None,
-        str(found or "not found"),
-        "" if found else "apt-get install galera-4 (or `make setup`)",
-        "" if found else "galera-4",
-    )
 
 
 def missing_packages(found: list[Check]) -> list[str]:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench import kind_ways, server_kind, studies
-from encbench.durations import cell_seconds, duration
-from encbench.profile import Profile
+from encbench import kind_ways, studies
+from encbench.kinds import server_kind
+from encbench.profiles.durations import cell_seconds, duration
+from encbench.profiles.profile import Profile
 from encbench.servers import installs
 from encbench.servers.grants import NOTHING
 from encbench.studies.definition import StudyDefinition

@@ -19,22 +19,22 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from encbench import checks
-from encbench.checks import Check
+from encbench.engine.machine_needs import Here, RootNeed
+from encbench.engine.study_base import Given, StudyBasics
 from encbench.errors import BadInput, ProofError
+from encbench.machine import checks
+from encbench.machine.checks import Check
 from encbench.net import netns
-from encbench.options import Rounds
-from encbench.profile import Profile
+from encbench.profiles.options import Rounds
+from encbench.profiles.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
-from encbench.servers import pki
+from encbench.servers import galera, pki
 from encbench.servers.galera_cluster import status_value
 from encbench.servers.galera_pair import VARIANTS, GaleraPair
 from encbench.servers.sandbox import tree_bytes
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB, data_dir_bytes, rows_mb
-from encbench.study_basics import Given, StudyBasics
-from encbench.study_here import Here, RootNeed
 from encbench.workloads import sysbench
 
 # The section that sets the pairs: the replication study's.
@@ -68,7 +68,7 @@ def pairs_options(profile: Profile) -> PairsSpec:
 def needs(profile: Profile) -> list[Check]:
     """The Galera provider, rsync for node 2's first join, `ip` and root for the hosts."""
     return [
-        checks.galera_provider(),
+        galera.provider_check(),
         checks.binary("ip", "iproute2"),
         checks.binary("wsrep_sst_common", "mariadb-server"),
         checks.binary("rsync", "rsync"),

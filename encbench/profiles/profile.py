@@ -1,6 +1,6 @@
 """Profiles: what a study measures, as a TOML file validated field by field.
 
-Built-in profiles live in encbench/profiles/*.toml; a user may pass a path instead.  Unknown
+Built-in profiles live in encbench/profiles/builtin/*.toml; a user may pass a path instead.  Unknown
 keys are refused (a typo must not silently fall back to a default), types are strict (`"4"` is
 not 4, `true` is not 1, `nan` is no number), a list never names a value twice, and every error
 is one line that names the key and the fix (options.py).
@@ -34,10 +34,10 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from encbench import server_kind
 from encbench.capacity.plan import FINGERPRINT_REPEATS
 from encbench.errors import BadInput
-from encbench.options import (
+from encbench.kinds import server_kind
+from encbench.profiles.options import (
     AcrossKeys,
     DataSpec,
     Strict,
@@ -142,7 +142,7 @@ class ServerSpec(Strict):
     install: Annotated[str, one_known((installs.SYSTEM, *installs.SANDBOX_ROOTS), "install")] = (
         installs.SYSTEM
     )
-    # `encbench run --install NAME` sets it (overrides.py).
+    # `encbench run --install NAME` sets it (commands/overrides.py).
     SYSBENCH: ClassVar[Mapping[str, str]] = {"install": "install"}
     # The kinds of server the at-rest and in-transit studies measure on their sandboxes, each
     # where it offers what a cell needs (server_kind.KINDS; "mariadb" is the MySQL family,
@@ -277,7 +277,7 @@ class TargetSpec(Strict):
     No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server),
     for PostgreSQL from PGPASSWORD or a password file (servers/pg_target)."""
 
-    # The server's kind (server_kind.py): which studies measure it (StudyDefinition.kinds).
+    # The server's kind (kinds/server_kind.py): which studies measure it (StudyDefinition.kinds).
     kind: Annotated[str, AfterValidator(_registered_kind)] = "mariadb"
     host: str = ""
     port: Annotated[int, Field(gt=0, lt=65536)] = 3306
@@ -429,7 +429,9 @@ class RegisteredStudy(Protocol):
     @property
     def settings(self) -> SectionOf: ...
     @property
-    def kinds(self) -> tuple[str, ...]: ...  # the kinds of server it can measure (server_kind.py)
+    def kinds(
+        self,
+    ) -> tuple[str, ...]: ...  # the kinds of server it can measure (kinds/server_kind.py)
     @property
     def install_families(self) -> tuple[str, ...]: ...  # whose private roots it runs from
     @property
@@ -473,7 +475,7 @@ def builtin_names() -> list[str]:
     """Every built-in profile, those for the tests too."""
     return sorted(
         p.name.removesuffix(".toml")
-        for p in resources.files("encbench.profiles").iterdir()
+        for p in resources.files("encbench.profiles.builtin").iterdir()
         if p.name.endswith(".toml")
     )
 
@@ -730,7 +732,7 @@ def load(name_or_path: str) -> tuple[Profile, str]:
     """Returns the profile and its TOML text (kept with the results for --resume)."""
     name = FORMER_NAMES.get(name_or_path, name_or_path)
     if name in builtin_names():
-        text = resources.files("encbench.profiles").joinpath(f"{name}.toml").read_text()
+        text = resources.files("encbench.profiles.builtin").joinpath(f"{name}.toml").read_text()
         return parse(text, origin_words(name)), text
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():

@@ -27,7 +27,9 @@ class MeasuredRun:
 
 @cache
 def all_runs() -> dict[str, MeasuredRun]:
-    data = tomllib.loads(resources.files("encbench").joinpath("measured_runs.toml").read_text())
+    data = tomllib.loads(
+        resources.files("encbench.profiles").joinpath("measured_runs.toml").read_text()
+    )
     machines = data["machines"]
     return {
         name: MeasuredRun(

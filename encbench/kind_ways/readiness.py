@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from encbench.errors import BadInput
-from encbench.profile import TargetSpec
+from encbench.profiles.profile import TargetSpec
 from encbench.servers import key_setup, prerequisites
 from encbench.servers.grants import (
     DATABASE_ORDER,

@@ -1,7 +1,7 @@
 """What a study needs of this machine under a profile, and what it leaves on it (`Here`,
 with what it needs root for, `RootNeed`): the one object `doctor`, `plan` and `run` read of
 it (studies/definition.py: a StudyDefinition's `here`).  Below the studies, so that a part
-two studies share can say it once for both (galera_pair_studies.py)."""
+two studies share can say it once for both (engine/galera_pair_study.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from encbench.checks import Check
-from encbench.profile import Profile
+from encbench.machine.checks import Check
+from encbench.profiles.profile import Profile
 
 
 def _needs_nothing(profile: Profile) -> list[Check]:

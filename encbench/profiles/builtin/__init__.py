@@ -1,0 +1,1 @@
+"""The built-in profiles, one TOML file each (`encbench profiles` lists them)."""
