@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from encbench.workloads import connrate
-from tests.transit.sandbox import tcp_sandbox
+from tests.net.sandbox import tcp_sandbox
 
 
 def main() -> None:

@@ -22,8 +22,8 @@ from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.in_transit.cells import cells as transit_cells
 from encbench.studies.in_transit.records import TransitRecord
-from tests.test_html_report import synthetic_runs
-from tests.test_transit_plan_and_report import record
+from tests.report.test_html_report import synthetic_runs
+from tests.studies.in_transit.test_transit_plan_and_report import record
 
 PROFILE = """name = "big"
 studies = ["at-rest", "in-transit"]

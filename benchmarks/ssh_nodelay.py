@@ -17,7 +17,7 @@ from pathlib import Path
 from encbench.net import tunnels
 from encbench.servers.target import Connection
 from encbench.workloads import connrate
-from tests.transit.sandbox import tcp_sandbox
+from tests.net.sandbox import tcp_sandbox
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ clipped to 0 … 0.8: a negative ρ narrows nothing) — block_widening.
 The stopping rule is Stein's two-stage design (engine/stopping_rule.py): the spread of the first
 `min_rounds` rounds fixes how many blocks a cell needs, and the final interval is never
 narrower than that stage's (stein_guard).  benchmarks/stopping_coverage.py simulates the whole
-rule on AR(1) and bursty noise; tests/test_stopping_rule.py holds its coverage.
+rule on AR(1) and bursty noise; tests/engine/test_stopping_rule.py holds its coverage.
 
 Verdicts: a difference when the 95% interval excludes 1; equivalence only by two one-sided
 tests (TOST: the 90% interval within ±margin); otherwise "no difference detected" with its

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What only the tests need, installed only when missing: quick when already done.
-#   chromium: tests/test_html_report.py opens report.html in it, headless, and checks the
+#   chromium: tests/report/test_html_report.py opens report.html in it, headless, and checks the
 #     screenshot and the DOM as a user would see them.
 #   stunnel4, openssh-server, libmariadb-dev, iproute2: the in-transit tests (tunnels, the C
 #     reference client, network namespaces).  openssh-server is installed without starting

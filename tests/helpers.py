@@ -16,6 +16,11 @@ from encbench import proc
 from encbench.proc import OWNER_ENV
 from encbench.servers import registry
 
+# The tests' own folder and the repository: a test file finds both from here, at any depth.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+GOLDEN_ROOT = TESTS / "golden"
+
 
 def encbench(
     *args: str,
@@ -125,7 +130,7 @@ def tiny_profile(path: Path, **measure: object) -> Path:
     speed` run a direction of the cipher (cipher_speed_repeats).  The tests check the run's
     mechanics, so no round is measured again for the machine's other load
     (interference_max_pct = 100: a test's own second encbench would otherwise be that load);
-    tests/test_engine.py proves the re-measuring."""
+    tests/engine/test_engine.py proves the re-measuring."""
     settings = {
         "interference_max_pct": "100",
         "workloads": '["oltp_point_select"]',

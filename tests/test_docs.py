@@ -17,8 +17,9 @@ from encbench.commands import catalog
 from encbench.profiles import profile
 from encbench.profiles.options import Rounds
 from encbench.studies import STUDIES
+from tests.helpers import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").rglob("*.md"))
 PAGES = [README, *DOCS]

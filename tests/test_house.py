@@ -172,3 +172,20 @@ def test_no_study_imports_a_part_that_reads_studies() -> None:
         if name in names
     ]
     assert found == []
+
+
+def test_the_tests_mirror_the_house() -> None:
+    """A test file stands in the folder of what it tests (tests/report/ for encbench/report/);
+    integration/ (real servers, across rooms) and benchmarks/ (the benchmarks' own checks)
+    aside, and at the top only what tests the command line or the whole house."""
+    tests = Path(__file__).resolve().parent
+    folders = {
+        p.parent.relative_to(tests)
+        for p in tests.rglob("test_*.py")
+        if p.parent != tests and p.parent.relative_to(tests).parts[0] not in NOT_ROOMS
+    }
+    assert [str(f) for f in sorted(folders) if not (ROOT / f).is_dir()] == []
+    assert len(list(tests.glob("test_*.py"))) <= 15
+
+
+NOT_ROOMS = ("integration", "benchmarks")

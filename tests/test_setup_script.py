@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import REPO
+
+ROOT = REPO
 SCRIPT = ROOT / "scripts" / "setup.sh"
 PINNED = re.search(r"^UV_VERSION=(\S+)$", SCRIPT.read_text(), flags=re.MULTILINE)
 assert PINNED is not None

@@ -5,7 +5,7 @@ The time is `plan`'s estimate of the measuring (every cell until its budget or i
 rounds), with every study counted: a study this machine would leave out still belongs to
 the profile; and, where the profile was measured whole, that run's time and date
 (measured_runs.toml).  The README's table shows the same words (`time_words`, held to it by
-tests/test_times.py).  Root is what the studies say they need it for under the profile
+tests/commands/test_times.py).  Root is what the studies say they need it for under the profile
 (StudyDefinition.root), not whether this process has it."""
 
 from __future__ import annotations

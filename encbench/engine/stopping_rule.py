@@ -245,7 +245,8 @@ def planned_blocks(state: CellRounds, m: StopRule, metric: str) -> int | None:
     N = n₀·(h₀/target)², with h₀ the Student-t half-width of stage one (t with n₀−1 degrees of
     freedom: the price of estimating the spread from a few blocks).  None before stage one is
     complete.  Deciding N once, from stage one, instead of stopping whenever the interval
-    happens to look narrow, keeps the final interval's coverage (tests/test_stopping_rule.py)."""
+    happens to look narrow, keeps the final interval's coverage
+    (tests/engine/test_stopping_rule.py)."""
     first = stage_one_blocks(m)
     if len(state.blocks) < max(first, 2):
         return None

@@ -3,7 +3,7 @@ that run, and its metrics.  Everything else — resume, warm-up, the order of th
 a round, the stopping rule, appending to the results file, rewriting the documents, progress
 and signals — is the runner's (engine/runner.py), the same for every study.
 
-The lifecycle the runner drives, and which tests/test_engine.py proves with a fake study:
+The lifecycle the runner drives, and which tests/engine/test_engine.py proves with a fake study:
 
     prepare
     setup(cells to do) ⟮

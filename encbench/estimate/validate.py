@@ -28,7 +28,8 @@ from encbench.studies.in_transit import TransitCell, TransitRecord
 from encbench.workloads.sysbench import WRITE_WORKLOADS
 
 IO_BOUND_READ = "io-bound read"
-LIMIT_PCT = 25.0  # the error the io-bound read cells are held to (tests/test_estimate_check.py)
+# The error the io-bound read cells are held to (tests/estimate/test_estimate_check.py).
+LIMIT_PCT = 25.0
 
 
 class CellCheck(Model):

@@ -386,7 +386,7 @@ SSH_SESSION_COMMAND = "sleep 2147483647"
 def sshd_quote(value: str) -> str:
     r"""One sshd_config argument, read back verbatim by OpenSSH's argv_split(): in double quotes
     `#` and spaces are kept, and `\\` and `\"` are its escapes (checked with `sshd -T` in
-    tests/test_option_files.py)."""
+    tests/servers/test_option_files.py)."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 

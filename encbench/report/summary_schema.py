@@ -1,7 +1,7 @@
 """The JSON Schema of summary.json, for programs that read it: made from the same pydantic
 models that write it and read it back (report/models.py's Summary, each study's part under
 its name), and shipped beside this module as summary.schema.json (`encbench schema` prints
-it).  tests/test_summary_schema.py fails when the shipped file is not what the models make,
+it).  tests/report/test_summary_schema.py fails when the shipped file is not what the models make,
 and validates summaries of every study against it."""
 
 from __future__ import annotations

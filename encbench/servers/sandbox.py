@@ -50,7 +50,7 @@ SERVER_GOING_AWAY = frozenset({1053, 1927})  # ER_SERVER_SHUTDOWN, ER_CONNECTION
 
 def _path_problem(char: str) -> str | None:
     """Why `char` cannot be in a sandbox or run directory, or None if it can.  Measured
-    against the real programs (tests/test_option_files.py): my.cnf takes any character
+    against the real programs (tests/servers/test_option_files.py): my.cnf takes any character
     quoted (variants.cnf_value), sshd_config too (tunnels.sshd_quote), stunnel.conf takes a
     value verbatim up to the end of the line; but no option file can carry a line break,
     and mariadb-install-db, a shell script, passes the defaults file and the error log

@@ -205,7 +205,7 @@ def cnf_value(value: str) -> str:
     Bare, a value ends at `#` (a comment) and loses its outer spaces.  In double quotes, `#`
     and spaces are kept, and the reader turns `\\` into `\` and `\"` into `"`; escaping those two
     carries every other character (checked against my_print_defaults in
-    tests/test_option_files.py).  A line break cannot be carried: check_path refuses it."""
+    tests/servers/test_option_files.py).  A line break cannot be carried: check_path refuses it."""
     if "\n" in value or "\r" in value:
         raise ValueError(f"a line break cannot be written in my.cnf: {value!r}")
     if _BARE_VALUE.fullmatch(value):

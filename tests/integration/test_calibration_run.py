@@ -17,7 +17,7 @@ def calibrate_tiny_one_cell(directory: Path) -> Path:
     fewest with an interval, so the cell cannot be shorter, but a second cell goes through
     the same steps again (a restart serves its first block as it serves every later block
     of the first: pair.renew).  The false-positive rate over many cells and the built-in
-    profile's two cells are unit tests (tests/test_calibration.py)."""
+    profile's two cells are unit tests (tests/report/test_calibration.py)."""
     tiny = (files("encbench.profiles.builtin") / "calibrate-tiny.toml").read_text()
     assert "\nthreads = [1, 2]\n" in tiny
     profile = directory / "calibrate-tiny-1.toml"

@@ -44,7 +44,8 @@ class InterruptedThenResumed:
 
 def smoke_operations_one_encryption_thread(directory: Path) -> Path:
     """smoke-operations with encrypt-existing at 1 encryption thread, not also at 2: a count
-    only sets innodb_encryption_threads and names a cell, which tests/test_operations.py
+    only sets innodb_encryption_threads and names a cell, which
+    tests/studies/operations/test_operations.py
     proves with the real parser.  No round measured again for the machine's other load
     (mechanics, not noise, as tests/helpers.tiny_profile), so the interrupt below comes at
     the run's first crash recovery."""

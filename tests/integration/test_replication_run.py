@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 def smoke_replication_for_mechanics(directory: Path) -> Path:
     """smoke-replication with 2 s rounds instead of 5 after a 1 s warm-up instead of 2, and
     no round measured again for the machine's other load (as tests/helpers.tiny_profile:
-    tests/test_engine.py proves the re-measuring): on a busy machine that added up to four
+    tests/engine/test_engine.py proves the re-measuring): on a busy machine that added up to four
     rejoins.  What is asserted below holds of any round or warm-up length (every figure is
     per transaction or a lower bound)."""
     smoke = (files("encbench.profiles.builtin") / "smoke-replication.toml").read_text()

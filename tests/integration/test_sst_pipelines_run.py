@@ -31,7 +31,8 @@ def smoke_pipelines_at_two_threads(directory: Path) -> Path:
     """smoke-pipelines with backup_threads = [2] alone: each real pipeline once (xbstream
     --parallel 2, tar, rsync per directory two at a time).  A thread count only changes the
     cells the profile makes, mariadb-backup's --parallel and the rsync pool's size, which
-    tests/test_sst_pipelines.py proves with the real parser, argv and pool (1 thread: the
+    tests/studies/state_transfer/test_sst_pipelines.py proves with the real parser, argv and pool
+    (1 thread: the
     cells test; rsync-dir and tar on the loopback), so one count here is enough.  No round
     is measured again for the machine's other load (mechanics, not noise, as
     tests/helpers.tiny_profile): nothing below counts the rounds."""

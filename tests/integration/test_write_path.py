@@ -66,7 +66,8 @@ def seed_rds_tde_tiny_writes_only(directory: Path) -> Path:
     """alibaba-rds-tde-tiny with its growing write alone, at its high concurrency, and scope
     all against scope tables beside each against plain: the assertions below are about
     oltp_insert under both scopes with the binary log on.  oltp_read_only and
-    the thread counts only add cells, which tests/test_configurations.py proves the real
+    the thread counts only add cells, which tests/studies/at_rest/test_configurations.py proves the
+    real
     parser makes from the built-in profile (reads at rest run in most other tests here).
     No round is measured again for the machine's other load (mechanics, not noise, as
     tests/helpers.tiny_profile): nothing below counts the rounds."""

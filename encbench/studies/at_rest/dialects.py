@@ -18,7 +18,7 @@ says so).  MySQL has no per-page cipher counters: its runs are proven by the tab
 and the report says that.
 
 Written from the MySQL 8.0/8.4 Reference Manual and Percona Server 8.0 documentation and
-tested against recorded answers (tests/test_dialects.py) and a live MySQL 9.7
+tested against recorded answers (tests/studies/in_transit/test_dialects.py) and a live MySQL 9.7
 (tests/integration/test_mysql_target.py, a server from machine/roots.py's private root); no
 Percona server has been met live (no such package reaches this project's machines).
 """

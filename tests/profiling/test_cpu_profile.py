@@ -1,0 +1,148 @@
+"""Where the cost goes: `perf report` parsed and grouped (golden outputs of a real run in
+tests/golden/perf/), the extra CPU by group, and the profile switch's bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from encbench.errors import BadInput
+from encbench.profiles.profile import parse
+from encbench.profiling import groups
+from encbench.studies.at_rest import cost_profile
+from encbench.studies.at_rest.records import CellKey
+from tests.helpers import GOLDEN_ROOT
+
+GOLDEN = GOLDEN_ROOT / "perf"
+
+
+def report(name: str) -> groups.Report:
+    return groups.parse_report((GOLDEN / name).read_text())
+
+
+def test_the_report_is_read_line_by_line_with_exact_sample_counts() -> None:
+    r = report("oltp_read_only-io-bound-t2-encrypted.txt")
+    assert r.samples == 2155  # the sum of the lines; the header says the same
+    assert r.event_count == 2157157155  # ns of CPU: 2155 samples × 1/999 s (999 Hz)
+    assert r.ns_per_sample == pytest.approx(1_001_000, rel=1e-3)
+    crc = next(e for e in r.entries if e.symbol == "crc32c_3way")
+    assert (crc.dso, crc.samples, crc.address) == ("mariadbd", 40, None)
+    bare = next(e for e in r.entries if e.symbol == "0x00000000000ddf1a")
+    assert bare.address == 0xDDF1A and bare.dso == "libcrypto.so.3"
+
+
+def test_a_report_of_another_event_or_no_report_is_refused() -> None:
+    with pytest.raises(ValueError, match="no '# Samples"):
+        groups.parse_report("perf: not a report\n")
+    with pytest.raises(ValueError, match="'cycles'"):
+        groups.parse_report("# Samples: 10  of event 'cycles'\n")
+
+
+def test_calibration_finds_the_cipher_core_that_openssl_speed_runs() -> None:
+    core = groups.CoreRanges.from_calibration(report("calibrate-aes-256-ctr-decrypt.txt"))
+    # One hot loop: the unexported AES-CTR core at 0xdd... in this libcrypto.
+    assert len(core.ranges) == 1
+    low, high = core.ranges[0]
+    assert 0xDD000 <= low < high < 0xDF000
+    assert 0xDDF1A in core and 0x23D74C not in core
+
+
+def test_server_samples_fall_into_named_groups() -> None:
+    core = groups.CoreRanges.from_calibration(report("calibrate-aes-256-ctr-decrypt.txt"))
+    e = groups.Entry
+    assert groups.group_of(e("libcrypto.so.3", "0x00000000000ddf1a", 1), core) == groups.CIPHER
+    assert groups.group_of(e("libcrypto.so.3", "0x000000000023d74c", 1), core) == (
+        groups.LIBCRYPTO_HIDDEN
+    )
+    assert groups.group_of(e("libcrypto.so.3", "EVP_CIPHER_fetch", 1), core) == groups.SETUP
+    assert groups.group_of(e("libcrypto.so.3", "EVP_DecryptUpdate", 1), core) == groups.EVP_CALLS
+    assert groups.group_of(e("mariadbd", "crc32c_3way", 1), core) == groups.CHECKSUM
+    assert groups.group_of(e("file_key_management.so", "0x23b7", 1), core) == groups.GLUE
+    assert groups.group_of(e("libc.so.6", "__memmove_avx_unaligned_erms", 1), core) == (
+        groups.MEMCPY
+    )
+    assert groups.group_of(e("[kernel.kallsyms]", "_raw_spin_lock", 1), core) == groups.LOCKS
+    assert groups.group_of(e("[kernel.kallsyms]", "iowrite16", 1), core) == groups.KERNEL
+    assert groups.group_of(e("mariadbd", "0x0000000000e1e1e1", 1), core) == (groups.MARIADBD_HIDDEN)
+
+
+def test_the_plain_server_runs_no_cipher_and_the_encrypted_one_does() -> None:
+    core = groups.CoreRanges.from_calibration(report("calibrate-aes-256-ctr-decrypt.txt"))
+    plain = groups.ns_by_group(report("oltp_read_only-io-bound-t2-plain.txt"), core)
+    enc = groups.ns_by_group(report("oltp_read_only-io-bound-t2-encrypted.txt"), core)
+    assert plain[groups.CIPHER] == 0 and plain[groups.SETUP] == 0
+    # 20177 pages decrypted over 1128 transactions: about 2.3 µs of AES core per page, the
+    # same order as openssl speed's 2.35 µs per 16 KiB page for AES-256-CTR on this machine.
+    per_page_us = enc[groups.CIPHER] / 20177 / 1e3
+    assert 1.0 < per_page_us < 5.0
+    total = report("oltp_read_only-io-bound-t2-encrypted.txt")
+    assert sum(enc.values()) == pytest.approx(total.samples * total.ns_per_sample)
+
+
+def test_breakdown_is_encrypted_minus_plain_per_txn_and_per_page() -> None:
+    # Hand computation: AES 2,000,000 ns / 100 txn = 20 µs vs 0; kernel 50 µs vs 60 µs.
+    enc = {groups.CIPHER: 2_000_000.0, groups.KERNEL: 5_000_000.0}
+    plain = {groups.KERNEL: 12_000_000.0}
+    b = groups.breakdown(enc, 100, plain, 200, pages_per_txn=4.0)
+    assert b.extra_us_per_txn[groups.CIPHER] == pytest.approx(20.0)
+    assert b.extra_us_per_txn[groups.KERNEL] == pytest.approx(-10.0)
+    assert b.total_us_per_txn == pytest.approx(10.0)
+    per_page = b.per_page()
+    assert per_page is not None and per_page[groups.CIPHER] == pytest.approx(5.0)
+    assert groups.in_words(b, limit=2) == (
+        "of the extra 2.5 µs per page: +5.0 in AES cipher core, "
+        "-2.5 in kernel (I/O, scheduling, syscalls)"
+    )
+
+
+def test_a_profile_that_could_not_be_measured_says_why() -> None:
+    cell = CellKey("oltp_read_only", "io-bound", 2)
+    why = "`perf record -e cpu-clock` failed here (kernel.perf_event_paranoid = 3; …)"
+    p = cost_profile.cost_profile({"unavailable": why, "cells": {}}, cell)
+    assert p is not None and p.unavailable == why
+    failed = {"unavailable": None, "cells": {cell.slug: {"error": "perf record exited"}}}
+    p = cost_profile.cost_profile(failed, cell)
+    assert p is not None and p.unavailable == "the profiled run failed: perf record exited"
+    assert cost_profile.cost_profile(None, cell) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("profile_cpu = 1", "measure.profile_cpu: expected true or false, got 1"),
+        ('profile_cpu = "yes"', "measure.profile_cpu: expected true or false"),
+        ("profile_cpu_s = 0", "measure.profile_cpu_s: 0 is out of range; use 1 to 600"),
+        ("profile_cpu_hz = 99", "measure.profile_cpu_hz: unknown key"),
+    ],
+)
+def test_the_profile_switch_refuses_bad_values_by_name(line: str, message: str) -> None:
+    with pytest.raises(BadInput, match=message.replace("(", r"\(")):
+        parse(f'name = "p"\n[measure]\n{line}\n', "p.toml")
+
+
+def test_pagecrypt_output_is_read_per_pattern() -> None:
+    from encbench.workloads import pagecrypt
+
+    text = (
+        "pattern=per-page pages=98048 seconds=0.300128 us_per_page=3.0610\n"
+        "pattern=reused pages=122816 seconds=0.300073 us_per_page=2.4433\n"
+    )
+    per_page, reused = pagecrypt.parse(text, "ctr", "decrypt", True)
+    assert (per_page.pattern, per_page.pages, per_page.us_per_page) == ("per-page", 98048, 3.061)
+    assert reused.us_per_page == pytest.approx(2.4433)
+    with pytest.raises(ValueError, match="no per-page and reused"):
+        pagecrypt.parse("pattern=reused pages=1 seconds=1 us_per_page=1\n", "ctr", "decrypt", True)
+
+
+def test_pagecrypt_compiles_and_measures_both_patterns(tmp_path: Path) -> None:
+    """The real C reference against the real libcrypto (figures not asserted: timing)."""
+    from encbench import proc
+    from encbench.workloads import pagecrypt
+
+    if proc.which("cc") is None or not Path("/usr/include/openssl/evp.h").exists():
+        pytest.skip(pagecrypt.CC_HINT)
+    binary = pagecrypt.build(tmp_path)
+    text = proc.run([str(binary), "cbc", "decrypt", "0.01"], phase="t", timeout_s=60).stdout
+    found = pagecrypt.parse(text, "cbc", "decrypt", True)
+    assert all(p.pages > 0 and p.us_per_page > 0 for p in found)

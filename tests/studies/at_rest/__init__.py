@@ -1,0 +1,1 @@
+"""Tests of encbench/studies/at_rest/."""
