@@ -37,7 +37,7 @@ from typing import IO
 import numpy as np
 
 from encbench.estimate import units
-from encbench.servers.sandbox import free_port
+from encbench.servers.local import free_port
 from tests import estimate_helpers
 
 ENCBENCH = Path(sys.executable).parent / "encbench"

@@ -24,7 +24,8 @@ import tempfile
 from pathlib import Path
 
 from encbench.servers import variants
-from encbench.servers.sandbox import SandboxServer, free_port
+from encbench.servers.local import free_port
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.studies.at_rest import flushing
 
 STALL_MS = 700.0

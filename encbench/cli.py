@@ -27,7 +27,6 @@ from encbench.commands.rendering import render_documents
 from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds
 from encbench.errors import BadInput, EncbenchError, Interrupted, ToolError
-from encbench.kinds import server_kind
 from encbench.machine import environment, roots
 from encbench.machine.checks import Check, missing_packages
 from encbench.net import netns
@@ -35,8 +34,8 @@ from encbench.profiles import profile as profiles
 from encbench.report import noise_floor
 from encbench.results import outputs
 from encbench.results.store import ResultStore
-from encbench.servers import cgroup, dsn, images, keys, leftovers, registry
-from encbench.servers.sandbox import check_path
+from encbench.servers import cgroup, dsn, images, keys, leftovers, registry, server_kind
+from encbench.servers.local import check_path
 from encbench.studies import (
     STUDIES,
     build_studies,
@@ -763,7 +762,7 @@ def doctor(profile: str | None, packages_only: bool) -> None:
             click.echo(package)
         return
     checks = preflight.tool_checks() + preflight.machine_checks(Path.cwd())
-    env = environment.collect()
+    env = environment.collect(server_kind.installed_versions())
     click.echo("every run:")
     for check in checks:
         _echo_check(check, "MISSING", "fix")

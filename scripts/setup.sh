@@ -17,7 +17,7 @@ set -euo pipefail
 
 UV_VERSION=0.13.9
 # gcc, libmariadbd-dev: the operations study's key rotation builds encbench's key plugin
-# (encbench/servers/keyplugin) against the server's headers.
+# (encbench/servers/mariadb/keyplugin) against the server's headers.
 # galera-4, socat, rsync, stunnel4, iproute2: the state-transfer study (Galera nodes on two
 # network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel);
 # fio and iperf3: the disk's and the link's limits it sets every transfer against.

@@ -180,8 +180,8 @@ def start_plain_server(
     """A started plain sandbox server (the caller destroys it), of this host's MariaDB or of
     a private root's server (`install`: "mysql", "mariadb-11.8"), with a binary log if
     `binlog`."""
-    from encbench.servers import installs
-    from encbench.servers.sandbox import SandboxServer
+    from encbench.servers.mariadb import installs
+    from encbench.servers.mariadb.sandbox import SandboxServer
     from encbench.servers.variants import EncryptionSpec, server_options
 
     server = SandboxServer("plain", root, use_cgroup=use_cgroup, install=installs.of(install))

@@ -289,7 +289,7 @@ def test_a_foreign_database_of_the_runs_names_is_refused_before_the_directory_ex
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from encbench.commands import preflight
-    from encbench.kind_ways import readiness
+    from encbench.servers.mariadb import readiness
 
     text = dsn.with_target(
         tiny_profile(tmp_path / "p.toml").read_text(), False, "mysql://bench@db.example:3306/",

@@ -10,10 +10,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from encbench import kind_ways
 from encbench.errors import BadInput, EncbenchError
 from encbench.profiles.profile import TargetSpec
-from encbench.servers import dsn, leftovers
+from encbench.servers import dsn, leftovers, ways
 
 Drop = Callable[[leftovers.Leftover], None]
 
@@ -32,7 +31,7 @@ def target_spec(text: str, defaults_file: Path | None) -> TargetSpec:
 
 def dropper(spec: TargetSpec) -> Drop:
     """How one recorded database is dropped on `spec`'s server, its marker read again."""
-    return kind_ways.of(spec.kind).target.dropper(spec)
+    return ways.of(spec.kind).target.dropper(spec)
 
 
 def drop_recorded(

@@ -11,7 +11,7 @@ measures ([measure] threads and run_s, [transit] query_threads and run_s, [repli
 threads and run_s; PostgreSQL's [pg_at_rest] clients and run_s, [pg_transit] query_clients
 and run_s).  A study whose section sizes its own data, or that times whole operations, keeps
 its settings.  `--install NAME` is not sysbench's: it lands in [server] install
-(servers/installs.py), where the sandboxes' MariaDB comes from."""
+(servers/mariadb/installs.py), where the sandboxes' MariaDB comes from."""
 
 from __future__ import annotations
 

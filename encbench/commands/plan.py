@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench import kind_ways, studies
-from encbench.kinds import server_kind
+from encbench import studies
 from encbench.profiles.durations import cell_seconds, duration
 from encbench.profiles.profile import Profile
-from encbench.servers import installs
+from encbench.servers import server_kind, ways
 from encbench.servers.grants import NOTHING
+from encbench.servers.mariadb import installs
 from encbench.studies.definition import StudyDefinition
 
 
@@ -145,7 +145,7 @@ def lines(profile: Profile) -> list[str]:
         for p in measured:
             use = p.study.target_use(profile)
             needs |= use.needs(profile) if use is not None else NOTHING
-        target, logged_in = kind_ways.of(profile.target.kind).target.plan_lines(
+        target, logged_in = ways.of(profile.target.kind).target.plan_lines(
             profile.target, needs, profile.server.encryption_algorithm[0]
         )
         out += target

@@ -7,11 +7,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from encbench import kind_ways
 from encbench.errors import BadInput
 from encbench.machine import checks, environment
 from encbench.machine.checks import Check, binary
 from encbench.profiles.profile import Profile
+from encbench.servers import ways
 
 
 def tool_checks() -> list[Check]:
@@ -49,7 +49,7 @@ def check_target_answers(profile: Profile) -> None:
 
     if profile.target is None:
         return
-    kind_ways.of(profile.target.kind).target.check(profile.target, studies.target_needs(profile))
+    ways.of(profile.target.kind).target.check(profile.target, studies.target_needs(profile))
 
 
 def check_own_names(profile: Profile, out: Path) -> None:
@@ -71,7 +71,7 @@ def check_own_names(profile: Profile, out: Path) -> None:
         for db in use.databases(key)
     ]
     if names:
-        kind_ways.of(spec.kind).target.ownership(spec, names, key)
+        ways.of(spec.kind).target.ownership(spec, names, key)
 
 
 def require_tools(profile: Profile | None = None) -> None:

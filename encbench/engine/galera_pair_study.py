@@ -1,5 +1,6 @@
 """What the replication and rejoin studies share, below both (no study imports another): the
-two Galera pairs they measure on (servers/galera_pair.py) — a plain one and one with Galera's
+two Galera pairs they measure on (servers/mariadb/galera_pair.py) — a plain one and one with
+Galera's
 own TLS, up at once, each node on its own emulated host (node 1 in one network namespace,
 node 2 in the other, joined by a veth pair of their own) — as the profile sets them,
 started, loaded with the profile's sysbench data and described in the study's record; what
@@ -29,10 +30,11 @@ from encbench.profiles.options import Rounds
 from encbench.profiles.profile import Profile
 from encbench.proof import link_capture
 from encbench.results.store import ResultStore
-from encbench.servers import galera, pki
-from encbench.servers.galera_cluster import status_value
-from encbench.servers.galera_pair import VARIANTS, GaleraPair
-from encbench.servers.sandbox import tree_bytes
+from encbench.servers import pki
+from encbench.servers.local import tree_bytes
+from encbench.servers.mariadb import galera
+from encbench.servers.mariadb.galera_cluster import status_value
+from encbench.servers.mariadb.galera_pair import VARIANTS, GaleraPair
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB, data_dir_bytes, rows_mb
 from encbench.workloads import sysbench

@@ -22,11 +22,12 @@ from encbench.machine import disk_window, environment
 from encbench.profiles.profile import Profile
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
+from encbench.servers import server_kind
 
 
 def record_environment(store: ResultStore) -> None:
     if store.read_json("environment.json") is None:
-        store.write_json("environment.json", environment.collect())
+        store.write_json("environment.json", environment.collect(server_kind.installed_versions()))
 
 
 def record_cipher_speed(

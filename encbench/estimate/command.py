@@ -42,11 +42,10 @@ from encbench.estimate import (
     validate,
 )
 from encbench.estimate.prometheus import Asked
-from encbench.kinds import server_kind
 from encbench.profiles.profile import TargetSpec
 from encbench.results import outputs
-from encbench.servers import dsn, remote_cpu
-from encbench.servers.user_server import UserServer
+from encbench.servers import dsn, remote_cpu, server_kind
+from encbench.servers.mariadb.user_server import UserServer
 
 DEFAULT_SINCE = "7d"
 DEFAULT_STEP = "5m"

@@ -23,8 +23,8 @@ import pymysql
 
 from encbench.errors import BadInput, EncbenchError
 from encbench.report.models import Model
-from encbench.servers import prerequisites
-from encbench.servers.user_server import UserServer
+from encbench.servers.mariadb import prerequisites
+from encbench.servers.mariadb.user_server import UserServer
 
 LOGIN_DENIED = 1045  # ER_ACCESS_DENIED_ERROR: the user or its password
 SAMPLE_S = 10.0  # one reading, and one line of progress, per 10 s

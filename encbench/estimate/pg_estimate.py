@@ -1,5 +1,5 @@
 """`encbench estimate --target postgresql://USER@HOST:PORT/`: PostgreSQL's counters over the
-window (servers/pg_counters.py, one psql per reading, every 10 s) × the units of the
+window (servers/postgresql/counters.py, one psql per reading, every 10 s) × the units of the
 filesystem layer (estimate/pg_units.py), in the same report as a MariaDB target's.
 
 The causes are MariaDB's (model.CAUSES) as PostgreSQL counts them:
@@ -27,10 +27,11 @@ from encbench.estimate import model, report
 from encbench.estimate.counters import SAMPLE_S, Rates, Window
 from encbench.estimate.model import Cause
 from encbench.estimate.rescale import Resolved
-from encbench.kinds.postgresql import KIND
 from encbench.profiles.profile import TargetSpec
-from encbench.servers import pg_counters, pg_target
-from encbench.servers.pg_counters import Snapshot
+from encbench.servers.postgresql import KIND
+from encbench.servers.postgresql import counters as pg_counters
+from encbench.servers.postgresql import target as pg_target
+from encbench.servers.postgresql.counters import Snapshot
 
 KIND_NAME = KIND.name  # the targets this module reads
 BLOCK_BYTES = 8192

@@ -14,7 +14,7 @@ processes.  A block read is pg_stat_database's blks_read, which counts a block t
 page cache held (no decryption) as one read from disk: the unit is per block PostgreSQL
 asked for, at the cells' page cache hit ratio, as the estimate counts them.  The WAL is in
 the same data directory, so its writes are encrypted too and count as blocks written.
-Only runs that recorded these counters (servers/pg_counters.py) give a unit.
+Only runs that recorded these counters (servers/postgresql/counters.py) give a unit.
 
 Here the per-round values of each cell; units.py summarizes them (its interval rule) into
 units, as it does MariaDB's."""

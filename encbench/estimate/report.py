@@ -12,7 +12,7 @@ from encbench.estimate.rescale import Resolved
 from encbench.estimate.units import PER, WHAT, DirectoryUnits
 from encbench.estimate.validate import IO_BOUND_READ, LIMIT_PCT, Validation
 from encbench.report.models import Model
-from encbench.servers import prerequisites
+from encbench.servers.mariadb import prerequisites
 
 REPORT_SCHEMA = 1
 LEAVES_OUT = (

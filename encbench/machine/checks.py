@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encbench import proc
-from encbench.kinds import postgresql
 from encbench.machine import roots
 
 
@@ -82,22 +81,6 @@ def mariadb_server() -> list[Check]:
             "" if plugin else "mariadb-server",
         ),
     ]
-
-
-def postgresql_programs() -> Check:
-    """PostgreSQL's programs, which every PostgreSQL study's sandbox runs (Debian's
-    postgresql-15, found wherever kinds/postgresql.bindir finds them)."""
-    found = postgresql.bindir()
-    name = f"PostgreSQL ({', '.join(postgresql.PROGRAMS)})"
-    if found is None:
-        return Check(
-            name,
-            False,
-            "not found",
-            f"apt-get install {postgresql.PACKAGE} (or scripts/setup.sh PROFILE)",
-            postgresql.PACKAGE,
-        )
-    return Check(name, True, str(found))
 
 
 def missing_packages(found: list[Check]) -> list[str]:

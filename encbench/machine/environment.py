@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import platform
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from encbench import capacity as crypto
 from encbench import proc
-from encbench.kinds import server_kind
 
 
 def cpu_info() -> dict[str, Any]:
@@ -22,10 +22,9 @@ def cpu_info() -> dict[str, Any]:
     return {"model": model, "cores": os.cpu_count() or 1, "flags": flags}
 
 
-def collect() -> dict[str, Any]:
+def collect(versions: Mapping[str, str | None]) -> dict[str, Any]:
     """The machine, and each server kind's installed version under its name ("mariadb":
-    None where it is not installed)."""
-    versions = {kind.name: kind.installed_version() for kind in server_kind.kinds()}
+    None where it is not installed: servers/server_kind.py's `installed_versions`)."""
     return {
         "cpu": cpu_info(),
         "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),

@@ -28,8 +28,8 @@ from pathlib import Path
 from encbench import proc, stopping
 from encbench.errors import BadInput, ToolError
 from encbench.servers import keys
+from encbench.servers.local import check_path
 from encbench.servers.pki import Pki
-from encbench.servers.sandbox import check_path
 
 STUNNEL_HINT = "install it: apt-get install stunnel4"
 SSH_HINT = "install them: apt-get install openssh-server openssh-client"

@@ -36,7 +36,6 @@ from pydantic_core import PydanticCustomError
 
 from encbench.capacity.plan import FINGERPRINT_REPEATS
 from encbench.errors import BadInput
-from encbench.kinds import server_kind
 from encbench.profiles.options import (
     AcrossKeys,
     DataSpec,
@@ -46,7 +45,8 @@ from encbench.profiles.options import (
     one_known,
     toml_value,
 )
-from encbench.servers import fscrypt, installs, shapes
+from encbench.servers import fscrypt, server_kind, shapes
+from encbench.servers.mariadb import installs
 from encbench.servers.target import Connection
 from encbench.servers.variants import Against, Algorithm, Layer, Scope
 
@@ -137,7 +137,7 @@ class ServerSpec(Strict):
     # otherwise), each cell measured once per shape with both servers confined to it
     # (servers/shapes.py).  Empty: unconfined, as always.
     shapes: list[ShapeSpec] = []
-    # Where the sandboxes' MariaDB comes from (servers/installs.py): this host's packages
+    # Where the sandboxes' MariaDB comes from (servers/mariadb/installs.py): this host's packages
     # ("system"), or a newer release from a private root (`scripts/setup.sh mariadb-11.8`).
     install: Annotated[str, one_known((installs.SYSTEM, *installs.SANDBOX_ROOTS), "install")] = (
         installs.SYSTEM
@@ -277,7 +277,7 @@ class TargetSpec(Strict):
     No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server),
     for PostgreSQL from PGPASSWORD or a password file (servers/pg_target)."""
 
-    # The server's kind (kinds/server_kind.py): which studies measure it (StudyDefinition.kinds).
+    # The server's kind (servers/server_kind.py): which studies measure it (StudyDefinition.kinds).
     kind: Annotated[str, AfterValidator(_registered_kind)] = "mariadb"
     host: str = ""
     port: Annotated[int, Field(gt=0, lt=65536)] = 3306
@@ -431,7 +431,7 @@ class RegisteredStudy(Protocol):
     @property
     def kinds(
         self,
-    ) -> tuple[str, ...]: ...  # the kinds of server it can measure (kinds/server_kind.py)
+    ) -> tuple[str, ...]: ...  # the kinds of server it can measure (servers/server_kind.py)
     @property
     def install_families(self) -> tuple[str, ...]: ...  # whose private roots it runs from
     @property

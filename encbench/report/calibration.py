@@ -32,7 +32,7 @@ from encbench.report.models import Calibration, CalibrationCell, NoiseFloor, Noi
 from encbench.report.parts import Reported
 from encbench.results.schema import primary_metric
 from encbench.results.store import ResultStore
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 
 METHOD = (
     "A/A: the same estimate as every real run (Hodges–Lehmann of the block log ratios B/A, B a "

@@ -23,8 +23,6 @@ from typing import Any, Literal
 from pydantic import Field
 
 from encbench import stats
-from encbench.kinds import server_kind
-from encbench.kinds.kind import ServerKind
 from encbench.report import html as html_report
 from encbench.report import markdown, plots
 from encbench.report.cells import flagged_cost
@@ -42,6 +40,8 @@ from encbench.report.tables import (
     Table,
     row,
 )
+from encbench.servers import server_kind
+from encbench.servers.kind import ServerKind
 
 # 2: groups of every study, each cell with its row label and metrics; 3: each group names its
 # metrics with their captions; every study's cells (state transfer, replication, rejoin too).

@@ -10,7 +10,6 @@ from typing import Any, cast
 
 from encbench import stats
 from encbench.errors import BadInput
-from encbench.kinds import server_kind
 from encbench.profiles.profile import Profile
 from encbench.report import (
     across,
@@ -36,6 +35,7 @@ from encbench.report.parts import Context, Reported, Setup
 from encbench.report.tables import Bullets, Document, Paragraph, Section
 from encbench.results.schema import SUMMARY_SCHEMA
 from encbench.results.store import ResultStore
+from encbench.servers import server_kind
 
 
 def render_documents(

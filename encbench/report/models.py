@@ -437,7 +437,7 @@ class NoiseFloor(Model):
 class MeasuredServer(Model):
     """The server a study measured, named alike for every study and kind."""
 
-    kind: str  # its kind in encbench (kinds/server_kind.py): "mariadb", "postgresql"
+    kind: str  # its kind in encbench (servers/server_kind.py): "mariadb", "postgresql"
     name: str  # as its makers name it: "MariaDB", "MySQL", "PostgreSQL"
     version: str | None  # as it reports it; None where the study did not record it
 

@@ -241,7 +241,7 @@ class Reported(Protocol):
     @property
     def kinds(
         self,
-    ) -> tuple[str, ...]: ...  # the kinds of server it can measure (kinds/server_kind.py)
+    ) -> tuple[str, ...]: ...  # the kinds of server it can measure (servers/server_kind.py)
 
     @property
     def record(self) -> type[Any]: ...

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from encbench.errors import BadInput
-from encbench.kinds import server_kind
+from encbench.servers import server_kind
 
 MAX_PORT = 65535  # TCP's
 

@@ -50,7 +50,7 @@ def raw_key(directory: Path, size: int, name: str = "fscrypt.key") -> bytes:
 
 
 def versioned_key_file(directory: Path, versions: int, name: str = "rotation.keys") -> Path:
-    """encbench_key_management's key file (servers/keyplugin): key id 1 in `versions`
+    """encbench_key_management's key file (servers/mariadb/keyplugin): key id 1 in `versions`
     versions, each its own random 256-bit AES key, one `1;version;hex` line each.  The plugin
     reads it once at start-up, so every version a run will rotate to is made now.  An
     existing file (a resumed run) is kept if it holds enough versions."""

@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from encbench import state
 from encbench.errors import EncbenchError, Interrupted
-from encbench.kinds import server_kind
 from encbench.results.store import write_json
+from encbench.servers import server_kind
 
 KIND = "target-databases"
 
@@ -45,7 +45,7 @@ def drop_statement(kind: str, database: str) -> str:
 
 @dataclass(frozen=True)
 class Leftover:
-    kind: str  # the server's kind (kinds/server_kind.py): "mariadb" also for MySQL
+    kind: str  # the server's kind (servers/server_kind.py): "mariadb" also for MySQL
     address: str  # host:port, or the socket's path
     database: str
     marker: str  # the run's marker the database carries (owned.py, pg_target.py)

@@ -22,10 +22,10 @@ from pathlib import Path
 import psutil
 
 from encbench import proc, state
-from encbench.kinds import server_kind
+from encbench.servers import server_kind
 
 SANDBOX_MARKER = ".encbench-sandbox"
-# The kinds' names as entries record them (kinds/server_kind.py: each kind says how its server is
+# The kinds' names as entries record them (servers/server_kind.py: each kind says how its server is
 # recognised and stopped).
 MARIADB = "mariadb"
 POSTGRESQL = "postgresql"

@@ -37,7 +37,7 @@ from encbench.servers.target import MISSING
 
 if TYPE_CHECKING:
     from encbench.results.store import ResultStore
-    from encbench.servers.user_server import UserServer
+    from encbench.servers.mariadb.user_server import UserServer
 
 SOURCE = "ssh /proc/PID/stat"
 WINDOW = "client run (read over ssh before and after)"

@@ -1,5 +1,5 @@
 """What a study needs of a server it measures, whoever started it: the sandbox encbench
-starts itself (servers/sandbox.py), a node of a Galera cluster, or a user's own server.
+starts itself (servers/mariadb/sandbox.py), a node of a Galera cluster, or a user's own server.
 
 Every target can be connected to and asked for its status counters.  Only some can give a
 process id (to read the server's CPU from /proc: the server runs on this host) or a data

@@ -10,7 +10,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from encbench import kind_ways
 from encbench.engine.kinds_rule import KindsRule
 from encbench.engine.machine_needs import Here
 from encbench.engine.progress import RunProgress
@@ -22,8 +21,9 @@ from encbench.profiles.options import Strict
 from encbench.profiles.profile import Profile, registered
 from encbench.report.parts import Calibrated, ReportPart
 from encbench.results.store import ResultStore
-from encbench.servers import installs
+from encbench.servers import ways
 from encbench.servers.grants import NOTHING, TargetNeeds
+from encbench.servers.mariadb import installs
 
 # What makes a study's runner (engine/study.py's Study; usually its class) of what the engine
 # gives it (Given: the results store, the profile, the progress display, and the rule and
@@ -141,7 +141,7 @@ class StudyDefinition:
     here: Here
     report: ReportPart
     # Optional.
-    # The kinds of server it can measure (kinds/server_kind.py, kinds/): their tools come with it
+    # The kinds of server it can measure (servers/server_kind.py, kinds/): their tools come with it
     # (machine_needs), and a target's DSN must name one of them.  With more than one, the
     # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).  Its
     # parts' kinds are added where it leaves them out.
@@ -251,7 +251,7 @@ class StudyDefinition:
         """What it needs of this machine: the tools of the kinds it measures (MariaDB's: the
         server, sysbench, the key plugin; PostgreSQL's are in its studies' own `needs`), then
         its own."""
-        found = [c for k in self.kinds_in(profile) for c in kind_ways.of(k).tools()]
+        found = [c for k in self.kinds_in(profile) for c in ways.of(k).tools()]
         found += self.here.tools(profile)
         if self.install_families and profile.server.install != installs.SYSTEM:
             found.append(checks.private_root(profile.server.install))

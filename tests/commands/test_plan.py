@@ -86,7 +86,7 @@ def test_the_quick_plan_adds_each_cells_budget_and_warm_ups() -> None:
 def test_doctor_names_what_each_study_of_the_profile_needs_and_fails_only_for_a_required_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from encbench.servers import galera
+    from encbench.servers.mariadb import galera
 
     monkeypatch.setattr(galera, "provider", lambda: None)
     required = CliRunner().invoke(cli.main, ["doctor", "galera-replication"])
@@ -202,7 +202,7 @@ def test_plan_of_a_study_over_both_kinds_names_each_cells_kind_and_of_one_kind_n
 def test_plan_names_the_cells_a_run_would_leave_out_here_as_doctor_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from encbench.kinds import postgresql
+    from encbench.servers import postgresql
 
     assert "cells: left out here" not in _plan("quick")
     monkeypatch.setattr(postgresql, "bindir", lambda: None)  # no PostgreSQL here

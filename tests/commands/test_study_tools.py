@@ -65,7 +65,7 @@ def test_doctor_lists_the_packages_a_profile_lacks_for_the_setup_script(
     from click.testing import CliRunner
 
     from encbench.cli import main
-    from encbench.kinds import postgresql
+    from encbench.servers import postgresql
 
     # A machine without PostgreSQL and without sysbench.
     monkeypatch.setattr(postgresql, "bindir", lambda: None)
@@ -87,7 +87,7 @@ def test_doctor_of_mariadb_and_postgresql_lists_postgresqls_checks_as_the_run_ma
     from click.testing import CliRunner
 
     from encbench.cli import main
-    from encbench.kinds import postgresql
+    from encbench.servers import postgresql
     from encbench.studies.at_rest.postgresql import needs as pg_needs
 
     monkeypatch.setattr(postgresql, "bindir", lambda: None)

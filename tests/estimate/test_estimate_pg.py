@@ -16,8 +16,8 @@ from encbench.estimate import model, pg_estimate, prometheus_pg, rules, rules_pg
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Sample
 from encbench.estimate.rescale import Resolved
-from encbench.servers import pg_counters
-from encbench.servers.pg_counters import Snapshot
+from encbench.servers.postgresql import counters as pg_counters
+from encbench.servers.postgresql.counters import Snapshot
 from tests import estimate_helpers
 from tests.helpers import encbench_here, skip_unless_ci
 

@@ -16,7 +16,7 @@ import pytest
 
 from encbench import proc
 from encbench.servers import cgroup, registry
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from tests.helpers import encbench, server_of_a_killed_run, start_plain_server
 
 

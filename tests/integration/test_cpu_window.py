@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from encbench.servers import cgroup
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.studies.at_rest import flushing
 from encbench.workloads import sysbench
 from tests.helpers import start_plain_server

@@ -35,9 +35,10 @@ from encbench.estimate import fleet, fleet_out, fleet_series, rescale, units
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Prometheus
 from encbench.estimate.rescale import Resolved
-from encbench.servers import pg_sandbox
-from encbench.servers.pg_sandbox import PgSandbox
-from encbench.servers.sandbox import SandboxServer, free_port
+from encbench.servers.local import free_port
+from encbench.servers.mariadb.sandbox import SandboxServer
+from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql.sandbox import PgSandbox
 from tests import estimate_helpers
 from tests.helpers import encbench, encbench_here, skip_unless_ci, start_plain_server
 from tests.integration.test_estimate_target import LOAD_DB, light_load

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from encbench.estimate import units
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection
 from encbench.workloads import sysbench
 from tests import estimate_helpers

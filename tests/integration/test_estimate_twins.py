@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from encbench.servers import keys
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection
 from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.workloads import sysbench

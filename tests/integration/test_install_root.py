@@ -1,5 +1,6 @@
 """A newer MariaDB than this host's, from its private root (`[server] install =
-"mariadb-11.8"`, machine/roots.py and servers/installs.py): the at-rest and in-transit studies'
+"mariadb-11.8"`, machine/roots.py and servers/mariadb/installs.py): the at-rest and in-transit
+studies'
 sandboxes run MariaDB 11.8 with that root's plugins and OpenSSL, proven as the host's are,
 and the results name the release and the root; a profile whose other studies run this
 host's MariaDB (its backup tool, Galera) is refused in one line; nothing is left running."""

@@ -13,8 +13,9 @@ import pymysql
 import pytest
 
 from encbench.errors import ServerError
-from encbench.servers import keyplugin, keys
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers import keys
+from encbench.servers.mariadb import keyplugin
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, common_options
 from encbench.studies.operations.tablespaces import key_version_states
 

@@ -19,8 +19,7 @@ import pytest
 
 from encbench import state
 from encbench.estimate import units as estimate_units
-from encbench.kinds import postgresql
-from encbench.servers import cgroup, fscrypt, registry, shapes
+from encbench.servers import cgroup, fscrypt, postgresql, registry, shapes
 from encbench.studies.at_rest.postgresql import needs
 from tests.helpers import (
     encbench,

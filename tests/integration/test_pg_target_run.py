@@ -19,9 +19,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from encbench.kinds import postgresql
-from encbench.servers import pg_sandbox, pki
-from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers import pki, postgresql
+from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql.sandbox import PgSandbox
 from tests.helpers import encbench, encbench_here, files_holding, skip_unless_ci
 
 LOGIN = "bench"

@@ -16,10 +16,10 @@ import psutil
 import pytest
 
 from encbench import proc
-from encbench.kinds import postgresql
 from encbench.net import netns
-from encbench.servers import pg_sandbox, registry
-from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers import postgresql, registry
+from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.studies.at_rest.postgresql import oltp
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from tests.helpers import (
@@ -237,7 +237,7 @@ def test_one_run_measures_both_kinds_each_in_its_own_records_and_part(
 _KILLED_RUN = (
     "import os, sys\n"
     "from pathlib import Path\n"
-    "from encbench.servers.pg_sandbox import PgSandbox, server_settings\n"
+    "from encbench.servers.postgresql.sandbox import PgSandbox, server_settings\n"
     "server = PgSandbox('pg', Path(sys.argv[1]))\n"
     "server.initialize('')\n"
     "server.start(server_settings(32))\n"

@@ -11,7 +11,7 @@ import pytest
 from encbench.errors import ProofError
 from encbench.proof import at_rest as proof
 from encbench.servers import keys
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection
 from encbench.servers.variants import EncryptionSpec, Variant, server_options
 from encbench.workloads import sysbench

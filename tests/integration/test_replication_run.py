@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from encbench.servers import galera, registry
+from encbench.servers import registry
+from encbench.servers.mariadb import galera
 from tests.helpers import encbench, namespaces_left, terminated_leaving_nothing
 
 pytestmark = pytest.mark.skipif(

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput, ServerError
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.variants import common_options
 
 pytestmark = pytest.mark.integration

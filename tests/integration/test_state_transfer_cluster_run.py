@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from encbench.capacity import NO_AESNI_IA32CAP
-from encbench.servers import galera, registry
+from encbench.servers import registry
+from encbench.servers.mariadb import galera
 from encbench.studies.state_transfer.cluster import environment_of
 from tests.helpers import encbench, namespaces_left, processes_owned_by, terminated_leaving_nothing
 from tests.integration.state_transfer_checks import assert_each_cell_is_set_against_the_limits

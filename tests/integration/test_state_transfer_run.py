@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from encbench.servers import galera, registry
+from encbench.servers import registry
+from encbench.servers.mariadb import galera
 from tests.helpers import encbench, namespaces_left, processes_owned_by
 from tests.integration.state_transfer_checks import assert_each_cell_is_set_against_the_limits
 

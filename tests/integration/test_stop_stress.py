@@ -54,8 +54,8 @@ def test_a_server_stopped_while_it_starts_is_gone_within_seconds(tmp_path: Path)
     """mariadbd given SIGTERM in its first ~0.1 s may hang before "ready for connections",
     deaf to every later SIGTERM (findings): a stop during a start must not wait on it."""
     from encbench.errors import Interrupted
-    from encbench.servers import installs
-    from encbench.servers.sandbox import SandboxServer
+    from encbench.servers.mariadb import installs
+    from encbench.servers.mariadb.sandbox import SandboxServer
     from encbench.servers.variants import EncryptionSpec, server_options
 
     server = SandboxServer("plain", tmp_path / "s", use_cgroup=False, install=installs.of("system"))

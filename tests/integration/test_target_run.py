@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.studies.at_rest.table_sets import database_names
 from tests.helpers import encbench, start_plain_server, tiny_profile
 from tests.integration.users_server import PASSWORD, UsersServer, users_server, with_sshd

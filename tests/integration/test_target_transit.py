@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from tests.integration.users_server import PASSWORD, UsersServer, users_server, with_sshd
 
 PROFILE = """name = "tiny-transit"

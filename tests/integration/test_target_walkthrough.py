@@ -14,7 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from encbench.servers import key_setup
+from encbench.servers.mariadb import key_setup
 from tests.helpers import encbench, encbench_here, start_plain_server, tiny_profile
 
 PASSWORD = "not-a-real-secret-8"

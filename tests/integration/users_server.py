@@ -29,7 +29,7 @@ from encbench import proc
 from encbench.net import delay, netns, tunnels
 from encbench.proof import tls
 from encbench.servers import keys, pki
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, server_options
 from tests.helpers import encbench
 

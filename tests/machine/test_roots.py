@@ -11,7 +11,7 @@ import pytest
 
 from encbench.errors import BadInput
 from encbench.machine import roots
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from encbench.proof import tls
 from encbench.servers import keys
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.pki import Pki
-from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection
 from encbench.servers.variants import EncryptionSpec, server_options
 from encbench.workloads import connrate

@@ -14,7 +14,7 @@ from encbench import proc
 from encbench.errors import BadInput, ToolError
 from encbench.proof import tls
 from encbench.servers import pki
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection
 from encbench.workloads import bulk, connrate
 from tests.helpers import processes_owned_by, skip_unless_ci

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from encbench.servers.sandbox import free_port
+from encbench.servers.local import free_port
 
 MARKER = b"encbench-filter-marker-7f3a"
 

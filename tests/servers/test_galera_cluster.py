@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from encbench.servers import galera, registry
-from encbench.servers.galera_cluster import GaleraCluster
+from encbench.servers import registry
+from encbench.servers.mariadb import galera
+from encbench.servers.mariadb.galera_cluster import GaleraCluster
 
 LAUNCH = ["ip", "netns", "exec", "encb-test"]
 

@@ -13,8 +13,9 @@ import encbench.studies.operations as operations_study
 from encbench import proc
 from encbench.errors import BadInput
 from encbench.profiles.profile import parse
-from encbench.servers import keyplugin, keys
+from encbench.servers import keys
 from encbench.servers.keys import redact
+from encbench.servers.mariadb import keyplugin
 from encbench.studies.operations.servers import VERSION_STEP, key_versions_needed
 
 

@@ -19,8 +19,8 @@ import psutil
 import pytest
 
 from encbench import proc
-from encbench.kinds import mariadb as mariadb_kind
 from encbench.net import netns
+from encbench.servers import mariadb as mariadb_kind
 from encbench.servers import registry
 
 SLEEPER = (

@@ -15,8 +15,11 @@ from encbench.commands import plan
 from encbench.errors import BadInput
 from encbench.profiles import profile as profiles
 from encbench.profiles.profile import TargetSpec
-from encbench.servers import dsn, pg_password, pg_readiness, pg_target
-from encbench.servers.pg_readiness import PgFacts
+from encbench.servers import dsn
+from encbench.servers.postgresql import password as pg_password
+from encbench.servers.postgresql import readiness as pg_readiness
+from encbench.servers.postgresql import target as pg_target
+from encbench.servers.postgresql.readiness import PgFacts
 from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql.records import PgTransitCell
 from encbench.studies.in_transit.postgresql.target import skip_reason

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import ToolError
-from encbench.servers.sandbox import wait_ready
+from encbench.servers.local import wait_ready
 
 
 def test_a_server_that_exits_during_start_up_is_named_with_its_log() -> None:
@@ -38,11 +38,11 @@ def test_a_server_that_never_answers_is_named_with_the_probes_last_reason() -> N
 def test_a_servers_port_is_outside_the_ephemeral_range_and_free() -> None:
     import socket
 
-    from encbench.servers import sandbox
+    from encbench.servers import local
 
-    low = int(sandbox.LOCAL_PORT_RANGE.read_text().split()[0])
-    ports = {sandbox.free_port() for _ in range(20)}
-    assert all(sandbox.SERVER_PORTS.start <= p < min(low, sandbox.SERVER_PORTS.stop) for p in ports)
+    low = int(local.LOCAL_PORT_RANGE.read_text().split()[0])
+    ports = {local.free_port() for _ in range(20)}
+    assert all(local.SERVER_PORTS.start <= p < min(low, local.SERVER_PORTS.stop) for p in ports)
     assert len(ports) > 1  # drawn, not the same one each time
     with socket.socket() as s:
         s.bind(("127.0.0.1", ports.pop()))

@@ -14,7 +14,7 @@ import pytest
 
 from encbench.errors import ProofError
 from encbench.proof import at_rest as proof
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection, Needs, Target
 from encbench.servers.variants import EncryptionSpec
 

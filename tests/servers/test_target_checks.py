@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
-from encbench.servers import prerequisites as pre
 from encbench.servers.dsn import parse_dsn, with_target
 from encbench.servers.grants import DATABASE_ORDER, TargetNeeds
-from encbench.servers.user_server import password_from
+from encbench.servers.mariadb import prerequisites as pre
+from encbench.servers.mariadb.user_server import password_from
 
 MARIADB = {
     "version": "10.11.6-MariaDB-0+deb12u1",

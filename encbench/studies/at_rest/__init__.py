@@ -4,7 +4,7 @@ names: MariaDB (InnoDB's TDE and/or the filesystem layer, sysbench's mysql drive
 PostgreSQL (the filesystem layer alone, pgbench and sysbench's pgsql driver: postgresql/,
 measured apart, kinds.py over both)."""
 
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies.at_rest import cells, kinds, needs, options, report, table_sets
 from encbench.studies.at_rest import postgresql as postgresql_part
 from encbench.studies.at_rest.cells import configuration

@@ -19,7 +19,7 @@ from encbench import capacity
 from encbench.errors import ToolError
 from encbench.profiling import PROFILE_FILE, groups, perf
 from encbench.results.store import ResultStore
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.studies.at_rest.records import CellKey
 
 PROFILE_SCHEMA = 1

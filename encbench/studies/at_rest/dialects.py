@@ -13,7 +13,7 @@ plugin (INFORMATION_SCHEMA.PLUGINS, keyring_*); the proof is the ENCRYPTION colu
 default encryption (`DEFAULT ENCRYPTION`, defaulting to default_table_encryption), so each
 of encbench's databases is created with its set's own: a table then never differs from its
 schema's default.  Where table_encryption_privilege_check is ON, a schema default that
-differs from default_table_encryption needs TABLE_ENCRYPTION_ADMIN (servers/prerequisites.py
+differs from default_table_encryption needs TABLE_ENCRYPTION_ADMIN (servers/mariadb/prerequisites.py
 says so).  MySQL has no per-page cipher counters: its runs are proven by the tablespaces alone,
 and the report says that.
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 
 from encbench.servers.cgroup import CpuCounter
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 
 FLUSH_WAIT_MAX_S = 30.0
 # innodb_io_capacity (and its maximum) during the flush wait: pages a second, far above what

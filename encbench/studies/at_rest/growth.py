@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from encbench.errors import ServerError
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 
 GROWING_WORKLOADS = frozenset({"oltp_insert"})
 # Purge waits for the history of every earlier transaction; with no other client that is

@@ -20,8 +20,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from encbench.profiles.profile import ShapeSpec
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.remote_cpu import SshCpu
-from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import Connection, Target
 from encbench.servers.variants import EncryptionSpec
 from encbench.studies.at_rest.dialects import Dialect

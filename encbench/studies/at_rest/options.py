@@ -12,7 +12,7 @@ from encbench.machine.placement import Sharing
 from encbench.profiles.durations import MYSQL_RUN_OVERHEAD_S, RESTART_S, RUN_OVERHEAD_S
 from encbench.profiles.options import Rounds, Threads, budgets_listed, known
 from encbench.profiles.profile import Profile
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies.at_rest import steady
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.definition import Settings

@@ -18,10 +18,11 @@ from encbench.profiles.durations import load_seconds
 from encbench.profiles.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import installs, keys, page_cache, shapes
+from encbench.servers import keys, page_cache, shapes
 from encbench.servers.closed_on_exit import ClosedOnExit
+from encbench.servers.mariadb import installs
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.remote_cpu import SshCpu
-from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.sizing import (
     SERVER_ALLOWANCE_MB,

@@ -1,6 +1,6 @@
 """`encbench plan`: what a run would create and measure on a target, printed; nothing is
 created.  The server is only read (variables, grants, the catalogue).  Its login,
-privileges and key plugin are the target's part of the plan (kind_ways/readiness.py); this is
+privileges and key plugin are the target's part of the plan (servers/mariadb/readiness.py); this is
 the study's: the load it puts on the server, the regimes its buffer pool allows, every
 statement it would send, and which cells it would measure."""
 
@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from encbench.profiles.durations import cell_seconds, duration
 from encbench.profiles.profile import Profile
-from encbench.servers import fscrypt, prerequisites
+from encbench.servers import fscrypt
+from encbench.servers.mariadb import prerequisites
+from encbench.servers.mariadb.user_server import UserServer
 from encbench.servers.owned import MARKER_TABLE, PLACEHOLDER_KEY
-from encbench.servers.user_server import UserServer
 from encbench.studies.at_rest import target_regimes, volumes
 from encbench.studies.at_rest.cells import cells
 from encbench.studies.at_rest.dialects import Dialect, dialect_for

@@ -18,7 +18,7 @@ from encbench.report.parts import (
 )
 from encbench.report.study_parts import compared_cells
 from encbench.results.store import ResultStore
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.servers.variants import configuration_label
 from encbench.studies.at_rest import scopes_section, section, shapes_section, summary
 from encbench.studies.at_rest.models import AtRestSummary

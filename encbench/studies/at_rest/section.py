@@ -30,7 +30,7 @@ from encbench.report.tables import (
     Table,
     row,
 )
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies.at_rest import claims, kernel_ciphers
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest.dialects import MARIADB, dialect_for

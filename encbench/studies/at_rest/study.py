@@ -34,7 +34,7 @@ from encbench.machine.placement import UNPINNED, Placement
 from encbench.proof import at_rest as proof
 from encbench.servers import fscrypt, remote_cpu
 from encbench.servers.cgroup import CpuCounter
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.shapes import IoCounter
 from encbench.servers.target import Target, blame_the_server
 from encbench.servers.variants import VARIANTS, EncryptionSpec

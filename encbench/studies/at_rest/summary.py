@@ -12,7 +12,7 @@ from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.report.study_summary import study_fields
 from encbench.results.schema import primary_metric
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies.at_rest import cost_profile, floor, growth, target_regimes
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration

@@ -3,7 +3,7 @@ one ENCRYPTED=NO and one ENCRYPTED=YES, each in a database encbench creates, nam
 run id and marks as its own (a table `encbench_owner` whose COMMENT names the run).  A
 hosts.VariantHost design: both variants live on the one server.
 
-Safety: before anything is created, the prerequisites (servers/prerequisites.py) and the
+Safety: before anything is created, the prerequisites (servers/mariadb/prerequisites.py) and the
 names: a database of encbench's name that exists without this run's marker is refused, never
 read, altered or dropped.  Only encbench's own databases are created, filled, proven and —
 unless the target says keep — dropped at the end, on any exit.  No global variable is changed:
@@ -29,10 +29,10 @@ from typing import Any
 from encbench.profiles.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import prerequisites
+from encbench.servers.mariadb import prerequisites
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.owned import MARKER_TABLE, OwnedDatabases, ownership, run_key
 from encbench.servers.remote_cpu import SshCpu, cpu_measurement
-from encbench.servers.sandbox import SandboxServer
 from encbench.servers.target import MISSING, Connection, Target
 from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies.at_rest import target_regimes

@@ -16,7 +16,7 @@ from encbench.profiles.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, keys
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.sizing import data_dir_bytes
 from encbench.servers.variants import EncryptionSpec
 from encbench.servers.volume_pair import MIB as MIB

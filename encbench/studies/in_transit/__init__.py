@@ -3,7 +3,7 @@ plain TCP and over TLS or a tunnel, of each kind the profile's `[server] kinds` 
 target) names: MariaDB or MySQL (this package's modules) and PostgreSQL (postgresql/:
 measured apart, kinds.py over both)."""
 
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies.definition import StudyDefinition, TargetUse
 from encbench.studies.in_transit import cells, kind, kinds, needs, options, report, target
 from encbench.studies.in_transit import postgresql as postgresql_part

@@ -21,7 +21,7 @@ from itertools import groupby
 from encbench.engine import stopping_rule
 from encbench.profiles.profile import Profile
 from encbench.proof import tls
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.options import TransitSpec, transit_options
 from encbench.studies.in_transit.records import TransitCell

@@ -6,7 +6,7 @@ measured after MariaDB's where both are named."""
 from __future__ import annotations
 
 from encbench.profiles.profile import Profile
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies import definition
 
 NAME = "in-transit"

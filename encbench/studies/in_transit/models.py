@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from encbench.report.cell_summary import CellSummary, StudyPart
 from encbench.report.models import Model, Record, Spread
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 
 
 class Rate(Model):
@@ -62,7 +62,7 @@ class TransitCellSummary(CellSummary[TransitVariant]):
 class InTransitSummary(StudyPart[TransitCellSummary]):
     tls_version: str
     mariadb_version: str | None
-    # The private root its server ran from (servers/installs.py); None: this host's MariaDB.
+    # The private root its server ran from (servers/mariadb/installs.py); None: this host's MariaDB.
     install: dict[str, str] | None = None
     pki: dict[str, Record] | None
     notes: dict[str, str] | None

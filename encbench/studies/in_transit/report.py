@@ -13,7 +13,7 @@ from encbench.report.parts import (
     summary_builder,
 )
 from encbench.report.study_parts import compared_cells
-from encbench.servers import installs
+from encbench.servers.mariadb import installs
 from encbench.studies.in_transit import section, summary
 from encbench.studies.in_transit.models import InTransitSummary
 from encbench.studies.in_transit.records import TransitCell, TransitRecord

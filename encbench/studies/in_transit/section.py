@@ -14,7 +14,7 @@ from encbench.report import suspect
 from encbench.report.cells import flagged_cost, overhead_cell, verdict_notes, verdict_text
 from encbench.report.models import Differences, Estimate, NoiseFloor
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
-from encbench.servers.installs import MARIADB
+from encbench.servers.mariadb.installs import MARIADB
 from encbench.studies.in_transit import plots as in_transit_plots
 from encbench.studies.in_transit import proof_lines, tunnel_cost
 from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary, TransitVariant

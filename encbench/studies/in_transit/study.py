@@ -29,9 +29,10 @@ from encbench.errors import ToolError
 from encbench.net import netns
 from encbench.proof import tls
 from encbench.results.schema import Usage
-from encbench.servers import installs, keys, pki
+from encbench.servers import keys, pki
+from encbench.servers.mariadb import installs
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.remote_cpu import cpu_measurement
-from encbench.servers.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.target import Connection, Target, blame_the_server
 from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options

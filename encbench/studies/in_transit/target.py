@@ -31,10 +31,11 @@ from encbench.errors import BadInput
 from encbench.profiles.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import Handshake, describe_key, parse_s_client
 from encbench.results.store import ResultStore
-from encbench.servers import keys, pki, prerequisites
+from encbench.servers import keys, pki
+from encbench.servers.mariadb import prerequisites
+from encbench.servers.mariadb.user_server import UserServer
 from encbench.servers.owned import PLACEHOLDER_KEY, OwnedDatabases, ownership, run_key
 from encbench.servers.target import Connection
-from encbench.servers.user_server import UserServer
 from encbench.studies.in_transit.cells import TARGET_KEY, cells, target_skip_reason
 from encbench.studies.in_transit.needs import TARGET_NEEDS
 from encbench.workloads import bulk, sysbench

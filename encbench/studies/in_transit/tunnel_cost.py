@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from encbench.servers.installs import MARIADB
+from encbench.servers.mariadb.installs import MARIADB
 from encbench.studies.in_transit.models import TransitCellSummary
 
 # The published table (connections per second, one thread, two hosts on a gigabit LAN, all

@@ -13,10 +13,10 @@ from encbench.studies.operations.study import OperationsStudy
 
 def needs(profile: Profile) -> list[Check]:
     """Key rotation builds encbench's key plugin at run time: a C compiler and MariaDB's
-    server headers (servers/keyplugin)."""
+    server headers (servers/mariadb/keyplugin)."""
     if "key-rotation" not in options.operations_options(profile).operations:
         return []
-    from encbench.servers import keyplugin
+    from encbench.servers.mariadb import keyplugin
 
     name = f"key rotation: the build of {keyplugin.NAME}"
     why = keyplugin.problem()

@@ -2,7 +2,8 @@
 (innodb_encryption_rotate_key_age) re-encrypts pages whose key version is older than the
 latest, so it needs a key management plugin whose keys have versions.  Debian 12's MariaDB
 ships only file_key_management, whose keys have one version each, so encbench builds its own,
-encbench_key_management (servers/keyplugin); where it cannot be built (no compiler, no server
+encbench_key_management (servers/mariadb/keyplugin); where it cannot be built (no compiler, no
+server
 headers) or the profile does not ask for the cell, the report says why it was not measured."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from encbench.servers import keyplugin
+from encbench.servers.mariadb import keyplugin
 
 PLUGIN_DIR = Path("/usr/lib/mysql/plugin")
 ASK = 'add "key-rotation" to operations.operations'

@@ -4,7 +4,7 @@ once.  Encrypting existing data needs plain tables on a server that has a key: f
 cells the plain server is restarted `convertible` (plain, plus file_key_management with
 innodb_encrypt_tables=OFF), and both variants of the cell run on it.  Key rotation needs
 tables encrypted with a key that has versions: for it the plain server is restarted
-`rotatable` (plain, plus encbench's own key plugin, servers/keyplugin, with
+`rotatable` (plain, plus encbench's own key plugin, servers/mariadb/keyplugin, with
 innodb_encrypt_tables=ON), its tables encrypted before the cell's first round, and decrypted
 again before it leaves that mode, so that every other cell finds it plain.  Every other cell
 runs each variant on its own server."""
@@ -21,9 +21,10 @@ from typing import Any
 from encbench.profiles.profile import Profile
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keyplugin, keys, sizing
+from encbench.servers import keys, sizing
 from encbench.servers.closed_on_exit import ClosedOnExit
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb import keyplugin
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.variants import (
     VARIANTS,

@@ -13,7 +13,7 @@ round, plain against encrypted, with the engine's blocks, intervals and stopping
   side over foreground_s; the encryption's time and MiB/s are recorded on the encrypted side.
   Between rounds the tables are decrypted again (untimed), so each round starts from plain.
 - key rotation: as encrypting existing data, on the plain server with its tables encrypted
-  under encbench's own key plugin (servers/keyplugin) at key version v: the rotating
+  under encbench's own key plugin (servers/mariadb/keyplugin) at key version v: the rotating
   (`encrypted`) side's window raises the plugin's version to v + 2 and lasts until every
   page of every table has it; the other side's is foreground_s of the same load.
 - backup: `mariadb-backup --backup` of the running server into the sandbox, timed; deleted.
@@ -36,9 +36,10 @@ from encbench.engine.clocks import Stopwatch, timed
 from encbench.engine.study import Run
 from encbench.engine.study_base import Given, StudyBasics, window_fields
 from encbench.errors import ProofError, ToolError
-from encbench.servers import keyplugin
-from encbench.servers.installs import find_binary
-from encbench.servers.sandbox import SandboxServer, tree_bytes
+from encbench.servers.local import tree_bytes
+from encbench.servers.mariadb import keyplugin
+from encbench.servers.mariadb.installs import find_binary
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import blame_the_server
 from encbench.studies.operations import recovery, rotation
 from encbench.studies.operations.options import OperationsSpec

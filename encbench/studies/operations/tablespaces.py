@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from encbench.errors import ProofError
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 
 ENCRYPTION_POLL_S = 0.05
 TABLE_STATES = (

@@ -15,7 +15,7 @@ SECTION = "rejoin"
 
 RejoinTransfer = Literal["ist", "sst"]
 # Node 1 commits them within sysbench's margin (2 minutes: workloads/sysbench.py) and node
-# 2's IST needs them in node 1's 64 MB gcache (servers/galera.py): oltp_write_only's write
+# 2's IST needs them in node 1's 64 MB gcache (servers/mariadb/galera.py): oltp_write_only's write
 # sets are about 1 KB.
 MAX_MISSED_TRANSACTIONS = 20_000
 

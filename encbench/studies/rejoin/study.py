@@ -2,7 +2,7 @@
 after missing some transactions — by IST (its data directory kept: Galera sends only the
 write sets it missed, from node 1's gcache) or by a full SST (its data directory emptied:
 rsync copies node 1's, then IST sends what came meanwhile) — on the same two clusters as the
-replication study (Galera pairs, servers/galera_pair.py, made again for it by
+replication study (Galera pairs, servers/mariadb/galera_pair.py, made again for it by
 engine/galera_pair_study.py), plain against Galera's own TLS (socket.ssl_*).  IST travels over
 Galera's own connection, so socket.ssl is the only thing that encrypts it; the rsync SST
 stream is `[sst]`'s, plain in both clusters here.
@@ -41,7 +41,7 @@ from encbench.engine.study import Run
 from encbench.engine.study_base import window_fields
 from encbench.errors import ProofError
 from encbench.proof import link_capture
-from encbench.servers import galera
+from encbench.servers.mariadb import galera
 from encbench.studies.rejoin.options import RejoinSpec
 from encbench.studies.rejoin.records import REJOIN_TRANSFERS, RejoinCell, RejoinRecord
 from encbench.workloads import sysbench

@@ -2,7 +2,7 @@
 write workload whose every commit is certified with, and replicated to, a second node.
 
 Two 2-node clusters are up at once, each on its own pair of emulated hosts (Galera pairs,
-servers/galera_pair.py, made and loaded by engine/galera_pair_study.py): `plain` (no
+servers/mariadb/galera_pair.py, made and loaded by engine/galera_pair_study.py): `plain` (no
 socket.ssl) and `encrypted` (socket.ssl_key/cert/ca from the run's PKI).  Per cell — a sysbench
 write workload at a thread count — the engine's paired rounds run the workload against node 1 of
 one cluster, then of the other, while the idle cluster waits.  Two
@@ -41,7 +41,7 @@ from encbench.engine.study import Run
 from encbench.engine.study_base import window_fields
 from encbench.errors import ProofError
 from encbench.proof import link_capture
-from encbench.servers import galera
+from encbench.servers.mariadb import galera
 from encbench.studies.replication.options import ReplicationSpec
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.workloads import sysbench

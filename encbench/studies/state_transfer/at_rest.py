@@ -14,7 +14,7 @@ from pathlib import Path
 
 from encbench.errors import ProofError
 from encbench.servers import keys
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec, encryption_options
 
 SPEC = EncryptionSpec()

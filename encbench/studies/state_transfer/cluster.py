@@ -1,4 +1,4 @@
-"""The state-transfer study's cluster (servers/galera_cluster.py): two Galera nodes, each a
+"""The state-transfer study's cluster (servers/mariadb/galera_cluster.py): two Galera nodes, each a
 sandbox on its own emulated host — the donor in one network namespace, the joiner in the
 other, joined by a veth pair (net/netns.py, with the profile's rate limit if any).  The donor
 bootstraps the cluster and holds the profile's sysbench data and a marker table (a known
@@ -30,8 +30,10 @@ from encbench.errors import BadInput, ServerError, ToolError
 from encbench.net import netns
 from encbench.profiles.profile import Profile
 from encbench.results.store import ResultStore
-from encbench.servers import galera, pki
-from encbench.servers.galera_cluster import (
+from encbench.servers import pki
+from encbench.servers.local import tree_bytes
+from encbench.servers.mariadb import galera
+from encbench.servers.mariadb.galera_cluster import (
     MARKER_TABLE,
     SYNC_POLL_S,
     GaleraCluster,
@@ -39,7 +41,7 @@ from encbench.servers.galera_cluster import (
     marker_notes,
     status_value,
 )
-from encbench.servers.sandbox import SandboxServer, tree_bytes
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import remove_empty_sandbox_dir
 from encbench.servers.sizing import rows_mb
 from encbench.servers.variants import CALIBRATION_SIDES

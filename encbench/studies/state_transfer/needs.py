@@ -10,7 +10,7 @@ from encbench.errors import BadInput
 from encbench.machine import checks
 from encbench.machine.checks import Check
 from encbench.profiles.profile import Profile
-from encbench.servers import galera
+from encbench.servers.mariadb import galera
 from encbench.studies.state_transfer.options import (
     SOCAT_METHODS,
     SST_CIPHERS,

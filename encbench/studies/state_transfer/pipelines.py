@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 from encbench import proc, stopping
 from encbench.errors import ToolError
-from encbench.servers.installs import find_binary
+from encbench.servers.mariadb.installs import find_binary
 from encbench.studies.state_transfer.records import SstCell
 
 PORT = 4444  # the SST port: the wire proof's verdict reads this conversation

@@ -43,8 +43,8 @@ from encbench.errors import BadInput, ProofError
 from encbench.net import netns
 from encbench.net.netns import NetnsUnavailable, link_counters
 from encbench.proof import link_capture
-from encbench.servers import galera
-from encbench.servers.galera_cluster import MARKER_TABLE
+from encbench.servers.mariadb import galera
+from encbench.servers.mariadb.galera_cluster import MARKER_TABLE
 from encbench.servers.variants import side_name
 from encbench.studies.state_transfer import (
     donor_load,

@@ -13,11 +13,11 @@ import pytest
 
 from encbench.commands import rendering
 from encbench.errors import BadInput, ServerError
-from encbench.kind_ways import readiness
 from encbench.profiles import profile as profiles
 from encbench.report import documents, markdown
-from encbench.servers import grants, key_setup, prerequisites
+from encbench.servers import grants
 from encbench.servers.grants import TargetNeeds
+from encbench.servers.mariadb import key_setup, prerequisites, readiness
 from encbench.studies import target_needs
 from encbench.studies.at_rest import summary as at_rest_summary
 from encbench.studies.at_rest import target_regimes

@@ -13,7 +13,7 @@ import pytest
 from encbench.errors import ProofError
 from encbench.profiles import profile as profiles
 from encbench.proof import at_rest as proof
-from encbench.servers import prerequisites as pre
+from encbench.servers.mariadb import prerequisites as pre
 from encbench.studies.at_rest.dialects import MARIADB_DIALECT, dialect_for
 from encbench.studies.at_rest.needs import target_needs
 from encbench.studies.at_rest.table_sets import statements

@@ -1,7 +1,7 @@
 """The PostgreSQL in-transit study without a server: pgbench's report read, its options
 refused in one line, its cells, its per-run proof, its report on made-up records, and the
 sandbox's pieces that need no server (password file, SCRAM verifier, libpq settings, the
-way to the data directory).  The registry's kinds: tests/kinds/test_registry_kinds.py."""
+way to the data directory).  The registry's kinds: tests/servers/test_registry_kinds.py."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from encbench.profiles import profile as profiles
 from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
-from encbench.servers import pg_sandbox
+from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.studies.in_transit.postgresql import cells as pg_cells
 from encbench.studies.in_transit.postgresql import pgbench, proof, section
 from encbench.studies.in_transit.postgresql import report as pg_report

@@ -13,7 +13,7 @@ import pytest
 from encbench.engine import galera_pair_study
 from encbench.errors import BadInput, ProofError
 from encbench.profiles.profile import Profile, parse
-from encbench.servers import galera
+from encbench.servers.mariadb import galera
 from encbench.studies.replication import cells
 from encbench.studies.replication.records import ReplicationCell, ReplicationRecord
 from encbench.studies.replication.study import judge, prove_run

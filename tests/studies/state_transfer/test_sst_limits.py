@@ -16,7 +16,7 @@ from encbench.capacity import disk, link
 from encbench.errors import BadInput, ToolError
 from encbench.profiles.profile import Profile, parse
 from encbench.report import markdown
-from encbench.servers import galera
+from encbench.servers.mariadb import galera
 from encbench.studies.state_transfer import limits, measure_limits
 from encbench.studies.state_transfer.records import SstCell, SstRecord
 from tests.helpers import GOLDEN_ROOT

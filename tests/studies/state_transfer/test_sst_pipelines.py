@@ -15,7 +15,7 @@ import pytest
 from encbench.errors import BadInput, ProofError, ToolError
 from encbench.profiles.profile import Profile, parse
 from encbench.report import markdown
-from encbench.servers import galera
+from encbench.servers.mariadb import galera
 from encbench.studies.state_transfer import cells, limits, pipeline_rsync, pipelines, sizing, sstlog
 from encbench.studies.state_transfer.cluster import sockopt
 from encbench.studies.state_transfer.records import SstCell, SstRecord

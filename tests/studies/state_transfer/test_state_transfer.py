@@ -17,7 +17,7 @@ from encbench.errors import BadInput, ProofError
 from encbench.profiles.profile import Profile, TargetSpec, parse
 from encbench.proof import wire
 from encbench.report import markdown
-from encbench.servers import galera
+from encbench.servers.mariadb import galera
 from encbench.servers.variants import render_cnf
 from encbench.studies import STUDIES
 from encbench.studies.state_transfer import cells, sstlog

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from encbench.servers import page_cache, shapes
-from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.studies.at_rest.postgresql.pgbench import DATABASE
 
 PREWARM_SQL = (

@@ -15,7 +15,8 @@ from encbench.machine import checks
 from encbench.machine.checks import Check
 from encbench.profiles.durations import load_seconds
 from encbench.profiles.profile import Profile
-from encbench.servers import fscrypt, pg_sandbox, shapes
+from encbench.servers import fscrypt, shapes
+from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.studies.at_rest.postgresql.options import (
     data_mb_estimate,
     is_oltp,
@@ -86,7 +87,7 @@ def filesystem_check() -> Check:
 
 
 def needs(profile: Profile) -> list[Check]:
-    found = [checks.postgresql_programs(), filesystem_check(), groups_check()]
+    found = [pg_sandbox.programs_check(), filesystem_check(), groups_check()]
     if os.geteuid() == 0:
         found.append(checks.binary("setpriv", "util-linux"))
     if any(is_oltp(w) for w in pg_at_rest_options(profile).workloads):

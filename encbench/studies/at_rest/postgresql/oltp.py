@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from encbench.servers.pg_sandbox import ADMIN, PgSandbox
+from encbench.servers.postgresql.sandbox import ADMIN, PgSandbox
 from encbench.servers.target import Connection
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from encbench.workloads import sysbench

@@ -17,7 +17,7 @@ from __future__ import annotations
 import secrets
 
 from encbench.errors import ProofError
-from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.studies.at_rest.postgresql.pgbench import DATABASE
 from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
 

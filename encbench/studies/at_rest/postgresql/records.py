@@ -65,7 +65,7 @@ class PgAtRestRecord(PgbenchRun):
     # A write run's CHECKPOINT inside its window (seconds): the pages it dirtied written, and
     # on the fs side encrypted, charged to it; None for a read run (schema 1: none at all).
     checkpoint_s: float | None = None
-    # The server's own counters over the run (servers/pg_counters.py): blocks read from the
+    # The server's own counters over the run (servers/postgresql/counters.py): blocks read from the
     # filesystem, blocks written to it, WAL bytes written; None in runs recorded before them.
     blocks_read: int | None = None
     blocks_written: int | None = None

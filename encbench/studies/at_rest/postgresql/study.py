@@ -36,8 +36,10 @@ from encbench.engine.study_base import Given, StudyBasics, load_fields
 from encbench.machine import placement
 from encbench.proof import at_rest as image_proof
 from encbench.results.pgbench_run import pgbench_fields
-from encbench.servers import fscrypt, images, keys, pg_counters, pg_sandbox, shapes
-from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers import fscrypt, images, keys, shapes
+from encbench.servers.postgresql import counters as pg_counters
+from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.servers.target import blame_the_server
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair

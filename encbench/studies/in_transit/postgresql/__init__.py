@@ -5,7 +5,7 @@ distances.  Measured apart from MariaDB's (their own runner, records and part of
 report: a KindPart of the study), where `[server] kinds` names PostgreSQL or the target is
 a PostgreSQL server."""
 
-from encbench.servers import pg_target
+from encbench.servers.postgresql import target as pg_target
 from encbench.studies.definition import KindPart, TargetUse
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.postgresql import cells, options, report, target

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from encbench.engine.machine_needs import RootNeed
 from encbench.errors import BadInput
-from encbench.kinds import postgresql
 from encbench.machine import checks
 from encbench.machine.checks import Check
 from encbench.profiles.profile import Profile
-from encbench.servers import pg_sandbox
+from encbench.servers import postgresql
+from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
 from encbench.studies.in_transit.postgresql.options import pg_transit_options
 
@@ -62,7 +62,7 @@ def client_checks() -> list[Check]:
 def needs(profile: Profile) -> list[Check]:
     if profile.target is not None:
         return [*client_checks(), checks.binary("openssl", "openssl")]
-    found = [checks.postgresql_programs(), checks.binary("openssl", "openssl")]
+    found = [pg_sandbox.programs_check(), checks.binary("openssl", "openssl")]
     if os.geteuid() == 0:
         found += [_server_user_check(), checks.binary("setpriv", "util-linux")]
     return found
@@ -70,7 +70,7 @@ def needs(profile: Profile) -> list[Check]:
 
 def optional_tools() -> list[tuple[Check, str]]:
     return [
-        (checks.postgresql_programs(), "for the PostgreSQL in-transit study"),
+        (pg_sandbox.programs_check(), "for the PostgreSQL in-transit study"),
         (checks.binary("ip", "iproute2"), "for its distances (network namespaces)"),
     ]
 

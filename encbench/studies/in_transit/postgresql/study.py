@@ -34,8 +34,9 @@ from encbench.net import distance, netns
 from encbench.net.distance import Hosts
 from encbench.proof import link_capture
 from encbench.results.pgbench_run import pgbench_fields
-from encbench.servers import keys, pg_sandbox, pki
-from encbench.servers.pg_sandbox import PgSandbox
+from encbench.servers import keys, pki
+from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.target import Alive, blame_the_server
 from encbench.studies.in_transit.postgresql import cells as pg_cells

@@ -1,7 +1,7 @@
 """PostgreSQL in transit against a server encbench did not start (`--target
 postgresql://user@host:port/`): plain TCP (sslmode=disable) against the server's own TLS,
 from this host, as the user's login, in a database encbench creates, marks and drops
-(servers/pg_target.py).  No role is created and no setting of the server is changed.
+(servers/postgresql/target.py).  No role is created and no setting of the server is changed.
 
 A target is not a sandbox, so what a sandbox varies is the server's own here:
 - the certificate: the first key type's rows are measured with whatever certificate the
@@ -33,13 +33,17 @@ from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import CellSkipped, Run
 from encbench.engine.study_base import Given
 from encbench.errors import EncbenchError
-from encbench.kinds.postgresql import quote_ident
 from encbench.profiles.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import describe_key, parse_s_client
-from encbench.servers import leftovers, pg_password, pg_readiness, pg_sandbox, pg_target
+from encbench.servers import leftovers
 from encbench.servers.owned import PLACEHOLDER_KEY
-from encbench.servers.pg_readiness import PgFacts
-from encbench.servers.pg_target import PgTarget, Route
+from encbench.servers.postgresql import password as pg_password
+from encbench.servers.postgresql import quote_ident
+from encbench.servers.postgresql import readiness as pg_readiness
+from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql import target as pg_target
+from encbench.servers.postgresql.readiness import PgFacts
+from encbench.servers.postgresql.target import PgTarget, Route
 from encbench.servers.target import Alive
 from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
 from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells

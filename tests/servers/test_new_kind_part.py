@@ -1,5 +1,5 @@
 """A new kind's cells come into a study of several kinds through one door: a KindPart in the
-study's `parts`, and nothing else.  The toy kind (tests/kinds/test_new_kind.py) measured by the
+study's `parts`, and nothing else.  The toy kind (tests/servers/test_new_kind.py) measured by the
 in-transit study as a toy part (the toy study's cells, records and report,
 tests/engine/test_new_study.py) gets its cells in the study's plan beside MariaDB's, each named
 by its kind, its runner run by the engine on fakes, its part of the report, and `compare`,
@@ -22,16 +22,16 @@ from encbench.engine.progress import RunProgress
 from encbench.engine.runner import Runner, estimated_seconds
 from encbench.engine.study import Run
 from encbench.engine.study_base import Given
-from encbench.kinds import server_kind
-from encbench.kinds.server_kind import KINDS
 from encbench.profiles import profile as profiles
 from encbench.report import markdown
 from encbench.results.schema import Metric
 from encbench.results.store import ResultStore
+from encbench.servers import server_kind
+from encbench.servers.server_kind import KINDS
 from encbench.studies import in_transit
 from encbench.studies.definition import KindPart, Settings, StudyDefinition
 from tests.engine.test_new_study import TOY, ToyCell, ToyOptions, ToyRecord, toy_cells, toy_options
-from tests.kinds.test_new_kind import TOY_KIND
+from tests.servers.test_new_kind import TOY_KIND
 
 
 # -- the toy part's runner: what the engine drives (engine/study.py), here on fakes ---------------

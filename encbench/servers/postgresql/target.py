@@ -1,6 +1,6 @@
 """A PostgreSQL server encbench did not start (`--target postgresql://user@host:port/`):
 reached with psql as the user's login, its password only in a password file of encbench's
-own (servers/pg_password.py), every PG* variable of the user's environment blanked for the
+own (servers/postgresql/password.py), every PG* variable of the user's environment blanked for the
 children (pg_sandbox.clean_env).  What a run needs of it is checked by pg_readiness.py.
 
 What encbench owns there: one database, `encbench_<12 hex of the results directory>_pgtransit`,
@@ -21,16 +21,16 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.kinds.postgresql import quote_ident
-from encbench.servers import pg_sandbox
+from encbench.servers.mariadb.prerequisites import PLAN_HINT
 from encbench.servers.owned import run_key
-from encbench.servers.pg_password import (
+from encbench.servers.postgresql import quote_ident
+from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql.password import (
     MAINTENANCE_DATABASE,
     PgLogin,
     password_from,
     write_passfile,
 )
-from encbench.servers.prerequisites import PLAN_HINT
 
 CONNECT_TIMEOUT_S = "10"
 QUERY_TIMEOUT_S = 600.0

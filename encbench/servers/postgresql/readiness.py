@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.kinds.postgresql import quote_ident
-from encbench.servers.pg_password import PgLogin, password_source
-from encbench.servers.pg_target import PgTarget, Route, libpq_words, login
-from encbench.servers.prerequisites import PLAN_HINT
+from encbench.servers.mariadb.prerequisites import PLAN_HINT
+from encbench.servers.postgresql import quote_ident
+from encbench.servers.postgresql.password import PgLogin, password_source
+from encbench.servers.postgresql.target import PgTarget, Route, libpq_words, login
 
 # pg_stat_database.sessions (the per-run count of connections) is PostgreSQL 14's.
 MIN_VERSION_NUM = 140000

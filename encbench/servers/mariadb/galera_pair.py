@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from encbench.errors import ServerError
-from encbench.servers import galera, pki
-from encbench.servers.galera_cluster import (
+from encbench.servers import pki
+from encbench.servers.mariadb import galera
+from encbench.servers.mariadb.galera_cluster import (
     MARKER_TABLE,
     SYNC_POLL_S,
     GaleraCluster,
@@ -30,7 +31,7 @@ from encbench.servers.galera_cluster import (
     status_value,
     variable_value,
 )
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers.mariadb.sandbox import SandboxServer
 
 VARIANTS = ("plain", "encrypted")
 SYNC_TIMEOUT_S = 300.0

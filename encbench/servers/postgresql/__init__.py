@@ -1,8 +1,8 @@
-"""PostgreSQL: its facts.  postgres sandboxes (servers/pg_sandbox.py) with no encryption of
+"""PostgreSQL: its facts.  postgres sandboxes (servers/postgresql/sandbox.py) with no encryption of
 its own at rest (the filesystem layer under it: fscrypt), TLS by the server's ssl settings,
 pgbench and sysbench's `pgsql` driver as the load, and a target reached by postgresql://
 with the password from libpq's own places.  Its ways (a target's checks) are in
-kind_ways/postgresql.py."""
+servers/postgresql/ways.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import psutil
 
 from encbench import proc
 from encbench.errors import EncbenchError
-from encbench.kinds.kind import Sandboxed, ServerKind
+from encbench.servers.kind import Sandboxed, ServerKind
 
 # The postmaster's own shutdown modes, as `pg_ctl stop -m fast` and `-m immediate` send them
 # (SIGTERM would be "smart": it waits for every client to leave).  Sent to the postmaster
@@ -99,7 +99,7 @@ KIND = ServerKind(
     ),
     quote_identifier=quote_ident,
     profiles_example="e.g. postgresql",
-    ways="encbench.kind_ways.postgresql",
+    ways="encbench.servers.postgresql.ways",
     target_rules=_target_rules,
     load_clients=("pgbench",),
 )

@@ -1,5 +1,5 @@
-"""PostgreSQL's ways: a target's login, plan and leftovers (servers/pg_readiness.py,
-servers/pg_target.py).  Its studies name PostgreSQL's programs in their own needs: against
+"""PostgreSQL's ways: a target's login, plan and leftovers (servers/postgresql/readiness.py,
+servers/postgresql/target.py).  Its studies name PostgreSQL's programs in their own needs: against
 a target, the in-transit study needs only the clients, so the kind itself needs no tool."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from encbench.kind_ways import KindWays, TargetWays
-from encbench.servers import pg_readiness, pg_target
+from encbench.servers.postgresql import readiness as pg_readiness
+from encbench.servers.postgresql import target as pg_target
+from encbench.servers.ways import KindWays, TargetWays
 
 
 def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:

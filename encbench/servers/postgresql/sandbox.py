@@ -1,4 +1,5 @@
-"""A throwaway PostgreSQL server in a private directory, as servers/sandbox.py is for MariaDB.
+"""A throwaway PostgreSQL server in a private directory, as servers/mariadb/sandbox.py is for
+MariaDB.
 
 Lifecycle: initdb into a data directory of the sandbox (0700, owned by the user the server
 runs as) → `postgres -D DATA -c …` in its own process group, every setting on its command
@@ -40,10 +41,11 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError, ServerError, ToolError
-from encbench.kinds.postgresql import PACKAGE, bindir
-from encbench.servers import cgroup, keys, registry, shapes
+from encbench.machine.checks import Check
+from encbench.servers import cgroup, keys, postgresql, registry, shapes
+from encbench.servers.local import check_path, free_port, wait_ready
 from encbench.servers.pki import Pki
-from encbench.servers.sandbox import check_path, free_port, wait_ready
+from encbench.servers.postgresql import PACKAGE, PROGRAMS, bindir
 from encbench.servers.sizing import SERVER_MAX_CONNECTIONS
 
 INSTALL_HINT = f"install it: apt-get install {PACKAGE} (or scripts/setup-test-extras.sh)"
@@ -585,3 +587,19 @@ class PgSandbox:
                 tail=tail,
                 hint=f"its log: {self.log}",
             )
+
+
+def programs_check() -> Check:
+    """PostgreSQL's programs, which every PostgreSQL study's sandbox runs (Debian's
+    postgresql-15, found wherever `bindir` finds them)."""
+    found = postgresql.bindir()  # asked of the kind's module at each call (tests replace it)
+    name = f"PostgreSQL ({', '.join(PROGRAMS)})"
+    if found is None:
+        return Check(
+            name,
+            False,
+            "not found",
+            f"apt-get install {PACKAGE} (or scripts/setup.sh PROFILE)",
+            PACKAGE,
+        )
+    return Check(name, True, str(found))

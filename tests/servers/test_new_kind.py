@@ -19,16 +19,15 @@ import pytest
 from encbench import studies
 from encbench.commands import plan, rendering
 from encbench.errors import BadInput
-from encbench.kind_ways import KindWays, TargetWays
-from encbench.kinds import server_kind
-from encbench.kinds.kind import Sandboxed, ServerKind
-from encbench.kinds.server_kind import KINDS
 from encbench.machine import environment
 from encbench.machine.checks import Check
 from encbench.profiles import profile as profiles
 from encbench.report import markdown
 from encbench.results.store import ResultStore
-from encbench.servers import dsn, leftovers, registry
+from encbench.servers import dsn, leftovers, registry, server_kind
+from encbench.servers.kind import Sandboxed, ServerKind
+from encbench.servers.server_kind import KINDS
+from encbench.servers.ways import KindWays, TargetWays
 from tests.engine.test_new_study import TOML, TOY, _runs
 
 STOPPED: list[int] = []
@@ -129,7 +128,7 @@ def test_doctor_the_environment_a_plan_a_report_and_compare_name_it(
     prof = profiles.parse(TOML, "toy.toml")
     (study,) = studies.named(prof)
     assert [c.name for c in study.machine_needs(prof)] == ["toyd"]
-    assert environment.collect()["toy"] == "1.2.3"
+    assert environment.collect(server_kind.installed_versions())["toy"] == "1.2.3"
     assert "toy: nothing at all; plain toy against encrypted toy" in "\n".join(plan.lines(prof))
 
     summaries = []

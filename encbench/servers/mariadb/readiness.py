@@ -12,10 +12,9 @@ definitions (TargetNeeds: studies/definition.py).
 from __future__ import annotations
 
 import os
+from typing import Protocol
 
 from encbench.errors import BadInput
-from encbench.profiles.profile import TargetSpec
-from encbench.servers import key_setup, prerequisites
 from encbench.servers.grants import (
     DATABASE_ORDER,
     GLOBAL_ORDER,
@@ -31,8 +30,24 @@ from encbench.servers.grants import (
     ordered,
     reasons,
 )
-from encbench.servers.prerequisites import ServerFacts
-from encbench.servers.user_server import UserServer, password_from
+from encbench.servers.mariadb import key_setup, prerequisites
+from encbench.servers.mariadb.prerequisites import ServerFacts
+from encbench.servers.mariadb.user_server import TargetLogin, UserServer, password_from
+
+
+class TargetSpec(TargetLogin, Protocol):
+    """What checking and planning a target read of its `[target]` (profile.TargetSpec is
+    one): said here so that servers/ does not import the profile above it."""
+
+    @property
+    def socket(self) -> str: ...
+    @property
+    def host(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def user(self) -> str: ...
+
 
 # Names like the ones a run gives its databases (owned.py): a grant must cover them all.
 EXAMPLE_DATABASES = tuple(f"encbench_000000000000_{s}" for s in ("plain", "encrypted", "transit"))

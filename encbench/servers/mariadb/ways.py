@@ -1,15 +1,16 @@
 """MariaDB's ways: the server's tools, and a target's login, grants, plan and leftovers
-(kind_ways/readiness.py, servers/owned.py)."""
+(servers/mariadb/readiness.py, servers/owned.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from encbench.kind_ways import KindWays, TargetWays, readiness
 from encbench.machine import checks
 from encbench.servers import owned
-from encbench.servers.user_server import UserServer
+from encbench.servers.mariadb import readiness
+from encbench.servers.mariadb.user_server import UserServer
+from encbench.servers.ways import KindWays, TargetWays
 
 
 def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:

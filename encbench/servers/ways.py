@@ -1,4 +1,4 @@
-"""A kind's ways, found from its facts (kinds/kind.py): what the high parts ask of a
+"""A kind's ways, found from its facts (servers/kind.py): what the high parts ask of a
 server kind — `doctor`'s tools, and a target's check, plan, ownership and clean-up."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from encbench.kinds import server_kind
 from encbench.machine.checks import Check
+from encbench.servers import server_kind
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@
      file_key_management's option of that name.
 
    Keys are never written to the error log.  Built by encbench at run time
-   (encbench/servers/keyplugin/__init__.py) against the server's own headers. */
+   (encbench/servers/mariadb/keyplugin/__init__.py) against the server's own headers. */
 
 #include <my_config.h>
 #include <mysql/plugin_encryption.h>

@@ -1,8 +1,10 @@
-"""MariaDB (and, as a target, MySQL): its facts.  mariadbd sandboxes (servers/sandbox.py),
-InnoDB's own encryption with a key management plugin (servers/key_setup.py,
+"""MariaDB (and, as a target, MySQL): its facts.  mariadbd sandboxes (servers/mariadb/sandbox.py),
+InnoDB's own encryption with a key management plugin (servers/mariadb/key_setup.py,
 servers/variants.py), TLS by the server's own options, sysbench's `mysql` driver as the
 load, and a target reached by mysql:// with the password from MYSQL_PWD or an option file.
-Its ways (tools, a target's checks) are in kind_ways/mariadb.py."""
+Its ways (tools, a target's checks) are in servers/mariadb/ways.py.  MySQL is a release of
+this kind, not a kind of its own: the same protocol, client, driver and load, installed from
+a private root (servers/mariadb/installs.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import signal
 import psutil
 
 from encbench import proc
-from encbench.kinds.kind import Sandboxed, ServerKind
+from encbench.servers.kind import Sandboxed, ServerKind
 
 # mariadbd shuts down cleanly on SIGTERM once it has started.
 SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
@@ -57,8 +59,7 @@ KIND = ServerKind(
     ),
     quote_identifier=lambda name: "`" + name.replace("`", "``") + "`",
     profiles_example="e.g. smoke or in-transit",
-    ways="encbench.kind_ways.mariadb",
+    ways="encbench.servers.mariadb.ways",
     option_file=True,
-    at_rest_layers=("tde", "filesystem"),
     load_clients=("sysbench",),
 )

@@ -1,17 +1,18 @@
-"""What encbench knows of a kind of database server, in two parts that stand at two heights
-of the house:
+"""What encbench knows of a kind of database server, in two parts of its package
+`servers/<name>/`:
 
 - its facts (ServerKind): names, DSN schemes, how its sandboxed server is recognised and
   stopped, its version as installed — what the DSN parser, the sandbox registry, `encbench
   clean` and the profile read, low in the house;
-- its ways (KindWays, kind_ways/): the tools a study of it needs, and what encbench does
+- its ways (KindWays, its `ways.py`): the tools a study of it needs, and what encbench does
   with a server of it that it did not start (log in, check grants, plan, drop its own
   leftovers) — built on the target and readiness modules, high in the house.
 
-A kind is its facts, `kinds/<name>/__init__.py` (KIND), its ways, `kind_ways/<name>.py`
-(WAYS), and one line in `server_kind.KINDS`: two rooms, so that the low one (kinds/) never
-stands above what imports it.  The facts name the ways' module, so a high part
-(kind_ways.of) finds them without any low part importing them."""
+A kind is one package, `servers/<name>/`: its facts in its `__init__.py` (KIND, importing
+only the low parts: proc, errors), its ways in its `ways.py` (WAYS), its sandbox, target and
+counters beside them; and one line in `server_kind.KINDS`.  The facts name the ways'
+module, so a high part (servers/ways.py's `of`) finds them without the DSN parser or the
+profile, which read the facts, importing the target modules."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ class ServerKind:
     quote_identifier: Callable[[str], str]  # a database name in its SQL
     # A profile that measures it, for the one line that refuses a target of another kind.
     profiles_example: str
-    # The module whose WAYS (a KindWays) are its ways: "encbench.kind_ways.mariadb".
+    # The module whose WAYS (a KindWays) are its ways: "encbench.servers.mariadb.ways".
     ways: str
 
     # Optional.
@@ -65,8 +66,6 @@ class ServerKind:
     target_rules: Callable[[Any], str | None] = _no_rules
     # Its clients read the password from an option file (--defaults-extra-file).
     option_file: bool = False
-    # At-rest encryption it offers: its own ("tde") and/or the filesystem layer under it.
-    at_rest_layers: tuple[str, ...] = ("filesystem",)
     # The load clients its studies drive, as the report's software line names them.
     load_clients: tuple[str, ...] = field(default_factory=tuple)
 

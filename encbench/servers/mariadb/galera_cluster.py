@@ -23,8 +23,9 @@ from types import TracebackType
 from typing import Generic, Self, TypeVar
 
 from encbench.errors import BadInput
-from encbench.servers import galera, registry
-from encbench.servers.sandbox import SandboxServer
+from encbench.servers import registry
+from encbench.servers.mariadb import galera
+from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox
 from encbench.servers.variants import common_options
 

@@ -1,4 +1,4 @@
-"""A Galera node is a sandbox (servers/sandbox.py) with wsrep options: MariaDB's galera-4
+"""A Galera node is a sandbox (servers/mariadb/sandbox.py) with wsrep options: MariaDB's galera-4
 provider, its own address, group-communication port, IST port and SST port, and an [sst]
 group that the SST scripts (wsrep_sst_mariabackup, wsrep_sst_rsync) read from the node's own
 option file each time they run.  After MariaDB's mysql-test/suite/galera/galera_2nodes.cnf,
@@ -19,7 +19,7 @@ from encbench.errors import BadInput, ServerError
 from encbench.machine.checks import Check
 
 if TYPE_CHECKING:
-    from encbench.servers.sandbox import SandboxServer
+    from encbench.servers.mariadb.sandbox import SandboxServer
 
 PROVIDER_PATHS = (Path("/usr/lib/galera/libgalera_smm.so"), Path("/usr/lib/libgalera_smm.so"))
 PROVIDER_HINT = "install it: apt-get install galera-4 (or `make setup`)"

@@ -1,14 +1,14 @@
 """The kinds of server encbench knows, listed once (KINDS), and the registry every part asks
 instead of "is this MariaDB or PostgreSQL?": the DSN parser its schemes, a target its
 rules, the sandbox registry how its server is recognised and stopped, the report its name
-and version.  A kind's facts are a package, `kinds/<name>/` (kinds/kind.py says what they
-hold); they stand low in the house, so this registry imports them directly, and its ways
-(`kind_ways/<name>.py`) are found by the high parts through kind_ways.of."""
+and version.  A kind is a package, `servers/<name>/` (servers/kind.py says what it
+holds); this registry imports only its facts (its `__init__.py`), and its ways (its
+`ways.py`) are found by the high parts through servers/ways.py's `of`."""
 
 from __future__ import annotations
 
-from encbench.kinds import mariadb, postgresql
-from encbench.kinds.kind import ServerKind
+from encbench.servers import mariadb, postgresql
+from encbench.servers.kind import ServerKind
 
 # The first is the default: a target without a kind, and registry entries written before
 # kinds existed, are MariaDB's.
@@ -25,6 +25,12 @@ def register_kinds(kinds: tuple[ServerKind, ...]) -> None:
 
 def kinds() -> list[ServerKind]:
     return list(_KINDS.values())
+
+
+def installed_versions() -> dict[str, str | None]:
+    """Each kind's version on this machine under its name (None where it is not installed):
+    what every results directory's environment.json records."""
+    return {kind.name: kind.installed_version() for kind in kinds()}
 
 
 def names() -> list[str]:
