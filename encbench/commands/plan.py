@@ -84,7 +84,7 @@ def _labels(profile: Profile, s: StudyDefinition) -> list[str]:
 
 def _title(profile: Profile, s: StudyDefinition, kind: str) -> str:
     """A kind as people read it; its first kind's as the install's family where the profile
-    runs a private root of it (MySQL's cells are MariaDB's kind's)."""
+    runs a private root of it (MySQL's cells are the mariadb kind's)."""
     install = profile.server.install
     if kind == s.kinds[0] and s.install_families and install != installs.SYSTEM:
         return installs.family_of(install)

@@ -145,7 +145,7 @@ class ServerSpec(Strict):
     # `encbench run --install NAME` sets it (commands/overrides.py).
     SYSBENCH: ClassVar[Mapping[str, str]] = {"install": "install"}
     # The kinds of server the at-rest and in-transit studies measure on their sandboxes, each
-    # where it offers what a cell needs (server_kind.KINDS; "mariadb" is the MySQL family,
+    # where it offers what a cell needs (server_kind.KINDS; "mariadb" is MariaDB or MySQL,
     # its release chosen by `install`).
     kinds: Annotated[list[str], Field(min_length=1)] = ["mariadb"]
 

@@ -86,7 +86,7 @@ def measured_servers(
     studies: Sequence[Reported], parts: Mapping[str, Model], environment: Record | None
 ) -> dict[str, MeasuredServer]:
     """Each measured study's server: its kind, its name (a MySQL target's own, measured
-    by MariaDB's kind), and its version (the study's record, else the installed one)."""
+    by the mariadb kind), and its version (the study's record, else the installed one)."""
     env = environment or {}
     found: dict[str, MeasuredServer] = {}
     for s in studies:

@@ -38,7 +38,7 @@ class Setup:
     last: list[str] = field(default_factory=list)
     server_version: str | None = None
     # The server as its makers name it where that is not its kind's title: a MySQL target is
-    # measured by MariaDB's kind (one protocol, one DSN scheme), and its report says MySQL.
+    # measured by the mariadb kind (one protocol, one DSN scheme), and its report says MySQL.
     server_title: str | None = None
     # The kinds this part measured, each with its server's version and title as above
     # (empty: its study's first kind, with server_version and server_title).
