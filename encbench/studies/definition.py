@@ -149,8 +149,8 @@ class StudyDefinition:
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
     calibration: Calibrated | None = None  # None: no A/A calibration of it yet
-    # The families of server (installs.py: "MariaDB", "MySQL") whose private roots its
-    # sandboxes run from with `[server] install`; (): always this host's MariaDB.
+    # The families of server (servers/mariadb/installs.py: "MariaDB", "MySQL") whose private
+    # roots its sandboxes run from with `[server] install`; (): always this host's MariaDB.
     install_families: tuple[str, ...] = ()
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).

@@ -1,7 +1,7 @@
 """A PostgreSQL server encbench did not start (`--target postgresql://user@host:port/`):
 reached with psql as the user's login, its password only in a password file of encbench's
 own (servers/postgresql/password.py), every PG* variable of the user's environment blanked for the
-children (pg_sandbox.clean_env).  What a run needs of it is checked by pg_readiness.py.
+children (pg_sandbox.clean_env).  What a run needs of it is checked by readiness.py beside it.
 
 What encbench owns there: one database, `encbench_<12 hex of the results directory>_pgtransit`,
 marked as its own by its COMMENT (`encbench run <the same 12 hex>`), created by the login
