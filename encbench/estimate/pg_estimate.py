@@ -1,5 +1,5 @@
 """`encbench estimate --target postgresql://USER@HOST:PORT/`: PostgreSQL's counters over the
-window (servers/postgresql/counters.py, one psql per reading, every 10 s) × the units of the
+window (servers/postgresql/counters.py, one connection per reading, every 10 s) × the units of the
 filesystem layer (estimate/pg_units.py), in the same report as a MariaDB target's.
 
 The causes are MariaDB's (model.CAUSES) as PostgreSQL counts them:
@@ -35,7 +35,7 @@ from encbench.servers.postgresql.counters import Snapshot
 
 KIND_NAME = KIND.name  # the targets this module reads
 BLOCK_BYTES = 8192
-OWN_SESSIONS_PER_INTERVAL = 1  # the reading's own psql
+OWN_SESSIONS_PER_INTERVAL = 1  # the reading's own connection
 NOT_AT_REST = (
     "unknown to PostgreSQL: it has no encryption of its own (a filesystem's, such as "
     "fscrypt, is below it)"
@@ -235,12 +235,12 @@ def used_units(resolved: Mapping[str, Resolved]) -> dict[str, Resolved]:
 
 
 class Reading:
-    """The target's counters, one psql each (the login's password from PGPASSWORD or the
+    """The target's counters, one connection each (the login's password from PGPASSWORD or the
     user's password file, never argv)."""
 
     def __init__(self, login: pg_target.PgTarget) -> None:
         self.login = login
-        # One psql for the version and the settings: each reading before the window delays it.
+        # One connection for the version and the settings: each reading before the window delays it.
         [[number, version, ssl]] = login.query(
             "SELECT current_setting('server_version_num'), version(), current_setting('ssl')"
         )

@@ -126,3 +126,7 @@ class Needs:
         return [
             f"{self.what} was not checked: {MISSING[c]}" for c in self.capabilities if not have[c]
         ]
+
+
+# Where a refusal of a target sends the user, whatever its kind.
+PLAN_HINT = "`encbench plan` with the same profile and --target prints every fix"

@@ -49,7 +49,7 @@ class UsersPostgres:
         settings |= {"ssl_cert_file": str(cert), "ssl_key_file": str(key)}
         server.start(settings)
         server.create_role(LOGIN, self.password)
-        server.script(f"ALTER ROLE {LOGIN} CREATEDB;\n")
+        server.execute(f"ALTER ROLE {LOGIN} CREATEDB")
 
     def databases(self) -> list[list[str]]:
         return self.server.query("SELECT datname, datdba::regrole FROM pg_database ORDER BY 1")
@@ -159,7 +159,7 @@ def test_a_login_without_createdb_is_refused_with_the_statement_that_fixes_it(
     users_postgres: UsersPostgres, open_dir: Path
 ) -> None:
     target = users_postgres
-    target.server.script(f"ALTER ROLE {LOGIN} NOCREATEDB;\n")
+    target.server.execute(f"ALTER ROLE {LOGIN} NOCREATEDB")
     before = target.databases()
     out = open_dir / "out"
     result = encbench(

@@ -64,7 +64,7 @@ def test_the_sandbox_runs_its_server_unprivileged_on_a_private_data_directory(
         assert server.query("SHOW port") == [[str(server.port)]]
         # sysbench's PostgreSQL driver speaks to it over its socket directory (the
         # PostgreSQL at-rest study's oltp_* cells).
-        server.script("CREATE DATABASE sb;\n")
+        server.execute("CREATE DATABASE sb")
         oltp.prepare(server, "sb", 1, 1000, open_dir / "prepare.log", 60)
         cell = PgAtRestCell("in-memory", "oltp_read_only", 2)
         got = oltp.run(server, "sb", cell, 1, 1000, 1, open_dir / "run.log", server.admin_env())

@@ -26,6 +26,7 @@ from encbench.servers.grants import (
     missing,
     reasons,
 )
+from encbench.servers.target import PLAN_HINT
 
 VARIABLES = (
     "version",
@@ -249,9 +250,6 @@ def missing_privileges(grants: list[str], databases: Iterable[str], needs: Targe
     on_all = privileges_on([line for line in grants if " ON *.* " in line], "*")
     own = set.intersection(*(privileges_on(grants, db) for db in names)) if names else on_all
     return missing(needs, own, on_all)
-
-
-PLAN_HINT = "`encbench plan` with the same profile and --target prints every fix"
 
 
 def refuse(problems: list[str]) -> None:

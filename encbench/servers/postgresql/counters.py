@@ -65,7 +65,7 @@ class Snapshot:
 
 
 def parse(row: Sequence[str]) -> Snapshot:
-    """A row of snapshot_sql's answer (psql's text); ValueError where it is not one."""
+    """A row of snapshot_sql's answer (the server's text); ValueError where it is not one."""
     if len(row) != 8:
         raise ValueError(f"expected 8 columns of PostgreSQL's counters, got {len(row)}")
     numbers = [int(float(v)) for v in row[:5]]

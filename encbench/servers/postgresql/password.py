@@ -1,8 +1,9 @@
 """The password of a PostgreSQL target's login: PGPASSWORD, else the user's password file
 (PGPASSFILE, else ~/.pgpass: its first line for this host, port and user, for any database
 or the maintenance one), as libpq itself looks for it; never from argv or the profile.  It
-reaches psql and pgbench only through a password file of encbench's own, mode 0600 from the
-start (servers/postgresql/target.py: in the run's private directory, or a private temporary one)."""
+reaches encbench's own connections, psql and pgbench only through a password file of
+encbench's own, mode 0600 from the start (servers/postgresql/target.py: in the run's private
+directory, or a private temporary one)."""
 
 from __future__ import annotations
 

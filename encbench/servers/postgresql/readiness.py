@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from encbench.errors import BadInput, ServerError, ToolError
-from encbench.servers.mariadb.prerequisites import PLAN_HINT
+from encbench.errors import BadInput, ServerError
 from encbench.servers.postgresql import quote_ident
 from encbench.servers.postgresql.password import PgLogin, password_source
-from encbench.servers.postgresql.target import PgTarget, Route, libpq_words, login
+from encbench.servers.postgresql.target import PgTarget, Route, login
+from encbench.servers.target import PLAN_HINT
 
 # pg_stat_database.sessions (the per-run count of connections) is PostgreSQL 14's.
 MIN_VERSION_NUM = 140000
@@ -67,12 +67,7 @@ def read_facts(target: PgTarget) -> PgFacts:
     row = rows[0]
 
     def refusal(sslmode: str, version: str = "") -> str:
-        try:
-            target.script("SELECT 1", route=Route(sslmode, version))
-            return ""
-        except (BadInput, ServerError) as exc:
-            cause = exc.__cause__
-            return libpq_words(cause) if isinstance(cause, ToolError) else str(exc)
+        return target.refusal(Route(sslmode, version))
 
     ssl = row[5] == "on"
     tls_refused = refusal("require") if ssl else ""

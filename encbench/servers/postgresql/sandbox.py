@@ -45,7 +45,7 @@ from encbench.machine.checks import Check
 from encbench.servers import cgroup, keys, postgresql, registry, shapes
 from encbench.servers.local import check_path, free_port, wait_ready
 from encbench.servers.pki import Pki
-from encbench.servers.postgresql import PACKAGE, PROGRAMS, bindir
+from encbench.servers.postgresql import PACKAGE, PROGRAMS, bindir, client
 from encbench.servers.sizing import SERVER_MAX_CONNECTIONS
 
 INSTALL_HINT = f"install it: apt-get install {PACKAGE} (or scripts/setup-test-extras.sh)"
@@ -512,50 +512,44 @@ class PgSandbox:
     def admin_env(self) -> dict[str, str]:
         return clean_env({"PGHOST": str(self.socket_dir), "PGPORT": str(self.port)})
 
+    def admin_login(self, database: str) -> dict[str, str]:
+        """How the administrator reaches this server: over its socket, no password (its
+        pg_hba trusts the socket)."""
+        return {
+            "host": str(self.socket_dir),
+            "port": str(self.port),
+            "user": ADMIN,
+            "dbname": database,
+            "connect_timeout": "10",
+        }
+
     def query(
         self, sql: str, *, database: str = "postgres", timeout_s: float = STATUS_TIMEOUT_S
     ) -> list[list[str]]:
-        """Rows of `sql` run by psql as the administrator over the socket, each a list of
-        its columns as text."""
-        out = self.script(sql, database=database, timeout_s=timeout_s)
-        return [line.split("\t") for line in out.splitlines() if line]
-
-    def script(
-        self, sql: str, *, database: str = "postgres", timeout_s: float = STATUS_TIMEOUT_S
-    ) -> str:
-        """psql's output of `sql`, given on its standard input (never on its command line),
-        as the administrator over the socket; the first error stops it."""
+        """Rows of `sql` as the administrator over the socket, each a list of its columns as
+        text."""
+        phase = f"SQL on the {self.name} server"
         try:
-            return proc.run(
-                [
-                    program("psql"),
-                    "-X",
-                    "-q",
-                    "-A",
-                    "-t",
-                    "-F",
-                    "\t",
-                    "-v",
-                    "ON_ERROR_STOP=1",
-                    "-U",
-                    ADMIN,
-                    "-d",
-                    database,
-                    "-f",
-                    "-",
-                ],
-                phase=f"SQL on the {self.name} server",
-                timeout_s=timeout_s,
-                stdin_text=sql,
-                env=self.admin_env(),
-            ).stdout
-        except ToolError as exc:
+            return client.rows(self.admin_login(database), sql, timeout_s, phase)
+        except ToolError:
             self.check_alive()
-            raise exc
+            raise
+
+    def execute(
+        self, *statements: str, database: str = "postgres", timeout_s: float = STATUS_TIMEOUT_S
+    ) -> None:
+        """The statements in turn as the administrator over the socket, each in its own
+        transaction; the first error stops them."""
+        phase = f"SQL on the {self.name} server"
+        try:
+            client.execute(self.admin_login(database), statements, timeout_s, phase)
+        except ToolError:
+            self.check_alive()
+            raise
 
     def create_role(self, role: str, password: str) -> None:
         """A login role for TCP clients, given its password's SCRAM verifier only."""
-        self.script(f"CREATE ROLE {role} LOGIN PASSWORD '{scram_verifier(password)}';\n")
+        self.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{scram_verifier(password)}'")
 
     def version(self) -> str:
         return self.query("SHOW server_version")[0][0]

@@ -1,7 +1,9 @@
 """A PostgreSQL server encbench did not start (`--target postgresql://user@host:port/`):
-reached with psql as the user's login, its password only in a password file of encbench's
-own (servers/postgresql/password.py), every PG* variable of the user's environment blanked for the
-children (pg_sandbox.clean_env).  What a run needs of it is checked by readiness.py beside it.
+reached as the user's login (psycopg for encbench's own statements, pgbench and psql for the
+measured clients), its password only in a password file of encbench's own
+(servers/postgresql/password.py), every PG* variable of the user's environment kept from libpq
+(pg_sandbox.clean_env for the children, client.py in encbench itself).  What a run needs
+of it is checked by readiness.py beside it.
 
 What encbench owns there: one database, `encbench_<12 hex of the results directory>_pgtransit`,
 marked as its own by its COMMENT (`encbench run <the same 12 hex>`), created by the login
@@ -21,9 +23,8 @@ from pathlib import Path
 
 from encbench import proc
 from encbench.errors import BadInput, ServerError, ToolError
-from encbench.servers.mariadb.prerequisites import PLAN_HINT
 from encbench.servers.owned import run_key
-from encbench.servers.postgresql import quote_ident
+from encbench.servers.postgresql import client, quote_ident
 from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.postgresql.password import (
     MAINTENANCE_DATABASE,
@@ -31,6 +32,7 @@ from encbench.servers.postgresql.password import (
     password_from,
     write_passfile,
 )
+from encbench.servers.target import PLAN_HINT
 
 CONNECT_TIMEOUT_S = "10"
 QUERY_TIMEOUT_S = 600.0
@@ -64,7 +66,8 @@ HARNESS = Route("prefer")
 
 
 class PgTarget:
-    """The user's PostgreSQL, reached by psql as the DSN's login, its password in `passfile`."""
+    """The user's PostgreSQL, reached as the DSN's login (psycopg, servers/postgresql/client.py),
+    its password in `passfile`."""
 
     def __init__(self, spec: PgLogin, passfile: Path, private: Path) -> None:
         self.spec = spec
@@ -96,37 +99,47 @@ class PgTarget:
             values["PGSSLMAXPROTOCOLVERSION"] = route.tls_version
         return pg_sandbox.clean_env(values)
 
-    def script(
+    def query(
         self,
         sql: str,
         *,
         database: str = MAINTENANCE_DATABASE,
-        route: Route = HARNESS,
         timeout_s: float = QUERY_TIMEOUT_S,
-    ) -> str:
-        """psql's output of `sql` (on its standard input, never its command line) as the
-        login; a refusal or an unreachable server is BadInput with the fix."""
-        argv = [pg_sandbox.program("psql"), "-X", "-q", "-A", "-t", "-F", "\t"]
-        argv += ["-v", "ON_ERROR_STOP=1", "-f", "-"]
+    ) -> list[list[str]]:
+        """Rows of `sql` as the login, each a list of its columns as text; a refusal or an
+        unreachable server is BadInput with the fix."""
+        settings = client.settings_of(self.env(database, HARNESS))
         try:
-            return proc.run(
-                argv,
-                phase=f"SQL on the {self.name}",
-                timeout_s=timeout_s,
-                stdin_text=sql,
-                env=self.env(database, route),
-            ).stdout
+            return client.rows(settings, sql, timeout_s, f"SQL on the {self.name}")
         except ToolError as exc:
             raise self.failure(exc) from exc
 
-    def query(
-        self, sql: str, *, database: str = MAINTENANCE_DATABASE, route: Route = HARNESS
-    ) -> list[list[str]]:
-        out = self.script(sql, database=database, route=route)
-        return [line.split("\t") for line in out.splitlines() if line]
+    def refusal(self, route: Route) -> str:
+        """Why a connection over `route` fails, in libpq's words ("" when it connects), tried
+        by psql: the measured clients' own libpq and OpenSSL, whose TLS versions and ciphers
+        may differ from those inside psycopg."""
+        try:
+            proc.run(
+                [pg_sandbox.program("psql"), "-X", "-q", "-A", "-t", "-c", "SELECT 1"],
+                phase=f"a connection to the {self.name}",
+                timeout_s=QUERY_TIMEOUT_S,
+                env=self.env(MAINTENANCE_DATABASE, route),
+            )
+            return ""
+        except ToolError as exc:
+            words = libpq_words(exc)
+            return words.split("psql: error: ", 1)[-1]
+
+    def execute(self, *statements: str, database: str = MAINTENANCE_DATABASE) -> None:
+        """The statements in turn as the login, each in its own transaction."""
+        settings = client.settings_of(self.env(database, HARNESS))
+        try:
+            client.execute(settings, statements, QUERY_TIMEOUT_S, f"SQL on the {self.name}")
+        except ToolError as exc:
+            raise self.failure(exc) from exc
 
     def failure(self, exc: ToolError) -> BadInput | ServerError:
-        """psql's error in the user's words: who to fix it with."""
+        """libpq's or the server's error in the user's words: who to fix it with."""
         text = libpq_words(exc)
         refused = ("password authentication failed", "no password supplied", "no pg_hba.conf")
         if any(words in text for words in refused):
@@ -143,7 +156,7 @@ class PgTarget:
         return ServerError(f"{self.name}: {text}")
 
     def check_alive(self) -> None:
-        self.script("SELECT 1")
+        self.query("SELECT 1")
 
     # -- encbench's own database -------------------------------------------------------------
     def ownership(self, database: str, run_marker: str) -> str:
@@ -168,10 +181,10 @@ class PgTarget:
         attempt) is made again from the start; one that is not this run's is refused."""
         if self.ownership(database, run_marker) == "ours":
             self._drop(database)
-        self.script(f"CREATE DATABASE {quote_ident(database)};\n")
+        self.execute(f"CREATE DATABASE {quote_ident(database)}")
         try:
-            self.script(
-                f"COMMENT ON DATABASE {quote_ident(database)} IS {quote_literal(run_marker)};\n"
+            self.execute(
+                f"COMMENT ON DATABASE {quote_ident(database)} IS {quote_literal(run_marker)}"
             )
         except BaseException:
             # Created by this very call a moment ago, not yet marked: it is ours to drop.
@@ -186,7 +199,7 @@ class PgTarget:
 
     def _drop(self, database: str) -> None:
         # FORCE: a client of the run that has not yet gone (a backend still exiting).
-        self.script(f"DROP DATABASE IF EXISTS {quote_ident(database)} WITH (FORCE);\n")
+        self.execute(f"DROP DATABASE IF EXISTS {quote_ident(database)} WITH (FORCE)")
 
     def sessions(self, database: str) -> int:
         """pg_stat_database.sessions of `database`: the connections made to it so far."""
@@ -197,12 +210,8 @@ class PgTarget:
 
 
 def libpq_words(exc: ToolError) -> str:
-    """The server's or libpq's own words of a failed psql, on one line, without psql's
-    prefix."""
+    """The server's or libpq's own words of a failed statement or login, on one line."""
     text = " ".join(exc.tail.split()) if exc.tail else str(exc)
-    for prefix in ("psql: error: ", "psql:<stdin>:"):
-        if prefix in text:
-            text = text.split(prefix, 1)[1]
     return text.strip()[:300]
 
 

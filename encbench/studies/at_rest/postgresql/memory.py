@@ -17,11 +17,11 @@ from encbench.servers import page_cache, shapes
 from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.studies.at_rest.postgresql.pgbench import DATABASE
 
+PREWARM_EXTENSION = "CREATE EXTENSION IF NOT EXISTS pg_prewarm"
 PREWARM_SQL = (
-    "CREATE EXTENSION IF NOT EXISTS pg_prewarm;\n"
     "SELECT coalesce(sum(pg_prewarm(c.oid::regclass)), 0) FROM pg_class c "
     "JOIN pg_namespace n ON n.oid = c.relnamespace "
-    "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i');\n"
+    "WHERE n.nspname = 'public' AND c.relkind IN ('r', 'i')"
 )
 PREWARM_TIMEOUT_S = 1800.0
 
@@ -36,9 +36,9 @@ def drop_cached(directory: Path) -> int:
 def prewarm(server: PgSandbox) -> int:
     """Every table and index of the benchmark read into shared_buffers (pg_prewarm, the
     contrib module PostgreSQL ships): the blocks read."""
-    out = server.script(PREWARM_SQL, database=DATABASE, timeout_s=PREWARM_TIMEOUT_S)
-    lines = [line for line in out.splitlines() if line.strip()]
-    return int(lines[-1]) if lines else 0
+    server.execute(PREWARM_EXTENSION, database=DATABASE)
+    rows = server.query(PREWARM_SQL, database=DATABASE, timeout_s=PREWARM_TIMEOUT_S)
+    return int(rows[0][0]) if rows else 0
 
 
 def held(server: PgSandbox) -> shapes.GroupMemory:

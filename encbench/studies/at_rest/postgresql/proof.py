@@ -28,11 +28,11 @@ def write_marker(server: PgSandbox) -> bytes:
     """A random marker in a row of its own table (text this short is stored as it is: not
     compressed, not moved out of line), written before the caller's fast shutdown."""
     marker = f"ENCBENCH-MARKER-{secrets.token_hex(8)}"
-    server.script(
-        f"CREATE TABLE IF NOT EXISTS {PROOF_TABLE} (id int PRIMARY KEY, marker text);\n"
+    server.execute(
+        f"CREATE TABLE IF NOT EXISTS {PROOF_TABLE} (id int PRIMARY KEY, marker text)",
         f"INSERT INTO {PROOF_TABLE} VALUES (1, '{marker}') "
-        "ON CONFLICT (id) DO UPDATE SET marker = excluded.marker;\n"
-        "CHECKPOINT;\n",
+        "ON CONFLICT (id) DO UPDATE SET marker = excluded.marker",
+        "CHECKPOINT",
         database=DATABASE,
     )
     return marker.encode()

@@ -164,7 +164,7 @@ class PgAtRestStudy(StudyBasics):
         self.log(f"{side(variant)}: initdb, pgbench -i at scale {self.rule.scale}")
         server.initialize("host all all 127.0.0.1/32 reject")
         server.start(settings(self.rule.shared_buffers_mb))
-        server.script(f"CREATE DATABASE {pgbench.DATABASE};\n")
+        server.execute(f"CREATE DATABASE {pgbench.DATABASE}")
         proc.run(
             pgbench.init_argv(pg_sandbox.program("pgbench"), self.rule.scale),
             phase=f"pgbench -i ({side(variant)})",

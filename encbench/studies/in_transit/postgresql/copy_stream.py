@@ -28,16 +28,17 @@ def rows_for(mib: int) -> int:
     return max(1, mib * 2**20 // ROW_BYTES_ESTIMATE)
 
 
-def create_sql(mib: int, reader: str) -> str:
-    """The table of about `mib` MiB of COPY text, readable by `reader`."""
+def create_sql(mib: int, reader: str) -> list[str]:
+    """The statements that make the table of about `mib` MiB of COPY text, readable by
+    `reader`."""
     repeats = ROW_HEX_CHARS // 32  # md5 gives 32 hex characters
-    return (
+    return [
         f"CREATE TABLE {TABLE} AS SELECT g AS id, "
         f"repeat(md5(g::text || random()::text), {repeats}) AS payload "
-        f"FROM generate_series(1, {rows_for(mib)}) AS g;\n"
-        f"GRANT SELECT ON {TABLE} TO {reader};\n"
-        f"VACUUM ANALYZE {TABLE};\n"
-    )
+        f"FROM generate_series(1, {rows_for(mib)}) AS g",
+        f"GRANT SELECT ON {TABLE} TO {reader}",
+        f"VACUUM ANALYZE {TABLE}",
+    ]
 
 
 def run(

@@ -121,7 +121,7 @@ class PgTransitStudy(TransitBasics):
             self.settings["listen_addresses"] = f"127.0.0.1,{link.server_addr}"
         server.start(self.settings)
         server.create_role(ROLE, self.password)
-        server.script(f"CREATE DATABASE {DATABASE} OWNER {ROLE};\n")
+        server.execute(f"CREATE DATABASE {DATABASE} OWNER {ROLE}")
         self.progress.log(f"pg-in-transit: pgbench -i, scale {self.rule.scale}")
         # Over the socket, as the benchmark role (trusted there): its own tables.
         proc.run(
@@ -144,7 +144,7 @@ class PgTransitStudy(TransitBasics):
         self.select1.write_text(pgbench.SELECT1_SCRIPT)
         if "copy" in tests:
             self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
-            server.script(copy_stream.create_sql(self.rule.copy_mb, ROLE), database=DATABASE)
+            server.execute(*copy_stream.create_sql(self.rule.copy_mb, ROLE), database=DATABASE)
             stream = server.query(copy_stream.STREAM_BYTES_SQL, database=DATABASE)[0][0]
             self.record["bulk_table"] = {
                 "rows": copy_stream.rows_for(self.rule.copy_mb),

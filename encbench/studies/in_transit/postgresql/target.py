@@ -138,7 +138,9 @@ class PgTransitTargetStudy(PgTransitStudy):
         if "copy" in tests:
             self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
             reader = quote_ident(facts.user)
-            target.script(copy_stream.create_sql(self.rule.copy_mb, reader), database=self.database)
+            target.execute(
+                *copy_stream.create_sql(self.rule.copy_mb, reader), database=self.database
+            )
             stream = target.query(copy_stream.STREAM_BYTES_SQL, database=self.database)[0][0]
             self.record["bulk_table"] = {
                 "rows": copy_stream.rows_for(self.rule.copy_mb),
