@@ -36,7 +36,7 @@ def entry() -> None:
 
         main()
     except BaseException as exc:  # before the CLI's own handling took over
-        stop = None if isinstance(exc, SystemExit) else stopping.within(exc)
+        stop = stopping.raised_stop(exc)
         if stop is None:
             raise
         stopping.finish()

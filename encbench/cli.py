@@ -160,8 +160,7 @@ class OneLineGroup(click.Group, _NamedContext):
             stopping.finish()
             return status
         except BaseException as exc:
-            # A stop, or one that Python wrapped on its way up (stopping.within).
-            stop = None if isinstance(exc, SystemExit) else stopping.within(exc)
+            stop = stopping.raised_stop(exc)
             if stop is None:
                 raise
             stopping.finish()

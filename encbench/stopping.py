@@ -85,6 +85,13 @@ def within(exc: BaseException | None) -> Interrupted | None:
     return None
 
 
+def raised_stop(exc: BaseException) -> Interrupted | None:
+    """The stop an exception that reached a command's top is (itself, or the one Python
+    wrapped in it: `within`); None for anything else, and for an exit: a `sys.exit` during a
+    stop's clean-up carries the stop as its context, and is the exit status already given."""
+    return None if isinstance(exc, SystemExit) else within(exc)
+
+
 def unwinding() -> bool:
     """Whether an Interrupted is on its way up here: the exception being handled (in an
     `except`, a `finally`, an `__exit__`) is one, or was caused by one."""

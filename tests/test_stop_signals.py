@@ -344,3 +344,19 @@ def test_within_finds_the_stop_behind_an_error_that_wraps_it() -> None:
     except RuntimeError as wrapped:
         assert stopping.within(wrapped) is stop
     assert stopping.within(RuntimeError("no stop")) is None
+
+
+def test_an_exit_during_a_stops_clean_up_is_the_exit_not_the_stop_again() -> None:
+    stop = Interrupted("stopped by SIGINT; what was measured is kept")
+    try:
+        try:
+            raise stop
+        except Interrupted:
+            raise SystemExit(130) from None  # the status given; the stop is its context
+    except SystemExit as exiting:
+        assert exiting.__context__ is stop
+        assert stopping.raised_stop(exiting) is None
+    try:
+        raise RuntimeError("Error calling __set_name__") from stop
+    except RuntimeError as wrapped:
+        assert stopping.raised_stop(wrapped) is stop
