@@ -675,7 +675,7 @@ def compare_command(
         dir_a, dir_b = Path(dir_a_text), Path(dir_b_text)
         summaries = []
         for directory in (dir_a, dir_b):
-            data = ResultStore.open(directory).read_json("summary.json")
+            data = rendering.summary_to_compare(ResultStore.open(directory))
             if data is None:
                 raise BadInput(
                     f"{directory} has no summary.json: run `encbench report {directory}`"

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from encbench import studies
+from encbench.profiles import profile as profiles
 from encbench.profiles.profile import Profile
 from encbench.report import compare as comparing
 from encbench.report import documents
@@ -25,6 +26,19 @@ def build_summary(store: ResultStore, profile: Profile) -> Summary:
 
 def read_summary(data: object, where: str) -> Summary:
     return documents.read_summary(data, where, studies.reported())
+
+
+def summary_to_compare(store: ResultStore) -> Any:
+    """A results directory's summary as `compare` reads it: its summary.json (None: none);
+    one that holds a part whose cells are now another study's (pg-in-transit: PostgreSQL's
+    in-transit cells, now the in-transit study's) built again from the directory's runs, as
+    `encbench report` would write it now — summary.json itself is left as it is."""
+    data = store.read_json("summary.json")
+    parts = data.get("studies") if isinstance(data, dict) else None
+    if not isinstance(parts, dict) or not set(parts) & studies.former_names():
+        return data
+    where = str(store.path / "profile.toml")
+    return build_summary(store, profiles.parse(store.profile_text, where))
 
 
 def document(summary: Summary, crypto: Record | None = None) -> Document:

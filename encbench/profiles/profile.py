@@ -407,9 +407,9 @@ class SectionOf(Protocol):
 
 
 class RegisteredPart(Protocol):
-    """What a profile needs of a study's part of one kind (studies/definition.py: KindPart):
-    its section, and its name, which a profile written before it was a part lists as a
-    study."""
+    """What a profile needs of a study's further kind (studies/definition.py: KindCells,
+    KindPart): its section, and its name, which a profile written before it was the study's
+    lists as a study."""
 
     @property
     def study(self) -> str: ...  # the study it is a part of
@@ -435,7 +435,7 @@ class RegisteredStudy(Protocol):
     @property
     def install_families(self) -> tuple[str, ...]: ...  # whose private roots it runs from
     @property
-    def parts(self) -> Sequence[RegisteredPart]: ...  # its kinds measured apart
+    def kind_sections(self) -> Sequence[RegisteredPart]: ...  # its further kinds' sections
     def target_kinds(self, profile: Profile) -> list[str]: ...  # what it measures on a target
     def kinds_in(self, profile: Profile) -> list[str]: ...  # what it measures under a profile
 
@@ -452,7 +452,9 @@ _REGISTRY: _Registry = _Registry()
 def register_studies(studies: Sequence[RegisteredStudy]) -> None:
     """The studies a profile may list, in their order, and a profile model with their
     sections (a section left out of the TOML gets its defaults)."""
-    settings = [s.settings for s in studies] + [p.settings for s in studies for p in s.parts]
+    settings = [s.settings for s in studies] + [
+        p.settings for s in studies for p in s.kind_sections
+    ]
     sections: dict[str, Any] = {
         x.key: (x.model, Field(default_factory=x.model))
         for x in settings
@@ -519,7 +521,7 @@ def parse(text: str, origin: str) -> Profile:
         raise BadInput(first_error(exc, origin, _REGISTRY.model)) from exc
     # Every study's checks, listed or not: some refuse a setting that only it would use.
     every: list[SectionOf] = [s.settings for s in _REGISTRY.studies]
-    every += [p.settings for s in _REGISTRY.studies for p in s.parts]
+    every += [p.settings for s in _REGISTRY.studies for p in s.kind_sections]
     problems = (settings.validate(profile) for settings in every)
     problem = (
         next((p for p in problems if p is not None), None)
@@ -595,7 +597,7 @@ def _former_studies(raw: dict[str, Any], origin: str) -> dict[str, Any]:
     another study that reads `[server] kinds`, whose servers that would change, it is
     refused with the fix."""
     listed = raw.get("studies")
-    parts = {p.name: (s, p) for s in _REGISTRY.studies for p in s.parts}
+    parts = {p.name: (s, p) for s in _REGISTRY.studies for p in s.kind_sections}
     if not isinstance(listed, list) or not any(n in parts for n in listed if isinstance(n, str)):
         return raw
     server = dict(raw.get("server") or {})

@@ -5,7 +5,7 @@ package: studies/<name>/records.py."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, asdict, dataclass
 from typing import Any, ClassVar, Self, TypeVar, cast, dataclass_transform
 
@@ -60,6 +60,17 @@ def record(cls: type[T]) -> type[T]:
     return cast(type[T], pydantic_dataclass(frozen=True, config=RECORD_CONFIG)(cls))
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """A results file an earlier encbench wrote for what is now this record type's study
+    (`<study>.jsonl` at `schema`): the store reads its lines as this type's, each made one
+    of this type's JSON lines by `convert`."""
+
+    study: str
+    schema: int
+    convert: Callable[[dict[str, Any]], dict[str, Any]]
+
+
 class RunLine:
     """The JSON line of a run record, written once for every study: its fields (`asdict`),
     its results file's schema, and the figures derived from its fields that a reader wants
@@ -69,6 +80,8 @@ class RunLine:
     SCHEMA: ClassVar[int]
     CELL: ClassVar[type[Any]]
     FIGURES: ClassVar[tuple[str, ...]] = ()
+    # The files of earlier encbench versions read as this type's (Earlier).
+    EARLIER: ClassVar[tuple[Earlier, ...]] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(cast(Any, self))

@@ -21,7 +21,7 @@ import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, Self, TypeVar
 
@@ -61,6 +61,13 @@ NOT_MEASURED = "not-measured.json"
 
 
 R = TypeVar("R", bound="Record")
+
+
+def _files_of(record_type: type[Record]) -> list[tuple[str, int]]:
+    """The results files a record type is read from, each with its schema: its own and
+    those an earlier encbench wrote for its study."""
+    earlier = [(e.study, e.schema) for e in getattr(record_type, "EARLIER", ())]
+    return [(record_type.STUDY, record_type.SCHEMA), *earlier]
 
 
 def results_file(study: str) -> str:
@@ -145,14 +152,15 @@ class ResultStore:
         meta = cls._read_meta(path)
         files = meta.get("files", {})
         for record_type in RECORD_TYPES:
-            name = results_file(record_type.STUDY)
-            schema = files.get(name, {}).get("schema")
-            if schema is not None and schema != record_type.SCHEMA:
-                raise BadInput(
-                    f"{path / name} has schema {schema}; this encbench reads schema "
-                    f"{record_type.SCHEMA}: use the encbench version that wrote it "
-                    f"({meta.get('encbench', 'unknown')})"
-                )
+            for study, wanted in _files_of(record_type):
+                name = results_file(study)
+                schema = files.get(name, {}).get("schema")
+                if schema is not None and schema != wanted:
+                    raise BadInput(
+                        f"{path / name} has schema {schema}; this encbench reads schema "
+                        f"{wanted}: use the encbench version that wrote it "
+                        f"({meta.get('encbench', 'unknown')})"
+                    )
         return cls(path)
 
     @staticmethod
@@ -262,10 +270,23 @@ class ResultStore:
             os.fsync(f.fileno())
 
     def runs(self, record_type: type[R]) -> list[R]:
-        """Every finished run of one study.  A last line cut short by a crash is not a run
-        (it is measured again); any other unreadable line, or one of another schema, is
-        refused: skipping it would silently drop a measurement."""
-        path = self.path / results_file(record_type.STUDY)
+        """Every finished run of one study: its results file's, after those of the files an
+        earlier encbench wrote for it (EARLIER), each line made this type's.  A last line cut
+        short by a crash is not a run (it is measured again); any other unreadable line, or
+        one of another schema, is refused: skipping it would silently drop a measurement."""
+        records: list[R] = []
+        for earlier in getattr(record_type, "EARLIER", ()):
+            records += self._read(record_type, earlier.study, earlier.schema, earlier.convert)
+        return records + self._read(record_type, record_type.STUDY, record_type.SCHEMA, None)
+
+    def _read(
+        self,
+        record_type: type[R],
+        study: str,
+        wanted: int,
+        convert: Callable[[dict[str, Any]], dict[str, Any]] | None,
+    ) -> list[R]:
+        path = self.path / results_file(study)
         if not path.exists():
             return []
         records: list[R] = []
@@ -283,13 +304,13 @@ class ResultStore:
                     "line, then try again"
                 ) from None
             schema = data.get("schema") if isinstance(data, dict) else None
-            if schema != record_type.SCHEMA:
+            if schema != wanted:
                 raise BadInput(
-                    f"{path}, line {number}, has schema {schema!r}, not {record_type.SCHEMA}: "
+                    f"{path}, line {number}, has schema {schema!r}, not {wanted}: "
                     "it was written by another encbench version; use that version"
                 )
             try:
-                records.append(record_type.from_json(data))
+                records.append(record_type.from_json(convert(data) if convert else data))
             except (ValueError, KeyError, TypeError) as exc:
                 raise BadInput(f"{path}, line {number}, is not a valid run: {exc}") from None
         return records
@@ -302,8 +323,10 @@ class ResultStore:
 
     def has_runs(self, study: str) -> bool:
         """Whether the study's results file holds any run."""
-        path = self.path / results_file(study)
-        return path.exists() and path.stat().st_size > 0
+        types = [t for t in RECORD_TYPES if study == t.STUDY]
+        files = [f for t in types for f, _ in _files_of(t)] or [study]
+        paths = [self.path / results_file(f) for f in files]
+        return any(p.exists() and p.stat().st_size > 0 for p in paths)
 
     def not_measured(self) -> dict[str, str]:
         data = self.read_json(NOT_MEASURED)

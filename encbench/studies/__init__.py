@@ -54,6 +54,12 @@ def reported() -> list[StudyDefinition | KindPart]:
 register_record_types([s.record for s in reported()])
 
 
+def former_names() -> set[str]:
+    """The names under which studies' further kinds were studies of their own (their
+    results files and summary.json parts, written before)."""
+    return {o.name for s in STUDIES for o in s.other_kinds}
+
+
 def named(profile: Profile) -> list[StudyDefinition]:
     """The profile's studies, in the order they run."""
     return [s for s in STUDIES if s.name in profile.studies]

@@ -124,6 +124,27 @@ class KindPart:
 
 
 @dataclass(frozen=True)
+class KindCells:
+    """A kind that a study measures beside its first with its own runner, records and
+    report: what differs is the kind's data — its section of the profile (`settings`), its
+    cells (each naming its kind) and how it measures a target of its kind — and what its
+    kind's side of the runner does with them.  `name` is what a profile written when these
+    cells were a study of their own lists (read as the study with the kind)."""
+
+    study: str  # the study whose cells they are, as a profile's `studies` names it
+    kind: str
+    name: str
+    settings: Settings
+    cells_of: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
+    # None: it measures only servers of this kind it starts; else how it measures a target.
+    target: TargetUse | None = None
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return (self.kind,)
+
+
+@dataclass(frozen=True)
 class StudyDefinition:
     """A study, as the rest of encbench sees it.  Every field without a default is required."""
 
@@ -158,6 +179,9 @@ class StudyDefinition:
     # The kinds whose cells it measures apart from its first kind's (KindPart): its own
     # `settings` are then its first kind's, and `cells` and `rule` add up the parts'.
     parts: tuple[KindPart, ...] = ()
+    # The kinds whose cells its own runner measures beside its first kind's (KindCells): its
+    # own `settings` and `cells_of` are then its first kind's; `cells` and `rule` add theirs.
+    other_kinds: tuple[KindCells, ...] = ()
 
     @property
     def name(self) -> str:
@@ -168,18 +192,34 @@ class StudyDefinition:
     def __post_init__(self) -> None:
         # A part is its one door: its kind becomes a kind of the study where `kinds` leaves
         # it out (after them, in the order of `parts`).
-        more = tuple(p.kind for p in self.parts if p.kind not in self.kinds)
+        further: tuple[KindCells | KindPart, ...] = (*self.other_kinds, *self.parts)
+        more = tuple(p.kind for p in further if p.kind not in self.kinds)
         object.__setattr__(self, "kinds", (*self.kinds, *more))
 
-    def measured(self, profile: Profile) -> list[StudyDefinition | KindPart]:
-        """Its kinds the profile measures, each as itself or its part: its own first (where
-        it measures its first kind, or has no parts), then its parts', in the order its
-        runners measure them."""
+    @property
+    def kind_sections(self) -> tuple[KindPart | KindCells, ...]:
+        """Its further kinds' sections of a profile (and the names profiles listed them by)."""
+        return (*self.other_kinds, *self.parts)
+
+    def measured(self, profile: Profile) -> list[StudyDefinition | KindCells | KindPart]:
+        """Its kinds the profile measures, each as itself, its further kind's cells or its
+        part: its own first (where it measures its first kind, or has no parts or further
+        kinds), then its further kinds', then its parts', in the order they are measured."""
         kinds = self.kinds_in(profile)
-        own: list[StudyDefinition | KindPart] = (
-            [self] if not self.parts or self.kinds[0] in kinds else []
+        alone = not self.parts and not self.other_kinds
+        own: list[StudyDefinition | KindCells | KindPart] = (
+            [self] if alone or self.kinds[0] in kinds else []
         )
-        return own + [p for p in self.parts if p.kind in kinds]
+        return own + [p for p in self.kind_sections if p.kind in kinds]
+
+    def _own_cells(self, profile: Profile) -> list[Any]:
+        """The cells its own runner measures: its first kind's and its further kinds'."""
+        return [
+            c
+            for m in self.measured(profile)
+            if not isinstance(m, KindPart)
+            for c in m.cells_of(profile)
+        ]
 
     def kinds_cells(self, profile: Profile) -> list[tuple[str, Any]]:
         """Every cell it measures under a profile, each with its kind, in the order its
@@ -190,10 +230,14 @@ class StudyDefinition:
         """Every cell it measures under a profile (what `plan` lists)."""
         return [c for _, c in self.kinds_cells(profile)]
 
-    def rule(self, profile: Profile) -> Rule:
+    def rule(self, profile: Profile, *, own: bool = False) -> Rule:
         """Its rule under a profile: each cell by its own kind's section (KindsRule), the rest
-        (what `plan` says of its rounds) by its first measured kind's."""
-        first, *others = self.measured(profile) or [self]
+        (what `plan` says of its rounds) by its first measured kind's; `own`: of the cells
+        its own runner measures (not its parts')."""
+        measured = self.measured(profile)
+        if own:
+            measured = [m for m in measured if not isinstance(m, KindPart)]
+        first, *others = measured or [self]
         if not others:
             return first.settings.rule(profile)
         return KindsRule(
@@ -206,13 +250,19 @@ class StudyDefinition:
         where it measures its first kind (a study with parts may measure only theirs)."""
         if self.name not in profile.studies:
             return None
-        return self.name if not self.parts or self.kinds[0] in self.kinds_in(profile) else None
+        kinds = self.kinds_in(profile)
+        own = [self.kinds[0], *(o.kind for o in self.other_kinds)]
+        return self.name if not self.parts or any(k in kinds for k in own) else None
 
     def runners(self, store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
         """What the engine runs of it under a profile: its own study (where it measures its
         first kind, or has no parts), then each part of a kind it measures."""
         kinds = self.kinds_in(profile)
-        own = [runner(self, store, profile, progress)] if self.listed_in(profile) else []
+        own = []
+        if self.listed_in(profile):
+            rule = self.rule(profile, own=True)
+            given = Given(store, profile, progress, rule, self._own_cells(profile))
+            own = [self.make(given)]
         return own + [runner(p, store, profile, progress) for p in self.parts if p.kind in kinds]
 
     def target_kinds(self, profile: Profile) -> list[str]:
@@ -227,13 +277,14 @@ class StudyDefinition:
         """The kinds it measures on a target under any profile: its TargetUse's (one that
         names none: all its kinds), then those of its parts that take a target."""
         own = (self.target.kinds if self.target is not None else ()) or self.kinds
-        return [*own, *(p.kind for p in self.parts if p.target is not None)]
+        more = [p.kind for p in self.kind_sections if p.target is not None]
+        return [*own, *(k for k in more if k not in own)]
 
     def target_use(self, profile: Profile) -> TargetUse | None:
         """How it measures the profile's target: as its part of the target's kind does, where
         that part takes one; else as its own TargetUse says."""
         kind = profile.target.kind if profile.target is not None else None
-        found = [p.target for p in self.parts if p.kind == kind and p.target is not None]
+        found = [p.target for p in self.kind_sections if p.kind == kind and p.target is not None]
         return found[0] if found else self.target
 
     def kinds_in(self, profile: Profile) -> list[str]:
@@ -273,6 +324,14 @@ def measures(profile: Profile, study: str, kind: str) -> bool:
     package's STUDY (it is built of them), so they ask the definition the profile's studies
     were registered with."""
     return study in profile.studies and kind in registered(study).kinds_in(profile)
+
+
+def rule_of(profile: Profile, study: str) -> Rule:
+    """The rule under a profile of the study named `study` (its definition's `rule`): for
+    the study's own modules, which cannot read their package's STUDY."""
+    found = registered(study)
+    assert isinstance(found, StudyDefinition), f"{study} is registered by its definition"
+    return found.rule(profile)
 
 
 T = TypeVar("T")

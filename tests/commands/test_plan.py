@@ -184,7 +184,7 @@ def test_plan_of_a_study_over_both_kinds_names_each_cells_kind_and_of_one_kind_n
         f'name = "both"\nstudies = ["{study}"]\n[server]\nkinds = ["mariadb", "postgresql"]\n'
     )
     profile, _ = load(str(both))
-    (part,) = studies.named(profile)[0].parts
+    (part,) = studies.named(profile)[0].kind_sections
     theirs = {c.label for c in part.cells_of(profile)}
     cells = [line for line in _plan(str(both)).splitlines() if line.startswith("  cell ")]
     assert any(line.startswith("  cell MariaDB: ") for line in cells)
