@@ -46,7 +46,7 @@ def test_threads_and_time_land_in_every_study_that_runs_sysbench_with_them() -> 
 def test_threads_and_time_reach_postgresqls_clients_at_rest_and_in_transit() -> None:
     """A profile of PostgreSQL alone: pgbench's clients and runs, in both studies' sections."""
     from encbench.studies.at_rest import pg_at_rest_options
-    from encbench.studies.in_transit.postgresql.options import pg_transit_options
+    from encbench.studies.in_transit.options import pg_transit_options
 
     prof, _, changed = applied("postgresql", threads="2,8", time="4")
     assert pg_at_rest_options(prof).clients == [2, 8]

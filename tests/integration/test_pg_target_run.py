@@ -135,19 +135,20 @@ def test_plan_reads_the_target_and_a_run_leaves_its_databases_and_roles_as_they_
 
     assert (target.databases(), target.roles()) == before
 
-    runs = [json.loads(line) for line in (out / "pg-in-transit.jsonl").read_text().splitlines()]
+    runs = [json.loads(line) for line in (out / "in-transit.jsonl").read_text().splitlines()]
     assert runs and {r["variant"] for r in runs} == {"plain", "encrypted"}
     for r in runs:
         assert r["cell"]["key_type"] == "target"
-        assert r["connections"] >= (r["transactions"] if r["cell"]["test"] != "select_only" else 1)
-        assert r["tls_connections"] == (r["connections"] if r["variant"] == "encrypted" else 0)
-    record = json.loads((out / "pg-in-transit.json").read_text())
+        assert r["connections"] >= (r["events"] if r["cell"]["test"] != "select_only" else 1)
+        assert r["tls_handshakes"] == (r["connections"] if r["variant"] == "encrypted" else 0)
+        assert r["server_cpu_s"] is None  # not this host's
+    record = json.loads((out / "in-transit.json").read_text())["postgresql"]
     assert record["target"]["tls_versions"] == ["TLSv1.2", "TLSv1.3"]
     assert "id-ecPublicKey" in record["pki"]["target"]["server_key"]
     proofs = record["proofs"]
     assert proofs and all(p["plain"] == "plain" for p in proofs.values())
     report = (out / "report.md").read_text()
-    assert "not measured on a target" in report and "pg_stat_database.sessions" in report
+    assert "| not measured |" in report and "pg_stat_database.sessions" in report
     # The tiny profile's distance rows cannot reach a target: skipped with the reason, for
     # good (no --resume can measure them), so the run is complete and its private folder gone.
     far = {slug: why for slug, why in record["skipped"].items() if "rtt" in slug}

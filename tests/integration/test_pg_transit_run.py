@@ -91,8 +91,9 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
     )
     assert result.returncode == 0, result.stderr
 
-    lines = (out / "pg-in-transit.jsonl").read_text().splitlines()
+    lines = (out / "in-transit.jsonl").read_text().splitlines()
     runs = [json.loads(line) for line in lines if line.strip()]
+    assert {run["cell"]["kind"] for run in runs} == {"postgresql"}
     # new connections, persistent ones and the copy, each at 2 TLS versions, and by root the
     # new connections at RTT 2 ms too (a distance needs namespaces); 2 rounds × 2 sides
     root = os.geteuid() == 0
@@ -107,15 +108,15 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
     for run in runs:
         cell = run["cell"]
         persistent = cell["test"] == "select_only"
-        assert run["connections"] >= (2 if persistent else run["transactions"])
+        assert run["connections"] >= (2 if persistent else run["events"])
         if run["variant"] == "plain":
-            assert run["tls_connections"] == 0 and run["negotiated"] == ""
+            assert run["tls_handshakes"] == 0 and run["negotiated"] == ""
         else:
-            assert run["tls_connections"] == run["connections"]
+            assert run["tls_handshakes"] == run["connections"]
             assert run["negotiated"].startswith(f"{cell['tls_version']} ")
         raw = (out / run["raw_output"]).read_text()
         assert ("copies/s: " if cell["test"] == "copy" else "tps = ") in raw
-    record = json.loads((out / "pg-in-transit.json").read_text())
+    record = json.loads((out / "in-transit.json").read_text())["postgresql"]
     proofs = record["proofs"]
     assert len(proofs) == cells
     for found in proofs.values():
@@ -139,12 +140,13 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
         assert findings["dropped"] == 0 and findings["payload_bytes"] > 0
 
     report = (out / "report.md").read_text()
-    assert "PostgreSQL in transit: what TLS costs new connections and queries" in report
+    assert "In transit: what TLS costs connections, queries and bulk transfers" in report
+    assert "New connections: connect, SELECT 1, disconnect (pgbench -C)" in report
     if root:
         assert record["delay_method"]["2"] in ("netem", "relay")
-        assert "### Rate lost to TLS, by network distance" in report and "RTT 2 ms" in report
-        assert "On the wire:" in report
-        link = record["link"]["id"]
+        assert "### PostgreSQL: rate lost to TLS, by network distance" in report
+        assert "RTT 2 ms" in report and "On the wire:" in report
+        link = json.loads((out / "in-transit.json").read_text())["link"]["id"]
         assert not [n for n in netns.namespaces() if link in n]
         devices = proc.run(["ip", "-o", "link", "show"], phase="ip link", timeout_s=30).stdout
         assert f"encb{link}" not in devices
@@ -187,9 +189,9 @@ def test_without_a_distance_the_wire_is_captured_on_the_hosts_own_loopback(
     out = open_dir / "out"
     result, pid = run_cli("run", str(profile), "--out", str(out), state_dir=state_dir)
     assert result.returncode == 0, result.stderr
-    record = json.loads((out / "pg-in-transit.json").read_text())
+    record = json.loads((out / "in-transit.json").read_text())
     assert "link" not in record
-    [seen] = record["wire"].values()
+    [seen] = record["postgresql"]["wire"].values()
     assert seen["plain"].startswith("query text in clear (")
     assert seen["encrypted"].startswith("SSLRequest, then TLS (TLSv1.3 ")
     assert processes_owned_by(pid) == [] and namespaces_left(state_dir) == []
@@ -211,25 +213,31 @@ interference_max_pct = 100
 """ + LOOPBACK_ONLY.split("\n", 4)[4]
 
 
-def test_one_run_measures_both_kinds_each_in_its_own_records_and_part(
+def test_one_run_measures_both_kinds_into_one_file_and_part(
     open_dir: Path, state_dir: Path
 ) -> None:
-    """`[server] kinds` names both: MariaDB's cells, then PostgreSQL's, each kind's runs in
-    its own file and part of summary.json, each run proven, nothing left."""
+    """`[server] kinds` names both: MariaDB's cells, then PostgreSQL's, by one runner into
+    one results file and part of summary.json, each run proven, nothing left."""
     profile = open_dir / "both.toml"
     profile.write_text(BOTH_KINDS)
     out = open_dir / "out"
     result, pid = run_cli("run", str(profile), "--out", str(out), state_dir=state_dir)
     assert result.returncode == 0, result.stderr
-    for name in ("in-transit", "pg-in-transit"):
-        lines = (out / f"{name}.jsonl").read_text().splitlines()
-        assert len([line for line in lines if line.strip()]) == 2 * 2, name
-        [proof] = json.loads((out / f"{name}.json").read_text())["proofs"].values()
-        assert proof, name
+    lines = (out / "in-transit.jsonl").read_text().splitlines()
+    kinds = [json.loads(line)["cell"].get("kind", "mariadb") for line in lines if line.strip()]
+    assert kinds == ["mariadb"] * 4 + ["postgresql"] * 4
+    record = json.loads((out / "in-transit.json").read_text())
+    for part in (record, record["postgresql"]):
+        [proof] = part["proofs"].values()
+        assert proof
+    assert not (out / "pg-in-transit.jsonl").exists()
     summary = json.loads((out / "summary.json").read_text())
-    assert {"in-transit", "pg-in-transit"} <= set(summary["studies"])
+    assert "pg-in-transit" not in summary["studies"]
+    cells = summary["studies"]["in-transit"]["cells"]
+    assert [c["kind"] for c in cells] == ["mariadb", "postgresql"]
+    assert all(c["rounds"] == 2 for c in cells)
     report = (out / "report.md").read_text()
-    assert "## In transit" in report and "## PostgreSQL in transit" in report
+    assert "## In transit" in report and "PostgreSQL in-transit setup and proof" in report
     assert processes_owned_by(pid) == [] and processes_naming(out) == []
     assert registry.entries() == []
 

@@ -99,7 +99,6 @@ def test_each_study_has_its_own_file_named_in_meta(tmp_path: Path) -> None:
         "state-transfer.jsonl": {"schema": 1},
         "replication.jsonl": {"schema": 1},
         "rejoin.jsonl": {"schema": 1},
-        "pg-in-transit.jsonl": {"schema": 1},
         "pg-at-rest.jsonl": {"schema": 2},
     }
     assert (store.path / "at-rest.jsonl").exists()
@@ -227,3 +226,28 @@ def test_a_record_is_checked_field_by_field_and_its_json_line_reads_back_equal()
         dataclasses.replace(run, round=True)
     with pytest.raises(dataclasses.FrozenInstanceError):
         run.sync_s = 5.0  # type: ignore[misc]
+
+
+def test_a_file_an_earlier_encbench_wrote_for_a_study_is_read_as_its_records(
+    tmp_path: Path,
+) -> None:
+    """pg-in-transit.jsonl, PostgreSQL's in-transit runs when they were a study of their
+    own: read as the in-transit study's, after its own file's; another schema refused."""
+    from encbench.studies.in_transit import TransitRecord
+    from tests.helpers import GOLDEN_ROOT
+
+    store = ResultStore.create(tmp_path / "r", "smoke", 'name = "smoke"\n')
+    earlier = (GOLDEN_ROOT / "pg-in-transit" / "pg-in-transit.jsonl").read_text()
+    (store.path / "pg-in-transit.jsonl").write_text(earlier)
+    runs = store.runs(TransitRecord)
+    assert len(runs) == len(earlier.splitlines()) and store.has_runs("in-transit")
+    first = json.loads(earlier.splitlines()[0])
+    assert (runs[0].rate, runs[0].events, runs[0].tls_handshakes) == (
+        first["tps"],
+        first["transactions"],
+        first["tls_connections"],
+    )
+    assert runs[0].cell.kind == "postgresql" and runs[0].cell.threads == first["cell"]["clients"]
+    (store.path / "pg-in-transit.jsonl").write_text(json.dumps(first | {"schema": 9}) + "\n")
+    with pytest.raises(BadInput, match="line 1, has schema 9, not 1"):
+        store.runs(TransitRecord)

@@ -20,10 +20,10 @@ from encbench.servers.postgresql import password as pg_password
 from encbench.servers.postgresql import readiness as pg_readiness
 from encbench.servers.postgresql import target as pg_target
 from encbench.servers.postgresql.readiness import PgFacts
-from encbench.studies.in_transit.postgresql import cells as pg_cells
-from encbench.studies.in_transit.postgresql.records import PgTransitCell
-from encbench.studies.in_transit.postgresql.target import skip_reason
+from encbench.studies.in_transit import cells as transit_cells
+from encbench.studies.in_transit.postgresql_target import skip_reason
 from tests.helpers import encbench_here
+from tests.studies.in_transit.pg_records import pg_cell
 
 PG_DSN = "postgresql://bench@db.example:5433/"
 
@@ -194,22 +194,22 @@ def test_a_ready_server_has_no_problem_and_each_missing_thing_has_its_statement(
 
 def test_a_target_measures_its_own_certificate_and_skips_what_it_cannot_vary() -> None:
     prof = with_target("postgresql", PG_DSN)
-    found = pg_cells.cells(prof)
-    sandboxed = pg_cells.cells(profiles.load("postgresql")[0])
+    found = transit_cells.postgresql_cells(prof)
+    sandboxed = transit_cells.postgresql_cells(profiles.load("postgresql")[0])
     assert len(found) == len(sandboxed)
     assert {c.key_type for c in found} == {"target", "ecdsa-p256", "rsa4096"}
     assert [c.key_type == "target" for c in found] == [c.key_type == "rsa2048" for c in sandboxed]
-    first = PgTransitCell("connect_select1", "require", "target", "TLSv1.3", 1)
+    first = pg_cell("connect_select1", "require", "target", "TLSv1.3", 1)
     accepted = ("TLSv1.2", "TLSv1.3")
     assert skip_reason(first, spec(), accepted) is None
-    other_key = PgTransitCell("connect_select1", "require", "rsa4096", "TLSv1.3", 1)
+    other_key = pg_cell("connect_select1", "require", "rsa4096", "TLSv1.3", 1)
     assert "certificate is the user's own" in (skip_reason(other_key, spec(), accepted) or "")
-    verify = PgTransitCell("connect_select1", "verify-full", "target", "TLSv1.3", 1)
+    verify = pg_cell("connect_select1", "verify-full", "target", "TLSv1.3", 1)
     assert "sslrootcert" in (skip_reason(verify, spec(), accepted) or "")
     assert skip_reason(verify, spec(ssl_ca="/ca.pem"), accepted) is None
-    old = PgTransitCell("select_only", "require", "target", "TLSv1.2", 1)
+    old = pg_cell("select_only", "require", "target", "TLSv1.2", 1)
     assert "accepts TLSv1.3" in (skip_reason(old, spec(), ("TLSv1.3",)) or "")
-    far = PgTransitCell("connect_select1", "require", "target", "TLSv1.3", 1, rtt_ms=10)
+    far = pg_cell("connect_select1", "require", "target", "TLSv1.3", 1, rtt_ms=10)
     assert "network namespace" in (skip_reason(far, spec(), accepted) or "")
 
 

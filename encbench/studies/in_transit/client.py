@@ -13,6 +13,7 @@ from encbench.proof import tls
 from encbench.servers import pki
 from encbench.studies.in_transit.records import TransitCell
 from encbench.studies.in_transit.routes import Route
+from encbench.studies.in_transit.side import ClientRun
 from encbench.workloads import bulk, connrate
 
 # At a distance each query waits a round trip (oltp_read_only's transaction about 16): a
@@ -31,19 +32,6 @@ FIRST_LOGIN_USERS = 2000
 def query_run_s(rtt_ms: float) -> int:
     """The shortest run of a per-query test at this round-trip time (0 on loopback)."""
     return math.ceil(QUERY_ROUND_TRIPS * rtt_ms / 1000)
-
-
-@dataclass(frozen=True)
-class ClientRun:
-    """What one run of a cell's client reports, in the cell's unit: each field is the run
-    record's of the same name (TransitRecord), which takes them as they are."""
-
-    events: int  # connections, transactions, or MiB (bulk, dump)
-    rate: float
-    bytes: int
-    latency_avg_ms: float
-    latency_p95_ms: float
-    errors: int  # errors sysbench ignored and went on; a failing dump raises instead
 
 
 @dataclass(frozen=True)

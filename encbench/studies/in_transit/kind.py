@@ -1,7 +1,6 @@
 """Which kinds of server the in-transit study measures under a profile: its target's, else
-those `[server] kinds` names.  MariaDB's and MySQL's cells are this package's modules;
-PostgreSQL's are its part (postgresql/: their own runner, records and part of the report),
-measured after MariaDB's where both are named."""
+those `[server] kinds` names.  MariaDB's and MySQL's cells come first, then
+PostgreSQL's, where both are named."""
 
 from __future__ import annotations
 

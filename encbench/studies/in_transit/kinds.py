@@ -1,7 +1,6 @@
 """The in-transit study over the kinds of server it measures: MariaDB's and MySQL's cells
-(this package) and PostgreSQL's (postgresql/: a part of its own, with its runner, records
-and part of the report), each where the profile's `[server] kinds` or its target names the
-kind.  What `plan`, `doctor` and the checks before a run read of the study (its Here) is
+and PostgreSQL's, each where the profile's `[server] kinds` or its target names the kind.
+What `plan`, `doctor` and the checks before a run read of the study (its Here) is
 here, over both: their disk added up, the memory of the larger (the kinds' servers
 never run at once); their cells and rules the definition adds up (StudyDefinition.cells,
 rule)."""
@@ -16,9 +15,9 @@ from encbench.machine.checks import Check
 from encbench.profiles.profile import Profile
 from encbench.studies.definition import each_kind, kinds_added, kinds_largest
 from encbench.studies.in_transit import cells, needs, sizing, target
+from encbench.studies.in_transit import postgresql_needs as pg_needs
+from encbench.studies.in_transit import postgresql_target as pg_target_study
 from encbench.studies.in_transit.kind import MARIADB, NAME, POSTGRESQL, measures
-from encbench.studies.in_transit.postgresql import needs as pg_needs
-from encbench.studies.in_transit.postgresql import target as pg_target_study
 
 
 def tools(profile: Profile) -> list[Check]:

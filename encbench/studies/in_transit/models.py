@@ -32,6 +32,10 @@ class TransitVariant(Model):
     session_cache_hits: int
     events: int
     errors: int
+    # A server that logs each connection (PostgreSQL): the run's connections it logged, and
+    # the client's time to connect (pgbench's); None where not counted.
+    connections: int | None = None
+    connection_ms: Spread | None = None
 
 
 class TransitCellSummary(CellSummary[TransitVariant]):
@@ -44,9 +48,15 @@ class TransitCellSummary(CellSummary[TransitVariant]):
     resume: bool
     unit: str
     proof: dict[str, str] | None = None
+    # PostgreSQL's cells (records.TransitCell): their kind, sslmode and TLS version, and
+    # what each route's capture of the wire showed (plain, encrypted).
+    kind: str = "mariadb"
+    sslmode: str = ""
+    tls_version: str = ""
+    wire: dict[str, str] | None = None
 
     @property
-    def key(self) -> tuple[str, str, str, str, float, int, bool]:
+    def key(self) -> tuple[str, str, str, str, float, int, bool, str, str, str]:
         """What identifies the cell across two result sets (`encbench compare`)."""
         return (
             self.test,
@@ -56,7 +66,29 @@ class TransitCellSummary(CellSummary[TransitVariant]):
             self.rtt_ms,
             self.threads,
             self.resume,
+            self.kind,
+            self.sslmode,
+            self.tls_version,
         )
+
+
+class PgServer(Model):
+    """What the run recorded of PostgreSQL's server in transit."""
+
+    postgresql_version: str | None = None
+    scale: int
+    server_user: str | None = None
+    pki: dict[str, Record] | None = None
+    server_settings: Record | None = None
+    # The copy test's table: its rows and the bytes of one copy's stream.
+    bulk_table: Record | None = None
+    # How the delay was made per round-trip time ("netem" or "relay").
+    delay_method: dict[str, str] | None = None
+    # Its cells not measured, each with why (no namespaces here, what a target cannot vary).
+    skipped: dict[str, str] | None = None
+    # A server encbench did not start (--target): its name, encbench's database on it, the
+    # TLS versions it accepts.
+    target: Record | None = None
 
 
 class InTransitSummary(StudyPart[TransitCellSummary]):
@@ -77,6 +109,8 @@ class InTransitSummary(StudyPart[TransitCellSummary]):
     cpu_measurement: str | None = None
     # A sandbox's family as it was made (MySQL); None: MariaDB, or before it was recorded.
     server_family: str | None = None
+    # PostgreSQL's server, where its cells were measured.
+    postgresql: PgServer | None = None
 
     @property
     def family(self) -> str:

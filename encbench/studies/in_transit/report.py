@@ -5,36 +5,42 @@ from __future__ import annotations
 
 from typing import Any
 
-from encbench.report.parts import (
-    Calibrated,
-    Context,
-    ReportPart,
-    Setup,
-    summary_builder,
-)
+from encbench.profiles.profile import Profile
+from encbench.report.cells import cores_of
+from encbench.report.models import Record
+from encbench.report.parts import Calibrated, Context, KindMeasured, ReportPart, Setup
 from encbench.report.study_parts import compared_cells
+from encbench.results.store import ResultStore
 from encbench.servers.mariadb import installs
-from encbench.studies.in_transit import section, summary
-from encbench.studies.in_transit.models import InTransitSummary
+from encbench.studies.in_transit import section, study_record, summary
+from encbench.studies.in_transit.kind import MARIADB, POSTGRESQL
+from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 
 NAME = TransitRecord.STUDY
 
 
-build = summary_builder(TransitRecord, summary.build)
+def build(store: ResultStore, profile: Profile, environment: Record | None) -> InTransitSummary:
+    """Its runs, its record file with each kind's part (an earlier kind's file read too: a
+    results directory whose PostgreSQL runs were a study of their own) and the cores."""
+    record = study_record.read(store)
+    return summary.build(store.runs(TransitRecord), profile, record, cores_of(environment))
 
 
-# Matched by (test, method, key type, cipher, RTT, threads, resumption).
+def _compared_label(t: TransitCellSummary) -> str:
+    # Unnamed server: the two sides of a comparison may be two servers' TLS.
+    far = f", RTT {t.rtt_ms:g} ms" if t.rtt_ms else ""
+    return f"{section.method_name(t, family='')}{far}, {t.threads} {section.threads_word(t)}"
+
+
+# Matched by (test, method, key type, cipher, RTT, threads, resumption, kind, sslmode, TLS
+# version).
 compared = compared_cells(
     NAME,
     lambda t: t.key,
-    group=lambda t: f"in transit: {section.TEST_TITLES.get(t.test, t.test)}",
+    group=lambda t: f"in transit: {section.test_title(t)}",
     row_header="path",
-    # Unnamed server: the two sides of a comparison may be two servers' TLS.
-    label=lambda t: (
-        f"{section.method_name(t, family='')}"
-        f"{f', RTT {t.rtt_ms:g} ms' if t.rtt_ms else ''}, {t.threads} thr"
-    ),
+    label=_compared_label,
 )
 
 
@@ -44,19 +50,32 @@ def _family(part: InTransitSummary) -> str | None:
     return installs.title(part.family)
 
 
+def _measures(part: InTransitSummary, kind: str) -> bool:
+    return any(c.kind == kind for c in part.cells)
+
+
 def compare_setup(part: InTransitSummary) -> dict[str, str]:
-    out = {"TLS": part.tls_version}
+    out: dict[str, str] = {}
+    if _measures(part, MARIADB):
+        out["TLS"] = part.tls_version
     if part.install:
         out["OpenSSL"] = f"{part.install['openssl']} (the {part.install['name']} root's)"
     if part.mariadb_version:
         family = _family(part)
         out["MariaDB"] = f"{family} {part.mariadb_version}" if family else part.mariadb_version
+    if part.postgresql is not None and part.postgresql.postgresql_version:
+        out["PostgreSQL"] = part.postgresql.postgresql_version
     return out
 
 
 def setup(part: InTransitSummary) -> Setup:
-    """Only the server's version (its lines are in the study's own section)."""
-    return Setup(server_version=part.mariadb_version, server_title=_family(part))
+    """Only each kind's server and version (its lines are in the study's own section)."""
+    if part.postgresql is None:
+        return Setup(server_version=part.mariadb_version, server_title=_family(part))
+    kinds = [KindMeasured(POSTGRESQL, part.postgresql.postgresql_version)]
+    if _measures(part, MARIADB):
+        kinds.insert(0, KindMeasured(MARIADB, part.mariadb_version, _family(part)))
+    return Setup(kinds=kinds)
 
 
 def calibration_label(cell: TransitCell) -> tuple[str, str]:

@@ -1,8 +1,10 @@
-"""The in-transit study's part of the report.
+"""The in-transit study's part of the report, every kind's cells in one section.
 
 The tables follow Percona's 2013 study "MySQL encryption performance, revisited": connections
 per second, mean and 95% CI, per key size and method; then the share of the connection rate
 lost to encryption per distance; then the SSH tunnel's cost in words (tunnel_cost.py).
+PostgreSQL's rows are drawn by the same tables, under its tests' titles, with its own words
+(postgresql_section.py).
 """
 
 from __future__ import annotations
@@ -16,8 +18,15 @@ from encbench.report.models import Differences, Estimate, NoiseFloor
 from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.servers.mariadb.installs import MARIADB
 from encbench.studies.in_transit import plots as in_transit_plots
+from encbench.studies.in_transit import postgresql_section as pg_words
 from encbench.studies.in_transit import proof_lines, tunnel_cost
-from encbench.studies.in_transit.models import InTransitSummary, TransitCellSummary, TransitVariant
+from encbench.studies.in_transit.kind import MARIADB as MARIADB_KIND
+from encbench.studies.in_transit.models import (
+    InTransitSummary,
+    PgServer,
+    TransitCellSummary,
+    TransitVariant,
+)
 from encbench.studies.in_transit.records import TransitRecord
 
 TEST_TITLES = {
@@ -28,7 +37,13 @@ TEST_TITLES = {
     "bulk": "Bulk streaming: one large result set through one connection",
     "dump": "mariadb-dump of the data set",
 }
-EVENT_NAMES = {"connect": "connection", "connect_first": "connection", "bulk": "MiB", "dump": "MiB"}
+EVENT_NAMES = {
+    "connect": "connection",
+    "connect_first": "connection",
+    "bulk": "MiB",
+    "dump": "MiB",
+    "copy": "copy",
+}
 # The server's own TLS is named by its family ("MariaDB TLS", "MySQL TLS").
 METHOD_NAMES = {"tls": "{family} TLS", "stunnel": "stunnel", "ssh": "SSH tunnel"}
 FIRST_LOGIN_NOTE = (
@@ -103,9 +118,21 @@ CPU_RESOLUTION_S = 0.2
 Cells = Sequence[TransitCellSummary]
 
 
+def test_title(cell: TransitCellSummary) -> str:
+    return TEST_TITLES.get(cell.test) or pg_words.TEST_TITLES.get(cell.test, cell.test)
+
+
+def threads_word(cell: TransitCellSummary) -> str:
+    """What the row's parallelism counts: client threads, or pgbench's clients."""
+    return "thr" if cell.kind == MARIADB_KIND else "cl"
+
+
 def method_name(cell: TransitCellSummary, short: bool = False, family: str = MARIADB) -> str:
     """The row's path as the report names it; family "": the server's TLS unnamed (`compare`,
-    whose two sides may be two servers)."""
+    whose two sides may be two servers).  A PostgreSQL row's: its sslmode, key and protocol."""
+    if cell.kind != MARIADB_KIND:
+        path = f"{cell.sslmode}, {cell.key_type}, {cell.tls_version}"
+        return f"TLS {path}" if short else path
     resumed = " resumed" if cell.resume else ""
     if short:  # for plot labels
         cipher = cell.cipher.split("@")[0]
@@ -124,7 +151,7 @@ def method_name(cell: TransitCellSummary, short: bool = False, family: str = MAR
 
 
 def plot_label(cell: TransitCellSummary) -> str:
-    return f"{method_name(cell, short=True)}, {cell.threads} thr"
+    return f"{method_name(cell, short=True)}, {cell.threads} {threads_word(cell)}"
 
 
 def _rate(v: TransitVariant) -> str:
@@ -179,10 +206,11 @@ def method_table(
             )
         )
     unit = cells[0].unit
+    mariadb = cells[0].kind == MARIADB_KIND
     header = [
-        "method",
+        "method" if mariadb else "TLS side (sslmode, key, protocol)",
         *(["RTT ms"] if far else []),
-        "threads",
+        "threads" if mariadb else "clients",
         f"plain {unit} (95% CI)",
         f"encrypted {unit} (95% CI)",
         "lost to encryption (95% CI)",
@@ -266,11 +294,23 @@ def connect_note(part: InTransitSummary) -> str:
 
 
 def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Section]:
-    cells, family = part.cells, part.family
     blocks: list[Block] = [Paragraph(INTRO)]
     summary = summary_items(part, noise)
     if summary:
         blocks.append(Bullets(summary))
+    mariadb = [c for c in part.cells if c.kind == MARIADB_KIND]
+    if mariadb or part.postgresql is None:
+        blocks += _mariadb_blocks(part, mariadb)
+    if part.postgresql is not None:
+        blocks += _postgresql_blocks(part, part.postgresql)
+    title = "In transit: what TLS costs connections, queries and bulk transfers"
+    return [Section(title, blocks)]
+
+
+def _mariadb_blocks(part: InTransitSummary, cells: Cells) -> list[Block]:
+    """MariaDB's and MySQL's rows: per test, by distance, the SSH tunnel's cost, set-up."""
+    family = part.family
+    blocks: list[Block] = []
     for test, title in TEST_TITLES.items():
         group = [c for c in cells if c.test == test and c.rtt_ms == 0]
         if not group:
@@ -320,12 +360,68 @@ def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Se
             Section("The SSH tunnel's cost on new connections", [Bullets(ssh_cost)], level=3)
         )
     blocks.append(Section("In-transit setup and proof", [Bullets(setup(part))], level=3))
-    title = "In transit: what TLS costs connections, queries and bulk transfers"
-    return [Section(title, blocks)]
+    return blocks
+
+
+def _postgresql_blocks(part: InTransitSummary, server: PgServer) -> list[Block]:
+    """PostgreSQL's rows, by the same tables under its tests' titles: per test, by
+    distance, then how its server was set up and each run proven."""
+    cells = pg_words.cells_of(part)
+    blocks: list[Block] = []
+    for test, title in pg_words.TEST_TITLES.items():
+        group = [c for c in cells if c.test == test and c.rtt_ms == 0]
+        if not group:
+            continue
+        plot = Plot(partial(_rates_svg, group, title, f"pg-{test}"), title)
+        words: list[Block] = []
+        if test.startswith("connect_"):
+            words.append(Paragraph(pg_words.CONNECT_NOTE))
+        if test == "copy":
+            words.append(Paragraph(pg_words.copy_note(server)))
+        table = method_table(group, differences=part.differences)
+        blocks.append(Section(title, [*words, table, plot], level=3))
+    far = [c for c in cells if c.rtt_ms > 0]
+    if far:
+        relay = "relay" in (server.delay_method or {}).values()
+        notes = [pg_words.RELAY_NOTE] if relay else []
+        distance: list[Block] = [Paragraph(pg_words.DISTANCE_NOTE), pg_distance_table(cells)]
+        for test, title in pg_words.TEST_TITLES.items():
+            group = [c for c in far if c.test == test]
+            if group:
+                caption = f"At a distance: {title}"
+                distance.append(method_table(group, caption, notes, part.differences))
+        missing = list(dict.fromkeys(c.status for c in far if not c.rounds))
+        if missing:
+            distance.append(Bullets(missing))
+        blocks.append(Section(pg_words.DISTANCE_TITLE, distance, level=3))
+    lines = pg_words.setup(part, server)
+    blocks.append(Section("PostgreSQL in-transit setup and proof", [Bullets(lines)], level=3))
+    return blocks
+
+
+def pg_distance_table(cells: Cells) -> Table:
+    """PostgreSQL's share of the rate lost to TLS, path × round-trip time, for the tests
+    measured at a distance (their loopback rows included)."""
+    tests = {c.test for c in cells if c.rtt_ms > 0}
+    measured = [c for c in cells if c.test in tests]
+    rtts = sorted({c.rtt_ms for c in measured})
+    by_path = {(c.test, method_name(c), c.threads, c.rtt_ms): c for c in measured}
+    paths = list(dict.fromkeys((c.test, method_name(c), c.threads) for c in measured))
+    header = ["test", "TLS side (sslmode, key, protocol)", "clients"]
+    header += [f"RTT {rtt:g} ms" for rtt in rtts]
+    rows = []
+    for test, path, clients in paths:
+        line = [Cell(test), Cell(path), Cell(str(clients))]
+        for rtt in rtts:
+            cell = by_path.get((test, path, clients, rtt))
+            comp = cell.comparisons.get("rate") if cell and cell.rounds else None
+            line.append(Cell(lost(comp), comp.kind) if comp else Cell("–", "na"))
+        rows.append(line)
+    return Table(header, rows, "Share of the rate lost to TLS (95% CI), by round-trip time")
 
 
 def setup(part: InTransitSummary) -> list[str]:
-    cells = part.cells
+    cells = [c for c in part.cells if c.kind == MARIADB_KIND]
     if part.target is not None:
         out = [
             f"Server: the user's own, {part.target.get('server', '?')} "

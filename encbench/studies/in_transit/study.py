@@ -1,12 +1,13 @@
-"""The in-transit study: one sandboxed server that accepts both plain and TLS connections;
-per cell, paired rounds of the same client over plain TCP and over TLS (or a tunnel).
+"""The in-transit study's runner: for each kind of server the profile measures, one server
+(encbench's sandbox, or the user's: `--target`) reached over plain TCP and over TLS or a
+tunnel; per cell, paired rounds of the same client over both routes.
 
-Lifecycle: [two hosts, when a distance is asked] → provision (server, user, sysbench table,
-bulk table) → per server TLS configuration (key type, cipher): restart → per cell: open its
-routes (tunnel, delay relay) → prove both routes → warm-up → paired rounds until the
-interval is tight enough or the budget ends → close the routes.  Every run is proven again
-from the server's own counters: a plain run made no TLS handshake, a TLS run made at least
-one per connection, a tunnel run went through the tunnel's own handshakes.
+Lifecycle: [two hosts, when a cell of any kind asks for a distance] → per kind, in the order
+of its cells: its side (side.py) sets its server up → per cell: the side sets the server's
+TLS and opens and proves both routes → warm-up → paired rounds until the interval is tight
+enough or the budget ends.  Each run is timed here (its window's clocks, what else ran), its
+client run by the side, and proven against what the side's server counted of it.  One
+kind's server stops before the next kind's starts.
 
 One server for both variants, on purpose: the server is identical by construction, and the
 only difference between the two runs of a round is the path the client takes.
@@ -16,422 +17,143 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from encbench import proc
-from encbench.engine.clocks import Clocks, Window
+from encbench.engine.clocks import Window
 from encbench.engine.study import Run
-from encbench.engine.study_base import Given, load_fields
+from encbench.engine.study_base import Given, StudyBasics, load_fields
 from encbench.errors import ToolError
-from encbench.net import netns
-from encbench.proof import tls
-from encbench.results.schema import Usage
-from encbench.servers import keys, pki
-from encbench.servers.mariadb import installs
-from encbench.servers.mariadb.sandbox import SandboxServer
-from encbench.servers.remote_cpu import cpu_measurement
-from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
-from encbench.servers.target import Connection, Target, blame_the_server
-from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
-from encbench.studies.in_transit import cells as transit_plan
-from encbench.studies.in_transit.checks import check_run, prove_routes
-from encbench.studies.in_transit.client import FIRST_LOGIN_USER, FIRST_LOGIN_USERS, Client
-from encbench.studies.in_transit.options import TransitSpec
+from encbench.net import distance
+from encbench.net.distance import Hosts
+from encbench.servers import keys
+from encbench.studies.in_transit import kind, study_record
+from encbench.studies.in_transit.mariadb_server import MariaDbTransit
+from encbench.studies.in_transit.options import transit_options
+from encbench.studies.in_transit.postgresql_target import postgresql_side
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
-from encbench.studies.in_transit.routes import USER, Hosts, Route, RouteMaker, open_hosts
-from encbench.studies.in_transit.sizing import pool_mb
-from encbench.studies.in_transit.study_record import TransitBasics
-from encbench.studies.in_transit.target import TransitTarget
-from encbench.workloads import bulk, connrate, sysbench
+from encbench.studies.in_transit.side import Side, SideContext
+from encbench.studies.in_transit.study_record import Book
+
+# Each kind's side, made once per run.
+SIDES: dict[str, Callable[[SideContext], Side]] = {
+    kind.MARIADB: MariaDbTransit,
+    kind.POSTGRESQL: postgresql_side,
+}
 
 
-def _restore_env(name: str, value: str | None) -> None:
-    if value is None:
-        os.environ.pop(name, None)
-    else:
-        os.environ[name] = value
-
-
-class TransitStudy(TransitBasics):
+class TransitStudy(StudyBasics):
     record_type = TransitRecord
-    rule: TransitSpec
 
     def __init__(self, given: Given) -> None:
         super().__init__(given)
-        # Against a user's server ([target]) its own account and password; else a user of
-        # the sandbox with a generated one.
-        self.target = (
-            TransitTarget(self.store, self.profile) if self.profile.target is not None else None
-        )
-        self.password = (
-            (self.target.server.password or "")
-            if self.target is not None
-            else keys.password(self.private, "transit-client")
-        )
-        if self.profile.calibration:
-            # A/A: the `encrypted` role is a twin of the plain path (routes.py).
-            self.record |= {
-                "calibration": True,
-                "sides": dict(CALIBRATION_SIDES),
-                "paths": {"plain": "plain TCP", "encrypted": "plain TCP (twin)"},
-            }
-        self.pkis: dict[str, pki.Pki] = {}
-        self.user_openssl_conf = os.environ.get("OPENSSL_CONF")
-        self.server: SandboxServer | None = None
+        self.private = keys.private_dir(self.store.path)
+        self.record: dict[str, Any] = study_record.read(self.store)
         self.hosts = Hosts(None, [], [])
-        self.tls_group: tuple[str, str] | None = None
-        self.routes: dict[str, Route] = {}
-        self.connloop: Path | None = None
+        self.sides: dict[str, Side] = {}
+        self.kind: str | None = None  # the kind whose server is up
+        self._kind_stack: contextlib.ExitStack | None = None
+        self._todo: Sequence[TransitCell] = ()
 
+    def _save_record(self) -> None:
+        self.store.write_json(study_record.RECORD_FILE, self.record)
+
+    def side(self, of: str) -> Side:
+        if of not in self.sides:
+            book = Book(study_record.part_of(self.record, of), self._save_record)
+            context = SideContext(self.store, self.profile, self.progress, book, self.private)
+            self.sides[of] = SIDES[of](context)
+        return self.sides[of]
+
+    # -- the hosts and each kind's server ---------------------------------------------------
     @contextlib.contextmanager
-    def setup(self, todo: Sequence[TransitCell]) -> Iterator[Target]:
-        if self.target is not None:
-            with self._target_setup(self.target, todo) as server:
-                yield server
-            return
+    def setup(self, todo: Sequence[TransitCell]) -> Iterator[TransitStudy]:
         with contextlib.ExitStack() as stack:
-            stack.callback(_restore_env, "OPENSSL_CONF", self.user_openssl_conf)
-            # From every cell, not only those left: a resumed run keeps the same topology, so
-            # its loopback rows run on the same host (namespace) as before.
-            self.hosts = open_hosts(
-                stack, [c.rtt_ms for c in self.cells()], self.rule.rate_mbit, self.progress.log
-            )
-            if self.hosts.link is not None:
-                link = self.hosts.link
-                self.record["link"] = {
-                    "client": link.client_addr,
-                    "server": link.server_addr,
-                    "rate_mbit": link.rate_mbit,
-                }
-            self.server = self._provision(stack, self.hosts, list(todo))
+            if self.profile.target is None:
+                self._open_hosts(stack)
+            self._todo = todo
+            stack.callback(self._close_kind)
             try:
-                yield self.server
+                yield self
             finally:
-                self.server, self.tls_group = None, None
+                self.hosts = Hosts(None, [], [])
 
-    @contextlib.contextmanager
-    def _target_setup(self, target: TransitTarget, todo: Sequence[TransitCell]) -> Iterator[Target]:
-        """The user's server: checked, encbench's database made on it (dropped on any exit
-        unless keep), its certificate fetched and described (target.py)."""
-        with contextlib.ExitStack() as stack:
-            self.record["target"] = target.check()
-            stack.callback(target.close)
-            # Before anything is created: an ssh that fails stops the run with nothing made.
-            target.open_cpu(self.progress.log)
-            self.record["cpu_measurement"] = cpu_measurement(target.cpu, target.spec.ssh)
-            tests = {c.test for c in todo}
-            table = target.provision(
-                tests, self.rule.table_size, self.rule.bulk_mb, self.progress.log
-            )
-            if table is not None:
-                self.record["bulk_table"] = {"rows": table.rows, "bytes": table.payload_bytes}
-            self.table_bytes = table.payload_bytes if table is not None else 0
-            self.record["mariadb_version"] = self.record["target"]["version"]
-            if target.tls_missing is None:
-                self.current_pki = target.prepare_tls(self.record)
-                pki.sysbench_dir(self.current_pki, self._workdir(self.current_pki.key_type))
-            self._save_record()
-            try:
-                yield target.server
-            finally:
-                self.tls_group = None
-
-    def _answering(self) -> Target:
-        """The server that answers for both paths: the sandbox, or the user's."""
-        if self.target is not None:
-            return self.target.server
-        return self._server()
-
-    def _target_routes(self, cell: TransitCell) -> dict[str, Route]:
-        assert self.target is not None
-        why = transit_plan.target_skip_reason(cell) or self.target.tls_missing
-        if why is not None:
-            # What the user's server is (one key type, no TLS) stays so on --resume.
-            raise self._skip(cell, why, final=True)
-        where = self.target.connection()
-        return {"plain": Route(where, ssl=False), "encrypted": Route(where, ssl=True)}
-
-    @contextlib.contextmanager
-    def open_cell(self, cell: TransitCell) -> Iterator[dict[str, Route]]:
-        """The server's TLS set for the cell's group (a restart when it changes), the cell's
-        routes opened, and both proven with one connection each.  Against a user's server
-        nothing is set: its TLS is what it is, and a cell that needs more is skipped."""
-        if self.target is not None:
-            with self._proven(cell, self._target_routes(cell), tls_version="") as routes:
-                yield routes
-            return
-        server = self._server()
-        if cell.rtt_ms > 0 and self.hosts.link is None:
-            raise self._skip(cell, self.hosts.unavailable)
-        refused = transit_plan.sandbox_skip_reason(cell, self.profile)
-        if refused is not None:
-            raise self._skip(cell, refused, final=True)
-        group = transit_plan.server_tls(cell, self.rule)
-        if server.install.mysql and tls.mysql_refuses(group[1]):
-            # A tunnel's row needs only some TLS configuration of the server: its default.
-            group = (group[0], "")
-        if group != self.tls_group:
-            self._configure(server, self.hosts, *group)
-            self.tls_group = group
-        with contextlib.ExitStack() as stack:
-            try:
-                routes = stack.enter_context(self._route_maker(server).routes(cell))
-            except netns.NetnsUnavailable as exc:  # the delay could not be set
-                raise self._skip(cell, str(exc)) from exc
-            with self._proven(cell, routes, self.rule.tls_version) as proven:
-                yield proven
-
-    @contextlib.contextmanager
-    def _proven(
-        self, cell: TransitCell, routes: dict[str, Route], tls_version: str
-    ) -> Iterator[dict[str, Route]]:
-        """Both routes proven with one connection each (tls_version "": whatever the server
-        negotiates, recorded), then held for the cell's rounds."""
-        self.routes = routes
-        try:
-            sessions = {
-                variant: self._client().session(
-                    cell, route, self.store.raw_path(f"in-transit-{cell.slug}-proof-{variant}.txt")
-                )
-                for variant, route in self.routes.items()
+    def _open_hosts(self, stack: contextlib.ExitStack) -> None:
+        """Two hosts where a cell asks for a distance: from every cell, not only those left,
+        so a resumed run keeps the same topology and its loopback rows run on the same host
+        (namespace) as before.  The link's rate is `[transit] rate_mbit` where MariaDB's
+        cells are measured."""
+        rate = transit_options(self.profile).rate_mbit
+        if not kind.measures(self.profile, kind.MARIADB):
+            rate = None
+        rtts = [c.rtt_ms for c in self.cells()]
+        self.hosts = distance.open_hosts(stack, rtts, rate, self.progress.log)
+        link = self.hosts.link
+        if link is not None:
+            self.record["link"] = {
+                "id": link.id,
+                "client": link.client_addr,
+                "server": link.server_addr,
+                "rate_mbit": link.rate_mbit,
             }
-            self.record["proofs"][cell.slug] = prove_routes(
-                cell, self.routes, sessions, tls_version
-            )
             self._save_record()
-            yield self.routes
-        finally:
-            self.routes = {}
 
-    def _server(self) -> SandboxServer:
-        assert self.server is not None, "a cell is measured inside setup()"
-        return self.server
+    def _close_kind(self) -> None:
+        """The server of the kind measured last stopped (and its routes' processes)."""
+        stack, self._kind_stack, self.kind = self._kind_stack, None, None
+        if stack is not None:
+            stack.close()
 
-    def _route_maker(self, server: SandboxServer) -> RouteMaker:
-        return RouteMaker(
-            self.store.path,
-            self.hosts,
-            server.port,
-            server.database,
-            self.rule.tls_version,
-            lambda key_type: self._pki(key_type, self.hosts),
-            self.record,
-            calibration=self.profile.calibration,
-        )
+    def _server_of(self, cell: TransitCell) -> Side:
+        """The cell's kind's side, its server set up (the previous kind's stopped first)."""
+        side = self.side(cell.kind)
+        if cell.kind != self.kind:
+            self._close_kind()
+            self._kind_stack = contextlib.ExitStack()
+            todo = [c for c in self._todo if c.kind == cell.kind]
+            self._kind_stack.enter_context(side.setup(self.hosts, todo))
+            self.kind = cell.kind
+        return side
 
-    def _client(self) -> Client:
-        """The client of the server's current TLS configuration."""
-        return Client(
-            self.password,
-            self.current_pki,
-            self._workdir(self.current_pki.key_type),
-            self._answering().database,
-            self.rule.table_size,
-            self.table_bytes,
-            self.connloop,
-        )
-
-    # -- hosts and the server --------------------------------------------------------------
-    def _server_options(self, server: SandboxServer, hosts: Hosts, bp_mb: int) -> dict[str, str]:
-        options = server_options(
-            "plain",
-            EncryptionSpec(),
-            server.paths,
-            port=server.port,
-            buffer_pool_mb=bp_mb,
-            key_file=keys.key_file(self.private),
-            run_as_root=os.geteuid() == 0,
-            mysql=server.install.mysql,
-        )
-        if hosts.link is not None:
-            # Inside its namespace the server has only loopback and the veth end.
-            options["bind-address"] = "0.0.0.0"
-        return options
-
-    def _provision(
-        self, stack: contextlib.ExitStack, hosts: Hosts, todo: list[TransitCell]
-    ) -> SandboxServer:
-        root = self.store.path / "sandbox" / "transit"
-        clear_stale_sandbox(root)
-        server = SandboxServer(
-            "transit",
-            root,
-            launch_prefix=hosts.local,
-            install=installs.of(self.profile.server.install),
-        )
-        # Last in, first out: the server is destroyed, then its empty parent removed.
-        stack.callback(remove_empty_sandbox_dir, self.store)
-        stack.callback(server.destroy, keep_log_in=self.store.path / "logs")
-        tests = {c.test for c in todo}
-        self.buffer_pool_mb = pool_mb(self.profile, tests)
-        self.progress.log(f"in-transit: provisioning the server ({self.buffer_pool_mb} MB pool)")
-        options = self._server_options(server, hosts, self.buffer_pool_mb)
-        server.initialize(options)
-        server.start(options)
-        self.server_options = options
-        server.query(f"CREATE DATABASE IF NOT EXISTS {server.database}")
-        clients = ["127.0.0.1"] + ([hosts.link.client_addr] if hosts.link else [])
-        account = Connection.tcp("127.0.0.1", server.port, USER, server.database)
-        connrate.create_user(server, account, self.password, tuple(clients))
-        if "connect_first" in tests:
-            self.progress.log(f"in-transit: {FIRST_LOGIN_USERS:,} users for first logins")
-            connrate.create_first_login_users(
-                server, FIRST_LOGIN_USER, FIRST_LOGIN_USERS, self.password, tuple(clients)
-            )
-            self.connloop = connrate.build_connloop(self.private)
-        if tests & set(transit_plan.QUERY_TESTS):
-            self.progress.log(f"in-transit: loading 1 × {self.rule.table_size:,} rows")
-            sysbench.prepare(
-                server.endpoint(),
-                tables=1,
-                table_size=self.rule.table_size,
-                log=self.store.path / "logs" / "prepare-transit.log",
-            )
-        if tests & {"bulk", "dump"}:
-            self.progress.log(f"in-transit: creating a {self.rule.bulk_mb} MB table to stream")
-            table = bulk.create_table(server, server.database, self.rule.bulk_mb)
-            self.record["bulk_table"] = {"rows": table.rows, "bytes": table.payload_bytes}
-        self.table_bytes = int((self.record.get("bulk_table") or {}).get("bytes", 0))
-        self.record["mariadb_version"] = server.version()
-        if (install := server.install.record()) is not None:
-            self.record["install"] = install
-            self.record["family"] = server.install.family
-        self._save_record()
-        return server
-
-    def _pki(self, key_type: str, hosts: Hosts) -> pki.Pki:
-        if key_type not in self.pkis:
-            ips = ("127.0.0.1",) + ((hosts.link.server_addr,) if hosts.link else ())
-            self.progress.log(f"in-transit: generating a {key_type} CA, server and client cert")
-            made = pki.generate(self.store.path, key_type, server_ips=ips)
-            self.pkis[key_type] = made
-            self.record["pki"][key_type] = {
-                "server_key": pki.describe(made.server_cert),
-                "chain": "private CA, server and client certificates of the same key type",
-            }
-        return self.pkis[key_type]
-
-    def _workdir(self, key_type: str) -> Path:
-        return self.private / f"client-{key_type}"
-
-    def _configure(self, server: SandboxServer, hosts: Hosts, key_type: str, cipher: str) -> None:
-        # The user's own OpenSSL settings, not the last group's, while making this group's PKI.
-        _restore_env("OPENSSL_CONF", self.user_openssl_conf)
-        made = self._pki(key_type, hosts)
-        pki.sysbench_dir(made, self._workdir(key_type))
-        options = dict(self.server_options)
-        options |= tls.server_options(
-            made,
-            tls_version=self.rule.tls_version,
-            cipher=cipher or None,
-            mysql=server.install.mysql,
-        )
-        self.progress.log(
-            f"in-transit: server TLS {self.rule.tls_version}, {key_type} "
-            f"{'cipher ' + cipher if cipher else 'default cipher'}"
-        )
-        # Every child inherits the harness's environment (proc.child_env): setting it here
-        # gives the server, the tunnels and all clients of this group the same settings.
-        weak = pki.openssl_env(made)
-        os.environ.update(weak)
-        if weak:
-            self.record.setdefault("notes", {})[key_type] = (
-                "OpenSSL security level lowered to 1 for this key type and the tunnel rows "
-                "run in its group (Debian's default, level 2, refuses RSA keys under 2048 bits)"
-            )
-        server.restart(options)
-        row = tls.server_tls(server, mysql=server.install.mysql)
-        tls.check_server_tls(row, self.rule.tls_version, cipher or None)
-        self.record.setdefault("server_options", {})[f"{key_type} {cipher}".strip()] = keys.redact(
-            {k: v for k, v in options.items() if k.startswith(("ssl", "tls", "bind"))}
-        )
-        self.current_pki = made
+    @contextlib.contextmanager
+    def open_cell(self, cell: TransitCell) -> Iterator[Any]:
+        with self._server_of(cell).open_cell(cell) as routes:
+            yield routes
 
     # -- one run ---------------------------------------------------------------------------
     def warm_up(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> None:
-        self._empty_login_cache(cell)
-        with blame_the_server(self._answering()):
-            self._client().run(cell, self.routes[variant], raw, seconds)
-
-    def _empty_login_cache(self, cell: TransitCell) -> None:
-        """First logins: caching_sha2_password's cache emptied, so that each of the run's
-        users logs in in full (outside the window: the statement is not a login's cost)."""
-        if cell.test == "connect_first":
-            self._answering().query("FLUSH PRIVILEGES")
+        self.side(cell.kind).warm_up(cell, variant, seconds, raw)
 
     def measure(self, run: Run) -> TransitRecord:
-        cell, variant, raw = run.cell, run.variant, run.raw
-        server, route = self._answering(), self.routes[variant]
-        self._empty_login_cache(cell)
-        before = tls.counters(server.global_status())
-        tunnel_before = route.tunnel.sessions()[0] if route.tunnel else 0
-        resumed_before = route.tunnel.resumed() if route.tunnel else 0
+        cell, side = run.cell, self.side(run.cell.kind)
+        before = side.before_run(run)
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        # The measured window: the clocks, the tunnel's CPU and the client run.
-        pids = route.tunnel.pids if route.tunnel else []
-        tunnel_cpu = proc.tree_cpu_seconds(pids) if pids else 0.0
-        start = self._clocks()
-        with blame_the_server(server):
-            got = self._client().run(cell, route, raw, run.seconds)
-        window = Window.between(start, self._clocks(start))
-        if pids:
-            tunnel_cpu = proc.tree_cpu_seconds(pids) - tunnel_cpu
-        after = tls.counters(server.global_status()).minus(before)
-        tunnel_sessions = (route.tunnel.sessions()[0] - tunnel_before) if route.tunnel else 0
-        resumed = (route.tunnel.resumed() - resumed_before) if route.tunnel else 0
+        start = side.clocks()
+        got = side.run_client(run)
+        window = Window.between(start, side.clocks(start))
+        proof = side.after_run(run, got, before)
         if got.events <= 0 or got.rate <= 0:
             raise ToolError(
-                f"{cell.label}, {variant} run: the client completed nothing "
+                f"{cell.label}, {run.variant} run: the client completed nothing "
                 f"in {window.wall_s:.1f} s",
                 phase="in-transit run",
-                tail=proc.tail(raw),
+                tail=proc.tail(run.raw),
             )
         return TransitRecord(
             **run.record_fields(started_at, window.wall_s),
-            # The client's figures: ClientRun names them as the record does.
+            # The client's figures and the server's counts: each names its record field.
             **dataclasses.asdict(got),
-            server_cpu_s=window.server_cpu_s if self._reads_server_cpu() else None,
-            tunnel_cpu_s=tunnel_cpu,
+            **dataclasses.asdict(proof),
+            server_cpu_s=window.server_cpu_s if side.reads_server_cpu() else None,
             client_cpu_s=window.client_cpu_s,
-            # The tunnel, like every process of this run, is not in other_cpu_s.
+            # A tunnel, like every process of this run, is not in other_cpu_s.
             **load_fields(window),
-            tls_handshakes=after.finished_accepts,
-            tunnel_handshakes=tunnel_sessions,
-            tunnel_resumed=resumed,
-            session_cache_hits=after.session_cache_hits,
-            raw_output=str(raw.relative_to(self.store.path)),
-            usage=self._usage(cell, window, got.bytes),
+            raw_output=str(run.raw.relative_to(self.store.path)),
+            usage=side.usage(cell, window, got.bytes),
         )
-
-    def _usage(self, cell: TransitCell, window: Window, read_bytes: int) -> Usage:
-        """The window's usage and, where the cell crossed the rate-limited link (a distance
-        row) and moved bulk data, the link's: what the client read against the tbf rate."""
-        usage = window.usage(window.server_cpu_s if self._reads_server_cpu() else None)
-        if not (cell.rtt_ms and self.rule.rate_mbit and read_bytes):
-            return usage
-        return dataclasses.replace(
-            usage,
-            link_mib_s=read_bytes / window.wall_s / 2**20,
-            link_capacity_mib_s=self.rule.rate_mbit * 1e6 / 8 / 2**20,
-        )
-
-    def _clocks(self, start: Clocks | None = None) -> Clocks:
-        """The window's clocks; the server's CPU only where its process is on this host."""
-        pids = start.pids if start is not None else None
-        pid = self._answering().pid
-        if pid is None:
-            remote = self.target.cpu if self.target is not None else None
-            return Clocks.read(0, pids, server_cpu_s=remote.read_s if remote else lambda: 0.0)
-        return Clocks.read(pid, pids)
-
-    def _reads_server_cpu(self) -> bool:
-        """On this host (a sandbox), or on the user's server's host over ssh."""
-        if self.target is not None:
-            return self.target.cpu is not None
-        return True
 
     def prove(self, record: TransitRecord) -> None:
-        check_run(record, calibration=self.profile.calibration, shared=self.target is not None)
+        self.side(record.cell.kind).prove(record)

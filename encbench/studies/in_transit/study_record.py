@@ -1,45 +1,53 @@
-"""What both kinds' in-transit study objects keep beside their runs alike: the study's record
-file (`<record STUDY>.json`: proofs, PKI, the cells skipped with why), read back on --resume
-and written after each change, and the run's private directory (its keys, passwords and
-certificates)."""
+"""The in-transit study's record file, in-transit.json: what its runs keep beside their
+records (proofs, PKI, the server's TLS settings, the cells skipped with why), read back on
+--resume and written after each change.  Each kind's side keeps its part in a `Book`:
+MariaDB's at the top (as every results directory has had it), another kind's under its
+kind's name; a results directory whose PostgreSQL runs kept theirs in pg-in-transit.json
+(before they were this study's) is read from there."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from encbench.engine.study import CellSkipped
-from encbench.engine.study_base import Given, StudyBasics
 from encbench.results.store import ResultStore
-from encbench.servers import keys
+
+RECORD_FILE = "in-transit.json"
+# Where PostgreSQL's runs kept their part before they were this study's.
+EARLIER_FILES = {"postgresql": "pg-in-transit.json"}
+MARIADB = "mariadb"
 
 
-class TransitBasics(StudyBasics):
-    """A study class's record of its run, under its record type's name."""
+def read(store: ResultStore) -> dict[str, Any]:
+    """The whole record: what a run before this one (--resume) wrote, with each earlier
+    kind's file under its kind."""
+    found: dict[str, Any] = store.read_json(RECORD_FILE) or {}
+    for kind, name in EARLIER_FILES.items():
+        if kind not in found and (earlier := store.read_json(name)) is not None:
+            found[kind] = earlier
+    return found
 
-    store: ResultStore
-    record: dict[str, Any]
 
-    def __init__(self, given: Given) -> None:
-        super().__init__(given)
-        self.private = keys.private_dir(self.store.path)
-        self.record = self._read_record()
+def part_of(record: dict[str, Any], kind: str) -> dict[str, Any]:
+    """A kind's part of the record (MariaDB's: the record itself), with the keys every
+    kind's part keeps."""
+    part = record if kind == MARIADB else record.setdefault(kind, {})
+    for key in ("proofs", "skipped", "pki"):
+        part.setdefault(key, {})
+    return part
 
-    def _record_file(self) -> str:
-        return f"{self.record_type.STUDY}.json"
 
-    def _read_record(self) -> dict[str, Any]:
-        """What a run before this one (--resume) recorded, with the keys every run keeps."""
-        found: dict[str, Any] = self.store.read_json(self._record_file()) or {}
-        for key in ("proofs", "skipped", "pki"):
-            found.setdefault(key, {})
-        return found
+class Book:
+    """One kind's part of the record, saved whole after each change."""
 
-    def _skip(self, cell: Any, why: str, *, final: bool = False) -> CellSkipped:
+    def __init__(self, part: dict[str, Any], save: Callable[[], None]) -> None:
+        self.data = part
+        self.save = save
+
+    def skip(self, cell: Any, why: str, *, final: bool = False) -> CellSkipped:
         """Recorded with its reason.  A cell skipped before (no namespaces then) is tried
         again on --resume, which may run elsewhere; a `final` one (a target's) stays so."""
-        self.record["skipped"][cell.slug] = why
-        self._save_record()
+        self.data["skipped"][cell.slug] = why
+        self.save()
         return CellSkipped(why, final=final)
-
-    def _save_record(self) -> None:
-        self.store.write_json(self._record_file(), self.record)

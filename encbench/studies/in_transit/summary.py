@@ -1,26 +1,31 @@
 """The in-transit part of summary.json, built from in-transit.jsonl alone (plus
-in-transit.json, the study's record of PKI, server TLS settings and proofs)."""
+in-transit.json, the study's record of PKI, server TLS settings and proofs): every kind's
+cells in one list, each kind's server in its own fields."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from encbench import stats
 from encbench.engine import stopping_rule
 from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
-from encbench.report.study_summary import identity, study_fields
+from encbench.report.study_summary import identity, recorded, study_fields
 from encbench.results.schema import Metric, primary_metric
+from encbench.studies.definition import rule_of
 from encbench.studies.in_transit import cells as transit_cells
+from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.models import (
     InTransitSummary,
     PerEvent,
+    PgServer,
     Rate,
     TransitCellSummary,
     TransitVariant,
 )
-from encbench.studies.in_transit.options import transit_options
+from encbench.studies.in_transit.options import pg_transit_options, transit_options
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 
 # Beside the study's own METRICS (the rate): compared too, when both sides are above zero.
@@ -70,25 +75,39 @@ def variant_stats(runs: list[TransitRecord]) -> TransitVariant:
         session_cache_hits=sum(r.session_cache_hits for r in runs),
         events=events,
         errors=sum(r.errors for r in runs),
+        **_logged(runs),
     )
+
+
+def _logged(runs: list[TransitRecord]) -> dict[str, Any]:
+    """The connections a server logged and its client's time to connect, where counted."""
+    connections = [r.connections for r in runs if r.connections is not None]
+    connecting = [r.connection_ms for r in runs if r.connection_ms is not None]
+    return {
+        "connections": sum(connections) if len(connections) == len(runs) else None,
+        "connection_ms": Spread.of(connecting) if len(connecting) == len(runs) else None,
+    }
 
 
 def summarize_cell(
     cell: TransitCell, state: stopping_rule.CellRounds, profile: Profile, record: Record
 ) -> TransitCellSummary:
     counted = [run for r in state.counted for run in r.runs.values()]
-    skipped = (record.get("skipped") or {}).get(cell.slug)
+    book = record if cell.kind == kind.MARIADB else (record.get(cell.kind) or {})
+    skipped = (book.get("skipped") or {}).get(cell.slug)
     own = {
         **identity(cell),
         # The unit the records name (schema 2); the cell's own for a run without records yet.
         "unit": counted[0].rate_unit if counted else cell.unit,
-        "proof": (record.get("proofs") or {}).get(cell.slug),
+        "proof": (book.get("proofs") or {}).get(cell.slug),
+        "wire": (book.get("wire") or {}).get(cell.slug),
     }
+    rule = pg_transit_options(profile) if cell.kind == kind.POSTGRESQL else transit_options(profile)
     summary = cells.summarize_cell(
         TransitCellSummary,
         own,
         state,
-        transit_options(profile),
+        rule,
         (*TransitRecord.METRICS, *EXTRA_METRICS),
         variant_stats,
         not_measured=f"not measured: {skipped}" if skipped else "not measured",
@@ -101,11 +120,12 @@ def build(
 ) -> InTransitSummary:
     record = record or {}
     t = transit_options(profile)
+    every = [*transit_cells.cells(profile), *transit_cells.postgresql_cells(profile)]
     return InTransitSummary(
         **study_fields(
-            transit_cells.cells(profile),
+            every,
             runs,
-            t,
+            rule_of(profile, kind.NAME),
             PRIMARY,
             lambda cell, state: summarize_cell(cell, state, profile, record),
             cores,
@@ -122,6 +142,28 @@ def build(
         bulk_table=record.get("bulk_table"),
         target=record.get("target"),
         cpu_measurement=record.get("cpu_measurement"),
-        session_cache_hits=sum(r.session_cache_hits for r in runs),
-        tls_handshakes=sum(r.tls_handshakes for r in runs),
+        session_cache_hits=sum(r.session_cache_hits for r in runs if r.cell.kind == kind.MARIADB),
+        tls_handshakes=sum(r.tls_handshakes for r in runs if r.cell.kind == kind.MARIADB),
+        postgresql=_postgresql(profile, record),
+    )
+
+
+def _postgresql(profile: Profile, record: Record) -> PgServer | None:
+    """PostgreSQL's server as its part of the record has it (None: its cells not asked)."""
+    if not transit_cells.postgresql_cells(profile):
+        return None
+    part = record.get(kind.POSTGRESQL) or {}
+    fields = (
+        "postgresql_version",
+        "server_user",
+        "pki",
+        "server_settings",
+        "bulk_table",
+        "delay_method",
+        "target",
+    )
+    return PgServer(
+        **recorded(part, fields),
+        scale=int(part.get("scale", pg_transit_options(profile).scale)),
+        skipped=part.get("skipped") or None,
     )

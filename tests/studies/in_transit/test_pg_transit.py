@@ -26,13 +26,16 @@ from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
 from encbench.servers.postgresql import sandbox as pg_sandbox
-from encbench.studies.in_transit.postgresql import cells as pg_cells
-from encbench.studies.in_transit.postgresql import pgbench, proof, section
-from encbench.studies.in_transit.postgresql import report as pg_report
-from encbench.studies.in_transit.postgresql import summary as pg_summary
-from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit import cells as transit_cells
+from encbench.studies.in_transit import postgresql_clients as pgbench
+from encbench.studies.in_transit import postgresql_proof as proof
+from encbench.studies.in_transit import report as pg_report
+from encbench.studies.in_transit import section
+from encbench.studies.in_transit import summary as pg_summary
+from encbench.studies.in_transit.records import TransitRecord
 from encbench.workloads import pgbench_report
 from tests.helpers import encbench_here
+from tests.studies.in_transit.pg_records import pg_cell, run_record
 
 CONNECTING = """pgbench (15.14 (Debian 15.14-0+deb12u1))
 transaction type: /tmp/x/pg-select1.sql
@@ -119,7 +122,7 @@ def test_a_pgbench_run_without_figures_fails_as_the_client_with_its_output(
 
 def test_pgbench_reconnects_only_for_the_connect_tests_and_runs_select_1_only_for_one() -> None:
     def args(test: str) -> list[str]:
-        cell = PgTransitCell(test, "require", "rsa2048", "TLSv1.3", 4)
+        cell = pg_cell(test, "require", "rsa2048", "TLSv1.3", 4)
         return pgbench.argv("pgbench", cell, 3, Path("s.sql"))[1:]
 
     assert args("connect_select1") == ["-n", "-T", "3", "-c", "4", "-j", "4", "-C", "-f", "s.sql"]
@@ -178,16 +181,16 @@ def test_the_key_types_and_sslmodes_apply_where_they_change_the_set_up() -> None
         'key_types = ["ecdsa-p256", "rsa4096"]\ntls_versions = ["TLSv1.3", "TLSv1.2"]\n'
         'sslmodes = ["verify-full", "require"]\nconnect_clients = [1]\nquery_clients = [1, 8]\n'
     )
-    cells = pg_cells.cells(prof)
+    cells = transit_cells.postgresql_cells(prof)
     by_test = Counter(c.test for c in cells)
     # select1: 2 keys × 2 versions × 2 modes; select-only per connection: the first key;
     # per query: the first key and mode, 2 versions × 2 client counts; copy: one client.
     assert by_test == {"connect_select1": 8, "connect_select_only": 4, "select_only": 4, "copy": 2}
     assert {c.key_type for c in cells if c.test != "connect_select1"} == {"ecdsa-p256"}
     assert {c.sslmode for c in cells if c.test in ("select_only", "copy")} == {"verify-full"}
-    assert {c.clients for c in cells if c.test == "copy"} == {1}
+    assert {c.threads for c in cells if c.test == "copy"} == {1}
     # One server configuration after another, in the profile's order.
-    groups = [pg_cells.server_tls(c) for c in cells]
+    groups = [transit_cells.pg_server_tls(c) for c in cells]
     assert list(dict.fromkeys(groups)) == [
         ("ecdsa-p256", "TLSv1.3"),
         ("ecdsa-p256", "TLSv1.2"),
@@ -199,7 +202,7 @@ def test_the_key_types_and_sslmodes_apply_where_they_change_the_set_up() -> None
 
 
 def test_a_profile_without_the_study_has_none_of_its_cells() -> None:
-    assert pg_cells.cells(profiles.parse('name = "t"\n', "t")) == []
+    assert transit_cells.postgresql_cells(profiles.parse('name = "t"\n', "t")) == []
 
 
 # -- proof ------------------------------------------------------------------------------------
@@ -226,7 +229,7 @@ def test_the_servers_log_counts_the_benchmark_roles_connections_and_their_tls() 
 
 
 def test_a_session_is_read_from_pg_stat_ssl_and_judged_by_its_side() -> None:
-    cell = PgTransitCell("select_only", "require", "rsa2048", "TLSv1.2", 1)
+    cell = pg_cell("select_only", "require", "rsa2048", "TLSv1.2", 1)
     tls = proof.parse_session("t\tTLSv1.2\tECDHE-RSA-AES256-GCM-SHA384\t256\n")
     plain = proof.parse_session("f\t\t\t0\n")
     assert proof.prove_session(cell, "encrypted", tls) == (
@@ -243,70 +246,35 @@ def test_a_session_is_read_from_pg_stat_ssl_and_judged_by_its_side() -> None:
         proof.parse_session("")
 
 
-def run_record(
-    cell: PgTransitCell,
-    variant: str,
-    round_: int = 0,
-    tps: float = 400.0,
-    **fields: object,
-) -> PgTransitRecord:
-    tls = variant == "encrypted"
-    transactions = max(1, round(tps))
-    values: dict[str, object] = {
-        "cell": cell,
-        "round": round_,
-        "variant": variant,
-        "position": 0 if (round_ % 2 == 0) == (variant == "plain") else 1,
-        "session": "s",
-        "started_at": "2026-11-26T01:00:00+00:00",
-        "wall_s": 1.05,
-        "tps": tps,
-        "transactions": transactions,
-        "failed": 0,
-        "latency_avg_ms": 1000 / tps,
-        "connection_ms": 2.0,
-        "server_cpu_s": 0.4,
-        "client_cpu_s": 0.3,
-        "harness_cpu_s": 0.01,
-        "other_cpu_s": 0.0,
-        "steal_s": 0.0,
-        "connections": transactions + 1,
-        "tls_connections": transactions + 1 if tls else 0,
-        "negotiated": f"{cell.tls_version} TLS_AES_256_GCM_SHA384 256 bits" if tls else "",
-        "raw_output": "raw/x.txt",
-    }
-    values.update(fields)
-    return PgTransitRecord(**values)  # type: ignore[arg-type]
-
-
-CONNECT = PgTransitCell("connect_select1", "verify-full", "rsa2048", "TLSv1.3", 1)
+CONNECT = pg_cell("connect_select1", "verify-full", "rsa2048", "TLSv1.3", 1)
 
 
 def test_every_run_is_proven_against_the_servers_log() -> None:
     proof.check_run(run_record(CONNECT, "plain"))
     proof.check_run(run_record(CONNECT, "encrypted"))
     with pytest.raises(ProofError, match="were TLS"):
-        proof.check_run(run_record(CONNECT, "plain", tls_connections=1))
+        proof.check_run(run_record(CONNECT, "plain", tls_handshakes=1))
     with pytest.raises(ProofError, match="1 of 401 connections were not TLS"):
-        proof.check_run(run_record(CONNECT, "encrypted", tls_connections=400))
+        proof.check_run(run_record(CONNECT, "encrypted", tls_handshakes=400))
     with pytest.raises(ProofError, match="expected at least 400"):
-        proof.check_run(run_record(CONNECT, "encrypted", connections=10, tls_connections=10))
+        proof.check_run(run_record(CONNECT, "encrypted", connections=10, tls_handshakes=10))
     with pytest.raises(ProofError, match=r"negotiated TLSv1\.2"):
         proof.check_run(run_record(CONNECT, "encrypted", negotiated="TLSv1.2 X 256 bits"))
     # Persistent connections: one per client is enough.
-    persistent = PgTransitCell("select_only", "require", "rsa2048", "TLSv1.3", 4)
-    proof.check_run(run_record(persistent, "encrypted", connections=5, tls_connections=5))
+    persistent = pg_cell("select_only", "require", "rsa2048", "TLSv1.3", 4)
+    proof.check_run(run_record(persistent, "encrypted", connections=5, tls_handshakes=5))
     with pytest.raises(ProofError, match="expected at least 4"):
-        proof.check_run(run_record(persistent, "plain", connections=3, tls_connections=0))
+        proof.check_run(run_record(persistent, "plain", connections=3, tls_handshakes=0))
 
 
 def test_a_record_reads_back_as_it_was_written() -> None:
     record = run_record(CONNECT, "encrypted")
     data = json.loads(json.dumps(record.to_json()))
-    assert data["schema"] == 1 and data["server_cpu_ms_per_txn"] == pytest.approx(1.0)
-    assert PgTransitRecord.from_json(data) == record
+    assert data["schema"] == 2 and data["server_cpu_ms_per_event"] == pytest.approx(1.0)
+    assert data["cell"]["kind"] == "postgresql" and data["connections"] == 401
+    assert TransitRecord.from_json(data) == record
     with pytest.raises(ValueError, match="impossible run"):
-        run_record(CONNECT, "plain", transactions=0)
+        run_record(CONNECT, "plain", events=0)
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -316,10 +284,10 @@ TINY = load(
 )
 
 
-def fake_runs(cost: float = 0.3, rounds: int = 12, seed: int = 7) -> list[PgTransitRecord]:
+def fake_runs(cost: float = 0.3, rounds: int = 12, seed: int = 7) -> list[TransitRecord]:
     rng = random.Random(seed)
     runs = []
-    for cell in pg_cells.cells(TINY):
+    for cell in transit_cells.postgresql_cells(TINY):
         base = {"copy": 3.0, "select_only": 20_000.0}.get(cell.test, 400.0)
         for r in range(rounds):
             for variant in ("plain", "encrypted"):
@@ -332,35 +300,38 @@ def fake_runs(cost: float = 0.3, rounds: int = 12, seed: int = 7) -> list[PgTran
     return runs
 
 
-def pg_part() -> pg_summary.PgInTransitSummary:
+def pg_part() -> pg_summary.InTransitSummary:
     """A part of the study built from made-up records, as the report builds it."""
-    record = {"proofs": {}, "pki": {"rsa2048": {"server_key": "Public-Key: (2048 bit)",
-                                                "chain": "private CA"}},
+    record = {"postgresql": {"proofs": {}, "pki": {"rsa2048": {
+                  "server_key": "Public-Key: (2048 bit)", "chain": "private CA"}},
               "postgresql_version": "15.14",
-              "bulk_table": {"rows": 252_000, "bytes": 67_108_864}}  # fmt: skip
+              "bulk_table": {"rows": 252_000, "bytes": 67_108_864}}}  # fmt: skip
     return pg_summary.build(fake_runs(), TINY, record)
 
 
 def test_the_report_has_a_table_per_test_with_the_cost_of_tls_and_its_proof() -> None:
     part = pg_part()
     connect, query, copy = part.cells
-    assert connect.comparisons["tps"].overhead_pct == pytest.approx(30, abs=3)
-    assert query.comparisons["tps"].kind == "cost"
-    assert connect.variants is not None and connect.variants.encrypted.tls_connections > 0
+    assert connect.comparisons["rate"].overhead_pct == pytest.approx(30, abs=3)
+    assert query.comparisons["rate"].kind == "cost"
+    assert connect.variants is not None and connect.variants.encrypted.tls_handshakes > 0
+    assert connect.variants.encrypted.connections == connect.variants.encrypted.tls_handshakes
     text = markdown.render(Document("t", section.sections(part)))
-    assert "PostgreSQL in transit: what TLS costs new connections and queries" in text
+    assert "In transit: what TLS costs connections, queries and bulk transfers" in text
+    assert "PostgreSQL in-transit setup and proof" in text
+    assert "MariaDB" not in text  # its cells were not asked for
     assert "New connections: connect, SELECT 1, disconnect (pgbench -C)" in text
     assert "Queries on persistent connections: select-only (pgbench -S)" in text
     assert "require, rsa2048, TLSv1.3" in text and "PostgreSQL 15.14" in text
     # The copy's rows say what a copy streams, so that copies/s read as MiB/s.
-    assert copy.comparisons["tps"].kind == "cost"
+    assert copy.comparisons["rate"].kind == "cost"
     assert "| plain copies/s (95% CI) |" in text and "copies/s × 64.0 is MiB/s" in text
     compared = pg_report.PART.compared(part)
     assert [c.key for c in compared] == [
-        ("pg-in-transit", "connect_select1", "require", "rsa2048", "TLSv1.3", 1, 0.0),
-        ("pg-in-transit", "select_only", "require", "rsa2048", "TLSv1.3", 2, 0.0),
-        ("pg-in-transit", "copy", "require", "rsa2048", "TLSv1.3", 1, 0.0),
-    ]
+        ("in-transit", test, "tls", "rsa2048", "", 0.0, clients, False, "postgresql",
+         "require", "TLSv1.3")
+        for test, clients in (("connect_select1", 1), ("select_only", 2), ("copy", 1))
+    ]  # fmt: skip
 
 
 def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path: Path) -> None:
@@ -370,17 +341,17 @@ def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path:
     )
     prof = profiles.parse(text, "t")
     store = ResultStore.create(tmp_path / "out", "t", text)
-    cells = pg_cells.cells(prof)
+    cells = transit_cells.postgresql_cells(prof)
     for r in range(2):
         for cell in cells:
             for variant in ("plain", "encrypted"):
                 store.append(run_record(cell, variant, r))
     summary = rendering.build_summary(store, prof)
-    assert summary.part("in-transit") is None  # MariaDB's part: not measured
-    part = summary.part("pg-in-transit")
+    part = summary.part("in-transit")
+    assert {c.kind for c in part.cells} == {"postgresql"}  # MariaDB's: not asked for
     assert [c.rounds for c in part.cells] == [2] * len(cells)
     again = rendering.read_summary(json.loads(json.dumps(summary.to_json())), "t")
-    assert again.part("pg-in-transit") == part
+    assert again.part("in-transit") == part
 
 
 # -- the sandbox's pieces ---------------------------------------------------------------------

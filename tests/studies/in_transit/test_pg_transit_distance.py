@@ -22,13 +22,16 @@ from encbench.proof import wire
 from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.studies import in_transit
-from encbench.studies.in_transit.postgresql import cells as pg_cells
-from encbench.studies.in_transit.postgresql import needs, proof, section
-from encbench.studies.in_transit.postgresql import report as pg_report
-from encbench.studies.in_transit.postgresql import summary as pg_summary
-from encbench.studies.in_transit.postgresql.models import PgInTransitSummary
-from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
-from tests.studies.in_transit.test_pg_transit import run_record
+from encbench.studies.in_transit import cells as transit_cells
+from encbench.studies.in_transit import postgresql_needs as needs
+from encbench.studies.in_transit import postgresql_proof as proof
+from encbench.studies.in_transit import postgresql_section, section
+from encbench.studies.in_transit import report as pg_report
+from encbench.studies.in_transit import summary as pg_summary
+from encbench.studies.in_transit.models import InTransitSummary
+from encbench.studies.in_transit.records import TransitCell, TransitRecord, from_pg_transit
+from tests.helpers import GOLDEN_ROOT
+from tests.studies.in_transit.pg_records import pg_cell, run_record
 
 
 def load(body: str) -> profiles.Profile:
@@ -47,8 +50,8 @@ FAR = (
 
 # -- cells and plan -----------------------------------------------------------------------------
 def test_the_distance_tests_run_at_every_rtt_and_the_others_on_loopback() -> None:
-    near = pg_cells.cells(load(FAR))
-    far = pg_cells.cells(load(FAR + "rtt_ms = [0, 1, 40]\n"))
+    near = transit_cells.postgresql_cells(load(FAR))
+    far = transit_cells.postgresql_cells(load(FAR + "rtt_ms = [0, 1, 40]\n"))
     assert {c.rtt_ms for c in near} == {0}
     by = Counter((c.test, c.rtt_ms) for c in far)
     # connect_select1 (2 keys × 2 versions) at each distance; select_only on loopback only.
@@ -59,24 +62,27 @@ def test_the_distance_tests_run_at_every_rtt_and_the_others_on_loopback() -> Non
         ("select_only", 0): 2,
     }
     # Still one server configuration after another: a distance is not a restart.
-    groups = [pg_cells.server_tls(c) for c in far]
+    groups = [transit_cells.pg_server_tls(c) for c in far]
     assert [k for k, _ in itertools.groupby(groups)] == list(dict.fromkeys(groups))
     assert len({c.slug for c in far}) == len(far)
-    both = pg_cells.cells(load(FAR + 'rtt_ms = [0, 10]\ndistance_tests = ["select_only"]\n'))
+    both = transit_cells.postgresql_cells(
+        load(FAR + 'rtt_ms = [0, 10]\ndistance_tests = ["select_only"]\n')
+    )
     assert {c.rtt_ms for c in both if c.test == "select_only"} == {0, 10}
     assert {c.rtt_ms for c in both if c.test == "connect_select1"} == {0}
 
 
 def test_a_loopback_cell_keeps_its_label_and_slug_and_a_far_one_names_its_rtt() -> None:
-    near = PgTransitCell("connect_select1", "require", "rsa2048", "TLSv1.3", 1)
-    far = PgTransitCell("connect_select1", "require", "rsa2048", "TLSv1.3", 1, 40.0)
+    near = pg_cell("connect_select1", "require", "rsa2048", "TLSv1.3", 1)
+    far = pg_cell("connect_select1", "require", "rsa2048", "TLSv1.3", 1, 40.0)
     assert near.slug == "connect_select1-require-rsa2048-tlsv1.3-c1"
     assert far.slug == "connect_select1-require-rsa2048-tlsv1.3-rtt40-c1"
     assert "RTT 40 ms" in far.label and "RTT" not in near.label
-    # A record written before distances existed reads as loopback.
-    data = run_record(near, "plain").to_json()
-    del data["cell"]["rtt_ms"]
-    assert PgTransitRecord.from_json(data).cell.rtt_ms == 0
+    # A line of PostgreSQL's results file from before distances existed reads as loopback.
+    lines = (GOLDEN_ROOT / "pg-in-transit" / "pg-in-transit.jsonl").read_text().splitlines()
+    old = json.loads(lines[0])
+    old["cell"].pop("rtt_ms", None)
+    assert TransitRecord.from_json(from_pg_transit(old)).cell.rtt_ms == 0
 
 
 def test_the_plan_counts_every_distance_cell_in_its_time() -> None:
@@ -85,7 +91,7 @@ def test_the_plan_counts_every_distance_cell_in_its_time() -> None:
         return study.measuring_s
 
     near, far = total(FAR), total(FAR + "rtt_ms = [0, 1, 40]\n")
-    cells_near = len(pg_cells.cells(load(FAR)))
+    cells_near = len(transit_cells.postgresql_cells(load(FAR)))
     assert far == pytest.approx(near * (cells_near + 8) / cells_near)
 
 
@@ -110,12 +116,12 @@ def test_only_a_distance_needs_root() -> None:
 
 
 def test_the_built_in_profiles_measure_distances_where_they_say() -> None:
-    tiny = pg_cells.cells(profiles.load("postgresql-tiny")[0])
+    tiny = transit_cells.postgresql_cells(profiles.load("postgresql-tiny")[0])
     assert sorted(c.tls_version for c in tiny if c.rtt_ms > 0) == ["TLSv1.2", "TLSv1.3"]
-    distance = pg_cells.cells(profiles.load("postgresql-distance")[0])
+    distance = transit_cells.postgresql_cells(profiles.load("postgresql-distance")[0])
     assert {c.rtt_ms for c in distance} == {0, 1, 10, 40}
     # The postgresql profile stays on loopback, within its time.
-    assert {c.rtt_ms for c in pg_cells.cells(profiles.load("postgresql")[0])} == {0}
+    assert {c.rtt_ms for c in transit_cells.postgresql_cells(profiles.load("postgresql")[0])} == {0}
 
 
 # -- report ---------------------------------------------------------------------------------------
@@ -125,9 +131,9 @@ REPORTED = load(
 )
 
 
-def far_part() -> PgInTransitSummary:
+def far_part() -> InTransitSummary:
     runs = []
-    for cell in pg_cells.cells(REPORTED):
+    for cell in transit_cells.postgresql_cells(REPORTED):
         # Further away, a connection's TLS share shrinks: more of it is round trips.
         cost = 0.3 if cell.rtt_ms == 0 else 0.1
         base = 400.0 if cell.rtt_ms == 0 else 20.0
@@ -138,9 +144,11 @@ def far_part() -> PgInTransitSummary:
                 runs.append(run_record(cell, variant, r, base * factor * noise))
     wire_words = {"plain": "query text in clear", "encrypted": "SSLRequest, then TLS"}
     record: dict[str, Any] = {
-        "proofs": {},
-        "wire": {c.slug: wire_words for c in pg_cells.cells(REPORTED)},
-        "delay_method": {"10": "relay"},
+        "postgresql": {
+            "proofs": {},
+            "wire": {c.slug: wire_words for c in transit_cells.postgresql_cells(REPORTED)},
+            "delay_method": {"10": "relay"},
+        },
         "link": {"client": "10.213.1.1", "server": "10.213.1.2"},
     }
     return pg_summary.build(runs, REPORTED, record)
@@ -150,18 +158,19 @@ def test_the_report_groups_the_rows_by_distance() -> None:
     part = far_part()
     far = [c for c in part.cells if c.rtt_ms]
     assert [c.rtt_ms for c in far] == [10]
-    assert far[0].comparisons["tps"].overhead_pct == pytest.approx(10, abs=2)
+    assert far[0].comparisons["rate"].overhead_pct == pytest.approx(10, abs=2)
     text = markdown.render(Document("t", section.sections(part)))
-    assert section.DISTANCE_TITLE in text
+    assert postgresql_section.DISTANCE_TITLE in text
     assert "| RTT 0 ms | RTT 10 ms |" in text  # the table by distance
     assert "At a distance: New connections" in text and "| RTT ms |" in text
     assert "delay relay" in text and "10 ms by relay" in text
     assert "On the wire:" in text and "SSLRequest, then TLS" in text
     # The loopback tables hold the loopback rows only.
-    loopback = text.split(section.DISTANCE_TITLE)[0]
+    loopback = text.split(postgresql_section.DISTANCE_TITLE)[0]
     assert "RTT" not in loopback.split("### New connections")[1]
     keys = [c.key for c in pg_report.PART.compared(part)]
-    assert ("pg-in-transit", "connect_select1", "require", "rsa2048", "TLSv1.3", 1, 10.0) in keys
+    far_key = ("connect_select1", "tls", "rsa2048", "", 10.0, 1, False, "postgresql")
+    assert ("in-transit", *far_key, "require", "TLSv1.3") in keys
     assert len(set(keys)) == len(keys)
 
 
@@ -218,10 +227,10 @@ def tls_frames(tls13: bool = True) -> list[bytes]:
     ]
 
 
-CELL = PgTransitCell("connect_select1", "require", "rsa2048", "TLSv1.3", 1, 10.0)
+CELL = pg_cell("connect_select1", "require", "rsa2048", "TLSv1.3", 1, 10.0)
 
 
-def judge(path: Path, variant: str, cell: PgTransitCell = CELL) -> str:
+def judge(path: Path, variant: str, cell: TransitCell = CELL) -> str:
     return proof.judge_wire(cell, variant, json.loads(path.read_text()))
 
 

@@ -1,7 +1,7 @@
 """The in-transit study over any kind: `[server] kinds` (or a target) chooses MariaDB's cells,
-PostgreSQL's (its part, pg-in-transit: its own runner, records, `[pg_transit]` and part of
-summary.json) or both in one run; profiles written for the former pg-in-transit study read as
-this one's on PostgreSQL."""
+PostgreSQL's (`[pg_transit]`) or both, measured by one runner into one record type and one
+part of summary.json; profiles written for the former pg-in-transit study read as this
+one's on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -16,16 +16,14 @@ from encbench.errors import BadInput
 from encbench.profiles import profile as profiles
 from encbench.results.store import ResultStore
 from encbench.studies import in_transit
-from encbench.studies.in_transit.postgresql import report as pg_report
-from encbench.studies.in_transit.postgresql.records import PgTransitCell
-from encbench.studies.in_transit.postgresql.study import PgTransitStudy
+from encbench.studies.in_transit import report as pg_report
 from encbench.studies.in_transit.records import TransitCell
 from encbench.studies.in_transit.study import TransitStudy
 from tests.studies.in_transit.test_pg_transit import pg_part
 
 PG = 'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["postgresql"]\n'
 BOTH = 'name = "t"\nstudies = ["in-transit"]\n[server]\nkinds = ["mariadb", "postgresql"]\n'
-[PART] = in_transit.STUDY.parts
+PART = in_transit.POSTGRESQL
 
 
 def test_server_kinds_chooses_which_kinds_cells_the_study_measures() -> None:
@@ -35,8 +33,8 @@ def test_server_kinds_chooses_which_kinds_cells_the_study_measures() -> None:
     assert in_transit.STUDY.kinds_in(pg) == ["postgresql"]
     assert all(isinstance(c, TransitCell) for c in in_transit.STUDY.cells(maria))
     pg_cells = in_transit.STUDY.cells(pg)
-    assert pg_cells and all(isinstance(c, PgTransitCell) for c in pg_cells)
-    assert in_transit.STUDY.listed_in(pg) is None and PART.listed_in(pg) == "in-transit"
+    assert pg_cells and {c.kind for c in pg_cells} == {"postgresql"}
+    assert in_transit.STUDY.listed_in(pg) == "in-transit"
     needed = {c.name for c in in_transit.STUDY.machine_needs(pg)}
     assert "openssl" in needed and not {"mariadb", "sysbench"} & needed
 
@@ -48,14 +46,13 @@ def test_both_kinds_are_measured_in_one_run_each_cell_by_its_own_sections_rule(
         BOTH + "[transit]\ncell_budget_s = 20\n[pg_transit]\ncell_budget_s = 50\n", "t"
     )
     found = in_transit.STUDY.cells(both)
-    kinds = [type(c) for c in found]
-    assert TransitCell in kinds and PgTransitCell in kinds
-    assert kinds.index(PgTransitCell) > max(i for i, k in enumerate(kinds) if k is TransitCell)
+    kinds = [c.kind for c in found]
+    assert kinds == sorted(kinds) and set(kinds) == {"mariadb", "postgresql"}
     rule = in_transit.STUDY.rule(both)
     assert {rule.for_cell(c).cell_budget_s for c in found} == {20, 50}
     store = ResultStore.create(tmp_path / "out", "t", "")
-    runners = studies.build_studies(store, both, RunProgress(1.0))
-    assert [type(r) for r in runners] == [TransitStudy, PgTransitStudy]
+    [runner] = studies.build_studies(store, both, RunProgress(1.0))
+    assert type(runner) is TransitStudy and list(runner.cells()) == found
     memory = in_transit.STUDY.here.memory_mb
     alone = [memory(profiles.parse(t, "t"))[0] for t in (PG, 'name = "t"\n')]
     assert memory(both)[0] == max(alone)
@@ -111,12 +108,14 @@ def test_a_postgresql_target_is_measured_by_the_postgresql_part() -> None:
     assert [s.name for s in studies.named(prof) if studies.measures_target(s, prof)] == [
         "in-transit"
     ]
-    assert PART.listed_in(prof) == "in-transit" and in_transit.STUDY.listed_in(prof) is None
+    assert in_transit.STUDY.listed_in(prof) == "in-transit"
     assert in_transit.STUDY.target_use(prof) is PART.target
     assert in_transit.STUDY.target_kinds(prof) == ["postgresql"]
 
 
-def test_the_postgresql_part_names_its_version_and_keys_its_cells_as_before() -> None:
+def test_the_study_names_postgresqls_version_and_keys_its_cells_by_kind() -> None:
     pg = pg_part()
-    assert pg_report.PART.setup(pg).server_version == "15.14"
-    assert [c.key[0] for c in pg_report.PART.compared(pg)] == ["pg-in-transit"] * len(pg.cells)
+    [measured] = pg_report.PART.setup(pg).kinds
+    assert (measured.kind, measured.version) == ("postgresql", "15.14")
+    compared = pg_report.PART.compared(pg)
+    assert {(c.key[0], c.key[8]) for c in compared} == {("in-transit", "postgresql")}

@@ -1,9 +1,11 @@
-"""The bulk test's client: psql streaming one table with `COPY … TO STDOUT`, again and again
-for a run's seconds, each copy through a connection of its own; psql reads every row and
-drops it (its output goes to /dev/null), so the run is the wire and both ends' work on it.
-
-A copy is the test's transaction: copies per second times the stream's bytes is MiB/s, and
-the cost of TLS is the same share of either."""
+"""PostgreSQL's clients in the in-transit study, each run once over one route: pgbench (its
+report read by workloads/pgbench_report.py), whose tps is its own — with -C it includes
+every connection's set-up, which is what a connect test measures; and the copy test's psql
+streaming one table with `COPY … TO STDOUT`, again and again for a run's seconds, each copy
+through a connection of its own.  psql reads every row and drops it (its output goes to
+/dev/null), so that run is the wire and both ends' work on it; a copy is its transaction:
+copies per second times the stream's bytes is MiB/s, and the cost of TLS is the same share
+of either."""
 
 from __future__ import annotations
 
@@ -13,8 +15,45 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from encbench import proc
-from encbench.studies.in_transit.postgresql.pgbench import PgbenchResult
+from encbench.studies.in_transit.records import TransitCell
+from encbench.workloads import pgbench_report
+from encbench.workloads.pgbench_report import PgbenchResult as PgbenchResult
+from encbench.workloads.pgbench_report import parse as parse
 
+# The trivial transaction of connect_select1.
+SELECT1_SCRIPT = "SELECT 1;\n"
+
+
+def argv(program: str, cell: TransitCell, seconds: int, select1: Path) -> list[str]:
+    """pgbench's command line for one run of the cell: a thread per client (each client's
+    connections are its thread's own work), no vacuum first, -C for the connect tests."""
+    args = [program, "-n", "-T", str(seconds), "-c", str(cell.threads), "-j", str(cell.threads)]
+    if cell.connects:
+        args.append("-C")
+    if cell.test == "connect_select1":
+        args += ["-f", str(select1)]
+    else:
+        args.append("-S")
+    return args
+
+
+def pgbench(
+    program: str,
+    cell: TransitCell,
+    seconds: int,
+    select1: Path,
+    env: Mapping[str, str],
+    log: Path,
+    prefix: Sequence[str] = (),
+) -> PgbenchResult:
+    """One pgbench run (on the client's host: `prefix`, a namespace's exec prefix), its whole
+    output kept in `log`; a failing pgbench, or a report without figures, raises ToolError
+    with the end of it."""
+    argv_here = [*prefix, *argv(program, cell, seconds, select1)]
+    return pgbench_report.run(argv_here, cell.label, seconds, env, log, cell.connects)
+
+
+# -- the copy test ----------------------------------------------------------------------------
 TABLE = "encbench_bulk"
 # Each row: an id and 256 hex characters (random: nothing on the way compresses it).
 ROW_HEX_CHARS = 256
@@ -41,7 +80,7 @@ def create_sql(mib: int, reader: str) -> list[str]:
     ]
 
 
-def run(
+def copy(
     psql: str,
     seconds: int,
     env: Mapping[str, str],

@@ -1,4 +1,4 @@
-"""PostgreSQL in transit against a server encbench did not start (`--target
+"""PostgreSQL's side of the in-transit study against a server encbench did not start (`--target
 postgresql://user@host:port/`): plain TCP (sslmode=disable) against the server's own TLS,
 from this host, as the user's login, in a database encbench creates, marks and drops
 (servers/postgresql/target.py).  No role is created and no setting of the server is changed.
@@ -29,10 +29,10 @@ import time
 from collections.abc import Iterator, Sequence
 
 from encbench import proc
-from encbench.engine.clocks import Clocks, Window
+from encbench.engine.clocks import Clocks
 from encbench.engine.study import CellSkipped, Run
-from encbench.engine.study_base import Given
 from encbench.errors import EncbenchError
+from encbench.net.distance import Hosts
 from encbench.profiles.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import describe_key, parse_s_client
 from encbench.servers import leftovers
@@ -45,10 +45,12 @@ from encbench.servers.postgresql import target as pg_target
 from encbench.servers.postgresql.readiness import PgFacts
 from encbench.servers.postgresql.target import PgTarget, Route
 from encbench.servers.target import Alive
-from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
-from encbench.studies.in_transit.postgresql.cells import TARGET_KEY, cells
-from encbench.studies.in_transit.postgresql.records import PgTransitCell
-from encbench.studies.in_transit.postgresql.study import Connections, PgTransitStudy
+from encbench.studies.in_transit import postgresql_clients as pg_clients
+from encbench.studies.in_transit import postgresql_proof as proof
+from encbench.studies.in_transit.cells import TARGET_KEY, postgresql_cells
+from encbench.studies.in_transit.postgresql_server import PgTransit
+from encbench.studies.in_transit.records import TransitCell
+from encbench.studies.in_transit.side import ClientRun, RunProof, Side, SideContext
 
 # How long a run's last backends may take to count their sessions once the client is gone.
 SESSIONS_WAIT_S = 10.0
@@ -64,7 +66,7 @@ TLS_SETTINGS = (
 )
 
 
-def skip_reason(cell: PgTransitCell, spec: TargetSpec, accepted: Sequence[str]) -> str | None:
+def skip_reason(cell: TransitCell, spec: TargetSpec, accepted: Sequence[str]) -> str | None:
     """Why a cell cannot be measured against the target, or None."""
     if cell.rtt_ms > 0:
         return (
@@ -89,11 +91,11 @@ def skip_reason(cell: PgTransitCell, spec: TargetSpec, accepted: Sequence[str]) 
     return None
 
 
-class PgTransitTargetStudy(PgTransitStudy):
-    """The study's runtime part against the user's server (module doc)."""
+class PgTransitTarget(PgTransit):
+    """PostgreSQL's side against the user's server (module doc)."""
 
-    def __init__(self, given: Given) -> None:
-        super().__init__(given)
+    def __init__(self, context: SideContext) -> None:
+        super().__init__(context)
         assert self.profile.target is not None, "a PostgreSQL target needs [target]"
         self.target_spec = self.profile.target
         password = pg_password.password_from(self.target_spec)
@@ -108,7 +110,9 @@ class PgTransitTargetStudy(PgTransitStudy):
 
     # -- the target --------------------------------------------------------------------------
     @contextlib.contextmanager
-    def setup(self, todo: Sequence[PgTransitCell]) -> Iterator[PgTarget]:  # type: ignore[override]
+    def setup(  # type: ignore[override]
+        self, hosts: Hosts, todo: Sequence[TransitCell]
+    ) -> Iterator[PgTarget]:
         with contextlib.ExitStack() as stack:
             # Last of all, after the database is dropped: the user's password leaves the
             # results directory whatever the end (a --resume writes it again).
@@ -134,16 +138,16 @@ class PgTransitTargetStudy(PgTransitStudy):
             stdout_path=self.store.path / "logs" / "pgbench-init.log",
             env=target.env(self.database, pg_target.HARNESS),
         )
-        self.select1.write_text(pgbench.SELECT1_SCRIPT)
+        self.select1.write_text(pg_clients.SELECT1_SCRIPT)
         if "copy" in tests:
             self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
             reader = quote_ident(facts.user)
             target.execute(
-                *copy_stream.create_sql(self.rule.copy_mb, reader), database=self.database
+                *pg_clients.create_sql(self.rule.copy_mb, reader), database=self.database
             )
-            stream = target.query(copy_stream.STREAM_BYTES_SQL, database=self.database)[0][0]
+            stream = target.query(pg_clients.STREAM_BYTES_SQL, database=self.database)[0][0]
             self.record["bulk_table"] = {
-                "rows": copy_stream.rows_for(self.rule.copy_mb),
+                "rows": pg_clients.rows_for(self.rule.copy_mb),
                 "bytes": int(stream),
             }
         self.record["postgresql_version"] = facts.version
@@ -155,7 +159,7 @@ class PgTransitTargetStudy(PgTransitStudy):
             "tls_versions": list(facts.tls_versions()),
         }
         self._record_server_tls()
-        self._save_record()
+        self.book.save()
 
     def _record_server_tls(self) -> None:
         """The server's TLS settings as it reports them, and its certificate's key."""
@@ -197,7 +201,7 @@ class PgTransitTargetStudy(PgTransitStudy):
 
     # -- a cell ------------------------------------------------------------------------------
     def route(
-        self, cell: PgTransitCell, variant: str, at: tuple[str, int] | None = None
+        self, cell: TransitCell, variant: str, at: tuple[str, int] | None = None
     ) -> dict[str, str]:
         """The login over TCP to the target (its own host and port: `at` is the sandbox's):
         the plain side with sslmode=disable, the TLS side with the cell's sslmode and only
@@ -208,12 +212,12 @@ class PgTransitTargetStudy(PgTransitStudy):
         return self.target.env(self.database, Route(cell.sslmode, cell.tls_version, root))
 
     @contextlib.contextmanager
-    def open_cell(self, cell: PgTransitCell) -> Iterator[dict[str, dict[str, str]]]:
+    def open_cell(self, cell: TransitCell) -> Iterator[dict[str, dict[str, str]]]:
         assert self.facts is not None, "a cell is opened inside setup()"
         why = skip_reason(cell, self.target_spec, self.facts.tls_versions())
         if why is not None:
             self.record["skipped"][cell.slug] = why
-            self._save_record()
+            self.book.save()
             # The target's certificate, versions and route stay what they are on --resume.
             raise CellSkipped(why, final=True)
         self.record["skipped"].pop(cell.slug, None)
@@ -224,7 +228,7 @@ class PgTransitTargetStudy(PgTransitStudy):
             log = self.store.raw_path(f"pg-in-transit-{cell.slug}-proof-{variant}.txt")
             found[variant] = proof.prove_session(cell, variant, proof.session(psql, env, log))
         self.record["proofs"][cell.slug] = found
-        self._save_record()
+        self.book.save()
         self.routes = routes
         try:
             yield routes
@@ -232,7 +236,7 @@ class PgTransitTargetStudy(PgTransitStudy):
             self.routes = {}
 
     # -- one run -----------------------------------------------------------------------------
-    def _clocks(self, start: Clocks | None = None) -> Clocks:
+    def clocks(self, start: Clocks | None = None) -> Clocks:
         # The server's processes are not on this host: its CPU is not read.
         return Clocks.read(0, start.pids if start else None, server_cpu_s=lambda: 0.0)
 
@@ -246,28 +250,29 @@ class PgTransitTargetStudy(PgTransitStudy):
                 return made
             time.sleep(0.2)
 
-    def _before_run(self) -> int:
+    def before_run(self, run: Run) -> int:
         """Where the run's connections begin to count: the sessions of encbench's database."""
         return self.target.sessions(self.database)
 
-    def _connections(self, run: Run, got: pgbench.PgbenchResult, before: int) -> Connections:
+    def after_run(self, run: Run, got: ClientRun, before: int) -> RunProof:
         """The sessions the run made (a target's log is not encbench's to read); its TLS as
         libpq was told to make it, the server accepting only that version."""
         cell = run.cell
-        made = self._sessions_after(before, got.transactions if cell.connects else cell.clients)
+        made = self._sessions_after(before, got.events if cell.connects else cell.threads)
         if run.variant == "plain":
-            return made, 0, ""
-        return made, made, f"{cell.tls_version} (libpq: sslmode={cell.sslmode}, only this version)"
+            return RunProof(tls_handshakes=0, connections=made)
+        words = f"{cell.tls_version} (libpq: sslmode={cell.sslmode}, only this version)"
+        return RunProof(tls_handshakes=made, connections=made, negotiated=words)
 
-    def _server_cpu_s(self, window: Window) -> float | None:
-        return None  # the target's host is not this one
+    def reads_server_cpu(self) -> bool:
+        return False  # the target's host is not this one
 
 
-def make(given: Given) -> PgTransitStudy:
-    """The study against the profile's target, or with its own sandbox."""
-    if given.profile.target is not None:
-        return PgTransitTargetStudy(given)
-    return PgTransitStudy(given)
+def postgresql_side(context: SideContext) -> Side:
+    """PostgreSQL's side against the profile's target, or with its own sandbox."""
+    if context.profile.target is not None:
+        return PgTransitTarget(context)
+    return PgTransit(context)
 
 
 def plan_lines(profile: Profile) -> list[str]:
@@ -283,7 +288,7 @@ def plan_lines(profile: Profile) -> list[str]:
         "  the server's certificate: openssl s_client -starttls postgres (its key recorded); "
         "its TLS settings as pg_settings shows them",
     ]
-    for c in cells(profile):
+    for c in postgresql_cells(profile):
         why = skip_reason(c, spec, accepted)
         out.append(f"  cell {c.label}: " + (f"skipped — {why}" if why else "measured"))
     if not spec.keep:

@@ -1,4 +1,4 @@
-"""The PostgreSQL in-transit proofs.
+"""The in-transit proofs of PostgreSQL's cells.
 
 Per cell: one connection per route, made by libpq with the route's settings as pgbench's
 are, asks the server what it sees of itself — `pg_stat_ssl` joined with `pg_stat_activity`
@@ -28,7 +28,7 @@ from typing import Any
 
 from encbench import proc
 from encbench.errors import ProofError
-from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
+from encbench.studies.in_transit.records import TransitCell, TransitRecord
 
 SESSION_SQL = (
     "SELECT s.ssl, coalesce(s.version, ''), coalesce(s.cipher, ''), coalesce(s.bits, 0) "
@@ -83,7 +83,7 @@ def session(
     return parse_session(out.stdout)
 
 
-def prove_session(cell: PgTransitCell, variant: str, seen: Session) -> str:
+def prove_session(cell: TransitCell, variant: str, seen: Session) -> str:
     """The route's connection was what its variant claims; its words for the record."""
     what = f"{cell.label}, {variant}"
     if variant == "plain":
@@ -124,33 +124,34 @@ def logged_connections(log_text: str, role: str) -> Logged:
     return Logged(total, tls, negotiated)
 
 
-def check_run(record: PgTransitRecord) -> None:
+def check_run(record: TransitRecord) -> None:
     """A run against the server's own log of its connections: a plain run made no TLS
     connection, a TLS run made nothing else, at the cell's protocol; and at least one
     connection per transaction (-C) or per client."""
     cell = record.cell
     what = f"{cell.label}, {record.variant} run"
-    expected = record.transactions if cell.connects else cell.clients
-    if record.connections < expected:
+    expected = record.events if cell.connects else cell.threads
+    connections = record.connections or 0
+    if connections < expected:
         raise ProofError(
-            f"{what}: the server logged {record.connections} connections of the benchmark "
+            f"{what}: the server logged {connections} connections of the benchmark "
             f"role, expected at least {expected}"
         )
     if record.variant == "plain":
-        if record.tls_connections:
-            raise ProofError(f"{what}: {record.tls_connections} connections were TLS")
+        if record.tls_handshakes:
+            raise ProofError(f"{what}: {record.tls_handshakes} connections were TLS")
         return
-    if record.tls_connections != record.connections:
+    if record.tls_handshakes != connections:
         raise ProofError(
-            f"{what}: {record.connections - record.tls_connections} of "
-            f"{record.connections} connections were not TLS"
+            f"{what}: {connections - record.tls_handshakes} of "
+            f"{connections} connections were not TLS"
         )
     protocols = {part.split()[0] for part in record.negotiated.split("; ") if part}
     if protocols != {cell.tls_version}:
         raise ProofError(f"{what}: the server negotiated {record.negotiated}")
 
 
-def judge_wire(cell: PgTransitCell, variant: str, found: Mapping[str, Any]) -> str:
+def judge_wire(cell: TransitCell, variant: str, found: Mapping[str, Any]) -> str:
     """A capture of one route's proof connection against what its variant claims (the
     module's docstring); its words for the record, or ProofError."""
     where = f"{cell.label}, {variant} route's capture"

@@ -1,19 +1,15 @@
-"""The PostgreSQL in-transit study: one sandboxed PostgreSQL that accepts both plain and TLS
-connections from the benchmark role; per cell, paired rounds of the same pgbench with
-sslmode=disable and with the cell's sslmode.
+"""PostgreSQL's side of the in-transit study (study.py: the Side it runs): one sandboxed
+PostgreSQL that accepts both plain and TLS connections from the benchmark role, reached by
+pgbench (and psql's COPY) with sslmode=disable and with the cell's sslmode.
 
-Lifecycle: [two hosts, when a cell asks for a distance: the server in one network
-namespace, the clients of distance cells in the other, across an emulated link; the
-loopback cells' clients beside the server] → provision (initdb, the benchmark role with a
-generated password, pgbench's tables) → per server TLS configuration (key type, protocol
-version): a restart with that certificate → per cell: the link's delay (and the delay relay
-where the kernel has no netem) → prove both routes (pg_stat_ssl of one connection each,
-with the client's link captured) → warm-up → paired rounds until the interval is tight
-enough or the budget ends.  Every run is proven again from the server's own log of its
+Lifecycle: on the study's hosts (at a distance the server in one network namespace, the
+clients of distance cells in the other; the loopback cells' clients beside the server) →
+provision (initdb, the benchmark role with a generated password, pgbench's tables) → per
+server TLS configuration (key type, protocol version): a restart with that certificate →
+per cell: the link's delay (and the delay relay where the kernel has no netem) → prove both
+routes (pg_stat_ssl of one connection each, with the client's link captured) → the study's
+warm-up and paired rounds.  Every run is proven again from the server's own log of its
 connections.
-
-One server for both variants, on purpose, as in the MariaDB in-transit study: the only
-difference between the two runs of a round is the connection's TLS.
 """
 
 from __future__ import annotations
@@ -22,41 +18,40 @@ import contextlib
 import os
 import secrets
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import Run
-from encbench.engine.study_base import Given, load_fields
 from encbench.errors import ToolError
 from encbench.net import distance, netns
 from encbench.net.distance import Hosts
 from encbench.proof import link_capture
-from encbench.results.pgbench_run import pgbench_fields
+from encbench.results.schema import Usage
 from encbench.servers import keys, pki
 from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.target import Alive, blame_the_server
-from encbench.studies.in_transit.postgresql import cells as pg_cells
-from encbench.studies.in_transit.postgresql import copy_stream, pgbench, proof
-from encbench.studies.in_transit.postgresql.options import PgTransitSpec
-from encbench.studies.in_transit.postgresql.records import PgTransitCell, PgTransitRecord
-from encbench.studies.in_transit.study_record import TransitBasics
+from encbench.studies.in_transit import postgresql_clients as pg_clients
+from encbench.studies.in_transit import postgresql_proof as proof
+from encbench.studies.in_transit.cells import pg_server_tls
+from encbench.studies.in_transit.options import pg_transit_options
+from encbench.studies.in_transit.records import TransitCell, TransitRecord
+from encbench.studies.in_transit.side import ClientRun, RunProof, SideContext
 
 ROLE = "encbench_bench"
-# A run's connections, those of them with TLS, and what they negotiated ("" for none).
-Connections = tuple[int, int, str]
 DATABASE = "encbench"
 
 
-class PgTransitStudy(TransitBasics):
-    record_type = PgTransitRecord
-    rule: PgTransitSpec
+class PgTransit:
+    """The Side of PostgreSQL's cells (study.py)."""
 
-    def __init__(self, given: Given) -> None:
-        super().__init__(given)
+    def __init__(self, context: SideContext) -> None:
+        self.store, self.profile, self.progress = context.store, context.profile, context.progress
+        self.book, self.private = context.book, context.private
+        self.record = self.book.data
+        self.rule = pg_transit_options(self.profile)
         self.password = keys.password(self.private, "pg-bench")
         self.passfile = pg_sandbox.passfile(self.private, "pg-bench", ROLE, self.password)
         self.record.setdefault("wire", {})
@@ -72,21 +67,10 @@ class PgTransitStudy(TransitBasics):
 
     # -- the server ----------------------------------------------------------------------------
     @contextlib.contextmanager
-    def setup(self, todo: Sequence[PgTransitCell]) -> Iterator[PgSandbox]:
+    def setup(self, hosts: Hosts, todo: Sequence[TransitCell]) -> Iterator[PgSandbox]:
+        """The server on the study's hosts, provisioned for the cells `todo`."""
         with contextlib.ExitStack() as stack:
-            # From every cell, not only those left: a resumed run keeps the same topology, so
-            # its loopback rows run on the same host (namespace) as before.
-            rtts = [c.rtt_ms for c in self.cells()]
-            self.hosts = distance.open_hosts(
-                stack, rtts, None, self.progress.log, PgTransitRecord.STUDY
-            )
-            if self.hosts.link is not None:
-                link = self.hosts.link
-                self.record["link"] = {
-                    "id": link.id,
-                    "client": link.client_addr,
-                    "server": link.server_addr,
-                }
+            self.hosts = hosts
             self.server = self._provision(stack, {c.test for c in todo})
             try:
                 yield self.server
@@ -141,19 +125,19 @@ class PgTransitStudy(TransitBasics):
             stdout_path=self.store.path / "logs" / "pgbench-init.log",
             env=server.admin_env(),
         )
-        self.select1.write_text(pgbench.SELECT1_SCRIPT)
+        self.select1.write_text(pg_clients.SELECT1_SCRIPT)
         if "copy" in tests:
             self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
-            server.execute(*copy_stream.create_sql(self.rule.copy_mb, ROLE), database=DATABASE)
-            stream = server.query(copy_stream.STREAM_BYTES_SQL, database=DATABASE)[0][0]
+            server.execute(*pg_clients.create_sql(self.rule.copy_mb, ROLE), database=DATABASE)
+            stream = server.query(pg_clients.STREAM_BYTES_SQL, database=DATABASE)[0][0]
             self.record["bulk_table"] = {
-                "rows": copy_stream.rows_for(self.rule.copy_mb),
+                "rows": pg_clients.rows_for(self.rule.copy_mb),
                 "bytes": int(stream),
             }
         self.record["postgresql_version"] = server.version()
         self.record["scale"] = self.rule.scale
         self.record["server_user"] = server.user.name
-        self._save_record()
+        self.book.save()
         return server
 
     def _server(self) -> PgSandbox:
@@ -195,7 +179,7 @@ class PgTransitStudy(TransitBasics):
 
     # -- a cell ----------------------------------------------------------------------------------
     def route(
-        self, cell: PgTransitCell, variant: str, at: tuple[str, int] | None = None
+        self, cell: TransitCell, variant: str, at: tuple[str, int] | None = None
     ) -> dict[str, str]:
         """A client's libpq settings for one side of the cell: the benchmark role over TCP to
         `localhost` at `at` (by default the server's port on 127.0.0.1; verify-full checks the
@@ -225,14 +209,14 @@ class PgTransitStudy(TransitBasics):
         )
 
     @contextlib.contextmanager
-    def open_cell(self, cell: PgTransitCell) -> Iterator[dict[str, dict[str, str]]]:
+    def open_cell(self, cell: TransitCell) -> Iterator[dict[str, dict[str, str]]]:
         """The server's TLS set for the cell's group (a restart when it changes), the cell's
         distance set (the link's delay, a delay relay), and both routes proven with one
         connection each, the client's link captured meanwhile."""
         server = self._server()
         if cell.rtt_ms > 0 and self.hosts.link is None:
-            raise self._skip(cell, self.hosts.unavailable or "no emulated link")
-        group = pg_cells.server_tls(cell)
+            raise self.book.skip(cell, self.hosts.unavailable or "no emulated link")
+        group = pg_server_tls(cell)
         if group != self.tls_group:
             self._configure(server, *group)
             self.tls_group = group
@@ -245,7 +229,7 @@ class PgTransitStudy(TransitBasics):
                         stack, self.hosts, self.store.path, cell.rtt_ms
                     )
                 except netns.NetnsUnavailable as exc:  # the delay could not be set
-                    raise self._skip(cell, str(exc)) from exc
+                    raise self.book.skip(cell, str(exc)) from exc
                 self.record.setdefault("delay_method", {})[f"{cell.rtt_ms:g}"] = method
                 at = reach(server.port)
                 self.client_prefix = self.hosts.remote
@@ -257,7 +241,7 @@ class PgTransitStudy(TransitBasics):
             finally:
                 self.routes, self.client_prefix = {}, []
 
-    def _prove_routes(self, cell: PgTransitCell, routes: dict[str, dict[str, str]]) -> None:
+    def _prove_routes(self, cell: TransitCell, routes: dict[str, dict[str, str]]) -> None:
         """One connection per route asks the server about itself, its link captured."""
         psql = pg_sandbox.program("psql")
         found: dict[str, str] = {}
@@ -283,9 +267,9 @@ class PgTransitStudy(TransitBasics):
         self.record["proofs"][cell.slug] = found
         self.record["wire"][cell.slug] = wire
         self.record["skipped"].pop(cell.slug, None)  # skipped before, measured now
-        self._save_record()
+        self.book.save()
 
-    def _captured_link(self, cell: PgTransitCell) -> tuple[str, str] | None:
+    def _captured_link(self, cell: TransitCell) -> tuple[str, str] | None:
         """(namespace, device) the cell's clients reach the server through: the client's end
         of the link at a distance, else the loopback of the server's host ("": this
         process's own); None where a capture cannot be made (not root).  Either way the
@@ -298,13 +282,11 @@ class PgTransitStudy(TransitBasics):
         return (link.server_ns if link is not None else ""), "lo"
 
     # -- one run ---------------------------------------------------------------------------------
-    def _client(
-        self, cell: PgTransitCell, variant: str, seconds: int, raw: Path
-    ) -> pgbench.PgbenchResult:
+    def _client(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> ClientRun:
         """One run of the cell's client: pgbench, or psql copying the bulk table."""
         with blame_the_server(self._answering()):
             if cell.test == "copy":
-                return copy_stream.run(
+                got = pg_clients.copy(
                     pg_sandbox.program("psql"),
                     seconds,
                     self.routes[variant],
@@ -312,65 +294,59 @@ class PgTransitStudy(TransitBasics):
                     int(self.record["bulk_table"]["bytes"]),
                     self.client_prefix,
                 )
-            return pgbench.run(
-                pg_sandbox.program("pgbench"),
-                cell,
-                seconds,
-                self.select1,
-                self.routes[variant],
-                raw,
-                self.client_prefix,
-            )
+            else:
+                got = pg_clients.pgbench(
+                    pg_sandbox.program("pgbench"),
+                    cell,
+                    seconds,
+                    self.select1,
+                    self.routes[variant],
+                    raw,
+                    self.client_prefix,
+                )
+        return ClientRun(
+            events=got.transactions,
+            rate=got.tps,
+            bytes=0,
+            latency_avg_ms=got.latency_avg_ms,
+            latency_p95_ms=None,
+            errors=got.failed,
+            connection_ms=got.connection_ms,
+        )
 
     def _answering(self) -> Alive:
         """The server that answers the clients: the sandbox, or the user's."""
         return self._server()
 
-    def warm_up(self, cell: PgTransitCell, variant: str, seconds: int, raw: Path) -> None:
+    def warm_up(self, cell: TransitCell, variant: str, seconds: int, raw: Path) -> None:
         self._client(cell, variant, seconds, raw)
 
-    def _clocks(self, start: Clocks | None = None) -> Clocks:
+    def clocks(self, start: Clocks | None = None) -> Clocks:
         server = self._server()
         return Clocks.read(
             server.pid, start.pids if start else None, server_cpu_s=server.cpu_seconds
         )
 
-    def _before_run(self) -> int:
+    def before_run(self, run: Run) -> int:
         """Where the run's connections begin to count: the server log's size."""
         return self._server().log_size()
 
-    def _connections(self, run: Run, got: pgbench.PgbenchResult, before: int) -> Connections:
+    def run_client(self, run: Run) -> ClientRun:
+        return self._client(run.cell, run.variant, run.seconds, run.raw)
+
+    def after_run(self, run: Run, got: ClientRun, before: int) -> RunProof:
         """The run's connections, those with TLS, and what they negotiated: the server's own
         log of each connection of the benchmark role since `before`."""
         seen = proof.logged_connections(self._server().log_since(before), ROLE)
-        return seen.connections, seen.tls, seen.words()
-
-    def _server_cpu_s(self, window: Window) -> float | None:
-        """The server's CPU over the run (None: not read)."""
-        return window.server_cpu_s
-
-    def measure(self, run: Run) -> PgTransitRecord:
-        cell, variant, raw = run.cell, run.variant, run.raw
-        before = self._before_run()
-        started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        start = self._clocks()
-        got = self._client(cell, variant, run.seconds, raw)
-        window = Window.between(start, self._clocks(start))
-        connections, tls_connections, negotiated = self._connections(run, got, before)
-        server_cpu_s = self._server_cpu_s(window)
-        return PgTransitRecord(
-            **run.record_fields(started_at, window.wall_s),
-            **pgbench_fields(got),
-            connection_ms=got.connection_ms,
-            server_cpu_s=server_cpu_s or 0.0,
-            client_cpu_s=window.client_cpu_s,
-            **load_fields(window),
-            connections=connections,
-            tls_connections=tls_connections,
-            negotiated=negotiated,
-            raw_output=str(raw.relative_to(self.store.path)),
-            usage=window.usage(server_cpu_s),
+        return RunProof(
+            tls_handshakes=seen.tls, connections=seen.connections, negotiated=seen.words()
         )
 
-    def prove(self, record: PgTransitRecord) -> None:
+    def reads_server_cpu(self) -> bool:
+        return True
+
+    def usage(self, cell: TransitCell, window: Window, read_bytes: int) -> Usage:
+        return window.usage(window.server_cpu_s if self.reads_server_cpu() else None)
+
+    def prove(self, record: TransitRecord) -> None:
         proof.check_run(record)

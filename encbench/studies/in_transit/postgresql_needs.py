@@ -16,7 +16,7 @@ from encbench.profiles.profile import Profile
 from encbench.servers import postgresql
 from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.sizing import SERVER_ALLOWANCE_MB
-from encbench.studies.in_transit.postgresql.options import pg_transit_options
+from encbench.studies.in_transit.options import pg_transit_options
 
 # pgbench -i: about 16 MB per unit of scale (tables and indexes); initdb's files and the
 # WAL the load writes; the connection log, two lines per connection.

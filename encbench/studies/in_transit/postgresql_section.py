@@ -1,20 +1,13 @@
-"""The PostgreSQL in-transit study's part of the report: per test, a table of plain against
-TLS transactions per second (pgbench's own figure) with the paired cost and its verdict, a
-plot of the cost per row; the rows at a distance apart, with the cost per path and round-trip
-time (as the MariaDB in-transit report); and how the set-up and the proof were made."""
+"""PostgreSQL's words in the in-transit study's section (section.py draws its tables and
+plots for every kind alike): what its tests are, what a connect row and a copy row measure,
+how its server was set up and each run proven."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from functools import partial
-
-from encbench.report import pgbench_part, plots
-from encbench.report.cells import flagged_cost, rounds_text, verdict_notes
-from encbench.report.models import NoiseFloor, Record
-from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table
+from encbench.report.models import Record
 from encbench.studies.in_transit import proof_lines
-from encbench.studies.in_transit.postgresql.models import PgInTransitSummary, PgTransitCellSummary
-from encbench.studies.in_transit.postgresql.records import PgTransitRecord
+from encbench.studies.in_transit.kind import POSTGRESQL
+from encbench.studies.in_transit.models import InTransitSummary, PgServer, TransitCellSummary
 
 TEST_TITLES = {
     "connect_select1": "New connections: connect, SELECT 1, disconnect (pgbench -C)",
@@ -22,8 +15,7 @@ TEST_TITLES = {
     "select_only": "Queries on persistent connections: select-only (pgbench -S)",
     "copy": "Bulk: COPY … TO STDOUT through psql, a new connection per copy",
 }
-# What a row's transactions are, where they are not pgbench's.
-UNITS = {"copy": "copies/s"}
+
 INTRO = (
     "Each row pairs the same pgbench against one PostgreSQL server with `sslmode=disable` "
     "(plain) and with the row's sslmode (TLS), in alternating rounds. Transactions per "
@@ -57,7 +49,7 @@ WIRE_NOTE = (
 NOT_MEASURED = (
     "Not measured here: the measured runs' own wire (a capture costs CPU they would pay)."
 )
-DISTANCE_TITLE = "Rate lost to TLS, by network distance"
+DISTANCE_TITLE = "PostgreSQL: rate lost to TLS, by network distance"
 DISTANCE_NOTE = (
     "At a distance the server runs in a network namespace of its own and the row's clients "
     "in another, joined by a veth pair whose round-trip time is the row's; the loopback "
@@ -86,106 +78,9 @@ TARGET_NOT_MEASURED = (
     "other key types and TLS versions than the server's own (its certificate and settings "
     "are not encbench's to change), and a capture of the wire."
 )
-# The kernel counts CPU in 10 ms ticks: below this total, a per-transaction figure is rounding.
-CPU_RESOLUTION_S = 0.2
-
-Cells = Sequence[PgTransitCellSummary]
 
 
-def path_name(cell: PgTransitCellSummary) -> str:
-    return f"{cell.sslmode}, {cell.key_type}, {cell.tls_version}"
-
-
-def _cpu(cell: PgTransitCellSummary) -> str:
-    assert cell.variants is not None
-    p, e = cell.variants.plain, cell.variants.encrypted
-    totals = [v.server_cpu_ms_per_txn * v.transactions / 1000 for v in (e, p)]
-    if min(totals) < CPU_RESOLUTION_S:
-        return "too little CPU to resolve"
-    return f"{e.server_cpu_ms_per_txn:.3f} / {p.server_cpu_ms_per_txn:.3f}"
-
-
-def cells_table(
-    cells: Cells, part: PgInTransitSummary, caption: str | None = None, notes: Sequence[str] = ()
-) -> Table:
-    far = any(c.rtt_ms for c in cells)
-    cpu = _cpu if part.target is None else lambda c: "not measured on a target"
-    rows = [
-        pgbench_part.tps_row(
-            c,
-            [path_name(c), *([f"{c.rtt_ms:g}"] if far else []), str(c.clients), rounds_text(c)],
-            [cpu],
-        )
-        for c in cells
-    ]
-    unit = UNITS.get(cells[0].test, "tps")
-    header = [
-        "TLS side (sslmode, key, protocol)",
-        *(["RTT ms"] if far else []),
-        "clients",
-        "rounds",
-        f"plain {unit} (95% CI)",
-        f"TLS {unit} (95% CI)",
-        "lost to TLS (95% CI)",
-        "verdict",
-        f"server CPU ms per {'copy' if cells[0].test == 'copy' else 'transaction'}, TLS / plain",
-    ]
-    notes = [*verdict_notes([c.comparisons.get("tps") for c in cells], part.differences), *notes]
-    return Table(header, rows, caption, notes)
-
-
-def distance_table(cells: Cells) -> Table:
-    """The share of the rate lost to TLS, path × round-trip time, for the tests measured at
-    a distance (their loopback rows included): how the cost of TLS changes as the link
-    grows, as the MariaDB in-transit report's table by distance."""
-    tests = {c.test for c in cells if c.rtt_ms > 0}
-    measured = [c for c in cells if c.test in tests]
-    rtts = sorted({c.rtt_ms for c in measured})
-    by_path = {(c.test, path_name(c), c.clients, c.rtt_ms): c for c in measured}
-    paths = list(dict.fromkeys((c.test, path_name(c), c.clients) for c in measured))
-    header = ["test", "TLS side (sslmode, key, protocol)", "clients"]
-    header += [f"RTT {rtt:g} ms" for rtt in rtts]
-    rows = []
-    for test, path, clients in paths:
-        line = [Cell(test), Cell(path), Cell(str(clients))]
-        for rtt in rtts:
-            cell = by_path.get((test, path, clients, rtt))
-            comp = cell.comparisons.get("tps") if cell and cell.rounds else None
-            line.append(Cell(flagged_cost(comp), comp.kind) if comp else Cell("–", "na"))
-        rows.append(line)
-    return Table(header, rows, "Share of the rate lost to TLS (95% CI), by round-trip time")
-
-
-def distance_section(part: PgInTransitSummary) -> Section | None:
-    """The rows at a distance: the table by distance, then each test's rows at a distance."""
-    far = [c for c in part.cells if c.rtt_ms > 0]
-    if not far:
-        return None
-    relay = "relay" in (part.delay_method or {}).values()
-    notes = [RELAY_NOTE] if relay else []
-    blocks: list[Block] = [Paragraph(DISTANCE_NOTE), distance_table(part.cells)]
-    for test, title in TEST_TITLES.items():
-        group = [c for c in far if c.test == test]
-        if group:
-            blocks.append(cells_table(group, part, f"At a distance: {title}", notes))
-    missing = list(dict.fromkeys(c.status for c in far if not c.rounds))
-    if missing:
-        blocks.append(Bullets(missing))
-    return Section(DISTANCE_TITLE, blocks, level=3)
-
-
-def _cost_svg(cells: Cells, title: str, test: str) -> str | None:
-    measured = [c for c in cells if c.comparisons.get("tps")]
-    return plots.cost_rows_svg(
-        [f"{path_name(c)}, {c.clients} cl" for c in measured],
-        [("tps", [c.comparisons["tps"] for c in measured])],
-        title.split(":")[0],
-        f"pg-transit-{test}",
-        xlabel="share of the rate lost to TLS (%)",
-    )
-
-
-def copy_note(part: PgInTransitSummary) -> str:
+def copy_note(part: PgServer) -> str:
     """What one copy streams, so that copies per second read as MiB per second."""
     table = part.bulk_table or {}
     mib = float(table.get("bytes", 0)) / 2**20
@@ -197,29 +92,7 @@ def copy_note(part: PgInTransitSummary) -> str:
     )
 
 
-def sections(part: PgInTransitSummary, noise: NoiseFloor | None = None) -> list[Section]:
-    blocks: list[Block] = [Paragraph(INTRO)]
-    summary = pgbench_part.summary_items(part, noise, PgTransitRecord.STUDY)
-    if summary:
-        blocks.append(Bullets(summary))
-    for test, title in TEST_TITLES.items():
-        group = [c for c in part.cells if c.test == test and c.rtt_ms == 0]
-        if not group:
-            continue
-        plot = Plot(partial(_cost_svg, group, title, test), f"{title}: cost of TLS per row")
-        parts: list[Block] = [Paragraph(CONNECT_NOTE)] if test.startswith("connect_") else []
-        if test == "copy":
-            parts.append(Paragraph(copy_note(part)))
-        blocks.append(Section(title, [*parts, cells_table(group, part), plot], level=3))
-    far = distance_section(part)
-    if far is not None:
-        blocks.append(far)
-    blocks.append(Section("PostgreSQL in-transit setup and proof", [Bullets(setup(part))], 3))
-    title = "PostgreSQL in transit: what TLS costs new connections and queries"
-    return [Section(title, blocks)]
-
-
-def target_setup(part: PgInTransitSummary, target: Record) -> list[str]:
+def target_setup(part: PgServer, target: Record) -> list[str]:
     """The set-up lines of a run against a server encbench did not start."""
     versions = ", ".join(target.get("tls_versions") or []) or "none"
     out = [
@@ -242,9 +115,15 @@ def target_setup(part: PgInTransitSummary, target: Record) -> list[str]:
     return out
 
 
-def setup(part: PgInTransitSummary) -> list[str]:
+def cells_of(summary: InTransitSummary) -> list[TransitCellSummary]:
+    return [c for c in summary.cells if c.kind == POSTGRESQL]
+
+
+def setup(summary: InTransitSummary, part: PgServer) -> list[str]:
+    """How PostgreSQL's server was set up and each of its runs proven."""
     if part.target is not None:
-        return [*target_setup(part, part.target), *_proven_lines(part), TARGET_NOT_MEASURED]
+        proven = _proven_lines(summary)
+        return [*target_setup(part, part.target), *proven, TARGET_NOT_MEASURED]
     user = f", run as the `{part.server_user}` user" if part.server_user else ""
     out = [
         f"Server: PostgreSQL {part.postgresql_version or '?'}, one sandbox for both sides"
@@ -256,38 +135,36 @@ def setup(part: PgInTransitSummary) -> list[str]:
         "per client; `verify-full` checks the server's certificate against the run's CA and "
         "its name, `require` encrypts without checking it.",
     ]
-    if part.link:
+    if summary.link:
         methods = ", ".join(f"{rtt} ms by {how}" for rtt, how in (part.delay_method or {}).items())
         out.append(
-            f"Hosts: the server in a network namespace at {part.link.get('server')}, the "
-            f"clients of the rows at a distance in another at {part.link.get('client')}, "
+            f"Hosts: the server in a network namespace at {summary.link.get('server')}, the "
+            f"clients of the rows at a distance in another at {summary.link.get('client')}, "
             f"joined by a veth pair" + (f"; delays: {methods}." if methods else ".")
         )
     for key, info in (part.pki or {}).items():
         out.append(f"PKI {key}: {info['server_key']}; {info['chain']}.")
     out.append(PROOF_NOTE)
-    seen = [words for c in part.cells for words in (c.wire or {}).values()]
+    seen = [words for c in cells_of(summary) for words in (c.wire or {}).values()]
     if any(not words.startswith("not captured") for words in seen):
         out.append(WIRE_NOTE)
-    return [*out, *_proven_lines(part), NOT_MEASURED]
+    return [*out, *_proven_lines(summary), NOT_MEASURED]
 
 
-def _proven_lines(part: PgInTransitSummary) -> list[str]:
+def _proven_lines(summary: InTransitSummary) -> list[str]:
     """What each row's proof saw, the transactions pgbench failed, encbench's own CPU."""
     out = []
-    out += proof_lines.negotiated(part.cells)
+    cells = cells_of(summary)
+    out += proof_lines.negotiated(cells)
     wire = [
-        f"{c.label}: {'; '.join(f'{k}: {v}' for k, v in c.wire.items())}"
-        for c in part.cells
-        if c.wire
+        f"{c.label}: {'; '.join(f'{k}: {v}' for k, v in c.wire.items())}" for c in cells if c.wire
     ]
     if wire:
         out.append("On the wire: " + " — ".join(wire) + ".")
-    out += proof_lines.counted(
-        part.cells, "failed", "Transactions pgbench counted as failed", "TLS"
-    )
-    h = part.harness
-    if h.measured_wall_s:
+    out += proof_lines.counted(cells, "errors", "Transactions pgbench counted as failed", "TLS")
+    h = summary.harness
+    # Said once, in MariaDB's lines, where its cells were measured too.
+    if h.measured_wall_s and len(cells) == len(summary.cells):
         out.append(
             f"encbench's own CPU during the measured windows: {h.cpu_s:.2f} s over "
             f"{h.measured_wall_s:.0f} s measured ({h.share_of_machine_pct:.2f}% of the machine)."
