@@ -136,6 +136,9 @@ class KindCells:
     name: str
     settings: Settings
     cells_of: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
+    # What the study's runner measures this kind's cells through, made with what the runner
+    # gives it (the study says what a side is: in transit, studies/in_transit/side.py).
+    side: Callable[[Any], Any]
     # None: it measures only servers of this kind it starts; else how it measures a target.
     target: TargetUse | None = None
 
@@ -326,12 +329,29 @@ def measures(profile: Profile, study: str, kind: str) -> bool:
     return study in profile.studies and kind in registered(study).kinds_in(profile)
 
 
+def _definition(study: str) -> StudyDefinition:
+    found = registered(study)
+    assert isinstance(found, StudyDefinition), f"{study} is registered by its definition"
+    return found
+
+
 def rule_of(profile: Profile, study: str) -> Rule:
     """The rule under a profile of the study named `study` (its definition's `rule`): for
     the study's own modules, which cannot read their package's STUDY."""
-    found = registered(study)
-    assert isinstance(found, StudyDefinition), f"{study} is registered by its definition"
-    return found.rule(profile)
+    return _definition(study).rule(profile)
+
+
+def cells_of(profile: Profile, study: str) -> list[Any]:
+    """Every cell of the study named `study` under a profile, of every kind it measures."""
+    return _definition(study).cells(profile)
+
+
+def further_kind(study: str, kind: str) -> KindCells:
+    """The further kind of that name of the study named `study` (its `other_kinds`)."""
+    found = [o for o in _definition(study).other_kinds if o.kind == kind]
+    if not found:
+        raise KeyError(f"the {study} study measures no kind {kind!r} beside its first")
+    return found[0]
 
 
 T = TypeVar("T")

@@ -9,6 +9,7 @@ from encbench.servers.postgresql import target as pg_target
 from encbench.studies.definition import KindCells, StudyDefinition, TargetUse
 from encbench.studies.in_transit import cells, kind, kinds, needs, options, report, target
 from encbench.studies.in_transit.options import transit_options
+from encbench.studies.in_transit.postgresql_target import postgresql_side
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.study import TransitStudy
 
@@ -19,6 +20,7 @@ POSTGRESQL = KindCells(
     name="pg-in-transit",
     settings=options.PG_SETTINGS,
     cells_of=cells.postgresql_cells,
+    side=postgresql_side,
     target=TargetUse(
         setup_words=(
             "the target, reached over plain TCP against its own TLS, in a "

@@ -56,11 +56,9 @@ class TransitCell:
     @property
     def label(self) -> str:
         if self.kind != MARIADB:
+            path = (self.test, self.sslmode, self.key_type, self.tls_version)
             far = f" RTT {self.rtt_ms:g} ms" if self.rtt_ms else ""
-            return (
-                f"{self.test} {self.sslmode} {self.key_type} {self.tls_version}{far} "
-                f"{self.threads} cl"
-            )
+            return f"{' '.join(p for p in path if p)}{far} {self.threads} cl"
         cipher = f" {self.cipher}" if self.cipher else ""
         cipher += " resumed" if self.resume else ""
         distance = f" rtt {self.rtt_ms:g} ms" if self.rtt_ms else ""

@@ -70,12 +70,14 @@ def compare_setup(part: InTransitSummary) -> dict[str, str]:
 
 def setup(part: InTransitSummary) -> Setup:
     """Only each kind's server and version (its lines are in the study's own section)."""
-    if part.postgresql is None:
+    kinds = list(dict.fromkeys(c.kind for c in part.cells))
+    if kinds in ([], [MARIADB]):
         return Setup(server_version=part.mariadb_version, server_title=_family(part))
-    kinds = [KindMeasured(POSTGRESQL, part.postgresql.postgresql_version)]
-    if _measures(part, MARIADB):
-        kinds.insert(0, KindMeasured(MARIADB, part.mariadb_version, _family(part)))
-    return Setup(kinds=kinds)
+    versions = {
+        MARIADB: (part.mariadb_version, _family(part)),
+        POSTGRESQL: (part.postgresql.postgresql_version if part.postgresql else None, None),
+    }
+    return Setup(kinds=[KindMeasured(k, *versions.get(k, (None, None))) for k in kinds])
 
 
 def calibration_label(cell: TransitCell) -> tuple[str, str]:

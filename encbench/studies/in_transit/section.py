@@ -21,6 +21,7 @@ from encbench.studies.in_transit import plots as in_transit_plots
 from encbench.studies.in_transit import postgresql_section as pg_words
 from encbench.studies.in_transit import proof_lines, tunnel_cost
 from encbench.studies.in_transit.kind import MARIADB as MARIADB_KIND
+from encbench.studies.in_transit.kind import POSTGRESQL
 from encbench.studies.in_transit.models import (
     InTransitSummary,
     PgServer,
@@ -298,11 +299,15 @@ def sections(part: InTransitSummary, noise: NoiseFloor | None = None) -> list[Se
     summary = summary_items(part, noise)
     if summary:
         blocks.append(Bullets(summary))
-    mariadb = [c for c in part.cells if c.kind == MARIADB_KIND]
-    if mariadb or part.postgresql is None:
-        blocks += _mariadb_blocks(part, mariadb)
-    if part.postgresql is not None:
-        blocks += _postgresql_blocks(part, part.postgresql)
+    kinds = list(dict.fromkeys(c.kind for c in part.cells)) or [MARIADB_KIND]
+    for measured in kinds:
+        own = [c for c in part.cells if c.kind == measured]
+        if measured == MARIADB_KIND:
+            blocks += _mariadb_blocks(part, own)
+        elif part.postgresql is not None and measured == POSTGRESQL:
+            blocks += _postgresql_blocks(part, part.postgresql)
+        else:
+            blocks += _kind_blocks(part, measured, own)
     title = "In transit: what TLS costs connections, queries and bulk transfers"
     return [Section(title, blocks)]
 
@@ -396,6 +401,18 @@ def _postgresql_blocks(part: InTransitSummary, server: PgServer) -> list[Block]:
         blocks.append(Section(pg_words.DISTANCE_TITLE, distance, level=3))
     lines = pg_words.setup(part, server)
     blocks.append(Section("PostgreSQL in-transit setup and proof", [Bullets(lines)], level=3))
+    return blocks
+
+
+def _kind_blocks(part: InTransitSummary, measured: str, cells: Cells) -> list[Block]:
+    """A kind without words of its own here: its rows by test, drawn as every kind's are."""
+    blocks: list[Block] = []
+    for test in dict.fromkeys(c.test for c in cells):
+        group = [c for c in cells if c.test == test]
+        title = f"{measured}: {test_title(group[0])}"
+        plot = Plot(partial(_rates_svg, group, title, f"{measured}-{test}"), title)
+        table = method_table(group, differences=part.differences)
+        blocks.append(Section(title, [table, plot], level=3))
     return blocks
 
 

@@ -30,19 +30,22 @@ from encbench.errors import ToolError
 from encbench.net import distance
 from encbench.net.distance import Hosts
 from encbench.servers import keys
+from encbench.studies.definition import further_kind
 from encbench.studies.in_transit import kind, study_record
 from encbench.studies.in_transit.mariadb_server import MariaDbTransit
 from encbench.studies.in_transit.options import transit_options
-from encbench.studies.in_transit.postgresql_target import postgresql_side
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.side import Side, SideContext
 from encbench.studies.in_transit.study_record import Book
 
-# Each kind's side, made once per run.
-SIDES: dict[str, Callable[[SideContext], Side]] = {
-    kind.MARIADB: MariaDbTransit,
-    kind.POSTGRESQL: postgresql_side,
-}
+
+def side_of(of: str) -> Callable[[SideContext], Side]:
+    """How a kind's side is made: MariaDB's (the study's first kind) here, each further
+    kind's as its KindCells in the study's definition says."""
+    if of == kind.MARIADB:
+        return MariaDbTransit
+    made: Callable[[SideContext], Side] = further_kind(kind.NAME, of).side
+    return made
 
 
 class TransitStudy(StudyBasics):
@@ -65,7 +68,7 @@ class TransitStudy(StudyBasics):
         if of not in self.sides:
             book = Book(study_record.part_of(self.record, of), self._save_record)
             context = SideContext(self.store, self.profile, self.progress, book, self.private)
-            self.sides[of] = SIDES[of](context)
+            self.sides[of] = side_of(of)(context)
         return self.sides[of]
 
     # -- the hosts and each kind's server ---------------------------------------------------

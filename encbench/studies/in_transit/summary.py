@@ -14,7 +14,7 @@ from encbench.report import cells
 from encbench.report.models import Record, Spread
 from encbench.report.study_summary import identity, recorded, study_fields
 from encbench.results.schema import Metric, primary_metric
-from encbench.studies.definition import rule_of
+from encbench.studies.definition import cells_of, rule_of
 from encbench.studies.in_transit import cells as transit_cells
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.models import (
@@ -102,12 +102,11 @@ def summarize_cell(
         "proof": (book.get("proofs") or {}).get(cell.slug),
         "wire": (book.get("wire") or {}).get(cell.slug),
     }
-    rule = pg_transit_options(profile) if cell.kind == kind.POSTGRESQL else transit_options(profile)
     summary = cells.summarize_cell(
         TransitCellSummary,
         own,
         state,
-        rule,
+        rule_of(profile, kind.NAME).for_cell(cell),
         (*TransitRecord.METRICS, *EXTRA_METRICS),
         variant_stats,
         not_measured=f"not measured: {skipped}" if skipped else "not measured",
@@ -120,10 +119,9 @@ def build(
 ) -> InTransitSummary:
     record = record or {}
     t = transit_options(profile)
-    every = [*transit_cells.cells(profile), *transit_cells.postgresql_cells(profile)]
     return InTransitSummary(
         **study_fields(
-            every,
+            cells_of(profile, kind.NAME),
             runs,
             rule_of(profile, kind.NAME),
             PRIMARY,
