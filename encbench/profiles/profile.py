@@ -48,7 +48,7 @@ from encbench.profiles.options import (
 from encbench.servers import fscrypt, server_kind, shapes
 from encbench.servers.mariadb import installs
 from encbench.servers.target import Connection
-from encbench.servers.variants import Against, Algorithm, Layer, Scope
+from encbench.servers.variants import Against, Algorithm, KeyProvider, Layer, Scope
 
 DEFAULT_PROFILE = "quick"
 SectionModel = TypeVar("SectionModel", bound=BaseModel)
@@ -144,10 +144,21 @@ class ServerSpec(Strict):
     )
     # `encbench run --install NAME` sets it (commands/overrides.py).
     SYSBENCH: ClassVar[Mapping[str, str]] = {"install": "install"}
+    # Where the encrypted servers' TDE keys come from (servers/variants.py: KeyProvider);
+    # unset, the release's own: MySQL's keyring file, else MariaDB's key file.
+    key_provider: KeyProvider | None = None
     # The kinds of server the at-rest and in-transit studies measure on their sandboxes, each
     # where it offers what a cell needs (server_kind.KINDS; "mariadb" is MariaDB or MySQL,
     # its release chosen by `install`).
     kinds: Annotated[list[str], Field(min_length=1)] = ["mariadb"]
+
+    @property
+    def keys(self) -> KeyProvider:
+        """Where the encrypted servers' TDE keys come from: `key_provider`, else the
+        release's own."""
+        if self.key_provider is not None:
+            return self.key_provider
+        return "keyring-file" if installs.family_of(self.install) == installs.MYSQL else "key-file"
 
     @field_validator("kinds")
     @classmethod
@@ -527,6 +538,7 @@ def parse(text: str, origin: str) -> Profile:
         next((p for p in problems if p is not None), None)
         or _target_problem(profile)
         or _install_problem(profile)
+        or _key_provider_problem(profile)
     )
     if problem is not None:
         raise BadInput(f"{origin}: {problem}")
@@ -555,6 +567,24 @@ def _install_problem(profile: Profile) -> str | None:
             + "): remove them from studies, or server.install"
         )
     return _mysql_sandbox_problem(profile) if family == installs.MYSQL else None
+
+
+def _key_provider_problem(profile: Profile) -> str | None:
+    """A key provider the release's server cannot read its keys from."""
+    server = profile.server
+    mysql = installs.family_of(server.install) == installs.MYSQL
+    if server.key_provider == "key-file" and mysql:
+        return (
+            'server.key_provider = "key-file": the community server of MySQL has no key file '
+            'plugin, only its keyring file component: set key_provider = "keyring-file" or '
+            "remove it"
+        )
+    if server.key_provider == "keyring-file" and not mysql:
+        return (
+            'server.key_provider = "keyring-file" is the keyring component of MySQL, which '
+            'MariaDB has not: set key_provider = "key-file", or server.install = "mysql"'
+        )
+    return None
 
 
 def _mysql_sandbox_problem(profile: Profile) -> str | None:

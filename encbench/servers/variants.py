@@ -24,6 +24,20 @@ Layer = Literal["tde", "fs", "tde+fs"]
 # all measures, paired round by round, what the logs add on top of the tables.
 Against = Literal["plain", "tables"]
 FILESYSTEM_WORDS = "filesystem (fscrypt)"
+# Where the encrypted server's keys come from (docs/developing.md, "Words"): MariaDB's key
+# file read by its file_key_management plugin, or MySQL's keyring file component.  Each
+# release has its own (servers/mariadb/installs.py: MySQL's community server has no key
+# plugin, MariaDB no keyring component); a profile may name it (`[server] key_provider`).
+KeyProvider = Literal["key-file", "keyring-file"]
+KEY_PROVIDER_WORDS: dict[str, str] = {
+    "key-file": "a key file (file_key_management)",
+    "keyring-file": "MySQL's keyring file (component_keyring_file)",
+}
+# The server's part that reads them, as the reports name it.
+KEY_PROVIDER_PART: dict[str, str] = {
+    "key-file": "file_key_management",
+    "keyring-file": "component_keyring_file",
+}
 
 # How an A/A calibration names the two roles wherever a person reads it: the engine keeps
 # pairing `plain` (control) with `encrypted`, but in a calibration both run the plain
@@ -59,13 +73,15 @@ class EncryptionSpec:
     # The control side (the `plain` role): "plain", or "tables" — a server of this
     # configuration's algorithm with scope tables (only for scope all under TDE alone).
     against: Against = "plain"
+    # Where TDE's keys come from (KeyProvider); the filesystem layer's key is fscrypt's own.
+    key_provider: KeyProvider = "key-file"
 
     @property
     def control(self) -> EncryptionSpec | None:
         """What the control side encrypts: None when it is plain."""
         if self.against == "plain":
             return None
-        return EncryptionSpec(self.algorithm, "tables", self.layer)
+        return EncryptionSpec(self.algorithm, "tables", self.layer, key_provider=self.key_provider)
 
     @property
     def tde(self) -> bool:
@@ -139,6 +155,10 @@ def mysql_encryption_options(spec: EncryptionSpec) -> dict[str, str]:
 
 
 def encryption_options(spec: EncryptionSpec, key_file: Path) -> dict[str, str]:
+    """The encrypted server's options for TDE, by where its keys come from: MySQL's keyring
+    file (mysql_encryption_options), or MariaDB's key file, `key_file`."""
+    if spec.key_provider == "keyring-file":
+        return mysql_encryption_options(spec)
     options = {
         "plugin_load_add": "file_key_management",
         "file_key_management_filename": str(key_file),
@@ -171,7 +191,6 @@ def server_options(
     run_as_root: bool,
     calibration: bool = False,
     binlog: bool = False,
-    mysql: bool = False,
 ) -> dict[str, str]:
     """A variant's options.  In an A/A calibration the `encrypted` role is a twin of plain:
     exactly plain's options (its own paths and port aside).  `binlog`: both variants write a
@@ -189,9 +208,7 @@ def server_options(
     )
     encrypts = spec if variant == "encrypted" else spec.control
     if encrypts is not None and not calibration and encrypts.tde:
-        options.update(
-            mysql_encryption_options(encrypts) if mysql else encryption_options(encrypts, key_file)
-        )
+        options.update(encryption_options(encrypts, key_file))
     return options
 
 

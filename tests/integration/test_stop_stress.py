@@ -61,7 +61,7 @@ def test_a_server_stopped_while_it_starts_is_gone_within_seconds(tmp_path: Path)
     server = SandboxServer("plain", tmp_path / "s", use_cgroup=False, install=installs.of("system"))
     options = server_options(
         "plain", EncryptionSpec(), server.paths, port=server.port, buffer_pool_mb=16,
-        key_file=Path("/nonexistent"), run_as_root=os.geteuid() == 0, mysql=False,
+        key_file=Path("/nonexistent"), run_as_root=os.geteuid() == 0,
     )  # fmt: skip
     server.initialize(options)
     try:

@@ -1,7 +1,12 @@
 """Option rendering: the two variants differ only in encryption."""
 
+import dataclasses
 from pathlib import Path
 
+import pytest
+
+from encbench.errors import BadInput
+from encbench.profiles import profile as profiles
 from encbench.servers.variants import (
     EncryptionSpec,
     SandboxPaths,
@@ -9,6 +14,8 @@ from encbench.servers.variants import (
     render_cnf,
     server_options,
 )
+from encbench.studies.at_rest import cells as at_rest_cells
+from encbench.studies.at_rest import plan as at_rest_plan
 
 PATHS = SandboxPaths(
     datadir=Path("/s/data"),
@@ -21,7 +28,7 @@ KEY = Path("/private/keys")
 
 
 def options(variant: str, spec: EncryptionSpec, **more: bool) -> dict[str, str]:
-    """`more`: server_options' switches (binlog, mysql)."""
+    """`more`: server_options' switches (binlog)."""
     return server_options(
         variant,  # type: ignore[arg-type]
         spec,
@@ -98,10 +105,64 @@ def test_against_scope_tables_the_control_encrypts_its_tables_and_only_the_logs_
         "encrypt_binlog": "ON",
     }
     # MySQL's control: its tables encrypted by the keyring, its logs not.
-    mysql = [options(v, spec, mysql=True) for v in ("plain", "encrypted")]
+    keyring = dataclasses.replace(spec, key_provider="keyring-file")
+    mysql = [options(v, keyring) for v in ("plain", "encrypted")]
     assert mysql[0]["default_table_encryption"] == "ON"
     assert option_difference(mysql[0], mysql[1]) == {
         "innodb_redo_log_encrypt": "ON",
         "innodb_undo_log_encrypt": "ON",
         "binlog_encryption": "ON",
     }
+
+
+# -- the key provider ---------------------------------------------------------------------------
+def test_the_key_provider_chooses_the_servers_key_options() -> None:
+    """A key file: MariaDB's file_key_management reads it; MySQL's keyring file component:
+    every new table encrypted, no key plugin."""
+    key_file = options("encrypted", EncryptionSpec(key_provider="key-file"))
+    assert key_file["plugin_load_add"] == "file_key_management"
+    assert key_file["file_key_management_filename"] == str(KEY)
+    keyring = options("encrypted", EncryptionSpec(key_provider="keyring-file"))
+    assert keyring["default_table_encryption"] == "ON"
+    assert not any("key_management" in k for k in keyring)
+
+
+def _profile(server: str) -> profiles.Profile:
+    return profiles.parse(f'name = "k"\nstudies = ["at-rest"]\n[server]\n{server}', "k.toml")
+
+
+@pytest.mark.parametrize(
+    ("server", "provider"),
+    [
+        ("", "key-file"),
+        ('install = "mysql"\n', "keyring-file"),
+        ('key_provider = "key-file"\n', "key-file"),
+    ],
+)
+def test_each_release_reads_its_own_keys_unless_the_profile_names_them(
+    server: str, provider: str
+) -> None:
+    prof = _profile(server)
+    assert prof.server.keys == provider
+    assert {c.key_provider for c in at_rest_cells.configurations(prof)} == {provider}
+    [line] = at_rest_plan.key_lines(prof)
+    assert f'key_provider = "{provider}"' in line and "mode 0600" in line
+
+
+@pytest.mark.parametrize(
+    ("server", "words"),
+    [
+        ('install = "mysql"\nkey_provider = "key-file"\n', 'set key_provider = "keyring-file"'),
+        ('key_provider = "keyring-file"\n', 'set key_provider = "key-file"'),
+    ],
+)
+def test_a_key_provider_the_release_cannot_read_is_refused_with_the_fix(
+    server: str, words: str
+) -> None:
+    with pytest.raises(BadInput, match=words) as refused:
+        _profile(server)
+    assert "\n" not in str(refused.value)
+
+
+def test_the_filesystem_layer_alone_needs_no_tde_key() -> None:
+    assert at_rest_plan.key_lines(_profile('encryption_layer = "fs"\n')) == []

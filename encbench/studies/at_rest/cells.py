@@ -22,7 +22,9 @@ def filesystem_only(profile: Profile) -> EncryptionSpec:
     """The configuration of layer `fs`: InnoDB encrypts nothing, so neither algorithm nor
     scope make another one (those fields keep the first listed and `tables`; the binary log
     follows the run's other configurations, as for plain)."""
-    return EncryptionSpec(profile.server.encryption_algorithm[0], "tables", "fs")
+    return EncryptionSpec(
+        profile.server.encryption_algorithm[0], "tables", "fs", key_provider=profile.server.keys
+    )
 
 
 def configurations(profile: Profile) -> list[EncryptionSpec]:
@@ -36,7 +38,7 @@ def configurations(profile: Profile) -> list[EncryptionSpec]:
             found.append(filesystem_only(profile))
             continue
         for spec in (
-            EncryptionSpec(algorithm=a, scope=scope, layer=layer)
+            EncryptionSpec(algorithm=a, scope=scope, layer=layer, key_provider=s.keys)
             for a in s.encryption_algorithm
             for scope in s.encryption_scope
         ):
@@ -59,6 +61,7 @@ def configuration(cell: CellKey, profile: Profile) -> EncryptionSpec:
         scope=cast(Scope, cell.scope),
         layer=cast(Layer, cell.layer or "tde"),
         against=cast(Against, cell.against or "plain"),
+        key_provider=profile.server.keys,
     )
 
 

@@ -276,7 +276,6 @@ class ServerPair(ClosedOnExit):
             run_as_root=os.geteuid() == 0,
             calibration=self.calibration,
             binlog=self.binlog,
-            mysql=server.install.mysql,
         )
 
     def _innodb_claim(self, variant: str) -> str:
@@ -359,13 +358,14 @@ class ServerPair(ClosedOnExit):
             self.record["install"] = install
         config = self._config_record()
         if not self.calibration:
-            config["encryption"] = {"algorithm": self.spec.algorithm, "scope": self.spec.scope}
+            config["encryption"] = {
+                "algorithm": self.spec.algorithm,
+                "scope": self.spec.scope,
+                "key_provider": self.spec.key_provider,
+            }
             if not self.dialect.mariadb:
-                # MySQL's InnoDB has one cipher and its keyring component, not a key plugin.
-                config["encryption"] |= {
-                    "algorithm": "AES-256 (MySQL's only)",
-                    "key_management": "component_keyring_file",
-                }
+                # MySQL's InnoDB has one cipher.
+                config["encryption"]["algorithm"] = "AES-256 (MySQL's only)"
             if self.spec.layer != "tde":
                 config["encryption"]["layer"] = self.spec.layer
             if self.spec.control is not None:

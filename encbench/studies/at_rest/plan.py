@@ -126,5 +126,21 @@ def layer_lines(profile: Profile) -> list[str]:
     ]
 
 
+def key_lines(profile: Profile) -> list[str]:
+    """What `plan` says of TDE's keys on encbench's own servers: where they come from."""
+    if profile.target is not None or profile.calibration:
+        return []
+    if all(layer == "fs" for layer in profile.server.encryption_layer):
+        return []
+    provider = profile.server.keys
+    where = {
+        "key-file": "a key file in the run's private directory (mode 0600), read by "
+        "file_key_management",
+        "keyring-file": "MySQL's keyring file component, its file in the run's private "
+        "directory (mode 0600)",
+    }
+    return [f"  TDE's keys (key_provider = \"{provider}\"): {where[provider]}"]
+
+
 def plan_lines(profile: Profile) -> list[str]:
-    return target_lines(profile) + layer_lines(profile)
+    return target_lines(profile) + key_lines(profile) + layer_lines(profile)

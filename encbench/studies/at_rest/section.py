@@ -31,6 +31,7 @@ from encbench.report.tables import (
     row,
 )
 from encbench.servers.mariadb import installs
+from encbench.servers.variants import KEY_PROVIDER_PART
 from encbench.studies.at_rest import claims, kernel_ciphers
 from encbench.studies.at_rest import plots as at_rest_plots
 from encbench.studies.at_rest.dialects import MARIADB, dialect_for
@@ -916,7 +917,11 @@ def _encryption_lines(config: Record) -> list[str]:
         out.append("Encryption: the filesystem's alone (fscrypt); InnoDB encrypts nothing.")
     elif enc:
         also = " — and the filesystem's (fscrypt) below it" if layer == "tde+fs" else ""
-        keys = enc.get("key_management", "file_key_management")
+        # Runs before key_provider was recorded named MySQL's keyring as key_management.
+        provider = enc.get("key_provider") or (
+            "keyring-file" if enc.get("key_management") else "key-file"
+        )
+        keys = KEY_PROVIDER_PART.get(provider, provider)
         against = (
             f", against a control of {enc['against']} (the same algorithm)"
             if enc.get("against")

@@ -243,7 +243,6 @@ class MariaDbTransit:
             buffer_pool_mb=bp_mb,
             key_file=keys.key_file(self.private),
             run_as_root=os.geteuid() == 0,
-            mysql=server.install.mysql,
         )
         if hosts.link is not None:
             # Inside its namespace the server has only loopback and the veth end.

@@ -76,6 +76,7 @@ class OperationServers(ClosedOnExit):
         self.spec = EncryptionSpec(
             algorithm=profile.server.encryption_algorithm[0],
             scope=profile.server.encryption_scope[0],
+            key_provider=profile.server.keys,
         )
         self.key_file = keys.key_file(keys.private_dir(store.path))
         sandbox = store.path / "sandbox"
@@ -119,7 +120,8 @@ class OperationServers(ClosedOnExit):
         if variant == "plain" and mode == CONVERTIBLE:
             # Only the tables are converted: the key is there, the tables are not yet
             # encrypted, and the background threads wait for innodb_encrypt_tables=ON.
-            options.update(encryption_options(EncryptionSpec(self.spec.algorithm), self.key_file))
+            tables = EncryptionSpec(self.spec.algorithm, key_provider=self.spec.key_provider)
+            options.update(encryption_options(tables, self.key_file))
             options["innodb_encrypt_tables"] = "OFF"
             options["innodb_encryption_rotation_iops"] = str(
                 operations_options(self.profile).rotation_iops
