@@ -136,18 +136,20 @@ class Runner:
         return primary_metric(study.metrics).name
 
     def _warm_up(self, study: Study, cell: Any) -> None:
-        if not study.rule.warmup_s:
+        # The cell's own kind's warm-up, in a study of several kinds (engine/kinds_rule.py).
+        seconds = study.rule.for_cell(cell).warmup_s
+        if not seconds:
             return
         self.progress.status(f"{cell.label}: warm-up")
         if study.together:
             # Both at once, as they are measured (the study decides how).
             assert isinstance(study, Together), f"{study.name} cannot measure together"
             raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup.txt")
-            study.warm_up_together(cell, study.rule.warmup_s, raw)
+            study.warm_up_together(cell, seconds, raw)
             return
         for variant in stopping_rule.VARIANTS:
             raw = self.store.raw_path(f"{study.name}-{cell.slug}-warmup-{variant}.txt")
-            study.warm_up(cell, variant, study.rule.warmup_s, raw)
+            study.warm_up(cell, variant, seconds, raw)
 
     def _measure_cell(
         self, study: Study, cell: Any, runs: list[Any], state: _Progress, share: float

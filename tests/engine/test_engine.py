@@ -436,3 +436,22 @@ def test_each_cell_runs_by_its_own_rule_where_the_study_gives_one(tmp_path: Path
     study = FakeStudy([], rule)
     one, two = (cell_upper_bound_s(study, c) for c in study.cells())
     assert one < two and estimated_seconds([study]) == one + two
+
+
+class WarmByThreads(Rounds):
+    """The rule of a study of two kinds whose 2-thread cell is the other kind's, with no
+    warm-up of its own (engine/kinds_rule.py: each cell by its own kind's section)."""
+
+    def for_cell(self, cell: object) -> WarmByThreads:
+        if getattr(cell, "threads", 0) == 2:
+            return self.model_copy(update={"warmup_s": 0})
+        return self
+
+
+def test_each_cell_is_warmed_up_by_its_own_rule(tmp_path: Path) -> None:
+    calls: list[str] = []
+    rule = WarmByThreads(warmup_s=1, run_s=1, min_rounds=2, max_rounds=2, target_halfwidth_pct=2.0)
+    runner(tmp_path).run([FakeStudy(calls, rule)])
+    opened = [i for i, c in enumerate(calls) if c.startswith("open")]
+    first, second = calls[opened[0] : opened[1]], calls[opened[1] :]
+    assert first.count("warm-up plain") == 1 and second.count("warm-up plain") == 0

@@ -139,7 +139,7 @@ def key_lines(profile: Profile) -> list[str]:
         "keyring-file": "MySQL's keyring file component, its file in the run's private "
         "directory (mode 0600)",
     }
-    return [f"  TDE's keys (key_provider = \"{provider}\"): {where[provider]}"]
+    return [f'  TDE\'s keys (key_provider = "{provider}"): {where[provider]}']
 
 
 def plan_lines(profile: Profile) -> list[str]:

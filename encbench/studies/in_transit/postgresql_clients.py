@@ -1,44 +1,37 @@
-"""PostgreSQL's clients in the in-transit study, each run once over one route: pgbench (its
-report read by workloads/pgbench_report.py), whose tps is its own — with -C it includes
-every connection's set-up, which is what a connect test measures; and the copy test's psql
-streaming one table with `COPY … TO STDOUT`, again and again for a run's seconds, each copy
-through a connection of its own.  psql reads every row and drops it (its output goes to
-/dev/null), so that run is the wire and both ends' work on it; a copy is its transaction:
-copies per second times the stream's bytes is MiB/s, and the cost of TLS is the same share
-of either."""
+"""PostgreSQL's clients in the in-transit study, each run once over one route, as a cell
+asks for them: pgbench (its command line servers/postgresql/pgbench.py's, its report read by
+workloads/pgbench_report.py), whose tps is its own — with -C it includes every connection's
+set-up, which is what a connect test measures; and the copy test's psql streaming the bulk
+table (servers/postgresql/copy_table.py), a copy its transaction: copies per second times
+the stream's bytes is MiB/s, and the cost of TLS is the same share of either."""
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from encbench import proc
+from encbench.servers.postgresql import copy_table
+from encbench.servers.postgresql import pgbench as pgbench_argv
 from encbench.studies.in_transit.records import TransitCell
 from encbench.workloads import pgbench_report
 from encbench.workloads.pgbench_report import PgbenchResult as PgbenchResult
 from encbench.workloads.pgbench_report import parse as parse
 
-# The trivial transaction of connect_select1.
-SELECT1_SCRIPT = "SELECT 1;\n"
 
-
-def argv(program: str, cell: TransitCell, seconds: int, select1: Path) -> list[str]:
-    """pgbench's command line for one run of the cell: a thread per client (each client's
-    connections are its thread's own work), no vacuum first, -C for the connect tests."""
-    args = [program, "-n", "-T", str(seconds), "-c", str(cell.threads), "-j", str(cell.threads)]
-    if cell.connects:
-        args.append("-C")
-    if cell.test == "connect_select1":
-        args += ["-f", str(select1)]
-    else:
-        args.append("-S")
-    return args
+def argv(cell: TransitCell, seconds: int, select1: Path) -> list[str]:
+    """pgbench's command line for one run of the cell: -C for the connect tests, `select1`
+    (SELECT 1) for connect_select1, else select-only."""
+    select1_test = cell.test == "connect_select1"
+    return pgbench_argv.run_argv(
+        seconds,
+        cell.threads,
+        select_only=not select1_test,
+        connect=cell.connects,
+        script=select1 if select1_test else None,
+    )
 
 
 def pgbench(
-    program: str,
     cell: TransitCell,
     seconds: int,
     select1: Path,
@@ -49,72 +42,20 @@ def pgbench(
     """One pgbench run (on the client's host: `prefix`, a namespace's exec prefix), its whole
     output kept in `log`; a failing pgbench, or a report without figures, raises ToolError
     with the end of it."""
-    argv_here = [*prefix, *argv(program, cell, seconds, select1)]
+    argv_here = [*prefix, *argv(cell, seconds, select1)]
     return pgbench_report.run(argv_here, cell.label, seconds, env, log, cell.connects)
 
 
-# -- the copy test ----------------------------------------------------------------------------
-TABLE = "encbench_bulk"
-# Each row: an id and 256 hex characters (random: nothing on the way compresses it).
-ROW_HEX_CHARS = 256
-ROW_BYTES_ESTIMATE = ROW_HEX_CHARS + 10
-# What COPY's text format streams of the table: every column as text, a tab between, a
-# newline after; the hex payload needs no escaping.
-STREAM_BYTES_SQL = f"SELECT sum(octet_length(id::text) + octet_length(payload) + 2) FROM {TABLE}"
-
-
-def rows_for(mib: int) -> int:
-    return max(1, mib * 2**20 // ROW_BYTES_ESTIMATE)
-
-
-def create_sql(mib: int, reader: str) -> list[str]:
-    """The statements that make the table of about `mib` MiB of COPY text, readable by
-    `reader`."""
-    repeats = ROW_HEX_CHARS // 32  # md5 gives 32 hex characters
-    return [
-        f"CREATE TABLE {TABLE} AS SELECT g AS id, "
-        f"repeat(md5(g::text || random()::text), {repeats}) AS payload "
-        f"FROM generate_series(1, {rows_for(mib)}) AS g",
-        f"GRANT SELECT ON {TABLE} TO {reader}",
-        f"VACUUM ANALYZE {TABLE}",
-    ]
-
-
 def copy(
-    psql: str,
-    seconds: int,
-    env: Mapping[str, str],
-    log: Path,
-    stream_bytes: int,
-    prefix: Sequence[str] = (),
+    seconds: int, env: Mapping[str, str], log: Path, stream_bytes: int, prefix: Sequence[str] = ()
 ) -> PgbenchResult:
-    """Copies until `seconds` have passed (at least one), psql on the client's host
-    (`prefix`); the run's figures in `log`, each psql's errors beside it."""
-    errors = log.with_name(log.name + ".stderr")
-    began = time.monotonic()
-    copies, elapsed = 0, 0.0
-    while copies == 0 or elapsed < seconds:
-        proc.run(
-            [*prefix, psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", f"COPY {TABLE} TO STDOUT"],
-            phase="psql COPY … TO STDOUT",
-            timeout_s=600,
-            stdout_path=Path(os.devnull),
-            stderr_path=errors,
-            env=env,
-            hint=f"its errors are in {errors}",
-        )
-        copies += 1
-        elapsed = time.monotonic() - began
-    errors.unlink(missing_ok=True)
-    rate = copies / elapsed
-    log.write_text(
-        f"copies: {copies}\nbytes per copy: {stream_bytes}\nseconds: {elapsed:.6f}\n"
-        f"copies/s: {rate:.6f}\nMiB/s: {rate * stream_bytes / 2**20:.3f}\n"
-    )
+    """Copies of the bulk table for `seconds` (servers/postgresql/copy_table.py), as a
+    pgbench run's figures: a copy is a transaction."""
+    copies, elapsed = copy_table.copy(seconds, env, log, stream_bytes, prefix)
     return PgbenchResult(
         transactions=copies,
         failed=0,
-        tps=rate,
+        tps=copies / elapsed,
         latency_avg_ms=1000 * elapsed / copies,
         connection_ms=0.0,
     )

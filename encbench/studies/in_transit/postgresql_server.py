@@ -29,6 +29,7 @@ from encbench.net.distance import Hosts
 from encbench.proof import link_capture
 from encbench.results.schema import Usage
 from encbench.servers import keys, pki
+from encbench.servers.postgresql import copy_table, pgbench, sessions
 from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
@@ -109,29 +110,19 @@ class PgTransit:
         self.progress.log(f"pg-in-transit: pgbench -i, scale {self.rule.scale}")
         # Over the socket, as the benchmark role (trusted there): its own tables.
         proc.run(
-            [
-                pg_sandbox.program("pgbench"),
-                "-i",
-                "-q",
-                "-s",
-                str(self.rule.scale),
-                "-U",
-                ROLE,
-                "-d",
-                DATABASE,
-            ],
+            pgbench.init_argv(self.rule.scale, DATABASE, ROLE),
             phase="pgbench -i",
             timeout_s=600,
             stdout_path=self.store.path / "logs" / "pgbench-init.log",
             env=server.admin_env(),
         )
-        self.select1.write_text(pg_clients.SELECT1_SCRIPT)
+        self.select1.write_text(pgbench.SELECT1_SCRIPT)
         if "copy" in tests:
             self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
-            server.execute(*pg_clients.create_sql(self.rule.copy_mb, ROLE), database=DATABASE)
-            stream = server.query(pg_clients.STREAM_BYTES_SQL, database=DATABASE)[0][0]
+            server.execute(*copy_table.create_sql(self.rule.copy_mb, ROLE), database=DATABASE)
+            stream = server.query(copy_table.STREAM_BYTES_SQL, database=DATABASE)[0][0]
             self.record["bulk_table"] = {
-                "rows": pg_clients.rows_for(self.rule.copy_mb),
+                "rows": copy_table.rows_for(self.rule.copy_mb),
                 "bytes": int(stream),
             }
         self.record["postgresql_version"] = server.version()
@@ -243,7 +234,6 @@ class PgTransit:
 
     def _prove_routes(self, cell: TransitCell, routes: dict[str, dict[str, str]]) -> None:
         """One connection per route asks the server about itself, its link captured."""
-        psql = pg_sandbox.program("psql")
         found: dict[str, str] = {}
         wire: dict[str, str] = {}
         for variant, env in routes.items():
@@ -253,7 +243,7 @@ class PgTransit:
             marker = f"encbench-wire-{secrets.token_hex(8)}"
             place = self._captured_link(cell)
             if place is None:
-                seen = proof.session(psql, env, log, marker, self.client_prefix)
+                seen = sessions.session(env, log, marker, self.client_prefix)
                 wire[variant] = "not captured: capturing a link needs root (AF_PACKET)"
             else:
                 namespace, device = place
@@ -261,7 +251,7 @@ class PgTransit:
                 with link_capture.captured(
                     namespace, device, marker, base, what, port=self._server().port
                 ) as capture:
-                    seen = proof.session(psql, env, log, marker, self.client_prefix)
+                    seen = sessions.session(env, log, marker, self.client_prefix)
                 wire[variant] = proof.judge_wire(cell, variant, capture.findings)
             found[variant] = proof.prove_session(cell, variant, seen)
         self.record["proofs"][cell.slug] = found
@@ -287,7 +277,6 @@ class PgTransit:
         with blame_the_server(self._answering()):
             if cell.test == "copy":
                 got = pg_clients.copy(
-                    pg_sandbox.program("psql"),
                     seconds,
                     self.routes[variant],
                     raw,
@@ -296,7 +285,6 @@ class PgTransit:
                 )
             else:
                 got = pg_clients.pgbench(
-                    pg_sandbox.program("pgbench"),
                     cell,
                     seconds,
                     self.select1,
@@ -337,7 +325,7 @@ class PgTransit:
     def after_run(self, run: Run, got: ClientRun, before: int) -> RunProof:
         """The run's connections, those with TLS, and what they negotiated: the server's own
         log of each connection of the benchmark role since `before`."""
-        seen = proof.logged_connections(self._server().log_since(before), ROLE)
+        seen = sessions.logged_connections(self._server().log_since(before), ROLE)
         return RunProof(
             tls_handshakes=seen.tls, connections=seen.connections, negotiated=seen.words()
         )

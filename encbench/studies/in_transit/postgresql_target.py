@@ -37,15 +37,13 @@ from encbench.profiles.profile import Profile, TargetSpec
 from encbench.proof.server_certificate import describe_key, parse_s_client
 from encbench.servers import leftovers
 from encbench.servers.owned import PLACEHOLDER_KEY
+from encbench.servers.postgresql import copy_table, pgbench, quote_ident, sessions
 from encbench.servers.postgresql import password as pg_password
-from encbench.servers.postgresql import quote_ident
 from encbench.servers.postgresql import readiness as pg_readiness
-from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.postgresql import target as pg_target
 from encbench.servers.postgresql.readiness import PgFacts
 from encbench.servers.postgresql.target import PgTarget, Route
 from encbench.servers.target import Alive
-from encbench.studies.in_transit import postgresql_clients as pg_clients
 from encbench.studies.in_transit import postgresql_proof as proof
 from encbench.studies.in_transit.cells import TARGET_KEY, postgresql_cells
 from encbench.studies.in_transit.postgresql_server import PgTransit
@@ -132,22 +130,22 @@ class PgTransitTarget(PgTransit):
         self.created = True
         self.progress.log(f"pg-in-transit: pgbench -i, scale {self.rule.scale}")
         proc.run(
-            [pg_sandbox.program("pgbench"), "-i", "-q", "-s", str(self.rule.scale)],
+            pgbench.init_argv(self.rule.scale),
             phase="pgbench -i",
             timeout_s=600,
             stdout_path=self.store.path / "logs" / "pgbench-init.log",
             env=target.env(self.database, pg_target.HARNESS),
         )
-        self.select1.write_text(pg_clients.SELECT1_SCRIPT)
+        self.select1.write_text(pgbench.SELECT1_SCRIPT)
         if "copy" in tests:
             self.progress.log(f"pg-in-transit: a table of about {self.rule.copy_mb} MiB to copy")
             reader = quote_ident(facts.user)
             target.execute(
-                *pg_clients.create_sql(self.rule.copy_mb, reader), database=self.database
+                *copy_table.create_sql(self.rule.copy_mb, reader), database=self.database
             )
-            stream = target.query(pg_clients.STREAM_BYTES_SQL, database=self.database)[0][0]
+            stream = target.query(copy_table.STREAM_BYTES_SQL, database=self.database)[0][0]
             self.record["bulk_table"] = {
-                "rows": pg_clients.rows_for(self.rule.copy_mb),
+                "rows": copy_table.rows_for(self.rule.copy_mb),
                 "bytes": int(stream),
             }
         self.record["postgresql_version"] = facts.version
@@ -222,11 +220,10 @@ class PgTransitTarget(PgTransit):
             raise CellSkipped(why, final=True)
         self.record["skipped"].pop(cell.slug, None)
         routes = {variant: self.route(cell, variant) for variant in ("plain", "encrypted")}
-        psql = pg_sandbox.program("psql")
         found = {}
         for variant, env in routes.items():
             log = self.store.raw_path(f"pg-in-transit-{cell.slug}-proof-{variant}.txt")
-            found[variant] = proof.prove_session(cell, variant, proof.session(psql, env, log))
+            found[variant] = proof.prove_session(cell, variant, sessions.session(env, log))
         self.record["proofs"][cell.slug] = found
         self.book.save()
         self.routes = routes

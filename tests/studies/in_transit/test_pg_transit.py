@@ -26,6 +26,7 @@ from encbench.report import markdown
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
 from encbench.servers.postgresql import sandbox as pg_sandbox
+from encbench.servers.postgresql import sessions
 from encbench.studies.in_transit import cells as transit_cells
 from encbench.studies.in_transit import postgresql_clients as pgbench
 from encbench.studies.in_transit import postgresql_proof as proof
@@ -123,7 +124,7 @@ def test_a_pgbench_run_without_figures_fails_as_the_client_with_its_output(
 def test_pgbench_reconnects_only_for_the_connect_tests_and_runs_select_1_only_for_one() -> None:
     def args(test: str) -> list[str]:
         cell = pg_cell(test, "require", "rsa2048", "TLSv1.3", 4)
-        return pgbench.argv("pgbench", cell, 3, Path("s.sql"))[1:]
+        return pgbench.argv(cell, 3, Path("s.sql"))[1:]
 
     assert args("connect_select1") == ["-n", "-T", "3", "-c", "4", "-j", "4", "-C", "-f", "s.sql"]
     assert args("connect_select_only") == ["-n", "-T", "3", "-c", "4", "-j", "4", "-C", "-S"]
@@ -222,16 +223,16 @@ LOG = "\n".join(
 
 
 def test_the_servers_log_counts_the_benchmark_roles_connections_and_their_tls() -> None:
-    seen = proof.logged_connections(LOG, "encbench_bench")
+    seen = sessions.logged_connections(LOG, "encbench_bench")
     assert (seen.connections, seen.tls) == (3, 2)
     assert seen.words() == "TLSv1.3 TLS_AES_256_GCM_SHA384 256 bits"
-    assert proof.logged_connections(LOG, "nobody").connections == 0
+    assert sessions.logged_connections(LOG, "nobody").connections == 0
 
 
 def test_a_session_is_read_from_pg_stat_ssl_and_judged_by_its_side() -> None:
     cell = pg_cell("select_only", "require", "rsa2048", "TLSv1.2", 1)
-    tls = proof.parse_session("t\tTLSv1.2\tECDHE-RSA-AES256-GCM-SHA384\t256\n")
-    plain = proof.parse_session("f\t\t\t0\n")
+    tls = sessions.parse_session("t\tTLSv1.2\tECDHE-RSA-AES256-GCM-SHA384\t256\n")
+    plain = sessions.parse_session("f\t\t\t0\n")
     assert proof.prove_session(cell, "encrypted", tls) == (
         "TLSv1.2 ECDHE-RSA-AES256-GCM-SHA384 256 bits"
     )
@@ -243,7 +244,7 @@ def test_a_session_is_read_from_pg_stat_ssl_and_judged_by_its_side() -> None:
     with pytest.raises(ProofError, match=r"not TLSv1\.3"):
         proof.prove_session(dataclasses.replace(cell, tls_version="TLSv1.3"), "encrypted", tls)
     with pytest.raises(ProofError, match="no row"):
-        proof.parse_session("")
+        sessions.parse_session("")
 
 
 CONNECT = pg_cell("connect_select1", "verify-full", "rsa2048", "TLSv1.3", 1)

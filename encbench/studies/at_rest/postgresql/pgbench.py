@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from encbench.servers.postgresql import pgbench as pgbench_argv
 from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from encbench.workloads import pgbench_report
 from encbench.workloads.pgbench_report import PgbenchResult
@@ -17,22 +18,18 @@ DATABASE = "encbench"
 WRITES = frozenset({"tpcb_like"})
 
 
-def argv(program: str, cell: PgAtRestCell, seconds: int) -> list[str]:
-    """No vacuum before the run (-n): the tables were vacuumed once, after loading."""
-    args = [program, "-n", "-T", str(seconds), "-c", str(cell.clients), "-j", str(cell.clients)]
-    if cell.workload == "select_only":
-        args.append("-S")
-    return [*args, DATABASE]
+def argv(cell: PgAtRestCell, seconds: int) -> list[str]:
+    """The cell's run in the benchmark database: TPC-B-like, or select-only."""
+    select_only = cell.workload == "select_only"
+    return pgbench_argv.run_argv(seconds, cell.clients, select_only=select_only, database=DATABASE)
 
 
-def init_argv(program: str, scale: int) -> list[str]:
-    """pgbench -i: its four tables at `scale`, vacuumed, with their primary keys."""
-    return [program, "-i", "-q", "-s", str(scale), DATABASE]
+def init_argv(scale: int) -> list[str]:
+    """pgbench -i: its four tables at `scale` in the benchmark database."""
+    return pgbench_argv.init_argv(scale, DATABASE)
 
 
-def run(
-    program: str, cell: PgAtRestCell, seconds: int, env: Mapping[str, str], log: Path
-) -> PgbenchResult:
+def run(cell: PgAtRestCell, seconds: int, env: Mapping[str, str], log: Path) -> PgbenchResult:
     """One pgbench run, its whole output kept in `log`; a failing pgbench, or a report
     without figures, raises ToolError with the end of it."""
-    return pgbench_report.run(argv(program, cell, seconds), cell.label, seconds, env, log, False)
+    return pgbench_report.run(argv(cell, seconds), cell.label, seconds, env, log, False)

@@ -166,7 +166,7 @@ class PgAtRestStudy(StudyBasics):
         server.start(settings(self.rule.shared_buffers_mb))
         server.execute(f"CREATE DATABASE {pgbench.DATABASE}")
         proc.run(
-            pgbench.init_argv(pg_sandbox.program("pgbench"), self.rule.scale),
+            pgbench.init_argv(self.rule.scale),
             phase=f"pgbench -i ({side(variant)})",
             timeout_s=LOAD_TIMEOUT_S,
             stdout_path=self.store.path / "logs" / f"pgbench-init-{variant}.log",
@@ -264,7 +264,7 @@ class PgAtRestStudy(StudyBasics):
                     raw,
                     self._env(server),
                 )
-            return pgbench.run(pg_sandbox.program("pgbench"), cell, seconds, self._env(server), raw)
+            return pgbench.run(cell, seconds, self._env(server), raw)
 
     def warm_up(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> None:
         self._client(cell, variant, seconds, raw)
