@@ -194,7 +194,6 @@ def start_plain_server(
         key_file=Path("/nonexistent"),
         run_as_root=os.geteuid() == 0,
         binlog=binlog,
-        mysql=server.install.mysql,
     )
     server.initialize(options)
     server.start(options)

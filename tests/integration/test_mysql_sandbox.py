@@ -50,7 +50,7 @@ def test_mysql_sandboxes_measure_table_encryption_with_their_proofs(
     record = json.loads((out / "at-rest.json").read_text())
     assert record["family"] == "MySQL" and record["mariadb_version"].startswith("9.7.")
     assert record["data"]["size_mb"] > 0  # fresh statistics, not MySQL's cached zero
-    assert record["encryption"]["key_management"] == "component_keyring_file"
+    assert record["encryption"]["key_provider"] == "keyring-file"
     proofs = record["proofs"]
     assert (
         proofs["encrypted"]["tablespaces_encrypted"] == proofs["encrypted"]["tablespaces_checked"]
