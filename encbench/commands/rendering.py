@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from encbench import studies
+from encbench.errors import BadInput
 from encbench.profiles import profile as profiles
 from encbench.profiles.profile import Profile
 from encbench.report import compare as comparing
@@ -38,7 +39,14 @@ def summary_to_compare(store: ResultStore) -> Any:
     if not isinstance(parts, dict) or not set(parts) & studies.former_names():
         return data
     where = str(store.path / "profile.toml")
-    return build_summary(store, profiles.parse(store.profile_text, where))
+    try:
+        profile = profiles.parse(store.profile_text, where)
+    except BadInput as exc:
+        raise BadInput(
+            f"{store.path}: its summary.json names a former study ({', '.join(sorted(parts))}) "
+            f"and is built again from its runs, which needs its profile: {exc}"
+        ) from None
+    return build_summary(store, profile)
 
 
 def document(summary: Summary, crypto: Record | None = None) -> Document:

@@ -125,11 +125,11 @@ class KindPart:
 
 @dataclass(frozen=True)
 class KindCells:
-    """A kind that a study measures beside its first with its own runner, records and
-    report: what differs is the kind's data — its section of the profile (`settings`), its
-    cells (each naming its kind) and how it measures a target of its kind — and what its
-    kind's side of the runner does with them.  `name` is what a profile written when these
-    cells were a study of their own lists (read as the study with the kind)."""
+    """A kind that a study measures beside its first by the study's own runner, record type
+    and report: what differs is the kind's data — its section of the profile (`settings`),
+    its cells (each naming its kind) and how it measures a target of its kind — and its side
+    of the runner (`side`).  `name` is what a profile written when these cells were a study
+    of their own lists (read as the study with the kind)."""
 
     study: str  # the study whose cells they are, as a profile's `studies` names it
     kind: str

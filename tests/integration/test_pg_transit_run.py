@@ -146,7 +146,7 @@ def test_the_tiny_profile_proves_both_sides_of_every_run_and_leaves_nothing(
         assert record["delay_method"]["2"] in ("netem", "relay")
         assert "### PostgreSQL: rate lost to TLS, by network distance" in report
         assert "RTT 2 ms" in report and "On the wire:" in report
-        link = json.loads((out / "in-transit.json").read_text())["link"]["id"]
+        link = record["link"]["id"]  # PostgreSQL's own link, in its part of the record
         assert not [n for n in netns.namespaces() if link in n]
         devices = proc.run(["ip", "-o", "link", "show"], phase="ip link", timeout_s=30).stdout
         assert f"encb{link}" not in devices
@@ -190,7 +190,7 @@ def test_without_a_distance_the_wire_is_captured_on_the_hosts_own_loopback(
     result, pid = run_cli("run", str(profile), "--out", str(out), state_dir=state_dir)
     assert result.returncode == 0, result.stderr
     record = json.loads((out / "in-transit.json").read_text())
-    assert "link" not in record
+    assert "link" not in record and "link" not in record["postgresql"]
     [seen] = record["postgresql"]["wire"].values()
     assert seen["plain"].startswith("query text in clear (")
     assert seen["encrypted"].startswith("SSLRequest, then TLS (TLSv1.3 ")

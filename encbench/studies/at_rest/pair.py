@@ -358,11 +358,9 @@ class ServerPair(ClosedOnExit):
             self.record["install"] = install
         config = self._config_record()
         if not self.calibration:
-            config["encryption"] = {
-                "algorithm": self.spec.algorithm,
-                "scope": self.spec.scope,
-                "key_provider": self.spec.key_provider,
-            }
+            config["encryption"] = {"algorithm": self.spec.algorithm, "scope": self.spec.scope}
+            if self.spec.tde:  # the filesystem layer alone has fscrypt's key, not TDE's
+                config["encryption"]["key_provider"] = self.spec.key_provider
             if not self.dialect.mariadb:
                 # MySQL's InnoDB has one cipher.
                 config["encryption"]["algorithm"] = "AES-256 (MySQL's only)"

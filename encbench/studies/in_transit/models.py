@@ -86,6 +86,8 @@ class PgServer(Model):
     delay_method: dict[str, str] | None = None
     # Its cells not measured, each with why (no namespaces here, what a target cannot vary).
     skipped: dict[str, str] | None = None
+    # The emulated link its cells at a distance crossed (its hosts' addresses).
+    link: Record | None = None
     # A server encbench did not start (--target): its name, encbench's database on it, the
     # TLS versions it accepts.
     target: Record | None = None

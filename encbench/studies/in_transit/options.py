@@ -125,7 +125,6 @@ PG_SECTION = "pg_transit"
 # select_only: pgbench's select-only transactions over persistent connections; copy: psql
 # streaming a table with COPY … TO STDOUT, a new connection per copy.
 PgTest = Literal["connect_select1", "connect_select_only", "select_only", "copy"]
-CONNECT_TESTS = ("connect_select1", "connect_select_only")
 SslMode = Literal["require", "verify-full"]
 TlsVersion = Literal["TLSv1.2", "TLSv1.3"]
 # The key types measured against PostgreSQL here (servers/pki.py makes more; RSA 1024 needs

@@ -16,13 +16,6 @@ TEST_TITLES = {
     "copy": "Bulk: COPY … TO STDOUT through psql, a new connection per copy",
 }
 
-INTRO = (
-    "Each row pairs the same pgbench against one PostgreSQL server with `sslmode=disable` "
-    "(plain) and with the row's sslmode (TLS), in alternating rounds. Transactions per "
-    "second are pgbench's own (with -C including each connection's set-up), means over "
-    "rounds with their 95% CI; 'lost to TLS' is the paired cost with its 95% CI, positive "
-    "when TLS is slower, as in the verdict."
-)
 CONNECT_NOTE = (
     "Every transaction opens a new connection over loopback, authenticates (SCRAM-SHA-256, "
     "as PostgreSQL's default `password_encryption`; over TLS with channel binding), runs "
@@ -135,11 +128,13 @@ def setup(summary: InTransitSummary, part: PgServer) -> list[str]:
         "per client; `verify-full` checks the server's certificate against the run's CA and "
         "its name, `require` encrypts without checking it.",
     ]
-    if summary.link:
+    # Its own link (a run that measured it alone, before: the study's).
+    link = part.link or summary.link
+    if link:
         methods = ", ".join(f"{rtt} ms by {how}" for rtt, how in (part.delay_method or {}).items())
         out.append(
-            f"Hosts: the server in a network namespace at {summary.link.get('server')}, the "
-            f"clients of the rows at a distance in another at {summary.link.get('client')}, "
+            f"Hosts: the server in a network namespace at {link.get('server')}, the "
+            f"clients of the rows at a distance in another at {link.get('client')}, "
             f"joined by a veth pair" + (f"; delays: {methods}." if methods else ".")
         )
     for key, info in (part.pki or {}).items():

@@ -24,8 +24,6 @@ from encbench.results.schema import Earlier, Metric, RecordedRun, record
 
 TRANSIT_SCHEMA = 2
 MARIADB = "mariadb"
-# What a cell of each kind measures: its client's tests (options.TransitTest, the kind's
-# tests in servers/postgresql/transit.py).
 
 TRANSIT_METRICS = (
     Metric("rate", "per s (rate_unit)", "higher_is_better", primary=True, cannot_improve=True),
@@ -132,6 +130,8 @@ def from_pg_transit(line: dict[str, Any]) -> dict[str, Any]:
         "errors": line["failed"],
         "latency_p95_ms": None,
         "tunnel_cpu_s": 0.0,
+        # A target's CPU was not read (written then as 0).
+        "server_cpu_s": None if cell["key_type"] == "target" else line["server_cpu_s"],
         "tls_handshakes": line["tls_connections"],
         "tunnel_handshakes": 0,
         "tunnel_resumed": 0,
@@ -164,13 +164,15 @@ class TransitRecord(RecordedRun):
     server_cpu_s: float | None
     tunnel_cpu_s: float  # stunnel (both ends) or ssh + sshd with its session children
     client_cpu_s: float
-    tls_handshakes: int  # the server's Ssl_finished_accepts delta: the per-run proof
+    # The per-run proof: the server's Ssl_finished_accepts delta (MariaDB, MySQL); the TLS
+    # connections its log shows (PostgreSQL; a target's: the sessions libpq made with TLS).
+    tls_handshakes: int
     # stunnel: handshakes its server side logged; ssh: channels its client's -v log opened
     tunnel_handshakes: int
     tunnel_resumed: int  # stunnel handshakes that resumed an earlier session
     session_cache_hits: int  # the server's Ssl_session_cache_hits delta: resumed TLS
     raw_output: str
-    rate_unit: str = ""  # conn/s, txn/s or MiB/s: the cell's unit, named in the record
+    rate_unit: str = ""  # conn/s, txn/s, MiB/s or copies/s: the cell's unit, in the record
     # A server whose proof is its log of each connection (PostgreSQL's): the run's
     # connections, and what TLS they negotiated ("" none); its client's mean time to
     # connect (pgbench's "average connection time", -C, or its initial one; 0 for a copy).

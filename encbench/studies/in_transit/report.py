@@ -97,7 +97,9 @@ PART = ReportPart(
     build=build,
     sections=sections,
     compared=compared,
-    compare_metrics={"rate": "Rate lost to encryption (connections, transactions or MiB per s)"},
+    compare_metrics={
+        "rate": "Rate lost to encryption (connections, transactions, MiB or copies per s)"
+    },
     compare_setup=compare_setup,
     setup=setup,
 )

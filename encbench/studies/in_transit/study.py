@@ -2,12 +2,13 @@
 (encbench's sandbox, or the user's: `--target`) reached over plain TCP and over TLS or a
 tunnel; per cell, paired rounds of the same client over both routes.
 
-Lifecycle: [two hosts, when a cell of any kind asks for a distance] → per kind, in the order
-of its cells: its side (side.py) sets its server up → per cell: the side sets the server's
-TLS and opens and proves both routes → warm-up → paired rounds until the interval is tight
-enough or the budget ends.  Each run is timed here (its window's clocks, what else ran), its
-client run by the side, and proven against what the side's server counted of it.  One
-kind's server stops before the next kind's starts.
+Lifecycle: per kind, in the order of its cells: [two hosts, when one of the kind's cells
+asks for a distance, joined by a link shaped by the kind's own section] → its side
+(side.py) sets its server up on them → per cell: the side sets the server's TLS and opens
+and proves both routes → warm-up → paired rounds until the interval is tight enough or the
+budget ends.  Each run is timed here (its window's clocks, what else ran), its client run by
+the side, and proven against what the side's server counted of it.  One kind's server and
+hosts go before the next kind's come: each kind runs where it would alone.
 
 One server for both variants, on purpose: the server is identical by construction, and the
 only difference between the two runs of a round is the path the client takes.
@@ -55,7 +56,6 @@ class TransitStudy(StudyBasics):
         super().__init__(given)
         self.private = keys.private_dir(self.store.path)
         self.record: dict[str, Any] = study_record.read(self.store)
-        self.hosts = Hosts(None, [], [])
         self.sides: dict[str, Side] = {}
         self.kind: str | None = None  # the kind whose server is up
         self._kind_stack: contextlib.ExitStack | None = None
@@ -75,37 +75,36 @@ class TransitStudy(StudyBasics):
     @contextlib.contextmanager
     def setup(self, todo: Sequence[TransitCell]) -> Iterator[TransitStudy]:
         with contextlib.ExitStack() as stack:
-            if self.profile.target is None:
-                self._open_hosts(stack)
             self._todo = todo
             stack.callback(self._close_kind)
-            try:
-                yield self
-            finally:
-                self.hosts = Hosts(None, [], [])
+            yield self
 
-    def _open_hosts(self, stack: contextlib.ExitStack) -> None:
-        """Two hosts where a cell asks for a distance: from every cell, not only those left,
-        so a resumed run keeps the same topology and its loopback rows run on the same host
-        (namespace) as before.  The link's rate is `[transit] rate_mbit` where MariaDB's
-        cells are measured."""
-        rate = transit_options(self.profile).rate_mbit
-        if not kind.measures(self.profile, kind.MARIADB):
-            rate = None
-        rtts = [c.rtt_ms for c in self.cells()]
-        self.hosts = distance.open_hosts(stack, rtts, rate, self.progress.log)
-        link = self.hosts.link
+    def _open_hosts(self, stack: contextlib.ExitStack, of: str) -> Hosts:
+        """The kind's hosts: two where one of its cells asks for a distance — from every
+        cell of the kind, not only those left, so a resumed run keeps the same topology and
+        its loopback rows run on the same host (namespace) as before; the link's rate
+        MariaDB's `[transit] rate_mbit` (PostgreSQL's link has none).  A target's: this
+        host's own route to it."""
+        if self.profile.target is not None:
+            return Hosts(None, [], [])
+        rate = transit_options(self.profile).rate_mbit if of == kind.MARIADB else None
+        rtts = [c.rtt_ms for c in self.cells() if c.kind == of]
+        hosts = distance.open_hosts(stack, rtts, rate, self.progress.log)
+        link = hosts.link
         if link is not None:
-            self.record["link"] = {
+            part = study_record.part_of(self.record, of)
+            part["link"] = {
                 "id": link.id,
                 "client": link.client_addr,
                 "server": link.server_addr,
                 "rate_mbit": link.rate_mbit,
             }
             self._save_record()
+        return hosts
 
     def _close_kind(self) -> None:
-        """The server of the kind measured last stopped (and its routes' processes)."""
+        """The server of the kind measured last stopped (and its routes' processes), then
+        its hosts removed."""
         stack, self._kind_stack, self.kind = self._kind_stack, None, None
         if stack is not None:
             stack.close()
@@ -115,9 +114,10 @@ class TransitStudy(StudyBasics):
         side = self.side(cell.kind)
         if cell.kind != self.kind:
             self._close_kind()
-            self._kind_stack = contextlib.ExitStack()
+            self._kind_stack = stack = contextlib.ExitStack()
+            hosts = self._open_hosts(stack, cell.kind)
             todo = [c for c in self._todo if c.kind == cell.kind]
-            self._kind_stack.enter_context(side.setup(self.hosts, todo))
+            stack.enter_context(side.setup(hosts, todo))
             self.kind = cell.kind
         return side
 

@@ -1,5 +1,6 @@
-"""The in-transit part of summary.json, built from in-transit.jsonl alone (plus
-in-transit.json, the study's record of PKI, server TLS settings and proofs): every kind's
+"""The in-transit part of summary.json, built from the study's runs alone (in-transit.jsonl,
+and pg-in-transit.jsonl where an earlier encbench wrote PostgreSQL's there) and its record
+file (in-transit.json: PKI, server TLS settings, proofs; each kind's part): every kind's
 cells in one list, each kind's server in its own fields."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from typing import Any
 
 from encbench import stats
 from encbench.engine import stopping_rule
+from encbench.engine.study import Rule
 from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
@@ -90,7 +92,7 @@ def _logged(runs: list[TransitRecord]) -> dict[str, Any]:
 
 
 def summarize_cell(
-    cell: TransitCell, state: stopping_rule.CellRounds, profile: Profile, record: Record
+    cell: TransitCell, state: stopping_rule.CellRounds, rule: Rule, record: Record
 ) -> TransitCellSummary:
     counted = [run for r in state.counted for run in r.runs.values()]
     book = record if cell.kind == kind.MARIADB else (record.get(cell.kind) or {})
@@ -106,7 +108,7 @@ def summarize_cell(
         TransitCellSummary,
         own,
         state,
-        rule_of(profile, kind.NAME).for_cell(cell),
+        rule.for_cell(cell),
         (*TransitRecord.METRICS, *EXTRA_METRICS),
         variant_stats,
         not_measured=f"not measured: {skipped}" if skipped else "not measured",
@@ -119,13 +121,14 @@ def build(
 ) -> InTransitSummary:
     record = record or {}
     t = transit_options(profile)
+    rule = rule_of(profile, kind.NAME)
     return InTransitSummary(
         **study_fields(
             cells_of(profile, kind.NAME),
             runs,
-            rule_of(profile, kind.NAME),
+            rule,
             PRIMARY,
-            lambda cell, state: summarize_cell(cell, state, profile, record),
+            lambda cell, state: summarize_cell(cell, state, rule, record),
             cores,
         ),
         tls_version=t.tls_version,
@@ -159,6 +162,7 @@ def _postgresql(profile: Profile, record: Record) -> PgServer | None:
         "bulk_table",
         "delay_method",
         "target",
+        "link",
     )
     return PgServer(
         **recorded(part, fields),
