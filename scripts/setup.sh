@@ -21,8 +21,11 @@ UV_VERSION=0.13.9
 # galera-4, socat, rsync, stunnel4, iproute2: the state-transfer study (Galera nodes on two
 # network namespaces; the SST scripts stream through socat or rsync, encrypted by stunnel);
 # fio and iperf3: the disk's and the link's limits it sets every transfer against.
+# mariadb-plugin-hashicorp-key-management: MariaDB's client of a key server (Vault's API:
+# OpenBao, servers/key_server.py), for TDE's keys kept where production servers keep them.
 PACKAGES=(mariadb-server mariadb-client mariadb-backup sysbench openssl gcc libmariadbd-dev
-          galera-4 socat rsync stunnel4 iproute2 fio iperf3)
+          galera-4 socat rsync stunnel4 iproute2 fio iperf3
+          mariadb-plugin-hashicorp-key-management)
 # Where encbench keeps its own uv, and what installs Debian packages (the tests point both
 # elsewhere).
 TOOLS_DIR=${ENCBENCH_TOOLS_DIR:-.tools}

@@ -9,7 +9,8 @@ in a process's arguments, a log or a report: every call is made over its HTTPS A
 this process, with the run's own CA (servers/pki.py) as the only one trusted.  Set up:
 initialized with one key share, unsealed, a KV v2 secrets engine at `mount`, the keys
 written there as MariaDB's hashicorp_key_management plugin reads them (`<mount>/<id>`,
-field `data`: 64 hex digits), and a token whose policy reads that mount and nothing else.
+field `data`: 64 hex digits), and a token whose policy reads that mount's keys and its
+settings (the plugin checks its KV version) and nothing else.
 `prove` shows what that token may and may not do, and that the server answers at the
 address and with the certificate the database server will be given."""
 
@@ -65,6 +66,7 @@ class KeyServer:
         self.process: subprocess.Popen[str] | None = None
         self.log = root / "openbao.log"
         self.token_file = root / "keys-token"
+        self.audit_log = root / "audit.log"
         self._root_token: str | None = None
         context = ssl.create_default_context(cafile=str(pki.ca_cert))
         self._tls = context
@@ -113,6 +115,12 @@ class KeyServer:
                 "}",
                 f'api_addr = "{self.url}"',
                 f'cluster_addr = "https://127.0.0.1:{self.cluster_port}"',
+                # Every request answered, in its audit log (secrets HMAC'd): the proof that a
+                # database server's keys came from here.  OpenBao takes audit devices from
+                # its configuration only (not over its API).
+                'audit "file" "file" {',
+                f'  options {{\n    file_path = "{self.audit_log}"\n    mode = "0600"\n  }}',
+                "}",
                 "ui = false",
                 "",
             ]
@@ -156,7 +164,12 @@ class KeyServer:
         )
         for key_id in key_ids:
             self.write_key(key_id, secrets.token_hex(32))
-        policy = f'path "{self.mount}/data/*" {{ capabilities = ["read"] }}\n'
+        # The keys, and the mount's settings: the plugin checks at start-up that the mount
+        # is KV version 2 (its check-kv-version reads sys/mounts/<mount>/tune).
+        policy = (
+            f'path "{self.mount}/data/*" {{ capabilities = ["read"] }}\n'
+            f'path "sys/mounts/{self.mount}/tune" {{ capabilities = ["read"] }}\n'
+        )
         self._call("PUT", f"sys/policies/acl/{POLICY}", token=root, data={"policy": policy})
         made = self._call(
             "POST",
@@ -219,9 +232,25 @@ class KeyServer:
         version_ = read.body["data"]["metadata"]["version"]
         return {
             "server": f"OpenBao {version()} at {self.url}, TLS with the run's CA",
-            "token": f"policy {POLICY}: reads {self.mount}/data/*, nothing else (checked)",
+            "token": (
+                f"policy {POLICY}: reads {self.mount}/data/* and the mount's settings, "
+                "nothing else (checked)"
+            ),
             "key": f"key {key_id}, version {version_}, read with that token",
         }
+
+    def key_reads(self, key_id: int) -> int:
+        """How many times the key server answered a read of that key (its audit log)."""
+        if not self.audit_log.exists():
+            return 0
+        path = f"{self.mount}/data/{key_id}"
+        found = 0
+        for line in self.audit_log.read_text().splitlines():
+            entry = json.loads(line)
+            request = entry.get("request") or {}
+            if entry.get("type") == "response" and request.get("path") == path:
+                found += request.get("operation") == "read"
+        return found
 
     # -- its API -------------------------------------------------------------------------------
     def _call(
