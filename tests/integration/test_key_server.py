@@ -95,6 +95,8 @@ def test_mariadb_reads_its_table_key_from_the_key_server(tmp_path: Path) -> None
         )
         assert found == [(1, 1)]
         assert server.key_reads(1) >= 1
+        # The server's option file holds the token: private.
+        assert stat.S_IMODE(mariadb.defaults_file.stat().st_mode) == 0o600
     finally:
         mariadb.destroy()
         server.stop()

@@ -23,7 +23,7 @@ import pymysql
 
 from encbench import proc, stopping
 from encbench.errors import BadInput, ServerError
-from encbench.servers import cgroup, registry, shapes
+from encbench.servers import cgroup, keys, registry, shapes
 from encbench.servers.local import check_path, free_port, wait_ready
 from encbench.servers.mariadb import SERVER_STOP, STARTING_STOP
 from encbench.servers.mariadb.installs import HOST, ServerInstall
@@ -163,12 +163,15 @@ class SandboxServer:
         files = self.root / "files"  # MySQL's secure_file_priv
         if self.install.mysql:
             files.mkdir(parents=True, exist_ok=True)
-        self.defaults_file.write_text(
+        # Private (0600): its options may hold a secret (a key server's token); the server
+        # and every program that reads the file run as this process's user.
+        keys.write_secret(
+            self.defaults_file,
             render_cnf(
                 {**self.install.options(files), **options},
                 self.sections,
                 group=self.install.server_program,
-            )
+            ),
         )
 
     def set_sections(self, sections: dict[str, dict[str, str]]) -> None:
