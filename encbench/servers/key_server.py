@@ -95,9 +95,9 @@ class KeyServer:
             log=self.log,
         )
         wait_ready(
-            self.process,  # type: ignore[arg-type]
+            self.process,
             "OpenBao",
-            self._health,
+            lambda: None if self._health() else "no health answer yet",
             START_TIMEOUT_S,
             lambda: proc.tail(self.log),
             self.log,
@@ -126,12 +126,13 @@ class KeyServer:
             ]
         )
 
-    def _health(self) -> str | None:
+    def _health(self) -> int:
+        """The health endpoint's status: 200 active, 501 uninitialized, 503 sealed, 429
+        standby …; 0 while it does not answer."""
         try:
-            answer = self._call("GET", "sys/health", token=None, ok=(200, 429, 473, 501, 503))
-        except (OSError, ToolError) as exc:
-            return str(exc)
-        return None if "initialized" in answer.body else "no health answer yet"
+            return self._call("GET", "sys/health", token=None, ok=(200, 429, 473, 501, 503)).status
+        except (OSError, ToolError):
+            return 0
 
     def stop(self) -> None:
         """Stopped, whatever state it is in (its files stay in the private directory, which
@@ -181,20 +182,15 @@ class KeyServer:
 
     def _wait_active(self) -> None:
         """An unsealed single node becomes its raft cluster's leader a moment later."""
+        assert self.process is not None, "started first"
         wait_ready(
-            self.process,  # type: ignore[arg-type]
+            self.process,
             "OpenBao (active)",
-            lambda: None if self._health_code() == 200 else "standby",
+            lambda: None if self._health() == 200 else "not active yet",
             START_TIMEOUT_S,
             lambda: proc.tail(self.log),
             self.log,
         )
-
-    def _health_code(self) -> int:
-        try:
-            return self._call("GET", "sys/health", token=None, ok=(200, 429, 473, 501, 503)).status
-        except (OSError, ToolError):
-            return 0
 
     def write_key(self, key_id: int, hex_key: str) -> int:
         """A new version of a key (32 bytes as 64 hex digits); its version number."""

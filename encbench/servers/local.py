@@ -10,6 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from encbench.errors import BadInput, ToolError
 
@@ -77,7 +78,7 @@ def free_port() -> int:
 
 
 def wait_ready(
-    process: subprocess.Popen[bytes],
+    process: subprocess.Popen[Any],
     name: str,
     answers: Callable[[], str | None],
     timeout_s: float,

@@ -27,6 +27,7 @@ from encbench.servers import cgroup, keys, registry, shapes
 from encbench.servers.local import check_path, free_port, wait_ready
 from encbench.servers.mariadb import SERVER_STOP, STARTING_STOP
 from encbench.servers.mariadb.installs import HOST, ServerInstall
+from encbench.servers.mariadb.queries import Queries
 from encbench.servers.target import Connection
 from encbench.servers.variants import SandboxPaths, render_cnf
 
@@ -65,7 +66,7 @@ def _exit_status(returncode: int) -> str:
     return f"exit {returncode}"
 
 
-class SandboxServer:
+class SandboxServer(Queries):
     """One mariadbd on a private data directory, a unix socket and a free loopback port."""
 
     def __init__(
@@ -423,17 +424,6 @@ class SandboxServer:
             conn.cursor() as cur,
         ):
             yield cur
-
-    def query(
-        self, sql: str, args: Any = None, *, timeout_s: float | None = None
-    ) -> list[tuple[Any, ...]]:
-        with self.cursor(timeout_s=timeout_s) as cur:
-            cur.execute(sql, args)
-            return list(cur.fetchall())
-
-    def global_status(self) -> dict[str, str]:
-        rows = self.query("SHOW GLOBAL STATUS", timeout_s=self.status_timeout_s)
-        return {str(k): str(v) for k, v in rows}
 
     # -- health ------------------------------------------------------------------------------
     def check_alive(self, timeout_s: float | None = None) -> None:

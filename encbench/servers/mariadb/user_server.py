@@ -26,6 +26,7 @@ import pymysql
 
 from encbench import stopping
 from encbench.errors import BadInput, ServerError
+from encbench.servers.mariadb.queries import Queries
 from encbench.servers.target import Connection
 
 
@@ -78,7 +79,7 @@ def password_from(defaults_file: str, environ: dict[str, str] | None = None) -> 
 
 
 @dataclass
-class UserServer:
+class UserServer(Queries):
     """The user's server as a Target, its current database one of encbench's own."""
 
     where: Connection  # its address and user (TargetSpec.connection)
@@ -146,17 +147,6 @@ class UserServer:
                 yield cur
         except pymysql.MySQLError as exc:
             raise self._failure(exc) from exc
-
-    def query(
-        self, sql: str, args: Any = None, *, timeout_s: float | None = None
-    ) -> list[tuple[Any, ...]]:
-        with self.cursor(timeout_s=timeout_s) as cur:
-            cur.execute(sql, args)
-            return list(cur.fetchall())
-
-    def global_status(self) -> dict[str, str]:
-        rows = self.query("SHOW GLOBAL STATUS", timeout_s=self.status_timeout_s)
-        return {str(k): str(v) for k, v in rows}
 
     def check_alive(self, timeout_s: float | None = None) -> None:
         self.query("SELECT 1", timeout_s=timeout_s or self.status_timeout_s)

@@ -394,9 +394,6 @@ class MariaDbTransit:
         )
 
     def usage(self, cell: TransitCell, window: Window, read_bytes: int) -> Usage:
-        return self._usage(cell, window, read_bytes)
-
-    def _usage(self, cell: TransitCell, window: Window, read_bytes: int) -> Usage:
         """The window's usage and, where the cell crossed the rate-limited link (a distance
         row) and moved bulk data, the link's: what the client read against the tbf rate."""
         usage = window.usage(window.server_cpu_s if self.reads_server_cpu() else None)

@@ -12,27 +12,28 @@ from typing import Any
 
 from encbench.engine.study import CellSkipped
 from encbench.results.store import ResultStore
+from encbench.studies.in_transit import kind
 
 RECORD_FILE = "in-transit.json"
 # Where PostgreSQL's runs kept their part before they were this study's.
 EARLIER_FILES = {"postgresql": "pg-in-transit.json"}
-MARIADB = "mariadb"
+MARIADB = kind.MARIADB
 
 
 def read(store: ResultStore) -> dict[str, Any]:
     """The whole record: what a run before this one (--resume) wrote, with each earlier
     kind's file under its kind."""
     found: dict[str, Any] = store.read_json(RECORD_FILE) or {}
-    for kind, name in EARLIER_FILES.items():
-        if kind not in found and (earlier := store.read_json(name)) is not None:
-            found[kind] = earlier
+    for of, name in EARLIER_FILES.items():
+        if of not in found and (earlier := store.read_json(name)) is not None:
+            found[of] = earlier
     return found
 
 
-def part_of(record: dict[str, Any], kind: str) -> dict[str, Any]:
+def part_of(record: dict[str, Any], of: str) -> dict[str, Any]:
     """A kind's part of the record (MariaDB's: the record itself), with the keys every
     kind's part keeps."""
-    part = record if kind == MARIADB else record.setdefault(kind, {})
+    part = record if of == MARIADB else record.setdefault(of, {})
     for key in ("proofs", "skipped", "pki"):
         part.setdefault(key, {})
     return part
