@@ -6,7 +6,7 @@ sample's mean with its interval, and the machine's cores."""
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar
 
 from encbench.engine import rounds as plan
 from encbench.engine import stopping_rule
@@ -121,13 +121,6 @@ def summarize_cell(
     )
 
 
-def _cell_rule(rule: stopping_rule.StopRule, cell: Any) -> stopping_rule.StopRule:
-    """A cell's own rule, where the study's gives one (engine/study.py's Rule.for_cell: a
-    study of several kinds, each cell by its kind's section), as the engine counted it."""
-    for_cell = getattr(rule, "for_cell", None)
-    return rule if for_cell is None else cast(stopping_rule.StopRule, for_cell(cell))
-
-
 def summarize_cells(
     cells: Iterable[K],
     runs: Iterable[plan.Measured],
@@ -142,10 +135,8 @@ def summarize_cells(
     measured = list(runs)
     keys = list(cells)
     return adjust(
-        [
-            summarize(cell, plan.cell_rounds(measured, cell, _cell_rule(rule, cell)))
-            for cell in keys
-        ],
+        # Each cell's rounds by its own rule (its kind's section), as the engine counted them.
+        [summarize(c, plan.cell_rounds(measured, c, rule.for_cell(c))) for c in keys],
         primary,
         rule.equivalence_margin_pct,
         rule.interference_max_pct,
