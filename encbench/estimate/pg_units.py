@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from encbench.studies.at_rest import PgAtRestCell, PgAtRestRecord
+from encbench.studies.at_rest import CellKey, RunRecord
 
 BLOCK_BYTES = 8192  # PostgreSQL's block (and a WAL page)
 READ_WORKLOADS = frozenset({"select_only", "oltp_read_only", "oltp_point_select"})
@@ -33,7 +33,7 @@ PREDATES = (
     "them again (`--measure-units --units-profile estimate-units-postgresql`)"
 )
 
-Pairs = Callable[[PgAtRestCell], list[tuple[PgAtRestRecord, PgAtRestRecord]]]
+Pairs = Callable[[CellKey], list[tuple[RunRecord, RunRecord]]]
 
 
 class CellRounds(NamedTuple):
@@ -48,16 +48,18 @@ def configuration(fscrypt_contents: str) -> str:
     return f"fscrypt {fscrypt_contents}, 8 KiB blocks"
 
 
-def predates(runs: Sequence[PgAtRestRecord]) -> bool:
+def predates(runs: Sequence[RunRecord]) -> bool:
     """Runs recorded before the block counters: none of them can give a unit."""
     return bool(runs) and all(r.blocks_read is None for r in runs)
 
 
-def _cpu_s(r: PgAtRestRecord) -> float | None:
-    return None if r.kernel_cpu_s is None else r.server_cpu_s + r.kernel_cpu_s
+def _cpu_s(r: RunRecord) -> float | None:
+    if r.kernel_cpu_s is None or r.server_cpu_s is None:
+        return None
+    return r.server_cpu_s + r.kernel_cpu_s
 
 
-def extra_us_per_txn(e: PgAtRestRecord, p: PgAtRestRecord) -> float | None:
+def extra_us_per_txn(e: RunRecord, p: RunRecord) -> float | None:
     """Encrypted − plain CPU (server and kernel threads) per transaction, µs."""
     ce, cp = _cpu_s(e), _cpu_s(p)
     if ce is None or cp is None:
@@ -65,24 +67,24 @@ def extra_us_per_txn(e: PgAtRestRecord, p: PgAtRestRecord) -> float | None:
     return 1e6 * (ce / e.transactions - cp / p.transactions)
 
 
-def written_blocks(r: PgAtRestRecord) -> float | None:
+def written_blocks(r: RunRecord) -> float | None:
     if r.blocks_written is None or r.wal_bytes is None:
         return None
     return r.blocks_written + r.wal_bytes / BLOCK_BYTES
 
 
-def is_read_cell(cell: PgAtRestCell) -> bool:
+def is_read_cell(cell: CellKey) -> bool:
     return cell.regime == "io-bound" and cell.workload in READ_WORKLOADS
 
 
-def is_write_cell(cell: PgAtRestCell) -> bool:
+def is_write_cell(cell: CellKey) -> bool:
     return cell.workload not in READ_WORKLOADS
 
 
 def _rounds(
-    cells: Sequence[PgAtRestCell],
+    cells: Sequence[CellKey],
     pairs: Pairs,
-    value: Callable[[PgAtRestRecord, PgAtRestRecord], float | None],
+    value: Callable[[RunRecord, RunRecord], float | None],
 ) -> list[CellRounds]:
     found = []
     for cell in cells:
@@ -93,8 +95,8 @@ def _rounds(
     return found
 
 
-def block_read_rounds(cells: Sequence[PgAtRestCell], pairs: Pairs) -> list[CellRounds]:
-    def per_block(e: PgAtRestRecord, p: PgAtRestRecord) -> float | None:
+def block_read_rounds(cells: Sequence[CellKey], pairs: Pairs) -> list[CellRounds]:
+    def per_block(e: RunRecord, p: RunRecord) -> float | None:
         extra = extra_us_per_txn(e, p)
         if extra is None or not e.blocks_read:
             return None
@@ -104,12 +106,12 @@ def block_read_rounds(cells: Sequence[PgAtRestCell], pairs: Pairs) -> list[CellR
 
 
 def block_written_rounds(
-    cells: Sequence[PgAtRestCell], pairs: Pairs, read_us: float | None
+    cells: Sequence[CellKey], pairs: Pairs, read_us: float | None
 ) -> list[CellRounds]:
     """Per block written, the reads of the same transactions taken out at the block-read
     cost; without that cost only runs that read nothing count."""
 
-    def per_block(e: PgAtRestRecord, p: PgAtRestRecord) -> float | None:
+    def per_block(e: RunRecord, p: RunRecord) -> float | None:
         extra = extra_us_per_txn(e, p)
         blocks = written_blocks(e)
         if extra is None or not blocks or e.blocks_read is None:

@@ -53,8 +53,9 @@ from encbench.results import store as results_store
 from encbench.results.store import ResultStore
 from encbench.servers.variants import EncryptionSpec
 from encbench.studies.at_rest import (
+    MARIADB,
+    POSTGRESQL,
     CellKey,
-    PgAtRestRecord,
     RunRecord,
     configuration,
     measure_options,
@@ -545,7 +546,7 @@ def open_directory(directory: Path) -> tuple[ResultStore, Profile]:
 
 def at_rest_runs(store: ResultStore, profile: Profile) -> StudyRuns:
     return StudyRuns(
-        store.runs(RunRecord),
+        [r for r in store.runs(RunRecord) if r.cell.kind == MARIADB],
         measure_options(profile),
         profile,
         store.read_json("at-rest.json") or {},
@@ -567,7 +568,8 @@ def postgresql_units(store: ResultStore, profile: Profile, where: str) -> dict[s
     not; none where the directory measured no PostgreSQL."""
     if not measures_postgresql(profile):
         return {}
-    source = StudyRuns(store.runs(PgAtRestRecord), pg_at_rest_options(profile), profile, {})
+    runs = [r for r in store.runs(RunRecord) if r.cell.kind == POSTGRESQL]
+    source = StudyRuns(runs, pg_at_rest_options(profile), profile, {})
     if pg_units.predates(source.runs):
         return {"fs_block_read": pg_units.PREDATES, "fs_block_written": pg_units.PREDATES}
     words = pg_units.configuration(profile.server.fscrypt_contents)

@@ -114,9 +114,10 @@ def _rest_rates(plain: RunRecord) -> Rates:
     per_s = plain.tps / plain.transactions
     return Rates(
         seconds=plain.wall_s,
-        pages_read=plain.pages_read * per_s,
-        pages_written=plain.pages_written * per_s,
-        buffer_pool_reads=plain.bp_reads * per_s,
+        # InnoDB's counters: the runs validated are MariaDB's, which have them all.
+        pages_read=(plain.pages_read or 0) * per_s,
+        pages_written=(plain.pages_written or 0) * per_s,
+        buffer_pool_reads=(plain.bp_reads or 0) * per_s,
         redo_bytes=None,
         binlog_bytes=None,
         connections=0.0,

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import psutil
 import pytest
+from encbench.studies.at_rest import postgresql_oltp as oltp
+from encbench.studies.at_rest.records import CellKey
 
 from encbench import proc
 from encbench.net import netns
 from encbench.servers import postgresql, registry
 from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.postgresql.sandbox import PgSandbox
-from encbench.studies.at_rest.postgresql import oltp
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell
 from tests.helpers import (
     encbench,
     namespaces_left,
@@ -66,9 +66,9 @@ def test_the_sandbox_runs_its_server_unprivileged_on_a_private_data_directory(
         # PostgreSQL at-rest study's oltp_* cells).
         server.execute("CREATE DATABASE sb")
         oltp.prepare(server, "sb", 1, 1000, open_dir / "prepare.log", 60)
-        cell = PgAtRestCell("in-memory", "oltp_read_only", 2)
+        cell = CellKey("oltp_read_only", "in-memory", 2, layer="fs", kind="postgresql")
         got = oltp.run(server, "sb", cell, 1, 1000, 1, open_dir / "run.log", server.admin_env())
-        assert got.tps > 0 and got.transactions > 0 and got.failed == 0
+        assert got.tps > 0 and got.transactions > 0 and got.ignored_errors == 0
         assert server.query("SELECT count(*) FROM sbtest1", database="sb") == [["1000"]]
         [entry] = registry.entries()
         assert entry.kind == registry.POSTGRESQL and entry.datadir == str(server.datadir)

@@ -56,9 +56,10 @@ def test_encbench_schema_prints_the_shipped_file() -> None:
 
 
 # A summary written when a study's further kind was a study of its own (its part named as
-# that study: pg-in-transit) is not this schema's; `compare` builds it again from its runs
-# (tests/studies/in_transit/test_transit_results_before.py).
-WRITTEN_BEFORE = {GOLDEN / "pg-in-transit" / "summary.json"}
+# that study: pg-in-transit, pg-at-rest) is not this schema's; `compare` builds it again from
+# its runs (tests/studies/in_transit/test_transit_results_before.py,
+# tests/studies/at_rest/test_at_rest_postgresql.py).
+WRITTEN_BEFORE = {GOLDEN / "pg-in-transit" / "summary.json", GOLDEN / "pg-at-rest" / "summary.json"}
 
 
 @pytest.mark.parametrize(
@@ -84,17 +85,17 @@ def _every_study() -> dict[str, Model]:
         replication_part,
         state_transfer_summary,
     )
-    from tests.studies.at_rest.test_at_rest_postgresql import pg_at_rest_part
+    from tests.studies.at_rest.test_at_rest_postgresql import beside_mariadb, pg_at_rest_part
     from tests.studies.in_transit.test_transit_plan_and_report import SEED, fake_runs
 
     parts = {
-        "at-rest": golden_summary().part("at-rest"),
+        # MariaDB's cells and PostgreSQL's: one part of the study.
+        "at-rest": beside_mariadb(golden_summary().part("at-rest"), pg_at_rest_part()),
         "in-transit": in_transit.build(fake_runs(), SEED, {"proofs": {}, "skipped": {}}),
         "operations": operations_part(rounds=8),
         "state-transfer": state_transfer_summary().part("state-transfer"),
         "replication": replication_part(rounds=4),
         "rejoin": rejoin_part(rounds=4),
-        "pg-at-rest": pg_at_rest_part(),
     }
     assert set(parts) == {s.name for s in studies.reported()}, "a study without a summary here"
     return parts

@@ -99,7 +99,6 @@ def test_each_study_has_its_own_file_named_in_meta(tmp_path: Path) -> None:
         "state-transfer.jsonl": {"schema": 1},
         "replication.jsonl": {"schema": 1},
         "rejoin.jsonl": {"schema": 1},
-        "pg-at-rest.jsonl": {"schema": 2},
     }
     assert (store.path / "at-rest.jsonl").exists()
     assert not (store.path / "in-transit.jsonl").exists()

@@ -1,7 +1,7 @@
-"""The at-rest study over the kinds of server it measures: MariaDB's cells (this package)
-and PostgreSQL's (postgresql/: a part of its own, with its runner, records and part of the
-report), each where the profile's `[server] kinds` names the kind.  What `plan`, `doctor`
-and the checks before a run read of the study's Here is here, over both: their disk and
+"""The at-rest study over the kinds of server it measures: MariaDB's cells and PostgreSQL's
+(its side: postgresql_side.py), each where the profile's `[server] kinds` names the kind.
+What `plan`, `doctor` and the checks before a run read of the study's Here is here, over
+both: their disk and
 set-up added up, the memory of the larger (the kinds' servers never run at once); their
 cells and rules the definition adds up (StudyDefinition.cells, rule)."""
 
@@ -13,9 +13,9 @@ from encbench.engine.machine_needs import Here, RootNeed
 from encbench.machine.checks import Check
 from encbench.profiles.profile import Profile
 from encbench.studies.at_rest import needs, pair, plan
+from encbench.studies.at_rest import postgresql_needs as pg_needs
 from encbench.studies.at_rest.cells import MARIADB, measures
-from encbench.studies.at_rest.postgresql import needs as pg_needs
-from encbench.studies.at_rest.postgresql.options import KIND as POSTGRESQL
+from encbench.studies.at_rest.postgresql_options import KIND as POSTGRESQL
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.definition import each_kind, kinds_added, kinds_largest
 

@@ -14,9 +14,10 @@ from encbench.servers.variants import configuration_label
 
 class AtRestVariant(Model):
     tps: Spread
-    qps: Spread
+    # None where the kind's client does not give it (pgbench).
+    qps: Spread | None = None
     latency_avg_ms: Spread
-    latency_p95_ms: Spread
+    latency_p95_ms: Spread | None = None
     # The steady design's (its runs keep the histogram and the series; None otherwise): the
     # 99th percentile and the maximum latency of each run.
     latency_p99_ms: Spread | None = None
@@ -28,9 +29,10 @@ class AtRestVariant(Model):
     cpu_ms_per_txn: Spread | None = None  # None: not measured (a target on another host)
     # The server's CPU as a share of the instance (RunRecord.cpu_util_pct); None: not recorded.
     cpu_util_pct: Spread | None = None
-    hit_ratio: Spread
-    pages_read_per_txn: Spread
-    pages_written_per_txn: Spread
+    # The buffer pool's (InnoDB's); None on a kind without them.
+    hit_ratio: Spread | None = None
+    pages_read_per_txn: Spread | None = None
+    pages_written_per_txn: Spread | None = None
     errors: int
     reconnects: int
     # The page cache in the server's memory group as each run ended (MiB; RunRecord): only
@@ -38,13 +40,27 @@ class AtRestVariant(Model):
     page_cache_mb: Spread | None = None
     # Kernel threads' CPU per run (RunRecord.kernel_cpu_s): only on images.
     kernel_cpu_s: Spread | None = None
+    # A further kind's (PostgreSQL's; None otherwise): a write run's CHECKPOINT inside its
+    # window (seconds), the largest share of the data its group's page cache held at a run's
+    # end, and that group's memory limit (MiB).
+    checkpoint_s: Spread | None = None
+    cache_share_of_data: float | None = None
+    memory_limit_mib: float | None = None
 
     @model_serializer(mode="wrap")
     def _utilisation_only_if_recorded(self, handler: Any) -> dict[str, Any]:
         # Runs from before encbench recorded their usage or page cache: the summary reads as
-        # it did.
+        # it did; a kind's figures only where it has them.
         data: dict[str, Any] = handler(self)
         for name in (
+            "qps",
+            "latency_p95_ms",
+            "hit_ratio",
+            "pages_read_per_txn",
+            "pages_written_per_txn",
+            "checkpoint_s",
+            "cache_share_of_data",
+            "memory_limit_mib",
             "cpu_util_pct",
             "page_cache_mb",
             "kernel_cpu_s",
@@ -97,6 +113,7 @@ class AtRestCell(Bounded):
     layer: str = ""  # "fs" or "tde+fs" (profile server.encryption_layer); "" TDE
     # "tables": the control side encrypted the tables (server.encryption_against); "" plain.
     against: str = ""
+    kind: str = "mariadb"  # the kind of server (servers/server_kind.py)
     rounds: int  # rounds that count (in blocks or waiting for a partner)
     measured_s: float
     status: str
@@ -119,13 +136,21 @@ class AtRestCell(Bounded):
         # Runs from before encbench recorded what bound them: no `bound`, as then.
         # Runs without per-second reports: no `series` and no `leveled`.
         data: dict[str, Any] = handler(self)
+        # MariaDB's cells: no `kind`, as before kinds were.
         falsy_out = ("algorithm", "scope", "shape", "layer", "against", "bound")
         none_out = ("series", "leveled")
         return {
             k: v
             for k, v in data.items()
-            if not (k in falsy_out and not v) and not (k in none_out and v is None)
+            if not (k in falsy_out and not v)
+            and not (k in none_out and v is None)
+            and (k, v) != ("kind", "mariadb")
         }
+
+    @property
+    def key(self) -> tuple[str, str, int, str]:
+        """What identifies the cell across two result sets (`encbench compare`)."""
+        return (self.workload, self.setting, self.threads, self.kind)
 
     @property
     def setting(self) -> str:
@@ -152,6 +177,22 @@ class DiskReadsNotMeasured(Model):
     sandbox: str  # the run that measures it on this machine's own servers
 
 
+class PgServers(Model):
+    """PostgreSQL's two servers as its side's record (pg-at-rest.json) has them."""
+
+    postgresql_version: str | None = None
+    scale: int
+    server_user: str | None = None
+    # pg_database_size of each server's benchmark database after loading.
+    data_bytes: dict[str, int] | None = None
+    # Per regime: shared_buffers, the memory groups' limit, and per server its confinement,
+    # the blocks read in ahead (in memory) and its page cache at the start.
+    regimes: dict[str, Record] | None = None
+    # How the images were made, the kernel's cipher for the policy, the proof below the
+    # filesystem and how the key left.
+    filesystem: Record | None = None
+
+
 class AtRestSummary(StudyPart[AtRestCell]):
     write_workload_state: str
     servers: Record | None
@@ -168,3 +209,12 @@ class AtRestSummary(StudyPart[AtRestCell]):
     # A target whose buffer pool held all of this data, so that no read came from disk
     # (None: sandboxed servers, or a pool small enough for io-bound).
     disk_reads_not_measured: DiskReadsNotMeasured | None = None
+    # PostgreSQL's servers where its cells were asked for (None otherwise).
+    postgresql: PgServers | None = None
+
+    @model_serializer(mode="wrap")
+    def _postgresql_only_if_asked(self, handler: Any) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("postgresql") is None:
+            data.pop("postgresql", None)
+        return data

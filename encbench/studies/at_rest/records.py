@@ -21,6 +21,16 @@ at-rest.jsonl, schema RUNS_SCHEMA:
       the steady-state write design (`write_window`), the per-second series, p99 latency
       and where the write path stood at the run's start and end (see RunRecord); the cell's
       `against` ("tables": scope all against scope tables, server.encryption_against).
+      Later, a further kind's runs beside MariaDB's (PostgreSQL's under the filesystem layer,
+      driven by pgbench or sysbench's pgsql driver): the cell's `kind` (written only for a
+      kind other than MariaDB); qps, latency_p95_ms, latency_max_ms and the buffer pool's
+      counters null where the kind's client or server has none (pgbench; PostgreSQL counts
+      no InnoDB pages); and the kind's own figures: checkpoint_s, blocks_read,
+      blocks_written, wal_bytes, the server's memory group (group_cache_bytes,
+      group_shmem_bytes, memory_limit_bytes), data_bytes and device.
+
+pg-at-rest.jsonl (schema 2), where results directories kept PostgreSQL's runs before they
+were this study's records: read as these records (EARLIER: from_pg_at_rest).
 """
 
 from __future__ import annotations
@@ -28,10 +38,13 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Any, ClassVar
 
-from encbench.results.schema import Metric, RecordedRun, record
+from encbench.results.schema import Earlier, Metric, RecordedRun, record
 from encbench.servers.variants import configuration_label
 
 RUNS_SCHEMA = 1
+# The study's first kind (servers/server_kind.py): a cell that names no kind is its.
+MARIADB = "mariadb"
+MIB = 2**20
 
 AT_REST_METRICS = (
     Metric("tps", "txn/s", "higher_is_better", primary=True, cannot_improve=True),
@@ -75,6 +88,10 @@ class CellKey:
     # What the encrypted side was measured against: "" a plain server, "tables" a server of
     # scope tables (server.encryption_against).
     against: str = ""
+    # The kind of server (servers/server_kind.py).  A further kind's cells are named as they
+    # were when its cells were a study of their own (regime first, its clients): the raw
+    # files' names and --resume find them again.
+    kind: str = MARIADB
 
     @property
     def configuration(self) -> str:
@@ -92,13 +109,48 @@ class CellKey:
 
     @property
     def label(self) -> str:
+        if self.kind != MARIADB:
+            return f"{self.regime} {self.workload} {self.threads} cl"
         where = "".join(f" {tag}" for tag in self._tags())
         return f"{self.workload} {self.regime}{where} {self.threads} thr"
 
     @property
     def slug(self) -> str:
+        if self.kind != MARIADB:
+            return f"{self.regime}-{self.workload}-c{self.threads}"
         where = "".join(f"-{tag.replace('+', '-')}" for tag in self._tags())
         return f"{self.workload}-{self.regime}{where}-t{self.threads}"
+
+
+def from_pg_at_rest(line: dict[str, Any]) -> dict[str, Any]:
+    """A line of pg-at-rest.jsonl (schema 2) as this study's: its cell a PostgreSQL cell of
+    the filesystem layer, pgbench's failed transactions its ignored errors, its memory
+    group's page cache in MiB; what pgbench and PostgreSQL do not give null."""
+    cell = line["cell"]
+    own = ("cell", "failed", "page_cache_bytes", "schema")
+    transactions = line["transactions"]
+    return {
+        **{k: v for k, v in line.items() if k not in own},
+        "schema": RUNS_SCHEMA,
+        "cell": {
+            "workload": cell["workload"],
+            "regime": cell["regime"],
+            "threads": cell["clients"],
+            "layer": "fs",
+            "kind": "postgresql",
+        },
+        "qps": None,
+        "ignored_errors": line["failed"],
+        "reconnects": 0,
+        "latency_p95_ms": None,
+        "latency_max_ms": None,
+        "cpu_ms_per_txn": 1000.0 * line["server_cpu_s"] / transactions if transactions else None,
+        "bp_read_requests": None,
+        "bp_reads": None,
+        "pages_read": None,
+        "pages_written": None,
+        "page_cache_mb": line["page_cache_bytes"] / MIB,
+    }
 
 
 @record
@@ -114,25 +166,30 @@ class RunRecord(RecordedRun):
         "pages_written_per_txn",
     )
     METRICS: ClassVar[tuple[Metric, ...]] = AT_REST_METRICS
+    EARLIER: ClassVar[tuple[Earlier, ...]] = (Earlier("pg-at-rest", 2, from_pg_at_rest),)
 
     cell: CellKey
     # round … wall_s: RecordedRun's (position: 0 = first of the round, 1 = second, the ABBA
-    # order, kept for audit); then this study's own
+    # order, kept for audit); then this study's own.  None: the kind's client does not give
+    # it (pgbench: no queries, no percentiles, no maximum).
     tps: float
-    qps: float
+    qps: float | None
     transactions: int
+    # Errors the client ignored and went on after (sysbench), or transactions that failed
+    # (pgbench).
     ignored_errors: int
     reconnects: int
     latency_avg_ms: float
-    latency_p95_ms: float
-    latency_max_ms: float
+    latency_p95_ms: float | None
+    latency_max_ms: float | None
     # None: not measured (a target whose process is not on this host; cpu_source says why).
     server_cpu_s: float | None
     cpu_ms_per_txn: float | None
-    bp_read_requests: int
-    bp_reads: int
-    pages_read: int
-    pages_written: int
+    # The buffer pool's counters (InnoDB's); None on a kind without them.
+    bp_read_requests: int | None
+    bp_reads: int | None
+    pages_read: int | None
+    pages_written: int | None
     raw_output: str
     # Added within schema 1 (older lines read as 0): sysbench's own CPU during the window.
     client_cpu_s: float = 0.0
@@ -203,23 +260,50 @@ class RunRecord(RecordedRun):
     pages_flushed: int | None = None
     leveled: bool | None = None
     ramp_s: float = 0.0
+    # A further kind's own figures (None and "" in MariaDB's runs).  A write run's CHECKPOINT
+    # inside its window (seconds: PostgreSQL's pages it dirtied written, and on the fs side
+    # encrypted, charged to it; None for a read run); the server's own counters over the run
+    # (servers/postgresql/counters.py: blocks read from and written to the filesystem, WAL
+    # bytes); its memory group at the run's end (servers/shapes.GroupMemory: its cache as
+    # the kernel counts it, the shared memory in it; page_cache_mb is the difference) and
+    # its limit; the data's size (pg_database_size after loading); the device mounted under
+    # the server's directory during the run (its image's loop).
+    checkpoint_s: float | None = None
+    blocks_read: int | None = None
+    blocks_written: int | None = None
+    wal_bytes: int | None = None
+    group_cache_bytes: int | None = None
+    group_shmem_bytes: int | None = None
+    memory_limit_bytes: int | None = None
+    data_bytes: int | None = None
+    device: str = ""
 
     def __post_init__(self) -> None:
         self.refuse_empty(self.transactions, self.tps, "transactions")
 
     @property
-    def hit_ratio(self) -> float:
+    def hit_ratio(self) -> float | None:
+        if self.bp_read_requests is None or self.bp_reads is None:
+            return None
         if self.bp_read_requests <= 0:
             return 1.0
         return 1.0 - self.bp_reads / self.bp_read_requests
 
     @property
-    def pages_read_per_txn(self) -> float:
-        return self.pages_read / self.transactions
+    def pages_read_per_txn(self) -> float | None:
+        return None if self.pages_read is None else self.pages_read / self.transactions
 
     @property
-    def pages_written_per_txn(self) -> float:
-        return self.pages_written / self.transactions
+    def pages_written_per_txn(self) -> float | None:
+        return None if self.pages_written is None else self.pages_written / self.transactions
+
+    @property
+    def cache_share_of_data(self) -> float | None:
+        """What fraction of the data the server's group's page cache held at the run's end
+        (None: no data size recorded)."""
+        if not self.data_bytes or self.page_cache_mb is None:
+            return None
+        return self.page_cache_mb * MIB / self.data_bytes
 
     @property
     def cpu_util_pct(self) -> float | None:
@@ -233,6 +317,26 @@ class RunRecord(RecordedRun):
 
     def to_json(self) -> dict[str, Any]:
         data = super().to_json()
-        # A run of the one configuration is written as before configurations were cells.
-        data["cell"] = {k: v for k, v in data["cell"].items() if v != ""}
+        # A run of the one configuration is written as before configurations were cells (and
+        # MariaDB's as before kinds were).
+        cell = data["cell"]
+        data["cell"] = {k: v for k, v in cell.items() if v != "" and (k, v) != ("kind", MARIADB)}
+        # A further kind's figures are written only where the kind gives them.
+        for name in KIND_FIELDS:
+            if data.get(name) in (None, ""):
+                data.pop(name, None)
         return data
+
+
+# RunRecord's fields of a further kind, left out of MariaDB's lines (as written before).
+KIND_FIELDS = (
+    "checkpoint_s",
+    "blocks_read",
+    "blocks_written",
+    "wal_bytes",
+    "group_cache_bytes",
+    "group_shmem_bytes",
+    "memory_limit_bytes",
+    "data_bytes",
+    "device",
+)

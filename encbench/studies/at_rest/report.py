@@ -1,5 +1,6 @@
 """The at-rest study's part of the report: how its summary is built from the results
-directory, its sections, and what `compare` and the calibration read of it."""
+directory, its sections (each kind's cells in a section of its own), and what `compare` and
+the calibration read of it."""
 
 from __future__ import annotations
 
@@ -13,16 +14,26 @@ from encbench.report.parts import (
     Across,
     Calibrated,
     Context,
+    KindMeasured,
     ReportPart,
     Setup,
 )
 from encbench.report.study_parts import compared_cells
 from encbench.results.store import ResultStore
 from encbench.servers.mariadb import installs
-from encbench.servers.variants import configuration_label
-from encbench.studies.at_rest import scopes_section, section, shapes_section, summary
-from encbench.studies.at_rest.models import AtRestSummary
-from encbench.studies.at_rest.records import CellKey, RunRecord
+from encbench.servers.variants import FILESYSTEM_WORDS, configuration_label
+from encbench.studies.at_rest import (
+    postgresql_section,
+    postgresql_side,
+    scopes_section,
+    section,
+    shapes_section,
+    summary,
+)
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary
+from encbench.studies.at_rest.postgresql_options import KIND as POSTGRESQL
+from encbench.studies.at_rest.postgresql_options import is_oltp
+from encbench.studies.at_rest.records import MARIADB, CellKey, RunRecord
 
 NAME = RunRecord.STUDY
 
@@ -33,35 +44,88 @@ def build(store: ResultStore, profile: Profile, environment: Record | None) -> A
         profile,
         store.read_json(f"{NAME}.json"),
         environment,
-        store.read_json("crypto.json"),
-        store.read_json(PROFILE_FILE),
+        crypto=store.read_json("crypto.json"),
+        cpu_profile=store.read_json(PROFILE_FILE),
+        pg_record=store.read_json(postgresql_side.RECORD_FILE),
     )
+
+
+def kinds_of(part: AtRestSummary) -> list[str]:
+    """The kinds whose cells the part has, in its order (none: MariaDB's, the first)."""
+    return list(dict.fromkeys(c.kind for c in part.cells)) or [MARIADB]
+
+
+def own_part(part: AtRestSummary) -> AtRestSummary:
+    """The part with MariaDB's cells alone: what its section's tables and words read."""
+    return part.model_copy(update={"cells": [c for c in part.cells if c.kind == MARIADB]})
 
 
 def sections(part: AtRestSummary, context: Context) -> list[Any]:
-    scopes = scopes_section.section(part.cells)
-    extra = [*shapes_section.sections(part), *([scopes] if scopes else [])]
-    return section.sections(part, extra, context.noise_floor)
+    """Each kind's section, in the order the kinds were measured; the study's differences
+    across cells (one family of every kind's) in the first one's summary."""
+    kinds, out = kinds_of(part), []
+    for kind in kinds:
+        if kind == MARIADB:
+            own = own_part(part)
+            scopes = scopes_section.section(own.cells)
+            extra = [*shapes_section.sections(own), *([scopes] if scopes else [])]
+            out += section.sections(own, extra, context.noise_floor)
+        elif kind == POSTGRESQL:
+            cells = [c for c in part.cells if c.kind == kind]
+            out += postgresql_section.sections(
+                part, cells, context.noise_floor, alone=kinds[0] == kind
+            )
+    return out
 
 
 def setup(part: AtRestSummary) -> Setup:
+    kinds, own = kinds_of(part), own_part(part)
+    mariadb = (part.servers or {}).get("mariadb_version")
+    family = installs.title(installs.recorded_family(part.servers))
+    postgresql = part.postgresql.postgresql_version if part.postgresql else None
+    oltp = sorted({c.workload for c in part.cells if c.kind == POSTGRESQL and is_oltp(c.workload)})
+    pg_software = (
+        [f"{', '.join(oltp)}: sysbench's stock scripts through its PostgreSQL driver (pgsql)."]
+        if oltp
+        else []
+    )
+    if MARIADB not in kinds:
+        return Setup(software=pg_software, kinds=[KindMeasured(POSTGRESQL, postgresql)])
     return Setup(
         servers=section.setup_servers(part.servers),
-        software=section.setup_capacity(part),
-        last=section.setup_last(part),
-        server_version=(part.servers or {}).get("mariadb_version"),
-        server_title=installs.title(installs.recorded_family(part.servers)),
+        software=section.setup_capacity(own) + pg_software,
+        last=section.setup_last(own),
+        server_version=mariadb,
+        server_title=family,
+        kinds=(
+            [KindMeasured(MARIADB, mariadb, family), KindMeasured(POSTGRESQL, postgresql)]
+            if POSTGRESQL in kinds
+            else []
+        ),
     )
 
 
+def _compared_group(c: AtRestCell) -> str:
+    if c.kind == POSTGRESQL:
+        return f"PostgreSQL at rest: {c.regime}"
+    return f"{c.workload}, {c.setting}"
+
+
+def _compared_label(c: AtRestCell) -> str:
+    if c.kind == POSTGRESQL:
+        workload = postgresql_section.WORKLOADS.get(c.workload, c.workload)
+        return f"{workload}, {c.threads} cl"
+    return str(c.threads)
+
+
 # Matched by (workload, regime [, algorithm and scope, shape where those are dimensions],
-# threads).
+# threads, kind).
 compared = compared_cells(
     NAME,
-    lambda c: (c.workload, c.setting, c.threads),
-    group=lambda c: f"{c.workload}, {c.setting}",
+    lambda c: c.key,
+    group=_compared_group,
     row_header="Threads",
-    label=lambda c: str(c.threads),
+    label=_compared_label,
     name=lambda c: f"{c.workload} {c.setting} {c.threads} thr",
 )
 
@@ -76,15 +140,18 @@ def across(part: AtRestSummary) -> list[Across]:
         # Scope all against scope tables is no cost of encryption against none.
         if not c.rounds or tps is None or c.against:
             continue
+        key = (c.workload, c.regime, str(c.threads))
+        if c.kind == POSTGRESQL:
+            column = f"PostgreSQL: {FILESYSTEM_WORDS}"
+            out.append(Across(AT_REST_TABLE, AT_REST_KEY, key, column, tps))
+            continue
         layer = c.layer or (enc.get("layer", "tde") if not (c.algorithm or c.scope) else "tde")
         algorithm = c.algorithm or enc.get("algorithm", "?")
         scope = c.scope or enc.get("scope", "?")
         words = configuration_label(algorithm, scope, layer)
         column = f"MariaDB: {'TDE ' if layer == 'tde' else ''}{words}"
         column += f", shape {c.shape}" if c.shape else ""
-        out.append(
-            Across(AT_REST_TABLE, AT_REST_KEY, (c.workload, c.regime, str(c.threads)), column, tps)
-        )
+        out.append(Across(AT_REST_TABLE, AT_REST_KEY, key, column, tps))
     return out
 
 
@@ -100,6 +167,8 @@ def compare_setup(part: AtRestSummary) -> dict[str, str]:
     if servers.get("mariadb_version"):
         family = installs.title(installs.recorded_family(servers))
         out["MariaDB"] = f"{family} " * bool(family) + str(servers["mariadb_version"])
+    if part.postgresql is not None and part.postgresql.postgresql_version:
+        out["PostgreSQL"] = part.postgresql.postgresql_version
     if data:
         out["data"] = f"{data['tables']} tables × {data['table_size']:,} rows"
     pools = ", ".join(

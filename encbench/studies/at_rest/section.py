@@ -111,6 +111,12 @@ def throughput_table(cells: Sequence[AtRestCell], differences: Differences | Non
     return Table(header, rows, notes=verdict_notes(comps, differences))
 
 
+def _hit_ratios(enc: Spread | None, plain: Spread | None) -> str:
+    if enc is None or plain is None:
+        return "–"
+    return f"{enc.mean * 100:.2f}% / {plain.mean * 100:.2f}%"
+
+
 def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
     rows = []
     for c in cells:
@@ -124,7 +130,7 @@ def cost_table(cells: Sequence[AtRestCell]) -> Table | None:
                 _pair(enc.cpu_ms_per_txn, pla.cpu_ms_per_txn, 3),
                 overhead_cell(cpu) if cpu else "not measured",
                 verdict_text(cpu) if cpu else "server's CPU not readable from here",
-                f"{enc.hit_ratio.mean * 100:.2f}% / {pla.hit_ratio.mean * 100:.2f}%",
+                _hit_ratios(enc.hit_ratio, pla.hit_ratio),
                 _pair(enc.pages_read_per_txn, pla.pages_read_per_txn),
                 f"{enc.errors} / {pla.errors}",
                 f"{c.other_load_pct or 0.0:.1f}%",

@@ -1,6 +1,7 @@
-"""The at-rest part of summary.json: every cell's paired estimates and verdicts, built from
-at-rest.jsonl alone (plus the profile and the records of servers, environment and cipher
-speed), so that `encbench report DIR` re-renders exactly what the run wrote."""
+"""The at-rest part of summary.json: every cell's paired estimates and verdicts, of every
+kind in one list, built from at-rest.jsonl alone (and pg-at-rest.jsonl where an earlier
+encbench wrote PostgreSQL's there; plus the profile and the records of servers, environment
+and cipher speed), so that `encbench report DIR` re-renders exactly what the run wrote."""
 
 from __future__ import annotations
 
@@ -10,20 +11,24 @@ from encbench.engine import stopping_rule
 from encbench.profiles.profile import Profile
 from encbench.report import cells
 from encbench.report.models import Record, Spread
-from encbench.report.study_summary import study_fields
+from encbench.report.study_summary import recorded, study_fields
 from encbench.results.schema import primary_metric
+from encbench.servers import server_kind
 from encbench.servers.mariadb import installs
 from encbench.studies.at_rest import cost_profile, floor, growth, target_regimes
-from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.cells import configuration
 from encbench.studies.at_rest.models import (
     AtRestCell,
     AtRestSummary,
     AtRestVariant,
     DiskReadsNotMeasured,
+    PgServers,
 )
 from encbench.studies.at_rest.options import measure_options
-from encbench.studies.at_rest.records import CellKey, RunRecord
+from encbench.studies.at_rest.postgresql_options import KIND as POSTGRESQL
+from encbench.studies.at_rest.postgresql_options import pg_at_rest_options
+from encbench.studies.at_rest.records import MARIADB, MIB, CellKey, RunRecord
+from encbench.studies.definition import cells_of, rule_of
 
 # Shown per variant beside the compared metrics: what the regime did to the buffer pool.
 EVIDENCE = (
@@ -32,6 +37,7 @@ EVIDENCE = (
     "pages_written_per_txn",
     "page_cache_mb",
     "kernel_cpu_s",
+    "checkpoint_s",
 )
 WRITE_STATE_NOTE = (
     "Both variants start from the same data (sysbench prepare with one fixed start of its "
@@ -61,9 +67,23 @@ def variant_stats(runs: list[RunRecord]) -> AtRestVariant:
     return AtRestVariant(
         **spreads,
         **stall_fields(runs),
+        **memory_group_fields(runs),
         errors=sum(r.ignored_errors for r in runs),
         reconnects=sum(r.reconnects for r in runs),
     )
+
+
+def memory_group_fields(runs: list[RunRecord]) -> dict[str, Any]:
+    """Where the kind's runs recorded their data's size and their group's limit (PostgreSQL):
+    the largest share of the data its page cache held, and the limit."""
+    shares = [r.cache_share_of_data for r in runs]
+    limits = [r.memory_limit_bytes for r in runs]
+    if None in shares or None in limits:
+        return {}
+    return {
+        "cache_share_of_data": max(s for s in shares if s is not None),
+        "memory_limit_mib": max(b for b in limits if b is not None) / MIB,
+    }
 
 
 def steady_fields(rounds: list[stopping_rule.Round]) -> dict[str, Any]:
@@ -86,13 +106,13 @@ def stall_fields(runs: list[RunRecord]) -> dict[str, Any]:
     their series (the steady design: the report shows the maximum beside p95 and p99)."""
     if not measured(runs, "latency_p99_ms"):
         return {}
-    stalled = [r for r in runs if r.latency_max_ms >= STALL_MS]
+    stalled = [r for r in runs if (r.latency_max_ms or 0.0) >= STALL_MS]
     waits: dict[str, int] = {}
     for r in stalled:
         for name, count in {**r.waits, "Innodb_buffer_pool_wait_free": r.bp_wait_free}.items():
             waits[name] = waits.get(name, 0) + count
     return {
-        "latency_worst_ms": max(r.latency_max_ms for r in runs),
+        "latency_worst_ms": max(r.latency_max_ms or 0.0 for r in runs),
         "stalled_runs": len(stalled),
         "stall_waits": {k: v for k, v in waits.items() if v},
     }
@@ -117,6 +137,7 @@ def summarize_cell(
         "shape": cell.shape,
         "layer": cell.layer,
         "against": cell.against,
+        "kind": cell.kind,
     }
     rounds = state.counted
     if not rounds:
@@ -132,12 +153,14 @@ def summarize_cell(
         AtRestCell,
         identity,
         state,
-        measure_options(profile).for_cell(cell),
+        rule_of(profile, RunRecord.STUDY).for_cell(cell),
         RunRecord.METRICS,
         variant_stats,
         cores=cores,
         load_field="other_load_pct",
     )
+    if cell.kind != MARIADB:
+        return summary  # InnoDB's cipher floor and CPU profile are MariaDB's alone
     spec = configuration(cell, profile)
     return summary.model_copy(
         update={
@@ -167,18 +190,23 @@ def build(
     environment: Record | None,
     crypto: Record | None = None,
     cpu_profile: Record | None = None,
+    pg_record: Record | None = None,
 ) -> AtRestSummary:
+    """`servers`: MariaDB's servers' record (at-rest.json); `pg_record`: PostgreSQL's
+    (pg-at-rest.json)."""
     cores = cells.cores_of(environment)
     skipped = (servers or {}).get("skipped") or {}  # cells a target could not measure
     # MySQL (a sandbox's family, or a target's) counts no pages through its cipher: no
     # floor can be drawn from its counters.
     counts_pages = installs.recorded_family(servers) == installs.MARIADB
     m = measure_options(profile)
+    # The study's cells of every kind, one family for Holm's adjustment (docs/method.md).
+    own = [r for r in runs if r.cell.kind == MARIADB]
     return AtRestSummary(
         **study_fields(
-            at_rest_cells(profile),
+            cells_of(profile, RunRecord.STUDY),
             runs,
-            m,
+            rule_of(profile, RunRecord.STUDY),
             PRIMARY,
             lambda cell, state: summarize_cell(
                 cell,
@@ -202,13 +230,26 @@ def build(
         servers=servers,
         crypto=crypto,
         # The profile's, as the runs recorded it (a resumed run cannot change it).
-        sharing=runs[0].sharing if runs else measure_options(profile).sharing,
-        server_cpus=sorted({r.server_cpus for r in runs if r.server_cpus}),
-        client_cpus=sorted({r.client_cpus for r in runs if r.client_cpus}),
+        sharing=own[0].sharing if own else measure_options(profile).sharing,
+        server_cpus=sorted({r.server_cpus for r in own if r.server_cpus}),
+        client_cpus=sorted({r.client_cpus for r in own if r.client_cpus}),
         # As the servers were run (a record from before `restart` existed: per regime).
         restart=str((servers or {}).get("restart", "regime")),
         server_starts=None if profile.target is not None else server_starts(servers),
         disk_reads_not_measured=disk_reads_not_measured(profile, servers),
+        postgresql=pg_servers(profile, pg_record),
+    )
+
+
+def pg_servers(profile: Profile, record: Record | None) -> PgServers | None:
+    """PostgreSQL's servers as its side's record has them (None: its cells not asked)."""
+    if not any(c.kind == POSTGRESQL for c in cells_of(profile, RunRecord.STUDY)):
+        return None
+    record = record or {}
+    return PgServers(
+        **recorded(record, ("postgresql_version", "server_user", "data_bytes", "regimes")),
+        filesystem=record.get("filesystem"),
+        scale=int(record.get("scale", pg_at_rest_options(profile).scale)),
     )
 
 
@@ -237,7 +278,11 @@ def disk_reads_not_measured(
 
 
 def cell_name(cell: CellKey) -> str:
-    """A cell in words as the report's sections name it: its table's title and its row."""
+    """A cell in words as the report's sections name it: its table's title and its row (a
+    further kind's named first)."""
+    if cell.kind != MARIADB:
+        clients = f"{cell.threads} client{'s' if cell.threads != 1 else ''}"
+        return f"{server_kind.named(cell.kind).title}: {cell.workload}, {cell.regime}, {clients}"
     where = ", ".join(x for x in (cell.workload, cell.regime, cell.configuration) if x)
     where += f", shape {cell.shape}" if cell.shape else ""
     return f"{where}, {cell.threads} thread{'s' if cell.threads != 1 else ''}"

@@ -1,6 +1,7 @@
 """The at-rest study's PostgreSQL cells without a server: its options refused in one line (io-bound
 that memory would serve, above all), its cells and regimes' memory, a memory group's page
-cache read from memory.stat, its per-run proof, and its report on made-up records."""
+cache read from memory.stat, its per-run proof, and its section of the study's report on
+made-up records."""
 
 from __future__ import annotations
 
@@ -21,15 +22,22 @@ from encbench.report.tables import Document
 from encbench.results.store import ResultStore
 from encbench.servers import shapes
 from encbench.studies import at_rest
-from encbench.studies.at_rest.postgresql import cells as pg_cells
-from encbench.studies.at_rest.postgresql import needs, options, pgbench, proof, section
-from encbench.studies.at_rest.postgresql import report as pg_report
-from encbench.studies.at_rest.postgresql import summary as pg_summary
-from encbench.studies.at_rest.postgresql.models import PgAtRestSummary
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
+from encbench.studies.at_rest import postgresql_needs as needs
+from encbench.studies.at_rest import postgresql_options as options
+from encbench.studies.at_rest import postgresql_pgbench as pgbench
+from encbench.studies.at_rest import postgresql_proof as proof
+from encbench.studies.at_rest import postgresql_section as section
+from encbench.studies.at_rest import report as at_rest_report
+from encbench.studies.at_rest import summary as at_rest_summary
+from encbench.studies.at_rest.models import AtRestSummary
+from encbench.studies.at_rest.records import CellKey, RunRecord
 from tests.helpers import GOLDEN_ROOT, encbench_here
 
 MIB = 2**20
+
+
+def pg_cell(regime: str, workload: str, clients: int) -> CellKey:
+    return CellKey(workload, regime, clients, layer="fs", kind="postgresql")
 
 
 POSTGRESQL = 'studies = ["at-rest"]\n[server]\nkinds = ["postgresql"]\n'
@@ -100,7 +108,7 @@ def test_sysbenchs_tables_that_an_io_bound_group_would_hold_are_refused() -> Non
 # -- cells and memory ---------------------------------------------------------------------------
 def test_cells_go_regime_by_regime_then_workload_then_clients() -> None:
     prof = load('regimes = ["io-bound", "in-memory"]\nclients = [1, 4]\nscale = 64')
-    found = pg_cells.cells(prof)
+    found = options.cells(prof)
     assert [c.label for c in found[:3]] == [
         "io-bound tpcb_like 1 cl",
         "io-bound tpcb_like 4 cl",
@@ -108,7 +116,7 @@ def test_cells_go_regime_by_regime_then_workload_then_clients() -> None:
     ]
     assert [c.regime for c in found] == ["io-bound"] * 4 + ["in-memory"] * 4
     assert len({c.slug for c in found}) == len(found) == 8
-    assert pg_cells.cells(profiles.parse('name = "t"\n', "t")) == []
+    assert options.cells(profiles.parse('name = "t"\n', "t")) == []
 
 
 def test_each_regime_sizes_the_servers_memory_from_the_data() -> None:
@@ -126,8 +134,8 @@ def test_each_regime_sizes_the_servers_memory_from_the_data() -> None:
 
 
 def test_pgbench_runs_the_default_script_or_select_only_with_a_thread_per_client() -> None:
-    tpcb = pgbench.argv(PgAtRestCell("io-bound", "tpcb_like", 4), 3)
-    select = pgbench.argv(PgAtRestCell("io-bound", "select_only", 1), 3)
+    tpcb = pgbench.argv(pg_cell("io-bound", "tpcb_like", 4), 3)
+    select = pgbench.argv(pg_cell("io-bound", "select_only", 1), 3)
     assert Path(tpcb[0]).name == "pgbench"
     assert tpcb[1:] == ["-n", "-T", "3", "-c", "4", "-j", "4", "encbench"]
     assert select[-2:] == ["-S", "encbench"] and "-S" not in tpcb
@@ -172,47 +180,68 @@ def test_a_groups_page_cache_is_its_cache_less_the_shared_memory_in_it() -> None
 
 
 # -- records and proof ------------------------------------------------------------------------
-def run_record(cell: PgAtRestCell, variant: str, rnd: int = 0, tps: float = 500.0,
-               **changes: Any) -> PgAtRestRecord:  # fmt: skip
+def run_record(cell: CellKey, variant: str, rnd: int = 0, tps: float = 500.0,
+               **changes: Any) -> RunRecord:  # fmt: skip
+    transactions = changes.pop("transactions", max(1, int(tps)))
     fields: dict[str, Any] = {
         "cell": cell, "round": rnd, "variant": variant, "session": "s",
         # A B, then B A: the order of the sides alternates by round.
         "position": 0 if (rnd % 2 == 0) == (variant == "plain") else 1,
-        "started_at": "2026-11-26T04:00:00+00:00", "wall_s": 1.0, "tps": tps,
-        "transactions": max(1, int(tps)), "failed": 0, "latency_avg_ms": 1000 / tps,
-        "server_cpu_s": 0.5, "client_cpu_s": 0.2, "harness_cpu_s": 0.01, "other_cpu_s": 0.0,
+        "started_at": "2026-11-26T04:00:00+00:00", "wall_s": 1.0, "tps": tps, "qps": None,
+        "transactions": transactions, "ignored_errors": 0, "reconnects": 0,
+        "latency_avg_ms": 1000 / tps, "latency_p95_ms": None, "latency_max_ms": None,
+        "server_cpu_s": 0.5, "cpu_ms_per_txn": 500 / max(1, transactions),
+        "bp_read_requests": None, "bp_reads": None, "pages_read": None, "pages_written": None,
+        "client_cpu_s": 0.2, "harness_cpu_s": 0.01, "other_cpu_s": 0.0,
         "steal_s": 0.0, "group_cache_bytes": 200 * MIB, "group_shmem_bytes": 130 * MIB,
-        "page_cache_bytes": 70 * MIB, "memory_limit_bytes": 384 * MIB,
+        "page_cache_mb": 70.0, "memory_limit_bytes": 384 * MIB,
         "data_bytes": 1500 * MIB, "device": "/dev/loop7", "raw_output": "raw/x.txt",
     }  # fmt: skip
     fields.update(changes)
-    return PgAtRestRecord(**fields)
+    return RunRecord(**fields)
 
 
-IO_TPCB = PgAtRestCell("io-bound", "tpcb_like", 1)
+IO_TPCB = pg_cell("io-bound", "tpcb_like", 1)
 
 
 def test_a_record_reads_back_as_it_was_written() -> None:
-    record = run_record(IO_TPCB, "encrypted")
+    record = run_record(IO_TPCB, "encrypted", checkpoint_s=0.2)
     data = json.loads(json.dumps(record.to_json()))
-    assert data["schema"] == 2 and PgAtRestRecord.from_json(data) == record
-    # A record written before checkpoints were timed reads back without one.
-    del data["checkpoint_s"]
-    assert PgAtRestRecord.from_json(data).checkpoint_s is None
+    assert data["cell"]["kind"] == "postgresql" and data["schema"] == 1
+    assert RunRecord.from_json(data) == record
+    # What a kind does not give is left out of its line, and reads back as None.
+    read = run_record(IO_TPCB, "encrypted")
+    assert "checkpoint_s" not in read.to_json()
+    assert RunRecord.from_json(read.to_json()).checkpoint_s is None
     assert record.cache_share_of_data == pytest.approx(70 / 1500)
+    assert record.hit_ratio is None and record.pages_read_per_txn is None
     with pytest.raises(ValueError, match="impossible run"):
         run_record(IO_TPCB, "plain", transactions=0)
+
+
+def test_a_line_of_the_earlier_pg_at_rest_file_reads_as_this_studys_record() -> None:
+    from encbench.studies.at_rest.records import from_pg_at_rest
+
+    line = json.loads((GOLDEN_OLD / "pg-at-rest.jsonl").read_text().splitlines()[0])
+    record = RunRecord.from_json(from_pg_at_rest(line))
+    assert record.cell == pg_cell(line["cell"]["regime"], line["cell"]["workload"],
+                                  line["cell"]["clients"])  # fmt: skip
+    assert (record.tps, record.transactions, record.ignored_errors) == (
+        line["tps"], line["transactions"], line["failed"]
+    )  # fmt: skip
+    assert record.page_cache_mb == pytest.approx(line["page_cache_bytes"] / MIB)
+    assert record.cell.label == "{regime} {workload} {clients} cl".format(**line["cell"])
 
 
 def test_every_run_is_proven_on_its_image_and_io_bound_below_the_data() -> None:
     proof.check_run(run_record(IO_TPCB, "plain"), "/dev/loop7")
     with pytest.raises(ProofError, match="not on its image's /dev/loop3"):
         proof.check_run(run_record(IO_TPCB, "plain"), "/dev/loop3")
-    held_all = run_record(IO_TPCB, "encrypted", page_cache_bytes=1600 * MIB)
+    held_all = run_record(IO_TPCB, "encrypted", page_cache_mb=1600.0)
     with pytest.raises(ProofError, match="not io-bound"):
         proof.check_run(held_all, "/dev/loop7")
-    in_memory = PgAtRestCell("in-memory", "tpcb_like", 1)
-    proof.check_run(run_record(in_memory, "plain", page_cache_bytes=1600 * MIB), "/dev/loop7")
+    in_memory = pg_cell("in-memory", "tpcb_like", 1)
+    proof.check_run(run_record(in_memory, "plain", page_cache_mb=1600.0), "/dev/loop7")
 
 
 # -- report -----------------------------------------------------------------------------------
@@ -239,10 +268,10 @@ RECORD = {
 }  # fmt: skip
 
 
-def fake_runs(rounds: int = 12, seed: int = 3) -> list[PgAtRestRecord]:
+def fake_runs(rounds: int = 12, seed: int = 3) -> list[RunRecord]:
     rng = random.Random(seed)
     runs = []
-    for cell in pg_cells.cells(TINY):
+    for cell in options.cells(TINY):
         cost = 0.2 if cell.regime == "io-bound" else 0.0
         for r in range(rounds):
             for variant in ("plain", "encrypted"):
@@ -255,32 +284,44 @@ def fake_runs(rounds: int = 12, seed: int = 3) -> list[PgAtRestRecord]:
     return runs
 
 
-def pg_at_rest_part() -> PgAtRestSummary:
-    """A part of the study built from made-up records, as the report builds it."""
-    return pg_summary.build(fake_runs(), TINY, RECORD)
+def pg_at_rest_part(runs: list[RunRecord] | None = None, prof: Any = None) -> AtRestSummary:
+    """The study's part built from made-up PostgreSQL records, as the report builds it."""
+    prof = prof or TINY
+    return at_rest_summary.build(runs or fake_runs(), prof, None, None, pg_record=RECORD)
+
+
+def labelled(part: AtRestSummary) -> dict[str, Any]:
+    return {section.label(c): c for c in part.cells}
 
 
 def test_the_report_has_a_table_per_regime_with_the_cost_of_fscrypt_and_its_proof() -> None:
     part = pg_at_rest_part()
-    by_label = {c.label: c for c in part.cells}
+    by_label = labelled(part)
     io = by_label["io-bound tpcb_like 1 cl"].comparisons["tps"]
     assert io.overhead_pct == pytest.approx(20, abs=2) and io.kind == "cost"
     assert by_label["in-memory select_only 1 cl"].comparisons["tps"].kind != "cost"
-    text = markdown.render(Document("t", section.sections(part)))
+    text = markdown.render(Document("t", section.sections(part, part.cells, alone=True)))
     assert section.TITLE in text
     assert "In memory: the data in shared_buffers" in text
     assert "Io-bound: the data well above shared_buffers and the page cache" in text
     assert "| lost to fscrypt (95% CI) |" in text
     # The page cache each group held, against the data its runs measured (70 of 1,500 MiB).
-    assert "70 / 70 (5% of the data)" in text
+    assert "70 / 70 (at most 5% of the data)" in text
     # Server CPU per transaction (0.5 s over about 640 or 800 txn), with its CHECKPOINT.
     assert "| server CPU ms per transaction, fs / plain |" in text
     assert "0.780 / 0.624 (CHECKPOINT 0.40 / 0.10 s)" in text
     assert "Checkpoints: every run began after a CHECKPOINT" in text
     assert "driver `xts(ecb(aes-generic))`" in text and "does not use AES-NI here" in text
     assert "e.g. `AbC`" in text and "The fscrypt key at the end: removed." in text
-    compared = pg_report.PART.compared(part)
-    assert compared[0].key == ("pg-at-rest", "in-memory", "tpcb_like", 1)
+    compared = at_rest_report.PART.compared(part)
+    assert compared[0].key == (
+        "at-rest",
+        "tpcb_like",
+        "in-memory, filesystem (fscrypt)",
+        1,
+        "postgresql",
+    )
+    assert compared[0].group == "PostgreSQL at rest: in-memory"
     assert len(compared) == 4
 
 
@@ -288,17 +329,17 @@ def test_a_run_of_the_study_gets_its_report_from_the_results_directory(tmp_path:
     text = f'name = "t"\n{POSTGRESQL}[pg_at_rest]\nclients = [2]\nscale = 64\n'
     prof = profiles.parse(text, "t")
     store = ResultStore.create(tmp_path / "out", "t", text)
-    found = pg_cells.cells(prof)
+    found = options.cells(prof)
     for r in range(2):
         for cell in found:
             for variant in ("plain", "encrypted"):
                 store.append(run_record(cell, variant, r))
     store.write_json("pg-at-rest.json", RECORD)
     summary = rendering.build_summary(store, prof)
-    part = summary.part("pg-at-rest")
+    part = summary.part("at-rest")
     assert [c.rounds for c in part.cells] == [2] * len(found)
     again = rendering.read_summary(json.loads(json.dumps(summary.to_json())), "t")
-    assert again.part("pg-at-rest") == part
+    assert again.part("at-rest") == part
     # A PostgreSQL run's setup names its server's version, and no MariaDB and no sysbench,
     # which it never ran.
     store.write_json("environment.json", {
@@ -355,7 +396,7 @@ def test_a_profile_that_lists_pg_at_rest_is_read_as_the_at_rest_study_on_postgre
 ) -> None:
     prof = profiles.parse(f'name = "t"\nstudies = {studies_line}\n{server}', "t")
     assert prof.studies == studies_read and prof.server.kinds == kinds
-    assert len(pg_cells.cells(prof)) == 8
+    assert len(options.cells(prof)) == 8
 
 
 def test_the_at_rest_study_measures_each_kind_that_server_kinds_names() -> None:
@@ -363,53 +404,52 @@ def test_the_at_rest_study_measures_each_kind_that_server_kinds_names() -> None:
 
     both = builtin("at-rest-servers")
     assert both.studies == ["at-rest"] and both.server.kinds == ["mariadb", "postgresql"]
-    assert len(mariadb_cells(both)) == 8 and len(pg_cells.cells(both)) == 4
+    assert len(mariadb_cells(both)) == 8 and len(options.cells(both)) == 4
     assert len(at_rest.STUDY.cells(both)) == 12
     rule = at_rest.STUDY.rule(both)
     # Each cell runs by its own kind's section (a budget of 42 s MariaDB's, 60 s PostgreSQL's).
     budgets = {rule.for_cell(c).cell_budget_s for c in at_rest.STUDY.cells(both)}
     assert budgets == {42, 60}
     postgresql = builtin("pg-at-rest-tiny")
-    assert mariadb_cells(postgresql) == [] and len(pg_cells.cells(postgresql)) == 4
-    assert at_rest.STUDY.listed_in(postgresql) is None
-    assert at_rest.STUDY.parts[0].listed_in(postgresql) == "at-rest"
+    assert mariadb_cells(postgresql) == [] and len(options.cells(postgresql)) == 4
+    assert at_rest.STUDY.listed_in(postgresql) == "at-rest"
     # The plan and the report's Setup see PostgreSQL's section alone.
     assert at_rest.STUDY.rule(postgresql).cell_budget_s == 30
     assert at_rest.STUDY.here.optional(postgresql) and not at_rest.STUDY.here.optional(both)
 
 
-def test_the_engine_runs_mariadbs_cells_then_postgresqls(tmp_path: Path) -> None:
+def test_one_runner_measures_mariadbs_cells_then_postgresqls(tmp_path: Path) -> None:
     from encbench import studies
     from encbench.engine.progress import RunProgress
-    from encbench.studies.at_rest.postgresql.study import PgAtRestStudy
     from encbench.studies.at_rest.study import AtRestStudy
 
-    def runners(name: str) -> list[type]:
+    def kinds(name: str) -> list[str]:
         prof = builtin(name)
         store = ResultStore.create(tmp_path / name, name, "")
-        return [type(s) for s in studies.build_studies(store, prof, RunProgress(1.0))]
+        found = [s for s in studies.build_studies(store, prof, RunProgress(1.0))]
+        [runner] = [s for s in found if s.name == "at-rest"]
+        assert isinstance(runner, AtRestStudy)
+        return list(dict.fromkeys(c.kind for c in runner.cells()))
 
-    assert runners("at-rest-servers") == [AtRestStudy, PgAtRestStudy]
-    assert runners("pg-at-rest-tiny") == [PgAtRestStudy]
-    quick = runners("quick")
-    assert quick[0] is AtRestStudy and PgAtRestStudy not in quick
+    assert kinds("at-rest-servers") == ["mariadb", "postgresql"]
+    assert kinds("pg-at-rest-tiny") == ["postgresql"]
+    assert kinds("quick") == ["mariadb"]
 
 
 def test_beside_mariadb_a_machine_without_root_leaves_the_postgresql_cells_out(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from encbench.engine.study import CellSkipped
-    from encbench.studies import definition
-    from encbench.studies.at_rest import postgresql as pg_part
 
     monkeypatch.setattr(needs, "unavailable", lambda profile: "memory cgroups need root")
     prof = builtin("at-rest-servers")
     store = ResultStore.create(tmp_path / "out", "t", "")
-    runner: Any = definition.runner(pg_part.PART, store, prof, rendering_progress())
+    [runner] = at_rest.STUDY.runners(store, prof, rendering_progress())
+    first = next(c for c in runner.cells() if c.kind == "postgresql")
     with (
         runner.setup(runner.cells()),
         pytest.raises(CellSkipped, match="memory cgroups need root"),
-        runner.open_cell(runner.cells()[0]),
+        runner.open_cell(first),
     ):
         pass
     assert not (store.path / "pg-volumes").exists()
@@ -424,19 +464,38 @@ def rendering_progress() -> Any:
 def test_results_written_by_the_pg_at_rest_study_still_open_in_report_and_compare(
     tmp_path: Path, state_dir: Path
 ) -> None:
+    """Written when PostgreSQL's at-rest cells were a study of their own (pg-at-rest.jsonl,
+    pg-at-rest.json, a summary with a pg-at-rest part): `report` renders them again as the
+    at-rest study's, every cell with the rounds it had; `compare` builds their summary
+    again from the runs and matches their cells with those written now."""
     # state_dir: this machine's calibration, if it has one, is not the golden report's.
     old = tmp_path / "old"
     shutil.copytree(GOLDEN_OLD, old, ignore=shutil.ignore_patterns("README.md"))
     result = encbench_here("report", str(old))
     assert result.returncode == 0, result.stderr
-    before = json.loads((GOLDEN_OLD / "summary.json").read_text())["studies"]
-    assert json.loads((old / "summary.json").read_text())["studies"] == before
-    assert (old / "report.md").read_text() == (GOLDEN_OLD / "report.md").read_text()
+    before = json.loads((GOLDEN_OLD / "summary.json").read_text())["studies"]["pg-at-rest"]
+    now = json.loads((old / "summary.json").read_text())["studies"]["at-rest"]
+    assert [c["rounds"] for c in now["cells"]] == [c["rounds"] for c in before["cells"]]
+    assert {c["kind"] for c in now["cells"]} == {"postgresql"}
+    assert now["postgresql"]["postgresql_version"] == before["postgresql_version"]
+    # Each cell's cost as it was reported then.
+    assert [c["comparisons"]["tps"]["overhead_pct"] for c in now["cells"]] == pytest.approx(
+        [c["comparisons"]["tps"]["overhead_pct"] for c in before["cells"]]
+    )
+    report = (old / "report.md").read_text()
+    assert section.TITLE in report and "lost to fscrypt" in report
     # Its summary as it was written, against the one written now.
     compared = encbench_here("compare", str(GOLDEN_OLD), str(old), "--out", str(tmp_path / "c"))
     assert compared.returncode == 0, compared.stderr
     text = (tmp_path / "c" / "comparison.md").read_text()
     assert "PostgreSQL at rest: io-bound" in text and "| PostgreSQL | 15.14 | 15.14 |" in text
+    assert "only in" not in text
+
+
+def beside_mariadb(mariadb: Any, postgresql: AtRestSummary) -> AtRestSummary:
+    """MariaDB's cells of a summary, and PostgreSQL's of another: one part of the study."""
+    cells = [*mariadb.cells, *postgresql.cells]
+    return mariadb.model_copy(update={"cells": cells, "postgresql": postgresql.postgresql})
 
 
 def test_one_profile_puts_both_kinds_side_by_side_across_servers() -> None:
@@ -446,14 +505,12 @@ def test_one_profile_puts_both_kinds_side_by_side_across_servers() -> None:
     prof = load('workloads = ["oltp_read_only"]\nregimes = ["in-memory"]\nclients = [1, 16]')
     runs = [
         run_record(cell, variant, r, 800 * (0.8 if variant == "encrypted" else 1) + r)
-        for cell in pg_cells.cells(prof)
+        for cell in options.cells(prof)
         for r in range(6)
         for variant in ("plain", "encrypted")
     ]
-    parts = {
-        "at-rest": golden_summary().part("at-rest"),
-        "pg-at-rest": pg_summary.build(runs, prof, RECORD),
-    }
+    pg = pg_at_rest_part(runs, prof)
+    parts = {"at-rest": beside_mariadb(golden_summary().part("at-rest"), pg)}
     environment = golden_summary().environment
     summary = documents.summarize("at-rest-servers", environment, parts)
     text = markdown.render(rendering.document(summary))
@@ -461,7 +518,7 @@ def test_one_profile_puts_both_kinds_side_by_side_across_servers() -> None:
     assert "PostgreSQL: filesystem (fscrypt)" in across and "MariaDB: TDE" in across
     assert "| oltp_read_only | in-memory | 16 |" in across
     # The setup names each kind's server with its version.
-    mariadb = (parts["at-rest"].servers or {})["mariadb_version"]
+    mariadb = (golden_summary().part("at-rest").servers or {})["mariadb_version"]
     software = next(line for line in text.splitlines() if "Software:" in line)
     assert f"MariaDB {mariadb}" in software and "PostgreSQL 15.14" in software
 
@@ -480,12 +537,12 @@ def test_pg_cells_across_servers_carry_holms_mark_by_the_rule_mariadbs_do() -> N
             run_record(
                 cell, variant, r, 800 * (0.8 if variant == "encrypted" else 1) + r + jitter.random()
             )
-            for cell in pg_cells.cells(prof)
+            for cell in options.cells(prof)
             for r in range(rounds)
             for variant in ("plain", "encrypted")
         ]
-        pg = pg_summary.build(runs, prof, RECORD)
-        parts = {"at-rest": golden_summary().part("at-rest"), "pg-at-rest": pg}
+        pg = pg_at_rest_part(runs, prof)
+        parts = {"at-rest": beside_mariadb(golden_summary().part("at-rest"), pg)}
         summary = documents.summarize("at-rest-servers", golden_summary().environment, parts)
         text = markdown.render(rendering.document(summary))
         across = text.split("## Across servers", 1)[1].split("\n## ", 1)[0]

@@ -29,7 +29,7 @@ from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_optio
 from encbench.studies import at_rest, definition
 from encbench.studies.at_rest import cells, run_proof, section, volumes
 from encbench.studies.at_rest import plan as at_rest_plan
-from encbench.studies.at_rest import study as study_module
+from encbench.studies.at_rest import mariadb_side
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.studies.at_rest.records import CellKey, RunRecord
@@ -489,14 +489,15 @@ def test_without_root_the_layers_cells_are_skipped_with_the_reason(
     prof = layers('encryption_layer = ["tde", "fs"]')
     store = ResultStore.create(tmp_path / "out", prof.name, "")
     study: Any = definition.runner(at_rest.STUDY, store, prof, None)  # type: ignore[arg-type]
-    study.host = _Host()  # type: ignore[assignment]
+    side = study.side("mariadb")
+    side.host = _Host()
     monkeypatch.setattr(fscrypt, "unavailable", lambda: "the filesystem layer needs root")
     tde, fs = cells.cells(prof)
-    with pytest.raises(CellSkipped, match="needs root"), study.open_cell(fs):
+    with pytest.raises(CellSkipped, match="needs root"), side.open_cell(fs):
         pass
     skipped = {"skipped": {fs.slug: "the filesystem layer needs root"}}
     assert store.read_json("at-rest.json") == skipped
-    assert study_module.layer_unavailable(cells.configuration(tde, prof)) is None
+    assert mariadb_side.layer_unavailable(cells.configuration(tde, prof)) is None
 
 
 def test_a_mode_the_kernel_was_built_without_is_found_in_its_build_options() -> None:

@@ -17,7 +17,7 @@ from encbench.profiles.durations import load_seconds
 from encbench.profiles.profile import Profile
 from encbench.servers import fscrypt, shapes
 from encbench.servers.postgresql import sandbox as pg_sandbox
-from encbench.studies.at_rest.postgresql.options import (
+from encbench.studies.at_rest.postgresql_options import (
     data_mb_estimate,
     is_oltp,
     pg_at_rest_options,

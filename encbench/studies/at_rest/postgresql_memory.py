@@ -15,7 +15,7 @@ from pathlib import Path
 
 from encbench.servers import page_cache, shapes
 from encbench.servers.postgresql.sandbox import PgSandbox
-from encbench.studies.at_rest.postgresql.pgbench import DATABASE
+from encbench.studies.at_rest.postgresql_pgbench import DATABASE
 
 PREWARM_EXTENSION = "CREATE EXTENSION IF NOT EXISTS pg_prewarm"
 PREWARM_SQL = (

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from encbench.servers.postgresql import pgbench as pgbench_argv
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell
+from encbench.studies.at_rest.records import CellKey
 from encbench.workloads import pgbench_report
 from encbench.workloads.pgbench_report import PgbenchResult
 
@@ -18,10 +18,10 @@ DATABASE = "encbench"
 WRITES = frozenset({"tpcb_like"})
 
 
-def argv(cell: PgAtRestCell, seconds: int) -> list[str]:
+def argv(cell: CellKey, seconds: int) -> list[str]:
     """The cell's run in the benchmark database: TPC-B-like, or select-only."""
     select_only = cell.workload == "select_only"
-    return pgbench_argv.run_argv(seconds, cell.clients, select_only=select_only, database=DATABASE)
+    return pgbench_argv.run_argv(seconds, cell.threads, select_only=select_only, database=DATABASE)
 
 
 def init_argv(scale: int) -> list[str]:
@@ -29,7 +29,7 @@ def init_argv(scale: int) -> list[str]:
     return pgbench_argv.init_argv(scale, DATABASE)
 
 
-def run(cell: PgAtRestCell, seconds: int, env: Mapping[str, str], log: Path) -> PgbenchResult:
+def run(cell: CellKey, seconds: int, env: Mapping[str, str], log: Path) -> PgbenchResult:
     """One pgbench run, its whole output kept in `log`; a failing pgbench, or a report
     without figures, raises ToolError with the end of it."""
     return pgbench_report.run(argv(cell, seconds), cell.label, seconds, env, log, False)

@@ -1,4 +1,4 @@
-"""The PostgreSQL at-rest study's part of the report: per regime, a table of plain against
+"""PostgreSQL's cells in the at-rest study's section of the report: per regime, a table of plain against
 fscrypt transactions per second (pgbench's own figure) with the paired cost and its verdict,
 what each server's page cache held against the data, a plot of the cost per row, and how the
 filesystems were made, which kernel cipher ran and how it was proven."""
@@ -8,13 +8,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
-from encbench.report import pgbench_part, plots
-from encbench.report.cells import rounds_text, verdict_notes
-from encbench.report.models import NoiseFloor, Record
-from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table
+from encbench import stats
+from encbench.report import plots, suspect
+from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
+from encbench.report.models import NoiseFloor, Record, Spread
+from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
 from encbench.studies.at_rest import kernel_ciphers
-from encbench.studies.at_rest.postgresql.models import PgAtRestCellSummary, PgAtRestSummary
-from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
+from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, PgServers
+from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.at_rest.section import filesystem_proof_lines, images_made
 
 TITLE = "PostgreSQL at rest: what filesystem encryption (fscrypt) costs"
@@ -44,38 +45,75 @@ HOW_IT_COSTS = (
     "(WAL and checkpoints) and the io-bound rows show the reads as well."
 )
 MIB = 2**20
+# Their words where the encrypted side came out better in one (report/suspect.py).
+FLAGGED = {
+    "tps": "transactions per second",
+    "latency_avg_ms": "average latency",
+    "cpu_ms_per_txn": "server CPU per transaction",
+}
 
-Cells = Sequence[PgAtRestCellSummary]
+Cells = Sequence[AtRestCell]
 
 
-def _cache(cell: PgAtRestCellSummary) -> str:
+def _cache(cell: AtRestCell) -> str:
     assert cell.variants is not None
     p, e = cell.variants.plain, cell.variants.encrypted
-    return (
-        f"{p.page_cache_max_mib:,.0f} / {e.page_cache_max_mib:,.0f} "
-        f"({100 * max(p.cache_share_of_data, e.cache_share_of_data):.0f}% of the data)"
-    )
+    most = [v.page_cache_mb.mean for v in (p, e) if v.page_cache_mb is not None]
+    shares = [v.cache_share_of_data or 0.0 for v in (p, e)]
+    if len(most) < 2:
+        return "–"
+    return f"{most[0]:,.0f} / {most[1]:,.0f} (at most {100 * max(shares):.0f}% of the data)"
 
 
-def _cpu(cell: PgAtRestCellSummary) -> str:
+def label(cell: AtRestCell) -> str:
+    return f"{cell.regime} {cell.workload} {cell.threads} cl"
+
+
+def _mean(spread: Spread | None, digits: int) -> str:
+    return "–" if spread is None else f"{spread.mean:.{digits}f}"
+
+
+def _cpu(cell: AtRestCell) -> str:
     """The server's CPU per transaction, fs / plain; a write cell's with its CHECKPOINT."""
     assert cell.variants is not None
     p, e = cell.variants.plain, cell.variants.encrypted
-    text = f"{e.server_cpu_ms_per_txn:.3f} / {p.server_cpu_ms_per_txn:.3f}"
+    text = f"{_mean(e.cpu_ms_per_txn, 3)} / {_mean(p.cpu_ms_per_txn, 3)}"
     if p.checkpoint_s is not None and e.checkpoint_s is not None:
-        text += f" (CHECKPOINT {e.checkpoint_s:.2f} / {p.checkpoint_s:.2f} s)"
+        text += f" (CHECKPOINT {e.checkpoint_s.mean:.2f} / {p.checkpoint_s.mean:.2f} s)"
     return text
 
 
-def cells_table(cells: Cells, part: PgAtRestSummary) -> Table:
-    rows = [
-        pgbench_part.tps_row(
-            c,
-            [WORKLOADS.get(c.workload, c.workload), str(c.clients), rounds_text(c)],
-            [_cpu, _cache],
-        )
-        for c in cells
-    ]
+def _tps(tps: Spread, rounds: int) -> str:
+    """A side's transactions per second: the mean over rounds and its 95% CI."""
+    low, high = stats.mean_ci(tps.mean, tps.stdev, rounds) or (None, None)
+    if low is None or high is None:
+        return f"{tps.mean:,.1f}"
+    return f"{tps.mean:,.1f} ({low:,.1f}–{high:,.1f})"
+
+
+def tps_row(cell: AtRestCell) -> list[Cell]:
+    """A row: where the cell is, both sides' TPS, the share lost with its CI and the verdict
+    (styled by its kind), the server's CPU and page cache; a cell not measured has "–" for
+    each figure and its status as the verdict."""
+    where = [WORKLOADS.get(cell.workload, cell.workload), str(cell.threads), rounds_text(cell)]
+    comp = cell.comparisons.get("tps")
+    if not cell.rounds or cell.variants is None or comp is None:
+        return row(*where, "–", "–", "–", cell.status, "–", "–", styles={6: "na"})
+    v = cell.variants
+    return row(
+        *where,
+        _tps(v.plain.tps, cell.rounds),
+        _tps(v.encrypted.tps, cell.rounds),
+        overhead_cell(comp),
+        verdict_text(comp),
+        _cpu(cell),
+        _cache(cell),
+        styles={6: comp.kind},
+    )
+
+
+def cells_table(cells: Cells, part: AtRestSummary) -> Table:
+    rows = [tps_row(c) for c in cells]
     header = [
         "workload",
         "clients",
@@ -85,17 +123,17 @@ def cells_table(cells: Cells, part: PgAtRestSummary) -> Table:
         "lost to fscrypt (95% CI)",
         "verdict",
         "server CPU ms per transaction, fs / plain",
-        "page cache at most, MiB: plain / fs",
+        "page cache, mean MiB: plain / fs",
     ]
     notes = verdict_notes([c.comparisons.get("tps") for c in cells], part.differences)
     return Table(header, rows, notes=notes)
 
 
-def data_mib(part: PgAtRestSummary) -> float:
+def data_mib(part: PgServers) -> float:
     return max((part.data_bytes or {}).values(), default=0) / MIB
 
 
-def regime_note(regime: str, part: PgAtRestSummary) -> str:
+def regime_note(regime: str, part: PgServers) -> str:
     """What the regime gave each server, against the data."""
     r: Record = (part.regimes or {}).get(regime) or {}
     data = data_mib(part)
@@ -124,7 +162,7 @@ def regime_note(regime: str, part: PgAtRestSummary) -> str:
 def _cost_svg(cells: Cells, regime: str) -> str | None:
     measured = [c for c in cells if c.comparisons.get("tps")]
     return plots.cost_rows_svg(
-        [f"{WORKLOADS.get(c.workload, c.workload)}, {c.clients} cl" for c in measured],
+        [f"{WORKLOADS.get(c.workload, c.workload)}, {c.threads} cl" for c in measured],
         [("tps", [c.comparisons["tps"] for c in measured])],
         REGIME_TITLES[regime].split(":")[0],
         f"pg-at-rest-{regime}",
@@ -132,19 +170,32 @@ def _cost_svg(cells: Cells, regime: str) -> str | None:
     )
 
 
-def sections(part: PgAtRestSummary, noise: NoiseFloor | None = None) -> list[Section]:
+def sections(
+    part: AtRestSummary, cells: Cells, noise: NoiseFloor | None = None, *, alone: bool
+) -> list[Section]:
+    """PostgreSQL's section of the study: its `cells`; the study's differences across cells
+    (Holm's, over every kind's cells) where it is the study's only kind (`alone`), else the
+    first kind's section says them."""
+    servers = part.postgresql or PgServers(scale=0)
     blocks: list[Block] = [Paragraph(INTRO), Paragraph(HOW_IT_COSTS)]
-    summary = pgbench_part.summary_items(part, noise, PgAtRestRecord.STUDY)
+    summary = suspect.summary_items(
+        part.differences if alone else None,
+        suspect.implausible_items(((label(c), c) for c in cells), FLAGGED),
+        suspect.PATHS,
+        noise,
+        RunRecord.STUDY,
+    )
     if summary:
         blocks.append(Bullets(summary))
     for regime, title in REGIME_TITLES.items():
-        group = [c for c in part.cells if c.regime == regime]
+        group = [c for c in cells if c.regime == regime]
         if not group:
             continue
         plot = Plot(partial(_cost_svg, group, regime), f"{title}: cost of fscrypt per row")
-        note = Paragraph(regime_note(regime, part))
+        note = Paragraph(regime_note(regime, servers))
         blocks.append(Section(title, [note, cells_table(group, part), plot], level=3))
-    blocks.append(Section("PostgreSQL at-rest setup and proof", [Bullets(setup(part))], 3))
+    lines = setup(servers, cells, part)
+    blocks.append(Section("PostgreSQL at-rest setup and proof", [Bullets(lines)], 3))
     return [Section(TITLE, blocks)]
 
 
@@ -176,7 +227,7 @@ def filesystem_lines(fs: Record) -> list[str]:
     return out + filesystem_proof_lines(fs)
 
 
-def setup(part: PgAtRestSummary) -> list[str]:
+def setup(part: PgServers, cells: Cells, study: AtRestSummary) -> list[str]:
     user = f", run as the `{part.server_user}` user" if part.server_user else ""
     out = [
         f"Servers: PostgreSQL {part.postgresql_version or '?'}, two sandboxes{user}, the same "
@@ -199,15 +250,15 @@ def setup(part: PgAtRestSummary) -> list[str]:
     if part.filesystem:
         out += filesystem_lines(part.filesystem)
     failed = [
-        f"{c.label} {name} {v.failed:,}"
-        for c in part.cells
+        f"{label(c)} {name} {v.errors:,}"
+        for c in cells
         if c.variants
         for name, v in (("plain", c.variants.plain), ("fs", c.variants.encrypted))
-        if v.failed
+        if v.errors
     ]
     if failed:
         out.append("Transactions pgbench counted as failed: " + "; ".join(failed) + ".")
-    h = part.harness
+    h = study.harness
     if h.measured_wall_s:
         out.append(
             f"encbench's own CPU during the measured windows: {h.cpu_s:.2f} s over "

@@ -18,6 +18,7 @@ from pydantic import Field, model_validator
 from encbench.profiles.options import AcrossKeys, Rounds, Threads
 from encbench.profiles.profile import Profile
 from encbench.studies.at_rest.cells import measures
+from encbench.studies.at_rest.records import CellKey
 from encbench.studies.definition import Settings
 
 SECTION = "pg_at_rest"
@@ -143,6 +144,21 @@ def problem(profile: Profile) -> str | None:
                 f"about {IO_BOUND_FACTOR * held:,} MB of rows, or lower those"
             )
     return None
+
+
+def cells(profile: Profile) -> list[CellKey]:
+    """PostgreSQL's cells a profile asks for, in the order they are measured: by regime
+    (each a restart of both servers with its memory), then workload, then clients; each of
+    the filesystem layer, PostgreSQL's only one."""
+    if not measured(profile):
+        return []
+    s = pg_at_rest_options(profile)
+    return [
+        CellKey(workload, regime, n, layer="fs", kind=KIND)
+        for regime in s.regimes
+        for workload in s.workloads
+        for n in s.clients
+    ]
 
 
 # What the study's definition reads of its section.

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from encbench.servers.postgresql.sandbox import ADMIN, PgSandbox
 from encbench.servers.target import Connection
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell
+from encbench.studies.at_rest.records import CellKey
 from encbench.workloads import sysbench
-from encbench.workloads.pgbench_report import PgbenchResult
 
 
 def connection(server: PgSandbox, database: str) -> Connection:
@@ -38,30 +37,22 @@ def prepare(
 def run(
     server: PgSandbox,
     database: str,
-    cell: PgAtRestCell,
+    cell: CellKey,
     tables: int,
     table_size: int,
     seconds: int,
     log: Path,
     env: Mapping[str, str],
-) -> PgbenchResult:
-    """One sysbench run, in the figures a pgbench run gives (transactions, failed, TPS, mean
-    latency): the study's record is the same whichever client ran it."""
-    got = sysbench.run(
+) -> sysbench.SysbenchResult:
+    """One sysbench run (its figures as the MariaDB study reads them)."""
+    return sysbench.run(
         sysbench.invocation(
             connection(server, database),
             cell.workload,
-            threads=cell.clients,
+            threads=cell.threads,
             time_s=seconds,
             log=log,
             options=sysbench.oltp_options(tables, table_size),
             env=env,
         )
-    )
-    return PgbenchResult(
-        transactions=got.transactions,
-        failed=got.ignored_errors,
-        tps=got.tps,
-        latency_avg_ms=got.latency_avg_ms,
-        connection_ms=0.0,
     )

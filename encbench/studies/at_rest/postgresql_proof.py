@@ -18,8 +18,8 @@ import secrets
 
 from encbench.errors import ProofError
 from encbench.servers.postgresql.sandbox import PgSandbox
-from encbench.studies.at_rest.postgresql.pgbench import DATABASE
-from encbench.studies.at_rest.postgresql.records import PgAtRestRecord
+from encbench.studies.at_rest.postgresql_pgbench import DATABASE
+from encbench.studies.at_rest.records import RunRecord
 
 PROOF_TABLE = "encbench_proof"
 
@@ -38,7 +38,7 @@ def write_marker(server: PgSandbox) -> bytes:
     return marker.encode()
 
 
-def check_run(record: PgAtRestRecord, loop: str) -> None:
+def check_run(record: RunRecord, loop: str) -> None:
     """The run against its server's image and, io-bound, against the memory it could hold."""
     what = f"{record.cell.label}, {record.variant} run"
     if record.device != loop:
@@ -46,8 +46,11 @@ def check_run(record: PgAtRestRecord, loop: str) -> None:
             f"{what}: the server's directory was on {record.device or 'no device'}, not on "
             f"its image's {loop}"
         )
-    if record.cell.regime == "io-bound" and record.page_cache_bytes >= record.data_bytes:
+    cached_mib, data = record.page_cache_mb, record.data_bytes
+    if cached_mib is None or not data:
+        raise ProofError(f"{what}: the server's page cache or its data's size was not read")
+    if record.cell.regime == "io-bound" and cached_mib * 2**20 >= data:
         raise ProofError(
-            f"{what}: the server's page cache held {record.page_cache_bytes / 2**20:,.0f} MiB, "
-            f"as much as the {record.data_bytes / 2**20:,.0f} MiB of data: not io-bound"
+            f"{what}: the server's page cache held {cached_mib:,.0f} MiB, "
+            f"as much as the {data / 2**20:,.0f} MiB of data: not io-bound"
         )

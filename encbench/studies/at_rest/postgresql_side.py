@@ -1,4 +1,4 @@
-"""The at-rest study's PostgreSQL cells: two sandboxed PostgreSQL servers, each on its own
+"""PostgreSQL's side of the at-rest study (side.py's Side): two sandboxed PostgreSQL servers, each on its own
 loop-mounted ext4 image of the same size (servers/volume_pair.py), the encrypted side's data
 directory under fscrypt; per cell, paired rounds of the same pgbench against each.
 
@@ -32,10 +32,9 @@ from typing import Any
 from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import CellSkipped, Run
-from encbench.engine.study_base import Given, StudyBasics, load_fields
+from encbench.engine.study_base import load_fields
 from encbench.machine import placement
 from encbench.proof import at_rest as image_proof
-from encbench.results.pgbench_run import pgbench_fields
 from encbench.servers import fscrypt, images, keys, shapes
 from encbench.servers.postgresql import counters as pg_counters
 from encbench.servers.postgresql import sandbox as pg_sandbox
@@ -43,21 +42,57 @@ from encbench.servers.postgresql.sandbox import PgSandbox
 from encbench.servers.target import blame_the_server
 from encbench.servers.variants import VARIANTS
 from encbench.servers.volume_pair import MIB, VolumePair
-from encbench.studies.at_rest.postgresql import memory, needs, oltp, pgbench, proof
-from encbench.studies.at_rest.postgresql.options import (
+from encbench.studies.at_rest import postgresql_memory as memory
+from encbench.studies.at_rest import postgresql_needs as needs
+from encbench.studies.at_rest import postgresql_oltp as oltp
+from encbench.studies.at_rest import postgresql_pgbench as pgbench
+from encbench.studies.at_rest import postgresql_proof as proof
+from encbench.studies.at_rest.postgresql_options import (
     OLTP_WRITES,
-    PgAtRestSpec,
     is_oltp,
+    pg_at_rest_options,
 )
-from encbench.studies.at_rest.postgresql.records import PgAtRestCell, PgAtRestRecord
+from encbench.studies.at_rest.records import CellKey, RunRecord
+from encbench.studies.at_rest.side import SideContext
 from encbench.workloads.pgbench_report import PgbenchResult
+from encbench.workloads.sysbench import SysbenchResult
 
+# Its servers' record (the images and their proof, each regime's memory): its own file, as
+# when its cells were a study of their own.
 RECORD_FILE = "pg-at-rest.json"
 # An explicit CHECKPOINT is immediate (checkpoint_completion_target does not pace it): what a
 # 2 s run dirties is written in seconds, even io-bound.
 CHECKPOINT_TIMEOUT_S = 300.0
 SIDES = {"plain": "plain (ext4)", "encrypted": "fs (ext4 + fscrypt)"}
 LOAD_TIMEOUT_S = 3600.0
+
+
+# Where and over what a run's server CPU is read (RunRecord.cpu_source, cpu_window).
+CPU_SOURCE = "the postmaster and every backend, live or reaped"
+CPU_WINDOW = "client run"
+CPU_WINDOW_CHECKPOINT = "client run + CHECKPOINT"
+
+
+def client_fields(got: PgbenchResult | SysbenchResult) -> dict[str, Any]:
+    """The record's client figures from pgbench's report or sysbench's (pgsql driver): what
+    pgbench does not give (queries, percentiles, a maximum) is None, its failed transactions
+    the errors it went on after."""
+    if isinstance(got, SysbenchResult):
+        return {
+            **got.record_fields(),
+            "reconnects": got.reconnects,
+            "latency_max_ms": got.latency_max_ms,
+        }
+    return {
+        "tps": got.tps,
+        "qps": None,
+        "transactions": got.transactions,
+        "ignored_errors": got.failed,
+        "reconnects": 0,
+        "latency_avg_ms": got.latency_avg_ms,
+        "latency_p95_ms": None,
+        "latency_max_ms": None,
+    }
 
 
 def side(variant: str) -> str:
@@ -74,12 +109,14 @@ def settings(shared_buffers_mb: int) -> dict[str, str]:
     }
 
 
-class PgAtRestStudy(StudyBasics):
-    record_type = PgAtRestRecord
-    rule: PgAtRestSpec
+class PgAtRest:
+    """PostgreSQL's side of the at-rest study: its two servers alternate (never together)."""
 
-    def __init__(self, given: Given) -> None:
-        super().__init__(given)
+    together = False
+
+    def __init__(self, context: SideContext) -> None:
+        self.store, self.profile, self.progress = context.store, context.profile, context.progress
+        self.rule = pg_at_rest_options(self.profile)
         self.record: dict[str, Any] = self.store.read_json(RECORD_FILE) or {}
         self.volumes: VolumePair | None = None
         self.servers: dict[str, PgSandbox] = {}
@@ -92,12 +129,15 @@ class PgAtRestStudy(StudyBasics):
         # out with it, and the study's other kinds go on.
         self.unavailable: str | None = None
 
+    def prepare(self) -> None:
+        """Nothing of its own: the filesystem's cipher is read when its images are made."""
+
     def log(self, line: str) -> None:
         self.progress.log(f"pg-at-rest: {line}")
 
     # -- the servers ---------------------------------------------------------------------------
     @contextlib.contextmanager
-    def setup(self, todo: Sequence[PgAtRestCell]) -> Iterator[dict[str, PgSandbox]]:
+    def setup(self, todo: Sequence[CellKey]) -> Iterator[dict[str, PgSandbox]]:
         self.unavailable = needs.unavailable(self.profile)
         if self.unavailable is not None:
             yield self.servers
@@ -239,7 +279,7 @@ class PgAtRestStudy(StudyBasics):
         self._save_record()
 
     @contextlib.contextmanager
-    def open_cell(self, cell: PgAtRestCell) -> Iterator[dict[str, PgSandbox]]:
+    def open_cell(self, cell: CellKey) -> Iterator[dict[str, PgSandbox]]:
         if self.unavailable is not None:
             raise CellSkipped(f"PostgreSQL cannot be measured here: {self.unavailable}")
         if cell.regime != self.regime:
@@ -248,8 +288,13 @@ class PgAtRestStudy(StudyBasics):
             self.regime = cell.regime
         yield self.servers
 
+    def renew(self, cell: CellKey) -> bool:
+        return False  # its servers run through each regime
+
     # -- one run ---------------------------------------------------------------------------------
-    def _client(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> PgbenchResult:
+    def _client(
+        self, cell: CellKey, variant: str, seconds: int, raw: Path
+    ) -> PgbenchResult | SysbenchResult:
         server = self.servers[variant]
         with blame_the_server(server):
             if is_oltp(cell.workload):
@@ -266,14 +311,20 @@ class PgAtRestStudy(StudyBasics):
                 )
             return pgbench.run(cell, seconds, self._env(server), raw)
 
-    def warm_up(self, cell: PgAtRestCell, variant: str, seconds: int, raw: Path) -> None:
+    def warm_up(self, cell: CellKey, variant: str, seconds: int, raw: Path) -> None:
         self._client(cell, variant, seconds, raw)
+
+    def warm_up_together(self, cell: CellKey, seconds: int, raw: Path) -> None:
+        raise AssertionError("PostgreSQL's servers are never measured together")
+
+    def measure_together(self, runs: Sequence[Run]) -> list[RunRecord]:
+        raise AssertionError("PostgreSQL's servers are never measured together")
 
     def _loop(self, variant: str) -> str:
         assert self.volumes is not None
         return self.volumes.volumes[variant].loop
 
-    def measure(self, run: Run) -> PgAtRestRecord:
+    def measure(self, run: Run) -> RunRecord:
         cell, variant, raw = run.cell, run.variant, run.raw
         server = self.servers[variant]
         device = Path(self._loop(variant)).name
@@ -302,24 +353,32 @@ class PgAtRestStudy(StudyBasics):
         held = memory.held(server)
         assert self.volumes is not None and server.shaped is not None
         limit = server.shaped.limits.memory_bytes or 0
-        return PgAtRestRecord(
+        return RunRecord(
             **run.record_fields(started_at, window.wall_s),
-            **pgbench_fields(got),
+            **client_fields(got),
             server_cpu_s=window.server_cpu_s,
+            cpu_ms_per_txn=1000.0 * window.server_cpu_s / got.transactions,
+            bp_read_requests=None,
+            bp_reads=None,
+            pages_read=None,
+            pages_written=None,
+            raw_output=str(raw.relative_to(self.store.path)),
             client_cpu_s=window.client_cpu_s,
             **load_fields(window),
+            cpu_source=CPU_SOURCE,
+            cpu_window=CPU_WINDOW_CHECKPOINT if writes else CPU_WINDOW,
+            cpu_window_s=window.wall_s,
             kernel_cpu_s=window.kernel_cpu_s,
+            page_cache_mb=held.page_cache_bytes / MIB,
             checkpoint_s=checkpoint_s,
             blocks_read=after.blocks_read - before.blocks_read,
             blocks_written=after.blocks_written - before.blocks_written,
             wal_bytes=after.wal_bytes - before.wal_bytes,
             group_cache_bytes=held.cache_bytes,
             group_shmem_bytes=held.shmem_bytes,
-            page_cache_bytes=held.page_cache_bytes,
             memory_limit_bytes=limit,
             data_bytes=self.data_bytes[variant],
             device=images.mount_source(self.volumes.volumes[variant].mountpoint) or "",
-            raw_output=str(raw.relative_to(self.store.path)),
             usage=window.usage(window.server_cpu_s, device=device),
         )
 
@@ -337,5 +396,5 @@ class PgAtRestStudy(StudyBasics):
         server.query("CHECKPOINT", timeout_s=CHECKPOINT_TIMEOUT_S)
         return time.monotonic() - began
 
-    def prove(self, record: PgAtRestRecord) -> None:
+    def prove(self, record: RunRecord) -> None:
         proof.check_run(record, self._loop(record.variant))
