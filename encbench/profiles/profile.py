@@ -418,9 +418,9 @@ class SectionOf(Protocol):
 
 
 class RegisteredPart(Protocol):
-    """What a profile needs of a study's further kind (studies/definition.py: KindCells,
-    KindPart): its section, and its name, which a profile written before it was the study's
-    lists as a study."""
+    """What a profile needs of a study's further kind (studies/definition.py: KindCells): its
+    section, and its name, which a profile written before it was the study's lists as a
+    study."""
 
     @property
     def study(self) -> str: ...  # the study it is a part of
@@ -620,12 +620,11 @@ def no_calibration(study: str) -> Callable[[Profile], str | None]:
 
 
 def _former_studies(raw: dict[str, Any], origin: str) -> dict[str, Any]:
-    """A profile that lists a study which is now a part of another (one kind of it: a
-    KindPart's name, the study it was before) read as listing that study with the part's kind in
-    `[server] kinds` (and its first kind where it is listed itself): results directories
-    keep the profile they ran, and a profile written before reads as it was meant.  Beside
-    another study that reads `[server] kinds`, whose servers that would change, it is
-    refused with the fix."""
+    """A profile that lists a study which is now a further kind of another (a KindCells' name, the
+    study it was before) read as listing that study with that kind in `[server] kinds` (and
+    its first kind where it is listed itself): results directories keep the profile they
+    ran, and a profile written before reads as it was meant. Beside another study that reads
+    `[server] kinds`, whose servers that would change, it is refused with the fix."""
     listed = raw.get("studies")
     parts = {p.name: (s, p) for s in _REGISTRY.studies for p in s.kind_sections}
     if not isinstance(listed, list) or not any(n in parts for n in listed if isinstance(n, str)):

@@ -25,7 +25,7 @@ from encbench.studies import (
     replication,
     state_transfer,
 )
-from encbench.studies.definition import KindPart, StudyDefinition
+from encbench.studies.definition import StudyDefinition
 
 MEMINFO = Path("/proc/meminfo")
 
@@ -42,13 +42,9 @@ STUDIES: tuple[StudyDefinition, ...] = (
 register_studies(STUDIES)
 
 
-def reported() -> list[StudyDefinition | KindPart]:
-    """What the report and `compare` read: each study, then its parts of other kinds (each
-    its own part of summary.json)."""
-    found: list[StudyDefinition | KindPart] = []
-    for s in STUDIES:
-        found += [s, *s.parts]
-    return found
+def reported() -> list[StudyDefinition]:
+    """What the report and `compare` read: each study (its own part of summary.json)."""
+    return list(STUDIES)
 
 
 register_record_types([s.record for s in reported()])

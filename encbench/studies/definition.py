@@ -81,49 +81,6 @@ class TargetUse:
 
 
 @dataclass(frozen=True)
-class KindPart:
-    """The cells of one kind that a study of several kinds measures apart from its first
-    kind's: their own runner (the engine's Study), records (`<name>.jsonl`), profile section
-    and part of summary.json (`name`), under the study's own entry in a profile's `studies`
-    and where `[server] kinds` names the kind, or on a target of its kind where it takes one
-    (`target`).  The report, `compare` and
-    the profile read it as they read a study (report/parts.Reported); a profile that lists
-    its `name` as a study is read as listing `study` with the kind (profiles/profile.py)."""
-
-    study: str  # the study it is a part of, as a profile's `studies` names it
-    kind: str
-    words: str  # what the report's title calls it
-    # Its records; their STUDY names its results file, <STUDY>.jsonl, and its part of
-    # summary.json.
-    record: type[Any]
-    make: MakeRunner
-    settings: Settings
-    cells_of: Callable[[Profile], Sequence[Any]]  # every cell the profile asks for, in order
-    report: ReportPart
-    calibration: Calibrated | None = None
-    install_families: tuple[str, ...] = ()
-    # None: it measures only servers it starts; else how it measures a target of its kind.
-    target: TargetUse | None = None
-
-    @property
-    def name(self) -> str:
-        """Its results file, <name>.jsonl, and its part of summary.json: its records'."""
-        return str(self.record.STUDY)
-
-    @property
-    def kinds(self) -> tuple[str, ...]:
-        return (self.kind,)
-
-    def listed_in(self, profile: Profile) -> str | None:
-        """The entry of the profile's `studies` that measures it (None: none does)."""
-        if profile.target is None:
-            measured = self.kind in profile.server.kinds
-        else:
-            measured = self.target is not None and profile.target.kind == self.kind
-        return self.study if measured and self.study in profile.studies else None
-
-
-@dataclass(frozen=True)
 class KindCells:
     """A kind that a study measures beside its first by the study's own runner, record type
     and report: what differs is the kind's data — its section of the profile (`settings`),
@@ -160,7 +117,8 @@ class StudyDefinition:
     record: type[Any]
     make: MakeRunner
     settings: Settings
-    # Every cell of its first kind the profile asks for, in order (`cells`: its parts' too).
+    # Every cell of its first kind the profile asks for, in order (`cells`: its further
+    # kinds' too).
     cells_of: Callable[[Profile], Sequence[Any]]
     here: Here
     report: ReportPart
@@ -168,7 +126,7 @@ class StudyDefinition:
     # The kinds of server it can measure (servers/server_kind.py, kinds/): their tools come with it
     # (machine_needs), and a target's DSN must name one of them.  With more than one, the
     # profile's `[server] kinds` chooses which it measures on its sandboxes (kinds_in).  Its
-    # parts' kinds are added where it leaves them out.
+    # further kinds' are added where it leaves them out.
     kinds: tuple[str, ...] = ("mariadb",)
     # None: it measures only servers it starts (it restarts, crashes or clusters them).
     target: TargetUse | None = None
@@ -179,9 +137,6 @@ class StudyDefinition:
     # Lines `plan` prints for this profile beyond its cells (a target's read-only checks,
     # the filesystem layer's key set-up).
     plan_lines: Callable[[Profile], list[str]] = _no_lines
-    # The kinds whose cells it measures apart from its first kind's (KindPart): its own
-    # `settings` are then its first kind's, and `cells` and `rule` add up the parts'.
-    parts: tuple[KindPart, ...] = ()
     # The kinds whose cells its own runner measures beside its first kind's (KindCells): its
     # own `settings` and `cells_of` are then its first kind's; `cells` and `rule` add theirs.
     other_kinds: tuple[KindCells, ...] = ()
@@ -193,36 +148,24 @@ class StudyDefinition:
         return str(self.record.STUDY)
 
     def __post_init__(self) -> None:
-        # A part is its one door: its kind becomes a kind of the study where `kinds` leaves
-        # it out (after them, in the order of `parts`).
-        further: tuple[KindCells | KindPart, ...] = (*self.other_kinds, *self.parts)
-        more = tuple(p.kind for p in further if p.kind not in self.kinds)
+        # A further kind is its one door: its kind becomes a kind of the study where `kinds`
+        # leaves it out (after them, in the order of `other_kinds`).
+        more = tuple(p.kind for p in self.other_kinds if p.kind not in self.kinds)
         object.__setattr__(self, "kinds", (*self.kinds, *more))
 
     @property
-    def kind_sections(self) -> tuple[KindPart | KindCells, ...]:
+    def kind_sections(self) -> tuple[KindCells, ...]:
         """Its further kinds' sections of a profile (and the names profiles listed them by)."""
-        return (*self.other_kinds, *self.parts)
+        return self.other_kinds
 
-    def measured(self, profile: Profile) -> list[StudyDefinition | KindCells | KindPart]:
-        """Its kinds the profile measures, each as itself, its further kind's cells or its
-        part: its own first (where it measures its first kind, or has no parts or further
-        kinds), then its further kinds', then its parts', in the order they are measured."""
+    def measured(self, profile: Profile) -> list[StudyDefinition | KindCells]:
+        """Its kinds the profile measures, each as itself or its further kind's cells: its
+        own first (where it measures its first kind, or has no further kinds), then its
+        further kinds', in the order they are measured."""
         kinds = self.kinds_in(profile)
-        alone = not self.parts and not self.other_kinds
-        own: list[StudyDefinition | KindCells | KindPart] = (
-            [self] if alone or self.kinds[0] in kinds else []
-        )
-        return own + [p for p in self.kind_sections if p.kind in kinds]
-
-    def _own_cells(self, profile: Profile) -> list[Any]:
-        """The cells its own runner measures: its first kind's and its further kinds'."""
-        return [
-            c
-            for m in self.measured(profile)
-            if not isinstance(m, KindPart)
-            for c in m.cells_of(profile)
-        ]
+        alone = not self.other_kinds
+        own: list[StudyDefinition | KindCells] = [self] if alone or self.kinds[0] in kinds else []
+        return own + [p for p in self.other_kinds if p.kind in kinds]
 
     def kinds_cells(self, profile: Profile) -> list[tuple[str, Any]]:
         """Every cell it measures under a profile, each with its kind, in the order its
@@ -233,14 +176,10 @@ class StudyDefinition:
         """Every cell it measures under a profile (what `plan` lists)."""
         return [c for _, c in self.kinds_cells(profile)]
 
-    def rule(self, profile: Profile, *, own: bool = False) -> Rule:
+    def rule(self, profile: Profile) -> Rule:
         """Its rule under a profile: each cell by its own kind's section (KindsRule), the rest
-        (what `plan` says of its rounds) by its first measured kind's; `own`: of the cells
-        its own runner measures (not its parts')."""
-        measured = self.measured(profile)
-        if own:
-            measured = [m for m in measured if not isinstance(m, KindPart)]
-        first, *others = measured or [self]
+        (what `plan` says of its rounds) by its first measured kind's."""
+        first, *others = self.measured(profile) or [self]
         if not others:
             return first.settings.rule(profile)
         return KindsRule(
@@ -249,43 +188,31 @@ class StudyDefinition:
         )
 
     def listed_in(self, profile: Profile) -> str | None:
-        """The entry of the profile's `studies` that measures it (None: none does): its own,
-        where it measures its first kind (a study with parts may measure only theirs)."""
-        if self.name not in profile.studies:
-            return None
-        kinds = self.kinds_in(profile)
-        own = [self.kinds[0], *(o.kind for o in self.other_kinds)]
-        return self.name if not self.parts or any(k in kinds for k in own) else None
+        """The entry of the profile's `studies` that measures it (None: none does)."""
+        return self.name if self.name in profile.studies else None
 
     def runners(self, store: ResultStore, profile: Profile, progress: RunProgress) -> list[Study]:
-        """What the engine runs of it under a profile: its own study (where it measures its
-        first kind, or has no parts), then each part of a kind it measures."""
-        kinds = self.kinds_in(profile)
-        own = []
-        if self.listed_in(profile):
-            rule = self.rule(profile, own=True)
-            given = Given(store, profile, progress, rule, self._own_cells(profile))
-            own = [self.make(given)]
-        return own + [runner(p, store, profile, progress) for p in self.parts if p.kind in kinds]
+        """What the engine runs of it under a profile: its one runner, over every kind it
+        measures."""
+        return [runner(self, store, profile, progress)] if self.listed_in(profile) else []
 
     def target_kinds(self, profile: Profile) -> list[str]:
         """The kinds it would measure on a target under a profile: those its TargetUse takes
-        (a study that takes none: all its kinds) and its parts that take one, of a study of
-        several kinds those of
-        `[server] kinds` too."""
+        (a study that takes none: all its kinds) and its further kinds that take one, of a
+        study of several kinds those of `[server] kinds` too."""
         chosen = self.kinds if len(self.kinds) == 1 else profile.server.kinds
         return [k for k in self.target_takes() if k in chosen]
 
     def target_takes(self) -> list[str]:
         """The kinds it measures on a target under any profile: its TargetUse's (one that
-        names none: all its kinds), then those of its parts that take a target."""
+        names none: all its kinds), then those of its further kinds that take a target."""
         own = (self.target.kinds if self.target is not None else ()) or self.kinds
         more = [p.kind for p in self.kind_sections if p.target is not None]
         return [*own, *(k for k in more if k not in own)]
 
     def target_use(self, profile: Profile) -> TargetUse | None:
-        """How it measures the profile's target: as its part of the target's kind does, where
-        that part takes one; else as its own TargetUse says."""
+        """How it measures the profile's target: as its further kind of the target's kind
+        does, where that kind takes one; else as its own TargetUse says."""
         kind = profile.target.kind if profile.target is not None else None
         found = [p.target for p in self.kind_sections if p.kind == kind and p.target is not None]
         return found[0] if found else self.target
@@ -313,12 +240,11 @@ class StudyDefinition:
 
 
 def runner(
-    source: StudyDefinition | KindPart, store: ResultStore, profile: Profile, progress: RunProgress
+    study: StudyDefinition, store: ResultStore, profile: Profile, progress: RunProgress
 ) -> Study:
-    """A study's runner (or its part's) under a profile, made with the rule and the cells its
-    definition reads of the profile: the same reading `plan` shows."""
-    rule, cells = source.settings.rule(profile), source.cells_of(profile)
-    return source.make(Given(store, profile, progress, rule, cells))
+    """A study's runner under a profile, made with the rule and the cells (of every kind it
+    measures) its definition reads of the profile: the same reading `plan` shows."""
+    return study.make(Given(store, profile, progress, study.rule(profile), study.cells(profile)))
 
 
 def measures(profile: Profile, study: str, kind: str) -> bool:

@@ -85,10 +85,10 @@ def test_doctor_of_mariadb_and_postgresql_lists_postgresqls_checks_as_the_run_ma
     """At rest over both kinds, a machine without PostgreSQL measures MariaDB's cells and
     leaves PostgreSQL's out: doctor names those checks as optional, the ones the run makes."""
     from click.testing import CliRunner
-    from encbench.studies.at_rest import postgresql_needs as pg_needs
 
     from encbench.cli import main
     from encbench.servers import postgresql
+    from encbench.studies.at_rest import postgresql_needs as pg_needs
 
     monkeypatch.setattr(postgresql, "bindir", lambda: None)
     prof, _ = profiles.load("at-rest-servers")

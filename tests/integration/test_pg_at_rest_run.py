@@ -16,11 +16,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from encbench.studies.at_rest import postgresql_needs as needs
 
 from encbench import state
 from encbench.estimate import units as estimate_units
 from encbench.servers import cgroup, fscrypt, postgresql, registry, shapes
+from encbench.studies.at_rest import postgresql_needs as needs
 from tests.helpers import (
     encbench,
     loops_under,

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import psutil
 import pytest
-from encbench.studies.at_rest import postgresql_oltp as oltp
-from encbench.studies.at_rest.records import CellKey
 
 from encbench import proc
 from encbench.net import netns
 from encbench.servers import postgresql, registry
 from encbench.servers.postgresql import sandbox as pg_sandbox
 from encbench.servers.postgresql.sandbox import PgSandbox
+from encbench.studies.at_rest import postgresql_oltp as oltp
+from encbench.studies.at_rest.records import CellKey
 from tests.helpers import (
     encbench,
     namespaces_left,

@@ -1,21 +1,19 @@
-"""PostgreSQL's cells in the at-rest study's section of the report: per regime, a table of plain against
-fscrypt transactions per second (pgbench's own figure) with the paired cost and its verdict,
-what each server's page cache held against the data, a plot of the cost per row, and how the
-filesystems were made, which kernel cipher ran and how it was proven."""
+"""PostgreSQL's cells in the at-rest study's section of the report: per regime, a table of
+plain against fscrypt transactions per second (pgbench's own figure) with the paired cost
+and its verdict, what each server's page cache held against the data, a plot of the cost per
+row, and how the filesystems were made, which kernel cipher ran and how it was proven."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
 
-from encbench import stats
-from encbench.report import plots, suspect
-from encbench.report.cells import overhead_cell, rounds_text, verdict_notes, verdict_text
+from encbench.report import plots
+from encbench.report.cells import verdict_notes
 from encbench.report.models import NoiseFloor, Record, Spread
-from encbench.report.tables import Block, Bullets, Cell, Paragraph, Plot, Section, Table, row
-from encbench.studies.at_rest import kernel_ciphers
+from encbench.report.tables import Block, Bullets, Paragraph, Plot, Section, Table
+from encbench.studies.at_rest import kernel_ciphers, kind_section
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, PgServers
-from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.at_rest.section import filesystem_proof_lines, images_made
 
 TITLE = "PostgreSQL at rest: what filesystem encryption (fscrypt) costs"
@@ -45,13 +43,6 @@ HOW_IT_COSTS = (
     "(WAL and checkpoints) and the io-bound rows show the reads as well."
 )
 MIB = 2**20
-# Their words where the encrypted side came out better in one (report/suspect.py).
-FLAGGED = {
-    "tps": "transactions per second",
-    "latency_avg_ms": "average latency",
-    "cpu_ms_per_txn": "server CPU per transaction",
-}
-
 Cells = Sequence[AtRestCell]
 
 
@@ -65,8 +56,7 @@ def _cache(cell: AtRestCell) -> str:
     return f"{most[0]:,.0f} / {most[1]:,.0f} (at most {100 * max(shares):.0f}% of the data)"
 
 
-def label(cell: AtRestCell) -> str:
-    return f"{cell.regime} {cell.workload} {cell.threads} cl"
+label = kind_section.label
 
 
 def _mean(spread: Spread | None, digits: int) -> str:
@@ -83,37 +73,8 @@ def _cpu(cell: AtRestCell) -> str:
     return text
 
 
-def _tps(tps: Spread, rounds: int) -> str:
-    """A side's transactions per second: the mean over rounds and its 95% CI."""
-    low, high = stats.mean_ci(tps.mean, tps.stdev, rounds) or (None, None)
-    if low is None or high is None:
-        return f"{tps.mean:,.1f}"
-    return f"{tps.mean:,.1f} ({low:,.1f}–{high:,.1f})"
-
-
-def tps_row(cell: AtRestCell) -> list[Cell]:
-    """A row: where the cell is, both sides' TPS, the share lost with its CI and the verdict
-    (styled by its kind), the server's CPU and page cache; a cell not measured has "–" for
-    each figure and its status as the verdict."""
-    where = [WORKLOADS.get(cell.workload, cell.workload), str(cell.threads), rounds_text(cell)]
-    comp = cell.comparisons.get("tps")
-    if not cell.rounds or cell.variants is None or comp is None:
-        return row(*where, "–", "–", "–", cell.status, "–", "–", styles={6: "na"})
-    v = cell.variants
-    return row(
-        *where,
-        _tps(v.plain.tps, cell.rounds),
-        _tps(v.encrypted.tps, cell.rounds),
-        overhead_cell(comp),
-        verdict_text(comp),
-        _cpu(cell),
-        _cache(cell),
-        styles={6: comp.kind},
-    )
-
-
 def cells_table(cells: Cells, part: AtRestSummary) -> Table:
-    rows = [tps_row(c) for c in cells]
+    rows = [kind_section.tps_row(c, WORKLOADS, [_cpu, _cache]) for c in cells]
     header = [
         "workload",
         "clients",
@@ -178,13 +139,7 @@ def sections(
     first kind's section says them."""
     servers = part.postgresql or PgServers(scale=0)
     blocks: list[Block] = [Paragraph(INTRO), Paragraph(HOW_IT_COSTS)]
-    summary = suspect.summary_items(
-        part.differences if alone else None,
-        suspect.implausible_items(((label(c), c) for c in cells), FLAGGED),
-        suspect.PATHS,
-        noise,
-        RunRecord.STUDY,
-    )
+    summary = kind_section.summary_items(part, cells, noise, alone)
     if summary:
         blocks.append(Bullets(summary))
     for regime, title in REGIME_TITLES.items():

@@ -1,24 +1,24 @@
-"""PostgreSQL's side of the at-rest study (side.py's Side): two sandboxed PostgreSQL servers, each on its own
-loop-mounted ext4 image of the same size (servers/volume_pair.py), the encrypted side's data
-directory under fscrypt; per cell, paired rounds of the same pgbench against each.
+"""PostgreSQL's side of the at-rest study (side.py's Side): two sandboxed PostgreSQL servers,
+each on its own loop-mounted ext4 image of the same size (servers/volume_pair.py), the
+encrypted side's data directory under fscrypt; per cell, paired rounds of the same pgbench
+against each.
 
 Lifecycle: images made and mounted → per server: initdb, pgbench -i, the marker row, a fast
 shutdown → the proof below the filesystem (raw images, names without the key) → per regime:
 both servers started in memory groups of the regime's size (in memory: the data read into
 shared_buffers) → per cell: warm-up, paired rounds until the interval is tight enough or the
-budget ends.  Every run is checked against its image's device and, io-bound, against the
-page cache its group held.
+budget ends. Every run is checked against its image's device and, io-bound, against the page
+cache its group held.
 
 Every run starts from clean buffers: a CHECKPOINT before it, outside its window, so that no
-earlier run's (or cell's) dirty pages are written, and encrypted, during it.  After a write
+earlier run's (or cell's) dirty pages are written, and encrypted, during it. After a write
 run the window stays open through another CHECKPOINT: PostgreSQL defers writing its data
 pages, and fscrypt encrypts them only when they are written, so the work the run caused is
-charged to its server CPU, whichever side runs next (as InnoDB's flush wait does for MariaDB:
-studies/at_rest/flushing.py).  TPS and latency stay pgbench's own.
+charged to its server CPU, whichever side runs next (as InnoDB's flush wait does for
+MariaDB: studies/at_rest/flushing.py). TPS and latency stay pgbench's own.
 
 Community PostgreSQL has no encryption at rest of its own: its users encrypt below it, with
-the filesystem or the block device.  This measures the filesystem's (fscrypt) cost to it.
-"""
+the filesystem or the block device. This measures the filesystem's (fscrypt) cost to it."""
 
 from __future__ import annotations
 

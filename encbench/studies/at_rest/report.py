@@ -23,6 +23,7 @@ from encbench.results.store import ResultStore
 from encbench.servers.mariadb import installs
 from encbench.servers.variants import FILESYSTEM_WORDS, configuration_label
 from encbench.studies.at_rest import (
+    kind_section,
     postgresql_section,
     postgresql_side,
     scopes_section,
@@ -70,11 +71,12 @@ def sections(part: AtRestSummary, context: Context) -> list[Any]:
             scopes = scopes_section.section(own.cells)
             extra = [*shapes_section.sections(own), *([scopes] if scopes else [])]
             out += section.sections(own, extra, context.noise_floor)
-        elif kind == POSTGRESQL:
-            cells = [c for c in part.cells if c.kind == kind]
-            out += postgresql_section.sections(
-                part, cells, context.noise_floor, alone=kinds[0] == kind
-            )
+            continue
+        cells, alone = [c for c in part.cells if c.kind == kind], kinds[0] == kind
+        if kind == POSTGRESQL:
+            out += postgresql_section.sections(part, cells, context.noise_floor, alone=alone)
+        else:  # a kind without words of its own here
+            out += kind_section.sections(part, kind, cells, context.noise_floor, alone=alone)
     return out
 
 

@@ -27,9 +27,8 @@ from encbench.servers import fscrypt, images, keys, page_cache, shapes
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
 from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
 from encbench.studies import at_rest, definition
-from encbench.studies.at_rest import cells, run_proof, section, volumes
+from encbench.studies.at_rest import cells, mariadb_side, run_proof, section, volumes
 from encbench.studies.at_rest import plan as at_rest_plan
-from encbench.studies.at_rest import mariadb_side
 from encbench.studies.at_rest.models import AtRestCell, AtRestSummary, AtRestVariant
 from encbench.studies.at_rest.pair import ServerPair
 from encbench.studies.at_rest.records import CellKey, RunRecord
