@@ -8,7 +8,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -286,3 +286,26 @@ def terminated_leaving_nothing(
     assert registry.entries() == []
     assert namespaces_left(state_dir) == []
     return stderr
+
+
+@contextlib.contextmanager
+def with_further_kind(monkeypatch: Any, study: Any, cells: Any, kind: Any) -> Iterator[Any]:
+    """`kind` registered (servers/server_kind.py) and `study` given `cells`, a KindCells in
+    its `other_kinds` (the one door of a further kind): the study as it then is, for a test
+    of a new kind; both put back after."""
+    import dataclasses
+
+    from encbench import studies
+    from encbench.profiles import profile as profiles
+    from encbench.servers import server_kind
+
+    server_kind.register_kinds((*server_kind.KINDS, kind))
+    grown = dataclasses.replace(study, other_kinds=(*study.other_kinds, cells))
+    before = studies.STUDIES
+    monkeypatch.setattr(studies, "STUDIES", tuple(grown if s is study else s for s in before))
+    profiles.register_studies(studies.STUDIES)
+    try:
+        yield grown
+    finally:
+        profiles.register_studies(before)
+        server_kind.register_kinds(server_kind.KINDS)

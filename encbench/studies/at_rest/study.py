@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from encbench.engine.kind_turns import KindTurns
 from encbench.engine.study import Run
 from encbench.engine.study_base import Given, StudyBasics
 from encbench.studies.at_rest.mariadb_side import MariaDbAtRest
@@ -40,8 +41,7 @@ class AtRestStudy(StudyBasics):
         super().__init__(given)
         self.context = SideContext(self.store, self.profile, self.progress)
         self.sides: dict[str, Side] = {}
-        self.kind: str | None = None  # the kind whose servers are up
-        self._kind_stack: contextlib.ExitStack | None = None
+        self.turns = KindTurns()
         self._todo: Sequence[CellKey] = ()
         # Whether the kind whose servers are up measures both variants of a round at once:
         # the engine asks inside a cell, whose kind's servers are then up.
@@ -63,25 +63,15 @@ class AtRestStudy(StudyBasics):
     def setup(self, todo: Sequence[CellKey]) -> Iterator[AtRestStudy]:
         with contextlib.ExitStack() as stack:
             self._todo = todo
-            stack.callback(self._close_kind)
+            stack.callback(self.turns.close)
             yield self
-
-    def _close_kind(self) -> None:
-        """The servers of the kind measured last stopped and removed."""
-        stack, self._kind_stack, self.kind = self._kind_stack, None, None
-        self.together = False
-        if stack is not None:
-            stack.close()
 
     def _side_up(self, cell: CellKey) -> Side:
         """The cell's kind's side, its servers set up (the previous kind's gone first)."""
         side = self.side(cell.kind)
-        if cell.kind != self.kind:
-            self._close_kind()
-            self._kind_stack = stack = contextlib.ExitStack()
-            stack.enter_context(side.setup([c for c in self._todo if c.kind == cell.kind]))
-            self.kind = cell.kind
-            self.together = side.together
+        todo = [c for c in self._todo if c.kind == cell.kind]
+        self.turns.turn_to(cell.kind, lambda stack: stack.enter_context(side.setup(todo)))
+        self.together = side.together
         return side
 
     @contextlib.contextmanager

@@ -25,6 +25,7 @@ from typing import Any
 
 from encbench import proc
 from encbench.engine.clocks import Window
+from encbench.engine.kind_turns import KindTurns
 from encbench.engine.study import Run
 from encbench.engine.study_base import Given, StudyBasics, load_fields
 from encbench.errors import ToolError
@@ -57,8 +58,7 @@ class TransitStudy(StudyBasics):
         self.private = keys.private_dir(self.store.path)
         self.record: dict[str, Any] = study_record.read(self.store)
         self.sides: dict[str, Side] = {}
-        self.kind: str | None = None  # the kind whose server is up
-        self._kind_stack: contextlib.ExitStack | None = None
+        self.turns = KindTurns()  # the kind whose server is up
         self._todo: Sequence[TransitCell] = ()
 
     def _save_record(self) -> None:
@@ -76,7 +76,9 @@ class TransitStudy(StudyBasics):
     def setup(self, todo: Sequence[TransitCell]) -> Iterator[TransitStudy]:
         with contextlib.ExitStack() as stack:
             self._todo = todo
-            stack.callback(self._close_kind)
+            # The server of the kind measured last stopped (and its routes' processes), then
+            # its hosts removed.
+            stack.callback(self.turns.close)
             yield self
 
     def _open_hosts(self, stack: contextlib.ExitStack, of: str) -> Hosts:
@@ -102,23 +104,15 @@ class TransitStudy(StudyBasics):
             self._save_record()
         return hosts
 
-    def _close_kind(self) -> None:
-        """The server of the kind measured last stopped (and its routes' processes), then
-        its hosts removed."""
-        stack, self._kind_stack, self.kind = self._kind_stack, None, None
-        if stack is not None:
-            stack.close()
-
     def _server_of(self, cell: TransitCell) -> Side:
         """The cell's kind's side, its server set up (the previous kind's stopped first)."""
         side = self.side(cell.kind)
-        if cell.kind != self.kind:
-            self._close_kind()
-            self._kind_stack = stack = contextlib.ExitStack()
-            hosts = self._open_hosts(stack, cell.kind)
-            todo = [c for c in self._todo if c.kind == cell.kind]
-            stack.enter_context(side.setup(hosts, todo))
-            self.kind = cell.kind
+        todo = [c for c in self._todo if c.kind == cell.kind]
+
+        def open_(stack: contextlib.ExitStack) -> None:
+            stack.enter_context(side.setup(self._open_hosts(stack, cell.kind), todo))
+
+        self.turns.turn_to(cell.kind, open_)
         return side
 
     @contextlib.contextmanager

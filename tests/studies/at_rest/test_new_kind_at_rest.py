@@ -9,7 +9,6 @@ cost it is given and whose proof reads the device each run says it ran on."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import random
 from collections.abc import Iterator, Sequence
@@ -30,12 +29,11 @@ from encbench.profiles.options import Rounds, Threads
 from encbench.profiles.profile import Profile
 from encbench.report import markdown
 from encbench.results.store import ResultStore
-from encbench.servers import server_kind
-from encbench.servers.server_kind import KINDS
 from encbench.studies import at_rest
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.at_rest.side import SideContext
 from encbench.studies.definition import KindCells, Settings, StudyDefinition, measures
+from tests.helpers import with_further_kind
 from tests.servers.test_new_kind import TOY_KIND
 
 COST = {"cost": 0.10}  # what encryption takes of the rate, in the next run
@@ -144,16 +142,8 @@ TOY_CELLS = KindCells(
 @pytest.fixture
 def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[StudyDefinition]:
     """The toy kind registered, and the at-rest study with its KindCells: the one door."""
-    server_kind.register_kinds((*KINDS, TOY_KIND))
-    study = dataclasses.replace(at_rest.STUDY, other_kinds=(*at_rest.STUDY.other_kinds, TOY_CELLS))
-    before = studies.STUDIES
-    monkeypatch.setattr(
-        studies, "STUDIES", tuple(study if s is at_rest.STUDY else s for s in before)
-    )
-    profiles.register_studies(studies.STUDIES)
-    yield study
-    profiles.register_studies(before)
-    server_kind.register_kinds(KINDS)
+    with with_further_kind(monkeypatch, at_rest.STUDY, TOY_CELLS, TOY_KIND) as study:
+        yield study
 
 
 TOML = (

@@ -9,7 +9,6 @@ rate falls by the encryption cost it is given and whose proof counts its handsha
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import random
@@ -32,13 +31,12 @@ from encbench.profiles.profile import Profile
 from encbench.report import markdown
 from encbench.results.schema import Usage
 from encbench.results.store import ResultStore
-from encbench.servers import server_kind
-from encbench.servers.server_kind import KINDS
 from encbench.studies import in_transit
 from encbench.studies.definition import KindCells, Settings, StudyDefinition, measures
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.side import ClientRun, RunProof, SideContext
 from encbench.studies.in_transit.transit_rounds import TransitRounds
+from tests.helpers import with_further_kind
 from tests.servers.test_new_kind import TOY_KIND
 
 COST = {"cost": 0.10}  # what encryption takes of the rate, in the next run
@@ -135,18 +133,8 @@ TOY_CELLS = KindCells(
 @pytest.fixture
 def toy_kind(monkeypatch: pytest.MonkeyPatch) -> Iterator[StudyDefinition]:
     """The toy kind registered, and the in-transit study with its KindCells: the one door."""
-    server_kind.register_kinds((*KINDS, TOY_KIND))
-    study = dataclasses.replace(
-        in_transit.STUDY, other_kinds=(*in_transit.STUDY.other_kinds, TOY_CELLS)
-    )
-    before = studies.STUDIES
-    monkeypatch.setattr(
-        studies, "STUDIES", tuple(study if s is in_transit.STUDY else s for s in before)
-    )
-    profiles.register_studies(studies.STUDIES)
-    yield study
-    profiles.register_studies(before)
-    server_kind.register_kinds(KINDS)
+    with with_further_kind(monkeypatch, in_transit.STUDY, TOY_CELLS, TOY_KIND) as study:
+        yield study
 
 
 TOML = (
