@@ -23,8 +23,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from encbench.servers import variants
 from encbench.servers.local import free_port
+from encbench.servers.mariadb import options as mariadb_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.studies.at_rest import flushing
 
@@ -63,7 +63,7 @@ def main() -> None:
         os.environ["XDG_STATE_HOME"] = str(root / "state")
         box = SandboxServer("stalls", root / "server", use_cgroup=False)
         # The at-rest study's own options for a plain server, binary log off.
-        options = variants.common_options(
+        options = mariadb_options.common_options(
             box.paths,
             port=free_port(),
             buffer_pool_mb=args.pool_mb,

@@ -181,8 +181,9 @@ def start_plain_server(
     a private root's server (`install`: "mysql", "mariadb-11.8"), with a binary log if
     `binlog`."""
     from encbench.servers.mariadb import installs
+    from encbench.servers.mariadb.options import server_options
     from encbench.servers.mariadb.sandbox import SandboxServer
-    from encbench.servers.variants import EncryptionSpec, server_options
+    from encbench.servers.variants import EncryptionSpec
 
     server = SandboxServer("plain", root, use_cgroup=use_cgroup, install=installs.of(install))
     options = server_options(

@@ -47,8 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from encbench.errors import ProofError
+from encbench.servers.mariadb.options import option_difference
 from encbench.servers.target import Needs, Target
-from encbench.servers.variants import EncryptionSpec, option_difference
+from encbench.servers.variants import EncryptionSpec
 from encbench.servers.volume_pair import VolumePair
 
 PROOF_TABLE = "encbench_proof"

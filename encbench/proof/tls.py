@@ -110,7 +110,8 @@ def server_options(
     require_secure_transport: bool = False,
     mysql: bool = False,
 ) -> dict[str, str]:
-    """Options to merge into a sandbox's option dict (as variants.server_options renders them).
+    """Options to merge into a sandbox's option dict (as servers/mariadb/options.py renders
+    them).
 
     `cipher` is one suite the server is limited to: an OpenSSL TLS 1.2 name (e.g.
     DHE-RSA-AES256-SHA, the 2013 study's) with TLSv1.2, or a TLS 1.3 one (TLS13_SUITES) with

@@ -18,10 +18,10 @@ from encbench.errors import BadInput, ToolError
 def _path_problem(char: str) -> str | None:
     """Why `char` cannot be in a sandbox or run directory, or None if it can.  Measured
     against the real programs (tests/servers/test_option_files.py): my.cnf takes any character
-    quoted (variants.cnf_value), sshd_config too (tunnels.sshd_quote), stunnel.conf takes a
-    value verbatim up to the end of the line; but no option file can carry a line break,
-    and mariadb-install-db, a shell script, passes the defaults file and the error log
-    unquoted (`$defaults`, `$args`), so whitespace splits them into two arguments."""
+    quoted (servers/mariadb/options.cnf_value), sshd_config too (tunnels.sshd_quote),
+    stunnel.conf takes a value verbatim up to the end of the line; but no option file can carry
+    a line break, and mariadb-install-db, a shell script, passes the defaults file and the error
+    log unquoted (`$defaults`, `$args`), so whitespace splits them into two arguments."""
     if char in "\n\r":
         return "cannot be written in the option files of mariadbd, sshd and stunnel"
     if char.isspace():

@@ -8,7 +8,7 @@ import math
 from typing import Protocol
 
 # sysbench's row: int id, int k, char(120) c, char(60) pad, plus the k index and page slack.
-# The sandboxed servers' max_connections (servers/variants.py renders it; a test keeps the
+# The sandboxed servers' max_connections (servers/mariadb/options.py renders it; a test keeps the
 # two equal).  Some are kept for encbench's own status and proof queries, and for
 # disconnects the server has not finished yet when a connect test opens the next one.
 SERVER_MAX_CONNECTIONS = 600

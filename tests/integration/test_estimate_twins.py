@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 from encbench.servers import keys
+from encbench.servers.mariadb.options import server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection
-from encbench.servers.variants import EncryptionSpec, server_options
+from encbench.servers.variants import EncryptionSpec
 from encbench.workloads import sysbench
 from tests.helpers import encbench
 

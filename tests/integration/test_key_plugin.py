@@ -15,8 +15,9 @@ import pytest
 from encbench.errors import ServerError
 from encbench.servers import keys
 from encbench.servers.mariadb import keyplugin
+from encbench.servers.mariadb.options import common_options
 from encbench.servers.mariadb.sandbox import SandboxServer
-from encbench.servers.variants import EncryptionSpec, common_options
+from encbench.servers.variants import EncryptionSpec
 from encbench.studies.operations.tablespaces import key_version_states
 
 VERSIONS = 5

@@ -59,8 +59,9 @@ def test_mariadb_reads_its_table_key_from_the_key_server(tmp_path: Path) -> None
     CA and the limited token: the plugin is active, an ENCRYPTED=YES table has key 1 at the
     key server's version, and the key server's audit log holds the plugin's read of it."""
     from encbench.servers.mariadb import installs
+    from encbench.servers.mariadb.options import server_options
     from encbench.servers.mariadb.sandbox import SandboxServer
-    from encbench.servers.variants import EncryptionSpec, server_options
+    from encbench.servers.variants import EncryptionSpec
 
     private = tmp_path / "private"
     private.mkdir(mode=0o700)

@@ -23,8 +23,8 @@ import pytest
 from encbench.estimate import units
 from encbench.machine import roots
 from encbench.servers.mariadb import installs
+from encbench.servers.mariadb.options import common_options
 from encbench.servers.mariadb.sandbox import SandboxServer
-from encbench.servers.variants import common_options
 from tests import estimate_helpers
 from tests.helpers import files_holding, skip_unless_ci, tiny_profile
 

@@ -11,9 +11,10 @@ import pytest
 from encbench.errors import ProofError
 from encbench.proof import at_rest as proof
 from encbench.servers import keys
+from encbench.servers.mariadb.options import server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection
-from encbench.servers.variants import EncryptionSpec, Variant, server_options
+from encbench.servers.variants import EncryptionSpec, Variant
 from encbench.workloads import sysbench
 
 TABLES = 2

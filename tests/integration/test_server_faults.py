@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput, ServerError
+from encbench.servers.mariadb.options import common_options
 from encbench.servers.mariadb.sandbox import SandboxServer
-from encbench.servers.variants import common_options
 
 pytestmark = pytest.mark.integration
 

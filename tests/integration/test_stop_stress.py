@@ -55,8 +55,9 @@ def test_a_server_stopped_while_it_starts_is_gone_within_seconds(tmp_path: Path)
     deaf to every later SIGTERM (findings): a stop during a start must not wait on it."""
     from encbench.errors import Interrupted
     from encbench.servers.mariadb import installs
+    from encbench.servers.mariadb.options import server_options
     from encbench.servers.mariadb.sandbox import SandboxServer
-    from encbench.servers.variants import EncryptionSpec, server_options
+    from encbench.servers.variants import EncryptionSpec
 
     server = SandboxServer("plain", tmp_path / "s", use_cgroup=False, install=installs.of("system"))
     options = server_options(

@@ -29,8 +29,9 @@ from encbench import proc
 from encbench.net import delay, netns, tunnels
 from encbench.proof import tls
 from encbench.servers import keys, pki
+from encbench.servers.mariadb.options import server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
-from encbench.servers.variants import EncryptionSpec, server_options
+from encbench.servers.variants import EncryptionSpec
 from tests.helpers import encbench
 
 PASSWORD = "not-a-real-secret-7"

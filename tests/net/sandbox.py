@@ -11,10 +11,11 @@ from pathlib import Path
 
 from encbench.proof import tls
 from encbench.servers import keys
+from encbench.servers.mariadb.options import server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.pki import Pki
 from encbench.servers.target import Connection
-from encbench.servers.variants import EncryptionSpec, server_options
+from encbench.servers.variants import EncryptionSpec
 from encbench.workloads import connrate
 
 

@@ -11,7 +11,8 @@ from encbench import studies
 from encbench.errors import BadInput
 from encbench.profiles import options, profile
 from encbench.servers import sizing
-from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
+from encbench.servers.mariadb.options import SandboxPaths, server_options
+from encbench.servers.variants import EncryptionSpec
 from encbench.studies.at_rest import pair
 from tests.helpers import encbench_here
 

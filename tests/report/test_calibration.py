@@ -21,7 +21,8 @@ from encbench.report.calibration_section import NONE_MEASURED
 from encbench.report.models import Calibration, CalibrationCell
 from encbench.report.tables import Document
 from encbench.results.store import ResultStore
-from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
+from encbench.servers.mariadb.options import SandboxPaths, server_options
+from encbench.servers.variants import EncryptionSpec
 from encbench.studies.at_rest import summary as at_rest
 from encbench.studies.at_rest.records import CellKey, RunRecord
 from encbench.studies.in_transit.checks import check_run

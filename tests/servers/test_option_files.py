@@ -16,8 +16,8 @@ from encbench import proc
 from encbench.errors import BadInput
 from encbench.net import tunnels
 from encbench.servers.local import check_path
+from encbench.servers.mariadb.options import cnf_value, render_cnf
 from encbench.servers.pki import Pki
-from encbench.servers.variants import cnf_value, render_cnf
 
 # Every character a MariaDB, OpenSSH or stunnel parser treats specially, but whitespace
 # (refused: mariadb-install-db splits at it).

@@ -1,6 +1,6 @@
 """MariaDB (and, as a target, MySQL): its facts.  mariadbd sandboxes (servers/mariadb/sandbox.py),
 InnoDB's own encryption with a key management plugin (servers/mariadb/key_setup.py,
-servers/variants.py), TLS by the server's own options, sysbench's `mysql` driver as the
+servers/mariadb/options.py), TLS by the server's own options, sysbench's `mysql` driver as the
 load, and a target reached by mysql:// with the password from MYSQL_PWD or an option file.
 Its ways (tools, a target's checks) are in servers/mariadb/ways.py.  MySQL is a release of
 this kind, not a kind of its own: the same protocol, client, driver and load, installed from

@@ -25,9 +25,9 @@ from typing import Generic, Self, TypeVar
 from encbench.errors import BadInput
 from encbench.servers import registry
 from encbench.servers.mariadb import galera
+from encbench.servers.mariadb.options import common_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox
-from encbench.servers.variants import common_options
 
 SYNC_POLL_S = 0.05
 # A joining node's rsync daemon, started by root, drops to rsync's default user.

@@ -27,9 +27,9 @@ from encbench.servers import cgroup, keys, registry, shapes
 from encbench.servers.local import check_path, free_port, wait_ready
 from encbench.servers.mariadb import SERVER_STOP, STARTING_STOP
 from encbench.servers.mariadb.installs import HOST, ServerInstall
+from encbench.servers.mariadb.options import SandboxPaths, render_cnf
 from encbench.servers.mariadb.queries import Queries
 from encbench.servers.target import Connection
-from encbench.servers.variants import SandboxPaths, render_cnf
 
 SOCKET_PATH_MAX = 100  # sun_path is 108 bytes; keep a margin
 # During a stop, how long a clean SHUTDOWN is waited for before SIGTERM (it takes about a

@@ -21,6 +21,7 @@ from encbench.results.store import ResultStore
 from encbench.servers import keys, page_cache, shapes
 from encbench.servers.closed_on_exit import ClosedOnExit
 from encbench.servers.mariadb import installs
+from encbench.servers.mariadb.options import option_difference, server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.remote_cpu import SshCpu
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
@@ -31,14 +32,7 @@ from encbench.servers.sizing import (
     rows_mb,
 )
 from encbench.servers.target import Connection, Target
-from encbench.servers.variants import (
-    AGAINST_TABLES_SIDES,
-    VARIANTS,
-    EncryptionSpec,
-    option_difference,
-    server_options,
-    side_name,
-)
+from encbench.servers.variants import AGAINST_TABLES_SIDES, VARIANTS, EncryptionSpec, side_name
 from encbench.studies.at_rest import steady
 from encbench.studies.at_rest.cells import configurations
 from encbench.studies.at_rest.dialects import Dialect, dialect_for

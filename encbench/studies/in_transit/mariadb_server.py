@@ -28,11 +28,12 @@ from encbench.proof import tls
 from encbench.results.schema import Usage
 from encbench.servers import keys, pki
 from encbench.servers.mariadb import installs
+from encbench.servers.mariadb.options import server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.remote_cpu import cpu_measurement
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
 from encbench.servers.target import Connection, Target, blame_the_server
-from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec, server_options
+from encbench.servers.variants import CALIBRATION_SIDES, EncryptionSpec
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit.checks import check_run, prove_routes
 from encbench.studies.in_transit.client import FIRST_LOGIN_USER, FIRST_LOGIN_USERS, Client

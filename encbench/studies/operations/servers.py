@@ -24,15 +24,10 @@ from encbench.results.store import ResultStore
 from encbench.servers import keys, sizing
 from encbench.servers.closed_on_exit import ClosedOnExit
 from encbench.servers.mariadb import keyplugin
+from encbench.servers.mariadb.options import encryption_options, option_difference, server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.sandbox_dirs import clear_stale_sandbox, remove_empty_sandbox_dir
-from encbench.servers.variants import (
-    VARIANTS,
-    EncryptionSpec,
-    encryption_options,
-    option_difference,
-    server_options,
-)
+from encbench.servers.variants import VARIANTS, EncryptionSpec
 from encbench.studies.operations import tablespaces
 from encbench.studies.operations.options import operations_options
 from encbench.workloads import sysbench

@@ -14,8 +14,9 @@ from pathlib import Path
 
 from encbench.errors import ProofError
 from encbench.servers import keys
+from encbench.servers.mariadb.options import encryption_options
 from encbench.servers.mariadb.sandbox import SandboxServer
-from encbench.servers.variants import EncryptionSpec, encryption_options
+from encbench.servers.variants import EncryptionSpec
 
 SPEC = EncryptionSpec()
 STATES = (

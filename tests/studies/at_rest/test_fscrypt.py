@@ -24,8 +24,9 @@ from encbench.proof import at_rest as proof
 from encbench.report.models import Harness, Pair, Spread
 from encbench.results.store import ResultStore
 from encbench.servers import fscrypt, images, keys, page_cache, shapes
+from encbench.servers.mariadb.options import SandboxPaths, server_options
 from encbench.servers.sizing import BYTES_PER_ROW_ESTIMATE
-from encbench.servers.variants import EncryptionSpec, SandboxPaths, server_options
+from encbench.servers.variants import EncryptionSpec
 from encbench.studies import at_rest, definition
 from encbench.studies.at_rest import cells, mariadb_side, run_proof, section, volumes
 from encbench.studies.at_rest import plan as at_rest_plan

@@ -211,7 +211,8 @@ def test_mysqls_redo_files_are_scanned_but_not_its_spare_ones(tmp_path: Any) -> 
 
 
 def test_mysqls_scope_all_encrypts_its_redo_undo_and_binary_log() -> None:
-    from encbench.servers.variants import EncryptionSpec, mysql_encryption_options
+    from encbench.servers.mariadb.options import mysql_encryption_options
+    from encbench.servers.variants import EncryptionSpec
 
     assert mysql_encryption_options(EncryptionSpec(scope="tables")) == {
         "default_table_encryption": "ON"

@@ -18,7 +18,7 @@ from encbench.profiles.profile import Profile, TargetSpec, parse
 from encbench.proof import wire
 from encbench.report import markdown
 from encbench.servers.mariadb import galera
-from encbench.servers.variants import render_cnf
+from encbench.servers.mariadb.options import render_cnf
 from encbench.studies import STUDIES
 from encbench.studies.state_transfer import cells, sstlog
 from encbench.studies.state_transfer.cluster import sockopt
