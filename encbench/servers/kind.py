@@ -68,6 +68,9 @@ class ServerKind:
     option_file: bool = False
     # The load clients its studies drive, as the report's software line names them.
     load_clients: tuple[str, ...] = field(default_factory=tuple)
+    # sysbench's options that reach a server of it ((servers/target.Connection, tls) → its
+    # driver's argv), where its studies drive sysbench: servers/<name>/sysbench.py.
+    sysbench_connection: Callable[[Any, bool], list[str]] | None = None
 
     @property
     def example_dsn(self) -> str:

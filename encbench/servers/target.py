@@ -21,31 +21,22 @@ from encbench.errors import ServerError, ToolError
 
 @dataclass(frozen=True)
 class Connection:
-    """Where and as whom a client connects: a unix socket or TCP.
-
-    Over the socket, as the invoking OS user, whom MariaDB's unix_socket plugin authenticates
-    without a password: sysbench 1.0.20 takes a password only as --mysql-password on its
-    command line, where every user of the machine can read it.  Over TCP (the unix_socket
-    plugin does not apply), as a password user whose password goes in MYSQL_PWD.
-
-    A PostgreSQL server's (`driver` "pgsql": sysbench's PostgreSQL driver): its socket is
-    the directory libpq finds it in (PGHOST), with its port; the password, where one is
-    asked, comes from libpq's own places (PGPASSWORD, a password file)."""
+    """Where and as whom a client connects to a server of a `kind` (its name in
+    servers/server_kind.py; the first kind's, MariaDB's, unless a kind's package makes it):
+    a unix socket or TCP.  The kind says how its clients reach it (its facts'
+    `sysbench_connection`) and whence its password comes: servers/mariadb/sysbench.py,
+    servers/postgresql/sysbench.py."""
 
     user: str
     database: str
     socket: Path | None = None
     host: str = ""
     port: int = 0
-    driver: Literal["mysql", "pgsql"] = "mysql"
+    kind: str = "mariadb"
 
     @classmethod
     def unix(cls, socket: Path, user: str, database: str) -> Connection:
         return cls(user, database, socket=socket)
-
-    @classmethod
-    def postgresql(cls, socket_dir: Path, port: int, user: str, database: str) -> Connection:
-        return cls(user, database, socket=socket_dir, port=port, driver="pgsql")
 
     @classmethod
     def tcp(cls, host: str, port: int, user: str, database: str) -> Connection:

@@ -23,6 +23,7 @@ from typing import Any
 from encbench import proc
 from encbench.errors import BadInput, ToolError
 from encbench.profiles.options import DataSpec
+from encbench.servers import server_kind
 from encbench.servers.cgroup import CpuCounter
 from encbench.servers.target import Connection, Target
 
@@ -48,25 +49,13 @@ INSTALL_HINT = "install it: apt-get install sysbench (or run `make setup`)"
 WINDOW_LUA = Path(__file__).parent / "lua" / "window.lua"
 
 
-def connection_args(conn: Connection) -> list[str]:
-    """sysbench's options for where and as whom to connect (the password, over TCP, goes in
-    MYSQL_PWD: see servers/target.Connection)."""
-    if conn.driver == "pgsql":
-        # libpq takes a socket's directory as its host.
-        host = str(conn.socket) if conn.socket is not None else conn.host
-        return [
-            "--db-driver=pgsql",
-            f"--pgsql-host={host}",
-            f"--pgsql-port={conn.port}",
-            f"--pgsql-user={conn.user}",
-            f"--pgsql-db={conn.database}",
-        ]
-    where = (
-        [f"--mysql-socket={conn.socket}"]
-        if conn.socket is not None
-        else [f"--mysql-host={conn.host}", f"--mysql-port={conn.port}"]
-    )
-    return ["--db-driver=mysql", *where, f"--mysql-user={conn.user}", f"--mysql-db={conn.database}"]
+def connection_args(conn: Connection, tls: bool = False) -> list[str]:
+    """sysbench's options for where and as whom to connect, as the connection's kind writes
+    them (its driver; its password never on the command line: servers/<kind>/sysbench.py)."""
+    kind = server_kind.named(conn.kind)
+    if kind.sysbench_connection is None:
+        raise RuntimeError(f"sysbench is not a load client of {kind.title}")
+    return kind.sysbench_connection(conn, tls)
 
 
 @dataclass(frozen=True)
@@ -253,16 +242,15 @@ def command(
     action: str = "run",
     series: bool = False,
 ) -> list[str]:
-    """One sysbench command line.  With tls, --mysql-ssl=on: sysbench reads the client's PEM
-    files from its working directory.  With series, a report every second and the latency
-    histogram at the end (SysbenchResult.per_second, latency_p99_ms)."""
+    """One sysbench command line.  With tls, over TCP, the connection's kind asks for TLS
+    (MariaDB's: sysbench reads the client's PEM files from its working directory).  With
+    series, a report every second and the latency histogram at the end
+    (SysbenchResult.per_second, latency_p99_ms)."""
     if threads <= 0 or time_s < 0 or events < 0:
         raise BadInput(
             f"threads must be > 0 and time/events ≥ 0 (got {threads}, {time_s}, {events})"
         )
-    argv = ["sysbench", *connection_args(conn)]
-    if conn.socket is None and conn.driver == "mysql":
-        argv.append(f"--mysql-ssl={'on' if tls else 'off'}")
+    argv = ["sysbench", *connection_args(conn, tls)]
     argv.append(f"--threads={threads}")
     if action == "run":
         argv += [f"--time={time_s}", f"--events={events}", "--percentile=95"]

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import ToolError
+from encbench.servers.postgresql.sysbench import socket_connection
 from encbench.servers.target import Connection
 from encbench.workloads import sysbench
 from tests.helpers import GOLDEN_ROOT
@@ -90,7 +91,7 @@ def test_run_command_uses_the_stock_script_and_no_password() -> None:
 
 
 def test_a_postgresql_connection_speaks_sysbenchs_pgsql_driver_over_its_socket_directory() -> None:
-    conn = Connection.postgresql(Path("/tmp/encbench-x"), 5433, "encbench_admin", "encbench")
+    conn = socket_connection(Path("/tmp/encbench-x"), 5433, "encbench_admin", "encbench")
     argv = sysbench.command(conn, "oltp_read_only", threads=2, time_s=1)
     assert argv[1:6] == [
         "--db-driver=pgsql",

@@ -15,6 +15,7 @@ import psutil
 
 from encbench import proc
 from encbench.servers.kind import Sandboxed, ServerKind
+from encbench.servers.mariadb import sysbench
 
 # mariadbd shuts down cleanly on SIGTERM once it has started.
 SERVER_STOP = ((signal.SIGTERM, 30.0), (signal.SIGKILL, 10.0))
@@ -62,4 +63,5 @@ KIND = ServerKind(
     ways="encbench.servers.mariadb.ways",
     option_file=True,
     load_clients=("sysbench",),
+    sysbench_connection=sysbench.connection_args,
 )

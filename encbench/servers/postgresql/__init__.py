@@ -18,6 +18,7 @@ import psutil
 from encbench import proc
 from encbench.errors import EncbenchError
 from encbench.servers.kind import Sandboxed, ServerKind
+from encbench.servers.postgresql import sysbench
 
 # The postmaster's own shutdown modes, as `pg_ctl stop -m fast` and `-m immediate` send them
 # (SIGTERM would be "smart": it waits for every client to leave).  Sent to the postmaster
@@ -102,4 +103,5 @@ KIND = ServerKind(
     ways="encbench.servers.postgresql.ways",
     target_rules=_target_rules,
     load_clients=("pgbench",),
+    sysbench_connection=sysbench.connection_args,
 )

@@ -11,13 +11,14 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from encbench.servers.postgresql.sandbox import ADMIN, PgSandbox
+from encbench.servers.postgresql.sysbench import socket_connection
 from encbench.servers.target import Connection
 from encbench.studies.at_rest.records import CellKey
 from encbench.workloads import sysbench
 
 
 def connection(server: PgSandbox, database: str) -> Connection:
-    return Connection.postgresql(server.socket_dir, server.port, ADMIN, database)
+    return socket_connection(server.socket_dir, server.port, ADMIN, database)
 
 
 def prepare(
