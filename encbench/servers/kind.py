@@ -71,6 +71,9 @@ class ServerKind:
     # sysbench's options that reach a server of it ((servers/target.Connection, tls) → its
     # driver's argv), where its studies drive sysbench: servers/<name>/sysbench.py.
     sysbench_connection: Callable[[Any, bool], list[str]] | None = None
+    # Its server's process names (/proc/PID/comm) in each of its releases: a process read
+    # over ssh for a target's CPU must be one (servers/remote_cpu.py), not a stale pid's.
+    server_processes: tuple[str, ...] = ()
 
     @property
     def example_dsn(self) -> str:

@@ -16,8 +16,9 @@ from encbench.results.store import ResultStore
 from encbench.servers import leftovers
 from encbench.servers.closed_on_exit import ClosedOnExit
 from encbench.servers.leftovers import Address
+from encbench.servers.mariadb.ssh_cpu import open_remote_cpu
 from encbench.servers.mariadb.user_server import TargetLogin, UserServer
-from encbench.servers.remote_cpu import SshAccess, SshCpu, open_remote_cpu
+from encbench.servers.remote_cpu import SshAccess, SshCpu
 
 MARKER_TABLE = "encbench_owner"
 # How `encbench plan` writes run_key before the results directory, and so its key, exists.

@@ -7,9 +7,10 @@ or process start per reading, so a reading costs the server's host one `cat` and
 harness a few hundred bytes over an open channel.  BatchMode=yes: ssh never prompts (a key
 or agent must already let the user in); a host key it does not know is refused.
 
-Which process: the server names its own pid file (`SELECT @@pid_file`), which is read over
-the same shell, and the process must be mariadbd or mysqld (/proc/PID/comm): another
-process reusing a stale pid is not taken for the server.  utime + stime of /proc/PID/stat,
+Which process: the server names its own pid file (MariaDB's: servers/mariadb/ssh_cpu.py),
+which is read over the same shell, and the process must be one its kind names
+(`ServerKind.server_processes`, /proc/PID/comm): another process reusing a stale pid is not
+taken for the server.  utime + stime of /proc/PID/stat,
 in the host's own clock ticks (`getconf CLK_TCK` there), as the local ProcStatCounter reads
 a sandbox without a cgroup; the window is read before and after the whole client run (a
 remote file cannot be read from inside sysbench, as window.lua reads a local one), so it
@@ -26,22 +27,17 @@ import select
 import shlex
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from encbench import proc
 from encbench.errors import BadInput, EncbenchError
-from encbench.servers import cgroup
+from encbench.servers import cgroup, server_kind
+from encbench.servers.kind import ServerKind
 from encbench.servers.target import MISSING
-
-if TYPE_CHECKING:
-    from encbench.results.store import ResultStore
-    from encbench.servers.mariadb.user_server import UserServer
 
 SOURCE = "ssh /proc/PID/stat"
 WINDOW = "client run (read over ssh before and after)"
-SERVER_NAMES = ("mariadbd", "mysqld")
 ANSWER_TIMEOUT_S = 15.0
 # The first answer waits for the login too: ssh's connect, and the login shell's rc files.
 LOGIN_TIMEOUT_S = 60.0
@@ -65,13 +61,17 @@ class SshCpu:
 
     source = SOURCE
 
-    def __init__(self, destination: str, config: str, log: Path) -> None:
+    def __init__(
+        self, destination: str, config: str, log: Path, kind: ServerKind | None = None
+    ) -> None:
+        """`kind`: the server's (a target without one is the first kind's, as its DSN is)."""
         self.destination = destination
         self.config = config
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
         self.pid = 0
         self.ticks_per_s = 100
+        self.server_processes = (kind or server_kind.kinds()[0]).server_processes
 
     def argv(self) -> list[str]:
         ssh = proc.which("ssh") or "ssh"
@@ -99,10 +99,10 @@ class SshCpu:
                 "this the server's host? ([target] ssh names it)"
             )
         name = self.ask(f"cat /proc/{pid}/comm")
-        if name not in SERVER_NAMES:
+        if name not in self.server_processes:
             raise BadInput(
                 f"ssh {self.destination}: pid {pid} from {pid_file} is {name!r}, not "
-                f"{' or '.join(SERVER_NAMES)}: is this the server's host?"
+                f"{' or '.join(self.server_processes)}: is this the server's host?"
             )
         self.pid = int(pid)
 
@@ -160,23 +160,6 @@ class SshCpu:
             proc.stop_group(process, proc.TOOL_STOP)
         if process.stdout is not None:
             process.stdout.close()
-
-
-def open_remote_cpu(
-    server: UserServer, spec: SshAccess, store: ResultStore, log: Callable[[str], None]
-) -> SshCpu | None:
-    """The server's CPU over ssh where [target] ssh allows it (remote_cpu.py), else None."""
-    if not spec.ssh:
-        return None
-    pid_file = str(server.query("SELECT @@pid_file")[0][0])
-    log(f"server CPU: reading /proc/PID/stat on {spec.ssh} over ssh ({pid_file})")
-    cpu = SshCpu(spec.ssh, spec.ssh_config, store.path / "logs" / "ssh-cpu.log")
-    try:
-        cpu.open(pid_file)
-    except BaseException:
-        cpu.close()
-        raise
-    return cpu
 
 
 def cpu_measurement(cpu: SshCpu | None, destination: str) -> str:

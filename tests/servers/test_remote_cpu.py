@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
+from encbench.servers import postgresql
 from encbench.servers.cgroup import parse_counter
 from encbench.servers.remote_cpu import SshCpu
 
@@ -75,6 +76,19 @@ def test_a_pid_file_naming_another_program_is_refused(tmp_path: Path) -> None:
     finally:
         other.kill()
         other.wait()
+
+
+def test_the_process_must_be_one_its_kind_names(
+    tmp_path: Path, mariadbd: subprocess.Popen[bytes]
+) -> None:
+    pid_file = tmp_path / "server.pid"
+    pid_file.write_text(f"{mariadbd.pid}\n")
+    cpu = LocalShell("host", "", tmp_path / "ssh.log", postgresql.KIND)
+    try:
+        with pytest.raises(BadInput, match="is 'mariadbd', not postgres:"):
+            cpu.open(str(pid_file))
+    finally:
+        cpu.close()
 
 
 def test_a_missing_pid_file_is_one_line_naming_it(tmp_path: Path) -> None:

@@ -64,4 +64,5 @@ KIND = ServerKind(
     option_file=True,
     load_clients=("sysbench",),
     sysbench_connection=sysbench.connection_args,
+    server_processes=("mariadbd", "mysqld"),
 )

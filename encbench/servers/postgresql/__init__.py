@@ -104,4 +104,5 @@ KIND = ServerKind(
     target_rules=_target_rules,
     load_clients=("pgbench",),
     sysbench_connection=sysbench.connection_args,
+    server_processes=("postgres",),
 )
