@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from encbench import proc
 from encbench.errors import BadInput
-from encbench.proof import tls
+from encbench.servers.mariadb import tls
 from encbench.servers.pki import Pki
 from encbench.servers.target import Connection
 

@@ -27,8 +27,8 @@ from urllib.parse import urlencode
 
 from encbench import proc
 from encbench.net import delay, netns, tunnels
-from encbench.proof import tls
 from encbench.servers import keys, pki
+from encbench.servers.mariadb import tls
 from encbench.servers.mariadb.options import server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.variants import EncryptionSpec

@@ -12,8 +12,8 @@ import pytest
 
 from encbench import proc
 from encbench.errors import BadInput, ToolError
-from encbench.proof import tls
 from encbench.servers import pki
+from encbench.servers.mariadb import tls
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.target import Connection
 from encbench.workloads import bulk, connrate

@@ -8,7 +8,7 @@ section of an option file (--defaults-extra-file); never from argv or the profil
 1.0.20 has no option-file flag and takes a password only as --mysql-password on its command
 line, but libmariadb, which it links, reads MYSQL_PWD when it is given none: sysbench gets
 the password in its environment (which only its own user and root can read), as the
-in-transit study's clients already do (proof/tls.client_env).
+in-transit study's clients already do (servers/mariadb/tls.client_env).
 """
 
 from __future__ import annotations

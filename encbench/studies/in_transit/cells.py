@@ -20,8 +20,7 @@ from itertools import groupby, product
 
 from encbench.engine import stopping_rule
 from encbench.profiles.profile import Profile
-from encbench.proof import tls
-from encbench.servers.mariadb import installs
+from encbench.servers.mariadb import installs, tls
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.kind import POSTGRESQL
 from encbench.studies.in_transit.options import (

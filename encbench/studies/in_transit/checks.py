@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from encbench.errors import ProofError
 from encbench.net import tunnels
-from encbench.proof import tls
+from encbench.servers.mariadb import tls
 from encbench.studies.in_transit.cells import QUERY_TESTS
 from encbench.studies.in_transit.records import TransitCell, TransitRecord
 from encbench.studies.in_transit.routes import Route

@@ -9,8 +9,8 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from encbench.proof import tls
 from encbench.servers import pki
+from encbench.servers.mariadb import tls
 from encbench.studies.in_transit.records import TransitCell
 from encbench.studies.in_transit.routes import Route
 from encbench.studies.in_transit.side import ClientRun

@@ -24,10 +24,9 @@ from encbench import proc
 from encbench.engine.clocks import Clocks, Window
 from encbench.engine.study import Run
 from encbench.net import netns
-from encbench.proof import tls
 from encbench.results.schema import Usage
 from encbench.servers import keys, pki
-from encbench.servers.mariadb import installs
+from encbench.servers.mariadb import installs, tls
 from encbench.servers.mariadb.options import server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.remote_cpu import cpu_measurement

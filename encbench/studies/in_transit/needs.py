@@ -10,8 +10,8 @@ from encbench.errors import BadInput
 from encbench.machine import checks
 from encbench.machine.checks import Check
 from encbench.profiles.profile import Profile
-from encbench.proof import tls
 from encbench.servers.grants import TargetNeeds
+from encbench.servers.mariadb import tls
 from encbench.studies.in_transit.cells import cells
 from encbench.studies.in_transit.options import transit_options
 

@@ -13,9 +13,8 @@ from encbench.errors import BadInput
 from encbench.net import tunnels
 from encbench.profiles.options import AcrossKeys, Threads, known, one_known
 from encbench.profiles.profile import Profile
-from encbench.proof import tls
 from encbench.servers import pki
-from encbench.servers.mariadb import installs
+from encbench.servers.mariadb import installs, tls
 from encbench.studies.definition import Settings
 from encbench.studies.in_transit import kind
 from encbench.studies.in_transit.transit_rounds import TransitRounds

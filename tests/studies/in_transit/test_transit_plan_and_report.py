@@ -12,9 +12,9 @@ import pytest
 from encbench.commands import rendering
 from encbench.errors import ProofError
 from encbench.profiles import profile as profiles
-from encbench.proof import tls
 from encbench.report import documents, markdown
 from encbench.results.store import ResultStore
+from encbench.servers.mariadb import tls
 from encbench.studies.at_rest.cells import cells as at_rest_cells
 from encbench.studies.at_rest.records import RunRecord
 from encbench.studies.in_transit import cells as transit_plan

@@ -14,7 +14,7 @@ import pytest
 
 from encbench.errors import ProofError
 from encbench.net import delay, netns, tunnels
-from encbench.proof import tls
+from encbench.servers.mariadb import tls
 from encbench.servers.target import Connection
 from encbench.studies.in_transit import cells as transit_plan
 from encbench.studies.in_transit import summary as in_transit
