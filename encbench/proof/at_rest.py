@@ -8,14 +8,14 @@ Two independent witnesses:
    FLUSH TABLES … FOR EXPORT; it must be readable in the raw .ibd file of `plain` and absent
    from that of `encrypted`.  sysbench's own rows (the `c` column's digit groups,
    ###########-###########-…) must likewise be visible in plain sbtest*.ibd files and
-   invisible in encrypted ones.  With scope `all`, the redo log (MariaDB's ib_logfile0,
-   MySQL's #innodb_redo/#ib_redoN) and the binary logs of `encrypted` must not contain the
+   invisible in encrypted ones.  With scope `all`, the redo log (where each family keeps it:
+   servers/mariadb/logs.py) and the binary logs of `encrypted` must not contain the
    marker either, and `plain`'s must: plain is the positive control, without which "not
    found" could mean a scan that cannot see.  MySQL also gives its own account of its logs
-   (redo, undo tablespaces, binary log: `mysql_log_states`), the first witness for them.  A redo
-   log or binary log that is missing fails the proof for the same reason.  Files are scanned
-   whole, in chunks that overlap by more than the longest needle, so a marker that straddles
-   two chunks is found.
+   (redo, undo tablespaces, binary log: servers/mariadb/logs.py), the first witness for
+   them.  A redo log or binary log that is missing fails the proof for the same reason.
+   Files are scanned whole, in chunks that overlap by more than the longest needle, so a
+   marker that straddles two chunks is found.
 
 The second witness needs the data directory (servers/target.py): on a target whose files are
 not readable from here it is not run, and the result says so instead of passing silently.
@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from encbench.errors import ProofError
+from encbench.servers.mariadb.logs import MARIADB_LOGS, LogFiles, binary_logs
 from encbench.servers.mariadb.options import option_difference
 from encbench.servers.target import Needs, Target
 from encbench.servers.variants import EncryptionSpec
@@ -58,55 +59,12 @@ SCAN_CHUNK_BYTES = 8 << 20
 # More than the longest needle (a 47-byte sysbench row group, a 32-byte marker): a match that
 # straddles two chunks lies whole in the overlap.
 SCAN_OVERLAP_BYTES = 256
-REDO_LOG = "ib_logfile0"
 # How many copies of the marker write_marker leaves: MySQL frames its redo log in 512-byte
 # blocks, each with a header and trailer, so one copy of the marker is split by a block
 # boundary about once in 16 in the plain server's redo log, where the scan must see it (the
 # positive control); four copies, at offsets that are not independent, make a proof that
 # misses every one rare (a ProofError, never a false pass).
 MARKER_COPIES = 4
-
-
-@dataclass(frozen=True)
-class LogFiles:
-    """Where a family's server keeps the logs scope `all` encrypts, as the raw-file witness
-    scans them, and the server's own account of them (None: the family has none to give)."""
-
-    redo: str  # a glob under the data directory
-    # (log, encrypted per the server) of each log the server reports on.
-    states: Callable[[Target], dict[str, bool]] | None = None
-
-    def redo_files(self, datadir: Path) -> list[Path]:
-        # MySQL keeps spare redo files (#ib_redoN_tmp) that hold nothing written yet.
-        return sorted(p for p in datadir.glob(self.redo) if not p.name.endswith("_tmp"))
-
-
-def mysql_log_states(server: Target) -> dict[str, bool]:
-    """MySQL's own account of its logs: redo encryption on (@@innodb_redo_log_encrypt: its
-    setting, which the raw redo files check), every
-    undo tablespace encrypted (INNODB_TABLESPACES), and the binary log being written
-    encrypted (SHOW BINARY LOGS' Encrypted of the newest: the first, written by
-    --initialize before the keyring could load, stays plain: installs.initialize_options)."""
-    (redo,) = server.query("SELECT @@GLOBAL.innodb_redo_log_encrypt")[0]
-    undo = server.query(
-        "SELECT ENCRYPTION FROM information_schema.INNODB_TABLESPACES WHERE SPACE_TYPE = 'Undo'"
-    )
-    binlogs = server.query("SHOW BINARY LOGS")
-    return {
-        "redo": str(redo) in ("1", "ON"),
-        "undo": bool(undo) and all(str(e) == "Y" for (e,) in undo),
-        "binlog": bool(binlogs) and str(binlogs[-1][2]).lower() == "yes",
-    }
-
-
-def binary_logs(datadir: Path) -> list[Path]:
-    """The binary log files (binlog.NNNNNN), oldest first: not MariaDB 11.4+'s GTID index
-    beside each (binlog.NNNNNN.idx), which holds positions, never the events."""
-    return sorted(p for p in datadir.glob("binlog.[0-9]*") if re.fullmatch(r"binlog\.\d+", p.name))
-
-
-MARIADB_LOGS = LogFiles(REDO_LOG)
-MYSQL_LOGS = LogFiles("#innodb_redo/#ib_redo[0-9]*", mysql_log_states)
 
 
 def log_problems(states: dict[str, bool], claimed: str) -> list[str]:

@@ -146,17 +146,6 @@ def test_the_restart_proof_fails_a_server_that_came_back_different() -> None:
         proof.prove_tablespaces(Tablespaces(one_plain), "plain", 2)  # type: ignore[arg-type]
 
 
-def test_the_binary_logs_scanned_are_the_logs_not_their_gtid_index(tmp_path: Path) -> None:
-    """MariaDB 11.4+ keeps a GTID index beside each binary log (binlog.NNNNNN.idx): it holds
-    positions, never events, so the plain server's marker is not in it (scope all on 11.8
-    was refused for that: "marker not readable in binlog.000001.idx")."""
-    from encbench.proof.at_rest import binary_logs
-
-    for name in ("binlog.000002", "binlog.000001", "binlog.000001.idx", "binlog.index"):
-        (tmp_path / name).write_bytes(b"")
-    assert [p.name for p in binary_logs(tmp_path)] == ["binlog.000001", "binlog.000002"]
-
-
 def test_the_control_of_scope_tables_is_held_to_an_encrypted_runs_counters() -> None:
     """Scope all against scope tables: the plain role's tables are encrypted, so its runs
     must decrypt what they read like an encrypted run, and may encrypt."""

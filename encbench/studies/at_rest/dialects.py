@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encbench.proof.at_rest import MARIADB_LOGS, MYSQL_LOGS, LogFiles
+from encbench.servers.mariadb.logs import MARIADB_LOGS, MYSQL_LOGS, LogFiles
 
 MARIADB = "MariaDB"
 MYSQL_FAMILIES = ("MySQL", "Percona Server")

@@ -200,16 +200,6 @@ def test_mysqls_account_of_its_logs_is_judged_against_each_claim() -> None:
     ]
 
 
-def test_mysqls_redo_files_are_scanned_but_not_its_spare_ones(tmp_path: Any) -> None:
-    redo = tmp_path / "#innodb_redo"
-    redo.mkdir()
-    for name in ("#ib_redo5", "#ib_redo6", "#ib_redo7_tmp"):
-        (redo / name).write_bytes(b"")
-    assert [p.name for p in proof.MYSQL_LOGS.redo_files(tmp_path)] == ["#ib_redo5", "#ib_redo6"]
-    (tmp_path / "ib_logfile0").write_bytes(b"")
-    assert [p.name for p in proof.MARIADB_LOGS.redo_files(tmp_path)] == ["ib_logfile0"]
-
-
 def test_mysqls_scope_all_encrypts_its_redo_undo_and_binary_log() -> None:
     from encbench.servers.mariadb.options import mysql_encryption_options
     from encbench.servers.variants import EncryptionSpec
