@@ -8,15 +8,15 @@ import shutil
 from pathlib import Path
 
 from encbench.errors import BadInput
-from encbench.machine import checks, environment
+from encbench.machine import environment
 from encbench.machine.checks import Check, binary
 from encbench.profiles.profile import Profile
-from encbench.servers import ways
+from encbench.servers import server_kind, ways
 
 
 def tool_checks() -> list[Check]:
     """What every run needs, whatever server it measures; a study's server brings its own
-    (StudyDefinition.kinds: MariaDB's in checks.mariadb_server)."""
+    (StudyDefinition.kinds: MariaDB's in servers/mariadb/ways.py)."""
     return [binary("openssl", "openssl")]
 
 
@@ -88,7 +88,7 @@ def require_machine(profile: Profile | None = None) -> None:
     own checks): `run` refuses without it, and so does `plan`, with the same line."""
     from encbench import studies
 
-    extra = studies.needs(profile) if profile else checks.mariadb_server()
+    extra = studies.needs(profile) if profile else ways.of(server_kind.names()[0]).tools()
     for check in tool_checks() + extra:
         if not check.ok:
             raise BadInput(check.problem())

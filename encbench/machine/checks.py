@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from encbench import proc
 from encbench.machine import roots
@@ -53,34 +52,6 @@ def root(why: str) -> Check:
         "present" if ok else "missing",
         "" if ok else f"{why}: run encbench as root (sudo)",
     )
-
-
-PLUGIN_DIRS = (Path("/usr/lib/mysql/plugin"), Path("/usr/lib64/mysql/plugin"))
-
-
-def mariadb_server() -> list[Check]:
-    """What every study of a MariaDB server needs (its definition's `server`): the server,
-    its installer, sysbench and the key plugin; a PostgreSQL study needs none of them."""
-    plugin = next(
-        (
-            d / "file_key_management.so"
-            for d in PLUGIN_DIRS
-            if (d / "file_key_management.so").exists()
-        ),
-        None,
-    )
-    return [
-        binary("mariadbd", "mariadb-server"),
-        binary("mariadb-install-db", "mariadb-server"),
-        binary("sysbench", "sysbench"),
-        Check(
-            "file_key_management plugin",
-            plugin is not None,
-            str(plugin or "not found"),
-            "" if plugin else "apt-get install mariadb-server",
-            "" if plugin else "mariadb-server",
-        ),
-    ]
 
 
 def missing_packages(found: list[Check]) -> list[str]:

@@ -4,13 +4,42 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from encbench.machine import checks
 from encbench.servers import owned
-from encbench.servers.mariadb import readiness
+from encbench.servers.mariadb import keyplugin, readiness
 from encbench.servers.mariadb.user_server import UserServer
 from encbench.servers.ways import KindWays, TargetWays
+
+# Where Debian's (and a 64-bit library layout's) MariaDB keeps its plugins.
+PLUGIN_DIRS = (keyplugin.SYSTEM_PLUGIN_DIR, Path("/usr/lib64/mysql/plugin"))
+
+
+def tools() -> list[checks.Check]:
+    """What every study of a MariaDB server needs (its definition's `server`): the server,
+    its installer, sysbench and the key plugin; a PostgreSQL study needs none of them."""
+    plugin = next(
+        (
+            d / "file_key_management.so"
+            for d in PLUGIN_DIRS
+            if (d / "file_key_management.so").exists()
+        ),
+        None,
+    )
+    return [
+        checks.binary("mariadbd", "mariadb-server"),
+        checks.binary("mariadb-install-db", "mariadb-server"),
+        checks.binary("sysbench", "sysbench"),
+        checks.Check(
+            "file_key_management plugin",
+            plugin is not None,
+            str(plugin or "not found"),
+            "" if plugin else "apt-get install mariadb-server",
+            "" if plugin else "mariadb-server",
+        ),
+    ]
 
 
 def _ownership(spec: Any, databases: list[str], results_dir: str) -> None:
@@ -25,7 +54,7 @@ def _dropper(spec: Any) -> Callable[[Any], None]:
 
 
 WAYS = KindWays(
-    tools=checks.mariadb_server,
+    tools=tools,
     target=TargetWays(
         check=readiness.check,
         plan_lines=readiness.plan_lines,

@@ -13,7 +13,7 @@ from typing import Any
 
 from encbench.servers.mariadb import keyplugin
 
-PLUGIN_DIR = Path("/usr/lib/mysql/plugin")
+PLUGIN_DIR = keyplugin.SYSTEM_PLUGIN_DIR
 ASK = 'add "key-rotation" to operations.operations'
 
 
