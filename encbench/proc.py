@@ -105,7 +105,8 @@ def start_ticks(pid: int) -> int | None:
 
 # -- running tools ----------------------------------------------------------------------------
 def which(name: str) -> str | None:
-    """PATH lookup, plus the sbin directories that a non-root PATH often lacks (mariadbd)."""
+    """PATH lookup, plus the sbin directories that a non-root PATH often lacks (where the
+    database servers are)."""
     found = shutil.which(name)
     if found:
         return found

@@ -35,8 +35,8 @@ RUN_OVERHEAD_S = 0.4
 # set-up is that restart and two 3 s warm-ups, recorded 6.1–7.0 s of set-up (2026-12-07).
 RESTART_S = 0.8
 # The same for MySQL's sandboxes restarted every block (a MySQL server restarts slower than
-# MariaDB's): mysql-smoke's whole run (2026-11-28, EPYC) took 200 s for 4 cells of 12 rounds
-# of 1 s runs, 96 runs: about 1.0 s a run beyond its run_s.
+# MariaDB's): MySQL's smoke profile's whole run (2026-11-28, EPYC) took 200 s for 4 cells of
+# 12 rounds of 1 s runs, 96 runs: about 1.0 s a run beyond its run_s.
 MYSQL_RUN_OVERHEAD_S = 1.0
 
 

@@ -14,8 +14,8 @@ _PEM = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re
 
 @dataclass(frozen=True)
 class Handshake:
-    """What `openssl s_client` (-starttls mysql or postgres) saw of the server: its
-    certificate and the protocol and cipher OpenSSL's own client was given (the database
+    """What `openssl s_client` (-starttls, as the server's kind speaks it) saw of the server:
+    its certificate and the protocol and cipher OpenSSL's own client was given (the database
     clients' own sessions are proven separately, by the server's own view)."""
 
     certificate_pem: str

@@ -1,8 +1,9 @@
-"""`--target mysql://user@host:port/` (or `mysql://user@localhost/?socket=/path`), or
-`postgresql://user@host:port/` for a PostgreSQL study: the DSN becomes the profile's
-`[target]` section, written into the profile text kept with the results, so that --resume
-and `encbench report` see the same target.  A DSN never carries the password: it would be
-in argv, where every user of the machine can read it."""
+"""`--target SCHEME://user@host:port/`, the scheme naming the server's kind (its facts'
+`schemes`, servers/server_kind.py; a kind's `dsn_parameters` may add a socket path or TLS
+files as query parameters): the DSN becomes the profile's `[target]` section, written into the
+profile text kept with the results, so that --resume and `encbench report` see the same
+target.  A DSN never carries the password: it would be in argv, where every user of the
+machine can read it."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@ writes this process's pid into each cgroup.procs file PROCS, then execs COMMAND 
 
 Why a launcher rather than moving the server after it started (servers/cgroup.py does that
 for the CPU counter alone): on cgroup v1, memory a process allocated before it moved stays
-charged to its old group, and mariadbd allocates its buffer pool and starts its threads at
-once.  Joining before the exec puts every byte and every thread of the server in its shape
-from the first instruction.
+charged to its old group, and a server (MariaDB's) allocates its buffer pool and starts its
+threads at once.  Joining before the exec puts every byte and every thread of the server in its
+shape from the first instruction.
 
 It is run as a script with `-I -S` and imports nothing of encbench: between the fork and the
 server's exec only these writes happen.  A write the kernel refuses is appended as one line

@@ -48,7 +48,7 @@ class Leftover:
     kind: str  # the server's kind (servers/server_kind.py): "mariadb" also for MySQL
     address: str  # host:port, or the socket's path
     database: str
-    marker: str  # the run's marker the database carries (owned.py, postgresql/target.py)
+    marker: str  # the run's marker the database carries (owned.py, each kind's target)
     results: str  # the run's results directory
 
     def file_name(self) -> str:

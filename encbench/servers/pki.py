@@ -32,8 +32,8 @@ KEY_TYPES: dict[str, tuple[str, ...]] = {
     "ed25519": ("-algorithm", "ED25519"),
 }
 
-# The names sysbench 1.0.20 hard-codes for --mysql-ssl=on (relative to its working directory;
-# it has no --mysql-ssl-ca/-cert/-key options).
+# The names sysbench 1.0.20's MariaDB driver hard-codes for its TLS (servers/mariadb/sysbench.py:
+# relative to its working directory; it has no option naming them).
 SYSBENCH_FILES = ("cacert.pem", "client-cert.pem", "client-key.pem")
 
 

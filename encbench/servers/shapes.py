@@ -27,9 +27,9 @@ itself is throttled (InnoDB's O_DIRECT pages); writeback the kernel does for it 
 charged to the group.
 
 The server joins every directory *before* it executes (enter_cgroups.py): on v1, memory that
-a process allocated before it moved stays charged to its old group, and mariadbd allocates
-its buffer pool at once.  Each directory is recorded first (servers/cgroup.Record) and removed
-when the server stops; `encbench clean` removes those of a run that was killed.
+a process allocated before it moved stays charged to its old group, and a server (MariaDB's)
+allocates its buffer pool at once.  Each directory is recorded first (servers/cgroup.Record) and
+removed when the server stops; `encbench clean` removes those of a run that was killed.
 
 After each start the limits are read back from the cgroup files and the server is shown to be
 confined: its `Cpus_allowed_list` (/proc/PID/status) is the shape's CPUs and /proc/PID/cgroup

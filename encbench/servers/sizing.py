@@ -15,7 +15,7 @@ SERVER_MAX_CONNECTIONS = 600
 HARNESS_CONNECTIONS = 10
 
 BYTES_PER_ROW_ESTIMATE = 260
-SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, mysql schema per server
+SYSTEM_FILES_ESTIMATE = 250 << 20  # ibdata, redo log, undo, system schema per server
 IN_MEMORY_RESERVE_MB = 64
 # What a server needs beyond its buffer pool (connections, dictionary, log buffer): an
 # allowance for the memory check, not a measurement.

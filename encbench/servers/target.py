@@ -24,8 +24,7 @@ class Connection:
     """Where and as whom a client connects to a server of a `kind` (its name in
     servers/server_kind.py; the first kind's, MariaDB's, unless a kind's package makes it):
     a unix socket or TCP.  The kind says how its clients reach it (its facts'
-    `sysbench_connection`) and whence its password comes: servers/mariadb/sysbench.py,
-    servers/postgresql/sysbench.py."""
+    `sysbench_connection`) and whence its password comes (each kind's sysbench.py)."""
 
     user: str
     database: str

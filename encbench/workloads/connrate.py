@@ -1,6 +1,7 @@
 """Connection setup rate: sysbench running connect.lua (connect, SELECT 1, disconnect per
-event, so events/s = connections/s), over TCP with --mysql-ssl=on|off; and connloop.c, a
-plain C client, only to check that the Lua client is not what limits the rate.
+event, so events/s = connections/s), over TCP with TLS or without (sysbench's MariaDB driver:
+servers/mariadb/sysbench.py); and connloop.c, a plain C client, only to check that the Lua
+client is not what limits the rate.
 
 Both clients authenticate as a password user over TCP (the unix_socket plugin does not apply
 to TCP), with the password in MYSQL_PWD rather than on the command line.
@@ -97,7 +98,7 @@ def run_tcp(
 ) -> sysbench.SysbenchResult:
     """sysbench over TCP as the password user: connect.lua by default, or a stock script
     (oltp_point_select) with its `extra` options (--tables, --table-size).  workdir is its
-    cwd: with --mysql-ssl=on it reads the client PEM files there."""
+    cwd: with TLS it reads the client PEM files there (servers/pki.SYSBENCH_FILES)."""
     return sysbench.run(sysbench.invocation(
         target, script, threads=threads, time_s=time_s, log=log, options=extra, tls=ssl,
         env=tls.client_env(password), workdir=workdir, prefix=prefix,

@@ -131,7 +131,7 @@ class Cluster(GaleraCluster[str]):
         self.pki: pki.Pki | None = None
         # The mask the donor runs with: an SST cell with another restarts it (reset_joiner).
         self.donor_aesni = "on"
-        # OPENSSL_ia32cap as each node's mariadbd really started with it (its SST scripts
+        # OPENSSL_ia32cap as each node's server really started with it (its SST scripts
         # inherit it): the per-cell proof checks it against the cell's.
         self.started_masks: dict[str, str] = {}
         # donor_encrypted_at_rest: the donor's tables and their rows, for the joiner's proof.
@@ -450,7 +450,7 @@ class Cluster(GaleraCluster[str]):
         self.started_masks[role] = mask
 
     def masks(self) -> dict[str, str]:
-        """OPENSSL_ia32cap of each node's mariadbd as it started, read back from the process
+        """OPENSSL_ia32cap of each node's server as it started, read back from the process
         (the SST scripts and their socat, stunnel inherit it)."""
         return dict(self.started_masks)
 
