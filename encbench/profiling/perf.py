@@ -1,4 +1,4 @@
-"""Sampling a running mariadbd with the real `perf`: can it sample here, a recorder around one
+"""Sampling a running server with the real `perf`: can it sample here, a recorder around one
 run, the report as text, and the calibration of the cipher core on `openssl speed`.
 
 `perf record -e cpu-clock -F HZ -p PID` (no call graphs: the groups are by the sampled
@@ -98,7 +98,7 @@ def _wait_attached(process: subprocess.Popen[str], data: Path, argv: list[str], 
 
 
 def report_text(data: Path, out: Path) -> str:
-    """The report the parser reads (profiling/groups.py), kept beside the data."""
+    """The report the parser reads (servers/mariadb/cpu_groups.py), kept beside the data."""
     proc.run(
         [PERF, "report", "-i", str(data), "--stdio", "--no-children", "-n", "--sort", "dso,sym"],
         phase="cpu profile",
@@ -111,7 +111,7 @@ def report_text(data: Path, out: Path) -> str:
 
 def calibrate(cipher: str, direction: str, workdir: Path) -> str:
     """`perf report` of `openssl speed -evp CIPHER` at 16 KiB for one second: where this
-    libcrypto's cipher core lies (profiling/groups.py CoreRanges)."""
+    libcrypto's cipher core lies (servers/mariadb/cpu_groups.py CoreRanges)."""
     data = workdir / f"calibrate-{cipher}-{direction}.data"
     argv = [PERF, "record", "-q", "-e", "cpu-clock", "-F", str(SAMPLE_HZ), "-o", str(data), "--"]
     argv += [OPENSSL, "speed", "-seconds", "1", "-bytes", "16384"]

@@ -9,8 +9,8 @@ the section says why instead.
 
 from __future__ import annotations
 
-from encbench.profiling import groups
 from encbench.report.models import Record
+from encbench.servers.mariadb import cpu_groups as groups
 from encbench.studies.at_rest.models import CostProfile
 from encbench.studies.at_rest.records import CellKey
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from encbench import capacity
 from encbench.errors import ToolError
-from encbench.profiling import PROFILE_FILE, groups, perf
+from encbench.profiling import PROFILE_FILE, perf
 from encbench.results.store import ResultStore
+from encbench.servers.mariadb import cpu_groups as groups
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.studies.at_rest.records import CellKey
 

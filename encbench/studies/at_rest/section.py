@@ -417,7 +417,7 @@ def cost_profile_blocks(cells: Sequence[AtRestCell]) -> list[Block]:
     ]
     if not measured:
         return blocks
-    from encbench.profiling.groups import GROUPS
+    from encbench.servers.mariadb.cpu_groups import GROUPS
 
     header = ["extra CPU µs per txn (per cipher page)", *(_threads(c.threads) for c in measured)]
     rows = []

@@ -1,5 +1,6 @@
-"""`perf report --stdio -n --sort dso,sym` → CPU nanoseconds per function group: pure parsing
-and grouping, unit-tested on a real report in tests/golden/perf/.
+"""MariaDB's server's CPU by function group: `perf report --stdio -n --sort dso,sym` (of a
+sandboxed server sampled by profiling/perf.py) → CPU nanoseconds per function group: pure
+parsing and grouping, unit-tested on a real report in tests/golden/perf/.
 
 With the `cpu-clock` event (a software timer: this VM has no hardware counters) every sample
 stands for one sampling period of CPU time, and perf's "Event count" is the total in ns.
