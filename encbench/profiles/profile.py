@@ -158,7 +158,7 @@ class ServerSpec(Strict):
         release's own."""
         if self.key_provider is not None:
             return self.key_provider
-        return "keyring-file" if installs.family_of(self.install) == installs.MYSQL else "key-file"
+        return installs.own_key_provider(self.install)
 
     @field_validator("kinds")
     @classmethod
@@ -284,7 +284,7 @@ def _registered_kind(name: str) -> str:
 
 
 class TargetSpec(Strict):
-    """A server encbench did not start (`[target]`, or `--target mysql://user@host:port/`).
+    """A server encbench did not start (`[target]`, or `--target` and a DSN: servers/dsn.py).
     No password here: it comes from MYSQL_PWD or --defaults-extra-file (servers/user_server),
     for PostgreSQL from PGPASSWORD or a password file (servers/pg_target)."""
 
@@ -538,7 +538,7 @@ def parse(text: str, origin: str) -> Profile:
         next((p for p in problems if p is not None), None)
         or _target_problem(profile)
         or _install_problem(profile)
-        or _key_provider_problem(profile)
+        or installs.key_provider_problem(profile.server)
     )
     if problem is not None:
         raise BadInput(f"{origin}: {problem}")
@@ -566,42 +566,7 @@ def _install_problem(profile: Profile) -> str | None:
             + (", or MySQL with --target: docs/target.md" if family == installs.MYSQL else "")
             + "): remove them from studies, or server.install"
         )
-    return _mysql_sandbox_problem(profile) if family == installs.MYSQL else None
-
-
-def _key_provider_problem(profile: Profile) -> str | None:
-    """A key provider the release's server cannot read its keys from."""
-    server = profile.server
-    mysql = installs.family_of(server.install) == installs.MYSQL
-    if server.key_provider == "key-file" and mysql:
-        return (
-            'server.key_provider = "key-file": the community server of MySQL has no key file '
-            'plugin, only its keyring file component: set key_provider = "keyring-file" or '
-            "remove it"
-        )
-    if server.key_provider == "keyring-file" and not mysql:
-        return (
-            'server.key_provider = "keyring-file" is the keyring component of MySQL, which '
-            'MariaDB has not: set key_provider = "key-file", or server.install = "mysql"'
-        )
-    return None
-
-
-def _mysql_sandbox_problem(profile: Profile) -> str | None:
-    """What MySQL's sandboxes do not measure yet: its own encryption (tables, or with its
-    logs) alone, with MySQL's one cipher."""
-    server = profile.server
-    if server.encryption_layer != ["tde"]:
-        return (
-            'server.install = "mysql" measures MySQL\'s own encryption (layer "tde") only so '
-            "far: remove server.encryption_layer"
-        )
-    if server.encryption_algorithm != ["AES_CTR"]:
-        return (
-            'server.install = "mysql": MySQL\'s InnoDB has one cipher (AES-256) and no '
-            "choice of algorithm: remove server.encryption_algorithm"
-        )
-    return None
+    return installs.sandbox_problem(profile.server)
 
 
 def no_calibration(study: str) -> Callable[[Profile], str | None]:

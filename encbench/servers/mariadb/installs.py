@@ -12,15 +12,16 @@ are, and is made (--initialize-insecure) and keyed (its keyring component) its o
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from encbench import proc
 from encbench.errors import BadInput
 from encbench.machine import roots
 from encbench.servers import keys
+from encbench.servers.variants import KeyProvider
 
 SYSTEM = "system"
 MARIADB = "MariaDB"
@@ -193,3 +194,61 @@ def title(family: str) -> str | None:
 def family_of(name: str) -> str:
     """The family of an install's server (MariaDB, MySQL), whether or not it is built."""
     return MARIADB if name == SYSTEM else roots.spec(name).family
+
+
+class ServerChoice(Protocol):
+    """What a release's own rules read of the profile's `[server]` (its ServerSpec): said
+    here so that servers/ does not import the profile above it."""
+
+    @property
+    def install(self) -> str: ...
+
+    @property
+    def key_provider(self) -> KeyProvider | None: ...
+
+    @property
+    def encryption_layer(self) -> Sequence[str]: ...
+
+    @property
+    def encryption_algorithm(self) -> Sequence[str]: ...
+
+
+def own_key_provider(install: str) -> KeyProvider:
+    """Where a release's server reads its TDE keys unless the profile names another: MySQL's
+    community server from its keyring component, MariaDB from a key file."""
+    return "keyring-file" if family_of(install) == MYSQL else "key-file"
+
+
+def key_provider_problem(server: ServerChoice) -> str | None:
+    """A key provider the release's server cannot read its keys from."""
+    mysql = family_of(server.install) == MYSQL
+    if server.key_provider == "key-file" and mysql:
+        return (
+            'server.key_provider = "key-file": the community server of MySQL has no key file '
+            'plugin, only its keyring file component: set key_provider = "keyring-file" or '
+            "remove it"
+        )
+    if server.key_provider == "keyring-file" and not mysql:
+        return (
+            'server.key_provider = "keyring-file" is the keyring component of MySQL, which '
+            'MariaDB has not: set key_provider = "key-file", or server.install = "mysql"'
+        )
+    return None
+
+
+def sandbox_problem(server: ServerChoice) -> str | None:
+    """What the release's sandboxes do not measure yet: MySQL's, its own encryption (tables,
+    or with its logs) alone, with MySQL's one cipher."""
+    if family_of(server.install) != MYSQL:
+        return None
+    if server.encryption_layer != ["tde"]:
+        return (
+            'server.install = "mysql" measures MySQL\'s own encryption (layer "tde") only so '
+            "far: remove server.encryption_layer"
+        )
+    if server.encryption_algorithm != ["AES_CTR"]:
+        return (
+            'server.install = "mysql": MySQL\'s InnoDB has one cipher (AES-256) and no '
+            "choice of algorithm: remove server.encryption_algorithm"
+        )
+    return None
