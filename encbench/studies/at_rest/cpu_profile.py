@@ -1,6 +1,6 @@
 """Where the cost goes, measured: after a cell's rounds, one extra paired run (plain, then
 encrypted) with `perf record` on the server that runs, so that sampling never disturbs the
-measured rounds.  Each server's samples are grouped by function (profiling/groups.py) and
+measured rounds.  Each server's samples are grouped by function (servers/mariadb/cpu_groups.py) and
 kept per cell in DIR/at-rest-profile.json, the perf files and reports in DIR/profiles/.
 
 Once per results directory the cipher core is calibrated on `openssl speed` (its addresses

@@ -83,7 +83,7 @@ def target_skip_reason(cell: TransitCell) -> str | None:
 
 def sandbox_skip_reason(cell: TransitCell, profile: Profile) -> str | None:
     """Why a cell cannot be measured on encbench's own server of the profile's install, or
-    None: MySQL refuses to run with a suite outside its permitted list (proof/tls.py)."""
+    None: MySQL refuses to run with a suite outside its permitted list (servers/mariadb/tls.py)."""
     if cell.method != "tls" or installs.family_of(profile.server.install) != installs.MYSQL:
         return None
     return tls.mysql_refuses(cell.cipher)

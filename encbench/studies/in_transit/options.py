@@ -43,7 +43,7 @@ class TransitSpec(TransitRounds):
     tls_version: Literal["TLSv1.2", "TLSv1.3"] = "TLSv1.3"
     # TLS suites for the native TLS rows of the connect and bulk tests, one row each, chosen
     # on the server (ssl_cipher); empty = the server's default.  Every suite must be one of
-    # tls_version (proof/tls.py: check_suite).
+    # tls_version (servers/mariadb/tls.py: check_suite).
     ciphers: list[str] = []
     # The bulk test's suites instead of `ciphers` (older profiles' key; empty: `ciphers`).
     bulk_ciphers: list[str] = []
