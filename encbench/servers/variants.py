@@ -20,18 +20,22 @@ Layer = Literal["tde", "fs", "tde+fs"]
 Against = Literal["plain", "tables"]
 FILESYSTEM_WORDS = "filesystem (fscrypt)"
 # Where the encrypted server's keys come from (docs/developing.md, "Words"): MariaDB's key
-# file read by its file_key_management plugin, or MySQL's keyring file component.  Each
-# release has its own (servers/mariadb/installs.py: MySQL's community server has no key
-# plugin, MariaDB no keyring component); a profile may name it (`[server] key_provider`).
-KeyProvider = Literal["key-file", "keyring-file"]
+# file read by its file_key_management plugin, MySQL's keyring file component, or a key
+# server (Vault's API: OpenBao, servers/key_server.py) read by MariaDB's
+# hashicorp_key_management plugin.  Each release has its own (servers/mariadb/installs.py:
+# MySQL's community server has no key plugin and no key server client, MariaDB no keyring
+# component); a profile may name it (`[server] key_provider`).
+KeyProvider = Literal["key-file", "keyring-file", "key-server"]
 KEY_PROVIDER_WORDS: dict[str, str] = {
     "key-file": "a key file (file_key_management)",
     "keyring-file": "MySQL's keyring file (component_keyring_file)",
+    "key-server": "a key server (OpenBao, Vault's API; hashicorp_key_management)",
 }
 # The server's part that reads them, as the reports name it.
 KEY_PROVIDER_PART: dict[str, str] = {
     "key-file": "file_key_management",
     "keyring-file": "component_keyring_file",
+    "key-server": "hashicorp_key_management",
 }
 
 # How an A/A calibration names the two roles wherever a person reads it: the engine keeps

@@ -18,6 +18,7 @@ def _profile(server: str) -> profiles.Profile:
         ("", "key-file"),
         ('install = "mysql"\n', "keyring-file"),
         ('key_provider = "key-file"\n', "key-file"),
+        ('key_provider = "key-server"\n', "key-server"),
     ],
 )
 def test_each_release_reads_its_own_keys_unless_the_profile_names_them(
@@ -35,6 +36,12 @@ def test_each_release_reads_its_own_keys_unless_the_profile_names_them(
     [
         ('install = "mysql"\nkey_provider = "key-file"\n', 'set key_provider = "keyring-file"'),
         ('key_provider = "keyring-file"\n', 'set key_provider = "key-file"'),
+        ('install = "mysql"\nkey_provider = "key-server"\n', 'set key_provider = "keyring-file"'),
+        (
+            'key_provider = "key-server"\nencryption_algorithm = ["AES_CTR"]\n',
+            "encryption_algorithm AES_CTR: with a key server .* "
+            'set encryption_algorithm = \\["AES_CBC"\\]',
+        ),
     ],
 )
 def test_a_key_provider_the_release_cannot_read_is_refused_with_the_fix(
@@ -47,3 +54,16 @@ def test_a_key_provider_the_release_cannot_read_is_refused_with_the_fix(
 
 def test_the_filesystem_layer_alone_needs_no_tde_key() -> None:
     assert at_rest_plan.key_lines(_profile('encryption_layer = "fs"\n')) == []
+
+
+def test_a_key_server_sets_the_cipher_its_plugin_leaves_to_the_server() -> None:
+    """hashicorp_key_management gives keys only: MariaDB then encrypts with AES-CBC, which a
+    profile naming a key server gets unless it names a cipher (one it cannot have is
+    refused above); doctor asks for the plugin and the key server."""
+    from encbench.studies import at_rest
+
+    prof = _profile('key_provider = "key-server"\n')
+    assert prof.server.encryption_algorithm == ["AES_CBC"]
+    names = {c.name for c in at_rest.STUDY.machine_needs(prof)}
+    assert {"hashicorp_key_management plugin", "OpenBao (bao)"} <= names
+    assert "OpenBao (bao)" not in {c.name for c in at_rest.STUDY.machine_needs(_profile(""))}

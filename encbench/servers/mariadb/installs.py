@@ -21,7 +21,7 @@ from encbench import proc
 from encbench.errors import BadInput
 from encbench.machine import roots
 from encbench.servers import keys
-from encbench.servers.variants import KeyProvider
+from encbench.servers.variants import Algorithm, KeyProvider
 
 SYSTEM = "system"
 MARIADB = "MariaDB"
@@ -213,6 +213,11 @@ class ServerChoice(Protocol):
     def encryption_algorithm(self) -> Sequence[str]: ...
 
 
+# The ciphers MariaDB encrypts with when a key server's plugin (hashicorp_key_management,
+# which gives keys only) reads its keys: the server's default, AES-CBC (sql/encryption.cc).
+KEY_SERVER_ALGORITHMS: tuple[Algorithm, ...] = ("AES_CBC",)
+
+
 def own_key_provider(install: str) -> KeyProvider:
     """Where a release's server reads its TDE keys unless the profile names another: MySQL's
     community server from its keyring component, MariaDB from a key file."""
@@ -233,6 +238,20 @@ def key_provider_problem(server: ServerChoice) -> str | None:
             'server.key_provider = "keyring-file" is the keyring component of MySQL, which '
             'MariaDB has not: set key_provider = "key-file", or server.install = "mysql"'
         )
+    if server.key_provider == "key-server":
+        if mysql:
+            return (
+                'server.key_provider = "key-server": the community server of MySQL reads its '
+                "keys from its keyring file component only (a key server's client is MySQL "
+                'Enterprise\'s): set key_provider = "keyring-file", or measure MariaDB'
+            )
+        other = [a for a in server.encryption_algorithm if a not in KEY_SERVER_ALGORITHMS]
+        if other:
+            return (
+                f"server.encryption_algorithm {other[0]}: with a key server (hashicorp_key_"
+                "management) MariaDB encrypts with AES_CBC, which its plugin leaves to the "
+                'server: set encryption_algorithm = ["AES_CBC"], or remove it'
+            )
     return None
 
 

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from encbench.servers import keys
+from encbench.servers.keys import KeyServerAccess
 from encbench.servers.variants import EncryptionSpec
 
 
@@ -70,15 +72,39 @@ def mysql_encryption_options(spec: EncryptionSpec) -> dict[str, str]:
     return options
 
 
-def encryption_options(spec: EncryptionSpec, key_file: Path) -> dict[str, str]:
+def key_server_options(access: KeyServerAccess) -> dict[str, str]:
+    """MariaDB's client of a key server (hashicorp_key_management): where its keys are (the
+    KV mount's URL), the CA its certificate is checked against, and the token, which lives
+    only in the server's own option file (0600: servers/keys.redact keeps it out of every
+    record).  Its caches as MariaDB ships them."""
+    return {
+        "plugin_load_add": "hashicorp_key_management",
+        "hashicorp_key_management_vault_url": access.url,
+        "hashicorp_key_management_vault_ca": str(access.ca),
+        "hashicorp_key_management_token": access.token(),
+    }
+
+
+def encryption_options(
+    spec: EncryptionSpec, key_file: Path, key_server: KeyServerAccess | None = None
+) -> dict[str, str]:
     """The encrypted server's options for TDE, by where its keys come from: MySQL's keyring
-    file (mysql_encryption_options), or MariaDB's key file, `key_file`."""
+    file (mysql_encryption_options), MariaDB's key file, `key_file`, or a key server,
+    `key_server` (its cipher the server's, AES-CBC: installs.KEY_SERVER_ALGORITHMS)."""
     if spec.key_provider == "keyring-file":
         return mysql_encryption_options(spec)
+    if spec.key_provider == "key-server":
+        if key_server is None:
+            raise ValueError("a key server's keys need its address, CA and token")
+        keys = key_server_options(key_server)
+    else:
+        keys = {
+            "plugin_load_add": "file_key_management",
+            "file_key_management_filename": str(key_file),
+            "file_key_management_encryption_algorithm": spec.algorithm,
+        }
     options = {
-        "plugin_load_add": "file_key_management",
-        "file_key_management_filename": str(key_file),
-        "file_key_management_encryption_algorithm": spec.algorithm,
+        **keys,
         "innodb_encrypt_tables": "ON",
         # Threads are needed for the background (re-)encryption of pre-existing tablespaces.
         "innodb_encryption_threads": "2",
@@ -107,6 +133,7 @@ def server_options(
     run_as_root: bool,
     calibration: bool = False,
     binlog: bool = False,
+    key_server: KeyServerAccess | None = None,
 ) -> dict[str, str]:
     """A variant's options.  In an A/A calibration the `encrypted` role is a twin of plain:
     exactly plain's options (its own paths and port aside).  `binlog`: both variants write a
@@ -124,7 +151,7 @@ def server_options(
     )
     encrypts = spec if variant == "encrypted" else spec.control
     if encrypts is not None and not calibration and encrypts.tde:
-        options.update(encryption_options(encrypts, key_file))
+        options.update(encryption_options(encrypts, key_file, key_server))
     return options
 
 
@@ -174,5 +201,9 @@ def option_difference(plain: dict[str, str], encrypted: dict[str, str]) -> dict[
         if key in PER_SANDBOX:
             continue
         if plain.get(key) != value:
-            diff[key] = "<key file>" if key == "file_key_management_filename" else value
-    return diff
+            diff[key] = value
+    # No key file's path and no key server's token in a record or a report.
+    hidden = {k: "<key file>" for k in diff if k == "file_key_management_filename"}
+    hidden |= {k: "<the run's CA>" for k in diff if k == "hashicorp_key_management_vault_ca"}
+    hidden |= {k: keys.redact({k: v})[k] for k, v in diff.items() if k in keys.TOKEN_OPTIONS}
+    return {**diff, **hidden}

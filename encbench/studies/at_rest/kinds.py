@@ -90,7 +90,8 @@ HERE = Here(
         "2 sandboxed servers of each kind (MariaDB, or the install's; PostgreSQL) with "
         "their data directories under the results directory, "
         "memory cgroups where root allows, ext4 images on loop devices for a filesystem "
-        "layer, the page cache dropped before each io-bound run"
+        "layer, the page cache dropped before each io-bound run, a key server (OpenBao) "
+        "where TDE's keys come from one"
     ),
     optional_tools=needs.optional_tools,
     setup_s=kinds_added(NAME, {MARIADB: pair.setup_s, POSTGRESQL: pg_needs.setup_s}),

@@ -14,6 +14,7 @@ from encbench.machine.checks import Check
 from encbench.profiles.profile import Profile
 from encbench.servers import fscrypt, shapes
 from encbench.servers.grants import TargetNeeds
+from encbench.servers.mariadb import ways as mariadb_ways
 from encbench.studies.at_rest.cells import cells, configurations
 from encbench.studies.at_rest.options import measure_options
 from encbench.studies.at_rest.pair import shape_limits, shape_memory_mb
@@ -24,8 +25,20 @@ def perf_check() -> Check:
 
 
 def needs(profile: Profile) -> list[Check]:
-    """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`)."""
-    return [perf_check()] if measure_options(profile).profile_cpu else []
+    """perf, only where the profile asks for the CPU profile (`[measure] profile_cpu`); a
+    key server and its client, where TDE's keys come from one."""
+    found = [perf_check()] if measure_options(profile).profile_cpu else []
+    if reads_key_server(profile):
+        found += mariadb_ways.key_server_tools(profile.server.install)
+    return found
+
+
+def reads_key_server(profile: Profile) -> bool:
+    """Whether encbench's own encrypted servers read TDE's keys from a key server."""
+    s = profile.server
+    tde = any(layer != "fs" for layer in s.encryption_layer)
+    own = profile.target is None and not profile.calibration
+    return own and tde and s.keys == "key-server"
 
 
 def root(profile: Profile) -> RootNeed | None:

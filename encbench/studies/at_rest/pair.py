@@ -18,9 +18,10 @@ from encbench.profiles.durations import load_seconds
 from encbench.profiles.profile import Profile, ShapeSpec
 from encbench.proof import at_rest as proof
 from encbench.results.store import ResultStore
-from encbench.servers import keys, page_cache, shapes
+from encbench.servers import key_server, keys, page_cache, shapes
 from encbench.servers.closed_on_exit import ClosedOnExit
-from encbench.servers.mariadb import installs
+from encbench.servers.key_server import KeyServer
+from encbench.servers.mariadb import installs, key_server_proof
 from encbench.servers.mariadb.options import option_difference, server_options
 from encbench.servers.mariadb.sandbox import SandboxServer
 from encbench.servers.remote_cpu import SshCpu
@@ -145,6 +146,9 @@ class ServerPair(ClosedOnExit):
         )
         # Where a configuration has the filesystem layer: every server on its own image.
         self.volumes = PairVolumes(store, profile) if uses_images(profile) else None
+        # Where a configuration's TDE keys come from a key server: one of the run's own,
+        # started with the pair that reads from it and stopped after it (close).
+        self.key_server: KeyServer | None = None
         self.log: Callable[[str], None] = _silent
         self.servers = self._new_servers()
         self.data_mb = 0.0
@@ -215,7 +219,27 @@ class ServerPair(ClosedOnExit):
                 server.destroy(keep_log_in=self.store.path / "logs")
             remove_empty_sandbox_dir(self.store)
         finally:
-            self._close_volumes()
+            try:
+                self._close_key_server()
+            finally:
+                self._close_volumes()
+
+    def _open_key_server(self, log: Callable[[str], None]) -> None:
+        """The run's key server, where this configuration's keys come from one (servers/
+        key_server.py): started, its keys written and its token proven before a server
+        reads them."""
+        reads_keys = self.spec.tde and not self.calibration
+        if self.spec.key_provider != "key-server" or not reads_keys or self.key_server:
+            return
+        log("starting the key server (OpenBao) with the run's own CA")
+        self.key_server = key_server.started(self.private / "key-server")
+
+    def _close_key_server(self) -> None:
+        """After the servers that read from it (its files stay in private/, removed with
+        it)."""
+        if self.key_server is not None:
+            self.key_server.stop()
+            self.key_server = None
 
     def _close_volumes(self) -> None:
         if self.volumes is not None:
@@ -270,6 +294,7 @@ class ServerPair(ClosedOnExit):
             run_as_root=os.geteuid() == 0,
             calibration=self.calibration,
             binlog=self.binlog,
+            key_server=self.key_server.access() if self.key_server else None,
         )
 
     def _innodb_claim(self, variant: str) -> str:
@@ -294,6 +319,7 @@ class ServerPair(ClosedOnExit):
         self.log = log
         if self.volumes is not None:
             self.volumes.mount_for(self.spec, log)
+        self._open_key_server(log)
         data = self.profile.data
         load_bp = max(64, math.ceil(rows_mb(data.rows) * 1.5))
         proofs = {}
@@ -355,6 +381,11 @@ class ServerPair(ClosedOnExit):
             config["encryption"] = {"algorithm": self.spec.algorithm, "scope": self.spec.scope}
             if self.spec.tde:  # the filesystem layer alone has fscrypt's key, not TDE's
                 config["encryption"]["key_provider"] = self.spec.key_provider
+            if self.key_server is not None:
+                encrypted = self.servers["encrypted"]
+                config["encryption"]["key_server"] = key_server_proof.prove(
+                    encrypted, self.key_server, encrypted.database, self.side("encrypted")
+                )
             if not self.dialect.mariadb:
                 # MySQL's InnoDB has one cipher.
                 config["encryption"]["algorithm"] = "AES-256 (MySQL's only)"

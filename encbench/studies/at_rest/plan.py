@@ -138,6 +138,10 @@ def key_lines(profile: Profile) -> list[str]:
         "file_key_management",
         "keyring-file": "MySQL's keyring file component, its file in the run's private "
         "directory (mode 0600)",
+        "key-server": "a key server of the run's own (OpenBao in production mode, Vault's "
+        "API, on the run's own CA), read by hashicorp_key_management with a token that may "
+        "read the keys and nothing else (in the server's option file, mode 0600); AES-CBC, "
+        "the server's cipher with that plugin; each run proven by the key server's audit log",
     }
     return [f'  TDE\'s keys (key_provider = "{provider}"): {where[provider]}']
 

@@ -936,6 +936,7 @@ def _encryption_lines(config: Record) -> list[str]:
         out.append(
             f"Encryption: {keys}, {enc['algorithm']}, scope `{enc['scope']}`{also}{against}."
         )
+        out += key_server_lines(enc.get("key_server"))
     sides = config.get("sides") or {}
     diff = config.get("option_difference") or {}
     if diff:
@@ -951,6 +952,24 @@ def _encryption_lines(config: Record) -> list[str]:
             f"{', '.join(p['files_scanned'])})."
         )
     return out + filesystem_proof_lines(config.get("filesystem") or {})
+
+
+def key_server_lines(proven: Record | None) -> list[str]:
+    """Where a key server gave the keys: the proof that it did (servers/mariadb/
+    key_server_proof.py)."""
+    if not proven:
+        return []
+    spaces = ", ".join(
+        f"{n} tablespace{'s' * (n != 1)} at {k}"
+        for k, n in (proven.get("tablespaces") or {}).items()
+    )
+    reads = ", ".join(f"{n} of {k}" for k, n in (proven.get("key_server_reads") or {}).items())
+    return [
+        f"Keys: from {proven.get('server', 'a key server')}; the encrypted server's "
+        f"{proven.get('plugin', 'plugin')}, {spaces}; the key "
+        f"server's audit log shows its reads ({reads}). The server's token: "
+        f"{proven.get('token', '?')}."
+    ]
 
 
 def filesystem_proof_lines(fs: Record) -> list[str]:

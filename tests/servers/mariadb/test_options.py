@@ -119,3 +119,30 @@ def test_the_key_provider_chooses_the_servers_key_options() -> None:
     keyring = options("encrypted", EncryptionSpec(key_provider="keyring-file"))
     assert keyring["default_table_encryption"] == "ON"
     assert not any("key_management" in k for k in keyring)
+
+
+def test_a_key_servers_keys_are_read_by_its_plugin_and_its_token_is_in_no_record(
+    tmp_path: Path,
+) -> None:
+    from encbench.servers import keys
+    from encbench.servers.keys import KeyServerAccess
+
+    token_file = tmp_path / "keys-token"
+    keys.write_secret(token_file, "s.secret-token\n")
+    access = KeyServerAccess("https://127.0.0.1:8200/v1/encbench", tmp_path / "ca.pem", token_file)
+    spec = EncryptionSpec("AES_CBC", "all", key_provider="key-server")
+    encrypted = server_options(
+        "encrypted", spec, PATHS, port=3307, buffer_pool_mb=64, key_file=KEY,
+        run_as_root=False, key_server=access,
+    )  # fmt: skip
+    assert encrypted["plugin_load_add"] == "hashicorp_key_management"
+    assert encrypted["hashicorp_key_management_vault_url"] == access.url
+    assert encrypted["hashicorp_key_management_token"] == "s.secret-token"
+    assert encrypted["innodb_encrypt_log"] == "ON"  # scope all, as with a key file
+    assert not any("file_key_management" in v for v in encrypted.values())
+    # The option file holds the token; what is recorded holds neither it nor the CA's path.
+    diff = option_difference(options("plain", spec), encrypted)
+    assert "s.secret-token" not in str(diff) and str(tmp_path) not in str(diff)
+    assert "s.secret-token" not in str(keys.redact(encrypted))
+    # The plain side reads no key at all.
+    assert "hashicorp_key_management_token" not in options("plain", spec)
