@@ -132,7 +132,7 @@ def build(
     more: Sequence[InstanceEstimate] = (),
 ) -> FleetReport:
     """`classes`: instance → the units of its class, where it has one; `units` otherwise.
-    `more`: instances of other kinds, estimated already (prometheus_pg.py's)."""
+    `more`: instances of other kinds, estimated already (kind_fleet.py's)."""
     every = prometheus.by_instance(answers)
     classes = classes or {}
 

@@ -104,8 +104,12 @@ def test_the_series_adds_postgresql_instances_with_their_own_units() -> None:
     units = resolved() | {
         n: rescale.resolve(u, hosts, None) for n, u in estimate_helpers.typical_pg().items()
     }
-    mixed = fleet_series.query(WEEK, units, "tables", fleet_series.Kinds(postgresql=True))
-    alone = fleet_series.query(WEEK, units, "tables", fleet_series.Kinds(False, True))
+    mixed = fleet_series.query(
+        WEEK, units, "tables", fleet_series.Kinds(others=frozenset({"postgresql"}))
+    )
+    alone = fleet_series.query(
+        WEEK, units, "tables", fleet_series.Kinds(False, frozenset({"postgresql"}))
+    )
     assert mixed is not None and alone is not None
     # Each database's blocks added per instance, then over the fleet, × PostgreSQL's unit.
     read = "sum(sum by (instance) (rate(pg_stat_database_blks_read"
