@@ -45,7 +45,6 @@ from encbench.estimate.prometheus import Asked
 from encbench.profiles.profile import TargetSpec
 from encbench.results import outputs
 from encbench.servers import dsn, remote_cpu, server_kind
-from encbench.servers.mariadb.user_server import UserServer
 
 DEFAULT_SINCE = "7d"
 DEFAULT_STEP = "5m"
@@ -305,13 +304,10 @@ def hosts_for(spec: TargetSpec, cpu: remote_cpu.SshCpu | None) -> rescale.Hosts:
 
 
 def server_cipher(variables: dict[str, str]) -> str | None:
-    """The server's own cipher at rest, where its key management plugin names one."""
-    algorithm = variables.get("file_key_management_encryption_algorithm", "").upper()
+    """The server's own cipher at rest, where its settings name one (its key management
+    plugin's)."""
+    algorithm = variables.get(kinds.first().CIPHER, "").upper()
     return capacity.SERVER_CIPHERS.get(algorithm)
-
-
-def _server(spec: TargetSpec) -> UserServer:
-    return UserServer.of_target(spec)
 
 
 def _where(spec: TargetSpec) -> str:
@@ -326,8 +322,9 @@ def check_target(options: Options, log: Echo) -> None:
     if part is not None:
         part.check(spec)
     else:
-        with counters.session(_server(spec)) as session:
-            counters.check_counters(session.status(), session.grants, spec.user)
+        first = kinds.first()
+        with first.session(spec) as session:
+            first.check_counters(session.status(), session.grants, spec.user)
     log(f"encbench: {_where(spec)} as {spec.user}: reachable, its counters visible")
 
 
@@ -345,17 +342,17 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
         _write_json(options.json_path, built.model_dump(mode="json"))
         out(report.render_markdown(built))
         return
-    server = _server(spec)
+    first = kinds.first()
     target = _where(spec)
-    with counters.session(server) as session:
-        counters.check_counters(session.status(), session.grants, spec.user)
+    with first.session(spec) as session:
+        first.check_counters(session.status(), session.grants, spec.user)
         variables = session.variables()
         log(
             f"encbench: {target} as {spec.user}: reading its status every "
             f"{counters.SAMPLE_S:.0f} s for {options.seconds} s (nothing is changed on it)"
         )
-        with server_cpu(spec, variables.get("pid_file", ""), log) as (cpu, words, cores):
-            window = counters.sample_window(session, options.seconds, cpu, words, log)
+        with server_cpu(spec, variables.get(first.PID_FILE, ""), log) as (cpu, words, cores):
+            window = counters.sample_window(first, session, options.seconds, cpu, words, log)
             window = window.model_copy(update={"host_cores": cores})
             # After the window: openssl speed on the server's host must not land in its CPU.
             hosts = hosts_for(spec, cpu)

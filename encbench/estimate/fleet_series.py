@@ -22,16 +22,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from encbench.estimate import model
-from encbench.estimate.kinds import KindEstimate, parted
+from encbench.estimate.kinds import KindEstimate, first, parted
 from encbench.estimate.kinds import causes as kind_causes
-from encbench.estimate.prometheus import (
-    CAUSE_FIELD,
-    MIB_FIELDS,
-    REQUIRED,
-    SERIES,
-    STATUS,
-    Asked,
-)
+from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS, Asked
 from encbench.estimate.prometheus_api import Prometheus
 from encbench.estimate.rescale import Resolved
 from encbench.estimate.units import MIB
@@ -66,9 +59,11 @@ def _fleet_rate(field: str, matchers: str, window_s: float) -> str:
     """The field's rate summed over the fleet.  A counter every server has leaves a step
     where no exporter reported empty (a gap in the plot, not a zero); one some servers lack
     (the binary log's) is 0 there, so that it does not empty the sum."""
-    parts = [f"rate({STATUS}{name}{{{matchers}}}[{_d(window_s)}])" for name in SERIES[field]]
+    kind = first()
+    window = _d(window_s)
+    parts = [f"rate({kind.STATUS}{name}{{{matchers}}}[{window}])" for name in kind.SERIES[field]]
     summed = f"sum(max by (instance) ({' + '.join(parts)}))"
-    return summed if field in REQUIRED else f"({summed} or vector(0))"
+    return summed if field in kind.SERIES_REQUIRED else f"({summed} or vector(0))"
 
 
 def _kind_fleet_rate(

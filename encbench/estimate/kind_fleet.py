@@ -61,20 +61,9 @@ def instances(
     mine: dict[str, list[Sample]] = {
         k.removeprefix(prefix(kind)): v for k, v in answers.items() if k.startswith(prefix(kind))
     }
-    if "version" in mine:
-        mine["version"] = [
-            Sample(
-                labels={
-                    "instance": s.labels.get("instance", ""),
-                    "version": part.version_of(s.labels),
-                },
-                value=s.value,
-            )
-            for s in mine["version"]
-        ]
     for key in ("host_busy", "host_cores"):
         mine[key] = list(answers.get(key, []))
-    found = prometheus.by_instance(mine)
+    found = prometheus.by_instance(mine, part.version_of)
     return [i for i in found if any(f"mean:{f}" in i.values for f in part.SERIES)]
 
 

@@ -4,9 +4,15 @@ Prometheus, its words — given by the kind's package (`servers/<kind>/estimate.
 its ways (servers/ways.py's KindWays.estimate), and asked here by the kind's name.  The
 estimate's arithmetic, reports and rules are the same code for every kind.
 
-The kind's part holds only plain values and functions of them: servers/ stands below
-estimate/, so it makes none of the model's objects; kind_target.py, kind_fleet.py and
-rules.py make them of what it gives."""
+Two shapes: the first kind's (FirstKind), whose status counters the model's causes are
+named by, read over one session (counters.py) and from its exporter's series by instance
+(prometheus.py); and every other kind's (KindEstimate), which counts the model's causes its
+own way, read one snapshot at a time (kind_target.py) and from its exporter's series summed
+per instance (kind_fleet.py).
+
+A kind's part holds only plain values and functions of them: servers/ stands below
+estimate/, so it makes none of the model's objects; the modules named make them of what it
+gives."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from encbench.estimate import model
+from encbench.estimate.counters import StatusKind
 from encbench.servers import server_kind, ways
 from encbench.servers.kind import ServerKind
 
@@ -25,13 +32,22 @@ class KindEstimate(Protocol):
     """A kind's part of the estimate (a module of the kind's package serves)."""
 
     # The model's causes as the kind counts them: cause key → the changes to its Cause.
-    CAUSES: Mapping[str, Mapping[str, Any]]
-    UNITS: frozenset[str]  # the unit costs its estimate takes
-    NO_FIGURE: Mapping[str, str]  # cause key → why it has no figure, however read
-    LEAVES_OUT: tuple[str, ...]  # what it leaves out beyond every server's first words
-    AT_REST_WORDS: str  # the report's words on what its at-rest figures are
-    MISSING: list[str]  # the counters a window of it cannot have
-    SERVER_CPU: str  # how its server's CPU is read, or why not
+    @property
+    def CAUSES(self) -> Mapping[str, Mapping[str, Any]]: ...
+    @property
+    def UNITS(self) -> frozenset[str]: ...  # the unit costs its estimate takes
+    @property
+    def NO_FIGURE(self) -> Mapping[str, str]: ...  # cause key → why it has no figure, however read
+    @property
+    def LEAVES_OUT(
+        self,
+    ) -> tuple[str, ...]: ...  # what it leaves out beyond every server's first words
+    @property
+    def AT_REST_WORDS(self) -> str: ...  # the report's words on what its at-rest figures are
+    @property
+    def MISSING(self) -> list[str]: ...  # the counters a window of it cannot have
+    @property
+    def SERVER_CPU(self) -> str: ...  # how its server's CPU is read, or why not
 
     # --target: a window of readings (each an opaque snapshot of its counters).
     def target_name(self, where: str) -> str: ...
@@ -44,25 +60,91 @@ class KindEstimate(Protocol):
     def on_now(self, variables: Mapping[str, str]) -> dict[str, str]: ...
 
     # --prometheus and --rules: its exporter's series.
-    SERIES: Mapping[str, tuple[str, ...]]  # a rates' field → its counters, added
-    CAUSE_FIELD: Mapping[str, str]  # cause key → the field its rate is; not there: none
-    WINDOWS_FIELD: str
-    UP: str
-    VARIABLES: Mapping[str, str]  # a setting → its series
-    VERSION: tuple[str, tuple[str, ...]]  # the version's series and its labels
-    EXPORTER: str
-    NOT_IN_SERIES: Mapping[str, str]
-    RULES_WORDS: str  # what its recording rules are of, in a comment above them
+    @property
+    def SERIES(self) -> Mapping[str, tuple[str, ...]]: ...  # a rates' field → its counters, added
+    @property
+    def CAUSE_FIELD(
+        self,
+    ) -> Mapping[str, str]: ...  # cause key → the field its rate is; not there: none
+    @property
+    def WINDOWS_FIELD(self) -> str: ...
+    @property
+    def UP(self) -> str: ...
+    @property
+    def VARIABLES(self) -> Mapping[str, str]: ...  # a setting → its series
+    @property
+    def VERSION(self) -> tuple[str, tuple[str, ...]]: ...  # the version's series and its labels
+    @property
+    def EXPORTER(self) -> str: ...
+    @property
+    def NOT_IN_SERIES(self) -> Mapping[str, str]: ...
+    @property
+    def RULES_WORDS(self) -> str: ...  # what its recording rules are of, in a comment above them
 
     def step_rate(self, field: str, matchers: str, window: str) -> str: ...
     def version_of(self, labels: Mapping[str, str]) -> str: ...
     def fleet_on_now(self, variables: Mapping[str, float]) -> dict[str, str]: ...
 
 
+@runtime_checkable
+class FirstKind(StatusKind, Protocol):
+    """The first kind's part (a module of its package serves)."""
+
+    # --target: the window's one session (TargetSpec → a counters.Session with its grants).
+    @property
+    def PID_FILE(
+        self,
+    ) -> str: ...  # the setting that names its process's pid file (its CPU over ssh)
+    @property
+    def CIPHER(self) -> str: ...  # the setting that names its cipher at rest, where it has one
+
+    def session(self, spec: Any) -> AbstractContextManager[Any]: ...
+    def check_counters(self, status: dict[str, str], grants: Any, user: str) -> None: ...
+
+    # --prometheus and --rules: its exporter's series, one per status counter.
+    @property
+    def EXPORTER(self) -> str: ...
+    @property
+    def STATUS(self) -> str: ...  # the status counters' series' prefix
+    @property
+    def SERIES(self) -> Mapping[str, tuple[str, ...]]: ...  # a rates' field → its counters, added
+    @property
+    def SERIES_REQUIRED(self) -> tuple[str, ...]: ...  # the fields every server of it has
+    @property
+    def UPTIME(self) -> str: ...
+    @property
+    def UP(self) -> str: ...
+    @property
+    def VARIABLE_SERIES(self) -> str: ...  # the settings' series' prefix
+    @property
+    def EXPORTED_VARIABLES(self) -> tuple[str, ...]: ...
+    @property
+    def VERSION(self) -> tuple[str, tuple[str, ...]]: ...  # the version's series and its labels
+
+    def exported_variables(self, values: Mapping[str, float]) -> dict[str, str]: ...
+    def version_of(self, labels: Mapping[str, str]) -> str: ...
+
+
+def _part(kind: str) -> object | None:
+    return ways.of(kind).estimate
+
+
+def first_kind() -> ServerKind:
+    return server_kind.kinds()[0]
+
+
+def first() -> FirstKind:
+    """The first kind's part."""
+    found = _part(first_kind().name)
+    if not isinstance(found, FirstKind):
+        raise RuntimeError(f"the first kind {first_kind().name!r}'s ways give no FirstKind")
+    return found
+
+
 def of(kind: str) -> KindEstimate | None:
-    """The kind's part of the estimate; None where the kind reads its counters the first
-    kind's way (counters.py, prometheus.py)."""
-    found = ways.of(kind).estimate
+    """The kind's part of the estimate; None for the first kind (first()) or a kind the
+    estimate does not read."""
+    found = None if kind == first_kind().name else _part(kind)
     if found is None:
         return None
     if not isinstance(found, KindEstimate):
@@ -71,7 +153,7 @@ def of(kind: str) -> KindEstimate | None:
 
 
 def parted() -> list[tuple[ServerKind, KindEstimate]]:
-    """Every kind with a part of its own, in the registry's order."""
+    """Every kind but the first with a part of its own, in the registry's order."""
     found = []
     for kind in server_kind.kinds():
         part = of(kind.name)
@@ -81,9 +163,9 @@ def parted() -> list[tuple[ServerKind, KindEstimate]]:
 
 
 def readable() -> list[str]:
-    """The kinds whose counters the estimate reads: the first kind's way, and every kind
-    with its own part."""
-    return [server_kind.kinds()[0].name, *(k.name for k, _ in parted())]
+    """The kinds whose counters the estimate reads: the first, and every kind with its own
+    part."""
+    return [first_kind().name, *(k.name for k, _ in parted())]
 
 
 def causes(part: KindEstimate) -> tuple[model.Cause, ...]:

@@ -1,5 +1,5 @@
 """`encbench estimate --rules`: Prometheus recording rules that compute the estimate
-continuously from mysqld_exporter's series, with this machine's unit costs written into
+continuously from each kind's exporter's series, with this machine's unit costs written into
 them — each rule commented with its unit, where and when that unit was measured.
 
 Per instance and cause, three series (label `bound`): the estimate (rate × the unit) and its
@@ -15,7 +15,7 @@ import socket
 from collections.abc import Callable, Mapping
 
 from encbench.estimate import kinds, model
-from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS, SERIES, STATUS
+from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS
 from encbench.estimate.units import MIB, PER, WHAT, Unit
 
 GROUP = "encbench_encryption_estimate"
@@ -31,7 +31,8 @@ def total_name(step: str) -> str:
 
 
 def _rate(field: str, step: str, matchers: str) -> str:
-    parts = [f"rate({STATUS}{name}{{{matchers}}}[{step}])" for name in SERIES[field]]
+    first = kinds.first()
+    parts = [f"rate({first.STATUS}{name}{{{matchers}}}[{step}])" for name in first.SERIES[field]]
     return f"max by (instance) ({' + '.join(parts)})"
 
 
@@ -113,10 +114,11 @@ def render(
     rules of another kind's causes (their lines and the causes in scope they record,
     kind_lines'), in the same group before the total, which adds them too."""
     host = host or socket.gethostname()
+    exporter = kinds.first().EXPORTER
     lines = [
         "# Recording rules from `encbench estimate --rules`: the extra CPU (cores) encryption",
         f"# at rest (scope {scope}) and TLS on every connection would add to each instance, at",
-        f"# its rates over {step}, from mysqld_exporter's series.  The unit costs are those",
+        f"# its rates over {step}, from {exporter}'s series.  The unit costs are those",
         f"# measured on {host}, written in as numbers: another machine's CPU pays another cost.",
         "# Each cause has three series: bound=estimate, and its interval's ends bound=low and",
         "# bound=high (the unit's interval).",

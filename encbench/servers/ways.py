@@ -35,8 +35,8 @@ class KindWays:
     # The tools every study of it needs on this machine (`doctor`; a run refuses without).
     tools: Callable[[], list[Check]]
     target: TargetWays
-    # Optional: its part of `encbench estimate` (a module of its package, estimate/kinds.py's
-    # KindEstimate); None where the estimate reads it the first kind's way.
+    # Optional: its part of `encbench estimate` (a module of its package, as estimate/kinds.py
+    # says); None where the estimate does not read it.
     estimate: object | None = None
 
 

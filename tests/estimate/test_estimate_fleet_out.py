@@ -21,6 +21,7 @@ from encbench.estimate import (
     fleet_out,
     fleet_plots,
     fleet_series,
+    kinds,
     model,
     prometheus,
     rescale,
@@ -63,7 +64,7 @@ def fleet_of(count: int) -> dict[str, dict[str, float]]:
     if count > 1:
         found["db0002:9104"] |= {"windows": WEEK.steps / 2, "restarts": 1.0}
         last = f"db{count:04d}:9104"
-        found[last] = {f"mean:{f}": 0.0 for f in prometheus.SERIES} | {"windows": WEEK.steps}
+        found[last] = {f"mean:{f}": 0.0 for f in kinds.first().SERIES} | {"windows": WEEK.steps}
     return found
 
 
@@ -198,7 +199,7 @@ def test_the_csv_lists_an_instance_without_counters_last() -> None:
     built = fleet.build("http://p:9090", WEEK, "", answers, resolved(), "tables")
     rows = list(csv.DictReader(io.StringIO(fleet_csv.render(built))))
     assert rows[-1]["instance"] == "db9:9104" and rows[-1]["rank"] == ""
-    assert rows[-1]["notes"] == fleet_csv.NOT_ESTIMATED
+    assert rows[-1]["notes"] == fleet_csv.not_estimated()
     assert rows[-1]["extra_cores_mean"] == ""
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from encbench.machine import checks
 from encbench.servers import owned
-from encbench.servers.mariadb import readiness
+from encbench.servers.mariadb import estimate, readiness
 from encbench.servers.mariadb.user_server import UserServer
 from encbench.servers.ways import KindWays, TargetWays
 
@@ -32,4 +32,5 @@ WAYS = KindWays(
         ownership=_ownership,
         dropper=_dropper,
     ),
+    estimate=estimate,
 )
