@@ -209,11 +209,15 @@ class Options:
     def spec(self) -> TargetSpec:
         assert self.target is not None
         fields = dsn.parse_dsn(self.target)
-        if fields.get("kind", server_kind.kinds()[0].name) not in kinds.readable():
+        if fields.get("kind", kinds.first_kind().name) not in kinds.readable():
             title = server_kind.named(fields["kind"]).title
+            read = [server_kind.named(name) for name in kinds.readable()]
+            titles = [f"{k.title}'s" for k in read]
+            words = ", ".join(titles[:-1]) + " and " + titles[-1] if len(titles) > 1 else titles[0]
+            schemes = [f"{k.schemes[0]}://" for k in read]
             raise BadInput(
-                f"--target: the estimate reads MariaDB's, MySQL's and PostgreSQL's counters, "
-                f"not {title}'s; give a mysql:// or postgresql://USER@HOST:PORT/ target"
+                f"--target: the estimate reads {words} counters, not {title}'s; give a "
+                f"{' or '.join(schemes)}USER@HOST:PORT/ target"
             )
         if self.defaults_file is not None:
             dsn.refuse_option_file(fields)
@@ -223,7 +227,8 @@ class Options:
         except ValidationError as exc:
             first = exc.errors()[0]
             raise BadInput(
-                f"--target: {first['msg']}; write it as mysql://USER@HOST:PORT/"
+                f"--target: {first['msg']}; write it as "
+                f"{kinds.first_kind().schemes[0]}://USER@HOST:PORT/"
             ) from None
 
 

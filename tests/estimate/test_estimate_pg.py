@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
-from encbench.errors import EncbenchError
+from encbench.errors import BadInput, EncbenchError
 from encbench.estimate import kind_fleet, kind_target, kinds, model, rules, units
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Sample
@@ -271,3 +271,20 @@ def test_bad_input_is_one_line_with_the_fix(args: list[str], words: str, state_d
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_target_of_a_kind_the_estimate_does_not_read_is_refused_with_those_it_reads() -> None:
+    from encbench.estimate import command
+    from tests.servers import test_new_kind
+
+    server_kind.register_kinds((*server_kind.KINDS, test_new_kind.TOY_KIND))
+    try:
+        assert kinds.readable() == ["mariadb", "postgresql"]  # the toy's ways give no part
+        with pytest.raises(BadInput) as refused:
+            command.Options(target="toydb://u@db/").spec()
+    finally:
+        server_kind.register_kinds(server_kind.KINDS)
+    assert str(refused.value) == (
+        "--target: the estimate reads MariaDB's and PostgreSQL's counters, not ToyDB's; give "
+        "a mysql:// or postgresql://USER@HOST:PORT/ target"
+    )
