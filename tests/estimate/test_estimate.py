@@ -15,7 +15,6 @@ from encbench.estimate import report as estimate_report
 from encbench.estimate.counters import Rates
 from encbench.estimate.rescale import Resolved
 from encbench.results.store import ResultStore
-from encbench.servers.mariadb import estimate as mariadb_part
 from tests import estimate_helpers, estimate_runs
 from tests.helpers import encbench_here
 
@@ -214,18 +213,6 @@ def test_a_server_that_restarted_during_the_window_is_said_so() -> None:
     b = counters.Sample(at_s=10, counters={"Uptime": 3}, own_bytes=0, cpu_s=None)
     with pytest.raises(EncbenchError, match="restarted during the window"):
         counters.interval_rates(kinds.first(), a, b)
-
-
-def test_missing_counters_ask_for_process_only_where_the_user_lacks_it() -> None:
-    status = {"Uptime": "1"}
-    usage = ["GRANT USAGE ON *.* TO `u`@`%`"]
-    with pytest.raises(BadInput, match=r"GRANT PROCESS ON \*\.\* TO 'u'@'THIS_HOST'"):
-        mariadb_part.check_counters(status, lambda: usage, "u")
-    process = ["GRANT PROCESS ON *.* TO `u`@`%`"]
-    with pytest.raises(BadInput, match="counts no Innodb_pages_read"):
-        mariadb_part.check_counters(status, lambda: process, "u")
-    full = {name: "0" for name in mariadb_part.REQUIRED}
-    mariadb_part.check_counters(full, lambda: pytest.fail("no grants asked"), "u")
 
 
 @pytest.mark.parametrize("seconds", [0, 5, 90_000])
