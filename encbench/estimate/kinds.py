@@ -17,7 +17,7 @@ gives."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -99,6 +99,9 @@ class FirstKind(StatusKind, Protocol):
     def CIPHER(self) -> str: ...  # the setting that names its cipher at rest, where it has one
 
     def session(self, spec: Any) -> AbstractContextManager[Any]: ...
+    def server_words(self, variables: Mapping[str, str]) -> str: ...
+    # What the server already encrypts of each cause (its settings, the window's Rates).
+    def on_now(self, variables: Mapping[str, str], intervals: Sequence[Any]) -> dict[str, str]: ...
     def check_counters(self, status: dict[str, str], grants: Any, user: str) -> None: ...
 
     # --prometheus and --rules: its exporter's series, one per status counter.

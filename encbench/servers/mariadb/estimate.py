@@ -15,7 +15,7 @@ reports of them (servers/ stands below estimate/)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 import pymysql
@@ -68,6 +68,23 @@ VARIABLES = (
 )
 PID_FILE = "pid_file"  # the setting that names its process's pid file (its CPU over ssh)
 CIPHER = "file_key_management_encryption_algorithm"  # its cipher at rest, where named
+
+
+class Rates(Protocol):
+    """What the estimate's rates (estimate/counters.py's Rates) hold that is read here."""
+
+    @property
+    def pages_read(self) -> float: ...
+    @property
+    def pages_written(self) -> float: ...
+    @property
+    def connections(self) -> float: ...
+    @property
+    def tls_handshakes(self) -> float | None: ...
+    @property
+    def pages_decrypted(self) -> float | None: ...
+    @property
+    def pages_encrypted(self) -> float | None: ...
 
 
 class Reading(Protocol):
@@ -254,3 +271,63 @@ def exported_variables(values: Mapping[str, float]) -> dict[str, str]:
 
 def version_of(labels: Mapping[str, str]) -> str:
     return " ".join(x for x in (labels.get("version"), labels.get("version_comment")) if x)
+
+
+def server_words(v: Mapping[str, str]) -> str:
+    """The server as its report names it: its family, version and build's comment."""
+    if not v.get("version"):
+        return ""
+    return " ".join(x for x in (prerequisites.product(v), v.get("version_comment")) if x)
+
+
+def _on(value: str | None) -> bool:
+    return (value or "").upper() in ("ON", "FORCE", "YES", "1")
+
+
+def on_now(v: Mapping[str, str], intervals: Sequence[Rates]) -> dict[str, str]:
+    """What the server already encrypts of each cause, from its settings and its counters
+    over the window's intervals."""
+
+    def setting(*names: str) -> str:
+        """The first of these the server has (MariaDB's name, then MySQL's)."""
+        name = next((n for n in names if n in v), None)
+        if name is None:
+            return "unknown"
+        return f"yes ({name} = {v[name]})" if _on(v[name]) else "no"
+
+    def total(get: str) -> float:
+        return sum(getattr(r, get) or 0.0 for r in intervals)
+
+    # MySQL says only what new tables get (default_table_encryption), not what exists.
+    tables = setting("innodb_encrypt_tables", "default_table_encryption")
+
+    def through_cipher(pages: str, ciphered: str, verb: str) -> str:
+        """What InnoDB's own counters say went through the cipher (MariaDB counts it)."""
+        moved = total(pages)
+        if moved <= 0 or all(getattr(r, ciphered) is None for r in intervals):
+            return tables
+        return f"{tables}; {min(total(ciphered) / moved, 1.0):.0%} of pages {verb} were"
+
+    reads = through_cipher("pages_read", "pages_decrypted", "read")
+    writes = through_cipher("pages_written", "pages_encrypted", "written")
+    why = prerequisites.no_tls_because(v)
+    tls = f"no ({why})" if why else ""
+    connections = total("connections")
+    handshakes = total("tls_handshakes")
+    if not tls:
+        tls = (
+            f"{min(handshakes / connections, 1.0):.0%} of new connections"
+            if connections > 0
+            else "no new connection in the window"
+        )
+    binlog = (
+        setting("encrypt_binlog", "binlog_encryption") if _on(v.get("log_bin")) else "no binary log"
+    )
+    return {
+        "table_reads": reads + (" decrypted" if reads != tables else ""),
+        "table_writes": writes + (" encrypted" if writes != tables else ""),
+        "redo_log": setting("innodb_encrypt_log", "innodb_redo_log_encrypt"),
+        "binary_log": binlog,
+        "tls_handshakes": tls,
+        "tls_bytes": tls if tls.startswith("no (") else "as its connections",
+    }
