@@ -29,25 +29,30 @@ from encbench.servers.kind import ServerKind
 
 @runtime_checkable
 class KindEstimate(Protocol):
-    """A kind's part of the estimate (a module of the kind's package serves)."""
+    """A kind's part of the estimate.  A module of the kind's package serves it: its
+    constants are read-only here (properties), as a module's names are to a Protocol."""
 
     # The model's causes as the kind counts them: cause key → the changes to its Cause.
     @property
     def CAUSES(self) -> Mapping[str, Mapping[str, Any]]: ...
+    # The unit costs its estimate takes.
     @property
-    def UNITS(self) -> frozenset[str]: ...  # the unit costs its estimate takes
+    def UNITS(self) -> frozenset[str]: ...
+    # Cause key → why it has no figure, however read.
     @property
-    def NO_FIGURE(self) -> Mapping[str, str]: ...  # cause key → why it has no figure, however read
+    def NO_FIGURE(self) -> Mapping[str, str]: ...
+    # What it leaves out beyond every server's first words.
     @property
-    def LEAVES_OUT(
-        self,
-    ) -> tuple[str, ...]: ...  # what it leaves out beyond every server's first words
+    def LEAVES_OUT(self) -> tuple[str, ...]: ...
+    # The report's words on what its at-rest figures are.
     @property
-    def AT_REST_WORDS(self) -> str: ...  # the report's words on what its at-rest figures are
+    def AT_REST_WORDS(self) -> str: ...
+    # The counters a window of it cannot have.
     @property
-    def MISSING(self) -> list[str]: ...  # the counters a window of it cannot have
+    def MISSING(self) -> list[str]: ...
+    # How its server's CPU is read, or why not.
     @property
-    def SERVER_CPU(self) -> str: ...  # how its server's CPU is read, or why not
+    def SERVER_CPU(self) -> str: ...
 
     # --target: a window of readings (each an opaque snapshot of its counters).
     def target_name(self, where: str) -> str: ...
@@ -60,26 +65,29 @@ class KindEstimate(Protocol):
     def on_now(self, variables: Mapping[str, str]) -> dict[str, str]: ...
 
     # --prometheus and --rules: its exporter's series.
+    # A rates' field → its counters, added.
     @property
-    def SERIES(self) -> Mapping[str, tuple[str, ...]]: ...  # a rates' field → its counters, added
+    def SERIES(self) -> Mapping[str, tuple[str, ...]]: ...
+    # Cause key → the field its rate is; not there: none.
     @property
-    def CAUSE_FIELD(
-        self,
-    ) -> Mapping[str, str]: ...  # cause key → the field its rate is; not there: none
+    def CAUSE_FIELD(self) -> Mapping[str, str]: ...
     @property
     def WINDOWS_FIELD(self) -> str: ...
     @property
     def UP(self) -> str: ...
+    # A setting → its series.
     @property
-    def VARIABLES(self) -> Mapping[str, str]: ...  # a setting → its series
+    def VARIABLES(self) -> Mapping[str, str]: ...
+    # The version's series and its labels.
     @property
-    def VERSION(self) -> tuple[str, tuple[str, ...]]: ...  # the version's series and its labels
+    def VERSION(self) -> tuple[str, tuple[str, ...]]: ...
     @property
     def EXPORTER(self) -> str: ...
     @property
     def NOT_IN_SERIES(self) -> Mapping[str, str]: ...
+    # What its recording rules are of, in a comment above them.
     @property
-    def RULES_WORDS(self) -> str: ...  # what its recording rules are of, in a comment above them
+    def RULES_WORDS(self) -> str: ...
 
     def step_rate(self, field: str, matchers: str, window: str) -> str: ...
     def version_of(self, labels: Mapping[str, str]) -> str: ...
@@ -91,12 +99,12 @@ class FirstKind(StatusKind, Protocol):
     """The first kind's part (a module of its package serves)."""
 
     # --target: the window's one session (TargetSpec → a counters.Session with its grants).
+    # The setting that names its process's pid file (its CPU over ssh).
     @property
-    def PID_FILE(
-        self,
-    ) -> str: ...  # the setting that names its process's pid file (its CPU over ssh)
+    def PID_FILE(self) -> str: ...
+    # The setting that names its cipher at rest, where it has one.
     @property
-    def CIPHER(self) -> str: ...  # the setting that names its cipher at rest, where it has one
+    def CIPHER(self) -> str: ...
 
     def session(self, spec: Any) -> AbstractContextManager[Any]: ...
     def server_words(self, variables: Mapping[str, str]) -> str: ...
@@ -107,22 +115,27 @@ class FirstKind(StatusKind, Protocol):
     # --prometheus and --rules: its exporter's series, one per status counter.
     @property
     def EXPORTER(self) -> str: ...
+    # The status counters' series' prefix.
     @property
-    def STATUS(self) -> str: ...  # the status counters' series' prefix
+    def STATUS(self) -> str: ...
+    # A rates' field → its counters, added.
     @property
-    def SERIES(self) -> Mapping[str, tuple[str, ...]]: ...  # a rates' field → its counters, added
+    def SERIES(self) -> Mapping[str, tuple[str, ...]]: ...
+    # The fields every server of it has.
     @property
-    def SERIES_REQUIRED(self) -> tuple[str, ...]: ...  # the fields every server of it has
+    def SERIES_REQUIRED(self) -> tuple[str, ...]: ...
     @property
     def UPTIME(self) -> str: ...
     @property
     def UP(self) -> str: ...
+    # The settings' series' prefix.
     @property
-    def VARIABLE_SERIES(self) -> str: ...  # the settings' series' prefix
+    def VARIABLE_SERIES(self) -> str: ...
     @property
     def EXPORTED_VARIABLES(self) -> tuple[str, ...]: ...
+    # The version's series and its labels.
     @property
-    def VERSION(self) -> tuple[str, tuple[str, ...]]: ...  # the version's series and its labels
+    def VERSION(self) -> tuple[str, tuple[str, ...]]: ...
 
     def exported_variables(self, values: Mapping[str, float]) -> dict[str, str]: ...
     def version_of(self, labels: Mapping[str, str]) -> str: ...
