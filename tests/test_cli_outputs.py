@@ -143,7 +143,7 @@ def test_a_failure_after_units_were_kept_is_status_1(
 def test_the_target_check_reads_the_counters_over_one_connection(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from encbench.estimate import counters
+    from encbench.servers.mariadb import estimate as mariadb_part
 
     asked: list[str] = []
 
@@ -163,7 +163,7 @@ def test_the_target_check_reads_the_counters_over_one_connection(
         def __exit__(self, *_: object) -> None:
             return None
 
-    monkeypatch.setattr(counters, "session", lambda server: Opened())
+    monkeypatch.setattr(mariadb_part, "session", lambda spec: Opened())
     options = command.Options(target="mysql://u@db/")
     with pytest.raises(BadInput, match="GRANT PROCESS"):
         command.check_target(options, lambda m: None)

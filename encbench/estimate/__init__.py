@@ -8,8 +8,12 @@ the TLS record cipher).  This package multiplies those rates, read from the serv
 status counters over a window, by the cost of one unit of each, measured on this machine by
 encbench's own studies, and says what the product amounts to:
 
-- counters.py: the window — SHOW GLOBAL STATUS every 10 s and SHOW GLOBAL VARIABLES at both
-  ends, over one connection, and the server's CPU over ssh where the user allows it;
+- kinds.py: what differs by kind, given by the kind's package (`servers/<kind>/estimate.py`,
+  through its ways): which counters and settings it reads, how it counts each cause, its
+  exporter's series, its words;
+- counters.py: the window — the server's status counters every 10 s and its settings at
+  both ends, over one connection, and the server's CPU over ssh where the user allows it;
+  kind_target.py: the same for a kind read one snapshot at a time;
 - units.py: the unit costs, from a finished results directory's runs, kept in this
   machine's state beside the calibration;
 - rescale.py: the cipher's part of each unit, re-measured with `openssl speed` on the
@@ -18,8 +22,9 @@ encbench's own studies, and says what the product amounts to:
 - validate.py: the same model held against measured runs of a results directory;
 - report.py: the answer in words, Markdown and JSON;
 - prometheus_api.py, prometheus.py: a fleet's counters from Prometheus instead
-  (mysqld_exporter's series, reduced there by instance), as the same model's rates;
+  (its exporters' series, reduced there by instance), as the same model's rates;
+  kind_fleet.py: the instances of the kinds read from their own series;
 - fleet.py: the fleet's answer, its instances ranked, in Markdown and JSON;
-- rules.py: the same estimate as Prometheus recording rules;
+- rules.py: the same estimate as Prometheus recording rules, every kind's;
 - command.py: what `encbench estimate` does, in order.
 """

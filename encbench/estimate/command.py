@@ -4,8 +4,8 @@ into this machine's state; then, with a target, log in, check the counters it ne
 the window, re-measure the cipher's part of the units where the server's host or cipher
 differs, and print the estimate.  Nothing is created or changed on the server: it is only
 asked SHOW GLOBAL STATUS, SHOW GLOBAL VARIABLES and its session's byte counters over one
-connection (and SHOW GRANTS only where a needed counter is missing); a PostgreSQL target
-only its statistics views (pg_estimate.py)."""
+connection (and SHOW GRANTS only where a needed counter is missing); a target of a kind
+with its own part of the estimate (estimate/kinds.py) only what that part reads."""
 
 from __future__ import annotations
 
@@ -28,15 +28,15 @@ from encbench.estimate import (
     fleet,
     fleet_out,
     fleet_series,
+    kind_fleet,
+    kind_target,
+    kinds,
     model,
-    pg_estimate,
     prometheus,
     prometheus_api,
-    prometheus_pg,
     report,
     rescale,
     rules,
-    rules_pg,
     unit_classes,
     units,
     validate,
@@ -45,7 +45,6 @@ from encbench.estimate.prometheus import Asked
 from encbench.profiles.profile import TargetSpec
 from encbench.results import outputs
 from encbench.servers import dsn, remote_cpu, server_kind
-from encbench.servers.mariadb.user_server import UserServer
 
 DEFAULT_SINCE = "7d"
 DEFAULT_STEP = "5m"
@@ -210,11 +209,15 @@ class Options:
     def spec(self) -> TargetSpec:
         assert self.target is not None
         fields = dsn.parse_dsn(self.target)
-        if fields.get("kind", "mariadb") not in ("mariadb", pg_estimate.KIND_NAME):
+        if fields.get("kind", kinds.first_kind().name) not in kinds.readable():
             title = server_kind.named(fields["kind"]).title
+            read = [server_kind.named(name) for name in kinds.readable()]
+            titles = [f"{k.title}'s" for k in read]
+            words = ", ".join(titles[:-1]) + " and " + titles[-1] if len(titles) > 1 else titles[0]
+            schemes = [f"{k.schemes[0]}://" for k in read]
             raise BadInput(
-                f"--target: the estimate reads MariaDB's, MySQL's and PostgreSQL's counters, "
-                f"not {title}'s; give a mysql:// or postgresql://USER@HOST:PORT/ target"
+                f"--target: the estimate reads {words} counters, not {title}'s; give a "
+                f"{' or '.join(schemes)}USER@HOST:PORT/ target"
             )
         if self.defaults_file is not None:
             dsn.refuse_option_file(fields)
@@ -224,7 +227,8 @@ class Options:
         except ValidationError as exc:
             first = exc.errors()[0]
             raise BadInput(
-                f"--target: {first['msg']}; write it as mysql://USER@HOST:PORT/"
+                f"--target: {first['msg']}; write it as "
+                f"{kinds.first_kind().schemes[0]}://USER@HOST:PORT/"
             ) from None
 
 
@@ -305,13 +309,10 @@ def hosts_for(spec: TargetSpec, cpu: remote_cpu.SshCpu | None) -> rescale.Hosts:
 
 
 def server_cipher(variables: dict[str, str]) -> str | None:
-    """The server's own cipher at rest, where its key management plugin names one."""
-    algorithm = variables.get("file_key_management_encryption_algorithm", "").upper()
+    """The server's own cipher at rest, where its settings name one (its key management
+    plugin's)."""
+    algorithm = variables.get(kinds.first().CIPHER, "").upper()
     return capacity.SERVER_CIPHERS.get(algorithm)
-
-
-def _server(spec: TargetSpec) -> UserServer:
-    return UserServer.of_target(spec)
 
 
 def _where(spec: TargetSpec) -> str:
@@ -322,11 +323,13 @@ def check_target(options: Options, log: Echo) -> None:
     """Before any local measuring and before anything is stored: the target answers, takes
     the login, and shows the counters the estimate needs (one short connection)."""
     spec = options.spec()
-    if pg_estimate.reads(spec):
-        pg_estimate.check(spec)
+    part = kinds.of(spec.kind)
+    if part is not None:
+        part.check(spec)
     else:
-        with counters.session(_server(spec)) as session:
-            counters.check_counters(session.status(), session.grants, spec.user)
+        first = kinds.first()
+        with first.session(spec) as session:
+            first.check_counters(session.status(), session.grants, spec.user)
     log(f"encbench: {_where(spec)} as {spec.user}: reachable, its counters visible")
 
 
@@ -335,25 +338,26 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
     if not stored:
         raise BadInput(f"no unit costs are stored on this machine yet: {NO_UNITS_FIX}")
     spec = options.spec()
-    if pg_estimate.reads(spec):
+    part = kinds.of(spec.kind)
+    if part is not None:
         # No CPU over ssh yet: the handshake's cipher part is not rescaled to its host.
         hosts = hosts_for(spec, None)
         resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
-        built = pg_estimate.estimate(spec, options.seconds, options.scope, resolved, log)
+        built = kind_target.estimate(part, spec, options.seconds, options.scope, resolved, log)
         _write_json(options.json_path, built.model_dump(mode="json"))
         out(report.render_markdown(built))
         return
-    server = _server(spec)
+    first = kinds.first()
     target = _where(spec)
-    with counters.session(server) as session:
-        counters.check_counters(session.status(), session.grants, spec.user)
+    with first.session(spec) as session:
+        first.check_counters(session.status(), session.grants, spec.user)
         variables = session.variables()
         log(
             f"encbench: {target} as {spec.user}: reading its status every "
             f"{counters.SAMPLE_S:.0f} s for {options.seconds} s (nothing is changed on it)"
         )
-        with server_cpu(spec, variables.get("pid_file", ""), log) as (cpu, words, cores):
-            window = counters.sample_window(session, options.seconds, cpu, words, log)
+        with server_cpu(spec, variables.get(first.PID_FILE, ""), log) as (cpu, words, cores):
+            window = counters.sample_window(first, session, options.seconds, cpu, words, log)
             window = window.model_copy(update={"host_cores": cores})
             # After the window: openssl speed on the server's host must not land in its CPU.
             hosts = hosts_for(spec, cpu)
@@ -361,7 +365,7 @@ def estimate_target(options: Options, out: Echo, log: Echo) -> None:
             resolved = {
                 name: rescale.resolve(u, hosts, cipher)
                 for name, u in stored.items()
-                if name not in pg_estimate.FILESYSTEM_UNITS  # PostgreSQL's alone
+                if name not in kinds.others_units()  # other kinds' alone
             }
     result = model.estimate(window.intervals, resolved, options.scope)
     built = report.build(target, window, result, resolved)
@@ -395,7 +399,7 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     client = _client(options)
     url = client.url
     asked = options.asked(end=time.time())
-    asking = prometheus.queries(asked) | prometheus_pg.queries(asked)
+    asking = prometheus.queries(asked) | kind_fleet.all_queries(asked)
     log(
         f"encbench: {url}: {len(asking)} queries over the last {options.since or DEFAULT_SINCE} "
         f"in {options.step or DEFAULT_STEP} steps (Prometheus reduces them; nothing is written)"
@@ -406,25 +410,27 @@ def estimate_fleet(options: Options, out: Echo, log: Echo) -> None:
     )
     resolved = {name: rescale.resolve(u, hosts, None) for name, u in stored.items()}
     classes = classes_of(options, client, asked, hosts)
-    postgresql = prometheus_pg.estimates(answers, asked, resolved, options.scope)
-    mysql = {k: v for k, v in answers.items() if not k.startswith(prometheus_pg.PREFIX)}
+    others = kind_fleet.estimates(answers, asked, resolved, options.scope)
+    first = {k: v for k, v in answers.items() if not kind_fleet.is_theirs(k)}
     built = fleet.build(
-        url, asked, options.match or "", mysql, resolved, options.scope, classes, postgresql
-    )
+        url, asked, options.match or "", first, resolved, options.scope, classes,
+        [e for _, e in others],
+    )  # fmt: skip
     _write_json(options.json_path, built.model_dump(mode="json"))
     if options.out is None:
         out(fleet.render_markdown(built))
         return
     # The series sums each kind's instances, and each class's at its own units, in PromQL.
-    pg_names = {e.instance for e in postgresql}
-    kinds = fleet_series.Kinds(
-        mysql=any(e.instance not in pg_names for e in built.instances), postgresql=bool(pg_names)
+    theirs = {e.instance: kind for kind, e in others}  # instance → its kind's name
+    present = fleet_series.Kinds(
+        first=any(e.instance not in theirs for e in built.instances),
+        others=frozenset(theirs.values()),
     )
     by_class = {c.name: c.units for c in classes.values()}  # name: LABEL=VALUE
     series_classes = [
         fleet_series.ClassSeries(*_label_value(name), by_class[name]) for name in sorted(by_class)
     ]
-    series = fleet_out.over_time(client, asked, resolved, built, log, kinds, series_classes)
+    series = fleet_out.over_time(client, asked, resolved, built, log, present, series_classes)
     for path in fleet_out.write(options.out, built, series):
         out(str(path))
 
@@ -484,7 +490,7 @@ def run(options: Options, found: units.DirectoryUnits | None, out: Echo, log: Ec
         matchers = prometheus_api.label_matchers(options.match)
         step = options.rules_step()
 
-        def postgresql(host: str) -> tuple[list[str], list[str]]:
-            return rules_pg.lines(stored, step, matchers, options.scope, host)
+        def others(host: str) -> tuple[list[str], list[str]]:
+            return rules.kind_lines(stored, step, matchers, options.scope, host)
 
-        out(rules.render(stored, step, matchers, options.scope, more=postgresql).rstrip("\n"))
+        out(rules.render(stored, step, matchers, options.scope, more=others).rstrip("\n"))

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from pydantic import Field
 
-from encbench.estimate import model, prometheus, report
+from encbench.estimate import kinds, model, prometheus, report
 from encbench.estimate.model import Estimate, Figure
 from encbench.estimate.prometheus import Asked, Instance
 from encbench.estimate.prometheus_api import Sample
@@ -23,14 +23,27 @@ NOT_RESCALED = (
     "the fleet's hosts are reached only through Prometheus, where openssl speed cannot run: "
     "the units are this machine's"
 )
-LEAVES_OUT = (
-    *report.LEAVES_OUT,
-    "**The exporter's own reads.** mysqld_exporter logs in and reads SHOW GLOBAL STATUS at "
-    "every scrape: its connections and bytes are in the server's counters, so on a quiet "
-    "server they are part of the TLS causes (as --target's are not: it takes its own out).",
+UNITS_HERE = (
     "**The units are this machine's.** Prometheus gives no way to run `openssl speed` on a "
-    "server's host, so no unit is rescaled to it: a host of another CPU pays another cost.",
+    "server's host, so no unit is rescaled to it: a host of another CPU pays another cost."
 )
+
+
+def leaves_out() -> list[str]:
+    """What the fleet's estimate leaves out: --target's, and its exporter's own reads."""
+    exporter = kinds.first().EXPORTER
+    return [
+        *report.LEAVES_OUT,
+        f"**The exporter's own reads.** {exporter} logs in and reads SHOW GLOBAL STATUS at "
+        "every scrape: its connections and bytes are in the server's counters, so on a quiet "
+        "server they are part of the TLS causes (as --target's are not: it takes its own out).",
+        UNITS_HERE,
+    ]
+
+
+def not_reached() -> str:
+    """Why an exporter's instance has no counters: its series saying so."""
+    return f"{kinds.first().UP} 0"
 
 
 class InstanceEstimate(Model):
@@ -132,7 +145,7 @@ def build(
     more: Sequence[InstanceEstimate] = (),
 ) -> FleetReport:
     """`classes`: instance → the units of its class, where it has one; `units` otherwise.
-    `more`: instances of other kinds, estimated already (prometheus_pg.py's)."""
+    `more`: instances of other kinds, estimated already (kind_fleet.py's)."""
     every = prometheus.by_instance(answers)
     classes = classes or {}
 
@@ -144,7 +157,7 @@ def build(
         return found.model_copy(update={"units_from": f"{own.name} ({own.source})"})
 
     found = [estimated(i) for i in every if prometheus.rates(i, "mean") is not None] + list(more)
-    # Exporters up in the window whose server's counters never came (mysql_up 0 throughout).
+    # Exporters up in the window whose server's counters never came (not_reached throughout).
     silent = [i.name for i in every if prometheus.rates(i, "mean") is None]
     ranked = sorted(found, key=lambda e: (-_total(e.mean), e.instance))
     fleet = FleetTotal(
@@ -167,7 +180,7 @@ def build(
         words=(in_words(ranked, fleet, units, scope, classes) if ranked or not silent else [])
         + _silent_words(silent),
         no_counters=silent,
-        leaves_out=list(LEAVES_OUT),
+        leaves_out=leaves_out(),
     )
 
 
@@ -179,8 +192,9 @@ def in_words(
     classes: Mapping[str, ClassUnits] | None = None,
 ) -> list[str]:
     if not ranked:
+        first = kinds.first()
         return [
-            "Prometheus holds no mysqld_exporter series (mysql_global_status_*) in this window "
+            f"Prometheus holds no {first.EXPORTER} series ({first.STATUS}*) in this window "
             "for the selector: check --match, --since, and that the exporters are scraped."
         ]
     words = []
@@ -231,7 +245,7 @@ def _silent_words(silent: Sequence[str]) -> list[str]:
     shown = ", ".join(silent[:10]) + (f" and {len(silent) - 10} more" if len(silent) > 10 else "")
     return [
         f"Not estimated, no counters in the window (their exporter could not reach the "
-        f"server, mysql_up 0, or the counters are missing): {shown}."
+        f"server, {not_reached()}, or the counters are missing): {shown}."
     ]
 
 

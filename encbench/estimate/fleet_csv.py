@@ -28,15 +28,18 @@ import csv
 import io
 import re
 
-from encbench.estimate import model
+from encbench.estimate import fleet, model
 from encbench.estimate.fleet import FleetReport, InstanceEstimate
 from encbench.estimate.model import Figure
 
-NOT_ESTIMATED = (
-    "not estimated: no counters of its server in the window (its exporter could not reach "
-    "the server, mysql_up 0, or the counters are missing)"
-)
 Cell = str | int | float | None
+
+
+def not_estimated() -> str:
+    return (
+        "not estimated: no counters of its server in the window (its exporter could not reach "
+        f"the server, {fleet.not_reached()}, or the counters are missing)"
+    )
 
 
 def _slug(rate_unit: str) -> str:
@@ -114,5 +117,5 @@ def render(r: FleetReport) -> str:
     for rank, e in enumerate(r.instances, start=1):
         writer.writerow({k: _text(v) for k, v in row(rank, e).items()})
     for name in r.no_counters:
-        writer.writerow({"instance": name, "scope": r.scope, "notes": NOT_ESTIMATED})
+        writer.writerow({"instance": name, "scope": r.scope, "notes": not_estimated()})
     return out.getvalue()

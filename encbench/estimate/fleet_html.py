@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from encbench.estimate import fleet_plots, model
+from encbench.estimate import fleet, fleet_plots, model
 from encbench.estimate.fleet import FleetReport, InstanceEstimate
 from encbench.estimate.fleet_series import FleetSeries
 from encbench.estimate.report import cores_text, figure_text, rate_text
@@ -29,13 +29,21 @@ from encbench.report.tables import (
 
 TABLE_ROWS = 100
 NOTES_SHOWN = 50
+
+
 # Each note an instance can have, by how it begins (fleet.py and prometheus.gaps word them).
-NOTE_KINDS = (
-    ("its exporter reported", "Gaps: series missing from part of the window", "gap"),
-    ("its exporter could not reach", "Exporter could not reach its server at times", "mysql_up 0"),
-    ("the server restarted", "Restarts in the window", "restarted"),
-    ("no traffic", "No traffic: counters did not move", "no traffic"),
-)
+def note_kinds() -> tuple[tuple[str, str, str], ...]:
+    """How a note begins, its section's title, and its word in the table."""
+    return (
+        ("its exporter reported", "Gaps: series missing from part of the window", "gap"),
+        (
+            "its exporter could not reach",
+            "Exporter could not reach its server at times",
+            fleet.not_reached(),
+        ),
+        ("the server restarted", "Restarts in the window", "restarted"),
+        ("no traffic", "No traffic: counters did not move", "no traffic"),
+    )
 
 
 def _window(r: FleetReport) -> str:
@@ -54,7 +62,7 @@ def _cause_cell(e: InstanceEstimate, key: str) -> str:
 
 def _short_notes(notes: Sequence[str]) -> str:
     """An instance's notes in a word each: the Notes section below says them whole."""
-    words = [w for start, _, w in NOTE_KINDS for n in notes if n.startswith(start)]
+    words = [w for start, _, w in note_kinds() for n in notes if n.startswith(start)]
     return ", ".join(words) or "–"
 
 
@@ -127,7 +135,7 @@ def causes_table(r: FleetReport) -> Table:
 
 def notes_blocks(r: FleetReport) -> list[Block]:
     blocks: list[Block] = []
-    for start, title, _ in NOTE_KINDS:
+    for start, title, _ in note_kinds():
         said = [(e.instance, n) for e in r.instances for n in e.notes if n.startswith(start)]
         if not said:
             continue
@@ -143,7 +151,7 @@ def notes_blocks(r: FleetReport) -> list[Block]:
                 f"Not estimated: no counters of their server ({len(r.no_counters)})",
                 [
                     Paragraph(
-                        "Their exporter could not reach the server (mysql_up 0) or the "
+                        f"Their exporter could not reach the server ({fleet.not_reached()}) or the "
                         "counters are missing: "
                         + ", ".join(items)
                         + (f" and {more} more (estimate.csv)" if more else "")

@@ -34,7 +34,7 @@ def over_time(
     units: Mapping[str, Resolved],
     built: fleet.FleetReport,
     log: Callable[[str], None],
-    kinds: fleet_series.Kinds = fleet_series.MYSQL_ONLY,
+    kinds: fleet_series.Kinds = fleet_series.FIRST_ONLY,
     classes: Sequence[fleet_series.ClassSeries] = (),
 ) -> FleetSeries | str:
     """The fleet's series over the window, or why the page has none.  A range query refused

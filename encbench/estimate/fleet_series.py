@@ -7,9 +7,9 @@ At each step, per cause in scope: the rate over the step window of every instanc
 unit cost; added over the causes.  The same units serve every instance (the fleet's units
 are this machine's), so the fleet's sum of rate × unit is the unit × the sum of rates.
 Three series, label `bound`: the estimate and the unit interval's two ends (the fleet at
-that moment: no quietest or busiest window of its own).  PostgreSQL's instances (through
-postgres_exporter) add their blocks read and written and their sessions × PostgreSQL's units
-(prometheus_pg.py's series; the WAL is not exported).
+that moment: no quietest or busiest window of its own).  The instances of a kind with its
+own part (estimate/kinds.py) add their rates from its exporter's series × its units, by the
+causes it counts there (kind_fleet.py's series).
 
 Past MAX_POINTS steps the series is taken in coarser steps, each a whole number of --step
 windows with its rate over the coarser window: a mean over it, with no window left out."""
@@ -21,15 +21,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from encbench.estimate import model, pg_estimate, prometheus_pg
-from encbench.estimate.prometheus import (
-    CAUSE_FIELD,
-    MIB_FIELDS,
-    REQUIRED,
-    SERIES,
-    STATUS,
-    Asked,
-)
+from encbench.estimate import model
+from encbench.estimate.kinds import KindEstimate, first, parted
+from encbench.estimate.kinds import causes as kind_causes
+from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS, Asked
 from encbench.estimate.prometheus_api import Prometheus
 from encbench.estimate.rescale import Resolved
 from encbench.estimate.units import MIB
@@ -64,17 +59,20 @@ def _fleet_rate(field: str, matchers: str, window_s: float) -> str:
     """The field's rate summed over the fleet.  A counter every server has leaves a step
     where no exporter reported empty (a gap in the plot, not a zero); one some servers lack
     (the binary log's) is 0 there, so that it does not empty the sum."""
-    parts = [f"rate({STATUS}{name}{{{matchers}}}[{_d(window_s)}])" for name in SERIES[field]]
+    kind = first()
+    window = _d(window_s)
+    parts = [f"rate({kind.STATUS}{name}{{{matchers}}}[{window}])" for name in kind.SERIES[field]]
     summed = f"sum(max by (instance) ({' + '.join(parts)}))"
-    return summed if field in REQUIRED else f"({summed} or vector(0))"
+    return summed if field in kind.SERIES_REQUIRED else f"({summed} or vector(0))"
 
 
-def _pg_fleet_rate(field: str, matchers: str, window_s: float, required: bool) -> str:
-    """postgres_exporter's field summed over the fleet (each instance's databases added, as
-    prometheus_pg.py does); beside MariaDB's instances 0 where none reported, so that a
-    step without PostgreSQL's exporters does not empty the fleet's sum."""
-    parts = [f"rate({name}{{{matchers}}}[{_d(window_s)}])" for name in prometheus_pg.SERIES[field]]
-    summed = f"sum({' + '.join(f'sum by (instance) ({p})' for p in parts)})"
+def _kind_fleet_rate(
+    part: KindEstimate, field: str, matchers: str, window_s: float, required: bool
+) -> str:
+    """A kind's exporter's field summed over the fleet (each instance's series added, as
+    kind_fleet.py does); beside the first kind's instances 0 where none reported, so that a
+    step without that kind's exporters does not empty the fleet's sum."""
+    summed = f"sum({part.step_rate(field, matchers, _d(window_s))})"
     return summed if required else f"({summed} or vector(0))"
 
 
@@ -89,30 +87,35 @@ def _bound(
         unit = units.get(unit_name)
         return None if unit is None else max(getattr(unit, end), 0.0) / 1e6 / (MIB if mib else 1)
 
-    for cause in model.CAUSES if kinds.mysql else ():
+    for cause in model.CAUSES if kinds.first else ():
         field = CAUSE_FIELD[cause.key]
         cores = per(cause.unit, field in MIB_FIELDS)
         if cores is not None and scope in cause.scopes:
             terms.append(f"{_fleet_rate(field, asked.matchers, window_s)} * {cores:.9g}")
-    for cause in pg_estimate.CAUSES if kinds.postgresql else ():
-        pg_field = prometheus_pg.CAUSE_FIELD.get(cause.key)  # the WAL: not exported
-        cores = per(cause.unit, False)
-        if pg_field is not None and cores is not None and scope in cause.scopes:
-            rate = _pg_fleet_rate(pg_field, asked.matchers, window_s, not kinds.mysql)
-            terms.append(f"{rate} * {cores:.9g}")
+    for kind, part in parted():
+        if kind.name not in kinds.others:
+            continue
+        for cause in kind_causes(part):
+            kind_field = part.CAUSE_FIELD.get(cause.key)  # not all are exported
+            cores = per(cause.unit, False)
+            if kind_field is not None and cores is not None and scope in cause.scopes:
+                rate = _kind_fleet_rate(part, kind_field, asked.matchers, window_s, not kinds.first)
+                terms.append(f"{rate} * {cores:.9g}")
     return " + ".join(terms) if terms else None
 
 
 @dataclass(frozen=True)
 class Kinds:
     """Which exporters' instances the fleet has: each kind's series summed only where it has
-    instances (a required series of a kind the fleet lacks would empty every step)."""
+    instances (a required series of a kind the fleet lacks would empty every step).  `first`:
+    the first kind's (prometheus.py's series); `others`: the names of the kinds with their
+    own part (estimate/kinds.py) that it has."""
 
-    mysql: bool = True
-    postgresql: bool = False
+    first: bool = True
+    others: frozenset[str] = frozenset()
 
 
-MYSQL_ONLY = Kinds()
+FIRST_ONLY = Kinds()
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,7 @@ def query(
     asked: Asked,
     units: Mapping[str, Resolved],
     scope: model.Scope,
-    kinds: Kinds = MYSQL_ONLY,
+    kinds: Kinds = FIRST_ONLY,
     classes: Sequence[ClassSeries] = (),
 ) -> str | None:
     """The one PromQL expression of the three series; None where no cause in scope has a
@@ -184,7 +187,7 @@ def ask(
     asked: Asked,
     units: Mapping[str, Resolved],
     scope: model.Scope,
-    kinds: Kinds = MYSQL_ONLY,
+    kinds: Kinds = FIRST_ONLY,
     classes: Sequence[ClassSeries] = (),
 ) -> FleetSeries | None:
     """The fleet's series over the window; None where there is nothing to draw."""

@@ -277,8 +277,8 @@ def estimate(
     causes: Sequence[Cause] = CAUSES,
 ) -> Estimate:
     """Every cause's extra CPU at the window's rates, the subtotals at rest and in transit,
-    the total over the scope, and the causes that dominate it (`causes`: the server kind's,
-    PostgreSQL's in pg_estimate.py)."""
+    the total over the scope, and the causes that dominate it (`causes`: the server kind's:
+    the first kind's, or those estimate/kinds.py's `causes` makes of a kind's own part)."""
     server_cores = _mean_server_cores(intervals)
     rates = {c.key: _rate_over(c, intervals) for c in causes}
     return estimate_at(

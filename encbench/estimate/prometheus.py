@@ -1,6 +1,6 @@
-"""A fleet's estimate from Prometheus: the same causes as `--target`, from the series
-mysqld_exporter makes of each server's SHOW GLOBAL STATUS and SHOW GLOBAL VARIABLES, and the
-host's CPU where node_exporter reports it.
+"""A fleet's estimate from Prometheus: the same causes as `--target`, from the series the
+first kind's exporter makes of each server's status counters and settings (which series:
+the kind's part, estimate/kinds.py), and the host's CPU where node_exporter reports it.
 
 Every reduction runs in Prometheus, grouped by instance, so that the answer for a thousand
 instances over a week is a few dozen vectors of one value per instance, never their raw
@@ -13,7 +13,7 @@ of `rate(X[STEP])`):
   peak    quantile_over_time(0.95, …)   the 95th percentile of the step windows
 
 rate() takes a counter that went back (a restart) as a reset, so no step window has a
-negative or doubled rate; resets(Uptime) says how many there were.  Where an instance's
+negative or doubled rate; resets of its uptime say how many there were.  Where an instance's
 series have fewer step windows than the window holds, its exporter stopped (or could not
 reach the server) for part of it, and the estimate says so.
 """
@@ -21,10 +21,11 @@ reach the server) for part of it, and the estimate says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from encbench.estimate import kinds
 from encbench.estimate.counters import Rates, Window
 from encbench.estimate.model import Figure
 from encbench.estimate.prometheus_api import Prometheus, Sample
@@ -34,21 +35,6 @@ PEAK_QUANTILE = 0.95
 PEAK_WORDS = "the 95th percentile of its --step windows"
 PARALLEL = 4  # queries in flight at once: Prometheus spreads them over its cores
 
-STATUS = "mysql_global_status_"
-# Rates' fields, each from mysqld_exporter's series of SHOW GLOBAL STATUS (the counter's
-# name in lower case; the bytes are sent + received).
-SERIES: dict[str, tuple[str, ...]] = {
-    "pages_read": ("innodb_pages_read",),
-    "pages_written": ("innodb_pages_written",),
-    "redo_bytes": ("innodb_os_log_written",),
-    "binlog_bytes": ("binlog_bytes_written",),
-    "connections": ("connections",),
-    "tls_handshakes": ("ssl_finished_accepts",),
-    "bytes": ("bytes_sent", "bytes_received"),
-    "pages_decrypted": ("innodb_num_pages_decrypted",),
-    "pages_encrypted": ("innodb_num_pages_encrypted",),
-}
-REQUIRED = ("pages_read", "pages_written", "connections", "bytes")
 # The cause each estimate's rate comes from, by the field of Rates it reads.
 CAUSE_FIELD = {
     "table_reads": "pages_read",
@@ -59,16 +45,6 @@ CAUSE_FIELD = {
     "tls_bytes": "bytes",
 }
 MIB_FIELDS = frozenset({"redo_bytes", "binlog_bytes", "bytes"})
-# SHOW GLOBAL VARIABLES as the exporter shows them: numbers only, ON/YES as 1, OFF/NO as 0
-# (FORCE and strings such as the key plugin's cipher are not exported).
-VARIABLES = (
-    "innodb_encrypt_tables",
-    "innodb_encrypt_log",
-    "encrypt_binlog",
-    "log_bin",
-    "have_ssl",
-    "require_secure_transport",
-)
 STATISTICS = {
     "mean": "avg_over_time",
     "low": "min_over_time",
@@ -80,7 +56,7 @@ STATISTICS = {
 @dataclass(frozen=True)
 class Asked:
     """What is asked: the window's end (Unix s), its length and its step (s), and the
-    matchers every mysqld_exporter series is selected with."""
+    matchers every exporter's series is selected with."""
 
     end: float
     since_s: float
@@ -98,13 +74,14 @@ def _d(seconds: float) -> str:
 
 
 def _series(name: str, w: Asked) -> str:
-    return f"{STATUS}{name}{{{w.matchers}}}"
+    return f"{kinds.first().STATUS}{name}{{{w.matchers}}}"
 
 
 def step_rate(field: str, w: Asked) -> str:
     """The field's rate over each step window, one series per exporter (the sum of its
     counters where it has two)."""
-    return " + ".join(f"rate({_series(n, w)}[{_d(w.step_s)}])" for n in SERIES[field])
+    series = kinds.first().SERIES[field]
+    return " + ".join(f"rate({_series(n, w)}[{_d(w.step_s)}])" for n in series)
 
 
 def over_window(statistic: str, inner: str, w: Asked) -> str:
@@ -123,8 +100,9 @@ def per_instance(statistic: str, field: str, w: Asked) -> str:
 
 
 def queries(w: Asked) -> dict[str, str]:
-    """Every query the estimate asks, by a name of its own."""
-    found = {f"mean:{f}": per_instance("mean", f, w) for f in SERIES}
+    """Every query the estimate asks of the first kind's series, by a name of its own."""
+    first = kinds.first()
+    found = {f"mean:{f}": per_instance("mean", f, w) for f in first.SERIES}
     for field in CAUSE_FIELD.values():
         for statistic in ("low", "high", "peak"):
             found[f"{statistic}:{field}"] = per_instance(statistic, field, w)
@@ -133,18 +111,19 @@ def queries(w: Asked) -> dict[str, str]:
         f"max by (instance) (count_over_time(({step_rate('connections', w)})"
         f"[{since}:{_d(w.step_s)}]))"
     )
-    found["restarts"] = f"max by (instance) (resets({_series('uptime', w)}[{since}]))"
+    found["restarts"] = f"max by (instance) (resets({_series(first.UPTIME, w)}[{since}]))"
     found["unreachable"] = (
-        f"max by (instance) (1 - min_over_time(mysql_up{{{w.matchers}}}[{since}]))"
+        f"max by (instance) (1 - min_over_time({first.UP}{{{w.matchers}}}[{since}]))"
     )
-    for name in VARIABLES:
+    for name in first.EXPORTED_VARIABLES:
         found[f"variable:{name}"] = (
-            f"max by (instance) (last_over_time(mysql_global_variables_{name}{{{w.matchers}}}"
-            f"[{since}]))"
+            f"max by (instance) (last_over_time({first.VARIABLE_SERIES}{name}"
+            f"{{{w.matchers}}}[{since}]))"
         )
+    series, labels = first.VERSION
     found["version"] = (
-        f"max by (instance, version, version_comment) "
-        f"(last_over_time(mysql_version_info{{{w.matchers}}}[{since}]))"
+        f"max by (instance, {', '.join(labels)}) "
+        f"(last_over_time({series}{{{w.matchers}}}[{since}]))"
     )
     # The hosts' CPU (node_exporter), matched to the servers by host name: not by --match,
     # whose labels are the servers' exporters'.
@@ -185,17 +164,20 @@ class Instance:
     host_cores: int | None
 
 
-def by_instance(answers: Mapping[str, list[Sample]]) -> list[Instance]:
-    """The answers regrouped per server instance: every instance with any of its counters."""
+def by_instance(
+    answers: Mapping[str, list[Sample]],
+    version_of: Callable[[Mapping[str, str]], str] | None = None,
+) -> list[Instance]:
+    """The answers regrouped per server instance: every instance with any of its counters
+    (`version_of`: its version's words from the version's labels; the first kind's)."""
+    version_of = version_of or kinds.first().version_of
     values: dict[str, dict[str, float]] = {}
     versions: dict[str, str] = {}
     for key, samples in answers.items():
         for s in samples:
             instance = s.labels.get("instance", "")
             if key == "version":
-                versions[instance] = " ".join(
-                    x for x in (s.labels.get("version"), s.labels.get("version_comment")) if x
-                )
+                versions[instance] = version_of(s.labels)
             elif not key.startswith("host_") and math.isfinite(s.value):
                 values.setdefault(instance, {})[key] = s.value
     hosts: dict[str, dict[str, float]] = {}
@@ -220,14 +202,15 @@ def by_instance(answers: Mapping[str, list[Sample]]) -> list[Instance]:
 
 def rates(instance: Instance, statistic: str) -> Rates | None:
     """The instance's rates by one statistic (mean or peak) as --target's Rates; None where
-    a counter every MariaDB and MySQL has is missing (not a server's exporter)."""
+    a counter every server of the first kind has is missing (not a server's exporter)."""
+    first = kinds.first()
     got: dict[str, float | None] = {}
-    for field in SERIES:
+    for field in first.SERIES:
         value = instance.values.get(f"{statistic}:{field}")
         if value is None and statistic != "mean":
             value = instance.values.get(f"mean:{field}")
         got[field] = None if value is None else max(value, 0.0)
-    if any(got[f] is None for f in REQUIRED):
+    if any(got[f] is None for f in first.SERIES_REQUIRED):
         return None
     return Rates(
         seconds=1.0,
@@ -267,24 +250,21 @@ def cause_rates(instance: Instance, statistic: str) -> dict[str, Figure | None]:
 
 
 def variables(instance: Instance) -> dict[str, str]:
-    """Its settings as SHOW GLOBAL VARIABLES words, for the report's `encrypted now`."""
-    found = {}
-    for name in VARIABLES:
-        value = instance.values.get(f"variable:{name}")
-        if value is not None:
-            on = value >= 1
-            found[name] = ("YES" if on else "NO") if name == "have_ssl" else ("ON" if on else "OFF")
-    if "have_ssl" not in found:
-        # MySQL 8.4+ has no have_ssl, and its certificate's path is no number the exporter
-        # shows: let its connections' own counter (Ssl_finished_accepts) say what uses TLS.
-        found |= {"ssl_cert": "(not exported)", "tls_version": "(not exported)"}
-    return found
+    """Its settings in the words of the server's own, for the report's `encrypted now`."""
+    first = kinds.first()
+    values = {
+        name: value
+        for name in first.EXPORTED_VARIABLES
+        if (value := instance.values.get(f"variable:{name}")) is not None
+    }
+    return first.exported_variables(values)
 
 
-def gaps(instance: Instance, w: Asked, up: str = "mysql_up") -> list[str]:
+def gaps(instance: Instance, w: Asked, up: str | None = None) -> list[str]:
     """What the estimate says about the instance's window: a gap, restarts, no traffic.
-    `up`: its exporter's series saying whether it reached the server (postgres_exporter's
-    pg_up), as its queries name `unreachable`."""
+    `up`: its exporter's series saying whether it reached the server (the first kind's
+    unless given), as its queries name `unreachable`."""
+    up = up or kinds.first().UP
     said = []
     windows = instance.values.get("windows", 0.0)
     if windows < w.steps:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from encbench.estimate import kinds
 from encbench.estimate.counters import Window
 from encbench.estimate.model import CauseEstimate, Estimate, Figure, Total
 from encbench.estimate.numbers import significant
@@ -12,7 +13,6 @@ from encbench.estimate.rescale import Resolved
 from encbench.estimate.units import PER, WHAT, DirectoryUnits
 from encbench.estimate.validate import IO_BOUND_READ, LIMIT_PCT, Validation
 from encbench.report.models import Model
-from encbench.servers.mariadb import prerequisites
 
 REPORT_SCHEMA = 1
 LEAVES_OUT = (
@@ -85,57 +85,10 @@ def figure_text(f: Figure | None, kind: str = "cores") -> str:
     return f"{show(f.value)} ({show(f.low)}–{show(f.high)})"
 
 
-def _on(value: str | None) -> bool:
-    return (value or "").upper() in ("ON", "FORCE", "YES", "1")
-
-
 def on_now(window: Window) -> dict[str, str]:
-    """What the server already encrypts of each cause, from its variables and counters."""
-    v = window.variables
-
-    def setting(*names: str) -> str:
-        """The first of these the server has (MariaDB's name, then MySQL's)."""
-        name = next((n for n in names if n in v), None)
-        if name is None:
-            return "unknown"
-        return f"yes ({name} = {v[name]})" if _on(v[name]) else "no"
-
-    def total(get: str) -> float:
-        return sum(getattr(r, get) or 0.0 for r in window.intervals)
-
-    # MySQL says only what new tables get (default_table_encryption), not what exists.
-    tables = setting("innodb_encrypt_tables", "default_table_encryption")
-
-    def through_cipher(pages: str, ciphered: str, verb: str) -> str:
-        """What InnoDB's own counters say went through the cipher (MariaDB counts it)."""
-        moved = total(pages)
-        if moved <= 0 or all(getattr(r, ciphered) is None for r in window.intervals):
-            return tables
-        return f"{tables}; {min(total(ciphered) / moved, 1.0):.0%} of pages {verb} were"
-
-    reads = through_cipher("pages_read", "pages_decrypted", "read")
-    writes = through_cipher("pages_written", "pages_encrypted", "written")
-    why = prerequisites.no_tls_because(v)
-    tls = f"no ({why})" if why else ""
-    connections = total("connections")
-    handshakes = total("tls_handshakes")
-    if not tls:
-        tls = (
-            f"{min(handshakes / connections, 1.0):.0%} of new connections"
-            if connections > 0
-            else "no new connection in the window"
-        )
-    binlog = (
-        setting("encrypt_binlog", "binlog_encryption") if _on(v.get("log_bin")) else "no binary log"
-    )
-    return {
-        "table_reads": reads + (" decrypted" if reads != tables else ""),
-        "table_writes": writes + (" encrypted" if writes != tables else ""),
-        "redo_log": setting("innodb_encrypt_log", "innodb_redo_log_encrypt"),
-        "binary_log": binlog,
-        "tls_handshakes": tls,
-        "tls_bytes": tls if tls.startswith("no (") else "as its connections",
-    }
+    """What the first kind's server already encrypts of each cause, from its settings and
+    counters (as the kind reads them)."""
+    return kinds.first().on_now(window.variables, window.intervals)
 
 
 def _label(c: CauseEstimate, e: Estimate) -> str:
@@ -248,15 +201,9 @@ def units_used(units: Mapping[str, Resolved]) -> list[UnitUsed]:
 def build(
     target: str, window: Window, e: Estimate, units: Mapping[str, Resolved]
 ) -> EstimateReport:
-    v = window.variables
-    version = (
-        " ".join(x for x in (prerequisites.product(v), v.get("version_comment")) if x)
-        if v.get("version")
-        else ""
-    )
     return EstimateReport(
         target=target,
-        server=version,
+        server=kinds.first().server_words(window.variables),
         window=window,
         estimate=e,
         on_now=on_now(window),

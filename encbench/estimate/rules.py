@@ -1,5 +1,5 @@
 """`encbench estimate --rules`: Prometheus recording rules that compute the estimate
-continuously from mysqld_exporter's series, with this machine's unit costs written into
+continuously from each kind's exporter's series, with this machine's unit costs written into
 them — each rule commented with its unit, where and when that unit was measured.
 
 Per instance and cause, three series (label `bound`): the estimate (rate × the unit) and its
@@ -14,8 +14,8 @@ import json
 import socket
 from collections.abc import Callable, Mapping
 
-from encbench.estimate import model
-from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS, SERIES, STATUS
+from encbench.estimate import kinds, model
+from encbench.estimate.prometheus import CAUSE_FIELD, MIB_FIELDS
 from encbench.estimate.units import MIB, PER, WHAT, Unit
 
 GROUP = "encbench_encryption_estimate"
@@ -31,7 +31,8 @@ def total_name(step: str) -> str:
 
 
 def _rate(field: str, step: str, matchers: str) -> str:
-    parts = [f"rate({STATUS}{name}{{{matchers}}}[{step}])" for name in SERIES[field]]
+    first = kinds.first()
+    parts = [f"rate({first.STATUS}{name}{{{matchers}}}[{step}])" for name in first.SERIES[field]]
     return f"max by (instance) ({' + '.join(parts)})"
 
 
@@ -75,6 +76,32 @@ def cause_rules(
     return found
 
 
+def kind_lines(
+    units: Mapping[str, Unit], step: str, matchers: str, scope: model.Scope, host: str
+) -> tuple[list[str], list[str]]:
+    """The rules of every kind with its own part (estimate/kinds.py), from its exporter's
+    series × its units, recorded under the first kind's names (one series per instance and
+    bound, and label kind=NAME, which keeps the kinds' rules apart for promtool), so that
+    the total adds every kind: their lines, and the causes in scope they record."""
+    found: list[str] = []
+    recorded: list[str] = []
+    for kind, part in kinds.parted():
+        found.append(f"      # {part.RULES_WORDS}")
+        for cause in kinds.causes(part):
+            field = part.CAUSE_FIELD.get(cause.key)
+            if field is None:
+                continue  # not exported or not counted by the kind
+            unit = units.get(cause.unit)
+            rate = f"({part.step_rate(field, matchers, step)})"
+            found += cause_rules(
+                cause, f"{kind.title} {cause.label}", unit, host, step, rate,
+                labels=f", kind: {kind.name}",
+            )  # fmt: skip
+            if unit is not None and scope in cause.scopes and cause.key not in recorded:
+                recorded.append(cause.key)
+    return found, recorded
+
+
 def render(
     units: Mapping[str, Unit],
     step: str,
@@ -85,12 +112,13 @@ def render(
 ) -> str:
     """The rules file's text (YAML), every rule commented with its unit.  `more(host)`: the
     rules of another kind's causes (their lines and the causes in scope they record,
-    rules_pg.py's), in the same group before the total, which adds them too."""
+    kind_lines'), in the same group before the total, which adds them too."""
     host = host or socket.gethostname()
+    exporter = kinds.first().EXPORTER
     lines = [
         "# Recording rules from `encbench estimate --rules`: the extra CPU (cores) encryption",
         f"# at rest (scope {scope}) and TLS on every connection would add to each instance, at",
-        f"# its rates over {step}, from mysqld_exporter's series.  The unit costs are those",
+        f"# its rates over {step}, from {exporter}'s series.  The unit costs are those",
         f"# measured on {host}, written in as numbers: another machine's CPU pays another cost.",
         "# Each cause has three series: bound=estimate, and its interval's ends bound=low and",
         "# bound=high (the unit's interval).",

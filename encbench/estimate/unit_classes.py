@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from encbench.errors import BadInput
-from encbench.estimate import units
+from encbench.estimate import kinds, units
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Sample
 from encbench.estimate.units import Unit
@@ -91,7 +91,7 @@ def query(label: str, asked: Asked) -> str:
     """Each instance's value of the label over the window, one series per (instance, value)."""
     return (
         f"max by (instance, {label}) "
-        f"(last_over_time(mysql_up{{{asked.matchers}}}[{asked.since_s:.0f}s]))"
+        f"(last_over_time({kinds.first().UP}{{{asked.matchers}}}[{asked.since_s:.0f}s]))"
     )
 
 

@@ -30,11 +30,14 @@ class TargetWays:
 
 @dataclass(frozen=True)
 class KindWays:
-    """A kind's ways, both required."""
+    """A kind's ways: its tools and target's required."""
 
     # The tools every study of it needs on this machine (`doctor`; a run refuses without).
     tools: Callable[[], list[Check]]
     target: TargetWays
+    # Optional: its part of `encbench estimate` (a module of its package, as estimate/kinds.py
+    # says); None where the estimate does not read it.
+    estimate: object | None = None
 
 
 def of(kind: str) -> KindWays:

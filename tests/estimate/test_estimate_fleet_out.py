@@ -21,6 +21,7 @@ from encbench.estimate import (
     fleet_out,
     fleet_plots,
     fleet_series,
+    kinds,
     model,
     prometheus,
     rescale,
@@ -63,7 +64,7 @@ def fleet_of(count: int) -> dict[str, dict[str, float]]:
     if count > 1:
         found["db0002:9104"] |= {"windows": WEEK.steps / 2, "restarts": 1.0}
         last = f"db{count:04d}:9104"
-        found[last] = {f"mean:{f}": 0.0 for f in prometheus.SERIES} | {"windows": WEEK.steps}
+        found[last] = {f"mean:{f}": 0.0 for f in kinds.first().SERIES} | {"windows": WEEK.steps}
     return found
 
 
@@ -104,8 +105,12 @@ def test_the_series_adds_postgresql_instances_with_their_own_units() -> None:
     units = resolved() | {
         n: rescale.resolve(u, hosts, None) for n, u in estimate_helpers.typical_pg().items()
     }
-    mixed = fleet_series.query(WEEK, units, "tables", fleet_series.Kinds(postgresql=True))
-    alone = fleet_series.query(WEEK, units, "tables", fleet_series.Kinds(False, True))
+    mixed = fleet_series.query(
+        WEEK, units, "tables", fleet_series.Kinds(others=frozenset({"postgresql"}))
+    )
+    alone = fleet_series.query(
+        WEEK, units, "tables", fleet_series.Kinds(False, frozenset({"postgresql"}))
+    )
     assert mixed is not None and alone is not None
     # Each database's blocks added per instance, then over the fleet, × PostgreSQL's unit.
     read = "sum(sum by (instance) (rate(pg_stat_database_blks_read"
@@ -194,7 +199,7 @@ def test_the_csv_lists_an_instance_without_counters_last() -> None:
     built = fleet.build("http://p:9090", WEEK, "", answers, resolved(), "tables")
     rows = list(csv.DictReader(io.StringIO(fleet_csv.render(built))))
     assert rows[-1]["instance"] == "db9:9104" and rows[-1]["rank"] == ""
-    assert rows[-1]["notes"] == fleet_csv.NOT_ESTIMATED
+    assert rows[-1]["notes"] == fleet_csv.not_estimated()
     assert rows[-1]["extra_cores_mean"] == ""
 
 

@@ -11,15 +11,28 @@ from pathlib import Path
 import pytest
 
 from encbench import proc
-from encbench.errors import EncbenchError
-from encbench.estimate import model, pg_estimate, prometheus_pg, rules, rules_pg, units
+from encbench.errors import BadInput, EncbenchError
+from encbench.estimate import kind_fleet, kind_target, kinds, model, rules, units
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Sample
 from encbench.estimate.rescale import Resolved
+from encbench.servers import server_kind
 from encbench.servers.postgresql import counters as pg_counters
+from encbench.servers.postgresql import estimate as pg_part
 from encbench.servers.postgresql.counters import Snapshot
 from tests import estimate_helpers
 from tests.helpers import encbench_here, skip_unless_ci
+
+PART = kinds.of("postgresql")
+assert PART is not None
+KIND = server_kind.named("postgresql")
+
+
+def test_postgresqls_ways_give_its_part_of_the_estimate() -> None:
+    part: kinds.KindEstimate = pg_part  # the module is the part: its type is checked here
+    assert PART is part and isinstance(part, kinds.KindEstimate)
+    assert "postgresql" in kinds.readable()
+    assert kinds.others_units() == {"fs_block_read", "fs_block_written"}
 
 
 def snapshot(**changes: float) -> Snapshot:
@@ -62,24 +75,22 @@ def test_a_row_parses_and_a_short_one_is_refused() -> None:
 def test_rates_per_second_with_the_readers_own_session_out() -> None:
     a = snapshot()
     b = snapshot(blocks_read=2000, blocks_written=700, wal_bytes=8192 * 300, sessions=31)
-    r = pg_estimate.interval_rates(a, b, 10.0)
+    r = kind_target.interval_rates(PART, a, b, 10.0)
     assert r.pages_read == pytest.approx(100.0)
     assert r.pages_written == pytest.approx(20.0)
     assert r.redo_bytes == pytest.approx(8192 * 20.0)
     assert r.connections == pytest.approx(2.0)  # 21 sessions, one of them the reading's
-    quiet = pg_estimate.interval_rates(a, snapshot(sessions=11), 10.0)
+    quiet = kind_target.interval_rates(PART, a, snapshot(sessions=11), 10.0)
     assert quiet.connections == 0.0  # only the reading's own
     with pytest.raises(EncbenchError, match="restarted"):
-        pg_estimate.interval_rates(a, snapshot(started_s=1.8e9), 10.0)
+        kind_target.interval_rates(PART, a, snapshot(started_s=1.8e9), 10.0)
 
 
 def test_the_estimate_is_rate_times_the_filesystem_layers_unit() -> None:
     a = snapshot()
     b = snapshot(blocks_read=2000, blocks_written=700, wal_bytes=8192 * 300, sessions=31)
-    intervals = [pg_estimate.interval_rates(a, b, 10.0)]
-    e = pg_estimate.no_binary_log(
-        model.estimate(intervals, resolved_units(), "tables", pg_estimate.CAUSES)
-    )
+    intervals = [kind_target.interval_rates(PART, a, b, 10.0)]
+    e = kind_target.estimate_of(PART, intervals, resolved_units(), "tables")
     by_key = {c.key: c for c in e.causes}
     # 100 blocks/s × 5 µs, 20 × 8 µs, 2 connections/s × 2000 µs.
     assert by_key["table_reads"].cores is not None
@@ -98,7 +109,7 @@ def test_the_estimate_is_rate_times_the_filesystem_layers_unit() -> None:
     assert "no binary log" in by_key["binary_log"].missing
     assert e.total.cores is not None
     assert e.total.cores.value == pytest.approx(100 * 5e-6 + 20 * 8e-6 + 2 * 2000e-6)
-    scoped_all = model.estimate(intervals, resolved_units(), "all", pg_estimate.CAUSES)
+    scoped_all = model.estimate(intervals, resolved_units(), "all", kinds.causes(PART))
     assert scoped_all.total.cores is not None
     assert scoped_all.total.cores.value == pytest.approx(e.total.cores.value + 20 * 8e-6)
 
@@ -113,15 +124,15 @@ def test_the_window_is_read_every_ten_seconds_with_its_progress() -> None:
         now[0] += seconds
 
     said: list[str] = []
-    window = pg_estimate.sample_window(
-        lambda: next(readings), 20, {"ssl": "on"}, said.append, lambda: now[0], sleep
+    window = kind_target.sample_window(
+        PART, lambda: next(readings), 20, {"ssl": "on"}, said.append, lambda: now[0], sleep
     )
     assert [r.pages_read for r in window.intervals] == [50.0, 10.0]
     assert window.seconds == 20.0
     assert window.variables["clients_tls"] == "2"
     assert len(said) == 2 and "50 blocks read/s" in said[0]
-    assert pg_estimate.on_now(window.variables)["tls_handshakes"].startswith("2 of 5")
-    assert pg_estimate.on_now({"ssl": "off"})["tls_bytes"] == "no (ssl = off)"
+    assert PART.on_now(window.variables)["tls_handshakes"].startswith("2 of 5")
+    assert PART.on_now({"ssl": "off"})["tls_bytes"] == "no (ssl = off)"
 
 
 ASKED = Asked(end=1.7e9, since_s=20.0, step_s=10.0)
@@ -132,22 +143,22 @@ def _answers(name: str) -> dict[str, list[Sample]]:
     found: dict[str, list[Sample]] = {}
     for field, value in values.items():
         for statistic, share in (("mean", 1.0), ("low", 0.5), ("high", 1.5), ("peak", 1.4)):
-            found[f"pg:{statistic}:{field}"] = [Sample({"instance": name}, value * share)]
-    found["pg:windows"] = [Sample({"instance": name}, 2.0)]
-    found["pg:unreachable"] = [Sample({"instance": name}, 0.0)]
-    found["pg:variable:ssl"] = [Sample({"instance": name}, 1.0)]
-    found["pg:version"] = [Sample({"instance": name, "short_version": "15.18.0"}, 1.0)]
+            found[f"postgresql:{statistic}:{field}"] = [Sample({"instance": name}, value * share)]
+    found["postgresql:windows"] = [Sample({"instance": name}, 2.0)]
+    found["postgresql:unreachable"] = [Sample({"instance": name}, 0.0)]
+    found["postgresql:variable:ssl"] = [Sample({"instance": name}, 1.0)]
+    found["postgresql:version"] = [Sample({"instance": name, "short_version": "15.18.0"}, 1.0)]
     return found
 
 
 def test_the_exporters_series_make_the_same_estimate() -> None:
-    asked = prometheus_pg.queries(ASKED)
-    assert all(name.startswith("pg:") for name in asked)
-    assert "pg_stat_database_blks_read" in asked["pg:mean:pages_read"]
-    assert "pg_stat_bgwriter_buffers_backend_total" in asked["pg:high:pages_written"]
-    assert "pg_stat_database_sessions" in asked["pg:peak:connections"]
-    [found] = prometheus_pg.estimates(_answers("db1:9187"), ASKED, resolved_units(), "tables")
-    assert found.server == "PostgreSQL 15.18.0"
+    asked = kind_fleet.queries(KIND, PART, ASKED)
+    assert all(name.startswith("postgresql:") for name in asked)
+    assert "pg_stat_database_blks_read" in asked["postgresql:mean:pages_read"]
+    assert "pg_stat_bgwriter_buffers_backend_total" in asked["postgresql:high:pages_written"]
+    assert "pg_stat_database_sessions" in asked["postgresql:peak:connections"]
+    [(kind, found)] = kind_fleet.estimates(_answers("db1:9187"), ASKED, resolved_units(), "tables")
+    assert kind == "postgresql" and found.server == "PostgreSQL 15.18.0"
     assert found.notes == []
     by_key = {c.key: c for c in found.mean.causes}
     assert by_key["table_reads"].cores is not None
@@ -165,23 +176,23 @@ def test_the_exporters_series_make_the_same_estimate() -> None:
 
 def test_an_exporter_that_reported_half_the_window_is_said() -> None:
     answers = _answers("db1:9187")
-    answers["pg:windows"] = [Sample({"instance": "db1:9187"}, 1.0)]
-    answers["pg:unreachable"] = [Sample({"instance": "db1:9187"}, 1.0)]
-    [found] = prometheus_pg.estimates(answers, ASKED, resolved_units(), "tables")
+    answers["postgresql:windows"] = [Sample({"instance": "db1:9187"}, 1.0)]
+    answers["postgresql:unreachable"] = [Sample({"instance": "db1:9187"}, 1.0)]
+    [(_, found)] = kind_fleet.estimates(answers, ASKED, resolved_units(), "tables")
     assert any("1 of the window's 2 step windows" in n for n in found.notes)
     assert any("pg_up 0" in n for n in found.notes)
 
 
 def test_the_rules_record_postgresqls_causes_apart_from_mariadbs() -> None:
     stored = estimate_helpers.typical_pg()
-    lines, recorded = rules_pg.lines(stored, "5m", 'job="pg"', "tables", "host")
+    lines, recorded = rules.kind_lines(stored, "5m", 'job="pg"', "tables", "host")
     text = "\n".join(lines)
     assert recorded == ["table_reads", "table_writes", "tls_handshakes"]
     assert 'rate(pg_stat_database_blks_read{job=\\"pg\\"}[5m])' in text
     assert text.count("kind: postgresql") == 9  # three causes × three bounds
     assert "* 5e-06" in text and "* 4e-06" in text and "* 6e-06" in text
     without = {k: v for k, v in stored.items() if k != "fs_block_read"}
-    lines, recorded = rules_pg.lines(without, "5m", "", "tables", "host")
+    lines, recorded = rules.kind_lines(without, "5m", "", "tables", "host")
     assert "table_reads" not in recorded
     assert any("not recorded" in line for line in lines)
 
@@ -228,7 +239,7 @@ def test_promtool_evaluates_postgresqls_rules_to_the_models_number(tmp_path: Pat
     stored = estimate_helpers.typical_pg()
 
     def postgresql(host: str) -> tuple[list[str], list[str]]:
-        return rules_pg.lines(stored, "5m", "", "tables", host)
+        return rules.kind_lines(stored, "5m", "", "tables", host)
 
     text = rules.render(stored, "5m", "", "tables", host="here", more=postgresql)
     (tmp_path / "rules.yml").write_text(text)
@@ -260,3 +271,20 @@ def test_bad_input_is_one_line_with_the_fix(args: list[str], words: str, state_d
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_target_of_a_kind_the_estimate_does_not_read_is_refused_with_those_it_reads() -> None:
+    from encbench.estimate import command
+    from tests.servers import test_new_kind
+
+    server_kind.register_kinds((*server_kind.KINDS, test_new_kind.TOY_KIND))
+    try:
+        assert kinds.readable() == ["mariadb", "postgresql"]  # the toy's ways give no part
+        with pytest.raises(BadInput) as refused:
+            command.Options(target="toydb://u@db/").spec()
+    finally:
+        server_kind.register_kinds(server_kind.KINDS)
+    assert str(refused.value) == (
+        "--target: the estimate reads MariaDB's and PostgreSQL's counters, not ToyDB's; give "
+        "a mysql:// or postgresql://USER@HOST:PORT/ target"
+    )

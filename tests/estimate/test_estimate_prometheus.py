@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from encbench.errors import BadInput
-from encbench.estimate import fleet, model, prometheus, prometheus_api, rescale, units
+from encbench.estimate import fleet, kinds, model, prometheus, prometheus_api, rescale, units
 from encbench.estimate.model import Figure
 from encbench.estimate.prometheus import Asked
 from encbench.estimate.prometheus_api import Prometheus, Sample
@@ -133,7 +133,7 @@ def test_no_subquery_groups_its_series_at_every_step() -> None:
     # Grouping inside a subquery runs at each of its 2,016 steps of a week: at 100
     # instances it made each query 3-4 times slower than grouping its one answer.
     subqueries = {n: q for n, q in prometheus.queries(WEEK).items() if ":300s])" in q}
-    assert len(subqueries) == len(prometheus.SERIES) + 3 * len(prometheus.CAUSE_FIELD) + 1
+    assert len(subqueries) == len(kinds.first().SERIES) + 3 * len(prometheus.CAUSE_FIELD) + 1
     # A subquery holds all its series' steps at once: over the hosts' CPUs × modes, a fleet's
     # would pass Prometheus's --query.max-samples, so their rate is over the whole window.
     assert not any("node_cpu" in q for q in subqueries.values())

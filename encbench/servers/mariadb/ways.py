@@ -9,7 +9,7 @@ from typing import Any
 
 from encbench.machine import checks, roots
 from encbench.servers import key_server, owned
-from encbench.servers.mariadb import keyplugin, readiness
+from encbench.servers.mariadb import estimate, keyplugin, readiness
 from encbench.servers.mariadb.installs import SYSTEM
 from encbench.servers.mariadb.user_server import UserServer
 from encbench.servers.ways import KindWays, TargetWays
@@ -95,4 +95,5 @@ WAYS = KindWays(
         ownership=_ownership,
         dropper=_dropper,
     ),
+    estimate=estimate,
 )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from encbench.servers.postgresql import estimate as pg_estimate
 from encbench.servers.postgresql import readiness as pg_readiness
 from encbench.servers.postgresql import target as pg_target
 from encbench.servers.ways import KindWays, TargetWays
@@ -34,4 +35,5 @@ WAYS = KindWays(
         ownership=_ownership,
         dropper=_dropper,
     ),
+    estimate=pg_estimate,
 )

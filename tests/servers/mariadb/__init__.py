@@ -1,0 +1,1 @@
+"""Tests of encbench/servers/mariadb/."""
