@@ -16,16 +16,15 @@ class KindTurns:
         self.kind: str | None = None  # the kind whose servers are up
         self._stack: contextlib.ExitStack | None = None
 
-    def turn_to(self, kind: str, open_: Callable[[contextlib.ExitStack], None]) -> bool:
-        """The kind's servers up (those of the kind before them taken down first); True when
-        they came up now, False when they were up already."""
+    def turn_to(self, kind: str, open_: Callable[[contextlib.ExitStack], None]) -> None:
+        """The kind's servers up (those of the kind before them taken down first); nothing
+        where they are up already."""
         if kind == self.kind:
-            return False
+            return
         self.close()
         self._stack = stack = contextlib.ExitStack()
         open_(stack)
         self.kind = kind
-        return True
 
     def close(self) -> None:
         """The servers of the kind measured last taken down (nothing where none are up)."""

@@ -88,12 +88,17 @@ KEY_FILE_OPTIONS = frozenset({"file_key_management_filename", "encbench_key_mana
 TOKEN_OPTIONS = frozenset({"hashicorp_key_management_token", "hashicorp-key-management-token"})
 
 
+def redact_tokens(options: dict[str, str]) -> dict[str, str]:
+    """Options with a key server's token left out (it lives in the server's option file)."""
+    hidden = "<token in the server's option file>"
+    return {k: hidden if k in TOKEN_OPTIONS else v for k, v in options.items()}
+
+
 def redact(options: dict[str, str]) -> dict[str, str]:
     """Options as recorded with the results: the key file's path and a key server's token
     are not published."""
-    hidden = {**dict.fromkeys(KEY_FILE_OPTIONS, "<key file in private/>"),
-              **dict.fromkeys(TOKEN_OPTIONS, "<token in the server's option file>")}  # fmt: skip
-    return {k: hidden.get(k, v) for k, v in options.items()}
+    hidden = "<key file in private/>"
+    return {k: hidden if k in KEY_FILE_OPTIONS else v for k, v in redact_tokens(options).items()}
 
 
 @dataclass(frozen=True)

@@ -202,8 +202,7 @@ def option_difference(plain: dict[str, str], encrypted: dict[str, str]) -> dict[
             continue
         if plain.get(key) != value:
             diff[key] = value
-    # No key file's path and no key server's token in a record or a report.
-    hidden = {k: "<key file>" for k in diff if k == "file_key_management_filename"}
-    hidden |= {k: "<the run's CA>" for k in diff if k == "hashicorp_key_management_vault_ca"}
-    hidden |= {k: keys.redact({k: v})[k] for k, v in diff.items() if k in keys.TOKEN_OPTIONS}
-    return {**diff, **hidden}
+    # No key file's path, no key server's token and no private path in a record or report.
+    hidden = {"file_key_management_filename": "<key file>",
+              "hashicorp_key_management_vault_ca": "<the run's CA>"}  # fmt: skip
+    return {k: hidden.get(k, v) for k, v in keys.redact_tokens(diff).items()}
